@@ -1,0 +1,127 @@
+# rigfit — one binary ($(B)/rigfit), its tests and its checks.
+#
+#   make            build build/rigfit (optimised, warnings are errors)
+#   make run        install missing packages, build, serve on 127.0.0.1:8080 (db under ./var)
+#   make test       install missing packages, build the tests with ASan+UBSan, run them all
+#   make valgrind   the same tests, built without sanitizers, under valgrind
+#   make lint       banned functions, include rules, clang-format, OpenAPI lint
+#   make deps       install the Debian packages the build and the tests need
+
+CC       ?= cc
+B        ?= build
+PKGS     := libmicrohttpd libcjson libuv sqlite3
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+            -Wpointer-arith -Wvla -Werror
+BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -I. -I$(B)/gen $(WARN) \
+             -DRIGFIT_VERSION='"$(VERSION)"' -fno-strict-aliasing -pthread
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -pthread
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+CFLAGS_REL  := -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+CFLAGS_PLAIN := -O0 -g
+
+CORE_SRC   := $(sort $(wildcard core/*.c))
+API_SRC    := $(sort $(wildcard api/*.c))
+SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/detect/*.c server/store/*.c)))
+LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
+TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/api/*.c tests/server/*.c))
+MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+EMBEDDED   := openapi.yaml $(MIGRATIONS)
+
+# Three build flavours share the sources: release (the product), asan (make test), plain
+# (valgrind cannot run sanitized binaries).
+REL_OBJ    := $(LIB_SRC:%.c=$(B)/rel/%.o) $(B)/rel/embed.o
+define flavour_objs
+$(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
+endef
+
+.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench
+all: $(B)/rigfit
+
+$(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
+	@mkdir -p $(dir $@)
+	sh tests/tools/gen_embed.sh $@ openapi.yaml $(MIGRATIONS)
+
+$(B)/gen/suites.h: $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	@grep -ho '^Suite \*[a-z0-9_]*_suite(void)' $(TEST_SRC) | sed 's/^Suite \*\(.*\)(void)/SUITE(\1)/' > $@.tmp
+	@mv $@.tmp $@
+
+$(B)/rel/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS_ASAN) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/plain/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS_PLAIN) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/%/embed.o: $(B)/gen/embed.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+
+$(B)/rigfit: $(REL_OBJ) $(B)/rel/server/main.o
+	$(CC) $(CFLAGS_REL) -o $@ $^ $(PKG_LIBS)
+
+$(B)/asan/rigfit: $(call flavour_objs,asan) $(B)/asan/server/main.o
+	$(CC) $(CFLAGS_ASAN) -o $@ $^ $(PKG_LIBS)
+$(B)/plain/rigfit: $(call flavour_objs,plain) $(B)/plain/server/main.o
+	$(CC) $(CFLAGS_PLAIN) -o $@ $^ $(PKG_LIBS)
+
+$(B)/asan/unit: $(call flavour_objs,asan) $(TEST_SRC:%.c=$(B)/asan/%.o)
+	$(CC) $(CFLAGS_ASAN) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+$(B)/plain/unit: $(call flavour_objs,plain) $(TEST_SRC:%.c=$(B)/plain/%.o)
+	$(CC) $(CFLAGS_PLAIN) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+
+# Test sources include the generated suite list.
+$(TEST_SRC:%.c=$(B)/asan/%.o) $(TEST_SRC:%.c=$(B)/plain/%.o): $(B)/gen/suites.h
+
+# Fixtures and helpers the tests build for themselves (fake libraries, fake commands).
+$(B)/fake/libnvidia-ml.so.1: $(wildcard tests/fake/nvml_fake.c)
+	@mkdir -p $(dir $@)
+	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
+
+TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared
+
+run: deps $(B)/rigfit
+	@mkdir -p var
+	./$(B)/rigfit serve --listen 127.0.0.1:8080 --db ./var/rigfit.db --profiles ./profiles
+
+test: deps
+	$(MAKE) --no-print-directory unit
+
+unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit
+	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ./$(B)/asan/unit
+
+valgrind: deps $(B)/plain/unit $(B)/plain/rigfit
+	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
+	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze' \
+	  ./$(B)/plain/unit
+
+lint: deps deps-lint
+	sh tests/tools/lint.sh
+
+deps:
+	@sh tests/tools/deps.sh
+
+deps-lint:
+	@sh tests/tools/deps.sh --lint
+
+format:
+	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
+	  $(wildcard core/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h)
+
+bench:
+	@echo "make bench arrives with the hardening issue"; exit 1
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,172 @@
+/*
+ * The API layer: JSON in, JSON out, no sockets. A handler receives a parsed request
+ * (struct api_request) and what the process can offer it (struct api_env), and writes a
+ * status and a body into struct api_reply. The HTTP glue in server/http.c is the only code
+ * that knows libmicrohttpd; the CLI calls the same handlers, so both print the same JSON.
+ *
+ * Services the handlers need from the process (the store) are declared here as a small
+ * interface that server/ implements, so api/ never includes a server header.
+ */
+#ifndef RIGFIT_API_API_H
+#define RIGFIT_API_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/hw.h"
+
+#define API_MAX_BODY_BYTES (1024 * 1024)
+#define API_MAX_URL_BYTES 8192
+
+enum api_method {
+	API_GET = 1 << 0,
+	API_POST = 1 << 1,
+	API_PUT = 1 << 2,
+	API_DELETE = 1 << 3,
+	API_OPTIONS = 1 << 4,
+	API_HEAD = 1 << 5,
+};
+
+/* Returns the enum value of an HTTP method name, or 0 for one rigfit does not know. */
+enum api_method api_method_parse(const char *name);
+/* Returns the name ("GET") of a single method bit. */
+const char *api_method_name(enum api_method m);
+
+/* One immutable hardware scan and its pre-rendered JSON, shared read-only by requests. */
+struct api_snapshot {
+	struct hw_snapshot hw;
+	char *json; /* NUL-terminated; owned by the snapshot */
+	size_t json_len;
+	uint64_t seq; /* 1 for the first scan, +1 for each later one */
+};
+
+/* One row of the scan history, as the store returns it. */
+struct api_scan_row {
+	int64_t id;
+	int64_t scanned_at_ms;
+	double scan_duration_ms;
+	char *hardware_json; /* owned by the row */
+};
+
+/* What the store offers the handlers. A NULL function or available == false means the store
+ * is down; handlers that need it answer 503 store_unavailable. */
+struct api_store {
+	void *ctx;
+	bool available;
+	/* Lists up to limit scans with id < before_id (before_id <= 0: from the newest), newest
+	 * first. Writes a malloc'd array to *rows (free with api_scan_rows_free) and its length
+	 * to *n. Returns 0 or a negative rf_err. */
+	int (*scan_list)(void *ctx, int64_t before_id, int limit, struct api_scan_row **rows,
+			 int *n);
+};
+
+/* Frees rows[0..n) and the array. NULL is a no-op. */
+void api_scan_rows_free(struct api_scan_row *rows, int n);
+
+struct api_metrics; /* api/metrics.h */
+
+struct api_env {
+	const char *version;
+	double uptime_s;
+	int64_t now_ms;
+	const struct api_snapshot *snapshot; /* NULL until the first scan finished */
+	const char *openapi;                 /* the embedded spec */
+	size_t openapi_len;
+	struct api_metrics *metrics;
+	struct api_store store;
+	int scan_interval_s;
+	int64_t last_scan_failed_ms; /* 0: never failed */
+};
+
+struct api_request {
+	enum api_method method;
+	const char *path;  /* without the query string */
+	const char *query; /* after '?', or "" */
+	const char *body;  /* NULL when there is none */
+	size_t body_len;
+	const char *path_id; /* the {id} segment of routes that have one, else NULL */
+};
+
+struct api_reply {
+	int status;
+	const char *content_type;
+	char *body;                /* owned (malloc'd) body, or NULL */
+	const char *borrowed_body; /* or a body owned by the env (snapshot, spec); copied by the
+				      transport before the env may change */
+	size_t len;
+	const char *allow;  /* the Allow header of a 405, else NULL */
+	int retry_after_s;  /* > 0: a Retry-After header (429, 503) */
+	bool wait_for_scan; /* the handler asks the transport for a fresh scan and to
+				      answer with it (POST /api/hardware/rescan) */
+};
+
+/* Frees the owned body of r and resets it. */
+void api_reply_reset(struct api_reply *r);
+
+/* Sets r to the error envelope {"error":{"code","message","field"?}} for err (a negative
+ * rf_err), with an optional printf-style message (NULL: the table's default message) and the
+ * offending field (NULL: none). Returns err, so a handler can `return api_error(...)`. */
+int api_error(struct api_reply *r, int err, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Sets r to a 405 envelope with its Allow header listing the methods in allowed. */
+int api_error_method(struct api_reply *r, unsigned allowed);
+
+/* Takes ownership of json (malloc'd, NUL-terminated) as r's body with the given status. */
+void api_reply_json(struct api_reply *r, int status, char *json);
+
+/* Looks up a query parameter and URL-decodes its value into buf (size buflen). Returns 1
+ * when found, 0 when absent, RF_E_INVALID_VALUE when present but longer than buflen - 1 or
+ * badly escaped (buf is then empty). */
+int api_query_get(const char *query, const char *name, char *buf, size_t buflen);
+
+/* Reads an optional unsigned integer query parameter in [min, max] into *val. Returns 1 when
+ * found, 0 when absent (val untouched), or a 422 envelope in out naming the parameter. */
+int api_query_uint(const struct api_request *req, struct api_reply *out, const char *name,
+		   uint64_t min, uint64_t max, uint64_t *val /* OUT */);
+
+typedef int (*api_handler_fn)(const struct api_env *env, const struct api_request *req,
+			      struct api_reply *out);
+
+enum api_route_flags {
+	API_ROUTE_PUBLIC = 1 << 0,    /* answered without a token (liveness probes) */
+	API_ROUTE_JSON_BODY = 1 << 1, /* takes a JSON request body */
+	API_ROUTE_HAS_ID = 1 << 2,    /* path ends in /{id} */
+};
+
+struct api_route {
+	enum api_method method;
+	const char *path; /* as openapi.yaml writes it: "/api/profiles/{id}" */
+	api_handler_fn handler;
+	unsigned flags;
+};
+
+/* Returns the route table and writes its length to *n. */
+const struct api_route *api_routes(size_t *n /* OUT */);
+
+/* Finds the route for method and path. Returns it (and the {id} segment in *id, pointing into
+ * path, NUL not added: *id_len says its length) or NULL; then *allowed holds the methods the
+ * path does accept (0: the path is unknown). */
+const struct api_route *api_route_find(enum api_method method, const char *path,
+				       unsigned *allowed /* OUT */, const char **id /* OUT */,
+				       size_t *id_len /* OUT */);
+
+/* Dispatches req to its handler: 404/405 envelopes for unknown paths and methods. Always
+ * leaves a complete reply in out. Returns the route matched, or NULL. */
+const struct api_route *api_dispatch(const struct api_env *env, struct api_request *req,
+				     struct api_reply *out);
+
+/* Handlers, one file each. */
+int api_health(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+int api_openapi(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+int api_metrics_route(const struct api_env *env, const struct api_request *req,
+		      struct api_reply *out);
+int api_hardware_get(const struct api_env *env, const struct api_request *req,
+		     struct api_reply *out);
+int api_hardware_rescan(const struct api_env *env, const struct api_request *req,
+			struct api_reply *out);
+int api_hardware_history(const struct api_env *env, const struct api_request *req,
+			 struct api_reply *out);
+
+#endif

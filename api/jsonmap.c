@@ -1,0 +1,180 @@
+/*
+ * The JSON field walker (see jsonmap.h). cJSON accepts some things a strict API must not:
+ * bytes after the value, invalid UTF-8 inside strings, NUL bytes. Those are checked here
+ * before the tree is used. cJSON's own nesting limit (CJSON_NESTING_LIMIT, 1000) stops deep
+ * documents before they can exhaust the stack.
+ */
+#include "api/jsonmap.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/err.h"
+
+bool jm_utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = s[i];
+		size_t need;
+		uint32_t cp;
+		if (c == 0)
+			return false;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (len - i <= need)
+			return false;
+		for (size_t k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return false;
+		i += need + 1;
+	}
+	return true;
+}
+
+int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out,
+		  struct api_reply *reply)
+{
+	const char *end = NULL;
+	cJSON *root;
+
+	if (!req->body || req->body_len == 0) {
+		if (!allow_empty)
+			return api_error(reply, RF_E_INVALID_JSON, NULL,
+					 "the request needs a JSON body");
+		root = cJSON_CreateObject();
+		if (!root)
+			return api_error(reply, RF_E_NOMEM, NULL, NULL);
+		*out = root;
+		return 0;
+	}
+	if (!jm_utf8_valid(req->body, req->body_len))
+		return api_error(reply, RF_E_INVALID_JSON, NULL,
+				 "the request body is not valid UTF-8 (or holds a NUL byte)");
+	root = cJSON_ParseWithLengthOpts(req->body, req->body_len, &end, 0);
+	if (!root) {
+		size_t off = end && end >= req->body ? (size_t)(end - req->body) : 0;
+		return api_error(reply, RF_E_INVALID_JSON, NULL,
+				 "the request body is not valid JSON (error near byte %zu)", off);
+	}
+	while (end && end < req->body + req->body_len &&
+	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+		end++;
+	if (end && end < req->body + req->body_len) {
+		cJSON_Delete(root);
+		return api_error(reply, RF_E_INVALID_JSON, NULL,
+				 "the request body has bytes after its JSON value");
+	}
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return api_error(reply, RF_E_INVALID_VALUE, NULL,
+				 "the request body must be a JSON object");
+	}
+	*out = root;
+	return 0;
+}
+
+static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struct api_reply *reply)
+{
+	switch (f->kind) {
+	case JM_INT: {
+		double v = item->valuedouble;
+		if (!cJSON_IsNumber(item) || !isfinite(v) || floor(v) != v)
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be an integer", f->name);
+		if (v < f->min || v > f->max)
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be from %.0f to %.0f", f->name, f->min, f->max);
+		*(int64_t *)(void *)(base + f->offset) = (int64_t)v;
+		return 0;
+	}
+	case JM_DOUBLE: {
+		double v = item->valuedouble;
+		if (!cJSON_IsNumber(item) || !isfinite(v))
+			return api_error(reply, RF_E_INVALID_VALUE, f->name, "%s must be a number",
+					 f->name);
+		if (v < f->min || v > f->max)
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be from %g to %g", f->name, f->min, f->max);
+		*(double *)(void *)(base + f->offset) = v;
+		return 0;
+	}
+	case JM_BOOL:
+		if (!cJSON_IsBool(item))
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be true or false", f->name);
+		*(bool *)(void *)(base + f->offset) = cJSON_IsTrue(item);
+		return 0;
+	case JM_STRING: {
+		size_t n;
+		if (!cJSON_IsString(item) || !item->valuestring)
+			return api_error(reply, RF_E_INVALID_VALUE, f->name, "%s must be a string",
+					 f->name);
+		n = strlen(item->valuestring);
+		if (n == 0 || n >= f->size)
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be 1 to %zu bytes long", f->name, f->size - 1);
+		memcpy(base + f->offset, item->valuestring, n + 1);
+		return 0;
+	}
+	}
+	return api_error(reply, RF_E_INTERNAL, f->name, NULL);
+}
+
+int jm_map(const cJSON *obj, const struct jm_field *fields, size_t n_fields, void *dst,
+	   struct api_reply *reply)
+{
+	const cJSON *item;
+	char *base = dst;
+
+	cJSON_ArrayForEach(item, obj)
+	{
+		const struct jm_field *f = NULL;
+		int rc;
+		for (size_t i = 0; i < n_fields; i++)
+			if (item->string && strcmp(item->string, fields[i].name) == 0)
+				f = &fields[i];
+		if (!f) {
+			/* Echo at most a bounded, printable prefix of the unknown name. */
+			char name[64];
+			size_t k = 0;
+			for (const char *p = item->string ? item->string : ""; *p && k < 60; p++)
+				name[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+			name[k] = '\0';
+			return api_error(reply, RF_E_UNKNOWN_FIELD, name, "unknown field '%s'",
+					 name);
+		}
+		rc = jm_one(item, f, base, reply);
+		if (rc < 0)
+			return rc;
+		if (f->set_offset)
+			*(bool *)(void *)(base + f->set_offset) = true;
+	}
+	for (size_t i = 0; i < n_fields; i++)
+		if (fields[i].required && !cJSON_GetObjectItemCaseSensitive(obj, fields[i].name))
+			return api_error(reply, RF_E_MISSING_FIELD, fields[i].name,
+					 "%s is required", fields[i].name);
+	return 0;
+}

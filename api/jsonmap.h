@@ -1,0 +1,48 @@
+/*
+ * Declarative JSON -> struct mapping. A request type is a table of fields (name, kind, range,
+ * where it goes); one walker checks the body against it and reports the first offending field
+ * by name, so every route rejects bad input the same way: unknown fields, wrong types,
+ * fractions where integers are expected, values out of range, missing required fields.
+ */
+#ifndef RIGFIT_API_JSONMAP_H
+#define RIGFIT_API_JSONMAP_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/api.h"
+
+enum jm_kind {
+	JM_INT,    /* int64_t; integral JSON number in [min, max] */
+	JM_DOUBLE, /* double; finite number in [min, max] */
+	JM_BOOL,   /* bool */
+	JM_STRING, /* char[size]; 1..size-1 bytes of UTF-8 without NUL */
+};
+
+struct jm_field {
+	const char *name;
+	enum jm_kind kind;
+	size_t offset;   /* where the value goes in the destination struct */
+	size_t size;     /* JM_STRING: the buffer size */
+	double min, max; /* JM_INT, JM_DOUBLE */
+	bool required;
+	size_t set_offset; /* offset of a bool set to true when the field was given; 0: none */
+};
+
+/* Parses req's body as one JSON object. An empty body gives an empty object when
+ * allow_empty. Returns 0 and the tree in *out (free with cJSON_Delete), or an error envelope
+ * in reply: 400 invalid_json (malformed, not UTF-8, trailing bytes), 422 when the top level is
+ * not an object. */
+int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out /* OUT */,
+		  struct api_reply *reply);
+
+/* Copies the fields of obj into dst as the table says. Returns 0, or an error envelope in
+ * reply naming the field (422 unknown_field / missing_field / invalid_value). */
+int jm_map(const cJSON *obj, const struct jm_field *fields, size_t n_fields, void *dst,
+	   struct api_reply *reply);
+
+/* Returns true when s[0..len) is valid UTF-8 (no overlongs, no surrogates, no NUL). */
+bool jm_utf8_valid(const char *s, size_t len);
+
+#endif

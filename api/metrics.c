@@ -1,0 +1,228 @@
+/*
+ * The metrics registry (see metrics.h). A fixed table of series: the route table is small and
+ * statuses are few, so a linear scan is cheaper than a hash and bounds memory by design.
+ */
+#include "api/metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METRICS_MAX_COUNTERS 256
+#define METRICS_MAX_HISTOS 64
+
+static const double metrics_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+					 0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5};
+#define METRICS_NBUCKETS (sizeof(metrics_buckets) / sizeof(metrics_buckets[0]))
+
+struct metrics_counter {
+	const char *route;
+	enum api_method method;
+	int status;
+	uint64_t count;
+};
+
+struct metrics_histo {
+	const char *route;
+	enum api_method method;
+	uint64_t buckets[METRICS_NBUCKETS]; /* non-cumulative; summed when rendered */
+	uint64_t count;
+	double sum;
+};
+
+struct api_metrics {
+	struct metrics_counter counters[METRICS_MAX_COUNTERS];
+	int n_counters;
+	struct metrics_histo histos[METRICS_MAX_HISTOS];
+	int n_histos;
+	struct api_scan_stats scan;
+};
+
+struct api_metrics *api_metrics_new(void)
+{
+	struct api_metrics *m = calloc(1, sizeof(*m));
+	if (m) {
+		m->scan.last_scan_duration_s = -1;
+		m->scan.last_scan_age_s = -1;
+	}
+	return m;
+}
+
+void api_metrics_free(struct api_metrics *m)
+{
+	free(m);
+}
+
+void api_metrics_set_scan(struct api_metrics *m, const struct api_scan_stats *s)
+{
+	if (m && s)
+		m->scan = *s;
+}
+
+void api_metrics_observe(struct api_metrics *m, const char *route, enum api_method method,
+			 int status, double seconds)
+{
+	struct metrics_counter *c = NULL;
+	struct metrics_histo *h = NULL;
+	int i;
+
+	if (!m)
+		return;
+	if (!route)
+		route = "unmatched";
+	for (i = 0; i < m->n_counters; i++)
+		if (m->counters[i].route == route && m->counters[i].method == method &&
+		    m->counters[i].status == status)
+			c = &m->counters[i];
+	if (!c && m->n_counters < METRICS_MAX_COUNTERS) {
+		c = &m->counters[m->n_counters++];
+		*c = (struct metrics_counter){route, method, status, 0};
+	}
+	if (c)
+		c->count++;
+	for (i = 0; i < m->n_histos; i++)
+		if (m->histos[i].route == route && m->histos[i].method == method)
+			h = &m->histos[i];
+	if (!h && m->n_histos < METRICS_MAX_HISTOS) {
+		h = &m->histos[m->n_histos++];
+		memset(h, 0, sizeof(*h));
+		h->route = route;
+		h->method = method;
+	}
+	if (!h)
+		return;
+	if (seconds < 0)
+		seconds = 0;
+	h->count++;
+	h->sum += seconds;
+	for (size_t b = 0; b < METRICS_NBUCKETS; b++) {
+		if (seconds <= metrics_buckets[b]) {
+			h->buckets[b]++;
+			break;
+		}
+	}
+}
+
+struct metrics_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+	int oom;
+};
+
+static void mb_printf(struct metrics_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void mb_printf(struct metrics_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = 1;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		char *np = realloc(b->p, b->cap * 2 + (size_t)n);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = b->cap * 2 + (size_t)n;
+	}
+}
+
+char *api_metrics_render(const struct api_metrics *m, const struct api_env *env, size_t *len)
+{
+	struct metrics_buf b = {malloc(8192), 0, 8192, 0};
+	int i;
+
+	if (!b.p)
+		return NULL;
+	b.p[0] = '\0';
+	mb_printf(&b,
+		  "# HELP rigfit_build_info The running rigfit version.\n"
+		  "# TYPE rigfit_build_info gauge\n"
+		  "rigfit_build_info{version=\"%s\"} 1\n",
+		  env->version ? env->version : "");
+	mb_printf(&b,
+		  "# HELP rigfit_uptime_seconds Seconds since the daemon started.\n"
+		  "# TYPE rigfit_uptime_seconds gauge\nrigfit_uptime_seconds %.3f\n",
+		  env->uptime_s);
+	mb_printf(&b,
+		  "# HELP rigfit_store_up Whether the SQLite store is usable (1) or not (0).\n"
+		  "# TYPE rigfit_store_up gauge\nrigfit_store_up %d\n",
+		  env->store.available ? 1 : 0);
+	mb_printf(&b, "# HELP rigfit_http_requests_total Requests answered, by route, method and "
+		      "status.\n# TYPE rigfit_http_requests_total counter\n");
+	for (i = 0; m && i < m->n_counters; i++)
+		mb_printf(&b,
+			  "rigfit_http_requests_total{route=\"%s\",method=\"%s\",status=\"%d\"} "
+			  "%llu\n",
+			  m->counters[i].route, api_method_name(m->counters[i].method),
+			  m->counters[i].status, (unsigned long long)m->counters[i].count);
+	mb_printf(&b, "# HELP rigfit_http_request_duration_seconds Time to answer a request.\n"
+		      "# TYPE rigfit_http_request_duration_seconds histogram\n");
+	for (i = 0; m && i < m->n_histos; i++) {
+		const struct metrics_histo *h = &m->histos[i];
+		const char *meth = api_method_name(h->method);
+		uint64_t cum = 0;
+		for (size_t k = 0; k < METRICS_NBUCKETS; k++) {
+			cum += h->buckets[k];
+			mb_printf(&b,
+				  "rigfit_http_request_duration_seconds_bucket{route=\"%s\","
+				  "method=\"%s\",le=\"%g\"} %llu\n",
+				  h->route, meth, metrics_buckets[k], (unsigned long long)cum);
+		}
+		mb_printf(
+			&b,
+			"rigfit_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+			"le=\"+Inf\"} %llu\n"
+			"rigfit_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\"} %.6f\n"
+			"rigfit_http_request_duration_seconds_count{route=\"%s\",method=\"%s\"} "
+			"%llu\n",
+			h->route, meth, (unsigned long long)h->count, h->route, meth, h->sum,
+			h->route, meth, (unsigned long long)h->count);
+	}
+	if (m) {
+		mb_printf(&b,
+			  "# HELP rigfit_scans_total Hardware scans completed.\n"
+			  "# TYPE rigfit_scans_total counter\nrigfit_scans_total %llu\n",
+			  (unsigned long long)m->scan.scans_total);
+		mb_printf(&b,
+			  "# HELP rigfit_scan_failures_total Hardware scans that failed.\n"
+			  "# TYPE rigfit_scan_failures_total counter\n"
+			  "rigfit_scan_failures_total %llu\n",
+			  (unsigned long long)m->scan.scan_failures_total);
+		if (m->scan.last_scan_duration_s >= 0)
+			mb_printf(&b,
+				  "# HELP rigfit_scan_duration_seconds Duration of the last scan.\n"
+				  "# TYPE rigfit_scan_duration_seconds gauge\n"
+				  "rigfit_scan_duration_seconds %.6f\n",
+				  m->scan.last_scan_duration_s);
+		if (m->scan.last_scan_age_s >= 0)
+			mb_printf(
+				&b,
+				"# HELP rigfit_scan_age_seconds Age of the snapshot being served.\n"
+				"# TYPE rigfit_scan_age_seconds gauge\n"
+				"rigfit_scan_age_seconds %.3f\n",
+				m->scan.last_scan_age_s);
+	}
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
+}

@@ -1,0 +1,94 @@
+/*
+ * The route table: every route rigfit serves, in one place. The HTTP glue and the tests use
+ * it; tests/api/test_openapi.c checks that openapi.yaml lists exactly these routes.
+ */
+#include <string.h>
+
+#include "api/api.h"
+#include "core/err.h"
+
+static const struct api_route api_route_table[] = {
+	{API_GET, "/healthz", api_health, API_ROUTE_PUBLIC},
+	{API_GET, "/openapi.yaml", api_openapi, API_ROUTE_PUBLIC},
+	{API_GET, "/metrics", api_metrics_route, 0},
+	{API_GET, "/api/hardware", api_hardware_get, 0},
+	{API_POST, "/api/hardware/rescan", api_hardware_rescan, API_ROUTE_JSON_BODY},
+	{API_GET, "/api/hardware/history", api_hardware_history, 0},
+};
+
+const struct api_route *api_routes(size_t *n)
+{
+	*n = sizeof(api_route_table) / sizeof(api_route_table[0]);
+	return api_route_table;
+}
+
+/* Matches path against a pattern that may end in "/{id}"; writes the id segment. */
+static bool api_path_match(const char *pattern, const char *path, const char **id, size_t *id_len)
+{
+	const char *brace = strstr(pattern, "/{");
+	size_t prefix;
+	const char *seg;
+
+	if (!brace)
+		return strcmp(pattern, path) == 0;
+	prefix = (size_t)(brace - pattern) + 1; /* include the '/' */
+	if (strncmp(pattern, path, prefix) != 0)
+		return false;
+	seg = path + prefix;
+	if (*seg == '\0' || strchr(seg, '/'))
+		return false;
+	*id = seg;
+	*id_len = strlen(seg);
+	return true;
+}
+
+const struct api_route *api_route_find(enum api_method method, const char *path, unsigned *allowed,
+				       const char **id, size_t *id_len)
+{
+	const struct api_route *found = NULL;
+	size_t n;
+	const struct api_route *t = api_routes(&n);
+
+	*allowed = 0;
+	*id = NULL;
+	*id_len = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *seg = NULL;
+		size_t seg_len = 0;
+		if (!api_path_match(t[i].path, path, &seg, &seg_len))
+			continue;
+		*allowed |= (unsigned)t[i].method;
+		/* HEAD is answered by every GET route, as HTTP requires. */
+		if (t[i].method == API_GET)
+			*allowed |= API_HEAD;
+		if (!found &&
+		    (t[i].method == method || (method == API_HEAD && t[i].method == API_GET))) {
+			found = &t[i];
+			*id = seg;
+			*id_len = seg_len;
+		}
+	}
+	return found;
+}
+
+const struct api_route *api_dispatch(const struct api_env *env, struct api_request *req,
+				     struct api_reply *out)
+{
+	unsigned allowed;
+	const char *id;
+	size_t id_len;
+	const struct api_route *r = api_route_find(req->method, req->path, &allowed, &id, &id_len);
+
+	if (!r) {
+		if (allowed)
+			api_error_method(out, allowed);
+		else
+			api_error(out, RF_E_NOT_FOUND, NULL, "no route for %s", req->path);
+		return NULL;
+	}
+	req->path_id = id;
+	r->handler(env, req, out);
+	if (out->status == 0)
+		api_error(out, RF_E_INTERNAL, NULL, "the handler produced no reply");
+	return r;
+}

@@ -1,0 +1,135 @@
+/*
+ * Plain data describing one machine: what a scan found (struct hw_snapshot). Filled by
+ * server/detect through core's parsers, or from a request's "hardware" object; rendered to
+ * JSON by api/hardware_json.c. A number that could not be known is HW_UNKNOWN (or a negative
+ * double), rendered as null, and a warning says why. Nothing here is ever guessed.
+ */
+#ifndef RIGFIT_CORE_HW_H
+#define RIGFIT_CORE_HW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HW_UNKNOWN (-1)
+#define HW_MAX_GPUS 64
+#define HW_MAX_WARNINGS 32
+#define HW_WARNING_LEN 200
+#define HW_NAME_LEN 128
+
+/* Instruction-set features that matter for inference kernels. */
+#define HW_ISA_TABLE(X)                                                                            \
+	X(AVX, "avx")                                                                              \
+	X(AVX2, "avx2")                                                                            \
+	X(AVX512F, "avx512f")                                                                      \
+	X(AVX512_BF16, "avx512_bf16")                                                              \
+	X(AVX512_VNNI, "avx512_vnni")                                                              \
+	X(AMX, "amx")                                                                              \
+	X(F16C, "f16c")                                                                            \
+	X(FMA, "fma")                                                                              \
+	X(NEON, "neon")                                                                            \
+	X(SVE, "sve")                                                                              \
+	X(DOTPROD, "dotprod")                                                                      \
+	X(I8MM, "i8mm")
+
+enum hw_isa_bit {
+#define HW_ISA_ENUM_(name, str) HW_ISA_BIT_##name,
+	HW_ISA_TABLE(HW_ISA_ENUM_)
+#undef HW_ISA_ENUM_
+	HW_ISA_COUNT
+};
+#define HW_ISA(name) (1u << HW_ISA_BIT_##name)
+
+/* Returns the name ("avx2") of ISA bit index i, or NULL past the end. */
+const char *hw_isa_name(int i);
+
+struct hw_cpu {
+	char model[HW_NAME_LEN];
+	char vendor[64];
+	char arch[32];
+	int sockets; /* HW_UNKNOWN when not known */
+	int physical_cores;
+	int logical_cores;
+	int performance_cores; /* 0 on a non-hybrid CPU */
+	int efficiency_cores;
+	int numa_nodes;
+	uint32_t isa;                /* HW_ISA() bits */
+	double memory_bandwidth_gbs; /* < 0: not measured */
+};
+
+struct hw_memory {
+	int64_t total_bytes;
+	int64_t available_bytes;
+};
+
+struct hw_container {
+	bool detected;
+	int64_t cgroup_memory_limit_bytes; /* HW_UNKNOWN: no limit */
+	double cpu_quota_cores;            /* < 0: no quota */
+};
+
+struct hw_host {
+	char os[64];
+	char kernel[128];
+	char arch[32];
+	struct hw_container container;
+};
+
+struct hw_mig {
+	bool enabled;
+	int instances;
+};
+
+struct hw_gpu {
+	int index;
+	char vendor[16]; /* nvidia | amd | apple | intel */
+	char name[HW_NAME_LEN];
+	char uuid[96];
+	char pci_bus_id[32];
+	int64_t memory_total_bytes;
+	int64_t memory_free_bytes;
+	int64_t memory_used_bytes;
+	bool unified_memory;
+	char compute_capability[16];
+	char driver_version[32];
+	char cuda_version[16];
+	bool has_mig;
+	struct hw_mig mig;
+	double memory_bandwidth_gbs; /* < 0: unknown */
+	double fp16_tflops;          /* < 0: unknown */
+};
+
+struct hw_sources {
+	char cpu[24];
+	char memory[24];
+	char gpu[24];
+};
+
+struct hw_snapshot {
+	struct hw_host host;
+	struct hw_cpu cpu;
+	struct hw_memory memory;
+	int n_gpus;
+	struct hw_gpu gpus[HW_MAX_GPUS];
+	char platform[16];        /* nvidia | amd | apple_silicon | jetson | cpu */
+	char backend[16];         /* cuda | rocm | metal | cpu */
+	char compute_profile[16]; /* low_end | mid_range | high_end */
+	char profile_id[64];
+	int64_t scanned_at_ms; /* Unix time in milliseconds */
+	double scan_duration_ms;
+	struct hw_sources sources;
+	int n_warnings;
+	char warnings[HW_MAX_WARNINGS][HW_WARNING_LEN];
+};
+
+/* Resets s to "nothing known": every count HW_UNKNOWN, no GPU, no warning. */
+void hw_snapshot_init(struct hw_snapshot *s /* OUT */);
+
+/* Appends a printf-style warning to s; silently drops it once HW_MAX_WARNINGS are held. */
+void hw_warn(struct hw_snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies src into dst (size dstlen) always NUL-terminating; returns 0 or RF_E_TOO_LARGE
+ * when src was cut. */
+int hw_strlcpy(char *dst, const char *src, size_t dstlen);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * Command-line dispatch (see cli.h). Usage errors print one line to stderr and exit 2;
+ * failures exit 1.
+ */
+#include "server/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/hardware_json.h"
+#include "core/err.h"
+#include "core/numparse.h"
+#include "server/config.h"
+#include "server/daemon.h"
+#include "server/detect/detect.h"
+#include "server/healthcheck.h"
+
+static const char usage[] =
+	"usage: rigfit <command> [options]\n"
+	"  serve        run the daemon (rigfit serve --help for its options)\n"
+	"  detect       scan this machine: --format summary|json, --root DIR\n"
+	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
+	"  version      print the version\n";
+
+static int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "rigfit: <message>" on one line and returns the usage exit status. */
+static int cli_usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rigfit: %s\n", msg);
+	return 2;
+}
+
+/* Prints the readable summary of a scan, like the seeds' detect_hardware.py --format summary. */
+static void print_summary(const struct hw_snapshot *s)
+{
+	printf("Host:     %s %s (%s)\n", s->host.os[0] ? s->host.os : "?",
+	       s->host.kernel[0] ? s->host.kernel : "", s->host.arch[0] ? s->host.arch : "?");
+	printf("CPU:      %s\n", s->cpu.model[0] ? s->cpu.model : "(unknown model)");
+	printf("Cores:    %s%d physical, %s%d logical\n", s->cpu.physical_cores < 0 ? "? (" : "",
+	       s->cpu.physical_cores < 0 ? 0 : s->cpu.physical_cores,
+	       s->cpu.logical_cores < 0 ? "? (" : "",
+	       s->cpu.logical_cores < 0 ? 0 : s->cpu.logical_cores);
+	if (s->memory.total_bytes >= 0)
+		printf("Memory:   %.1f GiB total, %.1f GiB available\n",
+		       (double)s->memory.total_bytes / (1 << 30),
+		       s->memory.available_bytes >= 0 ?
+			       (double)s->memory.available_bytes / (1 << 30) :
+			       0.0);
+	else
+		printf("Memory:   unknown\n");
+	if (s->n_gpus == 0)
+		printf("GPUs:     none\n");
+	for (int i = 0; i < s->n_gpus; i++)
+		printf("GPU %d:    %s, %.1f GiB\n", s->gpus[i].index, s->gpus[i].name,
+		       (double)s->gpus[i].memory_total_bytes / (1 << 30));
+	printf("Platform: %s (backend %s)\n", s->platform, s->backend);
+	if (s->compute_profile[0])
+		printf("Profile:  %s\n", s->compute_profile);
+	for (int i = 0; i < s->n_warnings; i++)
+		printf("Warning:  %s\n", s->warnings[i]);
+}
+
+static int cmd_detect(int argc, char **argv)
+{
+	const char *format = isatty(STDOUT_FILENO) ? "summary" : "json";
+	const char *root = getenv("RIGFIT_ROOT");
+	struct rf_detect_opts opts;
+	struct hw_snapshot *s;
+	int rc = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+			format = argv[++i];
+		} else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
+			root = argv[++i];
+		} else {
+			return cli_usage_error("detect: unknown or incomplete option '%.60s'",
+					       argv[i]);
+		}
+	}
+	if (strcmp(format, "json") != 0 && strcmp(format, "summary") != 0)
+		return cli_usage_error("detect: --format must be summary or json, not '%.40s'",
+				       format);
+	s = malloc(sizeof(*s));
+	if (!s)
+		return 1;
+	opts.root = root && *root ? root : "/";
+	rf_detect_scan(&opts, s);
+	if (strcmp(format, "json") == 0) {
+		size_t len;
+		char *json = api_hardware_render(s, &len);
+		if (json) {
+			fwrite(json, 1, len, stdout);
+			fputc('\n', stdout);
+			free(json);
+		} else {
+			fprintf(stderr, "rigfit: out of memory\n");
+			rc = 1;
+		}
+	} else {
+		print_summary(s);
+	}
+	free(s);
+	return rc;
+}
+
+static int cmd_healthcheck(int argc, char **argv)
+{
+	const char *listen = getenv("RIGFIT_LISTEN");
+	char addr[300], host[128], err[256];
+	int port;
+	uint64_t timeout_ms = 2000;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
+			listen = argv[++i];
+		else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
+			if (rf_parse_u64_str(argv[++i], 60000, &timeout_ms) < 0 || timeout_ms == 0)
+				return cli_usage_error(
+					"healthcheck: --timeout-ms must be 1 to 60000");
+		} else
+			return cli_usage_error("healthcheck: unknown or incomplete option '%.60s'",
+					       argv[i]);
+	}
+	if (!listen || !*listen)
+		listen = "127.0.0.1:8080";
+	if (rf_listen_parse(listen, host, sizeof(host), &port) < 0)
+		return cli_usage_error("healthcheck: bad --listen '%.60s'", listen);
+	/* A daemon bound to every address is reached on loopback. */
+	if (strcmp(host, "0.0.0.0") == 0)
+		snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	else if (strcmp(host, "::") == 0)
+		snprintf(addr, sizeof(addr), "[::1]:%d", port);
+	else
+		snprintf(addr, sizeof(addr), "%s%s%s:%d", strchr(host, ':') ? "[" : "", host,
+			 strchr(host, ':') ? "]" : "", port);
+	if (rf_healthcheck(addr, (int)timeout_ms, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: healthcheck failed: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	static struct rf_config cfg;
+	char err[512];
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(rf_serve_usage, stdout);
+			return 0;
+		}
+	}
+	if (rf_config_parse(argc, argv, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: %s\n", err);
+		return 2;
+	}
+	return rf_serve(&cfg);
+}
+
+int rf_cli_main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd || strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "-h") == 0) {
+		fputs(usage, cmd ? stdout : stderr);
+		return cmd ? 0 : 2;
+	}
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("rigfit %s\n", RIGFIT_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc - 2, argv + 2);
+	if (strcmp(cmd, "detect") == 0)
+		return cmd_detect(argc - 2, argv + 2);
+	if (strcmp(cmd, "healthcheck") == 0)
+		return cmd_healthcheck(argc - 2, argv + 2);
+	return cli_usage_error("unknown command '%.60s' (try rigfit help)", cmd);
+}

@@ -1,0 +1,341 @@
+/*
+ * Configuration parsing (see config.h). Each option is one row of a table naming its flag,
+ * its environment variable and how its value is stored, so flags and environment can never
+ * disagree on a name or a rule.
+ */
+#include "server/config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/numparse.h"
+
+const char rf_serve_usage[] =
+	"usage: rigfit serve [--listen HOST:PORT] [--db FILE] [--root DIR] [--scan-interval S]\n"
+	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
+	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
+	"                    [--insecure]\n"
+	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
+	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
+	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
+	"RIGFIT_INSECURE=1. Flags win over the environment.\n";
+
+enum opt_kind {
+	OPT_STR,
+	OPT_INT,
+	OPT_LIST,
+	OPT_BOOL,
+	OPT_LEVEL
+};
+
+struct opt {
+	const char *flag;
+	const char *env;
+	enum opt_kind kind;
+	size_t offset;       /* of the field in struct rf_config */
+	size_t size;         /* of one string slot */
+	size_t count_offset; /* OPT_LIST: offset of the int count */
+	long min, max;       /* OPT_INT */
+};
+
+#define FIELD(f) offsetof(struct rf_config, f), sizeof(((struct rf_config *)0)->f)
+#define LISTF(f, n)                                                                                \
+	offsetof(struct rf_config, f), sizeof(((struct rf_config *)0)->f[0]),                      \
+		offsetof(struct rf_config, n)
+
+static const struct opt opts[] = {
+	{"--listen", "RIGFIT_LISTEN", OPT_STR, FIELD(listen), 0, 0, 0},
+	{"--db", "RIGFIT_DB", OPT_STR, FIELD(db), 0, 0, 0},
+	{"--root", "RIGFIT_ROOT", OPT_STR, FIELD(root), 0, 0, 0},
+	{"--scan-interval", "RIGFIT_SCAN_INTERVAL", OPT_INT, FIELD(scan_interval_s), 0, 1, 86400},
+	{"--scan-history-keep", "RIGFIT_SCAN_HISTORY_KEEP", OPT_INT, FIELD(scan_history_keep), 0, 0,
+	 10000000},
+	{"--profiles", "RIGFIT_PROFILES", OPT_STR, FIELD(profiles), 0, 0, 0},
+	{"--models-dir", "RIGFIT_MODELS_DIR", OPT_LIST, LISTF(models_dirs, n_models_dirs), 0, 0},
+	{"--cors-origin", "RIGFIT_CORS_ORIGIN", OPT_LIST, LISTF(cors_origins, n_cors_origins), 0,
+	 0},
+	{"--token-file", "RIGFIT_TOKEN_FILE", OPT_STR, FIELD(token_file), 0, 0, 0},
+	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
+	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
+};
+
+int rf_log_level_parse(const char *s)
+{
+	static const char *const names[] = {"error", "warn", "info", "debug"};
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int opt_set_str(char *dst, size_t size, const char *v, const char *name, char *err,
+		       size_t errlen)
+{
+	size_t n = strlen(v);
+	if (n == 0 || n >= size) {
+		snprintf(err, errlen, "%s: value must be 1 to %zu characters", name, size - 1);
+		return RF_E_INVALID_VALUE;
+	}
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+/* Applies one value to one option. from_env: lists are comma-separated and replace. */
+static int opt_apply(const struct opt *o, const char *v, bool from_env, bool *list_reset,
+		     struct rf_config *cfg, char *err, size_t errlen)
+{
+	char *base = (char *)cfg + o->offset;
+	const char *name = from_env ? o->env : o->flag;
+
+	switch (o->kind) {
+	case OPT_STR:
+		return opt_set_str(base, o->size, v, name, err, errlen);
+	case OPT_INT: {
+		uint64_t n;
+		if (rf_parse_u64_str(v, (uint64_t)o->max, &n) < 0 || (long)n < o->min) {
+			snprintf(err, errlen,
+				 "%s: expected an integer from %ld to %ld, got '%.40s'", name,
+				 o->min, o->max, v);
+			return RF_E_INVALID_VALUE;
+		}
+		*(int *)(void *)base = (int)n;
+		return 0;
+	}
+	case OPT_LEVEL: {
+		int lvl = rf_log_level_parse(v);
+		if (lvl < 0) {
+			snprintf(err, errlen,
+				 "%s: expected error, warn, info or debug, got '%.40s'", name, v);
+			return RF_E_INVALID_VALUE;
+		}
+		*(enum rf_log_level *)(void *)base = (enum rf_log_level)lvl;
+		return 0;
+	}
+	case OPT_BOOL:
+		if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0) {
+			*(bool *)(void *)base = true;
+		} else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || strcmp(v, "no") == 0) {
+			*(bool *)(void *)base = false;
+		} else {
+			snprintf(err, errlen, "%s: expected 1/0, true/false or yes/no", name);
+			return RF_E_INVALID_VALUE;
+		}
+		return 0;
+	case OPT_LIST: {
+		int *count = (int *)(void *)((char *)cfg + o->count_offset);
+		const char *p = v;
+		if (!*list_reset) {
+			*count = 0;
+			*list_reset = true;
+		}
+		do {
+			const char *end = from_env ? strchr(p, ',') : NULL;
+			size_t n = end ? (size_t)(end - p) : strlen(p);
+			char item[RF_CONFIG_PATH_MAX];
+			if (n >= sizeof(item))
+				n = sizeof(item) - 1;
+			memcpy(item, p, n);
+			item[n] = '\0';
+			if (*count >= RF_CONFIG_MAX_LIST) {
+				snprintf(err, errlen, "%s: at most %d values", name,
+					 RF_CONFIG_MAX_LIST);
+				return RF_E_INVALID_VALUE;
+			}
+			if (n > 0) {
+				int rc = opt_set_str(base + (size_t)*count * o->size, o->size, item,
+						     name, err, errlen);
+				if (rc < 0)
+					return rc;
+				(*count)++;
+			}
+			p = end ? end + 1 : NULL;
+		} while (p);
+		return 0;
+	}
+	}
+	return RF_E_INTERNAL;
+}
+
+static void config_defaults(struct rf_config *cfg)
+{
+	const char *state = getenv("STATE_DIRECTORY");
+
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
+	/* Under systemd, StateDirectory= names the directory (a colon-separated list when there
+	 * are several; the first is ours). */
+	if (state && *state) {
+		size_t n = strcspn(state, ":");
+		snprintf(cfg->db, sizeof(cfg->db), "%.*s/rigfit.db", (int)(n < 4000 ? n : 4000),
+			 state);
+	} else {
+		snprintf(cfg->db, sizeof(cfg->db), "./var/rigfit.db");
+	}
+	snprintf(cfg->root, sizeof(cfg->root), "/");
+	snprintf(cfg->profiles, sizeof(cfg->profiles), "./profiles");
+	cfg->scan_interval_s = 30;
+	cfg->scan_history_keep = 1000;
+	cfg->log_level = RF_LOG_INFO;
+}
+
+int rf_config_parse(int argc, char **argv, struct rf_config *cfg, char *err, size_t errlen)
+{
+	const size_t n_opts = sizeof(opts) / sizeof(opts[0]);
+	bool reset[sizeof(opts) / sizeof(opts[0])] = {false};
+	int rc;
+
+	config_defaults(cfg);
+	for (size_t i = 0; i < n_opts; i++) {
+		const char *v = getenv(opts[i].env);
+		bool env_reset = false;
+		if (!v || !*v)
+			continue;
+		rc = opt_apply(&opts[i], v, true, &env_reset, cfg, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	for (int a = 0; a < argc; a++) {
+		const char *arg = argv[a];
+		const char *eq = strchr(arg, '=');
+		size_t flen = eq ? (size_t)(eq - arg) : strlen(arg);
+		const struct opt *o = NULL;
+		size_t idx = 0;
+		const char *v;
+
+		for (size_t i = 0; i < n_opts; i++)
+			if (strlen(opts[i].flag) == flen && strncmp(opts[i].flag, arg, flen) == 0) {
+				o = &opts[i];
+				idx = i;
+			}
+		if (!o) {
+			snprintf(err, errlen, "unknown option '%.60s' (see rigfit serve --help)",
+				 arg);
+			return RF_E_INVALID_VALUE;
+		}
+		if (o->kind == OPT_BOOL && !eq) {
+			v = "1";
+		} else if (eq) {
+			v = eq + 1;
+		} else if (a + 1 < argc) {
+			v = argv[++a];
+		} else {
+			snprintf(err, errlen, "%s needs a value", o->flag);
+			return RF_E_INVALID_VALUE;
+		}
+		rc = opt_apply(o, v, false, &reset[idx], cfg, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	{
+		char host[128];
+		int port;
+		if (rf_listen_parse(cfg->listen, host, sizeof(host), &port) < 0) {
+			snprintf(
+				err, errlen,
+				"--listen: expected HOST:PORT or [IPv6]:PORT with a numeric host, got "
+				"'%.60s'",
+				cfg->listen);
+			return RF_E_INVALID_VALUE;
+		}
+	}
+	return 0;
+}
+
+int rf_listen_parse(const char *listen, char *host, size_t hostlen, int *port)
+{
+	const char *colon, *hs, *he;
+	uint64_t p;
+	unsigned char buf[16];
+
+	if (!listen || !*listen)
+		return RF_E_INVALID_VALUE;
+	if (listen[0] == '[') {
+		he = strchr(listen, ']');
+		if (!he || he[1] != ':')
+			return RF_E_INVALID_VALUE;
+		hs = listen + 1;
+		colon = he + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon || strchr(listen, ':') != colon)
+			return RF_E_INVALID_VALUE;
+		hs = listen;
+		he = colon;
+	}
+	if (he == hs || (size_t)(he - hs) >= hostlen || rf_parse_u64_str(colon + 1, 65535, &p) < 0)
+		return RF_E_INVALID_VALUE;
+	memcpy(host, hs, (size_t)(he - hs));
+	host[he - hs] = '\0';
+	if (strcmp(host, "localhost") == 0)
+		snprintf(host, hostlen, "127.0.0.1");
+	if (inet_pton(listen[0] == '[' ? AF_INET6 : AF_INET, host, buf) != 1)
+		return RF_E_INVALID_VALUE;
+	*port = (int)p;
+	return 0;
+}
+
+bool rf_host_is_loopback(const char *host)
+{
+	unsigned char a[16];
+
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127;
+	if (inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+						     0, 0, 0, 0, 0, 0, 0, 1};
+		return memcmp(a, lo, 16) == 0;
+	}
+	return false;
+}
+
+int rf_config_load_token(struct rf_config *cfg, char *err, size_t errlen)
+{
+	char buf[4097];
+	ssize_t n;
+	size_t len = 0, start = 0;
+	int fd;
+
+	cfg->token[0] = '\0';
+	if (!cfg->token_file[0])
+		return 0;
+	fd = open(cfg->token_file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "--token-file %.200s: %s", cfg->token_file, strerror(errno));
+		return RF_E_IO;
+	}
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (len >= sizeof(buf) - 1) {
+		snprintf(err, errlen, "--token-file %.200s: larger than 4 KiB", cfg->token_file);
+		return RF_E_INVALID_VALUE;
+	}
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+			   buf[len - 1] == '\t'))
+		len--;
+	while (start < len && (buf[start] == ' ' || buf[start] == '\t' || buf[start] == '\n'))
+		start++;
+	if (len - start == 0 || len - start >= sizeof(cfg->token)) {
+		snprintf(err, errlen, "--token-file %.200s: the token must be 1 to %d characters",
+			 cfg->token_file, RF_TOKEN_MAX - 1);
+		return RF_E_INVALID_VALUE;
+	}
+	for (size_t i = start; i < len; i++) {
+		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e) {
+			snprintf(err, errlen,
+				 "--token-file %.200s: the token must be printable ASCII without "
+				 "spaces",
+				 cfg->token_file);
+			return RF_E_INVALID_VALUE;
+		}
+	}
+	memcpy(cfg->token, buf + start, len - start);
+	cfg->token[len - start] = '\0';
+	return 0;
+}

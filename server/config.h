@@ -1,0 +1,65 @@
+/*
+ * The daemon's configuration: command-line flags over RIGFIT_* environment variables over
+ * built-in defaults. Parsing is strict: an unknown flag, a missing value or a value out of
+ * range is a one-line error, never a silent default.
+ */
+#ifndef RIGFIT_SERVER_CONFIG_H
+#define RIGFIT_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RF_CONFIG_MAX_LIST 16
+#define RF_CONFIG_PATH_MAX 4096
+#define RF_TOKEN_MAX 512
+
+enum rf_log_level {
+	RF_LOG_ERROR,
+	RF_LOG_WARN,
+	RF_LOG_INFO,
+	RF_LOG_DEBUG
+};
+
+struct rf_config {
+	char listen[256]; /* HOST:PORT or [V6]:PORT */
+	char db[RF_CONFIG_PATH_MAX];
+	char root[RF_CONFIG_PATH_MAX];
+	int scan_interval_s;   /* 1 .. 86400 */
+	int scan_history_keep; /* rows kept in the scan history; 0 = all */
+	char profiles[RF_CONFIG_PATH_MAX];
+	int n_models_dirs;
+	char models_dirs[RF_CONFIG_MAX_LIST][RF_CONFIG_PATH_MAX];
+	int n_cors_origins;
+	char cors_origins[RF_CONFIG_MAX_LIST][256];
+	char token_file[RF_CONFIG_PATH_MAX];
+	char token[RF_TOKEN_MAX]; /* loaded from token_file; empty: no token */
+	enum rf_log_level log_level;
+	bool insecure;
+};
+
+/* Fills cfg with the defaults, then RIGFIT_* environment variables, then the flags in
+ * argv[0..argc) (argv[0] is the first flag, not the program name). Does not read the token
+ * file (see rf_config_load_token). Returns 0, or RF_E_INVALID_VALUE with a one-line message in
+ * err (size errlen). */
+int rf_config_parse(int argc, char **argv, struct rf_config *cfg /* OUT */, char *err,
+		    size_t errlen);
+
+/* Reads cfg->token_file (at most 4 KiB, surrounding whitespace trimmed, non-empty) into
+ * cfg->token. A config without token_file is left without a token. Returns 0 or a negative
+ * rf_err with a message in err. */
+int rf_config_load_token(struct rf_config *cfg, char *err, size_t errlen);
+
+/* Parses "HOST:PORT" / "[V6]:PORT" ("localhost" is 127.0.0.1). Writes the numeric host (no
+ * brackets) and the port. Returns 0 or RF_E_INVALID_VALUE. */
+int rf_listen_parse(const char *listen, char *host /* OUT */, size_t hostlen, int *port /* OUT */);
+
+/* Returns true when the numeric host is a loopback address (127.0.0.0/8 or ::1). */
+bool rf_host_is_loopback(const char *host);
+
+/* Returns the log level named by s ("error", "warn", "info", "debug"), or -1. */
+int rf_log_level_parse(const char *s);
+
+/* The flags' one-paragraph usage text. */
+extern const char rf_serve_usage[];
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * The daemon's life cycle (see daemon.h): open the store and the profiles, start listening,
+ * scan at start and on a timer, then run the loop until a signal.
+ *
+ * Stopping: SIGTERM or SIGINT stop accepting at once (MHD_quiesce_daemon), let in-flight
+ * requests finish, and stop within 1.5 s whatever happens, so the process exits 0 within the
+ * 2 s that systemd and the tests allow. A second signal stops at once. SIGHUP reloads the
+ * profiles, keeping the last good set when the new one is broken.
+ */
+#include "server/daemon.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "server/daemon_priv.h"
+#include "server/embedded.h"
+#include "server/log.h"
+#include "server/notify.h"
+
+#define DRAIN_MAX_NS (1500ull * 1000 * 1000)
+#define DRAIN_TICK_MS 10
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
+{
+	struct api_scan_stats stats = {
+		.scans_total = d->scans_total,
+		.scan_failures_total = d->scan_failures,
+		.last_scan_duration_s = d->snapshot ? d->snapshot->hw.scan_duration_ms / 1e3 : -1,
+		.last_scan_age_s = -1,
+	};
+
+	memset(env, 0, sizeof(*env));
+	env->version = RIGFIT_VERSION;
+	env->uptime_s = (double)(uv_hrtime() - d->started_ns) / 1e9;
+	env->now_ms = wall_ms();
+	env->snapshot = d->snapshot;
+	env->openapi = rf_embed_openapi;
+	env->openapi_len = rf_embed_openapi_len;
+	env->metrics = d->metrics;
+	env->store = rf_store_api(d->store);
+	env->scan_interval_s = d->cfg->scan_interval_s;
+	if (d->snapshot) {
+		stats.last_scan_age_s = (double)(env->now_ms - d->snapshot->hw.scanned_at_ms) / 1e3;
+		if (stats.last_scan_age_s < 0)
+			stats.last_scan_age_s = 0;
+	}
+	api_metrics_set_scan(d->metrics, &stats);
+}
+
+static void close_handle(uv_handle_t *h)
+{
+	if (h->loop && !uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+/* Closes everything so that uv_run returns. A scan still on the thread pool is abandoned:
+ * waiting for a hung probe would break the promise to exit quickly. */
+static void finish(struct rf_daemon *d)
+{
+	rf_http_stop(d);
+	close_handle((uv_handle_t *)&d->sig_term);
+	close_handle((uv_handle_t *)&d->sig_int);
+	close_handle((uv_handle_t *)&d->sig_hup);
+	close_handle((uv_handle_t *)&d->scan_timer);
+	close_handle((uv_handle_t *)&d->watchdog_timer);
+	close_handle((uv_handle_t *)&d->drain_timer);
+	if (d->scan_job) {
+		if (uv_cancel((uv_req_t *)d->scan_job) != 0) {
+			rf_log_warn("a hardware scan is still running; exiting without it");
+			d->scan_abandoned = true;
+			uv_stop(&d->loop);
+		}
+	}
+}
+
+static void on_drain_tick(uv_timer_t *t)
+{
+	struct rf_daemon *d = t->data;
+
+	if (d->in_flight <= 0 || uv_hrtime() >= d->stop_deadline_ns) {
+		if (d->in_flight > 0)
+			rf_log_warn("stopping with %d request(s) unfinished", d->in_flight);
+		uv_timer_stop(t);
+		finish(d);
+	}
+}
+
+static void begin_stop(struct rf_daemon *d, const char *why)
+{
+	if (d->stopping) {
+		rf_log_warn("second %s: stopping now", why);
+		d->stop_deadline_ns = 0;
+		return;
+	}
+	rf_log_info("%s: stopping (finishing %d in-flight request(s))", why, d->in_flight);
+	d->stopping = true;
+	d->stop_deadline_ns = uv_hrtime() + DRAIN_MAX_NS;
+	rf_notify("STOPPING=1");
+	uv_timer_stop(&d->scan_timer);
+	rf_http_quiesce(d);
+	/* Requests waiting for a rescan answer now: the scan may never come. */
+	rf_http_resume_waiters(d, RF_E_UNAVAILABLE);
+	uv_timer_start(&d->drain_timer, on_drain_tick, 0, DRAIN_TICK_MS);
+}
+
+static void reload_profiles(struct rf_daemon *d, bool at_start)
+{
+	struct rf_profiles *p = NULL;
+	char err[512];
+	int rc = rf_profiles_load(d->cfg->profiles, &p, err, sizeof(err));
+
+	if (rc < 0) {
+		if (at_start)
+			rf_log_warn("profiles: %s; starting without them", err);
+		else
+			rf_log_error("profiles: %s; keeping the %d file(s) loaded before", err,
+				     d->profiles ? d->profiles->n_files : 0);
+		return;
+	}
+	rf_profiles_free(d->profiles);
+	d->profiles = p;
+	rf_log_info("profiles: loaded %d file(s) from %s", p->n_files, d->cfg->profiles);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	struct rf_daemon *d = s->data;
+
+	if (signum == SIGHUP) {
+		rf_notify_reloading();
+		reload_profiles(d, false);
+		rf_notify("READY=1");
+		return;
+	}
+	begin_stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void on_scan_timer(uv_timer_t *t)
+{
+	struct rf_daemon *d = t->data;
+
+	if (d->scan_job)
+		rf_log_warn("scan: the previous scan is still running; skipping this tick");
+	rf_scan_start(d);
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+	(void)t;
+	rf_notify("WATCHDOG=1");
+}
+
+static void open_store(struct rf_daemon *d)
+{
+	char err[512] = "";
+	int rc = rf_store_open(d->cfg->db, rf_embed_migrations, &d->store, err, sizeof(err));
+
+	if (rc < 0) {
+		d->store = NULL;
+		rf_log_error("store: %s: %s; serving without it (routes that need it answer 503)",
+			     d->cfg->db, err[0] ? err : rf_err_code(rc));
+	} else {
+		rf_log_info("store: %s (schema %d)", d->cfg->db, rf_store_schema_version(d->store));
+	}
+}
+
+static void teardown(struct rf_daemon *d)
+{
+	rf_store_close(d->store);
+	rf_profiles_free(d->profiles);
+	rf_snapshot_free(d->snapshot);
+	api_metrics_free(d->metrics);
+}
+
+int rf_serve(struct rf_config *cfg)
+{
+	struct rf_daemon *d;
+	char host[128], err[512];
+	int port, rc;
+
+	rf_log_set_level(cfg->log_level);
+	if (rf_config_load_token(cfg, err, sizeof(err)) < 0) {
+		rf_log_error("%s", err);
+		return 1;
+	}
+	if (rf_listen_parse(cfg->listen, host, sizeof(host), &port) < 0)
+		return 1;
+	if (!rf_host_is_loopback(host) && !cfg->token[0] && !cfg->insecure) {
+		rf_log_error("refusing to listen on %s without a token: anyone who can reach it "
+			     "could use it. Pass --token-file FILE, or --insecure if the network "
+			     "is private (a container's own namespace, say).",
+			     cfg->listen);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return 1;
+	d->cfg = cfg;
+	d->started_ns = uv_hrtime();
+	d->started_ms = wall_ms();
+	d->metrics = api_metrics_new();
+	if (!d->metrics || uv_loop_init(&d->loop) != 0) {
+		api_metrics_free(d->metrics);
+		free(d);
+		return 1;
+	}
+	open_store(d);
+	reload_profiles(d, true);
+
+	if (rf_http_start(d) < 0) {
+		teardown(d);
+		uv_loop_close(&d->loop);
+		free(d);
+		return 1;
+	}
+	uv_signal_init(&d->loop, &d->sig_term);
+	uv_signal_init(&d->loop, &d->sig_int);
+	uv_signal_init(&d->loop, &d->sig_hup);
+	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+	uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+	uv_signal_start(&d->sig_int, on_signal, SIGINT);
+	uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+	uv_timer_init(&d->loop, &d->scan_timer);
+	uv_timer_init(&d->loop, &d->watchdog_timer);
+	uv_timer_init(&d->loop, &d->drain_timer);
+	d->scan_timer.data = d->watchdog_timer.data = d->drain_timer.data = d;
+	/* The first scan starts now; the timer repeats it. */
+	rf_scan_start(d);
+	uv_timer_start(&d->scan_timer, on_scan_timer, (uint64_t)cfg->scan_interval_s * 1000,
+		       (uint64_t)cfg->scan_interval_s * 1000);
+	if (rf_notify_watchdog_usec(&d->watchdog_usec) > 0 && d->watchdog_usec >= 2000)
+		uv_timer_start(&d->watchdog_timer, on_watchdog, d->watchdog_usec / 2000,
+			       d->watchdog_usec / 2000);
+
+	rf_log_info("rigfit %s listening on %s%s%s:%d (db %s, scan every %d s)", RIGFIT_VERSION,
+		    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", d->port,
+		    cfg->db, cfg->scan_interval_s);
+	{
+		char status[256];
+		snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on port %d", d->port);
+		rf_notify(status);
+	}
+
+	rc = uv_run(&d->loop, UV_RUN_DEFAULT);
+	(void)rc;
+	if (d->scan_abandoned) {
+		/* The worker thread may still touch the daemon's memory: leave it all to exit. */
+		rf_log_info("stopped");
+		_exit(0);
+	}
+	uv_loop_close(&d->loop);
+	teardown(d);
+	free(d);
+	rf_log_info("stopped");
+	return 0;
+}

@@ -1,0 +1,83 @@
+/*
+ * The daemon's state, shared by the files that make up `rigfit serve` (daemon.c: life cycle
+ * and signals; http.c: libmicrohttpd glue; scan.c: the scan timer and worker). Nothing outside
+ * server/ includes this header.
+ */
+#ifndef RIGFIT_SERVER_DAEMON_PRIV_H
+#define RIGFIT_SERVER_DAEMON_PRIV_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "api/api.h"
+#include "api/metrics.h"
+#include "server/config.h"
+#include "server/profiles.h"
+#include "server/store/store.h"
+
+struct rf_scan_job;
+struct rf_req;
+
+struct rf_daemon {
+	struct rf_config *cfg;
+	uv_loop_t loop;
+
+	/* libmicrohttpd, driven from the loop */
+	struct MHD_Daemon *mhd;
+	uv_poll_t mhd_poll;
+	uv_timer_t mhd_timer;
+	uv_prepare_t mhd_prepare;
+	int port; /* the bound port (useful with --listen HOST:0) */
+
+	/* signals and timers */
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t scan_timer;
+	uv_timer_t watchdog_timer;
+	uv_timer_t drain_timer;
+	uint64_t watchdog_usec;
+
+	/* state read by requests; replaced only on the loop thread */
+	struct api_snapshot *snapshot;
+	struct rf_store *store;
+	struct api_metrics *metrics;
+	struct rf_profiles *profiles;
+
+	/* the scan in progress, if any */
+	struct rf_scan_job *scan_job;
+	uint64_t scans_total;
+	uint64_t scan_failures;
+	uint64_t scan_seq;
+	struct rf_req *scan_waiters;  /* requests suspended until the scan finishes */
+	uint64_t last_forced_scan_ns; /* when POST /api/hardware/rescan last started one */
+
+	uint64_t started_ns; /* uv_hrtime at start */
+	int64_t started_ms;  /* wall clock at start */
+	int in_flight;       /* requests between URI and completion */
+	bool stopping;
+	uint64_t stop_deadline_ns;
+	bool scan_abandoned; /* a hung scan was left behind at shutdown */
+};
+
+/* http.c: starts libmicrohttpd on cfg->listen and wires it into the loop. Returns 0 or a
+ * negative rf_err (logged). */
+int rf_http_start(struct rf_daemon *d);
+/* http.c: stops accepting new connections (in-flight requests go on). */
+void rf_http_quiesce(struct rf_daemon *d);
+/* http.c: resumes every request suspended for a rescan. why is 0 when the scan published a
+ * snapshot (they answer with it), RF_E_IO when the scan failed, RF_E_UNAVAILABLE when
+ * the daemon is stopping (both answer 503). */
+void rf_http_resume_waiters(struct rf_daemon *d, int why);
+/* http.c: stops libmicrohttpd and closes its loop handles. */
+void rf_http_stop(struct rf_daemon *d);
+
+/* scan.c: starts a scan now unless one is running. */
+void rf_scan_start(struct rf_daemon *d);
+/* scan.c: frees a snapshot. NULL is a no-op. */
+void rf_snapshot_free(struct api_snapshot *s);
+
+/* daemon.c: the env that handlers see, as of now. */
+void rf_daemon_env(struct rf_daemon *d, struct api_env *env /* OUT */);
+
+#endif

@@ -1,0 +1,623 @@
+/*
+ * libmicrohttpd glue: the only code that knows MHD. It turns a connection's request into a
+ * struct api_request, applies the transport rules (URL and body caps, content type, token,
+ * CORS), calls api_dispatch, and queues the reply. MHD runs in external-epoll mode inside the
+ * libuv loop: a uv_poll watches MHD's epoll fd and a uv_timer follows MHD_get_timeout, so all
+ * request handling happens on the loop thread and the snapshot swap needs no lock.
+ *
+ * Per-request state (struct rf_req) is created by the URI log callback (the first thing MHD
+ * reports of a request, with the raw URI and its query string) and freed in one place, the
+ * completed callback, which also writes the request's log line.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/numparse.h"
+#include "server/daemon_priv.h"
+#include "server/log.h"
+
+/* Bodies that keep coming after the 1 MiB cap are read and dropped up to this much more, so
+ * the client can read its 413; past it the connection is closed. */
+#define DISCARD_MAX_BYTES (8u << 20)
+
+struct rf_req {
+	struct rf_daemon *d;
+	uint64_t t0_ns;
+	char *uri; /* raw URI with the query string, NUL-terminated */
+	size_t uri_len;
+	bool started;
+	bool replied;
+	bool too_large;
+	size_t discarded;
+	char *body;
+	size_t body_len;
+	size_t body_cap;
+	enum api_method method;
+	const struct api_route *route;
+	int status;
+	const char *allowed_origin; /* the request's Origin when it is allowed */
+	struct MHD_Connection *conn;
+	struct rf_req *next_waiter; /* in d->scan_waiters while suspended for a rescan */
+	bool waiting;
+	bool resumed;
+	int resume_err; /* 0, or why the awaited scan produced no new snapshot */
+};
+
+/* A forced rescan is allowed at most this often; more answers 429. */
+#define RESCAN_MIN_INTERVAL_NS (2ull * 1000 * 1000 * 1000)
+
+static uint64_t now_ns(void)
+{
+	return uv_hrtime();
+}
+
+/* Returns the configured origin equal to the request's Origin header, or NULL. */
+static const char *cors_origin(struct rf_daemon *d, struct MHD_Connection *c)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+
+	if (!origin)
+		return NULL;
+	for (int i = 0; i < d->cfg->n_cors_origins; i++)
+		if (strcmp(d->cfg->cors_origins[i], origin) == 0 ||
+		    strcmp(d->cfg->cors_origins[i], "*") == 0)
+			return d->cfg->cors_origins[i];
+	return NULL;
+}
+
+/* Compares the token without leaking its length or the position of the first difference. */
+static bool token_equal(const char *given, const char *want)
+{
+	size_t gl = strlen(given), wl = strlen(want);
+	unsigned char diff = (unsigned char)(gl != wl);
+
+	for (size_t i = 0; i < wl; i++)
+		diff |= (unsigned char)(want[i] ^ (i < gl ? given[i] : 0));
+	return diff == 0;
+}
+
+static bool authorized(struct rf_daemon *d, struct MHD_Connection *c)
+{
+	const char *h;
+
+	if (!d->cfg->token[0])
+		return true;
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return false;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	return token_equal(h, d->cfg->token);
+}
+
+static bool is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	if (!ct || strncasecmp(ct, "application/json", n) != 0)
+		return false;
+	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
+}
+
+/* Queues reply on c with the common headers. Takes the reply's owned body. */
+static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
+				  struct api_reply *reply, const char *extra_name,
+				  const char *extra_value)
+{
+	struct rf_daemon *d = r->d;
+	struct MHD_Response *resp;
+	enum MHD_Result ok;
+	double secs;
+
+	if (reply->body) {
+		resp = MHD_create_response_from_buffer(reply->len, reply->body,
+						       MHD_RESPMEM_MUST_FREE);
+		if (resp)
+			reply->body = NULL;
+	} else {
+		resp = MHD_create_response_from_buffer(reply->len, (void *)reply->borrowed_body,
+						       MHD_RESPMEM_MUST_COPY);
+	}
+	if (!resp) {
+		api_reply_reset(reply);
+		return MHD_NO;
+	}
+	if (reply->content_type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, reply->content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (reply->allow)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, reply->allow);
+	if (reply->retry_after_s > 0) {
+		char ra[16];
+		snprintf(ra, sizeof(ra), "%d", reply->retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+	}
+	if (extra_name)
+		MHD_add_response_header(resp, extra_name, extra_value);
+	if (r->allowed_origin) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN,
+					r->allowed_origin);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
+	}
+	if (d->stopping)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ok = MHD_queue_response(c, (unsigned)reply->status, resp);
+	MHD_destroy_response(resp);
+	r->status = reply->status;
+	r->replied = true;
+	secs = (double)(now_ns() - r->t0_ns) / 1e9;
+	api_metrics_observe(d->metrics, r->route ? r->route->path : NULL, r->method, reply->status,
+			    secs);
+	api_reply_reset(reply);
+	return ok;
+}
+
+static enum MHD_Result send_error(struct rf_req *r, struct MHD_Connection *c, int err,
+				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Queues the error envelope of err; fmt NULL uses the table's message. */
+static enum MHD_Result send_error(struct rf_req *r, struct MHD_Connection *c, int err,
+				  const char *fmt, ...)
+{
+	struct api_reply reply = {0};
+	char msg[512];
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		api_error(&reply, err, NULL, "%s", msg);
+	} else {
+		api_error(&reply, err, NULL, NULL);
+	}
+	return send_reply(r, c, &reply, NULL, NULL);
+}
+
+/* Answers OPTIONS: a CORS preflight for an allowed origin, or the Allow list. */
+static enum MHD_Result send_options(struct rf_req *r, struct MHD_Connection *c, unsigned allowed)
+{
+	struct api_reply reply = {0};
+	const char *req_method =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Method");
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	struct MHD_Response *resp;
+	char methods[64] = "";
+	size_t used = 0;
+	enum MHD_Result ok;
+
+	if (origin && req_method && !r->allowed_origin)
+		return send_error(r, c, RF_E_FORBIDDEN, "origin %s is not allowed", origin);
+	for (unsigned bit = 1; bit <= API_HEAD; bit <<= 1)
+		if (allowed & bit)
+			used += (size_t)snprintf(methods + used, sizeof(methods) - used, "%s%s",
+						 used ? ", " : "", api_method_name(bit));
+	resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, methods);
+	if (r->allowed_origin) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN,
+					r->allowed_origin);
+		MHD_add_response_header(resp, "Access-Control-Allow-Methods", methods);
+		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+					"Authorization, Content-Type");
+		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
+	}
+	ok = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, resp);
+	MHD_destroy_response(resp);
+	r->status = MHD_HTTP_NO_CONTENT;
+	r->replied = true;
+	api_metrics_observe(r->d->metrics, r->route ? r->route->path : NULL, API_OPTIONS,
+			    MHD_HTTP_NO_CONTENT, (double)(now_ns() - r->t0_ns) / 1e9);
+	api_reply_reset(&reply);
+	return ok;
+}
+
+/* The first call for a request: everything that can be decided from the headers. Returns
+ * MHD_YES with r->replied set when it answered. */
+static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, const char *method)
+{
+	struct rf_daemon *d = r->d;
+	const char *qmark, *id;
+	char path[API_MAX_URL_BYTES + 1];
+	size_t plen, id_len;
+	unsigned allowed = 0;
+	const char *cl;
+
+	r->started = true;
+	r->method = api_method_parse(method);
+	r->allowed_origin = cors_origin(d, c);
+	if (r->uri_len > API_MAX_URL_BYTES)
+		return send_error(r, c, RF_E_URI_TOO_LONG,
+				  "the request URL is longer than %d bytes", API_MAX_URL_BYTES);
+	qmark = strchr(r->uri, '?');
+	plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
+	memcpy(path, r->uri, plen);
+	path[plen] = '\0';
+
+	r->route = api_route_find(r->method == API_OPTIONS ? API_GET : r->method, path, &allowed,
+				  &id, &id_len);
+	if (r->method == API_OPTIONS) {
+		r->route = NULL;
+		if (!allowed)
+			return send_error(r, c, RF_E_NOT_FOUND, "no route for %s", path);
+		return send_options(r, c, allowed | API_OPTIONS);
+	}
+	if (!r->route) {
+		struct api_reply reply = {0};
+		if (allowed)
+			api_error_method(&reply, allowed);
+		else
+			api_error(&reply, RF_E_NOT_FOUND, NULL, "no route for %.200s", path);
+		return send_reply(r, c, &reply, NULL, NULL);
+	}
+	if (!(r->route->flags & API_ROUTE_PUBLIC) && !authorized(d, c)) {
+		struct api_reply reply = {0};
+		api_error(&reply, RF_E_UNAUTHORIZED, NULL,
+			  "this route needs an Authorization: Bearer token");
+		return send_reply(r, c, &reply, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				  "Bearer realm=\"rigfit\"");
+	}
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl) {
+		uint64_t n;
+		/* MHD has already rejected a malformed Content-Length; only its size matters. */
+		if (rf_parse_u64_str(cl, UINT64_MAX, &n) < 0 || n > API_MAX_BODY_BYTES)
+			return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
+	}
+	/* A body, when there is one, must be JSON; a POST without a body needs no type. */
+	if ((r->method == API_POST || r->method == API_PUT) &&
+	    ((cl && strcmp(cl, "0") != 0) ||
+	     MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))) {
+		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_TYPE);
+		if (!is_json_type(ct))
+			return send_error(r, c, RF_E_UNSUPPORTED_MEDIA_TYPE,
+					  "the request body must be application/json, not %s",
+					  ct ? ct : "(none)");
+	}
+	return MHD_YES;
+}
+
+static bool body_append(struct rf_req *r, const char *data, size_t n)
+{
+	if (r->too_large || r->body_len + n > API_MAX_BODY_BYTES) {
+		r->too_large = true;
+		r->discarded += n;
+		return r->discarded <= DISCARD_MAX_BYTES;
+	}
+	if (r->body_len + n + 1 > r->body_cap) {
+		size_t cap = r->body_cap ? r->body_cap : 4096;
+		char *nb;
+		while (cap < r->body_len + n + 1)
+			cap *= 2;
+		nb = realloc(r->body, cap);
+		if (!nb)
+			return false;
+		r->body = nb;
+		r->body_cap = cap;
+	}
+	memcpy(r->body + r->body_len, data, n);
+	r->body_len += n;
+	r->body[r->body_len] = '\0';
+	return true;
+}
+
+static void mhd_run(struct rf_daemon *d);
+
+/* Suspends the connection until the next scan finishes (starting one unless one runs). */
+static enum MHD_Result wait_for_scan(struct rf_req *r, struct MHD_Connection *c,
+				     struct api_reply *reply)
+{
+	struct rf_daemon *d = r->d;
+	uint64_t now = now_ns();
+
+	api_reply_reset(reply);
+	if (d->stopping)
+		return send_error(r, c, RF_E_UNAVAILABLE, "the daemon is stopping");
+	if (!d->scan_job && d->last_forced_scan_ns &&
+	    now - d->last_forced_scan_ns < RESCAN_MIN_INTERVAL_NS) {
+		api_error(reply, RF_E_RATE_LIMITED, NULL,
+			  "a rescan ran less than %llu s ago; retry later",
+			  RESCAN_MIN_INTERVAL_NS / 1000000000ull);
+		reply->retry_after_s = (int)(RESCAN_MIN_INTERVAL_NS / 1000000000ull);
+		return send_reply(r, c, reply, NULL, NULL);
+	}
+	if (!d->scan_job) {
+		d->last_forced_scan_ns = now;
+		rf_scan_start(d);
+		if (!d->scan_job)
+			return send_error(r, c, RF_E_UNAVAILABLE, "could not start a scan");
+	}
+	r->conn = c;
+	r->waiting = true;
+	r->next_waiter = d->scan_waiters;
+	d->scan_waiters = r;
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
+void rf_http_resume_waiters(struct rf_daemon *d, int why)
+{
+	struct rf_req *r = d->scan_waiters;
+
+	d->scan_waiters = NULL;
+	while (r) {
+		struct rf_req *next = r->next_waiter;
+		r->waiting = false;
+		r->resumed = true;
+		r->resume_err = why;
+		r->next_waiter = NULL;
+		MHD_resume_connection(r->conn);
+		r = next;
+	}
+	/* A resumed connection is only picked up by the next MHD_run: run it now rather than
+	 * at MHD's next timeout. */
+	mhd_run(d);
+}
+
+static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *c)
+{
+	struct rf_daemon *d = r->d;
+	struct api_request req = {0};
+	struct api_reply reply = {0};
+	struct api_env env;
+	const char *qmark = strchr(r->uri, '?');
+	char path[API_MAX_URL_BYTES + 1];
+	size_t plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
+
+	if (r->too_large)
+		return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
+	memcpy(path, r->uri, plen);
+	path[plen] = '\0';
+	req.method = r->method;
+	req.path = path;
+	req.query = qmark ? qmark + 1 : "";
+	req.body = r->body;
+	req.body_len = r->body_len;
+	rf_daemon_env(d, &env);
+	if (r->resumed) {
+		/* Back from waiting for a rescan: the new snapshot, or why there is none. */
+		if (r->resume_err == RF_E_IO)
+			return send_error(r, c, RF_E_UNAVAILABLE,
+					  "the scan failed; the previous snapshot is still served "
+					  "by GET /api/hardware");
+		if (r->resume_err < 0)
+			return send_error(r, c, RF_E_UNAVAILABLE, "the daemon is stopping");
+		api_hardware_get(&env, &req, &reply);
+		return send_reply(r, c, &reply, NULL, NULL);
+	}
+	r->route = api_dispatch(&env, &req, &reply);
+	if (reply.wait_for_scan)
+		return wait_for_scan(r, c, &reply);
+	return send_reply(r, c, &reply, NULL, NULL);
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+				 const char *method, const char *version, const char *upload_data,
+				 size_t *upload_data_size, void **con_cls)
+{
+	struct rf_req *r = *con_cls;
+	static const char nomem[] =
+		"{\"error\":{\"code\":\"out_of_memory\",\"message\":\"the server is out of memory\"}}";
+
+	(void)cls;
+	(void)url;
+	(void)version;
+	if (!r) {
+		/* The URI callback could not allocate: answer without per-request state. */
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			sizeof(nomem) - 1, (void *)nomem, MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result ok;
+		if (!resp)
+			return MHD_NO;
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		ok = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+		MHD_destroy_response(resp);
+		return ok;
+	}
+	if (!r->started)
+		return on_headers(r, c, method);
+	if (r->replied) {
+		/* An early error was queued; drop whatever body still arrives. */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!body_append(r, upload_data, *upload_data_size))
+			return MHD_NO;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return on_request_done(r, c);
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct rf_daemon *d = cls;
+	struct rf_req *r = calloc(1, sizeof(*r));
+	size_t n = strlen(uri);
+
+	(void)c;
+	if (!r)
+		return NULL;
+	r->d = d;
+	r->t0_ns = now_ns();
+	r->uri_len = n;
+	/* Past the URL cap only the length matters; keep a bounded copy for the log line. */
+	r->uri = strndup(uri, n > API_MAX_URL_BYTES ? 256 : n);
+	if (!r->uri) {
+		free(r);
+		return NULL;
+	}
+	d->in_flight++;
+	return r;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct rf_daemon *d = cls;
+	struct rf_req *r = *con_cls;
+	const char *method = r ? api_method_name(r->method) : "?";
+
+	(void)c;
+	if (!r)
+		return;
+	rf_log_info("http %s %.200s %d %lluus%s", r->method ? method : "-", r->uri, r->status,
+		    (unsigned long long)((now_ns() - r->t0_ns) / 1000),
+		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	d->in_flight--;
+	if (r->waiting) {
+		struct rf_req **pp = &d->scan_waiters;
+		while (*pp && *pp != r)
+			pp = &(*pp)->next_waiter;
+		if (*pp)
+			*pp = r->next_waiter;
+	}
+	free(r->body);
+	free(r->uri);
+	free(r);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	rf_log_debug("mhd: %s", line);
+}
+
+/* Runs MHD's pending work; called when its epoll fd is readable or its timeout expires. */
+static void mhd_run(struct rf_daemon *d)
+{
+	if (d->mhd)
+		MHD_run(d->mhd);
+}
+
+static void on_mhd_poll(uv_poll_t *h, int status, int events)
+{
+	(void)status;
+	(void)events;
+	mhd_run(h->data);
+}
+
+static void on_mhd_timer(uv_timer_t *t)
+{
+	mhd_run(t->data);
+}
+
+/* Before the loop blocks: re-arm the timer with MHD's next deadline. */
+static void on_mhd_prepare(uv_prepare_t *p)
+{
+	struct rf_daemon *d = p->data;
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	if (!d->mhd)
+		return;
+	if (MHD_get_timeout(d->mhd, &ms) == MHD_YES)
+		uv_timer_start(&d->mhd_timer, on_mhd_timer, ms, 0);
+	else
+		uv_timer_stop(&d->mhd_timer);
+}
+
+int rf_http_start(struct rf_daemon *d)
+{
+	char host[128];
+	int port;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME |
+			 MHD_USE_TURBO;
+	const union MHD_DaemonInfo *info;
+	int epfd, listen_fd;
+
+	if (rf_listen_parse(d->cfg->listen, host, sizeof(host), &port) < 0)
+		return RF_E_INVALID_VALUE;
+	memset(&ss, 0, sizeof(ss));
+	if (strchr(host, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		inet_pton(AF_INET6, host, &s6->sin6_addr);
+		flags |= MHD_USE_IPv6;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		inet_pton(AF_INET, host, &s4->sin_addr);
+	}
+	d->mhd = MHD_start_daemon(
+		flags, (uint16_t)port, NULL, NULL, on_access, d, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_log, d, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, d,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+	if (!d->mhd) {
+		rf_log_error("cannot listen on %s (address in use or not available)",
+			     d->cfg->listen);
+		return RF_E_IO;
+	}
+	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	epfd = info ? info->epoll_fd : -1;
+	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+	listen_fd = info ? info->listen_fd : -1;
+	sl = sizeof(ss);
+	if (listen_fd >= 0 && getsockname(listen_fd, (struct sockaddr *)&ss, &sl) == 0)
+		d->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+							   ((struct sockaddr_in *)&ss)->sin_port);
+	if (epfd < 0 || uv_poll_init(&d->loop, &d->mhd_poll, epfd) != 0) {
+		MHD_stop_daemon(d->mhd);
+		d->mhd = NULL;
+		rf_log_error("cannot watch libmicrohttpd's epoll descriptor");
+		return RF_E_IO;
+	}
+	d->mhd_poll.data = d;
+	uv_timer_init(&d->loop, &d->mhd_timer);
+	d->mhd_timer.data = d;
+	uv_prepare_init(&d->loop, &d->mhd_prepare);
+	d->mhd_prepare.data = d;
+	uv_poll_start(&d->mhd_poll, UV_READABLE, on_mhd_poll);
+	uv_prepare_start(&d->mhd_prepare, on_mhd_prepare);
+	return 0;
+}
+
+void rf_http_quiesce(struct rf_daemon *d)
+{
+	MHD_socket fd;
+
+	if (!d->mhd)
+		return;
+	fd = MHD_quiesce_daemon(d->mhd);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+}
+
+void rf_http_stop(struct rf_daemon *d)
+{
+	if (!d->mhd)
+		return;
+	uv_poll_stop(&d->mhd_poll);
+	uv_prepare_stop(&d->mhd_prepare);
+	uv_timer_stop(&d->mhd_timer);
+	MHD_stop_daemon(d->mhd);
+	d->mhd = NULL;
+	uv_close((uv_handle_t *)&d->mhd_poll, NULL);
+	uv_close((uv_handle_t *)&d->mhd_prepare, NULL);
+	uv_close((uv_handle_t *)&d->mhd_timer, NULL);
+}

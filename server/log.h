@@ -1,0 +1,21 @@
+/*
+ * Logging: one line per event on stderr, "TIME LEVEL message", filtered by --log-level.
+ * Safe to call from the scan worker thread (each line is written with one write call).
+ */
+#ifndef RIGFIT_SERVER_LOG_H
+#define RIGFIT_SERVER_LOG_H
+
+#include "server/config.h"
+
+/* Sets the most verbose level that is printed. */
+void rf_log_set_level(enum rf_log_level level);
+
+/* Writes one line at level when the level is enabled. */
+void rf_log(enum rf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define rf_log_error(...) rf_log(RF_LOG_ERROR, __VA_ARGS__)
+#define rf_log_warn(...) rf_log(RF_LOG_WARN, __VA_ARGS__)
+#define rf_log_info(...) rf_log(RF_LOG_INFO, __VA_ARGS__)
+#define rf_log_debug(...) rf_log(RF_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * The data files under --profiles (devices.json, tiers.json, models.json...): loaded at start
+ * and on SIGHUP. A load is all or nothing: a broken file is reported with its name and line
+ * and the caller keeps the last good set.
+ */
+#ifndef RIGFIT_SERVER_PROFILES_H
+#define RIGFIT_SERVER_PROFILES_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#define RF_PROFILES_MAX_FILES 64
+#define RF_PROFILES_MAX_BYTES (16u << 20)
+
+struct rf_profile_file {
+	char name[256]; /* "tiers.json" */
+	cJSON *doc;
+};
+
+struct rf_profiles {
+	int n_files;
+	struct rf_profile_file files[RF_PROFILES_MAX_FILES];
+};
+
+/* Loads every *.json file of dir (sorted by name). Returns 0 and a new set in *out (free with
+ * rf_profiles_free), or a negative rf_err with "FILE:LINE: reason" in err; *out is then
+ * untouched. A missing directory is an error too (RF_E_NOT_FOUND). */
+int rf_profiles_load(const char *dir, struct rf_profiles **out /* OUT */, char *err, size_t errlen);
+
+/* Returns the parsed document of the file called name, or NULL. */
+const cJSON *rf_profiles_get(const struct rf_profiles *p, const char *name);
+
+/* Frees p. NULL is a no-op. */
+void rf_profiles_free(struct rf_profiles *p);
+
+#endif

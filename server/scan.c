@@ -1,0 +1,108 @@
+/*
+ * The scan cache. A uv_timer starts a scan every --scan-interval seconds; the scan runs on the
+ * libuv thread pool (uv_queue_work) so a slow probe never delays a request; the worker also
+ * renders the snapshot's JSON and appends it to the scan history. When it finishes, the loop
+ * thread swaps the published snapshot pointer: requests always read a complete, immutable
+ * snapshot. A timer tick while a scan still runs is skipped, not queued.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/hardware_json.h"
+#include "core/err.h"
+#include "server/daemon_priv.h"
+#include "server/detect/detect.h"
+#include "server/log.h"
+
+struct rf_scan_job {
+	uv_work_t work;
+	struct rf_daemon *d;
+	struct api_snapshot *result;
+	int rc;
+	int store_rc;
+};
+
+void rf_snapshot_free(struct api_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->json);
+	free(s);
+}
+
+static void scan_work(uv_work_t *w)
+{
+	struct rf_scan_job *job = w->data;
+	struct rf_daemon *d = job->d;
+	struct rf_detect_opts opts = {.root = d->cfg->root};
+	struct api_snapshot *snap = calloc(1, sizeof(*snap));
+
+	if (!snap) {
+		job->rc = RF_E_NOMEM;
+		return;
+	}
+	job->rc = rf_detect_scan(&opts, &snap->hw);
+	if (job->rc == 0) {
+		snap->json = api_hardware_render(&snap->hw, &snap->json_len);
+		if (!snap->json)
+			job->rc = RF_E_NOMEM;
+	}
+	if (job->rc < 0) {
+		rf_snapshot_free(snap);
+		return;
+	}
+	job->result = snap;
+	if (d->store)
+		job->store_rc = rf_store_scan_append(d->store, snap->hw.scanned_at_ms,
+						     snap->hw.scan_duration_ms, snap->json,
+						     snap->json_len, d->cfg->scan_history_keep);
+}
+
+static void scan_done(uv_work_t *w, int status)
+{
+	struct rf_scan_job *job = w->data;
+	struct rf_daemon *d = job->d;
+
+	d->scan_job = NULL;
+	if (status == UV_ECANCELED || job->rc < 0) {
+		d->scan_failures++;
+		if (status != UV_ECANCELED)
+			rf_log_error("scan failed: %s", rf_err_code(job->rc));
+		rf_snapshot_free(job->result);
+		free(job);
+		rf_http_resume_waiters(d, RF_E_IO);
+		return;
+	}
+	if (job->store_rc < 0)
+		rf_log_warn("scan history: could not store the scan (%s)",
+			    rf_err_code(job->store_rc));
+	job->result->seq = ++d->scan_seq;
+	rf_snapshot_free(d->snapshot);
+	d->snapshot = job->result;
+	d->scans_total++;
+	rf_log_debug("scan %llu done in %.2f ms", (unsigned long long)d->scan_seq,
+		     d->snapshot->hw.scan_duration_ms);
+	free(job);
+	rf_http_resume_waiters(d, 0);
+}
+
+void rf_scan_start(struct rf_daemon *d)
+{
+	struct rf_scan_job *job;
+
+	if (d->scan_job || d->stopping)
+		return;
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		d->scan_failures++;
+		return;
+	}
+	job->d = d;
+	job->work.data = job;
+	if (uv_queue_work(&d->loop, &job->work, scan_work, scan_done) != 0) {
+		d->scan_failures++;
+		free(job);
+		return;
+	}
+	d->scan_job = job;
+}

@@ -1,0 +1,750 @@
+/*
+ * The SQLite store (see store.h): one serialized connection per handle, opened in WAL mode with
+ * a busy timeout, checked (quick_check) before anything is written, and brought up to date by
+ * the embedded migrations, each in its own BEGIN IMMEDIATE ... COMMIT together with its
+ * PRAGMA user_version. A file that is not a SQLite database, is corrupt, belongs to another
+ * program or was made by a newer rigfit is refused before the first write, so opening the
+ * wrong path can never damage it.
+ *
+ * Every statement that takes a value is prepared once at open and bound at each call. The
+ * handle is shared by the loop thread and the scan worker: each public call holds the
+ * connection's own (recursive) mutex for its whole duration, so a transaction and the shared
+ * prepared statements are never interleaved with another thread's call.
+ */
+#include "server/store/store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/err.h"
+
+#define STORE_BUSY_TIMEOUT_MS 2000
+#define STORE_LIST_MAX 1000
+#define STORE_DIR_MAX 4096
+#define STORE_MAX_MIGRATIONS 9999
+/* The largest hardware JSON a scan may store; a real one is a few KiB. */
+#define STORE_MAX_SCAN_JSON (16 * 1024 * 1024)
+
+struct rf_store {
+	sqlite3 *db;
+	int n_migrations;
+	sqlite3_stmt *begin;    /* BEGIN IMMEDIATE */
+	sqlite3_stmt *commit;   /* COMMIT */
+	sqlite3_stmt *rollback; /* ROLLBACK */
+	sqlite3_stmt *version;  /* PRAGMA user_version */
+	sqlite3_stmt *scan_insert;
+	sqlite3_stmt *scan_trim;
+	sqlite3_stmt *scan_list;
+};
+
+static const char SQL_SCAN_INSERT[] =
+	"INSERT INTO scans (scanned_at_ms, scan_duration_ms, hardware_json) VALUES (?1, ?2, ?3)";
+/* Deletes every row older than the keep_last-th newest (bound as OFFSET keep_last - 1); with
+ * fewer rows the subquery is NULL and nothing matches. */
+static const char SQL_SCAN_TRIM[] = "DELETE FROM scans WHERE id < "
+				    "(SELECT id FROM scans ORDER BY id DESC LIMIT 1 OFFSET ?1)";
+static const char SQL_SCAN_LIST[] =
+	"SELECT id, scanned_at_ms, scan_duration_ms, hardware_json FROM scans "
+	"WHERE id < ?1 ORDER BY id DESC LIMIT ?2";
+
+static void store_msg(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Writes a one-line message into errbuf (when there is one): a path or a SQLite message that
+ * holds a newline must not break the one-line log the daemon writes. */
+static void store_msg(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+	for (char *p = errbuf; *p; p++) {
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	}
+}
+
+/* Maps a SQLite result code (primary or extended) that is an error to an rf_err. A database
+ * that is busy, locked, full, read-only, corrupt or failing I/O is "unavailable" to clients;
+ * only our own misuse is internal. */
+static int store_err(int src)
+{
+	switch (src & 0xff) {
+	case SQLITE_NOMEM:
+		return RF_E_NOMEM;
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+		return RF_E_INVALID_VALUE;
+	case SQLITE_TOOBIG:
+		return RF_E_TOO_LARGE;
+	case SQLITE_MISUSE:
+	case SQLITE_RANGE:
+		return RF_E_INTERNAL;
+	default:
+		/* BUSY, LOCKED, FULL, IOERR, READONLY, CORRUPT, NOTADB, CANTOPEN, PERM, ERROR... */
+		return RF_E_STORE_UNAVAILABLE;
+	}
+}
+
+/* Returns advice to append to a message about SQLite error src: a file or directory that
+ * cannot be written is the usual deployment mistake (a StateDirectory, a volume's owner). */
+static const char *store_hint(int src)
+{
+	switch (src & 0xff) {
+	case SQLITE_READONLY:
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+		return " (rigfit must be able to write the file and its directory)";
+	default:
+		return "";
+	}
+}
+
+/* Steps a statement that returns no row to completion and resets it (bindings cleared, so no
+ * pointer into a caller's buffer survives the call). Returns SQLite's result: SQLITE_DONE on
+ * success. */
+static int store_step_done(sqlite3_stmt *s)
+{
+	int src = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return src;
+}
+
+/* Reads PRAGMA user_version into *out. Returns SQLITE_OK or SQLite's error. */
+static int store_read_version(struct rf_store *st, int *out /* OUT */)
+{
+	int src = sqlite3_step(st->version);
+
+	if (src == SQLITE_ROW) {
+		*out = sqlite3_column_int(st->version, 0);
+		src = SQLITE_OK;
+	}
+	sqlite3_reset(st->version);
+	return src == SQLITE_DONE ? SQLITE_ERROR : src;
+}
+
+/* Counts the objects (tables, indexes...) in the schema into *out. Returns SQLITE_OK or
+ * SQLite's error. Used once at open and inside the first migration, so it is not kept. */
+static int store_count_objects(sqlite3 *db, int *out /* OUT */)
+{
+	sqlite3_stmt *s = NULL;
+	int src = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
+
+	if (src == SQLITE_OK) {
+		src = sqlite3_step(s);
+		if (src == SQLITE_ROW) {
+			*out = sqlite3_column_int(s, 0);
+			src = SQLITE_OK;
+		} else if (src == SQLITE_DONE) {
+			src = SQLITE_ERROR;
+		}
+	}
+	sqlite3_finalize(s);
+	return src;
+}
+
+/* Runs PRAGMA quick_check(1), which reads every page of the file without writing, and writes
+ * its first line ("ok" for a sound file) into verdict. Returns SQLITE_OK or SQLite's error
+ * (a badly damaged file fails the statement itself with SQLITE_CORRUPT). */
+static int store_quick_check(sqlite3 *db, char *verdict, size_t len)
+{
+	sqlite3_stmt *s = NULL;
+	int src = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL);
+
+	if (src == SQLITE_OK) {
+		src = sqlite3_step(s);
+		if (src == SQLITE_ROW) {
+			const unsigned char *t = sqlite3_column_text(s, 0);
+			snprintf(verdict, len, "%s", t ? (const char *)t : "");
+			src = t ? SQLITE_OK : SQLITE_NOMEM;
+		} else if (src == SQLITE_DONE) {
+			src = SQLITE_ERROR;
+		}
+	}
+	sqlite3_finalize(s);
+	return src;
+}
+
+/* Checks that the migration table is named 0001_*.sql, 0002_*.sql... in order, so that
+ * migration N is always the same file whatever the build globbed. Writes their count to *n.
+ * Returns 0 or RF_E_INTERNAL (the binary was built wrong). */
+static int store_check_migrations(const struct rf_embedded_file *m, int *n /* OUT */, char *errbuf,
+				  size_t errlen)
+{
+	int i;
+
+	if (!m) {
+		store_msg(errbuf, errlen, "no migration table was given");
+		return RF_E_INTERNAL;
+	}
+	for (i = 0; m[i].name; i++) {
+		const char *name = m[i].name;
+		size_t len = strlen(name);
+		int num = 0;
+
+		if (i >= STORE_MAX_MIGRATIONS) {
+			store_msg(errbuf, errlen, "more than %d migrations", STORE_MAX_MIGRATIONS);
+			return RF_E_INTERNAL;
+		}
+		for (int k = 0; k < 4; k++) {
+			if (name[k] < '0' || name[k] > '9') {
+				num = -1;
+				break;
+			}
+			num = num * 10 + (name[k] - '0');
+		}
+		if (num != i + 1 || name[4] != '_' || len < 10 ||
+		    strcmp(name + len - 4, ".sql") != 0) {
+			store_msg(errbuf, errlen,
+				  "migration %d is named '%s'; expected %04d_<name>.sql", i + 1,
+				  name, i + 1);
+			return RF_E_INTERNAL;
+		}
+		if (!m[i].data) {
+			store_msg(errbuf, errlen, "migration %s has no SQL", name);
+			return RF_E_INTERNAL;
+		}
+	}
+	*n = i;
+	return 0;
+}
+
+/* Creates the parent directory of path when it is missing (one level, like ./var). Returns 0
+ * or RF_E_STORE_UNAVAILABLE with the reason in errbuf. */
+static int store_make_parent(const char *path, char *errbuf, size_t errlen)
+{
+	char dir[STORE_DIR_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+	size_t len;
+
+	if (!slash || slash == path)
+		return 0;
+	len = (size_t)(slash - path);
+	if (len >= sizeof(dir)) {
+		store_msg(errbuf, errlen, "database path is too long (%zu bytes)", strlen(path));
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	if (stat(dir, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode)) {
+			store_msg(errbuf, errlen,
+				  "cannot open database '%s': '%s' is not a directory", path, dir);
+			return RF_E_STORE_UNAVAILABLE;
+		}
+		return 0;
+	}
+	if (errno != ENOENT || (mkdir(dir, 0750) != 0 && errno != EEXIST)) {
+		store_msg(errbuf, errlen, "cannot create directory '%s' for the database: %s", dir,
+			  strerror(errno));
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	return 0;
+}
+
+/* What the authorizer saw while a migration ran. */
+struct store_auth {
+	const char *refused; /* the statement kind refused, or NULL */
+};
+
+/* Authorizer installed while a migration's SQL runs: a migration must not end, nest or step
+ * around the transaction the store wraps it in, set user_version itself or attach another
+ * file. Refusing at prepare time means the offending statement never runs, and the rollback
+ * undoes whatever ran before it. */
+static int store_migration_auth(void *ctx, int action, const char *a1, const char *a2,
+				const char *a3, const char *a4)
+{
+	struct store_auth *auth = ctx;
+
+	(void)a2;
+	(void)a3;
+	(void)a4;
+	switch (action) {
+	case SQLITE_TRANSACTION:
+		auth->refused = "BEGIN/COMMIT/ROLLBACK";
+		return SQLITE_DENY;
+	case SQLITE_SAVEPOINT:
+		auth->refused = "SAVEPOINT/RELEASE";
+		return SQLITE_DENY;
+	case SQLITE_ATTACH:
+	case SQLITE_DETACH:
+		auth->refused = "ATTACH/DETACH";
+		return SQLITE_DENY;
+	case SQLITE_PRAGMA:
+		if (a1 && sqlite3_stricmp(a1, "user_version") == 0) {
+			auth->refused = "PRAGMA user_version";
+			return SQLITE_DENY;
+		}
+		return SQLITE_OK;
+	default:
+		return SQLITE_OK;
+	}
+}
+
+/* Applies migration number v + 1 (m[v]) in one transaction with its user_version, unless
+ * another process got there first. *done is set when no migration remains. Returns 0 or a
+ * negative rf_err with the reason (naming the file and SQLite's error) in errbuf. */
+static int store_migrate_one(struct rf_store *st, const char *path,
+			     const struct rf_embedded_file *m, bool *done /* OUT */, char *errbuf,
+			     size_t errlen)
+{
+	struct store_auth auth = {NULL};
+	char sql[64], *emsg = NULL;
+	int src, rc = 0, v = 0, objects = 0;
+	const char *name = NULL;
+
+	src = store_step_done(st->begin);
+	if (src != SQLITE_DONE) {
+		store_msg(errbuf, errlen, "cannot upgrade database '%s': %s%s", path,
+			  sqlite3_errmsg(st->db), store_hint(src));
+		return store_err(src);
+	}
+	/* Read again under the write lock: a second rigfit may have migrated meanwhile. */
+	src = store_read_version(st, &v);
+	if (src == SQLITE_OK && v == 0)
+		src = store_count_objects(st->db, &objects);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot upgrade database '%s': %s", path,
+			  sqlite3_errmsg(st->db));
+		rc = store_err(src);
+		goto out;
+	}
+	if (v >= st->n_migrations) {
+		if (v > st->n_migrations) {
+			store_msg(
+				errbuf, errlen,
+				"database '%s' has schema version %d but this rigfit knows %d: it "
+				"was made by a newer rigfit",
+				path, v, st->n_migrations);
+			rc = RF_E_STORE_UNAVAILABLE;
+			goto out;
+		}
+		*done = true;
+		goto out;
+	}
+	if (v < 0 || (v == 0 && objects > 0)) {
+		store_msg(errbuf, errlen,
+			  "'%s' is a SQLite database but not a rigfit one (user_version %d); "
+			  "refusing to change it",
+			  path, v);
+		rc = RF_E_STORE_UNAVAILABLE;
+		goto out;
+	}
+	name = m[v].name;
+	sqlite3_set_authorizer(st->db, store_migration_auth, &auth);
+	src = sqlite3_exec(st->db, m[v].data, NULL, NULL, &emsg);
+	sqlite3_set_authorizer(st->db, NULL, NULL);
+	if (src != SQLITE_OK) {
+		if (auth.refused)
+			store_msg(
+				errbuf, errlen,
+				"migration %s failed: it contains %s, which the store does itself",
+				name, auth.refused);
+		else
+			store_msg(errbuf, errlen, "migration %s failed: %s", name,
+				  emsg ? emsg : sqlite3_errstr(src));
+		/* A migration that fights the wrapper is a bug in the binary, not in the file. */
+		rc = auth.refused ? RF_E_INTERNAL : store_err(src);
+		goto out;
+	}
+	/* PRAGMA takes no bound parameter; v + 1 is our own counter, never outside input. */
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+	src = sqlite3_exec(st->db, sql, NULL, NULL, &emsg);
+	if (src == SQLITE_OK)
+		src = store_step_done(st->commit);
+	if (src != SQLITE_OK && src != SQLITE_DONE) {
+		store_msg(errbuf, errlen, "migration %s failed: %s", name,
+			  emsg ? emsg : sqlite3_errmsg(st->db));
+		rc = store_err(src);
+		goto out;
+	}
+	*done = v + 1 >= st->n_migrations;
+out:
+	sqlite3_free(emsg);
+	if (!sqlite3_get_autocommit(st->db))
+		store_step_done(rc < 0 ? st->rollback : st->commit);
+	return rc;
+}
+
+/* Prepares one statement of the handle. Returns 0 or a negative rf_err with errbuf set. */
+static int store_prepare(struct rf_store *st, const char *path, const char *sql, sqlite3_stmt **out,
+			 char *errbuf, size_t errlen)
+{
+	int src = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
+
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot use database '%s': %s", path,
+			  sqlite3_errmsg(st->db));
+		return store_err(src);
+	}
+	return 0;
+}
+
+/* Checks the file before the first write: readable as SQLite, writable, sound (quick_check),
+ * not from a newer rigfit and not another program's database. Returns 0 or a negative rf_err
+ * with the reason in errbuf. */
+static int store_check_file(struct rf_store *st, const char *path, char *errbuf, size_t errlen)
+{
+	char verdict[256];
+	int src, v = 0, objects = 0;
+
+	/* The first read of page 1: a file that is not a database fails here. */
+	src = store_read_version(st, &v);
+	if (src == SQLITE_OK)
+		src = store_count_objects(st->db, &objects);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "%s database '%s': %s%s",
+			  (src & 0xff) == SQLITE_CORRUPT ? "corrupt" : "cannot open", path,
+			  sqlite3_errmsg(st->db), store_hint(src));
+		return store_err(src);
+	}
+	if (sqlite3_db_readonly(st->db, "main") == 1) {
+		store_msg(errbuf, errlen,
+			  "database '%s' is read-only (check the permissions of the file and its "
+			  "directory)",
+			  path);
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	src = store_quick_check(st->db, verdict, sizeof(verdict));
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path,
+			  sqlite3_errmsg(st->db));
+		return store_err(src) == RF_E_NOMEM ? RF_E_NOMEM : RF_E_STORE_UNAVAILABLE;
+	}
+	if (strcmp(verdict, "ok") != 0) {
+		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path, verdict);
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	if (v > st->n_migrations) {
+		store_msg(errbuf, errlen,
+			  "database '%s' has schema version %d but this rigfit knows %d: it was "
+			  "made by a newer rigfit",
+			  path, v, st->n_migrations);
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	if (v < 0 || (v == 0 && objects > 0)) {
+		store_msg(errbuf, errlen,
+			  "'%s' is a SQLite database but not a rigfit one (user_version %d); "
+			  "refusing to change it",
+			  path, v);
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	return 0;
+}
+
+/* Sets the connection's pragmas: WAL (readers never wait for the writer), NORMAL sync (safe
+ * with WAL: a power cut may lose the last commits, never consistency), foreign keys. Returns 0
+ * or a negative rf_err with errbuf set. */
+static int store_configure(struct rf_store *st, const char *path, char *errbuf, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	char *emsg = NULL;
+	int src, rc = 0;
+
+	src = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s, NULL);
+	if (src == SQLITE_OK) {
+		src = sqlite3_step(s);
+		/* The answer is the mode now in force; a file system without shared memory keeps
+		 * the rollback journal, which is slower but correct, so that is not an error. */
+		if (src == SQLITE_ROW || src == SQLITE_DONE)
+			src = SQLITE_OK;
+	}
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot set WAL mode on database '%s': %s%s", path,
+			  sqlite3_errmsg(st->db), store_hint(src));
+		rc = store_err(src);
+		goto out;
+	}
+	src = sqlite3_exec(st->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", NULL,
+			   NULL, &emsg);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot configure database '%s': %s", path,
+			  emsg ? emsg : sqlite3_errstr(src));
+		rc = store_err(src);
+	}
+out:
+	sqlite3_finalize(s);
+	sqlite3_free(emsg);
+	return rc;
+}
+
+int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
+		  struct rf_store **out, char *errbuf, size_t errlen)
+{
+	struct rf_store *st = NULL;
+	bool done = false;
+	int rc, src, n = 0, v = 0;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (out)
+		*out = NULL;
+	if (!out || !path || !*path) {
+		store_msg(errbuf, errlen, "no database path was given");
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	rc = store_check_migrations(migrations, &n, errbuf, errlen);
+	if (rc < 0)
+		return rc;
+	rc = store_make_parent(path, errbuf, errlen);
+	if (rc < 0)
+		return rc;
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		store_msg(errbuf, errlen, "out of memory opening database '%s'", path);
+		return RF_E_NOMEM;
+	}
+	st->n_migrations = n;
+	src = sqlite3_open_v2(path, &st->db,
+			      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+			      NULL);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot open database '%s': %s%s", path,
+			  st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src), store_hint(src));
+		rc = store_err(src);
+		goto out;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	/* Refuses writes that could corrupt the file even through SQL (writable_schema...). */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+
+	if ((rc = store_prepare(st, path, "PRAGMA user_version", &st->version, errbuf, errlen)) < 0)
+		goto out;
+	/* Nothing has been written yet: a wrong file is refused untouched. */
+	if ((rc = store_check_file(st, path, errbuf, errlen)) < 0)
+		goto out;
+	if ((rc = store_configure(st, path, errbuf, errlen)) < 0)
+		goto out;
+	if ((rc = store_prepare(st, path, "BEGIN IMMEDIATE", &st->begin, errbuf, errlen)) < 0 ||
+	    (rc = store_prepare(st, path, "COMMIT", &st->commit, errbuf, errlen)) < 0 ||
+	    (rc = store_prepare(st, path, "ROLLBACK", &st->rollback, errbuf, errlen)) < 0)
+		goto out;
+
+	src = store_read_version(st, &v);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot read database '%s': %s%s", path,
+			  sqlite3_errmsg(st->db), store_hint(src));
+		rc = store_err(src);
+		goto out;
+	}
+	done = v >= n;
+	while (!done) {
+		rc = store_migrate_one(st, path, migrations, &done, errbuf, errlen);
+		if (rc < 0)
+			goto out;
+	}
+
+	if ((rc = store_prepare(st, path, SQL_SCAN_INSERT, &st->scan_insert, errbuf, errlen)) < 0 ||
+	    (rc = store_prepare(st, path, SQL_SCAN_TRIM, &st->scan_trim, errbuf, errlen)) < 0 ||
+	    (rc = store_prepare(st, path, SQL_SCAN_LIST, &st->scan_list, errbuf, errlen)) < 0)
+		goto out;
+	*out = st;
+	st = NULL;
+	rc = 0;
+out:
+	rf_store_close(st);
+	return rc;
+}
+
+int rf_store_set_busy_timeout(struct rf_store *st, int ms)
+{
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	if (ms < 0)
+		return RF_E_INVALID_VALUE;
+	return sqlite3_busy_timeout(st->db, ms) == SQLITE_OK ? 0 : RF_E_INTERNAL;
+}
+
+void rf_store_close(struct rf_store *st)
+{
+	if (!st)
+		return;
+	sqlite3_finalize(st->begin);
+	sqlite3_finalize(st->commit);
+	sqlite3_finalize(st->rollback);
+	sqlite3_finalize(st->version);
+	sqlite3_finalize(st->scan_insert);
+	sqlite3_finalize(st->scan_trim);
+	sqlite3_finalize(st->scan_list);
+	/* Every statement is finalized, so the close is immediate; the last connection also
+	 * checkpoints the WAL into the main file. */
+	sqlite3_close_v2(st->db);
+	free(st);
+}
+
+int rf_store_schema_version(struct rf_store *st)
+{
+	sqlite3_mutex *mx;
+	int src, v = 0;
+
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	mx = sqlite3_db_mutex(st->db);
+	sqlite3_mutex_enter(mx);
+	src = store_read_version(st, &v);
+	sqlite3_mutex_leave(mx);
+	return src == SQLITE_OK ? v : store_err(src);
+}
+
+int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double duration_ms,
+			 const char *hardware_json, size_t len, int keep_last)
+{
+	sqlite3_mutex *mx;
+	int rc = 0, src;
+
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	if (!hardware_json || scanned_at_ms < 0 || !isfinite(duration_ms) || duration_ms < 0)
+		return RF_E_INVALID_VALUE;
+	if (len > STORE_MAX_SCAN_JSON)
+		return RF_E_TOO_LARGE;
+
+	mx = sqlite3_db_mutex(st->db);
+	sqlite3_mutex_enter(mx);
+	src = store_step_done(st->begin);
+	if (src != SQLITE_DONE)
+		goto out;
+	src = sqlite3_bind_int64(st->scan_insert, 1, scanned_at_ms);
+	if (src == SQLITE_OK)
+		src = sqlite3_bind_double(st->scan_insert, 2, duration_ms);
+	if (src == SQLITE_OK)
+		src = sqlite3_bind_text64(st->scan_insert, 3, hardware_json, (sqlite3_uint64)len,
+					  SQLITE_STATIC, SQLITE_UTF8);
+	if (src != SQLITE_OK)
+		goto out;
+	src = store_step_done(st->scan_insert);
+	if (src != SQLITE_DONE)
+		goto out;
+	if (keep_last > 0) {
+		/* OFFSET keep_last - 1 names the oldest row to keep; older ones go. */
+		src = sqlite3_bind_int(st->scan_trim, 1, keep_last - 1);
+		if (src != SQLITE_OK)
+			goto out;
+		src = store_step_done(st->scan_trim);
+		if (src != SQLITE_DONE)
+			goto out;
+	}
+	src = store_step_done(st->commit);
+out:
+	if (src != SQLITE_DONE && src != SQLITE_OK)
+		rc = store_err(src);
+	/* A failed COMMIT (or step) may leave the transaction open; never leave it so. */
+	if (!sqlite3_get_autocommit(st->db))
+		store_step_done(st->rollback);
+	sqlite3_clear_bindings(st->scan_insert);
+	sqlite3_mutex_leave(mx);
+	return rc;
+}
+
+int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
+		       struct api_scan_row **rows, int *n)
+{
+	struct api_scan_row *arr = NULL;
+	sqlite3_stmt *s;
+	sqlite3_mutex *mx;
+	int count = 0, cap = 0, rc = 0, src;
+
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	if (!rows || !n)
+		return RF_E_INTERNAL;
+	if (limit < 1)
+		limit = 1;
+	if (limit > STORE_LIST_MAX)
+		limit = STORE_LIST_MAX;
+
+	s = st->scan_list;
+	mx = sqlite3_db_mutex(st->db);
+	sqlite3_mutex_enter(mx);
+	src = sqlite3_bind_int64(s, 1, before_id > 0 ? before_id : INT64_MAX);
+	if (src == SQLITE_OK)
+		src = sqlite3_bind_int(s, 2, limit);
+	if (src != SQLITE_OK) {
+		rc = store_err(src);
+		goto out;
+	}
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		struct api_scan_row *row;
+		const unsigned char *text;
+		int tlen;
+
+		if (count == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			struct api_scan_row *grown;
+
+			if (ncap > limit)
+				ncap = limit;
+			grown = realloc(arr, (size_t)ncap * sizeof(*arr));
+			if (!grown) {
+				rc = RF_E_NOMEM;
+				goto out;
+			}
+			arr = grown;
+			cap = ncap;
+		}
+		text = sqlite3_column_text(s, 3);
+		tlen = sqlite3_column_bytes(s, 3);
+		if (!text) {
+			/* The column is NOT NULL: no text means SQLite ran out of memory. */
+			rc = sqlite3_errcode(st->db) == SQLITE_NOMEM ? RF_E_NOMEM :
+								       RF_E_STORE_UNAVAILABLE;
+			goto out;
+		}
+		row = &arr[count];
+		row->hardware_json = malloc((size_t)tlen + 1);
+		if (!row->hardware_json) {
+			rc = RF_E_NOMEM;
+			goto out;
+		}
+		memcpy(row->hardware_json, text, (size_t)tlen);
+		row->hardware_json[tlen] = '\0';
+		row->id = sqlite3_column_int64(s, 0);
+		row->scanned_at_ms = sqlite3_column_int64(s, 1);
+		row->scan_duration_ms = sqlite3_column_double(s, 2);
+		count++;
+	}
+	if (src != SQLITE_DONE)
+		rc = store_err(src);
+out:
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	sqlite3_mutex_leave(mx);
+	if (rc < 0) {
+		api_scan_rows_free(arr, count);
+		return rc;
+	}
+	*rows = arr;
+	*n = count;
+	return 0;
+}
+
+/* The api_store.scan_list entry: the store handle travels as ctx. */
+static int store_api_scan_list(void *ctx, int64_t before_id, int limit, struct api_scan_row **rows,
+			       int *n)
+{
+	return rf_store_scan_list(ctx, before_id, limit, rows, n);
+}
+
+struct api_store rf_store_api(struct rf_store *st)
+{
+	struct api_store api = {
+		.ctx = st,
+		.available = st != NULL,
+		.scan_list = store_api_scan_list,
+	};
+	return api;
+}

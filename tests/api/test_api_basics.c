@@ -1,0 +1,304 @@
+/*
+ * Unit tests for the API layer without a socket: the error envelope, the route table and
+ * dispatch, query parameters, the JSON field walker, the metrics text and the hardware JSON.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/hardware_json.h"
+#include "api/jsonmap.h"
+#include "api/metrics.h"
+#include "core/err.h"
+#include "tests/test.h"
+
+static cJSON *reply_json(const struct api_reply *r)
+{
+	const char *b = r->body ? r->body : r->borrowed_body;
+	cJSON *j = cJSON_ParseWithLength(b, r->len);
+	ck_assert_msg(j != NULL, "not JSON: %.*s", (int)r->len, b);
+	return j;
+}
+
+START_TEST(error_envelope_has_code_message_and_field)
+{
+	struct api_reply r = {0};
+	cJSON *j, *e;
+
+	ck_assert_int_eq(api_error(&r, RF_E_INVALID_VALUE, "n_ctx", "n_ctx must be %d+", 1),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_str_eq(r.content_type, "application/json");
+	j = reply_json(&r);
+	e = cJSON_GetObjectItem(j, "error");
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "code")->valuestring, "invalid_value");
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "message")->valuestring, "n_ctx must be 1+");
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "field")->valuestring, "n_ctx");
+	cJSON_Delete(j);
+	api_reply_reset(&r);
+	/* Unknown codes become internal errors, never a bogus status. */
+	api_error(&r, 77, NULL, NULL);
+	ck_assert_int_eq(r.status, 500);
+	j = reply_json(&r);
+	ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "field"));
+	cJSON_Delete(j);
+	api_reply_reset(&r);
+}
+END_TEST
+
+START_TEST(route_table_finds_routes_methods_and_ids)
+{
+	unsigned allowed;
+	const char *id;
+	size_t id_len;
+	size_t n;
+	const struct api_route *t = api_routes(&n);
+
+	ck_assert_uint_gt(n, 4);
+	ck_assert_ptr_eq(api_route_find(API_GET, "/healthz", &allowed, &id, &id_len)->handler,
+			 api_health);
+	ck_assert_ptr_nonnull(api_route_find(API_HEAD, "/api/hardware", &allowed, &id, &id_len));
+	ck_assert_ptr_null(api_route_find(API_DELETE, "/api/hardware", &allowed, &id, &id_len));
+	ck_assert_uint_eq(allowed, API_GET | API_HEAD);
+	ck_assert_ptr_null(api_route_find(API_GET, "/api/hardware/", &allowed, &id, &id_len));
+	ck_assert_uint_eq(allowed, 0);
+	ck_assert_ptr_null(api_route_find(API_GET, "/HEALTHZ", &allowed, &id, &id_len));
+	/* Every route has a handler and a path that starts with '/'. */
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(t[i].handler);
+		ck_assert_int_eq(t[i].path[0], '/');
+	}
+}
+END_TEST
+
+START_TEST(dispatch_answers_404_and_405)
+{
+	struct api_env env = {0};
+	struct api_request req = {.method = API_GET, .path = "/x", .query = ""};
+	struct api_reply r = {0};
+
+	ck_assert_ptr_null(api_dispatch(&env, &req, &r));
+	ck_assert_int_eq(r.status, 404);
+	api_reply_reset(&r);
+	req.method = API_PUT;
+	req.path = "/metrics";
+	ck_assert_ptr_null(api_dispatch(&env, &req, &r));
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(r.allow, "GET, HEAD");
+	api_reply_reset(&r);
+	/* Before the first scan, the hardware route is a 503, not a crash. */
+	req.method = API_GET;
+	req.path = "/api/hardware";
+	ck_assert_ptr_nonnull(api_dispatch(&env, &req, &r));
+	ck_assert_int_eq(r.status, 503);
+	api_reply_reset(&r);
+}
+END_TEST
+
+START_TEST(query_parameters_decode_and_bound)
+{
+	char buf[8];
+
+	ck_assert_int_eq(api_query_get("a=1&limit=25&b", "limit", buf, sizeof(buf)), 1);
+	ck_assert_str_eq(buf, "25");
+	ck_assert_int_eq(api_query_get("a=1&b", "b", buf, sizeof(buf)), 1);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(api_query_get("x=%41%62+c", "x", buf, sizeof(buf)), 1);
+	ck_assert_str_eq(buf, "Ab c");
+	ck_assert_int_eq(api_query_get("limitx=1", "limit", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(api_query_get("x=%4", "x", buf, sizeof(buf)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(api_query_get("x=%00", "x", buf, sizeof(buf)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(api_query_get("x=123456789", "x", buf, sizeof(buf)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(api_query_get("", "x", buf, sizeof(buf)), 0);
+}
+END_TEST
+
+struct demo {
+	int64_t n;
+	bool has_n;
+	double ratio;
+	bool flag;
+	char name[8];
+};
+
+static const struct jm_field demo_fields[] = {
+	{"n", JM_INT, offsetof(struct demo, n), 0, 1, 100, true, offsetof(struct demo, has_n)},
+	{"ratio", JM_DOUBLE, offsetof(struct demo, ratio), 0, 0, 1, false, 0},
+	{"flag", JM_BOOL, offsetof(struct demo, flag), 0, 0, 0, false, 0},
+	{"name", JM_STRING, offsetof(struct demo, name), sizeof(((struct demo *)0)->name), 0, 0,
+	 false, 0},
+};
+
+/* Maps body with the demo table; returns the rf_err and the offending field (or ""). */
+static int map_demo(const char *body, struct demo *d, char *field, size_t flen)
+{
+	struct api_request req = {.body = body, .body_len = strlen(body)};
+	struct api_reply r = {0};
+	cJSON *obj = NULL, *j;
+	int rc = jm_parse_body(&req, false, &obj, &r);
+
+	if (rc == 0) {
+		rc = jm_map(obj, demo_fields, 4, d, &r);
+		cJSON_Delete(obj);
+	}
+	field[0] = '\0';
+	if (rc < 0) {
+		j = reply_json(&r);
+		cJSON *f = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "field");
+		if (f)
+			snprintf(field, flen, "%s", f->valuestring);
+		cJSON_Delete(j);
+	}
+	api_reply_reset(&r);
+	return rc;
+}
+
+START_TEST(json_walker_maps_and_names_the_bad_field)
+{
+	struct demo d = {0};
+	char field[64];
+
+	ck_assert_int_eq(map_demo("{\"n\":5,\"ratio\":0.5,\"flag\":true,\"name\":\"abc\"}", &d,
+				  field, sizeof(field)),
+			 0);
+	ck_assert_int_eq(d.n, 5);
+	ck_assert(d.has_n);
+	ck_assert_double_eq(d.ratio, 0.5);
+	ck_assert(d.flag);
+	ck_assert_str_eq(d.name, "abc");
+
+	ck_assert_int_eq(map_demo("{\"n\":0}", &d, field, sizeof(field)), RF_E_INVALID_VALUE);
+	ck_assert_str_eq(field, "n");
+	ck_assert_int_eq(map_demo("{\"n\":2.5}", &d, field, sizeof(field)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(map_demo("{\"n\":\"5\"}", &d, field, sizeof(field)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(map_demo("{\"n\":5,\"ratio\":2}", &d, field, sizeof(field)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_str_eq(field, "ratio");
+	ck_assert_int_eq(map_demo("{\"n\":5,\"flag\":1}", &d, field, sizeof(field)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_str_eq(field, "flag");
+	ck_assert_int_eq(map_demo("{\"n\":5,\"name\":\"too long!\"}", &d, field, sizeof(field)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_str_eq(field, "name");
+	ck_assert_int_eq(map_demo("{\"n\":5,\"extra\":1}", &d, field, sizeof(field)),
+			 RF_E_UNKNOWN_FIELD);
+	ck_assert_str_eq(field, "extra");
+	ck_assert_int_eq(map_demo("{\"ratio\":0.1}", &d, field, sizeof(field)), RF_E_MISSING_FIELD);
+	ck_assert_str_eq(field, "n");
+	ck_assert_int_eq(map_demo("{\"n\":5} trailing", &d, field, sizeof(field)),
+			 RF_E_INVALID_JSON);
+	ck_assert_int_eq(map_demo("\"just a string\"", &d, field, sizeof(field)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(map_demo("", &d, field, sizeof(field)), RF_E_INVALID_JSON);
+}
+END_TEST
+
+START_TEST(utf8_validation)
+{
+	ck_assert(jm_utf8_valid("plain", 5));
+	ck_assert(jm_utf8_valid("caf\xc3\xa9", 5));
+	ck_assert(jm_utf8_valid("\xf0\x9f\x98\x80", 4));
+	ck_assert(!jm_utf8_valid("\xc3", 1));             /* truncated */
+	ck_assert(!jm_utf8_valid("\xc0\xaf", 2));         /* overlong */
+	ck_assert(!jm_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+	ck_assert(!jm_utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
+	ck_assert(!jm_utf8_valid("a\0b", 3));             /* NUL */
+}
+END_TEST
+
+START_TEST(metrics_text_is_prometheus_shaped)
+{
+	struct api_metrics *m = api_metrics_new();
+	struct api_env env = {.version = "9.9.9", .uptime_s = 12.5};
+	struct api_scan_stats st = {3, 1, 0.004, 7.0};
+	size_t len = 0;
+	char *text;
+
+	api_metrics_observe(m, "/healthz", API_GET, 200, 0.0002);
+	api_metrics_observe(m, "/healthz", API_GET, 200, 0.3);
+	api_metrics_observe(m, NULL, API_POST, 404, 0.00001);
+	api_metrics_set_scan(m, &st);
+	text = api_metrics_render(m, &env, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(len, strlen(text));
+	ck_assert_ptr_nonnull(strstr(text, "rigfit_build_info{version=\"9.9.9\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		text,
+		"rigfit_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"} 2\n"));
+	ck_assert_ptr_nonnull(strstr(
+		text,
+		"rigfit_http_requests_total{route=\"unmatched\",method=\"POST\",status=\"404\"} 1\n"));
+	/* Buckets are cumulative: 0.0002 falls in le=0.00025, 0.3 in le=0.5. */
+	ck_assert_ptr_nonnull(
+		strstr(text, "{route=\"/healthz\",method=\"GET\",le=\"0.0001\"} 0\n"));
+	ck_assert_ptr_nonnull(
+		strstr(text, "{route=\"/healthz\",method=\"GET\",le=\"0.00025\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "{route=\"/healthz\",method=\"GET\",le=\"0.25\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "{route=\"/healthz\",method=\"GET\",le=\"0.5\"} 2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "{route=\"/healthz\",method=\"GET\",le=\"+Inf\"} 2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_scans_total 3\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_scan_failures_total 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_scan_age_seconds 7.000\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_store_up 0\n"));
+	/* Every line is a comment or "name{labels} value". */
+	for (char *line = text; *line; line = strchr(line, '\n') + 1) {
+		ck_assert(line[0] == '#' || strncmp(line, "rigfit_", 7) == 0);
+		ck_assert_ptr_nonnull(strchr(line, '\n'));
+	}
+	free(text);
+	api_metrics_free(m);
+	api_metrics_free(NULL);
+}
+END_TEST
+
+START_TEST(hardware_json_writes_null_for_unknown_and_never_invents_gpus)
+{
+	struct hw_snapshot *s = malloc(sizeof(*s));
+	cJSON *j, *cpu;
+	char *json;
+	size_t len;
+
+	hw_snapshot_init(s);
+	s->memory.total_bytes = 1024;
+	s->scanned_at_ms = 1700000000123LL;
+	hw_warn(s, "cpu: %s", "unreadable");
+	json = api_hardware_render(s, &len);
+	ck_assert_ptr_nonnull(json);
+	j = cJSON_Parse(json);
+	cpu = cJSON_GetObjectItem(j, "cpu");
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cpu, "physical_cores")));
+	ck_assert(cJSON_IsNull(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "available_bytes")));
+	ck_assert_double_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "total_bytes")->valuedouble,
+		1024);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")), 0);
+	ck_assert_str_eq(cJSON_GetObjectItem(j, "scanned_at")->valuestring,
+			 "2023-11-14T22:13:20.123Z");
+	ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "warnings"), 0)->valuestring,
+			 "cpu: unreadable");
+	ck_assert_str_eq(cJSON_GetObjectItem(j, "platform")->valuestring, "cpu");
+	cJSON_Delete(j);
+	free(json);
+	free(s);
+}
+END_TEST
+
+Suite *api_basics_suite(void)
+{
+	Suite *s = suite_create("api_basics");
+	TCase *tc = tcase_create("api");
+
+	tcase_add_test(tc, error_envelope_has_code_message_and_field);
+	tcase_add_test(tc, route_table_finds_routes_methods_and_ids);
+	tcase_add_test(tc, dispatch_answers_404_and_405);
+	tcase_add_test(tc, query_parameters_decode_and_bound);
+	tcase_add_test(tc, json_walker_maps_and_names_the_bad_field);
+	tcase_add_test(tc, utf8_validation);
+	tcase_add_test(tc, metrics_text_is_prometheus_shaped);
+	tcase_add_test(tc, hardware_json_writes_null_for_unknown_and_never_invents_gpus);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,34 @@
+/*
+ * Shared helpers for the Check suites: where the sources and fixtures are, temporary
+ * directories, reading files. Every suite file defines `Suite *NAME_suite(void)` at the start
+ * of a line; the Makefile collects them into the one test runner (tests/run_tests.c).
+ */
+#ifndef RIGFIT_TESTS_TEST_H
+#define RIGFIT_TESTS_TEST_H
+
+#include <check.h>
+#include <stddef.h>
+
+/* Every suite's constructor, collected from tests/ by the Makefile. */
+#define SUITE(fn) Suite *fn(void);
+#include "suites.h"
+#undef SUITE
+
+/* The repository root (RIGFIT_SRC_DIR, default "."). */
+const char *t_src_dir(void);
+/* ../shared beside the repository (RIGFIT_SHARED_DIR). */
+const char *t_shared_dir(void);
+/* The daemon binary under test (RIGFIT_BIN, default build/asan/rigfit). */
+const char *t_bin(void);
+/* Makes a fresh temporary directory; returns its malloc'd path (remove with t_rmtree). */
+char *t_mkdtemp(void);
+/* Removes a directory tree (rm -rf); NULL is a no-op. */
+void t_rmtree(const char *path);
+/* Reads a whole file; returns a malloc'd NUL-terminated buffer (length in *len) or NULL. */
+char *t_read_file(const char *path, size_t *len);
+/* Writes len bytes to path; returns 0 or -1. */
+int t_write_file(const char *path, const void *data, size_t len);
+/* Joins a and b with '/' into a malloc'd path. */
+char *t_path(const char *a, const char *b);
+
+#endif

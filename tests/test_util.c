@@ -1,0 +1,109 @@
+/*
+ * Helpers shared by the Check suites (see test.h).
+ */
+#include "tests/test.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *t_src_dir(void)
+{
+	const char *d = getenv("RIGFIT_SRC_DIR");
+	return d && *d ? d : ".";
+}
+
+const char *t_shared_dir(void)
+{
+	const char *d = getenv("RIGFIT_SHARED_DIR");
+	return d && *d ? d : "../shared";
+}
+
+const char *t_bin(void)
+{
+	const char *b = getenv("RIGFIT_BIN");
+	return b && *b ? b : "build/asan/rigfit";
+}
+
+char *t_mkdtemp(void)
+{
+	char tmpl[] = "/tmp/rigfit-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	return d ? strdup(d) : NULL;
+}
+
+void t_rmtree(const char *path)
+{
+	pid_t pid;
+	int status;
+
+	if (!path || strncmp(path, "/tmp/", 5) != 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+}
+
+char *t_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		size_t got;
+		if (n + 4096 + 1 > cap) {
+			char *nb;
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int t_write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	if (fwrite(data, 1, len, f) != len)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+char *t_path(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", a, b);
+	return p;
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs the Debian packages that the build and the tests need, and nothing that is already
+# there. Runs apt-get as root, through sudo otherwise. `--lint` adds the lint tools (npm).
+set -eu
+pkgs="gcc make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind"
+if [ "${1:-}" = "--lint" ]; then
+  pkgs="clang-format npm"
+fi
+missing=""
+for p in $pkgs; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    # A tool already on PATH (npm from nodesource, say) counts as installed.
+    if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
+    if [ "$p" = clang-format ] && command -v clang-format >/dev/null 2>&1; then continue; fi
+    missing="$missing $p"
+  fi
+done
+if [ -n "$missing" ]; then
+  echo "deps: installing$missing"
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+if [ "${1:-}" = "--lint" ]; then
+  # The OpenAPI linter comes from npm, pinned, into a folder git ignores.
+  if [ ! -x build/npm/node_modules/.bin/redocly ]; then
+    mkdir -p build/npm
+    npm install --silent --no-audit --no-fund --prefix build/npm @redocly/cli@1.34.5 >/dev/null
+  fi
+fi
