@@ -85,7 +85,8 @@ $(B)/fake/libnvidia-ml.so.1: $(wildcard tests/fake/nvml_fake.c)
 	@mkdir -p $(dir $@)
 	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
 
-TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared
+TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared \
+  RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1
 
 run: deps $(B)/rigfit
 	@mkdir -p var
@@ -94,12 +95,12 @@ run: deps $(B)/rigfit
 test: deps
 	$(MAKE) --no-print-directory unit
 
-unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit
+unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ./$(B)/asan/unit
 
-valgrind: deps $(B)/plain/unit $(B)/plain/rigfit
+valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/fake/libnvidia-ml.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze' \

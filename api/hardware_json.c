@@ -51,7 +51,7 @@ static cJSON *hw_host_json(const struct hw_host *h)
 	cJSON *c = o ? cJSON_AddObjectToObject(o, "container") : NULL;
 
 	if (!c || !add_str_or_null(o, "os", h->os) || !add_str_or_null(o, "kernel", h->kernel) ||
-	    !add_str_or_null(o, "arch", h->arch) ||
+	    !add_str_or_null(o, "arch", h->arch) || !add_str_or_null(o, "soc", h->soc) ||
 	    !cJSON_AddBoolToObject(c, "detected", h->container.detected) ||
 	    !add_int_or_null(c, "cgroup_memory_limit_bytes",
 			     h->container.cgroup_memory_limit_bytes) ||
@@ -107,7 +107,12 @@ static cJSON *hw_gpu_json(const struct hw_gpu *g)
 	    !cJSON_AddBoolToObject(o, "unified_memory", g->unified_memory) ||
 	    !add_str_or_null(o, "compute_capability", g->compute_capability) ||
 	    !add_str_or_null(o, "driver_version", g->driver_version) ||
-	    !add_str_or_null(o, "cuda_version", g->cuda_version))
+	    !add_str_or_null(o, "cuda_version", g->cuda_version) ||
+	    !add_str_or_null(o, "architecture", g->architecture) ||
+	    !add_str_or_null(o, "pci_device_id", g->pci_device_id) ||
+	    !add_int_or_null(o, "memory_gtt_bytes", g->memory_gtt_bytes) ||
+	    !add_int_or_null(o, "memory_bus_width_bits", g->memory_bus_width_bits) ||
+	    !add_int_or_null(o, "max_memory_clock_mhz", g->max_memory_clock_mhz))
 		goto fail;
 	if (g->has_mig) {
 		cJSON *m = cJSON_AddObjectToObject(o, "mig");

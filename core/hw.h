@@ -72,6 +72,7 @@ struct hw_host {
 	char os[64];
 	char kernel[128];
 	char arch[32];
+	char soc[HW_NAME_LEN]; /* system-on-chip boards: "Apple M3 Max", Jetson's model string */
 	struct hw_container container;
 };
 
@@ -90,7 +91,12 @@ struct hw_gpu {
 	int64_t memory_free_bytes;
 	int64_t memory_used_bytes;
 	bool unified_memory;
-	char compute_capability[16];
+	char compute_capability[16]; /* NVIDIA "9.0" */
+	char architecture[32];       /* "gfx90a", "Hopper"... when the probe can tell */
+	char pci_device_id[12];      /* "0x740f" */
+	int64_t memory_gtt_bytes;    /* AMD: host memory the GPU can map (GTT); HW_UNKNOWN */
+	int memory_bus_width_bits;   /* HW_UNKNOWN when not known */
+	int max_memory_clock_mhz;    /* HW_UNKNOWN when not known */
 	char driver_version[32];
 	char cuda_version[16];
 	bool has_mig;

@@ -21,7 +21,8 @@
 static const char usage[] =
 	"usage: rigfit <command> [options]\n"
 	"  serve        run the daemon (rigfit serve --help for its options)\n"
-	"  detect       scan this machine: --format summary|json, --root DIR\n"
+	"  detect       scan this machine: --format summary|json, --root DIR, --nvml-lib PATH,\n"
+	"               --nvidia-smi PATH, --sysctl PATH, --probe-timeout-ms MS\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 
@@ -74,19 +75,35 @@ static int cmd_detect(int argc, char **argv)
 {
 	const char *format = isatty(STDOUT_FILENO) ? "summary" : "json";
 	const char *root = getenv("RIGFIT_ROOT");
-	struct rf_detect_opts opts;
+	struct rf_detect_opts opts = {0};
 	struct hw_snapshot *s;
+	uint64_t timeout = 0;
 	int rc = 0;
 
+	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
+	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
+	opts.sysctl = getenv("RIGFIT_SYSCTL");
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-			format = argv[++i];
-		} else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
-			root = argv[++i];
-		} else {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(argv[i], "--format") == 0 && v)
+			format = v;
+		else if (strcmp(argv[i], "--root") == 0 && v)
+			root = v;
+		else if (strcmp(argv[i], "--nvml-lib") == 0 && v)
+			opts.nvml_lib = v;
+		else if (strcmp(argv[i], "--nvidia-smi") == 0 && v)
+			opts.nvidia_smi = v;
+		else if (strcmp(argv[i], "--sysctl") == 0 && v)
+			opts.sysctl = v;
+		else if (strcmp(argv[i], "--probe-timeout-ms") == 0 && v) {
+			if (rf_parse_u64_str(v, 60000, &timeout) < 0 || timeout < 50)
+				return cli_usage_error(
+					"detect: --probe-timeout-ms must be 50 to 60000");
+			opts.probe_timeout_ms = (int)timeout;
+		} else
 			return cli_usage_error("detect: unknown or incomplete option '%.60s'",
 					       argv[i]);
-		}
+		i++;
 	}
 	if (strcmp(format, "json") != 0 && strcmp(format, "summary") != 0)
 		return cli_usage_error("detect: --format must be summary or json, not '%.40s'",

@@ -18,10 +18,13 @@
 
 const char rf_serve_usage[] =
 	"usage: rigfit serve [--listen HOST:PORT] [--db FILE] [--root DIR] [--scan-interval S]\n"
+	"                    [--nvml-lib PATH] [--nvidia-smi PATH] [--sysctl PATH]\n"
+	"                    [--probe-timeout-ms MS]\n"
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--insecure]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
+	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
 	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
 	"RIGFIT_INSECURE=1. Flags win over the environment.\n";
@@ -53,6 +56,11 @@ static const struct opt opts[] = {
 	{"--listen", "RIGFIT_LISTEN", OPT_STR, FIELD(listen), 0, 0, 0},
 	{"--db", "RIGFIT_DB", OPT_STR, FIELD(db), 0, 0, 0},
 	{"--root", "RIGFIT_ROOT", OPT_STR, FIELD(root), 0, 0, 0},
+	{"--nvml-lib", "RIGFIT_NVML_LIB", OPT_STR, FIELD(nvml_lib), 0, 0, 0},
+	{"--nvidia-smi", "RIGFIT_NVIDIA_SMI", OPT_STR, FIELD(nvidia_smi), 0, 0, 0},
+	{"--sysctl", "RIGFIT_SYSCTL", OPT_STR, FIELD(sysctl), 0, 0, 0},
+	{"--probe-timeout-ms", "RIGFIT_PROBE_TIMEOUT_MS", OPT_INT, FIELD(probe_timeout_ms), 0, 50,
+	 60000},
 	{"--scan-interval", "RIGFIT_SCAN_INTERVAL", OPT_INT, FIELD(scan_interval_s), 0, 1, 86400},
 	{"--scan-history-keep", "RIGFIT_SCAN_HISTORY_KEEP", OPT_INT, FIELD(scan_history_keep), 0, 0,
 	 10000000},
@@ -180,6 +188,7 @@ static void config_defaults(struct rf_config *cfg)
 	snprintf(cfg->root, sizeof(cfg->root), "/");
 	snprintf(cfg->profiles, sizeof(cfg->profiles), "./profiles");
 	cfg->scan_interval_s = 30;
+	cfg->probe_timeout_ms = 5000;
 	cfg->scan_history_keep = 1000;
 	cfg->log_level = RF_LOG_INFO;
 }

@@ -24,6 +24,10 @@ struct rf_config {
 	char listen[256]; /* HOST:PORT or [V6]:PORT */
 	char db[RF_CONFIG_PATH_MAX];
 	char root[RF_CONFIG_PATH_MAX];
+	char nvml_lib[RF_CONFIG_PATH_MAX]; /* "" : the default (see rf_detect_opts) */
+	char nvidia_smi[RF_CONFIG_PATH_MAX];
+	char sysctl[RF_CONFIG_PATH_MAX];
+	int probe_timeout_ms;
 	int scan_interval_s;   /* 1 .. 86400 */
 	int scan_history_keep; /* rows kept in the scan history; 0 = all */
 	char profiles[RF_CONFIG_PATH_MAX];

@@ -34,7 +34,14 @@ static void scan_work(uv_work_t *w)
 {
 	struct rf_scan_job *job = w->data;
 	struct rf_daemon *d = job->d;
-	struct rf_detect_opts opts = {.root = d->cfg->root};
+	const struct rf_config *c = d->cfg;
+	struct rf_detect_opts opts = {
+		.root = c->root,
+		.nvml_lib = c->nvml_lib[0] ? c->nvml_lib : NULL,
+		.nvidia_smi = c->nvidia_smi[0] ? c->nvidia_smi : NULL,
+		.sysctl = c->sysctl[0] ? c->sysctl : NULL,
+		.probe_timeout_ms = c->probe_timeout_ms,
+	};
 	struct api_snapshot *snap = calloc(1, sizeof(*snap));
 
 	if (!snap) {

@@ -1,0 +1,43 @@
+/*
+ * The probes of a scan, one per part of the machine, run in this order by rf_detect_scan.
+ * Each reads under opts->root (and runs commands only when opts allow), fills its part of the
+ * snapshot, sets its `sources` entry, and reports what it could not read as a warning. A probe
+ * never fails the scan.
+ */
+#ifndef RIGFIT_SERVER_DETECT_PROBES_H
+#define RIGFIT_SERVER_DETECT_PROBES_H
+
+#include "core/hw.h"
+#include "server/detect/detect.h"
+
+/* Kernel identity: os, kernel release, machine architecture (probe_host.c). */
+void rf_probe_host(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* Apple Silicon through `sysctl` output (probe_apple.c): CPU, memory and the unified GPU.
+ * Runs only when o->sysctl names a program. */
+void rf_probe_apple(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* /proc/meminfo and the container's cgroup v2/v1 memory limit and CPU quota
+ * (probe_memory.c). Skipped when an earlier probe already filled memory. */
+void rf_probe_memory(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* CPU: sysfs topology, hybrid core types, NUMA, /proc/cpuinfo (probe_cpu.c). Skipped when an
+ * earlier probe already filled the CPU. */
+void rf_probe_cpu(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* NVIDIA Jetson / Tegra: device tree and nv_tegra_release; one unified-memory GPU
+ * (probe_jetson.c). */
+void rf_probe_jetson(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* NVIDIA discrete GPUs: NVML through dlopen in a forked child, else nvidia-smi
+ * (probe_nvidia.c). */
+void rf_probe_nvidia(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* AMD GPUs (amdgpu sysfs, KFD topology) and Intel GPUs (i915/xe sysfs) (probe_amd.c). */
+void rf_probe_amd(const struct rf_detect_opts *o, struct hw_snapshot *s);
+
+/* Appends a GPU to s (index set to its position) and returns it, or NULL when HW_MAX_GPUS are
+ * already held (a warning says so). Fields not known must be left HW_UNKNOWN / -1 / "". */
+struct hw_gpu *rf_snapshot_add_gpu(struct hw_snapshot *s);
+
+#endif
