@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api/hardware_json.h"
+#include "api/hardware_summary.h"
 #include "core/err.h"
 #include "core/numparse.h"
 #include "server/config.h"
@@ -39,36 +40,6 @@ static int cli_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "rigfit: %s\n", msg);
 	return 2;
-}
-
-/* Prints the readable summary of a scan, like the seeds' detect_hardware.py --format summary. */
-static void print_summary(const struct hw_snapshot *s)
-{
-	printf("Host:     %s %s (%s)\n", s->host.os[0] ? s->host.os : "?",
-	       s->host.kernel[0] ? s->host.kernel : "", s->host.arch[0] ? s->host.arch : "?");
-	printf("CPU:      %s\n", s->cpu.model[0] ? s->cpu.model : "(unknown model)");
-	printf("Cores:    %s%d physical, %s%d logical\n", s->cpu.physical_cores < 0 ? "? (" : "",
-	       s->cpu.physical_cores < 0 ? 0 : s->cpu.physical_cores,
-	       s->cpu.logical_cores < 0 ? "? (" : "",
-	       s->cpu.logical_cores < 0 ? 0 : s->cpu.logical_cores);
-	if (s->memory.total_bytes >= 0)
-		printf("Memory:   %.1f GiB total, %.1f GiB available\n",
-		       (double)s->memory.total_bytes / (1 << 30),
-		       s->memory.available_bytes >= 0 ?
-			       (double)s->memory.available_bytes / (1 << 30) :
-			       0.0);
-	else
-		printf("Memory:   unknown\n");
-	if (s->n_gpus == 0)
-		printf("GPUs:     none\n");
-	for (int i = 0; i < s->n_gpus; i++)
-		printf("GPU %d:    %s, %.1f GiB\n", s->gpus[i].index, s->gpus[i].name,
-		       (double)s->gpus[i].memory_total_bytes / (1 << 30));
-	printf("Platform: %s (backend %s)\n", s->platform, s->backend);
-	if (s->compute_profile[0])
-		printf("Profile:  %s\n", s->compute_profile);
-	for (int i = 0; i < s->n_warnings; i++)
-		printf("Warning:  %s\n", s->warnings[i]);
 }
 
 static int cmd_detect(int argc, char **argv)
@@ -125,7 +96,14 @@ static int cmd_detect(int argc, char **argv)
 			rc = 1;
 		}
 	} else {
-		print_summary(s);
+		char *text = api_hardware_summary(s);
+		if (text) {
+			fputs(text, stdout);
+			free(text);
+		} else {
+			fprintf(stderr, "rigfit: out of memory\n");
+			rc = 1;
+		}
 	}
 	free(s);
 	return rc;

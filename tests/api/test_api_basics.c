@@ -9,6 +9,7 @@
 
 #include "api/api.h"
 #include "api/hardware_json.h"
+#include "api/hardware_summary.h"
 #include "api/jsonmap.h"
 #include "api/metrics.h"
 #include "core/err.h"
@@ -286,6 +287,45 @@ START_TEST(hardware_json_writes_null_for_unknown_and_never_invents_gpus)
 }
 END_TEST
 
+START_TEST(summary_spells_out_the_scan)
+{
+	struct hw_snapshot *s = malloc(sizeof(*s));
+	struct hw_gpu *g;
+	char *text;
+
+	hw_snapshot_init(s);
+	hw_strlcpy(s->cpu.model, "Test CPU", sizeof(s->cpu.model));
+	s->cpu.physical_cores = 8;
+	s->cpu.logical_cores = 16;
+	s->cpu.performance_cores = 4;
+	s->cpu.efficiency_cores = 4;
+	s->memory.total_bytes = 64LL << 30;
+	s->n_gpus = 1;
+	g = &s->gpus[0];
+	memset(g, 0, sizeof(*g));
+	hw_strlcpy(g->name, "NVIDIA H100 80GB HBM3", sizeof(g->name));
+	hw_strlcpy(g->vendor, "nvidia", sizeof(g->vendor));
+	g->memory_total_bytes = 80LL << 30;
+	g->memory_free_bytes = -1;
+	g->memory_bandwidth_gbs = 3352;
+	hw_strlcpy(s->compute_profile, "high_end", sizeof(s->compute_profile));
+	hw_warn(s, "gpu: test warning");
+	text = api_hardware_summary(s);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "Hardware Profile: high_end\n"));
+	ck_assert_ptr_nonnull(strstr(text, "Cores: 8 physical, 16 logical, unknown socket(s)"));
+	ck_assert_ptr_nonnull(strstr(text, "Performance cores: 4\n  Efficiency cores: 4\n"));
+	ck_assert_ptr_nonnull(strstr(text, "RAM: 64.0 GiB total\n"));
+	ck_assert_ptr_nonnull(strstr(text, "VRAM: 80.0 GiB (largest GPU)"));
+	ck_assert_ptr_nonnull(strstr(text, "GPU 0:\n  Model: NVIDIA H100 80GB HBM3\n"));
+	ck_assert_ptr_nonnull(strstr(text, "Memory: 80.0 GiB total\n"));
+	ck_assert_ptr_nonnull(strstr(text, "Bandwidth: 3352 GB/s"));
+	ck_assert_ptr_nonnull(strstr(text, "  - gpu: test warning\n"));
+	free(text);
+	free(s);
+}
+END_TEST
+
 Suite *api_basics_suite(void)
 {
 	Suite *s = suite_create("api_basics");
@@ -299,6 +339,7 @@ Suite *api_basics_suite(void)
 	tcase_add_test(tc, utf8_validation);
 	tcase_add_test(tc, metrics_text_is_prometheus_shaped);
 	tcase_add_test(tc, hardware_json_writes_null_for_unknown_and_never_invents_gpus);
+	tcase_add_test(tc, summary_spells_out_the_scan);
 	suite_add_tcase(s, tc);
 	return s;
 }

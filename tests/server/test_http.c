@@ -695,6 +695,49 @@ START_TEST(cli_detect_json_is_the_hardware_object)
 }
 END_TEST
 
+/* Removes the two fields that differ between two scans of the same machine. */
+static char *without_scan_time(const char *json)
+{
+	cJSON *j = cJSON_Parse(json);
+	char *out;
+
+	ck_assert_ptr_nonnull(j);
+	cJSON_DeleteItemFromObject(j, "scanned_at");
+	cJSON_DeleteItemFromObject(j, "scan_duration_ms");
+	out = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	return out;
+}
+
+START_TEST(api_hardware_is_the_cli_json_for_the_same_machine)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	char *root = t_path(t_src_dir(), "tests/fixtures/machines/xeon-l5640-2socket");
+	const char *extra[] = {"--root", root, NULL};
+	const char *argv[] = {t_bin(), "detect", "--format", "json", "--root", root, NULL};
+	char *out = NULL, *a, *b;
+
+	t_daemon_start(&d, extra);
+	ck_assert_int_eq(t_http(d.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(t_run(argv, &out, NULL, 10000), 0);
+	/* The CLI ends its JSON with a newline; the route sends the object alone. */
+	ck_assert_int_eq(out[strlen(out) - 1], '\n');
+	ck_assert_int_eq(r.body[r.body_len - 1], '}');
+	a = without_scan_time(r.body);
+	b = without_scan_time(out);
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_nonnull(strstr(a, "\"logical_cores\":24"));
+	free(a);
+	free(b);
+	free(out);
+	t_resp_free(&r);
+	t_daemon_stop(&d);
+	free(root);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
 	Suite *s = suite_create("http");
@@ -733,6 +776,7 @@ Suite *http_suite(void)
 	tcase_add_test(own, sighup_reloads_profiles_and_survives_a_broken_file);
 	tcase_add_test(own, cli_rejects_bad_input_with_one_line);
 	tcase_add_test(own, cli_detect_json_is_the_hardware_object);
+	tcase_add_test(own, api_hardware_is_the_cli_json_for_the_same_machine);
 	suite_add_tcase(s, own);
 	return s;
 }
