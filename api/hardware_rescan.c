@@ -18,7 +18,7 @@ struct rescan_request {
 
 static const struct jm_field rescan_fields[] = {
 	{"max_age_s", JM_INT, offsetof(struct rescan_request, max_age_s), 0, 0, 86400, false,
-	 offsetof(struct rescan_request, has_max_age)},
+	 offsetof(struct rescan_request, has_max_age), NULL},
 };
 
 int api_hardware_rescan(const struct api_env *env, const struct api_request *req,

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/err.h"
@@ -99,6 +100,17 @@ int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out,
 static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struct api_reply *reply)
 {
 	switch (f->kind) {
+	case JM_INT_OR_MAX:
+		if (cJSON_IsString(item) && item->valuestring &&
+		    strcmp(item->valuestring, "max") == 0) {
+			*(int64_t *)(void *)(base + f->offset) = -1;
+			return 0;
+		}
+		if (!cJSON_IsNumber(item))
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be an integer or \"max\"", f->name);
+		/* A number is checked as JM_INT is. */
+		/* fall through */
 	case JM_INT: {
 		double v = item->valuedouble;
 		if (!cJSON_IsNumber(item) || !isfinite(v) || floor(v) != v)
@@ -126,6 +138,25 @@ static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struc
 			return api_error(reply, RF_E_INVALID_VALUE, f->name,
 					 "%s must be true or false", f->name);
 		*(bool *)(void *)(base + f->offset) = cJSON_IsTrue(item);
+		return 0;
+	case JM_ENUM: {
+		char allowed[256];
+		size_t used = 0;
+		if (cJSON_IsString(item) && item->valuestring) {
+			for (int i = 0; f->choices && f->choices[i]; i++)
+				if (strcmp(item->valuestring, f->choices[i]) == 0) {
+					*(int *)(void *)(base + f->offset) = i;
+					return 0;
+				}
+		}
+		allowed[0] = '\0';
+		for (int i = 0; f->choices && f->choices[i] && used < sizeof(allowed); i++)
+			used += (size_t)snprintf(allowed + used, sizeof(allowed) - used, "%s%s",
+						 i ? ", " : "", f->choices[i]);
+		return api_error(reply, RF_E_INVALID_VALUE, f->name, "%s must be one of: %s",
+				 f->name, allowed);
+	}
+	case JM_ANY:
 		return 0;
 	case JM_STRING: {
 		size_t n;

@@ -14,10 +14,13 @@
 #include "api/api.h"
 
 enum jm_kind {
-	JM_INT,    /* int64_t; integral JSON number in [min, max] */
-	JM_DOUBLE, /* double; finite number in [min, max] */
-	JM_BOOL,   /* bool */
-	JM_STRING, /* char[size]; 1..size-1 bytes of UTF-8 without NUL */
+	JM_INT,        /* int64_t; integral JSON number in [min, max] */
+	JM_DOUBLE,     /* double; finite number in [min, max] */
+	JM_BOOL,       /* bool */
+	JM_STRING,     /* char[size]; 1..size-1 bytes of UTF-8 without NUL */
+	JM_ENUM,       /* int; the index of the string in `choices` */
+	JM_INT_OR_MAX, /* int64_t like JM_INT, or the string "max": then -1 ("as large as fits") */
+	JM_ANY,        /* accepted here, mapped by the caller (nested objects: model, hardware) */
 };
 
 struct jm_field {
@@ -28,6 +31,7 @@ struct jm_field {
 	double min, max; /* JM_INT, JM_DOUBLE */
 	bool required;
 	size_t set_offset; /* offset of a bool set to true when the field was given; 0: none */
+	const char *const *choices; /* JM_ENUM: NULL-terminated allowed strings */
 };
 
 /* Parses req's body as one JSON object. An empty body gives an empty object when

@@ -125,11 +125,12 @@ struct demo {
 };
 
 static const struct jm_field demo_fields[] = {
-	{"n", JM_INT, offsetof(struct demo, n), 0, 1, 100, true, offsetof(struct demo, has_n)},
-	{"ratio", JM_DOUBLE, offsetof(struct demo, ratio), 0, 0, 1, false, 0},
-	{"flag", JM_BOOL, offsetof(struct demo, flag), 0, 0, 0, false, 0},
+	{"n", JM_INT, offsetof(struct demo, n), 0, 1, 100, true, offsetof(struct demo, has_n),
+	 NULL},
+	{"ratio", JM_DOUBLE, offsetof(struct demo, ratio), 0, 0, 1, false, 0, NULL},
+	{"flag", JM_BOOL, offsetof(struct demo, flag), 0, 0, 0, false, 0, NULL},
 	{"name", JM_STRING, offsetof(struct demo, name), sizeof(((struct demo *)0)->name), 0, 0,
-	 false, 0},
+	 false, 0, NULL},
 };
 
 /* Maps body with the demo table; returns the rf_err and the offending field (or ""). */
@@ -193,6 +194,58 @@ START_TEST(json_walker_maps_and_names_the_bad_field)
 	ck_assert_int_eq(map_demo("\"just a string\"", &d, field, sizeof(field)),
 			 RF_E_INVALID_VALUE);
 	ck_assert_int_eq(map_demo("", &d, field, sizeof(field)), RF_E_INVALID_JSON);
+}
+END_TEST
+
+struct demo2 {
+	int64_t n_ctx;
+	int mode;
+	bool has_mode;
+};
+
+static const char *const demo2_modes[] = {"inference", "lora", "qlora", "full", NULL};
+static const struct jm_field demo2_fields[] = {
+	{"n_ctx", JM_INT_OR_MAX, offsetof(struct demo2, n_ctx), 0, 1, 1 << 20, false, 0, NULL},
+	{"mode", JM_ENUM, offsetof(struct demo2, mode), 0, 0, 0, false,
+	 offsetof(struct demo2, has_mode), demo2_modes},
+	{"model", JM_ANY, 0, 0, 0, 0, true, 0, NULL},
+};
+
+START_TEST(json_walker_takes_max_enums_and_nested_objects)
+{
+	static const struct {
+		const char *body;
+		int rc;
+		int64_t n_ctx;
+		int mode;
+	} cases[] = {
+		{"{\"model\":{\"id\":\"x\"},\"n_ctx\":\"max\",\"mode\":\"qlora\"}", 0, -1, 2},
+		{"{\"model\":1,\"n_ctx\":4096}", 0, 4096, 0},
+		{"{\"model\":1,\"n_ctx\":\"big\"}", RF_E_INVALID_VALUE, 0, 0},
+		{"{\"model\":1,\"n_ctx\":0}", RF_E_INVALID_VALUE, 0, 0},
+		{"{\"model\":1,\"mode\":\"train\"}", RF_E_INVALID_VALUE, 0, 0},
+		{"{\"model\":1,\"mode\":3}", RF_E_INVALID_VALUE, 0, 0},
+		{"{\"n_ctx\":1}", RF_E_MISSING_FIELD, 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct demo2 d = {0};
+		struct api_request req = {.body = cases[i].body, .body_len = strlen(cases[i].body)};
+		struct api_reply r = {0};
+		cJSON *obj = NULL;
+		int rc = jm_parse_body(&req, false, &obj, &r);
+		ck_assert_int_eq(rc, 0);
+		rc = jm_map(obj, demo2_fields, 3, &d, &r);
+		ck_assert_msg(rc == cases[i].rc, "case %zu: %d", i, rc);
+		if (rc == 0) {
+			ck_assert_int_eq(d.n_ctx, cases[i].n_ctx);
+			ck_assert_int_eq(d.mode, cases[i].mode);
+		}
+		if (i == 4)
+			ck_assert_ptr_nonnull(strstr(r.body, "inference, lora, qlora, full"));
+		cJSON_Delete(obj);
+		api_reply_reset(&r);
+	}
 }
 END_TEST
 
@@ -336,6 +389,7 @@ Suite *api_basics_suite(void)
 	tcase_add_test(tc, dispatch_answers_404_and_405);
 	tcase_add_test(tc, query_parameters_decode_and_bound);
 	tcase_add_test(tc, json_walker_maps_and_names_the_bad_field);
+	tcase_add_test(tc, json_walker_takes_max_enums_and_nested_objects);
 	tcase_add_test(tc, utf8_validation);
 	tcase_add_test(tc, metrics_text_is_prometheus_shaped);
 	tcase_add_test(tc, hardware_json_writes_null_for_unknown_and_never_invents_gpus);
