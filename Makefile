@@ -84,9 +84,14 @@ $(TEST_SRC:%.c=$(B)/asan/%.o) $(TEST_SRC:%.c=$(B)/plain/%.o): $(B)/gen/suites.h
 $(B)/fake/libnvidia-ml.so.1: $(wildcard tests/fake/nvml_fake.c)
 	@mkdir -p $(dir $@)
 	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
+# The same fake without the versioned (_v2/_v3) entry points, as old drivers ship NVML.
+$(B)/fake/libnvidia-ml-nov2.so.1: $(wildcard tests/fake/nvml_fake.c)
+	@mkdir -p $(dir $@)
+	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -DNO_V2 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
 
 TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared \
-  RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1
+  RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1 \
+  RIGFIT_FAKE_NVML_NOV2_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml-nov2.so.1
 
 run: deps $(B)/rigfit
 	@mkdir -p var
@@ -95,12 +100,14 @@ run: deps $(B)/rigfit
 test: deps
 	$(MAKE) --no-print-directory unit
 
-unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1
+unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
+  $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ./$(B)/asan/unit
 
-valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/fake/libnvidia-ml.so.1
+valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/fake/libnvidia-ml.so.1 \
+  $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze' \

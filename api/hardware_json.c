@@ -117,7 +117,7 @@ static cJSON *hw_gpu_json(const struct hw_gpu *g)
 	if (g->has_mig) {
 		cJSON *m = cJSON_AddObjectToObject(o, "mig");
 		if (!m || !cJSON_AddBoolToObject(m, "enabled", g->mig.enabled) ||
-		    !cJSON_AddNumberToObject(m, "instances", g->mig.instances))
+		    !add_int_or_null(m, "instances", g->mig.instances))
 			goto fail;
 	} else if (!cJSON_AddNullToObject(o, "mig")) {
 		goto fail;

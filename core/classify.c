@@ -53,6 +53,7 @@ void hw_classify(struct hw_snapshot *s)
 		{"apple", -1, "apple_silicon", "metal"},
 	};
 	double vram = 0, ram;
+	bool vram_unknown = false;
 	int64_t eff_ram = hw_effective_ram_bytes(s);
 	const char *tier;
 
@@ -73,12 +74,20 @@ void hw_classify(struct hw_snapshot *s)
 		/* Intel GPUs run no CUDA/ROCm training: they do not lift the tier. */
 		if (strcmp(s->gpus[i].vendor, "intel") == 0)
 			continue;
-		if (s->gpus[i].memory_total_bytes > 0 && s->gpus[i].memory_total_bytes / GIB > vram)
+		if (s->gpus[i].memory_total_bytes < 0)
+			vram_unknown = true;
+		else if (s->gpus[i].memory_total_bytes / GIB > vram)
 			vram = (double)s->gpus[i].memory_total_bytes / GIB;
 	}
 	ram = eff_ram >= 0 ? (double)eff_ram / GIB : -1.0;
-	tier = hw_tier(vram, ram);
-	if (tier) {
+	/* A GPU of unknown size could lift the tier: only a known VRAM above the high mark
+	 * decides without it. */
+	tier = vram_unknown && vram < HW_TIER_HIGH_VRAM_GIB ? NULL : hw_tier(vram, ram);
+	if (vram_unknown && !tier) {
+		s->compute_profile[0] = '\0';
+		hw_warn(s,
+			"tier: a GPU's memory is unknown, so the compute profile cannot be decided");
+	} else if (tier) {
 		hw_strlcpy(s->compute_profile, tier, sizeof(s->compute_profile));
 	} else {
 		s->compute_profile[0] = '\0';

@@ -30,7 +30,8 @@
 	X(NEON, "neon")                                                                            \
 	X(SVE, "sve")                                                                              \
 	X(DOTPROD, "dotprod")                                                                      \
-	X(I8MM, "i8mm")
+	X(I8MM, "i8mm")                                                                            \
+	X(BF16, "bf16")
 
 enum hw_isa_bit {
 #define HW_ISA_ENUM_(name, str) HW_ISA_BIT_##name,
@@ -78,7 +79,7 @@ struct hw_host {
 
 struct hw_mig {
 	bool enabled;
-	int instances;
+	int instances; /* HW_UNKNOWN when MIG is on but the instances could not be listed */
 };
 
 struct hw_gpu {

@@ -49,6 +49,7 @@ static uint32_t cpuinfo_isa(struct rf_span list)
 		{"sve", HW_ISA(SVE)},
 		{"asimddp", HW_ISA(DOTPROD)},
 		{"i8mm", HW_ISA(I8MM)},
+		{"bf16", HW_ISA(BF16)},
 	};
 	uint32_t isa = 0;
 	size_t i = 0;

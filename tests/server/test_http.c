@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/server/harness.h"
@@ -738,6 +740,65 @@ START_TEST(api_hardware_is_the_cli_json_for_the_same_machine)
 }
 END_TEST
 
+static long ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+START_TEST(a_hung_probe_never_delays_a_request)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	char *root = t_path(t_src_dir(), "tests/fixtures/machines/xeon-l5640-2socket");
+	char *dir = t_mkdtemp(), *smi = t_path(dir, "nvidia-smi");
+	const char script[] = "#!/bin/sh\nsleep 30\n";
+	const char *extra[] = {"--root", root, "--nvidia-smi", smi, "--probe-timeout-ms",
+			       "1500",   NULL};
+	long t0, worst = 0;
+	bool seen_503 = false;
+
+	ck_assert_int_eq(t_write_file(smi, script, sizeof(script) - 1), 0);
+	ck_assert_int_eq(chmod(smi, 0755), 0);
+	ck_assert_int_eq(t_daemon_try_start(&d, extra, 5000), -1);
+	/* The first scan is stuck in nvidia-smi: requests are answered at once meanwhile. */
+	for (int i = 0; i < 10; i++) {
+		t0 = ms_now();
+		ck_assert_int_eq(t_http(d.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+		ck_assert_int_eq(r.status, 200);
+		t_resp_free(&r);
+		ck_assert_int_eq(t_http(d.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+		if (r.status == 503)
+			seen_503 = true;
+		t_resp_free(&r);
+		if (ms_now() - t0 > worst)
+			worst = ms_now() - t0;
+		usleep(50000);
+	}
+	ck_assert_msg(seen_503, "the scan was not running while the requests were made");
+	if (!t_under_valgrind())
+		ck_assert_msg(worst < 250, "a request took %ld ms during a hung probe", worst);
+	/* The timeout fires, the scan completes without inventing a GPU, and says why. */
+	for (int i = 0; i < (t_under_valgrind() ? 300 : 60); i++) {
+		ck_assert_int_eq(t_http(d.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+		if (r.status == 200)
+			break;
+		t_resp_free(&r);
+		usleep(100000);
+	}
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"gpus\":[]"));
+	ck_assert_msg(strstr(r.body, "nvidia-smi") && strstr(r.body, "timed out"), "%s", r.body);
+	t_resp_free(&r);
+	t_daemon_stop(&d);
+	t_rmtree(dir);
+	free(dir);
+	free(smi);
+	free(root);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
 	Suite *s = suite_create("http");
@@ -777,6 +838,7 @@ Suite *http_suite(void)
 	tcase_add_test(own, cli_rejects_bad_input_with_one_line);
 	tcase_add_test(own, cli_detect_json_is_the_hardware_object);
 	tcase_add_test(own, api_hardware_is_the_cli_json_for_the_same_machine);
+	tcase_add_test(own, a_hung_probe_never_delays_a_request);
 	suite_add_tcase(s, own);
 	return s;
 }

@@ -248,7 +248,7 @@ START_TEST(scan_of_a_recorded_machine)
 	ck_assert_int_eq(s->cpu.sockets, 2);
 	ck_assert_int_eq(s->memory.total_bytes, 65921280LL * 1024);
 	ck_assert_int_eq(s->n_gpus, 0);
-	ck_assert_str_eq(s->sources.cpu, "proc");
+	ck_assert_str_eq(s->sources.cpu, "sysfs");
 	ck_assert_str_eq(s->host.kernel, ""); /* not in the capture: unknown, not invented */
 	ck_assert_int_gt(s->scanned_at_ms, 0);
 	free(s);
