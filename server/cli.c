@@ -5,6 +5,7 @@
 #include "server/cli.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +14,19 @@
 #include "api/hardware_json.h"
 #include "api/hardware_summary.h"
 #include "core/err.h"
+#include "core/hw_profile.h"
 #include "core/numparse.h"
 #include "server/config.h"
 #include "server/daemon.h"
 #include "server/detect/detect.h"
 #include "server/healthcheck.h"
+#include "server/profiles.h"
 
 static const char usage[] =
 	"usage: rigfit <command> [options]\n"
 	"  serve        run the daemon (rigfit serve --help for its options)\n"
 	"  detect       scan this machine: --format summary|json, --root DIR, --nvml-lib PATH,\n"
-	"               --nvidia-smi PATH, --sysctl PATH, --probe-timeout-ms MS\n"
+	"               --nvidia-smi PATH, --sysctl PATH, --probe-timeout-ms MS, --profiles DIR\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 
@@ -46,6 +49,11 @@ static int cmd_detect(int argc, char **argv)
 {
 	const char *format = isatty(STDOUT_FILENO) ? "summary" : "json";
 	const char *root = getenv("RIGFIT_ROOT");
+	const char *profiles = getenv("RIGFIT_PROFILES");
+	bool profiles_given = profiles && *profiles;
+	struct rf_profiles *set = NULL;
+	struct rf_devices *devices = NULL;
+	char err[512];
 	struct rf_detect_opts opts = {0};
 	struct hw_snapshot *s;
 	uint64_t timeout = 0;
@@ -66,7 +74,10 @@ static int cmd_detect(int argc, char **argv)
 			opts.nvidia_smi = v;
 		else if (strcmp(argv[i], "--sysctl") == 0 && v)
 			opts.sysctl = v;
-		else if (strcmp(argv[i], "--probe-timeout-ms") == 0 && v) {
+		else if (strcmp(argv[i], "--profiles") == 0 && v) {
+			profiles = v;
+			profiles_given = true;
+		} else if (strcmp(argv[i], "--probe-timeout-ms") == 0 && v) {
 			if (rf_parse_u64_str(v, 60000, &timeout) < 0 || timeout < 50)
 				return cli_usage_error(
 					"detect: --probe-timeout-ms must be 50 to 60000");
@@ -79,11 +90,33 @@ static int cmd_detect(int argc, char **argv)
 	if (strcmp(format, "json") != 0 && strcmp(format, "summary") != 0)
 		return cli_usage_error("detect: --format must be summary or json, not '%.40s'",
 				       format);
-	s = malloc(sizeof(*s));
-	if (!s)
+	/* The same device profiles the daemon would use; ./profiles is optional, a named
+	 * directory is not. */
+	if (!profiles_given)
+		profiles = "./profiles";
+	if (rf_profiles_load(profiles, &set, err, sizeof(err)) < 0) {
+		if (profiles_given) {
+			fprintf(stderr, "rigfit: profiles: %s\n", err);
+			return 1;
+		}
+		set = NULL;
+	}
+	if (rf_devices_from_profiles(set, &devices, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: profiles: %s\n", err);
+		rf_profiles_free(set);
 		return 1;
+	}
+	s = malloc(sizeof(*s));
+	if (!s) {
+		rf_devices_unref(devices);
+		rf_profiles_free(set);
+		return 1;
+	}
 	opts.root = root && *root ? root : "/";
 	rf_detect_scan(&opts, s);
+	hw_apply_device_profiles(s, &devices->table);
+	rf_devices_unref(devices);
+	rf_profiles_free(set);
 	if (strcmp(format, "json") == 0) {
 		size_t len;
 		char *json = api_hardware_render(s, &len);

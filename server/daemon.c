@@ -118,6 +118,7 @@ static void begin_stop(struct rf_daemon *d, const char *why)
 static void reload_profiles(struct rf_daemon *d, bool at_start)
 {
 	struct rf_profiles *p = NULL;
+	struct rf_devices *devices = NULL;
 	char err[512];
 	int rc = rf_profiles_load(d->cfg->profiles, &p, err, sizeof(err));
 
@@ -129,9 +130,19 @@ static void reload_profiles(struct rf_daemon *d, bool at_start)
 				     d->profiles ? d->profiles->n_files : 0);
 		return;
 	}
+	rc = rf_devices_from_profiles(p, &devices, err, sizeof(err));
+	if (rc < 0) {
+		rf_log_error("profiles: %s; keeping the %d file(s) loaded before", err,
+			     d->profiles ? d->profiles->n_files : 0);
+		rf_profiles_free(p);
+		return;
+	}
 	rf_profiles_free(d->profiles);
 	d->profiles = p;
-	rf_log_info("profiles: loaded %d file(s) from %s", p->n_files, d->cfg->profiles);
+	rf_devices_unref(d->devices);
+	d->devices = devices;
+	rf_log_info("profiles: loaded %d file(s) from %s (%d device profiles)", p->n_files,
+		    d->cfg->profiles, devices->table.n);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -180,6 +191,7 @@ static void teardown(struct rf_daemon *d)
 {
 	rf_store_close(d->store);
 	rf_profiles_free(d->profiles);
+	rf_devices_unref(d->devices);
 	rf_snapshot_free(d->snapshot);
 	api_metrics_free(d->metrics);
 }
@@ -220,6 +232,16 @@ int rf_serve(struct rf_config *cfg)
 	}
 	open_store(d);
 	reload_profiles(d, true);
+	if (!d->devices) {
+		/* No profiles: an empty device table, so a scan never has to check. */
+		if (rf_devices_from_profiles(NULL, &d->devices, err, sizeof(err)) < 0) {
+			rf_log_error("%s", err);
+			teardown(d);
+			uv_loop_close(&d->loop);
+			free(d);
+			return 1;
+		}
+	}
 
 	if (rf_http_start(d) < 0) {
 		teardown(d);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/device_json.h"
 #include "core/err.h"
 #include "server/detect/readfile.h"
 
@@ -112,4 +113,42 @@ out:
 	}
 	*out = p;
 	return 0;
+}
+
+int rf_devices_from_profiles(const struct rf_profiles *p, struct rf_devices **out, char *err,
+			     size_t errlen)
+{
+	const cJSON *doc = rf_profiles_get(p, "devices.json");
+	struct rf_devices *d = calloc(1, sizeof(*d));
+	int rc;
+
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	d->refs = 1;
+	if (doc) {
+		rc = api_device_table_from_json(doc, &d->table, err, errlen);
+		if (rc < 0) {
+			free(d);
+			return rc;
+		}
+	}
+	*out = d;
+	return 0;
+}
+
+struct rf_devices *rf_devices_ref(struct rf_devices *d)
+{
+	if (d)
+		d->refs++;
+	return d;
+}
+
+void rf_devices_unref(struct rf_devices *d)
+{
+	if (!d || --d->refs > 0)
+		return;
+	device_table_clear(&d->table);
+	free(d);
 }

@@ -10,6 +10,7 @@
 
 #include "api/hardware_json.h"
 #include "core/err.h"
+#include "core/hw_profile.h"
 #include "server/daemon_priv.h"
 #include "server/detect/detect.h"
 #include "server/log.h"
@@ -18,6 +19,7 @@ struct rf_scan_job {
 	uv_work_t work;
 	struct rf_daemon *d;
 	struct api_snapshot *result;
+	struct rf_devices *devices; /* a reference taken when the job starts */
 	int rc;
 	int store_rc;
 };
@@ -49,6 +51,8 @@ static void scan_work(uv_work_t *w)
 		return;
 	}
 	job->rc = rf_detect_scan(&opts, &snap->hw);
+	if (job->rc == 0)
+		hw_apply_device_profiles(&snap->hw, job->devices ? &job->devices->table : NULL);
 	if (job->rc == 0) {
 		snap->json = api_hardware_render(&snap->hw, &snap->json_len);
 		if (!snap->json)
@@ -71,6 +75,7 @@ static void scan_done(uv_work_t *w, int status)
 	struct rf_daemon *d = job->d;
 
 	d->scan_job = NULL;
+	rf_devices_unref(job->devices);
 	if (status == UV_ECANCELED || job->rc < 0) {
 		d->scan_failures++;
 		if (status != UV_ECANCELED)
@@ -106,8 +111,10 @@ void rf_scan_start(struct rf_daemon *d)
 	}
 	job->d = d;
 	job->work.data = job;
+	job->devices = rf_devices_ref(d->devices);
 	if (uv_queue_work(&d->loop, &job->work, scan_work, scan_done) != 0) {
 		d->scan_failures++;
+		rf_devices_unref(job->devices);
 		free(job);
 		return;
 	}

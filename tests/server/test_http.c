@@ -715,9 +715,11 @@ START_TEST(api_hardware_is_the_cli_json_for_the_same_machine)
 {
 	struct t_daemon d;
 	struct t_resp r;
-	char *root = t_path(t_src_dir(), "tests/fixtures/machines/xeon-l5640-2socket");
-	const char *extra[] = {"--root", root, NULL};
-	const char *argv[] = {t_bin(), "detect", "--format", "json", "--root", root, NULL};
+	char *root = t_path(t_src_dir(), "tests/fixtures/machines/nvidia-rtx3060-laptop");
+	char *smi = t_path(root, "bin/nvidia-smi"), *profiles = t_path(t_src_dir(), "profiles");
+	const char *extra[] = {"--root", root, "--nvidia-smi", smi, "--profiles", profiles, NULL};
+	const char *argv[] = {t_bin(),        "detect", "--format",   "json",   "--root", root,
+			      "--nvidia-smi", smi,      "--profiles", profiles, NULL};
 	char *out = NULL, *a, *b;
 
 	t_daemon_start(&d, extra);
@@ -730,13 +732,17 @@ START_TEST(api_hardware_is_the_cli_json_for_the_same_machine)
 	a = without_scan_time(r.body);
 	b = without_scan_time(out);
 	ck_assert_str_eq(a, b);
-	ck_assert_ptr_nonnull(strstr(a, "\"logical_cores\":24"));
+	/* A GPU through nvidia-smi, completed from its device profile. */
+	ck_assert_ptr_nonnull(strstr(a, "\"profile_id\":\"rtx-3060-laptop\""));
+	ck_assert_ptr_nonnull(strstr(a, "\"memory_bandwidth_gbs\":336"));
 	free(a);
 	free(b);
 	free(out);
 	t_resp_free(&r);
 	t_daemon_stop(&d);
 	free(root);
+	free(smi);
+	free(profiles);
 }
 END_TEST
 

@@ -11,6 +11,8 @@
  *                  "probe_timeout_ms": N, "env": {"NAME": "value"}}; relative paths are taken
  *                  from the machine directory, and "@dir" inside an env value expands to it
  *   SOURCE.md      where each file came from (../shared/fixtures, with any change explained)
+ * The shipped profiles/devices.json is applied as the daemon applies it, so expected.json can
+ * state the machine's profile_id and the bandwidth its GPUs get from their profile.
  */
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -20,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/device_json.h"
 #include "api/hardware_json.h"
+#include "core/hw_profile.h"
 #include "server/detect/detect.h"
 #include "tests/test.h"
 
@@ -112,8 +116,10 @@ static void machine_env(const cJSON *env, const char *dir)
 	}
 }
 
-/* Scans one machine; returns the number of mismatches (report filled). */
-static int check_machine(const char *dir, char *report, size_t cap)
+/* Scans one machine with the shipped device profiles applied, as the daemon does; returns the
+ * number of mismatches (report filled). */
+static int check_machine(const char *dir, const struct device_table *devices, char *report,
+			 size_t cap)
 {
 	char *mpath = t_path(dir, "machine.json"), *epath = t_path(dir, "expected.json");
 	char *mtext = t_read_file(mpath, NULL), *etext = t_read_file(epath, NULL);
@@ -138,6 +144,7 @@ static int check_machine(const char *dir, char *report, size_t cap)
 	machine_env(cJSON_GetObjectItem(mj, "env"), dir);
 
 	ck_assert_int_eq(rf_detect_scan(&o, s), 0);
+	hw_apply_device_profiles(s, devices);
 	json = api_hardware_render(s, NULL);
 	got = cJSON_Parse(json);
 	subset_match(want, got, "hardware", report, cap, &fails);
@@ -157,6 +164,20 @@ static int check_machine(const char *dir, char *report, size_t cap)
 	return fails;
 }
 
+/* Loads the shipped profiles/devices.json. */
+static void load_devices(struct device_table *t)
+{
+	char *path = t_path(t_src_dir(), "profiles/devices.json"), err[512];
+	char *text = t_read_file(path, NULL);
+	cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+	ck_assert_msg(doc != NULL, "cannot read %s", path);
+	ck_assert_msg(api_device_table_from_json(doc, t, err, sizeof(err)) == 0, "%s", err);
+	cJSON_Delete(doc);
+	free(text);
+	free(path);
+}
+
 START_TEST(every_recorded_machine_matches_its_expected_json)
 {
 	char *root = t_path(t_src_dir(), "tests/fixtures/machines");
@@ -164,8 +185,10 @@ START_TEST(every_recorded_machine_matches_its_expected_json)
 	int n = scandir(root, &list, NULL, alphasort), checked = 0, failed = 0;
 	size_t cap = 65536;
 	char *all = calloc(1, cap);
+	struct device_table devices = {0};
 
 	ck_assert_msg(n > 0, "no machines under %s", root);
+	load_devices(&devices);
 	for (int i = 0; i < n; i++) {
 		char *dir, report[8192] = "";
 		char *exp;
@@ -176,7 +199,7 @@ START_TEST(every_recorded_machine_matches_its_expected_json)
 		dir = t_path(root, list[i]->d_name);
 		exp = t_path(dir, "expected.json");
 		if (access(exp, R_OK) == 0) {
-			int f = check_machine(dir, report, sizeof(report));
+			int f = check_machine(dir, &devices, report, sizeof(report));
 			checked++;
 			if (f) {
 				size_t used = strlen(all);
@@ -191,6 +214,7 @@ START_TEST(every_recorded_machine_matches_its_expected_json)
 	}
 	free(list);
 	free(root);
+	device_table_clear(&devices);
 	printf("machines: %d scanned, %d mismatched\n", checked, failed);
 	ck_assert_msg(failed == 0, "%s", all);
 	ck_assert_int_gt(checked, 0);

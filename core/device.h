@@ -1,0 +1,148 @@
+/*
+ * Known accelerators and hosts: the facts that the memory and speed estimates need (memory,
+ * bandwidth, FP16/FP32 throughput, unified or not), loaded from profiles/devices.json by
+ * api/device_json.c into a struct device_table, and the rules that turn a name reported by
+ * nvidia-smi, rocm-smi, sysctl or a user ("NVIDIA GeForce RTX 4090", "RTX 4090", "Apple M2 Max")
+ * into one of those entries. Matching is exact after normalisation, never by substring, so
+ * "RTX 4090 D" never becomes an "RTX 4090" and "A100 40GB" never an "A100 80GB". Pure: no I/O.
+ */
+#ifndef RIGFIT_CORE_DEVICE_H
+#define RIGFIT_CORE_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DEVICE_TABLE_MAX 1024 /* entries in one devices.json */
+#define DEVICE_ID_LEN 48      /* kebab-case id, NUL included */
+#define DEVICE_NAME_LEN 96    /* name and each alias */
+#define DEVICE_MAX_ALIASES 16 /* aliases per entry */
+#define DEVICE_SHORT_LEN 48   /* vendor, class, architecture */
+#define DEVICE_CC_LEN 8       /* "12.0" */
+#define DEVICE_TEXT_LEN 1024  /* source and notes */
+#define DEVICE_KEY_LEN 160    /* a normalised name */
+
+/* Bandwidth assumed for a GPU that is neither in the table nor reports its bus width and memory
+ * clock; listed as an assumption wherever it is used. */
+#define DEVICE_ASSUMED_GPU_BANDWIDTH_GBS 256.0
+
+enum device_kind {
+	DEVICE_KIND_GPU = 0, /* discrete accelerator with its own memory */
+	DEVICE_KIND_SOC,     /* GPU sharing the host's memory (Apple, Jetson) */
+	DEVICE_KIND_CPU,     /* a host: only memory bandwidth and core counts matter */
+};
+
+enum device_fp16_kind {
+	DEVICE_FP16_UNKNOWN = 0,
+	DEVICE_FP16_TENSOR, /* dense tensor/matrix-core rate */
+	DEVICE_FP16_VECTOR, /* shader/vector rate (no tensor cores, or tensor rate not sourced) */
+};
+
+/* What device_compute_tflops() found. */
+enum device_compute_kind {
+	DEVICE_COMPUTE_UNKNOWN = 0,
+	DEVICE_COMPUTE_TENSOR,          /* the dense tensor FP16 rate */
+	DEVICE_COMPUTE_VECTOR,          /* the best vector rate: the device has no tensor units */
+	DEVICE_COMPUTE_VECTOR_NO_TENSOR /* vector rate of a part that has tensor units whose rate
+					   is not in the table: an estimate from it is low */
+};
+
+/* The GPU's share of unified memory: fraction_at_or_below of RAM up to up_to_gib, fraction_above
+ * beyond (Apple's recommendedMaxWorkingSetSize). All zero when the entry has no such rule. */
+struct device_working_set {
+	double up_to_gib;
+	double fraction_at_or_below;
+	double fraction_above;
+};
+
+/* One entry of devices.json. A number that the file does not give is negative (unknown); a
+ * string it does not give is empty. Plain data: copy freely. */
+struct device_profile {
+	char id[DEVICE_ID_LEN];
+	char vendor[DEVICE_SHORT_LEN];
+	char name[DEVICE_NAME_LEN];
+	int n_aliases;
+	char aliases[DEVICE_MAX_ALIASES][DEVICE_NAME_LEN];
+	enum device_kind kind;
+	char device_class[DEVICE_SHORT_LEN]; /* consumer, laptop, workstation, datacenter... */
+	double memory_gib;                   /* nominal; < 0 unknown */
+	bool memory_configurable;            /* unified SoC sold with several RAM sizes */
+	bool unified;
+	double memory_bandwidth_gbs;          /* theoretical peak, GB/s; < 0 unknown */
+	double memory_bandwidth_measured_gbs; /* a published measurement; < 0 none */
+	double fp16_tflops;                   /* dense; < 0 unknown */
+	enum device_fp16_kind fp16_kind;
+	double fp32_tflops; /* < 0 unknown */
+	char architecture[DEVICE_SHORT_LEN];
+	char compute_capability[DEVICE_CC_LEN]; /* NVIDIA "8.9"; empty otherwise */
+	int gpu_cores;                          /* Apple GPU cores; 0 unknown */
+	int cpu_cores;                          /* 0 unknown */
+	double usd_per_hour;                    /* < 0 unknown */
+	struct device_working_set working_set;
+	char source[DEVICE_TEXT_LEN];
+	char notes[DEVICE_TEXT_LEN];
+};
+
+/* A loaded devices.json: n entries in devices (malloc'd by the loader, freed by
+ * device_table_clear). */
+struct device_table {
+	int n;
+	struct device_profile *devices;
+};
+
+/* Sets every number of p to unknown and every string to empty. */
+void device_profile_init(struct device_profile *p /* OUT */);
+
+/* Frees t's entries and sets t to empty. NULL is a no-op. */
+void device_table_clear(struct device_table *t);
+
+/* Normalises a device name for matching: lower case; "NVIDIA", "GeForce", "Tesla", "AMD",
+ * "Radeon", "Apple", "Intel", "(R)", "(TM)", "GPU", "Graphics", "Generation", "Series" and
+ * "Developer Kit" dropped; '-', '_', '(', ')' and spaces alike; letters and digits split
+ * ("RTX4090" = "RTX 4090"); "PCIe"/"PCI-E" and "SXM2/4/5" folded to "pcie" and "sxm"; a memory
+ * size ("80GB", "80 GB", "80GiB") removed from the key and returned in *size_gib (0 when none).
+ * Returns 0, or RF_E_INVALID_VALUE for NULL or empty input, RF_E_TOO_LARGE for a name longer
+ * than DEVICE_NAME_LEN - 1 or a key that does not fit keylen. [out] key: NUL-terminated. */
+int device_normalize(const char *name, char *key /* OUT */, size_t keylen, int *size_gib /* OUT */);
+
+/* Resolves reported_name to an entry of t: the entries whose id, name or an alias has the same
+ * normalised key; a memory size in the name must match the entry (except for SoCs sold with
+ * several RAM sizes). Returns 0 and the entry in *out (a pointer into t), RF_E_NOT_FOUND when
+ * nothing matches, RF_E_CONFLICT when several entries match and the name cannot tell them
+ * apart (use device_resolve_mem with the detected memory), or RF_E_INVALID_VALUE /
+ * RF_E_TOO_LARGE for a bad name. */
+int device_resolve(const struct device_table *t, const char *reported_name,
+		   const struct device_profile **out /* OUT */);
+
+/* Like device_resolve, but when several entries match, memory_total_bytes (from detection;
+ * <= 0 unknown) picks the one whose nominal memory is closest, if it is within 15%. */
+int device_resolve_mem(const struct device_table *t, const char *reported_name,
+		       int64_t memory_total_bytes, const struct device_profile **out /* OUT */);
+
+/* Checks that ids are unique and that no two entries can be reached by the same normalised name
+ * and memory size. Returns 0, or RF_E_CONFLICT with "entry N (id): ..." in err (1-based). */
+int device_table_check(const struct device_table *t, char *err, size_t errlen);
+
+/* Returns the peak memory bandwidth in GB/s from a memory bus width and the memory clock that
+ * NVML reports (MHz, data rate / 2): clock x 2 x bits / 8 / 1000 (RTX 4090: 10501 MHz x 2 x 384
+ * / 8 / 1000 = 1008). Returns -1 when either input is not positive or absurd (> 65536 bits or
+ * > 100000 MHz). */
+double device_bandwidth_from_bus(int bus_width_bits, int mem_clock_mhz);
+
+/* Returns the bandwidth to use for a GPU: the profile's (p may be NULL), else the one computed
+ * from bus width and clock, else DEVICE_ASSUMED_GPU_BANDWIDTH_GBS. [out] basis: "profile",
+ * "bus_width_and_clock" or "assumed" (static strings). */
+double device_gpu_bandwidth(const struct device_profile *p, int bus_width_bits, int mem_clock_mhz,
+			    const char **basis /* OUT */);
+
+/* Returns the best documented dense compute rate of p in TFLOPS and what kind it is in *kind:
+ * the tensor FP16 rate when known; else the FP32 rate (the vector FP16 rate when FP32 is not
+ * known). Returns -1 and DEVICE_COMPUTE_UNKNOWN when p has neither. */
+double device_compute_tflops(const struct device_profile *p,
+			     enum device_compute_kind *kind /* OUT */);
+
+/* Returns the bytes of unified memory the GPU of p may use on a machine with ram_bytes of RAM
+ * (the working-set rule), or -1 when p has no such rule or ram_bytes <= 0. */
+int64_t device_gpu_working_set_bytes(const struct device_profile *p, int64_t ram_bytes);
+
+#endif
