@@ -39,7 +39,7 @@ define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
-.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench
+.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -128,6 +128,26 @@ format:
 
 bench:
 	@echo "make bench arrives with the hardening issue"; exit 1
+
+# make accuracy: the estimator against the measured runs of ../shared/calibration (no network,
+# no GPU): tables of row, measured, estimated, error and the medians. Built from the release
+# objects of core/, the api/ loaders in ACCURACY_API and the test CSV reader; exits 1 when a
+# median misses its target.
+ACCURACY_API  := api/device_json.c api/model_json.c
+ACCURACY_SRC  := $(sort $(wildcard tests/accuracy/*.c)) tests/csv.c tests/test_util.c \
+                 tests/memory_calib.c
+ACCURACY_OBJ  := $(ACCURACY_SRC:%.c=$(B)/rel/%.o) $(CORE_SRC:%.c=$(B)/rel/%.o) \
+                 $(ACCURACY_API:%.c=$(B)/rel/%.o)
+ACCURACY_LIBS  = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm
+
+$(ACCURACY_SRC:%.c=$(B)/rel/%.o): $(B)/gen/suites.h
+
+$(B)/accuracy: $(ACCURACY_OBJ)
+	$(CC) $(CFLAGS_REL) -o $@ $^ $(ACCURACY_LIBS)
+
+accuracy: $(B)/accuracy
+	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$${RIGFIT_SHARED_DIR:-$(CURDIR)/../shared} ./$(B)/accuracy
+
 
 clean:
 	rm -rf $(B)
