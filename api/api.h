@@ -64,7 +64,16 @@ struct api_store {
 /* Frees rows[0..n) and the array. NULL is a no-op. */
 void api_scan_rows_free(struct api_scan_row *rows, int n);
 
-struct api_metrics; /* api/metrics.h */
+struct api_metrics;   /* api/metrics.h */
+struct device_table;  /* core/device.h */
+struct model_catalog; /* core/model.h */
+
+/* Reads the start of a model file the client named ({"gguf": PATH}) for its header. The
+ * process decides what may be read (--models-dir). Returns 0 and a malloc'd buffer (length
+ * *len, the file's whole size in *file_size), or a negative rf_err (RF_E_FORBIDDEN,
+ * RF_E_NOT_FOUND, RF_E_INVALID_VALUE...) with one line for the client in msg. */
+typedef int (*api_read_model_fn)(void *ctx, const char *path, char **buf, size_t *len,
+				 uint64_t *file_size, char *msg, size_t msglen);
 
 struct api_env {
 	const char *version;
@@ -76,7 +85,11 @@ struct api_env {
 	struct api_metrics *metrics;
 	struct api_store store;
 	int scan_interval_s;
-	int64_t last_scan_failed_ms; /* 0: never failed */
+	int64_t last_scan_failed_ms;        /* 0: never failed */
+	const struct device_table *devices; /* profiles/devices.json; NULL: none loaded */
+	const struct model_catalog *models; /* profiles/models.json; NULL: none loaded */
+	api_read_model_fn read_model;       /* NULL: model files cannot be read here */
+	void *read_model_ctx;
 };
 
 struct api_request {
@@ -166,6 +179,7 @@ int api_hardware_get(const struct api_env *env, const struct api_request *req,
 		     struct api_reply *out);
 int api_hardware_rescan(const struct api_env *env, const struct api_request *req,
 			struct api_reply *out);
+int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_hardware_history(const struct api_env *env, const struct api_request *req,
 			 struct api_reply *out);
 

@@ -14,6 +14,7 @@ static const struct api_route api_route_table[] = {
 	{API_GET, "/api/hardware", api_hardware_get, 0},
 	{API_POST, "/api/hardware/rescan", api_hardware_rescan, API_ROUTE_JSON_BODY},
 	{API_GET, "/api/hardware/history", api_hardware_history, 0},
+	{API_POST, "/api/estimate", api_estimate, API_ROUTE_JSON_BODY},
 };
 
 const struct api_route *api_routes(size_t *n)

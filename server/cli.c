@@ -4,6 +4,8 @@
  */
 #include "server/cli.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "api/hardware_json.h"
 #include "api/hardware_summary.h"
 #include "core/err.h"
@@ -20,6 +23,7 @@
 #include "server/daemon.h"
 #include "server/detect/detect.h"
 #include "server/healthcheck.h"
+#include "server/models_dir.h"
 #include "server/profiles.h"
 
 static const char usage[] =
@@ -27,6 +31,8 @@ static const char usage[] =
 	"  serve        run the daemon (rigfit serve --help for its options)\n"
 	"  detect       scan this machine: --format summary|json, --root DIR, --nvml-lib PATH,\n"
 	"               --nvidia-smi PATH, --sysctl PATH, --probe-timeout-ms MS, --profiles DIR\n"
+	"  estimate     memory and speed of a model here: the JSON of POST /api/estimate on\n"
+	"               stdin or in FILE; --profiles DIR, --models-dir DIR, --root DIR\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 
@@ -52,7 +58,7 @@ static int cmd_detect(int argc, char **argv)
 	const char *profiles = getenv("RIGFIT_PROFILES");
 	bool profiles_given = profiles && *profiles;
 	struct rf_profiles *set = NULL;
-	struct rf_devices *devices = NULL;
+	struct rf_catalogs *catalogs = NULL;
 	char err[512];
 	struct rf_detect_opts opts = {0};
 	struct hw_snapshot *s;
@@ -101,21 +107,21 @@ static int cmd_detect(int argc, char **argv)
 		}
 		set = NULL;
 	}
-	if (rf_devices_from_profiles(set, &devices, err, sizeof(err)) < 0) {
+	if (rf_catalogs_from_profiles(set, &catalogs, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rigfit: profiles: %s\n", err);
 		rf_profiles_free(set);
 		return 1;
 	}
 	s = malloc(sizeof(*s));
 	if (!s) {
-		rf_devices_unref(devices);
+		rf_catalogs_unref(catalogs);
 		rf_profiles_free(set);
 		return 1;
 	}
 	opts.root = root && *root ? root : "/";
 	rf_detect_scan(&opts, s);
-	hw_apply_device_profiles(s, &devices->table);
-	rf_devices_unref(devices);
+	hw_apply_device_profiles(s, &catalogs->table);
+	rf_catalogs_unref(catalogs);
 	rf_profiles_free(set);
 	if (strcmp(format, "json") == 0) {
 		size_t len;
@@ -139,6 +145,188 @@ static int cmd_detect(int argc, char **argv)
 		}
 	}
 	free(s);
+	return rc;
+}
+
+/* Loads the profile set of dir (./profiles quietly when dir is NULL) into catalogs. */
+static int cli_catalogs(const char *dir, struct rf_profiles **set, struct rf_catalogs **cat)
+{
+	char err[512];
+	bool given = dir != NULL;
+
+	*set = NULL;
+	if (!dir)
+		dir = "./profiles";
+	if (rf_profiles_load(dir, set, err, sizeof(err)) < 0) {
+		if (given) {
+			fprintf(stderr, "rigfit: profiles: %s\n", err);
+			return 1;
+		}
+		*set = NULL;
+	}
+	if (rf_catalogs_from_profiles(*set, cat, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: profiles: %s\n", err);
+		rf_profiles_free(*set);
+		*set = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+/* Prints a reply: the JSON body on stdout (exit 0), or the error envelope as one line on
+ * stderr (exit 2 for the caller's mistakes, 1 otherwise). */
+static int cli_print_reply(const struct api_reply *r)
+{
+	const char *body = r->body ? r->body : r->borrowed_body;
+	cJSON *j, *e;
+
+	if (r->status < 300) {
+		fwrite(body, 1, r->len, stdout);
+		fputc('\n', stdout);
+		return 0;
+	}
+	j = cJSON_ParseWithLength(body, r->len);
+	e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	{
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
+		const cJSON *field = cJSON_GetObjectItemCaseSensitive(e, "field");
+		fprintf(stderr, "rigfit: %s: %s%s%s%s\n",
+			cJSON_IsString(code) ? code->valuestring : "error",
+			cJSON_IsString(msg) ? msg->valuestring : "",
+			cJSON_IsString(field) ? " (field " : "",
+			cJSON_IsString(field) ? field->valuestring : "",
+			cJSON_IsString(field) ? ")" : "");
+	}
+	cJSON_Delete(j);
+	return r->status < 500 ? 2 : 1;
+}
+
+/* Reads all of stdin or a file, at most API_MAX_BODY_BYTES. Returns a malloc'd buffer. */
+static char *cli_read_input(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	size_t cap = 65536, n = 0;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap + 1);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			char *nb;
+			if (cap >= API_MAX_BODY_BYTES) {
+				free(buf);
+				buf = NULL;
+				errno = EFBIG;
+				break;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
+}
+
+/* rigfit estimate [FILE|-]: the request of POST /api/estimate, answered for this machine (a
+ * fresh scan) unless the request describes other hardware. */
+static int cmd_estimate(int argc, char **argv)
+{
+	const char *input = "-", *profiles = getenv("RIGFIT_PROFILES");
+	struct rf_config cfg_dirs;
+	struct rf_profiles *set = NULL;
+	struct rf_catalogs *cat = NULL;
+	struct api_snapshot *snap = NULL;
+	struct rf_detect_opts opts = {0};
+	struct api_env env;
+	struct api_request req = {0};
+	struct api_reply reply = {0};
+	char *body;
+	size_t len = 0;
+	int rc;
+
+	memset(&cfg_dirs, 0, sizeof(cfg_dirs));
+	if (profiles && !*profiles)
+		profiles = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(argv[i], "--profiles") == 0 && v) {
+			profiles = v;
+			i++;
+		} else if (strcmp(argv[i], "--models-dir") == 0 && v) {
+			if (cfg_dirs.n_models_dirs >= RF_CONFIG_MAX_LIST ||
+			    strlen(v) >= sizeof(cfg_dirs.models_dirs[0]))
+				return cli_usage_error(
+					"estimate: too many or too long --models-dir");
+			snprintf(cfg_dirs.models_dirs[cfg_dirs.n_models_dirs++],
+				 sizeof(cfg_dirs.models_dirs[0]), "%s", v);
+			i++;
+		} else if (strcmp(argv[i], "--root") == 0 && v) {
+			opts.root = v;
+			i++;
+		} else if (argv[i][0] != '-' || strcmp(argv[i], "-") == 0) {
+			input = argv[i];
+		} else {
+			return cli_usage_error("estimate: unknown or incomplete option '%.60s'",
+					       argv[i]);
+		}
+	}
+	body = cli_read_input(input, &len);
+	if (!body) {
+		fprintf(stderr, "rigfit: estimate: cannot read %s: %s\n",
+			strcmp(input, "-") == 0 ? "standard input" : input, strerror(errno));
+		return 2;
+	}
+	if (cli_catalogs(profiles, &set, &cat) != 0) {
+		free(body);
+		return 1;
+	}
+	snap = calloc(1, sizeof(*snap));
+	if (!snap) {
+		rc = 1;
+		goto out;
+	}
+	rf_detect_scan(&opts, &snap->hw);
+	hw_apply_device_profiles(&snap->hw, &cat->table);
+	snap->seq = 1;
+	memset(&env, 0, sizeof(env));
+	env.version = RIGFIT_VERSION;
+	env.snapshot = snap;
+	env.devices = &cat->table;
+	env.models = cat->models;
+	if (cfg_dirs.n_models_dirs > 0) {
+		env.read_model = rf_model_file_read_cfg;
+		env.read_model_ctx = &cfg_dirs;
+	}
+	req.method = API_POST;
+	req.path = "/api/estimate";
+	req.query = "";
+	req.body = body;
+	req.body_len = len;
+	api_estimate(&env, &req, &reply);
+	rc = cli_print_reply(&reply);
+out:
+	api_reply_reset(&reply);
+	free(snap);
+	rf_catalogs_unref(cat);
+	rf_profiles_free(set);
+	free(body);
 	return rc;
 }
 
@@ -216,5 +404,7 @@ int rf_cli_main(int argc, char **argv)
 		return cmd_detect(argc - 2, argv + 2);
 	if (strcmp(cmd, "healthcheck") == 0)
 		return cmd_healthcheck(argc - 2, argv + 2);
+	if (strcmp(cmd, "estimate") == 0)
+		return cmd_estimate(argc - 2, argv + 2);
 	return cli_usage_error("unknown command '%.60s' (try rigfit help)", cmd);
 }

@@ -20,6 +20,7 @@
 #include "server/daemon_priv.h"
 #include "server/embedded.h"
 #include "server/log.h"
+#include "server/models_dir.h"
 #include "server/notify.h"
 
 #define DRAIN_MAX_NS (1500ull * 1000 * 1000)
@@ -51,6 +52,12 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->metrics = d->metrics;
 	env->store = rf_store_api(d->store);
 	env->scan_interval_s = d->cfg->scan_interval_s;
+	env->devices = d->catalogs ? &d->catalogs->table : NULL;
+	env->models = d->catalogs ? d->catalogs->models : NULL;
+	if (d->cfg->n_models_dirs > 0) {
+		env->read_model = rf_model_file_read_cfg;
+		env->read_model_ctx = d->cfg;
+	}
 	if (d->snapshot) {
 		stats.last_scan_age_s = (double)(env->now_ms - d->snapshot->hw.scanned_at_ms) / 1e3;
 		if (stats.last_scan_age_s < 0)
@@ -118,7 +125,7 @@ static void begin_stop(struct rf_daemon *d, const char *why)
 static void reload_profiles(struct rf_daemon *d, bool at_start)
 {
 	struct rf_profiles *p = NULL;
-	struct rf_devices *devices = NULL;
+	struct rf_catalogs *catalogs = NULL;
 	char err[512];
 	int rc = rf_profiles_load(d->cfg->profiles, &p, err, sizeof(err));
 
@@ -130,7 +137,7 @@ static void reload_profiles(struct rf_daemon *d, bool at_start)
 				     d->profiles ? d->profiles->n_files : 0);
 		return;
 	}
-	rc = rf_devices_from_profiles(p, &devices, err, sizeof(err));
+	rc = rf_catalogs_from_profiles(p, &catalogs, err, sizeof(err));
 	if (rc < 0) {
 		rf_log_error("profiles: %s; keeping the %d file(s) loaded before", err,
 			     d->profiles ? d->profiles->n_files : 0);
@@ -139,10 +146,10 @@ static void reload_profiles(struct rf_daemon *d, bool at_start)
 	}
 	rf_profiles_free(d->profiles);
 	d->profiles = p;
-	rf_devices_unref(d->devices);
-	d->devices = devices;
-	rf_log_info("profiles: loaded %d file(s) from %s (%d device profiles)", p->n_files,
-		    d->cfg->profiles, devices->table.n);
+	rf_catalogs_unref(d->catalogs);
+	d->catalogs = catalogs;
+	rf_log_info("profiles: loaded %d file(s) from %s (%d device and %d model profiles)",
+		    p->n_files, d->cfg->profiles, catalogs->table.n, (int)catalogs->models->n);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -191,7 +198,7 @@ static void teardown(struct rf_daemon *d)
 {
 	rf_store_close(d->store);
 	rf_profiles_free(d->profiles);
-	rf_devices_unref(d->devices);
+	rf_catalogs_unref(d->catalogs);
 	rf_snapshot_free(d->snapshot);
 	api_metrics_free(d->metrics);
 }
@@ -232,9 +239,9 @@ int rf_serve(struct rf_config *cfg)
 	}
 	open_store(d);
 	reload_profiles(d, true);
-	if (!d->devices) {
+	if (!d->catalogs) {
 		/* No profiles: an empty device table, so a scan never has to check. */
-		if (rf_devices_from_profiles(NULL, &d->devices, err, sizeof(err)) < 0) {
+		if (rf_catalogs_from_profiles(NULL, &d->catalogs, err, sizeof(err)) < 0) {
 			rf_log_error("%s", err);
 			teardown(d);
 			uv_loop_close(&d->loop);

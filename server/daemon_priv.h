@@ -43,7 +43,7 @@ struct rf_daemon {
 	struct rf_store *store;
 	struct api_metrics *metrics;
 	struct rf_profiles *profiles;
-	struct rf_devices *devices; /* from profiles' devices.json; never NULL once started */
+	struct rf_catalogs *catalogs; /* devices.json and models.json; never NULL once started */
 
 	/* the scan in progress, if any */
 	struct rf_scan_job *scan_job;

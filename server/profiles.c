@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/device_json.h"
+#include "api/model_json.h"
 #include "core/err.h"
 #include "server/detect/readfile.h"
 
@@ -115,40 +116,53 @@ out:
 	return 0;
 }
 
-int rf_devices_from_profiles(const struct rf_profiles *p, struct rf_devices **out, char *err,
-			     size_t errlen)
+int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out, char *err,
+			      size_t errlen)
 {
-	const cJSON *doc = rf_profiles_get(p, "devices.json");
-	struct rf_devices *d = calloc(1, sizeof(*d));
-	int rc;
+	const cJSON *devices = rf_profiles_get(p, "devices.json");
+	const cJSON *models = rf_profiles_get(p, "models.json");
+	struct rf_catalogs *c = calloc(1, sizeof(*c));
+	int rc = 0;
 
-	if (!d) {
+	if (!c) {
 		snprintf(err, errlen, "out of memory");
 		return RF_E_NOMEM;
 	}
-	d->refs = 1;
-	if (doc) {
-		rc = api_device_table_from_json(doc, &d->table, err, errlen);
+	c->refs = 1;
+	if (devices && (rc = api_device_table_from_json(devices, &c->table, err, errlen)) < 0)
+		goto fail;
+	if (models) {
+		char why[400];
+		rc = model_catalog_from_json(models, &c->models, why, sizeof(why));
 		if (rc < 0) {
-			free(d);
-			return rc;
+			snprintf(err, errlen, "models.json: %s", why);
+			goto fail;
 		}
+	} else if (!(c->models = calloc(1, sizeof(*c->models)))) {
+		snprintf(err, errlen, "out of memory");
+		rc = RF_E_NOMEM;
+		goto fail;
 	}
-	*out = d;
+	*out = c;
 	return 0;
+fail:
+	device_table_clear(&c->table);
+	free(c);
+	return rc;
 }
 
-struct rf_devices *rf_devices_ref(struct rf_devices *d)
+struct rf_catalogs *rf_catalogs_ref(struct rf_catalogs *c)
 {
-	if (d)
-		d->refs++;
-	return d;
+	if (c)
+		c->refs++;
+	return c;
 }
 
-void rf_devices_unref(struct rf_devices *d)
+void rf_catalogs_unref(struct rf_catalogs *c)
 {
-	if (!d || --d->refs > 0)
+	if (!c || --c->refs > 0)
 		return;
-	device_table_clear(&d->table);
-	free(d);
+	device_table_clear(&c->table);
+	model_catalog_free(c->models);
+	free(c);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "core/device.h"
+#include "core/model.h"
 
 #define RF_PROFILES_MAX_FILES 64
 #define RF_PROFILES_MAX_BYTES (16u << 20)
@@ -35,23 +36,25 @@ const cJSON *rf_profiles_get(const struct rf_profiles *p, const char *name);
 /* Frees p. NULL is a no-op. */
 void rf_profiles_free(struct rf_profiles *p);
 
-/* The device table of a profile set, shared by the loop and the scan worker. The loop thread
- * alone takes and drops references, so no lock is needed. */
-struct rf_devices {
+/* The catalogs built from a profile set (devices.json, models.json), shared by the loop,
+ * requests and the scan worker. The loop thread alone takes and drops references, so no lock
+ * is needed. */
+struct rf_catalogs {
 	int refs;
-	struct device_table table;
+	struct device_table table;    /* devices.json (empty without one) */
+	struct model_catalog *models; /* models.json (an empty catalog without one) */
 };
 
-/* Builds the device table of p's devices.json (an empty table when p has none). Returns 0 and
- * a new object with one reference in *out, or a negative rf_err with "devices.json: ..." in
- * err. */
-int rf_devices_from_profiles(const struct rf_profiles *p, struct rf_devices **out /* OUT */,
-			     char *err, size_t errlen);
+/* Builds the catalogs of p (empty ones for files p lacks; p may be NULL). Returns 0 and a new
+ * object with one reference in *out, or a negative rf_err with "devices.json: ..." or
+ * "models.json: ..." in err. */
+int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out /* OUT */,
+			      char *err, size_t errlen);
 
-/* Takes a reference; returns d. NULL is a no-op. */
-struct rf_devices *rf_devices_ref(struct rf_devices *d);
+/* Takes a reference; returns c. NULL is a no-op. */
+struct rf_catalogs *rf_catalogs_ref(struct rf_catalogs *c);
 
-/* Drops a reference, freeing d with the last one. NULL is a no-op. */
-void rf_devices_unref(struct rf_devices *d);
+/* Drops a reference, freeing c with the last one. NULL is a no-op. */
+void rf_catalogs_unref(struct rf_catalogs *c);
 
 #endif

@@ -19,7 +19,7 @@ struct rf_scan_job {
 	uv_work_t work;
 	struct rf_daemon *d;
 	struct api_snapshot *result;
-	struct rf_devices *devices; /* a reference taken when the job starts */
+	struct rf_catalogs *catalogs; /* a reference taken when the job starts */
 	int rc;
 	int store_rc;
 };
@@ -52,7 +52,7 @@ static void scan_work(uv_work_t *w)
 	}
 	job->rc = rf_detect_scan(&opts, &snap->hw);
 	if (job->rc == 0)
-		hw_apply_device_profiles(&snap->hw, job->devices ? &job->devices->table : NULL);
+		hw_apply_device_profiles(&snap->hw, job->catalogs ? &job->catalogs->table : NULL);
 	if (job->rc == 0) {
 		snap->json = api_hardware_render(&snap->hw, &snap->json_len);
 		if (!snap->json)
@@ -75,7 +75,7 @@ static void scan_done(uv_work_t *w, int status)
 	struct rf_daemon *d = job->d;
 
 	d->scan_job = NULL;
-	rf_devices_unref(job->devices);
+	rf_catalogs_unref(job->catalogs);
 	if (status == UV_ECANCELED || job->rc < 0) {
 		d->scan_failures++;
 		if (status != UV_ECANCELED)
@@ -111,10 +111,10 @@ void rf_scan_start(struct rf_daemon *d)
 	}
 	job->d = d;
 	job->work.data = job;
-	job->devices = rf_devices_ref(d->devices);
+	job->catalogs = rf_catalogs_ref(d->catalogs);
 	if (uv_queue_work(&d->loop, &job->work, scan_work, scan_done) != 0) {
 		d->scan_failures++;
-		rf_devices_unref(job->devices);
+		rf_catalogs_unref(job->catalogs);
 		free(job);
 		return;
 	}

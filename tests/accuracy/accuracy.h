@@ -80,4 +80,7 @@ int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f);
  * targets (or has nothing to check yet). */
 int accuracy_memory(const char *shared_dir);
 
+/* Prints the fine-tuning memory table; returns 1 when its median misses the target. */
+int accuracy_training(const char *shared_dir);
+
 #endif

@@ -12,11 +12,12 @@
 int main(void)
 {
 	int speed = accuracy_speed(t_shared_dir(), t_src_dir(), stdout);
-	int memory;
+	int memory, training;
 
 	printf("\n");
 	memory = accuracy_memory(t_shared_dir());
+	training = accuracy_training(t_shared_dir());
 	if (speed < 0 || memory < 0)
 		return 2;
-	return (speed || memory) ? 1 : 0;
+	return (speed || memory || training) ? 1 : 0;
 }

@@ -714,3 +714,9 @@ Suite *gguf_suite(void)
 	suite_add_tcase(s, tc);
 	return s;
 }
+
+/* For other suites: a complete GGUF v3 file of a tiny llama model (see write_model). */
+unsigned char *t_gguf_write_tiny(size_t *len)
+{
+	return write_tiny(3, 32, len);
+}

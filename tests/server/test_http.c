@@ -805,6 +805,88 @@ START_TEST(a_hung_probe_never_delays_a_request)
 }
 END_TEST
 
+START_TEST(estimate_over_http_is_the_cli_answer_and_model_files_are_gated)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	char *profiles = t_path(t_src_dir(), "profiles"), *mdir = t_mkdtemp();
+	char *junk = t_path(mdir, "junk.gguf"), *in = t_path(mdir, "req.json"), *out = NULL;
+	const char *extra[] = {"--profiles", profiles, "--models-dir", mdir, NULL};
+	const char body[] = "{\"model\":{\"id\":\"llama-3.1-8b\"},\"hardware_profile\":"
+			    "\"rtx-4090\",\"n_ctx\":16384,\"flash_attn\":true}";
+	const char *argv[] = {t_bin(), "estimate", "--profiles", profiles, in, NULL};
+	char gguf_body[512];
+
+	ck_assert_int_eq(t_write_file(in, body, sizeof(body) - 1), 0);
+	ck_assert_int_eq(t_write_file(junk, "not a gguf file", 15), 0);
+	t_daemon_start(&d, extra);
+	ck_assert_int_eq(
+		t_http(d.port, "POST", "/api/estimate", JSON_HDR, body, sizeof(body) - 1, &r), 0);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	ck_assert_int_eq(t_run(argv, &out, NULL, 20000), 0);
+	/* The same question about the same described hardware: the same bytes. */
+	ck_assert_uint_eq(strlen(out), r.body_len + 1);
+	ck_assert(memcmp(out, r.body, r.body_len) == 0);
+	t_resp_free(&r);
+	free(out);
+
+	snprintf(gguf_body, sizeof(gguf_body),
+		 "{\"model\":{\"gguf\":\"/etc/passwd\"},\"hardware_profile\":\"rtx-4090\"}");
+	ck_assert_int_eq(t_http(d.port, "POST", "/api/estimate", JSON_HDR, gguf_body,
+				strlen(gguf_body), &r),
+			 0);
+	assert_error(&r, 403, "forbidden", "model.gguf");
+	ck_assert_ptr_null(strstr(r.body, "passwd"));
+	t_resp_free(&r);
+	snprintf(gguf_body, sizeof(gguf_body),
+		 "{\"model\":{\"gguf\":\"%s/../%s/junk.gguf\"},\"hardware_profile\":\"rtx-4090\"}",
+		 mdir, strrchr(mdir, '/') + 1);
+	ck_assert_int_eq(t_http(d.port, "POST", "/api/estimate", JSON_HDR, gguf_body,
+				strlen(gguf_body), &r),
+			 0);
+	assert_error(&r, 422, "invalid_value", "model.gguf");
+	t_resp_free(&r);
+	/* A real GGUF file inside the models dir: estimated from its own tensors. */
+	{
+		size_t glen = 0;
+		unsigned char *g = t_gguf_write_tiny(&glen);
+		char *gpath = t_path(mdir, "tiny.gguf");
+		cJSON *j;
+		ck_assert_int_eq(t_write_file(gpath, g, glen), 0);
+		snprintf(gguf_body, sizeof(gguf_body),
+			 "{\"model\":{\"gguf\":\"%s\"},\"hardware_profile\":\"rtx-4090\"}", gpath);
+		ck_assert_int_eq(t_http(d.port, "POST", "/api/estimate", JSON_HDR, gguf_body,
+					strlen(gguf_body), &r),
+				 0);
+		ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+		j = body_json(&r);
+		ck_assert_str_eq(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(j, "model"), "source")->valuestring,
+			"gguf");
+		ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "weights_bytes")
+				  ->valuedouble > 0);
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+		cJSON_Delete(j);
+		t_resp_free(&r);
+		/* The same file cut short is a clear 422, never a crash. */
+		ck_assert_int_eq(t_write_file(gpath, g, glen / 3), 0);
+		ck_assert_int_eq(t_http(d.port, "POST", "/api/estimate", JSON_HDR, gguf_body,
+					strlen(gguf_body), &r),
+				 0);
+		assert_error(&r, 422, "invalid_value", "model.gguf");
+		t_resp_free(&r);
+		free(g);
+		free(gpath);
+	}
+	t_daemon_stop(&d);
+	t_rmtree(mdir);
+	free(mdir);
+	free(junk);
+	free(in);
+	free(profiles);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
 	Suite *s = suite_create("http");
@@ -845,6 +927,7 @@ Suite *http_suite(void)
 	tcase_add_test(own, cli_detect_json_is_the_hardware_object);
 	tcase_add_test(own, api_hardware_is_the_cli_json_for_the_same_machine);
 	tcase_add_test(own, a_hung_probe_never_delays_a_request);
+	tcase_add_test(own, estimate_over_http_is_the_cli_answer_and_model_files_are_gated);
 	suite_add_tcase(s, own);
 	return s;
 }

@@ -1,0 +1,963 @@
+/*
+ * POST /api/estimate (and `rigfit estimate`): memory and speed of one model with one set of
+ * settings on one machine, for inference (llama.cpp semantics) or fine-tuning (full, LoRA,
+ * QLoRA). The model comes from the catalog, a pasted config.json or a GGUF header; the machine
+ * is this host's snapshot, a described one ("hardware") or a device profile
+ * ("hardware_profile"). Every default taken and every modelling choice is listed in
+ * `assumptions`. An estimate that does not fit is still a 200 with fits: false.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/hardware_input.h"
+#include "api/jsonmap.h"
+#include "api/model_json.h"
+#include "core/classify.h"
+#include "core/device.h"
+#include "core/err.h"
+#include "core/estimate.h"
+#include "core/gguf.h"
+#include "core/hw_profile.h"
+#include "core/model.h"
+#include "core/quant.h"
+#include "core/speed.h"
+#include "core/train_memory.h"
+
+#define EST_MAX_ASSUMPTIONS 48
+#define EST_ASSUMPTION_LEN 240
+#define EST_DEFAULT_QUANT "Q4_K_M"
+#define EST_DEFAULT_SEQ_LEN 2048
+#define EST_MAX_BATCH 4096
+/* Share of the peak tensor throughput training reaches (model FLOPs utilisation). Published
+ * multi-GPU runs sit at 30-45%; the single-GPU figures at hand contradict their own spec sheets,
+ * so this is a stated assumption, not a fit. */
+#define EST_TRAIN_MFU_FULL 0.35
+#define EST_TRAIN_MFU_ADAPTER 0.30
+#define EST_TRAIN_MFU_QLORA 0.25
+
+enum est_mode {
+	EST_INFERENCE,
+	EST_LORA,
+	EST_QLORA,
+	EST_FULL
+};
+
+static const char *const est_modes[] = {"inference", "lora", "qlora", "full", NULL};
+static const char *const est_kv_types[] = {"f16", "q8_0", "q4_0", NULL};
+static const char *const est_optimizers[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", "sgd",
+					     NULL};
+static const char *const est_providers[] = {"huggingface", "unsloth", NULL};
+
+struct est_request {
+	int mode;
+	bool has_mode;
+	char quant[24];
+	bool has_quant;
+	int64_t n_ctx, n_batch, n_ubatch, n_parallel, n_gpu_layers;
+	bool has_n_ctx, has_n_batch, has_n_ubatch, has_n_parallel, has_n_gpu_layers;
+	int kv_type;
+	bool has_kv_type;
+	bool flash_attn, has_flash_attn;
+	int64_t batch_size, seq_len, lora_rank;
+	bool has_batch_size, has_seq_len, has_lora_rank;
+	bool gradient_checkpointing, has_gradient_checkpointing;
+	int optimizer, provider;
+	bool has_optimizer, has_provider;
+	double dataset_tokens, epochs, usd_per_hour;
+	bool has_dataset_tokens, has_epochs, has_usd_per_hour;
+	char hardware_profile[64];
+	bool has_hardware_profile;
+	unsigned lora_targets; /* train_lora_target bits; 0: all linear layers */
+};
+
+#define F(name, kind, field, size, lo, hi, has)                                                    \
+	{                                                                                          \
+		name, kind, offsetof(struct est_request, field), size, lo, hi, false,              \
+			offsetof(struct est_request, has), NULL                                    \
+	}
+#define E(name, field, has, choices)                                                               \
+	{                                                                                          \
+		name, JM_ENUM, offsetof(struct est_request, field), 0, 0, 0, false,                \
+			offsetof(struct est_request, has), choices                                 \
+	}
+
+static const struct jm_field est_fields[] = {
+	{"model", JM_ANY, 0, 0, 0, 0, true, 0, NULL},
+	{"hardware", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
+	{"lora_targets", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
+	E("mode", mode, has_mode, est_modes),
+	F("quant", JM_STRING, quant, sizeof(((struct est_request *)0)->quant), 0, 0, has_quant),
+	F("n_ctx", JM_INT_OR_MAX, n_ctx, 0, 1, 1 << 24, has_n_ctx),
+	F("n_batch", JM_INT, n_batch, 0, 1, 1 << 20, has_n_batch),
+	F("n_ubatch", JM_INT, n_ubatch, 0, 1, 1 << 20, has_n_ubatch),
+	F("n_parallel", JM_INT, n_parallel, 0, 1, 4096, has_n_parallel),
+	E("kv_cache_type", kv_type, has_kv_type, est_kv_types),
+	F("flash_attn", JM_BOOL, flash_attn, 0, 0, 0, has_flash_attn),
+	F("n_gpu_layers", JM_INT, n_gpu_layers, 0, -1, MODEL_MAX_LAYERS + 1, has_n_gpu_layers),
+	F("batch_size", JM_INT_OR_MAX, batch_size, 0, 1, EST_MAX_BATCH, has_batch_size),
+	F("seq_len", JM_INT_OR_MAX, seq_len, 0, 1, 1 << 24, has_seq_len),
+	F("lora_rank", JM_INT, lora_rank, 0, 1, 65536, has_lora_rank),
+	F("gradient_checkpointing", JM_BOOL, gradient_checkpointing, 0, 0, 0,
+	  has_gradient_checkpointing),
+	E("optimizer", optimizer, has_optimizer, est_optimizers),
+	E("provider", provider, has_provider, est_providers),
+	F("dataset_tokens", JM_DOUBLE, dataset_tokens, 0, 1, 1e15, has_dataset_tokens),
+	F("epochs", JM_DOUBLE, epochs, 0, 0.01, 1000, has_epochs),
+	F("usd_per_hour", JM_DOUBLE, usd_per_hour, 0, 0, 1e6, has_usd_per_hour),
+	F("hardware_profile", JM_STRING, hardware_profile,
+	  sizeof(((struct est_request *)0)->hardware_profile), 0, 0, has_hardware_profile),
+};
+
+/* Everything one estimate works on; large, so it lives on the heap. */
+struct est {
+	struct est_request rq;
+	struct model_arch arch;
+	struct model_params params;
+	const struct model_entry *entry;
+	char model_id[MODEL_ID_LEN];
+	char model_source[16]; /* catalog, architecture, gguf */
+	struct gguf_file *gguf;
+	int ftype;
+	struct rf_mem_weights weights;
+	struct hw_snapshot hw;
+	char hw_source[16];
+	int n_assumptions;
+	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
+};
+
+static void assume(struct est *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void assume(struct est *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->n_assumptions >= EST_MAX_ASSUMPTIONS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->assumptions[e->n_assumptions++], EST_ASSUMPTION_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- the model -------------------------------------------------------------------------- */
+
+static int est_model_gguf(const struct api_env *env, struct est *e, const char *path,
+			  struct api_reply *out)
+{
+	char *buf = NULL, msg[256] = "", field[64] = "";
+	size_t len = 0;
+	uint64_t fsize = 0;
+	int rc;
+
+	if (!env->read_model)
+		return api_error(out, RF_E_FORBIDDEN, "model.gguf",
+				 "model files cannot be read here (start the daemon with "
+				 "--models-dir)");
+	rc = env->read_model(env->read_model_ctx, path, &buf, &len, &fsize, msg, sizeof(msg));
+	if (rc < 0)
+		return api_error(out, rc, "model.gguf", "%s", msg[0] ? msg : rf_err_message(rc));
+	rc = gguf_parse(buf, len, fsize, &e->gguf, msg, sizeof(msg));
+	free(buf);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
+				 "the GGUF header is invalid: %s", msg);
+	rc = gguf_to_arch(e->gguf, &e->arch, field, sizeof(field));
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
+				 "the GGUF header does not describe a supported model (%s)", field);
+	e->ftype = gguf_file_type(e->gguf);
+	rc = rf_weights_from_tensors(&e->arch, e->gguf->tensors, (size_t)e->gguf->n_tensors,
+				     &e->weights);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
+				 "the GGUF tensors do not fit the architecture");
+	snprintf(e->model_source, sizeof(e->model_source), "gguf");
+	snprintf(e->model_id, sizeof(e->model_id), "%s",
+		 gguf_get_str(e->gguf, "general.name") ? gguf_get_str(e->gguf, "general.name") :
+							 "gguf");
+	assume(e, "weights: exact tensor sizes and types from the GGUF header");
+	return 0;
+}
+
+/* Resolves the "model" object: exactly one of id, architecture, gguf. */
+static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
+		     struct api_reply *out)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(m, "architecture");
+	const cJSON *gguf = cJSON_GetObjectItemCaseSensitive(m, "gguf");
+	const cJSON *k;
+	int given = (id != NULL) + (arch != NULL) + (gguf != NULL);
+	const char *bad_field = NULL;
+	int rc;
+
+	if (cJSON_IsString(m)) {
+		id = m; /* "model": "llama-3.1-8b" is accepted as a shorthand */
+		given = 1;
+	} else if (!cJSON_IsObject(m)) {
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "model must be an object with id, architecture or gguf");
+	} else {
+		cJSON_ArrayForEach(k, m)
+		{
+			if (strcmp(k->string, "id") && strcmp(k->string, "architecture") &&
+			    strcmp(k->string, "gguf") && strcmp(k->string, "params_b"))
+				return api_error(out, RF_E_UNKNOWN_FIELD, "model",
+						 "model has an unknown field");
+		}
+	}
+	if (given != 1)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "model needs exactly one of id, architecture or gguf");
+	if (id) {
+		if (!cJSON_IsString(id) || !id->valuestring || !*id->valuestring)
+			return api_error(out, RF_E_INVALID_VALUE, "model.id",
+					 "model.id must be a string");
+		if (!env->models)
+			return api_error(out, RF_E_UNAVAILABLE, "model.id",
+					 "no model catalog is loaded (profiles/models.json)");
+		rc = api_model_resolve(env->models, id->valuestring, "model.id", out, &e->entry);
+		if (rc < 0)
+			return rc;
+		e->arch = e->entry->arch;
+		snprintf(e->model_id, sizeof(e->model_id), "%s", e->entry->id);
+		snprintf(e->model_source, sizeof(e->model_source), "catalog");
+	} else if (arch) {
+		if (!cJSON_IsObject(arch))
+			return api_error(out, RF_E_INVALID_VALUE, "model.architecture",
+					 "model.architecture must be a config.json object");
+		rc = api_model_arch_from_hf(arch, "model.architecture", &e->arch, out);
+		if (rc < 0)
+			return rc;
+		snprintf(e->model_id, sizeof(e->model_id), "%s", e->arch.model_type);
+		snprintf(e->model_source, sizeof(e->model_source), "architecture");
+	} else {
+		if (!cJSON_IsString(gguf) || !gguf->valuestring)
+			return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
+					 "model.gguf must be a path");
+		rc = est_model_gguf(env, e, gguf->valuestring, out);
+		if (rc < 0)
+			return rc;
+	}
+	rc = model_arch_validate(&e->arch, &bad_field);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model", "the model is invalid (%s)",
+				 bad_field ? bad_field : "architecture");
+	rc = model_param_counts(&e->arch, &e->params);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "the model's parameters cannot be counted");
+	return 0;
+}
+
+/* ---- the machine ------------------------------------------------------------------------ */
+
+static int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw,
+			struct api_reply *out)
+{
+	if (hw && e->rq.has_hardware_profile)
+		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
+				 "give hardware or hardware_profile, not both");
+	if (hw) {
+		int rc = api_hardware_from_json(hw, "hardware", &e->hw, out);
+		if (rc < 0)
+			return rc;
+		/* A GPU named without its memory is completed from its profile. */
+		for (int i = 0; i < e->hw.n_gpus; i++) {
+			struct hw_gpu *g = &e->hw.gpus[i];
+			const struct device_profile *p = NULL;
+			if (g->memory_total_bytes >= 0)
+				continue;
+			if (!env->devices || device_resolve(env->devices, g->name, &p) < 0 || !p ||
+			    p->memory_gib <= 0) {
+				char field[48];
+				snprintf(field, sizeof(field), "hardware.gpus[%d].name", i);
+				return api_error(
+					out, RF_E_INVALID_VALUE, field,
+					"no device profile gives the memory of '%.60s'; add "
+					"memory_total_bytes",
+					g->name);
+			}
+			g->memory_total_bytes = (int64_t)(p->memory_gib * 1073741824.0);
+			g->memory_free_bytes = g->memory_total_bytes;
+			g->unified_memory = p->unified;
+			if (!g->vendor[0]) {
+				hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
+				for (char *c = g->vendor; *c; c++)
+					if (*c >= 'A' && *c <= 'Z')
+						*c = (char)(*c - 'A' + 'a');
+			}
+			assume(e, "hardware.gpus[%d]: %.0f GiB, all free, from the %s profile", i,
+			       p->memory_gib, p->id);
+		}
+		hw_classify(&e->hw);
+		hw_apply_device_profiles(&e->hw, env->devices);
+		snprintf(e->hw_source, sizeof(e->hw_source), "request");
+		return 0;
+	}
+	if (e->rq.has_hardware_profile) {
+		const struct device_profile *p = NULL;
+		struct hw_gpu *g;
+		if (!env->devices || device_resolve(env->devices, e->rq.hardware_profile, &p) < 0 ||
+		    !p)
+			return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
+					 "no device profile is called '%.60s'",
+					 e->rq.hardware_profile);
+		hw_snapshot_init(&e->hw);
+		snprintf(e->hw_source, sizeof(e->hw_source), "profile");
+		hw_strlcpy(e->hw.profile_id, p->id, sizeof(e->hw.profile_id));
+		if (p->kind == DEVICE_KIND_CPU) {
+			e->hw.cpu.memory_bandwidth_gbs = p->memory_bandwidth_gbs;
+			if (p->cpu_cores > 0)
+				e->hw.cpu.physical_cores = p->cpu_cores;
+			assume(e, "hardware: the CPU profile %s; system memory not known", p->id);
+		} else {
+			g = &e->hw.gpus[e->hw.n_gpus];
+			memset(g, 0, sizeof(*g));
+			e->hw.n_gpus = 1;
+			hw_strlcpy(g->name, p->name, sizeof(g->name));
+			hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
+			for (char *c = g->vendor; *c; c++)
+				if (*c >= 'A' && *c <= 'Z')
+					*c = (char)(*c - 'A' + 'a');
+			g->unified_memory = p->unified;
+			g->memory_total_bytes = p->memory_gib > 0 ?
+							(int64_t)(p->memory_gib * 1073741824.0) :
+							HW_UNKNOWN;
+			g->memory_free_bytes = g->memory_total_bytes;
+			g->memory_used_bytes = HW_UNKNOWN;
+			g->memory_gtt_bytes = HW_UNKNOWN;
+			g->memory_bus_width_bits = g->max_memory_clock_mhz = HW_UNKNOWN;
+			g->memory_bandwidth_gbs = p->memory_bandwidth_gbs;
+			g->fp16_tflops = p->fp16_tflops;
+			if (p->unified) {
+				e->hw.memory.total_bytes = g->memory_total_bytes;
+				e->hw.memory.available_bytes = g->memory_total_bytes;
+				g->memory_total_bytes =
+					device_gpu_working_set_bytes(p, e->hw.memory.total_bytes);
+				g->memory_free_bytes = g->memory_total_bytes;
+			}
+			assume(e, "hardware: one %s with all of its %.0f GiB free", p->name,
+			       p->memory_gib);
+		}
+		hw_classify(&e->hw);
+		return 0;
+	}
+	if (!env->snapshot)
+		return api_error(out, RF_E_UNAVAILABLE, NULL,
+				 "the first hardware scan has not finished yet; retry shortly");
+	e->hw = env->snapshot->hw;
+	snprintf(e->hw_source, sizeof(e->hw_source), "snapshot");
+	return 0;
+}
+
+/* The devices an estimate may use: every GPU that runs the backend (not Intel iGPUs). */
+static int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host)
+{
+	int n = 0;
+	int64_t ram_total = e->hw.memory.total_bytes, ram_avail = e->hw.memory.available_bytes;
+	int64_t limit = e->hw.host.container.cgroup_memory_limit_bytes;
+
+	for (int i = 0; i < e->hw.n_gpus && n < RF_MAX_DEVICES; i++) {
+		const struct hw_gpu *g = &e->hw.gpus[i];
+		struct rf_mem_device *d = &dev[n];
+		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
+			continue;
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "%s%d", e->hw.backend, n);
+		d->unified = g->unified_memory;
+		d->free_bytes = g->memory_free_bytes >= 0 ? g->memory_free_bytes :
+							    g->memory_total_bytes;
+		if (g->unified_memory)
+			d->budget_bytes = ram_total > 0 ? rf_budget_unified(ram_total, ram_avail) :
+							  rf_budget_device(d->free_bytes,
+									   g->memory_total_bytes);
+		else
+			d->budget_bytes = rf_budget_device(d->free_bytes, g->memory_total_bytes);
+		/* A unified GPU never has more than its working set (the probe's total). */
+		if (g->unified_memory && d->budget_bytes > g->memory_total_bytes)
+			d->budget_bytes = g->memory_total_bytes;
+		d->overhead_bytes = rf_backend_overhead_bytes(e->hw.backend);
+		n++;
+	}
+	host->budget_bytes = ram_avail >= 0 ? rf_budget_host(ram_avail, ram_total, limit, -1) : -1;
+	return n;
+}
+
+/* ---- inference --------------------------------------------------------------------------- */
+
+static enum speed_backend est_backend(const char *b)
+{
+	enum speed_backend sb = SPEED_BACKEND_CPU;
+	speed_backend_parse(b, &sb);
+	return sb;
+}
+
+static void est_speed_inputs(const struct api_env *env, struct est *e,
+			     const struct rf_mem_estimate *m, const struct rf_infer_params *p,
+			     struct speed_input *in)
+{
+	double active_share = e->params.total > 0 ? (double)e->params.active / e->params.total : 1;
+	double layer_bytes = 0;
+	int nd = 0;
+
+	memset(in, 0, sizeof(*in));
+	for (int64_t l = 0; l < e->weights.n_layer; l++)
+		layer_bytes += (double)e->weights.layer_bytes[l];
+	in->backend = est_backend(e->hw.backend);
+	in->weight_bytes = (layer_bytes + (double)e->weights.output_bytes) * active_share;
+	in->kv_bytes_start = 0;
+	in->kv_bytes_full =
+		(double)m->kv_cache_bytes / (double)(p->n_parallel > 0 ? p->n_parallel : 1);
+	in->flops_per_token = 2.0 * (double)e->params.active;
+	in->n_layers = (int)e->weights.n_layer;
+	in->quantized = e->ftype >= 0 && e->ftype != RF_FT_F16 && e->ftype != RF_FT_BF16 &&
+			e->ftype != RF_FT_F32;
+	in->gpu_fraction =
+		e->weights.n_layer > 0 ? (double)m->n_gpu_layers / (double)e->weights.n_layer : 0;
+	if (in->gpu_fraction > 1)
+		in->gpu_fraction = 1;
+	for (int i = 0;
+	     i < e->hw.n_gpus && nd < SPEED_MAX_DEVICES && in->backend != SPEED_BACKEND_CPU; i++) {
+		const struct hw_gpu *g = &e->hw.gpus[i];
+		const struct device_profile *prof = NULL;
+		enum device_compute_kind kind = DEVICE_COMPUTE_UNKNOWN;
+		struct speed_device *sd = &in->devices[nd];
+		const char *basis = NULL;
+		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
+			continue;
+		if (env->devices)
+			device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &prof);
+		sd->bandwidth_gbs = g->memory_bandwidth_gbs > 0 ?
+					    g->memory_bandwidth_gbs :
+					    device_gpu_bandwidth(prof, g->memory_bus_width_bits,
+								 g->max_memory_clock_mhz, &basis);
+		if (basis && strcmp(basis, "assumed") == 0)
+			assume(e, "speed: %s has no known bandwidth; %.0f GB/s assumed", g->name,
+			       sd->bandwidth_gbs);
+		sd->compute_tflops = prof ? device_compute_tflops(prof, &kind) : g->fp16_tflops;
+		sd->compute = kind == DEVICE_COMPUTE_TENSOR ? SPEED_COMPUTE_TENSOR :
+			      kind == DEVICE_COMPUTE_UNKNOWN && !prof && g->fp16_tflops > 0 ?
+							      SPEED_COMPUTE_TENSOR :
+			      kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
+							       SPEED_COMPUTE_VECTOR;
+		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
+		sd->layer_share =
+			m->n_devices > nd && m->per_device[nd].layers > 0 && m->n_gpu_layers > 0 ?
+				(double)m->per_device[nd].layers / (double)m->n_gpu_layers :
+				0;
+		nd++;
+	}
+	in->n_devices = nd;
+	if (nd == 0)
+		in->backend = SPEED_BACKEND_CPU;
+	in->host.bandwidth_gbs = e->hw.cpu.memory_bandwidth_gbs;
+	in->host.bandwidth_measured = e->hw.cpu.memory_bandwidth_gbs > 0;
+	in->host.threads = e->hw.cpu.performance_cores > 0 ? e->hw.cpu.performance_cores :
+							     e->hw.cpu.physical_cores;
+}
+
+static cJSON *est_memory_json(const struct rf_mem_estimate *m)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "weights_bytes", (double)m->weights_bytes);
+	cJSON_AddNumberToObject(o, "kv_cache_bytes", (double)m->kv_cache_bytes);
+	cJSON_AddNumberToObject(o, "compute_bytes", (double)m->compute_bytes);
+	cJSON_AddNumberToObject(o, "overhead_bytes", (double)m->overhead_bytes);
+	cJSON_AddNumberToObject(o, "output_buffer_bytes", (double)m->output_buffer_bytes);
+	cJSON_AddNumberToObject(o, "total_bytes", (double)m->total_bytes);
+	cJSON_AddNumberToObject(o, "host_bytes", (double)m->host_bytes);
+	arr = cJSON_AddArrayToObject(o, "per_device");
+	for (int i = 0; arr && i < m->n_devices; i++) {
+		const struct rf_mem_device_use *u = &m->per_device[i];
+		cJSON *d = cJSON_CreateObject();
+		if (!d)
+			break;
+		cJSON_AddStringToObject(d, "device", u->device);
+		cJSON_AddNumberToObject(d, "layers", (double)u->layers);
+		cJSON_AddBoolToObject(d, "output", u->output);
+		cJSON_AddNumberToObject(d, "weights_bytes", (double)u->weights_bytes);
+		cJSON_AddNumberToObject(d, "kv_cache_bytes", (double)u->kv_bytes);
+		cJSON_AddNumberToObject(d, "compute_bytes", (double)u->compute_bytes);
+		cJSON_AddNumberToObject(d, "overhead_bytes", (double)u->overhead_bytes);
+		cJSON_AddNumberToObject(d, "bytes", (double)u->bytes);
+		if (u->budget_bytes >= 0)
+			cJSON_AddNumberToObject(d, "budget_bytes", (double)u->budget_bytes);
+		else
+			cJSON_AddNullToObject(d, "budget_bytes");
+		cJSON_AddItemToArray(arr, d);
+	}
+	return o;
+}
+
+static void add_num_or_null(cJSON *o, const char *name, double v)
+{
+	if (v < 0 || !isfinite(v))
+		cJSON_AddNullToObject(o, name);
+	else
+		cJSON_AddNumberToObject(o, name, v);
+}
+
+static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
+			 struct api_reply *out)
+{
+	struct rf_mem_device dev[RF_MAX_DEVICES];
+	struct rf_mem_host host;
+	struct rf_infer_params p;
+	struct rf_mem_estimate *m = calloc(1, sizeof(*m));
+	struct speed_input in;
+	struct speed_output sp;
+	cJSON *settings, *speed, *mem;
+	int n_dev, rc;
+
+	if (!m)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	if (!e->gguf) {
+		const char *q = e->rq.has_quant ? e->rq.quant : EST_DEFAULT_QUANT;
+		e->ftype = rf_ftype_from_name(q);
+		if (e->ftype < 0) {
+			free(m);
+			return api_error(
+				out, RF_E_INVALID_VALUE, "quant",
+				"quant '%.20s' is not a GGUF quantization type (F16, Q8_0, "
+				"Q4_K_M, IQ4_XS...)",
+				q);
+		}
+		if (!e->rq.has_quant)
+			assume(e, "quant: %s (the usual download) as none was given",
+			       EST_DEFAULT_QUANT);
+		rc = rf_weights_from_scheme(&e->arch, e->ftype, -1, &e->weights);
+		if (rc < 0) {
+			free(m);
+			return api_error(out, RF_E_INVALID_VALUE, "quant",
+					 "the model cannot be quantized as %s", q);
+		}
+		assume(e, "weights: per tensor as llama-quantize mixes %s",
+		       rf_ftype_name(e->ftype));
+	} else if (e->rq.has_quant) {
+		free(m);
+		return api_error(out, RF_E_INVALID_VALUE, "quant",
+				 "a GGUF file has its own quantization; leave quant out");
+	}
+	rf_infer_params_default(&p);
+	if (e->rq.has_n_ctx && e->rq.n_ctx > 0)
+		p.n_ctx = e->rq.n_ctx;
+	else if (!e->rq.has_n_ctx && e->arch.max_position_embeddings > 0 &&
+		 e->arch.max_position_embeddings < p.n_ctx)
+		p.n_ctx = e->arch.max_position_embeddings;
+	if (e->rq.has_n_batch)
+		p.n_batch = e->rq.n_batch;
+	if (e->rq.has_n_ubatch)
+		p.n_ubatch = e->rq.n_ubatch;
+	if (p.n_ubatch > p.n_batch) {
+		free(m);
+		return api_error(out, RF_E_INVALID_VALUE, "n_ubatch",
+				 "n_ubatch (%lld) must not exceed n_batch (%lld)",
+				 (long long)p.n_ubatch, (long long)p.n_batch);
+	}
+	if (e->rq.has_n_parallel)
+		p.n_parallel = e->rq.n_parallel;
+	if (e->rq.has_kv_type) {
+		p.type_k = p.type_v = rf_gtype_from_name(est_kv_types[e->rq.kv_type]);
+		if (e->rq.kv_type != 0 && !(e->rq.has_flash_attn && e->rq.flash_attn))
+			assume(e, "kv_cache_type: a quantized V cache needs flash attention in "
+				  "llama.cpp");
+	}
+	if (e->rq.has_flash_attn)
+		p.flash_attn = e->rq.flash_attn;
+	if (e->rq.has_n_gpu_layers)
+		p.n_gpu_layers = e->rq.n_gpu_layers;
+
+	n_dev = est_devices(e, dev, &host);
+	if (n_dev == 0 && p.n_gpu_layers != 0) {
+		p.n_gpu_layers = 0;
+		assume(e, "n_gpu_layers: 0 (no GPU to offload to)");
+	}
+	if (e->rq.has_n_ctx && e->rq.n_ctx < 0) {
+		int64_t best = 0;
+		rc = rf_estimate_max_ctx(&e->arch, &e->weights, &p, dev, n_dev, &host, &best, m);
+		p.n_ctx = best;
+	} else {
+		rc = rf_estimate_inference(&e->arch, &e->weights, &p, dev, n_dev, &host, m);
+	}
+	if (rc < 0) {
+		const char *field = m->error_field ? m->error_field : "model";
+		free(m);
+		return api_error(out, rc == RF_E_NOMEM ? RF_E_NOMEM : RF_E_INVALID_VALUE, field,
+				 "%s is out of range for this model", field);
+	}
+	for (int i = 0; i < m->n_notes; i++)
+		assume(e, "%s", m->notes[i]);
+
+	mem = est_memory_json(m);
+	if (mem)
+		cJSON_AddItemToObject(root, "memory", mem);
+	cJSON_AddBoolToObject(root, "fits", m->fits);
+	add_num_or_null(root, "utilization", m->utilization);
+	if (m->fit_band)
+		cJSON_AddStringToObject(root, "fit_band", m->fit_band);
+	else
+		cJSON_AddNullToObject(root, "fit_band");
+
+	settings = cJSON_AddObjectToObject(root, "settings");
+	if (settings) {
+		cJSON_AddStringToObject(settings, "quant",
+					e->ftype >= 0 ? rf_ftype_name(e->ftype) : "unknown");
+		cJSON_AddNumberToObject(settings, "n_ctx", (double)m->n_ctx);
+		cJSON_AddNumberToObject(settings, "n_batch", (double)p.n_batch);
+		cJSON_AddNumberToObject(settings, "n_ubatch", (double)m->n_ubatch);
+		cJSON_AddNumberToObject(settings, "n_parallel", (double)p.n_parallel);
+		cJSON_AddStringToObject(settings, "kv_cache_type",
+					est_kv_types[e->rq.has_kv_type ? e->rq.kv_type : 0]);
+		cJSON_AddBoolToObject(settings, "flash_attn", p.flash_attn);
+		cJSON_AddNumberToObject(settings, "n_gpu_layers", (double)m->n_gpu_layers);
+		cJSON_AddBoolToObject(settings, "output_on_gpu", m->output_on_gpu);
+	}
+
+	est_speed_inputs(env, e, m, &p, &in);
+	speed = cJSON_AddObjectToObject(root, "speed");
+	if (speed && speed_estimate(&in, &sp) == 0) {
+		add_num_or_null(speed, "decode_tokens_per_s", sp.decode_tokens_per_s);
+		add_num_or_null(speed, "decode_tokens_per_s_at_full_ctx",
+				sp.decode_tokens_per_s_at_full_ctx);
+		add_num_or_null(speed, "prefill_tokens_per_s", sp.prefill_tokens_per_s);
+		cJSON_AddStringToObject(speed, "basis", sp.basis ? sp.basis : "roofline");
+		for (int i = 0; i < sp.n_assumptions; i++)
+			assume(e, "speed: %s", sp.assumptions[i]);
+	} else if (speed) {
+		cJSON_AddNullToObject(speed, "decode_tokens_per_s");
+		cJSON_AddNullToObject(speed, "decode_tokens_per_s_at_full_ctx");
+		cJSON_AddNullToObject(speed, "prefill_tokens_per_s");
+		cJSON_AddStringToObject(speed, "basis", "roofline");
+		assume(e, "speed: unknown for this machine (no bandwidth could be known)");
+	}
+	free(m);
+	return 0;
+}
+
+/* ---- fine-tuning ------------------------------------------------------------------------- */
+
+static void est_train_model(const struct est *e, struct train_model *t)
+{
+	const struct model_arch *a = &e->arch;
+
+	memset(t, 0, sizeof(*t));
+	t->params_total = e->params.total;
+	t->params_embedding = e->params.embedding;
+	t->params_output = e->params.output;
+	t->n_layers = a->n_layers + a->n_encoder_layers;
+	t->hidden = a->hidden_size;
+	t->intermediate = a->n_experts > 0 && a->moe_intermediate_size > 0 ?
+				  a->moe_intermediate_size :
+				  a->intermediate_size;
+	if (t->intermediate <= 0)
+		t->intermediate = a->hidden_size * 4;
+	t->n_heads = a->n_heads;
+	t->n_kv_heads = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;
+	t->head_dim = a->head_dim > 0 ? a->head_dim : a->hidden_size / a->n_heads;
+	t->vocab = a->vocab_size;
+	t->gated_ffn = a->ffn != MODEL_FFN_PLAIN;
+	t->n_experts = a->n_experts;
+	t->n_experts_per_tok = a->n_experts_per_tok;
+}
+
+/* The budget of a training run: the largest single GPU (data parallelism replicates). */
+static int64_t est_train_budget(struct est *e, const char **device)
+{
+	struct rf_mem_device dev[RF_MAX_DEVICES];
+	struct rf_mem_host host;
+	int n = est_devices(e, dev, &host);
+	int64_t best = -1;
+
+	*device = NULL;
+	for (int i = 0; i < n; i++)
+		if (dev[i].budget_bytes > best) {
+			best = dev[i].budget_bytes;
+			*device = e->hw.gpus[i].name;
+		}
+	return best;
+}
+
+static int est_training(struct est *e, cJSON *root, struct api_reply *out)
+{
+	struct train_model tm;
+	struct train_settings s = {0};
+	struct train_memory r;
+	const char *device = NULL;
+	int64_t budget = est_train_budget(e, &device);
+	cJSON *mem, *tr;
+	double tflops = -1, mfu, flops, tps = -1;
+	int rc;
+
+	est_train_model(e, &tm);
+	s.mode = e->rq.mode == EST_FULL ? TRAIN_FULL :
+		 e->rq.mode == EST_LORA ? TRAIN_LORA :
+					  TRAIN_QLORA;
+	s.weight_bits = 16;
+	s.batch_size = e->rq.has_batch_size && e->rq.batch_size > 0 ? e->rq.batch_size : 1;
+	s.seq_len = e->rq.has_seq_len && e->rq.seq_len > 0 ? e->rq.seq_len : EST_DEFAULT_SEQ_LEN;
+	s.lora_rank = e->rq.has_lora_rank ? e->rq.lora_rank : 16;
+	s.lora_targets = e->rq.lora_targets ? e->rq.lora_targets : TRAIN_LORA_ALL_LINEAR;
+	s.gradient_checkpointing = e->rq.has_gradient_checkpointing ? e->rq.gradient_checkpointing :
+								      true;
+	s.optimizer = e->rq.has_optimizer ? (enum train_optimizer)e->rq.optimizer :
+					    (s.mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT :
+								     TRAIN_OPT_ADAMW);
+	s.provider = e->rq.has_provider ? (enum train_provider)e->rq.provider :
+					  TRAIN_PROVIDER_HUGGINGFACE;
+	s.flash_attention = true;
+	if (!e->rq.has_seq_len)
+		assume(e, "seq_len: %d as none was given", EST_DEFAULT_SEQ_LEN);
+	if (!e->rq.has_lora_rank && s.mode != TRAIN_FULL)
+		assume(e, "lora_rank: 16 as none was given");
+	if (!e->rq.lora_targets && s.mode != TRAIN_FULL)
+		assume(e, "lora_targets: every linear layer (q, k, v, o, gate, up, down)");
+	assume(e, "training: 16-bit weights and activations, SDPA/flash attention, one GPU holds "
+		  "the whole model (data parallelism replicates it)");
+	if (s.mode == TRAIN_FULL)
+		assume(e, "full fine-tuning keeps no fp32 master copy (a bf16 model)");
+
+	/* "max": the largest value that fits, by bisection over the monotonic estimate. */
+	if ((e->rq.has_seq_len && e->rq.seq_len < 0) ||
+	    (e->rq.has_batch_size && e->rq.batch_size < 0)) {
+		bool seq = e->rq.has_seq_len && e->rq.seq_len < 0;
+		int64_t lo = 0, hi = seq ? (e->arch.max_position_embeddings > 0 ?
+						    e->arch.max_position_embeddings :
+						    131072) :
+					   EST_MAX_BATCH;
+		if (budget < 0)
+			return api_error(out, RF_E_INVALID_VALUE, seq ? "seq_len" : "batch_size",
+					 "\"max\" needs a GPU with a known memory size");
+		if (seq && e->rq.has_batch_size && e->rq.batch_size < 0)
+			return api_error(out, RF_E_INVALID_VALUE, "batch_size",
+					 "only one of seq_len and batch_size can be \"max\"");
+		while (lo < hi) {
+			int64_t mid = lo + (hi - lo + 1) / 2;
+			struct train_settings t = s;
+			if (seq)
+				t.seq_len = mid;
+			else
+				t.batch_size = mid;
+			if (train_memory_estimate(&tm, &t, &r) == 0 && r.total_bytes <= budget)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		if (seq)
+			s.seq_len = lo > 0 ? lo : 1;
+		else
+			s.batch_size = lo > 0 ? lo : 1;
+	}
+	rc = train_memory_estimate(&tm, &s, &r);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "seq_len",
+				 "the settings are out of range for this model");
+
+	mem = cJSON_AddObjectToObject(root, "memory");
+	if (mem) {
+		cJSON_AddNumberToObject(mem, "weights_bytes", (double)r.weights_bytes);
+		cJSON_AddNumberToObject(mem, "adapter_bytes", (double)r.adapter_bytes);
+		cJSON_AddNumberToObject(mem, "gradients_bytes", (double)r.gradients_bytes);
+		cJSON_AddNumberToObject(mem, "optimizer_bytes", (double)r.optimizer_bytes);
+		cJSON_AddNumberToObject(mem, "activations_bytes", (double)r.activations_bytes);
+		cJSON_AddNumberToObject(mem, "logits_bytes", (double)r.logits_bytes);
+		cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
+		cJSON_AddNumberToObject(mem, "compute_bytes",
+					(double)(r.activations_bytes + r.logits_bytes));
+		cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r.overhead_bytes);
+		cJSON_AddNumberToObject(mem, "total_bytes", (double)r.total_bytes);
+		cJSON *pd = cJSON_AddArrayToObject(mem, "per_device");
+		if (pd && device) {
+			cJSON *d = cJSON_CreateObject();
+			if (d) {
+				cJSON_AddStringToObject(d, "device", device);
+				cJSON_AddNumberToObject(d, "bytes", (double)r.total_bytes);
+				cJSON_AddNumberToObject(d, "budget_bytes", (double)budget);
+				cJSON_AddItemToArray(pd, d);
+			}
+		}
+	}
+	cJSON_AddBoolToObject(root, "fits", budget >= 0 && r.total_bytes <= budget);
+	if (budget > 0) {
+		double u = (double)r.total_bytes / (double)budget;
+		cJSON_AddNumberToObject(root, "utilization", u);
+		cJSON_AddStringToObject(root, "fit_band", rf_fit_band(u));
+	} else {
+		cJSON_AddNullToObject(root, "utilization");
+		cJSON_AddNullToObject(root, "fit_band");
+		assume(e, "fits: no GPU with a known memory size; training needs one");
+	}
+
+	/* Time: training FLOPs per token (forward 2P, backward 4P for full or 2P for frozen
+	 * weights, +2P recomputation with checkpointing) over a stated utilisation of the peak. */
+	for (int i = 0; i < e->hw.n_gpus; i++)
+		if (e->hw.gpus[i].fp16_tflops > tflops &&
+		    strcmp(e->hw.gpus[i].vendor, "intel") != 0)
+			tflops = e->hw.gpus[i].fp16_tflops;
+	mfu = s.mode == TRAIN_FULL ? EST_TRAIN_MFU_FULL :
+	      s.mode == TRAIN_LORA ? EST_TRAIN_MFU_ADAPTER :
+				     EST_TRAIN_MFU_QLORA;
+	flops = (double)e->params.active *
+		((s.mode == TRAIN_FULL ? 6.0 : 4.0) + (s.gradient_checkpointing ? 2.0 : 0.0));
+	if (tflops > 0 && flops > 0)
+		tps = tflops * 1e12 * mfu / flops;
+	tr = cJSON_AddObjectToObject(root, "training");
+	if (tr) {
+		cJSON_AddStringToObject(tr, "mode", est_modes[e->rq.mode]);
+		cJSON_AddStringToObject(tr, "provider", est_providers[s.provider]);
+		cJSON_AddStringToObject(tr, "optimizer", est_optimizers[s.optimizer]);
+		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
+		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
+		if (s.mode != TRAIN_FULL)
+			cJSON_AddNumberToObject(tr, "lora_rank", (double)s.lora_rank);
+		cJSON_AddBoolToObject(tr, "gradient_checkpointing", s.gradient_checkpointing);
+		cJSON_AddNumberToObject(tr, "trainable_params", (double)r.trainable_params);
+		add_num_or_null(tr, "tokens_per_s", tps);
+		if (tps > 0 && e->rq.has_dataset_tokens) {
+			double hours = e->rq.dataset_tokens / tps / 3600.0;
+			double epochs = e->rq.has_epochs ? e->rq.epochs : 1.0;
+			cJSON_AddNumberToObject(tr, "hours_per_epoch", hours);
+			cJSON_AddNumberToObject(tr, "epochs", epochs);
+			cJSON_AddNumberToObject(tr, "total_hours", hours * epochs);
+			if (e->rq.has_usd_per_hour)
+				cJSON_AddNumberToObject(tr, "cost_usd",
+							hours * epochs * e->rq.usd_per_hour);
+			else
+				cJSON_AddNullToObject(tr, "cost_usd");
+		} else {
+			cJSON_AddNullToObject(tr, "hours_per_epoch");
+			cJSON_AddNullToObject(tr, "total_hours");
+			cJSON_AddNullToObject(tr, "cost_usd");
+		}
+	}
+	if (tps > 0)
+		assume(e,
+		       "training speed: %.0f%% of the GPU's %.0f FP16 TFLOPS (a stated "
+		       "utilisation, not a fit)",
+		       mfu * 100, tflops);
+	else
+		assume(e, "training speed: unknown (no GPU with a known FP16 throughput)");
+	return 0;
+}
+
+/* Reads "lora_targets": PEFT module names, or "all-linear". */
+static int est_lora_targets(const cJSON *v, unsigned *out, struct api_reply *reply)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {{"q_proj", TRAIN_LORA_Q},       {"k_proj", TRAIN_LORA_K},
+		     {"v_proj", TRAIN_LORA_V},       {"o_proj", TRAIN_LORA_O},
+		     {"gate_proj", TRAIN_LORA_GATE}, {"up_proj", TRAIN_LORA_UP},
+		     {"down_proj", TRAIN_LORA_DOWN}, {"all-linear", TRAIN_LORA_ALL_LINEAR}};
+	const cJSON *item;
+	unsigned bits = 0;
+
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 || cJSON_GetArraySize(v) > 16)
+		return api_error(
+			reply, RF_E_INVALID_VALUE, "lora_targets",
+			"lora_targets must be a list of module names (q_proj, k_proj, "
+			"v_proj, o_proj, gate_proj, up_proj, down_proj) or [\"all-linear\"]");
+	cJSON_ArrayForEach(item, v)
+	{
+		unsigned bit = 0;
+		for (size_t i = 0; cJSON_IsString(item) && i < sizeof(names) / sizeof(names[0]);
+		     i++)
+			if (strcmp(item->valuestring, names[i].name) == 0)
+				bit = names[i].bit;
+		if (!bit)
+			return api_error(
+				reply, RF_E_INVALID_VALUE, "lora_targets",
+				"lora_targets names an unknown module; use q_proj, k_proj, "
+				"v_proj, o_proj, gate_proj, up_proj, down_proj or all-linear");
+		bits |= bit;
+	}
+	*out = bits;
+	return 0;
+}
+
+/* ---- the route --------------------------------------------------------------------------- */
+
+int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+{
+	struct est *e = calloc(1, sizeof(*e));
+	cJSON *body = NULL, *root = NULL, *model, *hw, *arr;
+	char *json;
+	int rc;
+
+	if (!e)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	e->ftype = -1;
+	rc = jm_parse_body(req, false, &body, out);
+	if (rc < 0)
+		goto done;
+	rc = jm_map(body, est_fields, sizeof(est_fields) / sizeof(est_fields[0]), &e->rq, out);
+	if (rc < 0)
+		goto done;
+	if (!e->rq.has_mode)
+		e->rq.mode = EST_INFERENCE;
+	if (cJSON_GetObjectItemCaseSensitive(body, "lora_targets")) {
+		rc = est_lora_targets(cJSON_GetObjectItemCaseSensitive(body, "lora_targets"),
+				      &e->rq.lora_targets, out);
+		if (rc < 0)
+			goto done;
+	}
+	rc = est_model(env, e, cJSON_GetObjectItemCaseSensitive(body, "model"), out);
+	if (rc < 0)
+		goto done;
+	rc = est_hardware(env, e, cJSON_GetObjectItemCaseSensitive(body, "hardware"), out);
+	if (rc < 0)
+		goto done;
+
+	root = cJSON_CreateObject();
+	if (!root) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	model = cJSON_AddObjectToObject(root, "model");
+	if (model) {
+		cJSON_AddStringToObject(model, "id", e->model_id);
+		cJSON_AddStringToObject(model, "source", e->model_source);
+		cJSON_AddStringToObject(model, "model_type", e->arch.model_type);
+		cJSON_AddNumberToObject(model, "params_total", (double)e->params.total);
+		cJSON_AddNumberToObject(model, "params_active", (double)e->params.active);
+	}
+	cJSON_AddStringToObject(root, "mode", est_modes[e->rq.mode]);
+	hw = cJSON_AddObjectToObject(root, "hardware");
+	if (hw) {
+		cJSON_AddStringToObject(hw, "source", e->hw_source);
+		if (e->hw.profile_id[0])
+			cJSON_AddStringToObject(hw, "profile_id", e->hw.profile_id);
+		else
+			cJSON_AddNullToObject(hw, "profile_id");
+		cJSON_AddStringToObject(hw, "backend", e->hw.backend);
+		cJSON_AddNumberToObject(hw, "gpus", e->hw.n_gpus);
+	}
+	rc = e->rq.mode == EST_INFERENCE ? est_inference(env, e, root, out) :
+					   est_training(e, root, out);
+	if (rc < 0)
+		goto done;
+	arr = cJSON_AddArrayToObject(root, "assumptions");
+	for (int i = 0; arr && i < e->n_assumptions; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(e->assumptions[i]));
+	json = cJSON_PrintUnformatted(root);
+	if (!json) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	api_reply_json(out, 200, json);
+	rc = 0;
+done:
+	cJSON_Delete(root);
+	cJSON_Delete(body);
+	gguf_free(e->gguf);
+	free(e);
+	return rc;
+}

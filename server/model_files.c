@@ -1,0 +1,295 @@
+/*
+ * GGUF files named by a request, read only from inside the models directories (see
+ * model_files.h). The path and every directory are canonicalised with realpath(), so symlinks
+ * and ".." are judged by where they lead, and the file's real path must start with a
+ * directory's real path followed by '/'. The file is then opened one component at a time from
+ * the directory with O_NOFOLLOW, so a directory or file swapped for a symlink after the check
+ * makes the open fail instead of leading outside; the opened file must be the regular file
+ * that was checked (same device and inode). A path that does not resolve is judged by its
+ * nearest existing ancestor: inside a models dir it is NOT_FOUND, outside it is FORBIDDEN, so
+ * clients cannot probe which paths exist elsewhere on the machine.
+ */
+#include "server/model_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/err.h"
+
+static void set_msg(char *msg, size_t msglen, const char *text)
+{
+	if (msg && msglen > 0)
+		snprintf(msg, msglen, "%s", text);
+}
+
+/* Returns 1 when the canonical path real lies inside the canonical directory dir: dir followed
+ * by '/' starts it (or, with allow_equal, real is dir itself). */
+static int path_inside(const char *real, const char *dir, int allow_equal)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return real[0] == '/' && (allow_equal || real[1] != '\0');
+	if (strncmp(real, dir, n) != 0)
+		return 0;
+	return real[n] == '/' || (allow_equal && real[n] == '\0');
+}
+
+/* Returns 1 and the malloc'd real path of the first models dir that holds real in *dreal
+ * (when dreal is not NULL), or 0. A dir that does not resolve holds nothing. */
+static int find_dir(const char *const *dirs, int n_dirs, const char *real, int allow_equal,
+		    char **dreal /* OUT */)
+{
+	for (int i = 0; i < n_dirs; i++) {
+		char *d;
+
+		if (!dirs[i] || !dirs[i][0])
+			continue;
+		d = realpath(dirs[i], NULL);
+		if (!d)
+			continue;
+		if (path_inside(real, d, allow_equal)) {
+			if (dreal)
+				*dreal = d;
+			else
+				free(d);
+			return 1;
+		}
+		free(d);
+	}
+	return 0;
+}
+
+/* The answer for a path that realpath() could not resolve (its errno in err): FORBIDDEN unless
+ * the nearest ancestor that does resolve is inside a models dir, then by err. */
+static int unresolved(const char *const *dirs, int n_dirs, const char *path, int err, char *msg,
+		      size_t msglen)
+{
+	char *tmp = strdup(path);
+	int inside = 0;
+
+	if (!tmp) {
+		set_msg(msg, msglen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	for (;;) {
+		char *slash = strrchr(tmp, '/'), *anc;
+
+		if (!slash)
+			break;
+		if (slash == tmp)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		anc = realpath(tmp, NULL);
+		if (anc) {
+			inside = find_dir(dirs, n_dirs, anc, 1, NULL);
+			free(anc);
+			break;
+		}
+		if (tmp[1] == '\0')
+			break;
+	}
+	free(tmp);
+	if (!inside) {
+		set_msg(msg, msglen, "the gguf file is not inside a models directory");
+		return RF_E_FORBIDDEN;
+	}
+	switch (err) {
+	case ENOENT:
+	case ENOTDIR:
+		set_msg(msg, msglen, "the gguf file does not exist");
+		return RF_E_NOT_FOUND;
+	case ELOOP:
+	case ENAMETOOLONG:
+		set_msg(msg, msglen, "the gguf path has too many symbolic links or is too long");
+		return RF_E_INVALID_VALUE;
+	case ENOMEM:
+		set_msg(msg, msglen, "out of memory");
+		return RF_E_NOMEM;
+	case EACCES:
+		set_msg(msg, msglen, "the gguf file cannot be read: permission denied");
+		return RF_E_IO;
+	default:
+		set_msg(msg, msglen, "the gguf file cannot be read");
+		return RF_E_IO;
+	}
+}
+
+/* Opens real (canonical, inside the canonical dir dreal) from dreal one component at a time,
+ * never following a symlink, for reading. Returns 0 and the descriptor in *fd, or a negative
+ * rf_err with msg set. */
+static int open_under(const char *dreal, const char *real, int *fd /* OUT */, char *msg,
+		      size_t msglen)
+{
+	size_t n = strlen(dreal);
+	const char *rel = real + (n == 1 ? 1 : n + 1);
+	char *parts = strdup(rel), *comp, *slash;
+	int dfd = -1, rc = 0;
+
+	if (!parts) {
+		set_msg(msg, msglen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	dfd = open(dreal, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		goto fail;
+	comp = parts;
+	while ((slash = strchr(comp, '/')) != NULL) {
+		int nfd;
+
+		*slash = '\0';
+		nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (nfd < 0)
+			goto fail;
+		close(dfd);
+		dfd = nfd;
+		comp = slash + 1;
+	}
+	/* O_NONBLOCK: should a FIFO have been swapped in after the check, the open must not
+	 * wait for a writer. */
+	*fd = openat(dfd, comp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (*fd < 0)
+		goto fail;
+	goto out;
+fail:
+	switch (errno) {
+	case ENOENT:
+		set_msg(msg, msglen, "the gguf file does not exist");
+		rc = RF_E_NOT_FOUND;
+		break;
+	case ELOOP:
+	case ENOTDIR:
+		/* A component became a symlink or a non-directory after it was checked. */
+		set_msg(msg, msglen, "the gguf file is not inside a models directory");
+		rc = RF_E_FORBIDDEN;
+		break;
+	case EACCES:
+	case EPERM:
+		set_msg(msg, msglen, "the gguf file cannot be read: permission denied");
+		rc = RF_E_IO;
+		break;
+	default:
+		set_msg(msg, msglen, "the gguf file cannot be opened");
+		rc = RF_E_IO;
+		break;
+	}
+out:
+	if (dfd >= 0)
+		close(dfd);
+	free(parts);
+	return rc;
+}
+
+int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, size_t cap,
+		       char **buf, size_t *len, uint64_t *file_size, char *msg, size_t msglen)
+{
+	char *real = NULL, *dreal = NULL, *b = NULL;
+	struct stat st, fst;
+	size_t want, got = 0;
+	int fd = -1, rc;
+
+	set_msg(msg, msglen, "");
+	if (!dirs || n_dirs <= 0) {
+		set_msg(msg, msglen,
+			"reading gguf files is off: no models directory is configured");
+		rc = RF_E_FORBIDDEN;
+		goto out;
+	}
+	if (!path || !path[0]) {
+		set_msg(msg, msglen, "the gguf path is empty");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	if (path[0] != '/') {
+		set_msg(msg, msglen, "the gguf path must be absolute");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	if (strnlen(path, PATH_MAX) >= PATH_MAX) {
+		set_msg(msg, msglen, "the gguf path is too long");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	real = realpath(path, NULL);
+	if (!real) {
+		rc = unresolved(dirs, n_dirs, path, errno, msg, msglen);
+		goto out;
+	}
+	if (!find_dir(dirs, n_dirs, real, 0, &dreal)) {
+		set_msg(msg, msglen, "the gguf file is not inside a models directory");
+		rc = RF_E_FORBIDDEN;
+		goto out;
+	}
+	/* Judged before opening, so that opening never touches a FIFO or a device. */
+	if (stat(real, &st) != 0) {
+		rc = errno == ENOENT ? RF_E_NOT_FOUND : RF_E_IO;
+		set_msg(msg, msglen,
+			rc == RF_E_NOT_FOUND ? "the gguf file does not exist" :
+					       "the gguf file cannot be read");
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_msg(msg, msglen, "the gguf path does not name a regular file");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	rc = open_under(dreal, real, &fd, msg, msglen);
+	if (rc < 0)
+		goto out;
+	if (fstat(fd, &fst) != 0) {
+		set_msg(msg, msglen, "the gguf file cannot be read");
+		rc = RF_E_IO;
+		goto out;
+	}
+	/* Still inside (the walk above followed no symlink), but replaced since the check. */
+	if (!S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+		set_msg(msg, msglen, "the gguf file changed while it was opened; try again");
+		rc = RF_E_IO;
+		goto out;
+	}
+	want = (uint64_t)fst.st_size < cap ? (size_t)fst.st_size : cap;
+	b = malloc(want ? want : 1);
+	if (!b) {
+		set_msg(msg, msglen, "out of memory");
+		rc = RF_E_NOMEM;
+		goto out;
+	}
+	while (got < want) {
+		ssize_t r = read(fd, b + got, want - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			set_msg(msg, msglen, "reading the gguf file failed");
+			rc = RF_E_IO;
+			goto out;
+		}
+		if (r == 0)
+			break; /* truncated since fstat: parse what there is */
+		got += (size_t)r;
+	}
+	if (got < 4 || memcmp(b, "GGUF", 4) != 0) {
+		set_msg(msg, msglen, "not a GGUF file");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	*buf = b;
+	b = NULL;
+	*len = got;
+	*file_size = (uint64_t)fst.st_size;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	free(real);
+	free(dreal);
+	return rc;
+}

@@ -1,0 +1,319 @@
+/*
+ * POST /api/estimate without a socket: the handler with the shipped profiles. The numbers are
+ * checked against llama.cpp's own logs (../shared/calibration/llamacpp_memory.csv: Llama-3-8B
+ * Q4_K_M at n_ctx 8192 logged a 4403.49 MiB model buffer, 1024 MiB KV, 560 MiB compute), and
+ * every input error must name its field.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/device_json.h"
+#include "api/model_json.h"
+#include "core/device.h"
+#include "core/err.h"
+#include "core/model.h"
+#include "tests/test.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static struct device_table devices;
+static struct model_catalog *models;
+
+static cJSON *load_json(const char *rel)
+{
+	char *p = t_path(t_src_dir(), rel);
+	char *text = t_read_file(p, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	ck_assert_msg(j != NULL, "cannot read %s", p);
+	free(text);
+	free(p);
+	return j;
+}
+
+static void setup(void)
+{
+	char err[512];
+	cJSON *d = load_json("profiles/devices.json"), *m = load_json("profiles/models.json");
+
+	ck_assert_msg(api_device_table_from_json(d, &devices, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(model_catalog_from_json(m, &models, err, sizeof(err)) == 0, "%s", err);
+	cJSON_Delete(d);
+	cJSON_Delete(m);
+}
+
+static void teardown(void)
+{
+	device_table_clear(&devices);
+	model_catalog_free(models);
+	models = NULL;
+}
+
+/* Runs the handler on body; returns the status and the parsed answer in *out. */
+static int run(const char *body, cJSON **out)
+{
+	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_request req = {.method = API_POST,
+				  .path = "/api/estimate",
+				  .query = "",
+				  .body = body,
+				  .body_len = strlen(body)};
+	struct api_reply r = {0};
+	int status;
+
+	api_estimate(&env, &req, &r);
+	status = r.status;
+	*out = cJSON_ParseWithLength(r.body, r.len);
+	ck_assert_msg(*out != NULL, "not JSON: %.*s", (int)r.len, r.body);
+	api_reply_reset(&r);
+	return status;
+}
+
+static double num(const cJSON *o, const char *path)
+{
+	char buf[128];
+	const cJSON *cur = o;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *tok = buf, *dot; tok; tok = dot ? dot + 1 : NULL) {
+		dot = strchr(tok, '.');
+		if (dot)
+			*dot = '\0';
+		cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+		ck_assert_msg(cur != NULL, "no %s", path);
+	}
+	ck_assert_msg(cJSON_IsNumber(cur), "%s is not a number", path);
+	return cur->valuedouble;
+}
+
+static void assert_error(const char *body, int status, const char *code, const char *field)
+{
+	cJSON *j;
+	int got = run(body, &j);
+	cJSON *e = cJSON_GetObjectItem(j, "error");
+
+	ck_assert_msg(got == status, "%s: status %d", body, got);
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "code")->valuestring, code);
+	if (field)
+		ck_assert_msg(cJSON_GetObjectItem(e, "field") &&
+				      strcmp(cJSON_GetObjectItem(e, "field")->valuestring, field) ==
+					      0,
+			      "%s: field %s, want %s", body,
+			      cJSON_GetObjectItem(e, "field") ?
+				      cJSON_GetObjectItem(e, "field")->valuestring :
+				      "(none)",
+			      field);
+	cJSON_Delete(j);
+}
+
+START_TEST(reproduces_llama_cpp_buffers_through_the_route)
+{
+	cJSON *j, *dev;
+	int st = run("{\"model\":{\"id\":\"meta-llama/Meta-Llama-3-8B\"},\"quant\":\"Q4_K_M\","
+		     "\"n_ctx\":8192,\"hardware_profile\":\"NVIDIA GeForce RTX 3090\"}",
+		     &j);
+
+	ck_assert_int_eq(st, 200);
+	dev = cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "per_device"), 0);
+	ck_assert_ptr_nonnull(dev);
+	ck_assert_msg(fabs(num(dev, "weights_bytes") / MIB - 4403.49) < 4403.49 * 0.03,
+		      "weights %.1f", num(dev, "weights_bytes") / MIB);
+	ck_assert_msg(fabs(num(dev, "kv_cache_bytes") / MIB - 1024.0) < 10.24, "kv %.1f",
+		      num(dev, "kv_cache_bytes") / MIB);
+	ck_assert_msg(fabs(num(dev, "compute_bytes") / MIB - 560.0) < 56.0, "compute %.1f",
+		      num(dev, "compute_bytes") / MIB);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	ck_assert_str_eq(cJSON_GetObjectItem(j, "fit_band")->valuestring, "comfortable");
+	ck_assert_str_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hardware"), "profile_id")->valuestring,
+		"rtx-3090");
+	/* A 3090 decodes a 4.6 GiB model at roughly 100-130 tokens/s (llama-bench tg128). */
+	ck_assert(num(j, "speed.decode_tokens_per_s") > 70 &&
+		  num(j, "speed.decode_tokens_per_s") < 180);
+	ck_assert(num(j, "speed.prefill_tokens_per_s") > num(j, "speed.decode_tokens_per_s"));
+	ck_assert_int_gt(cJSON_GetArraySize(cJSON_GetObjectItem(j, "assumptions")), 2);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(splits_over_described_gpus_and_finds_the_largest_context)
+{
+	cJSON *j, *pd;
+	double best;
+	char body[512];
+	const char *hw = "\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\",\"count\":2}],"
+			 "\"memory\":{\"total_bytes\":68719476736}}";
+
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"qwen2.5-72b\",%s,\"n_ctx\":\"max\",\"flash_attn\":true,"
+		 "\"kv_cache_type\":\"q8_0\"}",
+		 hw);
+	ck_assert_int_eq(run(body, &j), 200);
+	pd = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "per_device");
+	ck_assert_int_eq(cJSON_GetArraySize(pd), 2);
+	ck_assert_double_eq(num(cJSON_GetArrayItem(pd, 0), "layers") +
+				    num(cJSON_GetArrayItem(pd, 1), "layers"),
+			    80);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	best = num(j, "settings.n_ctx");
+	ck_assert(best >= 2048 && best < 131072);
+	cJSON_Delete(j);
+	/* Twice that context does not fit: still a 200, with fits false. */
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"qwen2.5-72b\",%s,\"n_ctx\":%d,\"flash_attn\":true,"
+		 "\"kv_cache_type\":\"q8_0\"}",
+		 hw, (int)best * 2 + 4096);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+	ck_assert_str_eq(cJSON_GetObjectItem(j, "fit_band")->valuestring, "over");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(fine_tuning_fits_max_and_time_and_cost)
+{
+	cJSON *j, *j2;
+	double seq, hours, total;
+	char body[512];
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
+			     "\"rtx-4090\",\"seq_len\":\"max\",\"dataset_tokens\":10000000,"
+			     "\"epochs\":3,\"usd_per_hour\":0.5}",
+			     &j),
+			 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	seq = num(j, "training.seq_len");
+	ck_assert(seq > 1024);
+	hours = num(j, "training.hours_per_epoch");
+	total = num(j, "training.total_hours");
+	ck_assert_double_eq_tol(total, hours * 3, 1e-9);
+	ck_assert_double_eq_tol(num(j, "training.cost_usd"), total * 0.5, 1e-9);
+	ck_assert_double_eq_tol(hours, 1e7 / num(j, "training.tokens_per_s") / 3600, 1e-6);
+	/* One token more than the maximum no longer fits. */
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":\"rtx-4090\","
+		 "\"seq_len\":%d}",
+		 (int)seq + 1);
+	ck_assert_int_eq(run(body, &j2), 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j2, "fits")));
+	cJSON_Delete(j2);
+	/* Full fine-tuning of the same model on the same card does not fit. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"hardware_profile\":"
+			     "\"rtx-4090\"}",
+			     &j2),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j2, "fits")));
+	cJSON_Delete(j2);
+	/* Fewer LoRA targets train fewer parameters. */
+	ck_assert_int_eq(
+		run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"hardware_profile\":"
+		    "\"rtx-4090\",\"lora_targets\":[\"q_proj\",\"v_proj\"],\"lora_rank\":8}",
+		    &j2),
+		200);
+	/* rank 8 x 32 layers x ((4096 + 4096) + (4096 + 1024)) */
+	ck_assert_double_eq(num(j2, "training.trainable_params"), 8.0 * 32 * (8192 + 5120));
+	cJSON_Delete(j2);
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"hardware_profile\":\"rtx-4090\","
+		"\"lora_targets\":[\"qkv\"]}",
+		422, "invalid_value", "lora_targets");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_pasted_config_json_is_estimated)
+{
+	cJSON *j;
+	/* Llama-3.1-8B's config.json fields as Hugging Face writes them. */
+	int st = run(
+		"{\"model\":{\"architecture\":{\"model_type\":\"llama\",\"hidden_size\":4096,"
+		"\"intermediate_size\":14336,\"num_hidden_layers\":32,\"num_attention_heads\":32,"
+		"\"num_key_value_heads\":8,\"vocab_size\":128256,"
+		"\"max_position_embeddings\":131072,\"tie_word_embeddings\":false}},"
+		"\"hardware_profile\":\"rtx-4090\",\"quant\":\"Q8_0\"}",
+		&j);
+
+	ck_assert_int_eq(st, 200);
+	ck_assert_str_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "model"), "source")->valuestring,
+		"architecture");
+	ck_assert(fabs(num(j, "model.params_total") - 8.03e9) < 0.02 * 8.03e9);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(bad_input_is_a_422_naming_the_field)
+{
+	assert_error("{\"model\":{\"id\":\"llama-9b\"},\"hardware_profile\":\"rtx-4090\"}", 422,
+		     "invalid_value", "model.id");
+	assert_error("{\"model\":{\"id\":\"llama\"},\"hardware_profile\":\"rtx-4090\"}", 422,
+		     "invalid_value", "model.id"); /* no substring guessing */
+	assert_error(
+		"{\"model\":{\"architecture\":{\"model_type\":\"llama\",\"hidden_size\":4096,"
+		"\"intermediate_size\":14336,\"num_hidden_layers\":4000000000,"
+		"\"num_attention_heads\":32,\"vocab_size\":32000}},\"hardware_profile\":\"rtx-4090\"}",
+		422, "invalid_value", "model.architecture.num_hidden_layers");
+	assert_error(
+		"{\"model\":{\"architecture\":{\"model_type\":\"llama\",\"hidden_size\":0,"
+		"\"intermediate_size\":14336,\"num_hidden_layers\":32,"
+		"\"num_attention_heads\":32,\"vocab_size\":32000}},\"hardware_profile\":\"rtx-4090\"}",
+		422, "invalid_value", "model.architecture.hidden_size");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"quant\":\"Q9_Z\",\"hardware_profile\":\"rtx-4090\"}",
+		422, "invalid_value", "quant");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"n_batch\":256,\"n_ubatch\":512,"
+		     "\"hardware_profile\":\"rtx-4090\"}",
+		     422, "invalid_value", "n_ubatch");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"n_ctx\":\"big\",\"hardware_profile\":\"rtx-4090\"}",
+		422, "invalid_value", "n_ctx");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":-5,\"hardware_profile\":\"rtx-4090\"}",
+		     422, "invalid_value", "n_ctx");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"mode\":\"train\",\"hardware_profile\":\"rtx-4090\"}",
+		422, "invalid_value", "mode");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-9999\"}", 422,
+		     "invalid_value", "hardware_profile");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-4090\","
+		     "\"hardware\":{\"gpus\":[]}}",
+		     422, "invalid_value", "hardware_profile");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":\"Voodoo 5\"}]}}",
+		422, "invalid_value", "hardware.gpus[0].name");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":\"x\","
+		     "\"memory_total_bytes\":-1}]}}",
+		     422, "invalid_value", "hardware.gpus[0].memory_total_bytes");
+	assert_error(
+		"{\"model\":{\"id\":\"x\",\"gguf\":\"/m.gguf\"},\"hardware_profile\":\"rtx-4090\"}",
+		422, "invalid_value", "model");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-4090\",\"temp\":1}",
+		     422, "unknown_field", "temp");
+	assert_error("{\"hardware_profile\":\"rtx-4090\"}", 422, "missing_field", "model");
+	/* A model file can only be read where --models-dir allows: here nowhere. */
+	assert_error("{\"model\":{\"gguf\":\"/etc/passwd\"},\"hardware_profile\":\"rtx-4090\"}",
+		     403, "forbidden", "model.gguf");
+	/* No snapshot yet and no hardware described: not ready, not a guess. */
+	assert_error("{\"model\":\"llama-3.1-8b\"}", 503, "unavailable", NULL);
+}
+END_TEST
+
+Suite *estimate_suite(void)
+{
+	Suite *s = suite_create("estimate");
+	TCase *tc = tcase_create("route");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, reproduces_llama_cpp_buffers_through_the_route);
+	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
+	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
+	tcase_add_test(tc, a_pasted_config_json_is_estimated);
+	tcase_add_test(tc, bad_input_is_a_422_naming_the_field);
+	suite_add_tcase(s, tc);
+	return s;
+}
