@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/estimate.h"
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
@@ -302,8 +303,16 @@ static int est_hardware(const struct api_env *env, struct est *e, const cJSON *h
 	if (e->rq.has_hardware_profile) {
 		const struct device_profile *p = NULL;
 		struct hw_gpu *g;
-		if (!env->devices || device_resolve(env->devices, e->rq.hardware_profile, &p) < 0 ||
-		    !p)
+		int found = env->devices ?
+				    device_resolve(env->devices, e->rq.hardware_profile, &p) :
+				    RF_E_NOT_FOUND;
+		if (found == RF_E_CONFLICT)
+			return api_error(
+				out, RF_E_INVALID_VALUE, "hardware_profile",
+				"'%.60s' matches several device profiles; name one by its id "
+				"in profiles/devices.json",
+				e->rq.hardware_profile);
+		if (found < 0 || !p)
 			return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
 					 "no device profile is called '%.60s'",
 					 e->rq.hardware_profile);
@@ -885,19 +894,20 @@ static int est_lora_targets(const cJSON *v, unsigned *out, struct api_reply *rep
 
 /* ---- the route --------------------------------------------------------------------------- */
 
-int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result,
+			struct api_reply *out)
 {
 	struct est *e = calloc(1, sizeof(*e));
-	cJSON *body = NULL, *root = NULL, *model, *hw, *arr;
-	char *json;
+	cJSON *root = NULL, *model, *hw, *arr;
 	int rc;
 
 	if (!e)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	e->ftype = -1;
-	rc = jm_parse_body(req, false, &body, out);
-	if (rc < 0)
+	if (!cJSON_IsObject(body)) {
+		rc = api_error(out, RF_E_INVALID_VALUE, NULL, "the request must be a JSON object");
 		goto done;
+	}
 	rc = jm_map(body, est_fields, sizeof(est_fields) / sizeof(est_fields[0]), &e->rq, out);
 	if (rc < 0)
 		goto done;
@@ -928,6 +938,11 @@ int api_estimate(const struct api_env *env, const struct api_request *req, struc
 		cJSON_AddStringToObject(model, "model_type", e->arch.model_type);
 		cJSON_AddNumberToObject(model, "params_total", (double)e->params.total);
 		cJSON_AddNumberToObject(model, "params_active", (double)e->params.active);
+		if (e->arch.max_position_embeddings > 0)
+			cJSON_AddNumberToObject(model, "max_position_embeddings",
+						(double)e->arch.max_position_embeddings);
+		cJSON_AddNumberToObject(model, "n_layers",
+					(double)(e->arch.n_layers + e->arch.n_encoder_layers));
 	}
 	cJSON_AddStringToObject(root, "mode", est_modes[e->rq.mode]);
 	hw = cJSON_AddObjectToObject(root, "hardware");
@@ -947,17 +962,32 @@ int api_estimate(const struct api_env *env, const struct api_request *req, struc
 	arr = cJSON_AddArrayToObject(root, "assumptions");
 	for (int i = 0; arr && i < e->n_assumptions; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(e->assumptions[i]));
-	json = cJSON_PrintUnformatted(root);
-	if (!json) {
-		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
-		goto done;
-	}
-	api_reply_json(out, 200, json);
+	*result = root;
+	root = NULL;
 	rc = 0;
 done:
 	cJSON_Delete(root);
-	cJSON_Delete(body);
 	gguf_free(e->gguf);
 	free(e);
 	return rc;
+}
+
+int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+{
+	cJSON *body = NULL, *result = NULL;
+	char *json;
+	int rc = jm_parse_body(req, false, &body, out);
+
+	if (rc < 0)
+		return rc;
+	rc = api_estimate_object(env, body, &result, out);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return rc;
+	json = cJSON_PrintUnformatted(result);
+	cJSON_Delete(result);
+	if (!json)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	api_reply_json(out, 200, json);
+	return 0;
 }

@@ -3,6 +3,7 @@
  * failures exit 1.
  */
 #include "server/cli.h"
+#include "server/cli_priv.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -36,10 +37,8 @@ static const char usage[] =
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 
-static int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Prints "rigfit: <message>" on one line and returns the usage exit status. */
-static int cli_usage_error(const char *fmt, ...)
+int cli_usage_error(const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -149,7 +148,7 @@ static int cmd_detect(int argc, char **argv)
 }
 
 /* Loads the profile set of dir (./profiles quietly when dir is NULL) into catalogs. */
-static int cli_catalogs(const char *dir, struct rf_profiles **set, struct rf_catalogs **cat)
+int cli_catalogs(const char *dir, struct rf_profiles **set, struct rf_catalogs **cat)
 {
 	char err[512];
 	bool given = dir != NULL;
@@ -175,7 +174,7 @@ static int cli_catalogs(const char *dir, struct rf_profiles **set, struct rf_cat
 
 /* Prints a reply: the JSON body on stdout (exit 0), or the error envelope as one line on
  * stderr (exit 2 for the caller's mistakes, 1 otherwise). */
-static int cli_print_reply(const struct api_reply *r)
+int cli_print_reply(const struct api_reply *r)
 {
 	const char *body = r->body ? r->body : r->borrowed_body;
 	cJSON *j, *e;
@@ -203,7 +202,7 @@ static int cli_print_reply(const struct api_reply *r)
 }
 
 /* Reads all of stdin or a file, at most API_MAX_BODY_BYTES. Returns a malloc'd buffer. */
-static char *cli_read_input(const char *path, size_t *len)
+char *cli_read_input(const char *path, size_t *len)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	size_t cap = 65536, n = 0;
@@ -244,24 +243,13 @@ static char *cli_read_input(const char *path, size_t *len)
 	return buf;
 }
 
-/* rigfit estimate [FILE|-]: the request of POST /api/estimate, answered for this machine (a
- * fresh scan) unless the request describes other hardware. */
-static int cmd_estimate(int argc, char **argv)
+int rf_cli_env_open(struct rf_cli_env *ce, int argc, char **argv, const char *name)
 {
-	const char *input = "-", *profiles = getenv("RIGFIT_PROFILES");
-	struct rf_config cfg_dirs;
-	struct rf_profiles *set = NULL;
-	struct rf_catalogs *cat = NULL;
-	struct api_snapshot *snap = NULL;
+	const char *profiles = getenv("RIGFIT_PROFILES");
 	struct rf_detect_opts opts = {0};
-	struct api_env env;
-	struct api_request req = {0};
-	struct api_reply reply = {0};
-	char *body;
-	size_t len = 0;
-	int rc;
 
-	memset(&cfg_dirs, 0, sizeof(cfg_dirs));
+	memset(ce, 0, sizeof(*ce));
+	ce->input = "-";
 	if (profiles && !*profiles)
 		profiles = NULL;
 	for (int i = 0; i < argc; i++) {
@@ -270,63 +258,85 @@ static int cmd_estimate(int argc, char **argv)
 			profiles = v;
 			i++;
 		} else if (strcmp(argv[i], "--models-dir") == 0 && v) {
-			if (cfg_dirs.n_models_dirs >= RF_CONFIG_MAX_LIST ||
-			    strlen(v) >= sizeof(cfg_dirs.models_dirs[0]))
-				return cli_usage_error(
-					"estimate: too many or too long --models-dir");
-			snprintf(cfg_dirs.models_dirs[cfg_dirs.n_models_dirs++],
-				 sizeof(cfg_dirs.models_dirs[0]), "%s", v);
+			if (ce->cfg.n_models_dirs >= RF_CONFIG_MAX_LIST ||
+			    strlen(v) >= sizeof(ce->cfg.models_dirs[0]))
+				return cli_usage_error("%s: too many or too long --models-dir",
+						       name);
+			snprintf(ce->cfg.models_dirs[ce->cfg.n_models_dirs++],
+				 sizeof(ce->cfg.models_dirs[0]), "%s", v);
 			i++;
 		} else if (strcmp(argv[i], "--root") == 0 && v) {
 			opts.root = v;
 			i++;
+		} else if ((strcmp(argv[i], "--config") == 0 ||
+			    strcmp(argv[i], "--request") == 0) &&
+			   v) {
+			ce->input = v;
+			i++;
 		} else if (argv[i][0] != '-' || strcmp(argv[i], "-") == 0) {
-			input = argv[i];
+			ce->input = argv[i];
 		} else {
-			return cli_usage_error("estimate: unknown or incomplete option '%.60s'",
+			return cli_usage_error("%s: unknown or incomplete option '%.60s'", name,
 					       argv[i]);
 		}
 	}
-	body = cli_read_input(input, &len);
-	if (!body) {
-		fprintf(stderr, "rigfit: estimate: cannot read %s: %s\n",
-			strcmp(input, "-") == 0 ? "standard input" : input, strerror(errno));
+	ce->body = cli_read_input(ce->input, &ce->body_len);
+	if (!ce->body) {
+		fprintf(stderr, "rigfit: %s: cannot read %s: %s\n", name,
+			strcmp(ce->input, "-") == 0 ? "standard input" : ce->input,
+			strerror(errno));
 		return 2;
 	}
-	if (cli_catalogs(profiles, &set, &cat) != 0) {
-		free(body);
+	if (cli_catalogs(profiles, &ce->set, &ce->cat) != 0) {
+		rf_cli_env_close(ce);
 		return 1;
 	}
-	snap = calloc(1, sizeof(*snap));
-	if (!snap) {
-		rc = 1;
-		goto out;
+	ce->snap = calloc(1, sizeof(*ce->snap));
+	if (!ce->snap) {
+		rf_cli_env_close(ce);
+		return 1;
 	}
-	rf_detect_scan(&opts, &snap->hw);
-	hw_apply_device_profiles(&snap->hw, &cat->table);
-	snap->seq = 1;
-	memset(&env, 0, sizeof(env));
-	env.version = RIGFIT_VERSION;
-	env.snapshot = snap;
-	env.devices = &cat->table;
-	env.models = cat->models;
-	if (cfg_dirs.n_models_dirs > 0) {
-		env.read_model = rf_model_file_read_cfg;
-		env.read_model_ctx = &cfg_dirs;
+	rf_detect_scan(&opts, &ce->snap->hw);
+	hw_apply_device_profiles(&ce->snap->hw, &ce->cat->table);
+	ce->snap->seq = 1;
+	ce->env.version = RIGFIT_VERSION;
+	ce->env.snapshot = ce->snap;
+	ce->env.devices = &ce->cat->table;
+	ce->env.models = ce->cat->models;
+	if (ce->cfg.n_models_dirs > 0) {
+		ce->env.read_model = rf_model_file_read_cfg;
+		ce->env.read_model_ctx = &ce->cfg;
 	}
-	req.method = API_POST;
-	req.path = "/api/estimate";
-	req.query = "";
-	req.body = body;
-	req.body_len = len;
-	api_estimate(&env, &req, &reply);
+	ce->req.method = API_POST;
+	ce->req.query = "";
+	ce->req.body = ce->body;
+	ce->req.body_len = ce->body_len;
+	return 0;
+}
+
+void rf_cli_env_close(struct rf_cli_env *ce)
+{
+	free(ce->snap);
+	rf_catalogs_unref(ce->cat);
+	rf_profiles_free(ce->set);
+	free(ce->body);
+	memset(ce, 0, sizeof(*ce));
+}
+
+int rf_cli_run_route(int argc, char **argv, const char *name, const char *path,
+		     api_handler_fn handler)
+{
+	struct rf_cli_env ce;
+	struct api_reply reply = {0};
+	int rc = rf_cli_env_open(&ce, argc, argv, name);
+
+	if (rc != 0)
+		return rc;
+	ce.req.path = path;
+	handler(&ce.env, &ce.req, &reply);
 	rc = cli_print_reply(&reply);
-out:
 	api_reply_reset(&reply);
-	free(snap);
-	rf_catalogs_unref(cat);
-	rf_profiles_free(set);
-	free(body);
+	rf_cli_env_close(&ce);
 	return rc;
 }
 
@@ -405,6 +415,7 @@ int rf_cli_main(int argc, char **argv)
 	if (strcmp(cmd, "healthcheck") == 0)
 		return cmd_healthcheck(argc - 2, argv + 2);
 	if (strcmp(cmd, "estimate") == 0)
-		return cmd_estimate(argc - 2, argv + 2);
+		return rf_cli_run_route(argc - 2, argv + 2, "estimate", "/api/estimate",
+					api_estimate);
 	return cli_usage_error("unknown command '%.60s' (try rigfit help)", cmd);
 }
