@@ -271,8 +271,19 @@ static int est_hardware(const struct api_env *env, struct est *e, const cJSON *h
 		for (int i = 0; i < e->hw.n_gpus; i++) {
 			struct hw_gpu *g = &e->hw.gpus[i];
 			const struct device_profile *p = NULL;
-			if (g->memory_total_bytes >= 0)
+			if (g->memory_total_bytes >= 0) {
+				/* Known memory, unknown vendor: the profile names the vendor. */
+				if (!g->vendor[0] && env->devices &&
+				    device_resolve_mem(env->devices, g->name, g->memory_total_bytes,
+						       &p) == 0 &&
+				    p) {
+					hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
+					for (char *c = g->vendor; *c; c++)
+						if (*c >= 'A' && *c <= 'Z')
+							*c = (char)(*c - 'A' + 'a');
+				}
 				continue;
+			}
 			if (!env->devices || device_resolve(env->devices, g->name, &p) < 0 || !p ||
 			    p->memory_gib <= 0) {
 				char field[48];

@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/finetune_detect.h"
+#include "api/recommend.h"
+#include "api/validate.h"
+#include "api/runtime_config.h"
 #include "core/err.h"
 
 static const struct api_route api_route_table[] = {
@@ -15,6 +19,10 @@ static const struct api_route api_route_table[] = {
 	{API_POST, "/api/hardware/rescan", api_hardware_rescan, API_ROUTE_JSON_BODY},
 	{API_GET, "/api/hardware/history", api_hardware_history, 0},
 	{API_POST, "/api/estimate", api_estimate, API_ROUTE_JSON_BODY},
+	{API_POST, "/api/finetune/detect", api_finetune_detect, API_ROUTE_JSON_BODY},
+	{API_POST, "/api/recommend", api_recommend, API_ROUTE_JSON_BODY},
+	{API_POST, "/api/validate", api_validate, API_ROUTE_JSON_BODY},
+	{API_POST, "/api/config", api_config, API_ROUTE_JSON_BODY},
 };
 
 const struct api_route *api_routes(size_t *n)

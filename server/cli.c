@@ -4,6 +4,7 @@
  */
 #include "server/cli.h"
 #include "server/cli_priv.h"
+#include "server/cli_finetune.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,6 +18,9 @@
 #include "api/api.h"
 #include "api/hardware_json.h"
 #include "api/hardware_summary.h"
+#include "api/recommend.h"
+#include "api/runtime_config.h"
+#include "api/validate.h"
 #include "core/err.h"
 #include "core/hw_profile.h"
 #include "core/numparse.h"
@@ -34,6 +38,9 @@ static const char usage[] =
 	"               --nvidia-smi PATH, --sysctl PATH, --probe-timeout-ms MS, --profiles DIR\n"
 	"  estimate     memory and speed of a model here: the JSON of POST /api/estimate on\n"
 	"               stdin or in FILE; --profiles DIR, --models-dir DIR, --root DIR\n"
+	"  recommend    models that fit here, or hardware for a model: POST /api/recommend's JSON\n"
+	"  config       a runtime config (llama-server or vllm): the JSON of POST /api/config\n"
+	"  validate     check a runtime config here: --config FILE, the JSON of POST /api/validate\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 
@@ -64,6 +71,9 @@ static int cmd_detect(int argc, char **argv)
 	uint64_t timeout = 0;
 	int rc = 0;
 
+	for (int i = 0; i + 1 < argc; i += 2)
+		if (strcmp(argv[i], "--task") == 0)
+			return rf_cli_detect_task(argv[i + 1], argc, argv);
 	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
 	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
 	opts.sysctl = getenv("RIGFIT_SYSCTL");
@@ -303,6 +313,7 @@ int rf_cli_env_open(struct rf_cli_env *ce, int argc, char **argv, const char *na
 	ce->env.snapshot = ce->snap;
 	ce->env.devices = &ce->cat->table;
 	ce->env.models = ce->cat->models;
+	ce->env.tiers = rf_profiles_get(ce->set, "tiers.json");
 	if (ce->cfg.n_models_dirs > 0) {
 		ce->env.read_model = rf_model_file_read_cfg;
 		ce->env.read_model_ctx = &ce->cfg;
@@ -417,5 +428,13 @@ int rf_cli_main(int argc, char **argv)
 	if (strcmp(cmd, "estimate") == 0)
 		return rf_cli_run_route(argc - 2, argv + 2, "estimate", "/api/estimate",
 					api_estimate);
+	if (strcmp(cmd, "recommend") == 0)
+		return rf_cli_run_route(argc - 2, argv + 2, "recommend", "/api/recommend",
+					api_recommend);
+	if (strcmp(cmd, "validate") == 0)
+		return rf_cli_run_route(argc - 2, argv + 2, "validate", "/api/validate",
+					api_validate);
+	if (strcmp(cmd, "config") == 0)
+		return rf_cli_run_route(argc - 2, argv + 2, "config", "/api/config", api_config);
 	return cli_usage_error("unknown command '%.60s' (try rigfit help)", cmd);
 }

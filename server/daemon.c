@@ -54,6 +54,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->scan_interval_s = d->cfg->scan_interval_s;
 	env->devices = d->catalogs ? &d->catalogs->table : NULL;
 	env->models = d->catalogs ? d->catalogs->models : NULL;
+	env->tiers = rf_profiles_get(d->profiles, "tiers.json");
 	if (d->cfg->n_models_dirs > 0) {
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;

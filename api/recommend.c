@@ -1,0 +1,797 @@
+/*
+ * POST /api/recommend (and `rigfit recommend`). Two questions, both answered only through the
+ * estimator (api_estimate_object), so a recommendation never disagrees with /api/estimate:
+ *
+ *  - "Which models fit here?" (the default): every catalog model that serves the task is
+ *    estimated on the machine (this host, "hardware" or "hardware_profile"). Inference tries
+ *    Q8_0, Q6_K, Q5_K_M, Q4_K_M, IQ4_XS, Q3_K_M and keeps the highest that fits at n_ctx =
+ *    max(min_context, min(4096, the model's maximum)), flash attention on where there are GPUs;
+ *    fine-tuning tries seq_len 2048, 1024, 512 at batch size 1. The lowest setting is tried
+ *    first, so a model that cannot fit costs one estimate. Models are ranked by
+ *    score = quality + speed + headroom:
+ *      quality  = 10 x log2(1 + params in billions) + a precision bonus (Q8_0 8, Q6_K 6,
+ *                 Q5_K_M 5, Q4_K_M 4, IQ4_XS 3, Q3_K_M 1; fine-tuning 0),
+ *      speed    = 10 x log10(1 + tokens/s) (decode for inference, training tokens/s),
+ *      headroom = 10 x (1 - utilization), at least 0;
+ *    each entry says its numbers in `why`.
+ *  - "Which hardware runs this model?" ("for": "hardware"): every GPU and SoC profile of
+ *    devices.json with a known memory size is estimated with 1, 2, 4 and 8 of a kind (SoCs:
+ *    one), system RAM assumed large enough, and the fewest that fit is kept with its speed and,
+ *    where a price per device-hour is known, usd_per_million_tokens = usd_per_hour x count /
+ *    (tokens_per_s x 3600) x 1e6. Counts that cannot fit by memory alone are skipped and the
+ *    number of estimates is capped, so a request stays well under a second.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/estimate.h"
+#include "api/jsonmap.h"
+#include "api/recommend.h"
+#include "core/device.h"
+#include "core/err.h"
+#include "core/model.h"
+
+#define REC_DEFAULT_LIMIT 5
+#define REC_MAX_LIMIT 50
+#define REC_DEFAULT_CTX 4096
+#define REC_MAX_ESTIMATES 600 /* per request: a bound on the work of the device scan */
+#define REC_GIB 1073741824.0
+#define REC_MIN_RAM_GIB 64.0
+#define REC_WHY_LEN 1024
+
+static const char *const rec_modes[] = {"inference", "lora", "qlora", "full", NULL};
+static const char *const rec_targets[] = {"models", "hardware", NULL};
+
+enum {
+	REC_INFERENCE = 0,
+	REC_QLORA = 2
+};
+/* Which estimator errors concern one candidate only (skipped) rather than the request. */
+enum {
+	REC_SKIP_MODEL_ERRORS,
+	REC_SKIP_HARDWARE_ERRORS
+};
+enum {
+	REC_FOR_MODELS = 0,
+	REC_FOR_HARDWARE = 1
+};
+
+static const char *const rec_quants[] = {"Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M"};
+static const double rec_quant_bonus[] = {8, 6, 5, 4, 3, 1};
+#define REC_N_QUANTS ((int)(sizeof(rec_quants) / sizeof(rec_quants[0])))
+
+static const int64_t rec_seq_lens[] = {2048, 1024, 512};
+#define REC_N_SEQ ((int)(sizeof(rec_seq_lens) / sizeof(rec_seq_lens[0])))
+
+struct rec_request {
+	char task[48];
+	bool has_task;
+	char use_case[48];
+	bool has_use_case;
+	int mode;
+	bool has_mode;
+	int64_t limit;
+	bool has_limit;
+	int64_t min_context;
+	bool has_min_context;
+	char hardware_profile[64];
+	bool has_hardware_profile;
+	char model[MODEL_ID_LEN];
+	bool has_model;
+	int target;
+	bool has_target;
+	double usd_per_hour;
+	bool has_usd_per_hour;
+	int64_t n_ctx;
+	bool has_n_ctx;
+	char quant[24];
+	bool has_quant;
+};
+
+#define RF_(name, kind, field, size, lo, hi, has)                                                  \
+	{                                                                                          \
+		name, kind, offsetof(struct rec_request, field), size, lo, hi, false,              \
+			offsetof(struct rec_request, has), NULL                                    \
+	}
+#define RS_(name, field, has)                                                                      \
+	RF_(name, JM_STRING, field, sizeof(((struct rec_request *)0)->field), 0, 0, has)
+#define RE_(name, field, has, choices)                                                             \
+	{                                                                                          \
+		name, JM_ENUM, offsetof(struct rec_request, field), 0, 0, 0, false,                \
+			offsetof(struct rec_request, has), choices                                 \
+	}
+
+static const struct jm_field rec_fields[] = {
+	{"hardware", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
+	RS_("task", task, has_task),
+	RS_("use_case", use_case, has_use_case),
+	RE_("mode", mode, has_mode, rec_modes),
+	RF_("limit", JM_INT, limit, 0, 1, REC_MAX_LIMIT, has_limit),
+	RF_("min_context", JM_INT, min_context, 0, 1, 1 << 24, has_min_context),
+	RS_("hardware_profile", hardware_profile, has_hardware_profile),
+	RS_("model", model, has_model),
+	RE_("for", target, has_target, rec_targets),
+	RF_("usd_per_hour", JM_DOUBLE, usd_per_hour, 0, 0, 1e6, has_usd_per_hour),
+	RF_("n_ctx", JM_INT, n_ctx, 0, 1, 1 << 24, has_n_ctx),
+	RS_("quant", quant, has_quant),
+};
+
+/* One candidate found to fit: a model (models) or a device and count (hardware). */
+struct rec_hit {
+	const struct model_entry *model;
+	const struct device_profile *device;
+	int count;
+	int quant; /* index in rec_quants; -1: fine-tuning */
+	int64_t n_ctx_or_seq;
+	cJSON *answer;          /* the estimator's answer (owned) */
+	double tokens_per_s;    /* < 0 unknown */
+	double utilization;     /* < 0 unknown */
+	double usd_per_hour;    /* per device; < 0 unknown */
+	double usd_per_million; /* < 0 unknown */
+	double quality, speed, headroom, score;
+};
+
+/* Returns the number at a dotted path of o, or dflt when it is absent or not a number. */
+static double rec_num(const cJSON *o, const char *a, const char *b, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	if (b)
+		v = cJSON_GetObjectItemCaseSensitive(v, b);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static bool rec_fits(const cJSON *answer)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "fits"));
+}
+
+/* Whether the estimator's error in r concerns one candidate: with REC_SKIP_MODEL_ERRORS, a
+ * field that is not the hardware's (the machine and the service concern every candidate);
+ * with REC_SKIP_HARDWARE_ERRORS, a field of the hardware (one device that cannot be
+ * described). */
+static bool rec_error_is_candidate(const struct api_reply *r, int policy)
+{
+	cJSON *j = r->body ? cJSON_ParseWithLength(r->body, r->len) : NULL;
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(j, "error"), "field");
+	bool hw = cJSON_IsString(f) && strncmp(f->valuestring, "hardware", 8) == 0;
+	bool candidate = policy == REC_SKIP_MODEL_ERRORS ? cJSON_IsString(f) && !hw : hw;
+
+	cJSON_Delete(j);
+	return candidate;
+}
+
+/* Asks the estimator about body (consumed). Returns 1 with the answer in *answer, 0 when the
+ * error concerns this candidate only (policy; out is reset), or a negative rf_err with the
+ * envelope in out. */
+static int rec_ask(const struct api_env *env, cJSON *body, int policy, cJSON **answer,
+		   struct api_reply *out)
+{
+	int rc;
+
+	*answer = NULL;
+	if (!body)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = api_estimate_object(env, body, answer, out);
+	cJSON_Delete(body);
+	if (rc == 0)
+		return 1;
+	if (rc == RF_E_NOMEM || !rec_error_is_candidate(out, policy))
+		return rc;
+	api_reply_reset(out);
+	return 0;
+}
+
+/* The settings of an estimate request, without model and hardware. */
+static cJSON *rec_settings(int mode, int quant, int64_t n, bool flash_attn)
+{
+	cJSON *s = cJSON_CreateObject();
+
+	if (!s)
+		return NULL;
+	cJSON_AddStringToObject(s, "mode", rec_modes[mode]);
+	if (mode == REC_INFERENCE) {
+		cJSON_AddStringToObject(s, "quant", rec_quants[quant]);
+		cJSON_AddNumberToObject(s, "n_ctx", (double)n);
+		if (flash_attn)
+			cJSON_AddBoolToObject(s, "flash_attn", true);
+	} else {
+		cJSON_AddNumberToObject(s, "seq_len", (double)n);
+		cJSON_AddNumberToObject(s, "batch_size", 1);
+	}
+	return s;
+}
+
+/* The summary of an answer every entry carries. */
+static cJSON *rec_summary(const cJSON *a, int mode)
+{
+	cJSON *s = cJSON_CreateObject();
+	const cJSON *band = cJSON_GetObjectItemCaseSensitive(a, "fit_band");
+	double v;
+
+	if (!s)
+		return NULL;
+	cJSON_AddBoolToObject(s, "fits", rec_fits(a));
+	v = rec_num(a, "utilization", NULL, -1);
+	if (v >= 0)
+		cJSON_AddNumberToObject(s, "utilization", round(v * 1000) / 1000);
+	else
+		cJSON_AddNullToObject(s, "utilization");
+	if (cJSON_IsString(band))
+		cJSON_AddStringToObject(s, "fit_band", band->valuestring);
+	else
+		cJSON_AddNullToObject(s, "fit_band");
+	cJSON_AddNumberToObject(s, "memory_total_bytes", rec_num(a, "memory", "total_bytes", 0));
+	if (mode == REC_INFERENCE) {
+		const char *keys[] = {"decode_tokens_per_s", "prefill_tokens_per_s"};
+		for (int i = 0; i < 2; i++) {
+			v = rec_num(a, "speed", keys[i], -1);
+			if (v >= 0)
+				cJSON_AddNumberToObject(s, keys[i], round(v * 10) / 10);
+			else
+				cJSON_AddNullToObject(s, keys[i]);
+		}
+	} else {
+		v = rec_num(a, "training", "tokens_per_s", -1);
+		if (v >= 0)
+			cJSON_AddNumberToObject(s, "training_tokens_per_s", round(v * 10) / 10);
+		else
+			cJSON_AddNullToObject(s, "training_tokens_per_s");
+	}
+	return s;
+}
+
+static double rec_tokens_per_s(const cJSON *a, int mode)
+{
+	return mode == REC_INFERENCE ? rec_num(a, "speed", "decode_tokens_per_s", -1) :
+				       rec_num(a, "training", "tokens_per_s", -1);
+}
+
+/* ---- which models fit here -------------------------------------------------------------- */
+
+/* Whether the machine of the request has GPUs (flash attention is turned on for them). */
+static bool rec_has_gpus(const struct api_env *env, const struct rec_request *rq, const cJSON *hw)
+{
+	const struct device_profile *p = NULL;
+
+	if (hw)
+		return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(hw, "gpus")) > 0;
+	if (rq->has_hardware_profile)
+		return env->devices &&
+		       device_resolve(env->devices, rq->hardware_profile, &p) == 0 && p &&
+		       p->kind != DEVICE_KIND_CPU;
+	return env->snapshot && env->snapshot->hw.n_gpus > 0;
+}
+
+/* An estimate request for model m with setting index i (a quant or a seq_len). */
+static cJSON *rec_model_body(const struct rec_request *rq, const cJSON *hw,
+			     const struct model_entry *m, int i, int64_t n_ctx, bool gpus)
+{
+	cJSON *b = rec_settings(rq->mode, i, rq->mode == REC_INFERENCE ? n_ctx : rec_seq_lens[i],
+				gpus);
+
+	if (!b)
+		return NULL;
+	cJSON_AddStringToObject(b, "model", m->id);
+	if (hw)
+		cJSON_AddItemToObject(b, "hardware", cJSON_Duplicate(hw, true));
+	else if (rq->has_hardware_profile)
+		cJSON_AddStringToObject(b, "hardware_profile", rq->hardware_profile);
+	return b;
+}
+
+/* Finds the best setting of m that fits. Returns 1 with *hit filled, 0 when none fits, or a
+ * negative rf_err with the envelope in out. */
+static int rec_model_try(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
+			 const struct model_entry *m, bool gpus, int64_t min_ctx,
+			 struct rec_hit *hit, struct api_reply *out)
+{
+	int n = rq->mode == REC_INFERENCE ? REC_N_QUANTS : REC_N_SEQ;
+	int64_t maxpos = m->arch.max_position_embeddings, n_ctx = REC_DEFAULT_CTX;
+	cJSON *low = NULL, *a = NULL;
+	int rc;
+
+	if (rq->mode == REC_INFERENCE) {
+		if (maxpos > 0 && maxpos < n_ctx)
+			n_ctx = maxpos;
+		if (min_ctx > n_ctx)
+			n_ctx = min_ctx;
+		if (maxpos > 0 && n_ctx > maxpos)
+			return 0; /* the model cannot take that context */
+	}
+	/* The lowest setting first: when it does not fit, nothing does. */
+	rc = rec_ask(env, rec_model_body(rq, hw, m, n - 1, n_ctx, gpus), REC_SKIP_MODEL_ERRORS,
+		     &low, out);
+	if (rc <= 0)
+		return rc;
+	if (!rec_fits(low)) {
+		cJSON_Delete(low);
+		return 0;
+	}
+	hit->quant = n - 1;
+	for (int i = 0; i < n - 1; i++) {
+		rc = rec_ask(env, rec_model_body(rq, hw, m, i, n_ctx, gpus), REC_SKIP_MODEL_ERRORS,
+			     &a, out);
+		if (rc < 0) {
+			cJSON_Delete(low);
+			return rc;
+		}
+		if (rc == 1 && rec_fits(a)) {
+			cJSON_Delete(low);
+			low = a;
+			hit->quant = i;
+			break;
+		}
+		cJSON_Delete(a);
+	}
+	hit->model = m;
+	hit->answer = low;
+	hit->n_ctx_or_seq = rq->mode == REC_INFERENCE ? n_ctx : rec_seq_lens[hit->quant];
+	if (rq->mode != REC_INFERENCE)
+		hit->quant = -1;
+	return 1;
+}
+
+static void rec_score(struct rec_hit *h, int mode)
+{
+	double params = h->model->params_b > 0 ? h->model->params_b : 1;
+
+	h->tokens_per_s = rec_tokens_per_s(h->answer, mode);
+	h->utilization = rec_num(h->answer, "utilization", NULL, -1);
+	h->quality = 10 * log2(1 + params) + (h->quant >= 0 ? rec_quant_bonus[h->quant] : 0);
+	h->speed = h->tokens_per_s > 0 ? 10 * log10(1 + h->tokens_per_s) : 0;
+	h->headroom = h->utilization >= 0 && h->utilization < 1 ? 10 * (1 - h->utilization) : 0;
+	h->quality = round(h->quality * 10) / 10;
+	h->speed = round(h->speed * 10) / 10;
+	h->headroom = round(h->headroom * 10) / 10;
+	h->score = round((h->quality + h->speed + h->headroom) * 10) / 10;
+}
+
+static int rec_by_score(const void *pa, const void *pb)
+{
+	const struct rec_hit *a = pa, *b = pb;
+
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	return strcmp(a->model->id, b->model->id);
+}
+
+static const char *rec_precision(const struct rec_hit *h, int mode)
+{
+	if (h->quant >= 0)
+		return rec_quants[h->quant];
+	return mode == REC_QLORA ? "nf4 base, bf16 adapters" : "bf16";
+}
+
+static cJSON *rec_model_entry_json(const struct rec_hit *h, int mode, bool gpus)
+{
+	cJSON *o = cJSON_CreateObject();
+	char why[REC_WHY_LEN];
+	const char *prec = rec_precision(h, mode);
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "model", h->model->id);
+	cJSON_AddStringToObject(o, "name", h->model->name[0] ? h->model->name : h->model->id);
+	if (h->model->params_b > 0)
+		cJSON_AddNumberToObject(o, "params_b", h->model->params_b);
+	else
+		cJSON_AddNullToObject(o, "params_b");
+	cJSON_AddStringToObject(o, "precision", prec);
+	cJSON_AddItemToObject(o, "settings",
+			      rec_settings(mode, h->quant, h->n_ctx_or_seq,
+					   gpus && mode == REC_INFERENCE));
+	cJSON_AddItemToObject(o, "estimate", rec_summary(h->answer, mode));
+	cJSON_AddNumberToObject(o, "score", h->score);
+	snprintf(why, sizeof(why),
+		 "%s (%.2fB params) at %s, %s %lld: quality %.1f (10 x log2(1 + %.2f) + %.0f "
+		 "for the precision) + speed %.1f (%.1f %s tokens/s) + headroom %.1f (%.0f%% of "
+		 "the memory used) = %.1f.",
+		 h->model->id, h->model->params_b > 0 ? h->model->params_b : 1, prec,
+		 mode == REC_INFERENCE ? "n_ctx" : "seq_len", (long long)h->n_ctx_or_seq,
+		 h->quality, h->model->params_b > 0 ? h->model->params_b : 1,
+		 h->quant >= 0 ? rec_quant_bonus[h->quant] : 0, h->speed,
+		 h->tokens_per_s > 0 ? h->tokens_per_s : 0,
+		 mode == REC_INFERENCE ? "decode" : "training", h->headroom,
+		 h->utilization >= 0 ? h->utilization * 100 : 100, h->score);
+	cJSON_AddStringToObject(o, "why", why);
+	return o;
+}
+
+/* Maps task or use_case to a task bit; 0 (and a 422 in out) for an unknown one. */
+static unsigned rec_task(const struct rec_request *rq, const char **name, struct api_reply *out)
+{
+	const char *field = rq->has_use_case ? "use_case" : "task";
+	const char *t = rq->has_use_case ? rq->use_case :
+			rq->has_task     ? rq->task :
+					   "text-generation";
+	unsigned bit;
+
+	if (rq->has_task && rq->has_use_case) {
+		api_error(out, RF_E_INVALID_VALUE, "use_case", "give task or use_case, not both");
+		return 0;
+	}
+	if (strcmp(t, "chat") == 0 || strcmp(t, "general") == 0)
+		t = "text-generation";
+	bit = model_task_from_name(t);
+	if (!bit) {
+		api_error(out, RF_E_INVALID_VALUE, field,
+			  "unknown task '%.48s'; use text-generation, summarization, "
+			  "question-answering, extractive-question-answering, chat or general",
+			  t);
+		return 0;
+	}
+	*name = model_task_name(bit);
+	return bit;
+}
+
+static int rec_models(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
+		      struct api_reply *out)
+{
+	const char *task_name = NULL;
+	unsigned task = rec_task(rq, &task_name, out);
+	size_t n_models = env->models ? env->models->n : 0, n_hits = 0, considered = 0;
+	struct rec_hit *hits;
+	bool gpus;
+	int64_t limit = rq->has_limit ? rq->limit : REC_DEFAULT_LIMIT;
+	int rc = 0;
+	cJSON *root, *arr;
+	char *json;
+
+	if (!task)
+		return RF_E_INVALID_VALUE;
+	hits = calloc(n_models + 1, sizeof(*hits));
+	if (!hits)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	gpus = rec_has_gpus(env, rq, hw);
+	for (size_t i = 0; i < n_models; i++) {
+		const struct model_entry *m = &env->models->models[i];
+		if (!(m->tasks & task))
+			continue;
+		considered++;
+		rc = rec_model_try(env, rq, hw, m, gpus, rq->has_min_context ? rq->min_context : 0,
+				   &hits[n_hits], out);
+		if (rc < 0)
+			goto done;
+		if (rc == 1)
+			rec_score(&hits[n_hits++], rq->mode);
+	}
+	rc = 0;
+	qsort(hits, n_hits, sizeof(*hits), rec_by_score);
+	root = cJSON_CreateObject();
+	if (!root) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	cJSON_AddStringToObject(root, "for", "models");
+	cJSON_AddStringToObject(root, "task", task_name);
+	cJSON_AddStringToObject(root, "mode", rec_modes[rq->mode]);
+	cJSON_AddNumberToObject(root, "considered", (double)considered);
+	cJSON_AddStringToObject(root, "scoring",
+				"score = quality (10 x log2(1 + params in billions) + precision "
+				"bonus: Q8_0 8, Q6_K 6, Q5_K_M 5, Q4_K_M 4, IQ4_XS 3, Q3_K_M 1) + "
+				"speed (10 x log10(1 + tokens/s)) + headroom (10 x (1 - "
+				"utilization))");
+	arr = cJSON_AddArrayToObject(root, "recommendations");
+	for (size_t i = 0; i < n_hits && (int64_t)i < limit; i++)
+		cJSON_AddItemToArray(arr, rec_model_entry_json(&hits[i], rq->mode, gpus));
+	if (n_hits == 0)
+		cJSON_AddStringToObject(
+			root, "reason",
+			considered == 0     ? "no model in the catalog serves this task" :
+			rq->has_min_context ? "no model for this task fits this machine with this "
+					      "min_context at any precision tried" :
+					      "no model for this task fits this machine at any "
+					      "precision or sequence length tried");
+	json = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!json) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	api_reply_json(out, 200, json);
+done:
+	for (size_t i = 0; i < n_hits; i++)
+		cJSON_Delete(hits[i].answer);
+	free(hits);
+	return rc;
+}
+
+/* ---- which hardware runs this model ----------------------------------------------------- */
+
+static cJSON *rec_hw_body(const struct rec_request *rq, const struct model_entry *m,
+			  const struct device_profile *d, int count, int64_t n_ctx)
+{
+	int quant = 3; /* Q4_K_M */
+	cJSON *b, *hw, *gpus, *g, *mem;
+	double ram_gib = d->memory_gib * count * 2;
+
+	for (int i = 0; rq->has_quant && i < REC_N_QUANTS; i++)
+		if (strcmp(rq->quant, rec_quants[i]) == 0)
+			quant = i;
+	b = rec_settings(rq->mode, quant, rq->mode == REC_INFERENCE ? n_ctx : rec_seq_lens[0],
+			 true);
+	if (!b)
+		return NULL;
+	if (rq->mode == REC_INFERENCE && rq->has_quant)
+		cJSON_ReplaceItemInObjectCaseSensitive(b, "quant", cJSON_CreateString(rq->quant));
+	cJSON_AddStringToObject(b, "model", m->id);
+	hw = cJSON_AddObjectToObject(b, "hardware");
+	gpus = cJSON_AddArrayToObject(hw, "gpus");
+	g = cJSON_CreateObject();
+	cJSON_AddStringToObject(g, "name", d->id);
+	cJSON_AddNumberToObject(g, "count", count);
+	cJSON_AddItemToArray(gpus, g);
+	mem = cJSON_AddObjectToObject(hw, "memory");
+	if (d->kind == DEVICE_KIND_SOC)
+		ram_gib = d->memory_gib;
+	else if (ram_gib < REC_MIN_RAM_GIB)
+		ram_gib = REC_MIN_RAM_GIB;
+	cJSON_AddNumberToObject(mem, "total_bytes", round(ram_gib * REC_GIB));
+	return b;
+}
+
+static int rec_by_cost(const void *pa, const void *pb)
+{
+	const struct rec_hit *a = pa, *b = pb;
+	bool ca = a->usd_per_million >= 0, cb = b->usd_per_million >= 0;
+
+	if (ca != cb)
+		return ca ? -1 : 1;
+	if (ca && a->usd_per_million != b->usd_per_million)
+		return a->usd_per_million < b->usd_per_million ? -1 : 1;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	if (a->tokens_per_s != b->tokens_per_s)
+		return a->tokens_per_s > b->tokens_per_s ? -1 : 1;
+	return strcmp(a->device->id, b->device->id);
+}
+
+static cJSON *rec_hw_entry_json(const struct rec_hit *h, const struct rec_request *rq,
+				const struct model_entry *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	char why[REC_WHY_LEN], cost[160] = "";
+	double u = h->utilization >= 0 ? h->utilization * 100 : 100;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "device", h->device->id);
+	cJSON_AddStringToObject(o, "name", h->device->name);
+	cJSON_AddStringToObject(o, "kind", h->device->kind == DEVICE_KIND_SOC ? "soc" : "gpu");
+	cJSON_AddNumberToObject(o, "count", h->count);
+	cJSON_AddItemToObject(o, "estimate", rec_summary(h->answer, rq->mode));
+	if (h->tokens_per_s >= 0)
+		cJSON_AddNumberToObject(o, "tokens_per_s", round(h->tokens_per_s * 10) / 10);
+	else
+		cJSON_AddNullToObject(o, "tokens_per_s");
+	if (h->usd_per_hour >= 0)
+		cJSON_AddNumberToObject(o, "usd_per_hour", h->usd_per_hour);
+	else
+		cJSON_AddNullToObject(o, "usd_per_hour");
+	if (h->usd_per_million >= 0) {
+		cJSON_AddNumberToObject(o, "usd_per_million_tokens", h->usd_per_million);
+		snprintf(cost, sizeof(cost), "; at $%.2f per device-hour, $%.2f per million tokens",
+			 h->usd_per_hour, h->usd_per_million);
+	} else {
+		cJSON_AddNullToObject(o, "usd_per_million_tokens");
+	}
+	snprintf(why, sizeof(why),
+		 "%d x %s (%.0f GiB each) hold%s %s %s using %.0f%% of the memory, at %.1f %s "
+		 "tokens/s%s (system RAM assumed large enough).",
+		 h->count, h->device->name, h->device->memory_gib, h->count == 1 ? "s" : "", m->id,
+		 rec_modes[rq->mode], u, h->tokens_per_s > 0 ? h->tokens_per_s : 0,
+		 rq->mode == REC_INFERENCE ? "decode" : "training", cost);
+	cJSON_AddStringToObject(o, "why", why);
+	return o;
+}
+
+static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
+			struct api_reply *out)
+{
+	const struct model_entry *m = env->models ? model_catalog_find(env->models, rq->model) :
+						    NULL;
+	int n_dev = env->devices ? env->devices->n : 0, n_hits = 0, n_est = 0, considered = 0;
+	int64_t limit = rq->has_limit ? rq->limit : REC_DEFAULT_LIMIT, n_ctx = REC_DEFAULT_CTX;
+	static const int counts[] = {1, 2, 4, 8};
+	struct rec_hit *hits;
+	bool truncated = false;
+	double need = -1; /* the least memory any estimate needed, bytes; < 0 none yet */
+	int rc = 0;
+	cJSON *root, *arr, *as, *settings;
+	char *json, line[200];
+
+	if (!m)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "no catalog model is called '%.80s'", rq->model);
+	if (rq->has_n_ctx)
+		n_ctx = rq->n_ctx;
+	else if (m->arch.max_position_embeddings > 0 && m->arch.max_position_embeddings < n_ctx)
+		n_ctx = m->arch.max_position_embeddings;
+	hits = calloc((size_t)n_dev + 1, sizeof(*hits));
+	if (!hits)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	for (int i = 0; i < n_dev; i++) {
+		const struct device_profile *d = &env->devices->devices[i];
+		double total1 = -1, budget1 = -1;
+		int n_counts = d->kind == DEVICE_KIND_SOC ? 1 : 4;
+
+		if (d->kind == DEVICE_KIND_CPU || d->memory_gib <= 0)
+			continue;
+		considered++;
+		for (int c = 0; c < n_counts; c++) {
+			cJSON *a = NULL;
+			if (total1 > 0 && budget1 > 0 && counts[c] * budget1 < total1)
+				continue; /* cannot hold the model by memory alone */
+			if (need > 0 && counts[c] * d->memory_gib * REC_GIB < need * 0.9 &&
+			    c + 1 < n_counts)
+				continue; /* far less memory than any estimate so far needed */
+			if (n_est >= REC_MAX_ESTIMATES) {
+				truncated = true;
+				break;
+			}
+			n_est++;
+			rc = rec_ask(env, rec_hw_body(rq, m, d, counts[c], n_ctx),
+				     REC_SKIP_HARDWARE_ERRORS, &a, out);
+			if (rc < 0)
+				goto done;
+			if (rc == 0)
+				break; /* this device cannot be described: skip it */
+			if (rec_fits(a)) {
+				struct rec_hit *h = &hits[n_hits++];
+				h->device = d;
+				h->model = m;
+				h->count = counts[c];
+				h->answer = a;
+				h->tokens_per_s = rec_tokens_per_s(a, rq->mode);
+				h->utilization = rec_num(a, "utilization", NULL, -1);
+				h->usd_per_hour = d->usd_per_hour >= 0 ? d->usd_per_hour :
+						  rq->has_usd_per_hour ? rq->usd_per_hour :
+									 -1;
+				h->usd_per_million = h->usd_per_hour >= 0 && h->tokens_per_s > 0 ?
+							     h->usd_per_hour * h->count /
+								     (h->tokens_per_s * 3600) *
+								     1e6 :
+							     -1;
+				break;
+			}
+			if (c == 0) {
+				const cJSON *pd = cJSON_GetArrayItem(
+					cJSON_GetObjectItemCaseSensitive(
+						cJSON_GetObjectItemCaseSensitive(a, "memory"),
+						"per_device"),
+					0);
+				total1 = rec_num(a, "memory", "total_bytes", -1);
+				budget1 = rec_num(pd, "budget_bytes", NULL, -1);
+			}
+			if (rec_num(a, "memory", "total_bytes", -1) > 0 &&
+			    (need < 0 || rec_num(a, "memory", "total_bytes", -1) < need))
+				need = rec_num(a, "memory", "total_bytes", -1);
+			cJSON_Delete(a);
+		}
+	}
+	rc = 0;
+	qsort(hits, (size_t)n_hits, sizeof(*hits), rec_by_cost);
+	root = cJSON_CreateObject();
+	if (!root) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	cJSON_AddStringToObject(root, "for", "hardware");
+	cJSON_AddStringToObject(root, "model", m->id);
+	cJSON_AddStringToObject(root, "mode", rec_modes[rq->mode]);
+	settings = rec_settings(rq->mode, 3, rq->mode == REC_INFERENCE ? n_ctx : rec_seq_lens[0],
+				true);
+	if (settings && rq->mode == REC_INFERENCE && rq->has_quant)
+		cJSON_ReplaceItemInObjectCaseSensitive(settings, "quant",
+						       cJSON_CreateString(rq->quant));
+	cJSON_AddItemToObject(root, "settings", settings);
+	cJSON_AddNumberToObject(root, "considered", considered);
+	cJSON_AddNumberToObject(root, "estimates", n_est);
+	cJSON_AddBoolToObject(root, "truncated", truncated);
+	as = cJSON_AddArrayToObject(root, "assumptions");
+	cJSON_AddItemToArray(
+		as,
+		cJSON_CreateString("devices: every GPU and SoC profile with a known memory size; "
+				   "GPUs 1, 2, 4 or 8 of a kind (the fewest that fit), SoCs one"));
+	cJSON_AddItemToArray(as,
+			     cJSON_CreateString(
+				     "system RAM assumed large enough: twice the GPUs' memory, at "
+				     "least 64 GiB (SoCs: their own memory)"));
+	snprintf(line, sizeof(line),
+		 "usd_per_million_tokens = usd_per_hour x count / (tokens_per_s x 3600) x 1e6; "
+		 "usd_per_hour per device from its profile%s",
+		 rq->has_usd_per_hour ? ", else the request's" :
+					" (none known: give usd_per_hour)");
+	cJSON_AddItemToArray(as, cJSON_CreateString(line));
+	arr = cJSON_AddArrayToObject(root, "hardware");
+	for (int i = 0; i < n_hits && i < limit; i++)
+		cJSON_AddItemToArray(arr, rec_hw_entry_json(&hits[i], rq, m));
+	if (n_hits == 0)
+		cJSON_AddStringToObject(root, "reason",
+					considered == 0 ? "no GPU or SoC profile is loaded" :
+							  "no device fits this model with up to 8 "
+							  "of a kind at these settings");
+	json = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!json) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	api_reply_json(out, 200, json);
+done:
+	for (int i = 0; i < n_hits; i++)
+		cJSON_Delete(hits[i].answer);
+	free(hits);
+	return rc;
+}
+
+/* ---- the route -------------------------------------------------------------------------- */
+
+int api_recommend(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+{
+	struct rec_request rq;
+	cJSON *body = NULL;
+	const cJSON *hw;
+	int rc;
+
+	memset(&rq, 0, sizeof(rq));
+	rc = jm_parse_body(req, true, &body, out);
+	if (rc < 0)
+		return rc;
+	rc = jm_map(body, rec_fields, sizeof(rec_fields) / sizeof(rec_fields[0]), &rq, out);
+	if (rc < 0)
+		goto done;
+	hw = cJSON_GetObjectItemCaseSensitive(body, "hardware");
+	if (!rq.has_mode)
+		rq.mode = REC_INFERENCE;
+	if (rq.has_target && rq.target == REC_FOR_HARDWARE) {
+		const char *unused = rq.has_task             ? "task" :
+				     rq.has_use_case         ? "use_case" :
+				     rq.has_min_context      ? "min_context" :
+				     hw                      ? "hardware" :
+				     rq.has_hardware_profile ? "hardware_profile" :
+							       NULL;
+		if (unused)
+			rc = api_error(out, RF_E_INVALID_VALUE, unused,
+				       "%s is not used with \"for\": \"hardware\"", unused);
+		else if (!rq.has_model)
+			rc = api_error(out, RF_E_MISSING_FIELD, "model",
+				       "\"for\": \"hardware\" needs a model");
+		else if (rq.has_quant && rq.mode != REC_INFERENCE)
+			rc = api_error(out, RF_E_INVALID_VALUE, "quant",
+				       "quant is for inference; fine-tuning ranks by mode");
+		else if (rq.has_n_ctx && rq.mode != REC_INFERENCE)
+			rc = api_error(out, RF_E_INVALID_VALUE, "n_ctx",
+				       "n_ctx is for inference; fine-tuning uses seq_len 2048");
+		else
+			rc = rec_hardware(env, &rq, out);
+		goto done;
+	}
+	{
+		const char *unused = rq.has_model        ? "model" :
+				     rq.has_usd_per_hour ? "usd_per_hour" :
+				     rq.has_n_ctx        ? "n_ctx" :
+				     rq.has_quant        ? "quant" :
+							   NULL;
+		if (unused) {
+			rc = api_error(out, RF_E_INVALID_VALUE, unused,
+				       "%s is only used with \"for\": \"hardware\"", unused);
+			goto done;
+		}
+	}
+	if (rq.has_min_context && rq.mode != REC_INFERENCE) {
+		rc = api_error(out, RF_E_INVALID_VALUE, "min_context",
+			       "min_context is for inference");
+		goto done;
+	}
+	rc = rec_models(env, &rq, hw, out);
+done:
+	cJSON_Delete(body);
+	return rc;
+}

@@ -1,0 +1,452 @@
+/*
+ * POST /api/recommend without a socket: the handler with the shipped profiles. Every
+ * recommendation is asked again of the estimator with its own settings and must fit; the
+ * ranking, the precision ladder, min_context, fine-tuning on a small card, a CPU-only machine,
+ * the reverse question (hardware for a model, with the cost formula) and input errors are
+ * checked with numbers. The CLI twin must print the handler's bytes.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "api/device_json.h"
+#include "api/estimate.h"
+#include "api/model_json.h"
+#include "api/recommend.h"
+#include "core/device.h"
+#include "core/err.h"
+#include "core/model.h"
+#include "tests/server/harness.h"
+#include "tests/test.h"
+
+static struct device_table devices;
+static struct model_catalog *models;
+
+static cJSON *load_json(const char *rel)
+{
+	char *p = t_path(t_src_dir(), rel);
+	char *text = t_read_file(p, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	ck_assert_msg(j != NULL, "cannot read %s", p);
+	free(text);
+	free(p);
+	return j;
+}
+
+static void setup(void)
+{
+	char err[512];
+	cJSON *d = load_json("profiles/devices.json"), *m = load_json("profiles/models.json");
+
+	ck_assert_msg(api_device_table_from_json(d, &devices, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(model_catalog_from_json(m, &models, err, sizeof(err)) == 0, "%s", err);
+	cJSON_Delete(d);
+	cJSON_Delete(m);
+}
+
+static void teardown(void)
+{
+	device_table_clear(&devices);
+	model_catalog_free(models);
+	models = NULL;
+}
+
+static struct api_env test_env(void)
+{
+	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	return env;
+}
+
+/* Runs the handler on body; returns the status and the parsed answer in *out. */
+static int run(const char *body, cJSON **out)
+{
+	struct api_env env = test_env();
+	struct api_request req = {.method = API_POST,
+				  .path = "/api/recommend",
+				  .query = "",
+				  .body = body,
+				  .body_len = strlen(body)};
+	struct api_reply r = {0};
+	int status;
+
+	api_recommend(&env, &req, &r);
+	status = r.status;
+	*out = cJSON_ParseWithLength(r.body, r.len);
+	ck_assert_msg(*out != NULL, "not JSON: %.*s", (int)r.len, r.body);
+	api_reply_reset(&r);
+	return status;
+}
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	if (b)
+		v = cJSON_GetObjectItemCaseSensitive(v, b);
+	ck_assert_msg(cJSON_IsNumber(v), "%s.%s is not a number", a, b ? b : "");
+	return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	ck_assert_msg(cJSON_IsString(v), "%s is not a string", k);
+	return v->valuestring;
+}
+
+/* Asks the estimator again with an entry's settings plus model and hardware (both JSON
+ * members, e.g. "\"hardware_profile\":\"rtx-4090\""); returns the answer. */
+static cJSON *re_estimate(const cJSON *settings, const char *model, const char *hw_member)
+{
+	struct api_env env = test_env();
+	struct api_reply r = {0};
+	char *s = cJSON_PrintUnformatted(settings), buf[2048];
+	cJSON *body, *answer = NULL;
+
+	snprintf(buf, sizeof(buf), "{\"model\":\"%s\",%s,%s", model, hw_member, s + 1);
+	free(s);
+	body = cJSON_Parse(buf);
+	ck_assert_msg(body != NULL, "%s", buf);
+	ck_assert_msg(api_estimate_object(&env, body, &answer, &r) == 0, "%s: %.*s", buf,
+		      (int)r.len, r.body);
+	cJSON_Delete(body);
+	api_reply_reset(&r);
+	return answer;
+}
+
+/* Checks that every recommendation fits when estimated again, and the order by score. */
+static int check_models(const cJSON *j, const char *hw_member)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "recommendations"), *e;
+	double prev = INFINITY;
+	int n = 0;
+
+	ck_assert(cJSON_IsArray(arr));
+	cJSON_ArrayForEach(e, arr)
+	{
+		cJSON *a = re_estimate(cJSON_GetObjectItemCaseSensitive(e, "settings"),
+				       str(e, "model"), hw_member);
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "fits")), "%s",
+			      str(e, "model"));
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(e, "estimate"), "fits")));
+		ck_assert_double_eq(num(a, "memory", "total_bytes"),
+				    num(e, "estimate", "memory_total_bytes"));
+		ck_assert_msg(num(e, "score", NULL) <= prev, "not best first at %s",
+			      str(e, "model"));
+		prev = num(e, "score", NULL);
+		ck_assert_ptr_nonnull(strstr(str(e, "why"), str(e, "precision")));
+		cJSON_Delete(a);
+		n++;
+	}
+	return n;
+}
+
+static const cJSON *find_model(const cJSON *j, const char *id)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(
+				      j, "recommendations")) if (strcmp(str(e, "model"), id) ==
+								 0) return e;
+	return NULL;
+}
+
+START_TEST(rtx_4090_inference_ranks_models_that_fit)
+{
+	const char *hw = "\"hardware_profile\":\"rtx-4090\"";
+	cJSON *j, *e;
+	double expect;
+
+	ck_assert_int_eq(run("{\"task\":\"text-generation\",\"hardware_profile\":\"rtx-4090\","
+			     "\"limit\":50}",
+			     &j),
+			 200);
+	ck_assert_int_ge(check_models(j, hw), 10);
+	/* A 70B needs ~70 GB at Q8_0: on 24 GB it is never recommended at Q8_0. */
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
+		ck_assert_ptr_nonnull(m);
+		ck_assert_msg(!(m->params_b >= 60 && strcmp(str(e, "precision"), "Q8_0") == 0),
+			      "%s at Q8_0", m->id);
+		ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "settings"), "mode"),
+				 "inference");
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn")));
+	}
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-3.1-70B"));
+	/* An 8B takes the highest precision, Q8_0, at n_ctx 4096. */
+	e = (cJSON *)find_model(j, "meta-llama/Llama-3.1-8B");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(str(e, "precision"), "Q8_0");
+	ck_assert_double_eq(num(e, "settings", "n_ctx"), 4096);
+	/* The score is the documented sum. */
+	expect = 10 * log2(1 + 8.03) + 8 +
+		 10 * log10(1 + num(e, "estimate", "decode_tokens_per_s")) +
+		 10 * (1 - num(e, "estimate", "utilization"));
+	ck_assert_msg(fabs(num(e, "score", NULL) - expect) < 0.3, "score %.2f, want %.2f",
+		      num(e, "score", NULL), expect);
+	cJSON_Delete(j);
+
+	/* The default limit is 5; chat is text generation. */
+	ck_assert_int_eq(run("{\"use_case\":\"chat\",\"hardware_profile\":\"rtx-4090\"}", &j), 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "recommendations")),
+			 5);
+	ck_assert_str_eq(str(j, "task"), "text-generation");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(min_context_filters)
+{
+	cJSON *j, *e;
+	int all, long_ctx;
+
+	ck_assert_int_eq(run("{\"hardware_profile\":\"rtx-4090\",\"limit\":50}", &j), 200);
+	all = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "recommendations"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(run("{\"hardware_profile\":\"rtx-4090\",\"limit\":50,"
+			     "\"min_context\":32768}",
+			     &j),
+			 200);
+	long_ctx = check_models(j, "\"hardware_profile\":\"rtx-4090\"");
+	ck_assert_int_ge(long_ctx, 3);
+	ck_assert_int_lt(long_ctx, all);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
+		ck_assert_double_eq(num(e, "settings", "n_ctx"), 32768);
+		ck_assert(m->arch.max_position_embeddings == 0 ||
+			  m->arch.max_position_embeddings >= 32768);
+	}
+	/* Llama 2 (4096 positions) cannot take 32768 tokens. */
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-2-7b-hf"));
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(qlora_on_a_gtx_1650_gives_small_models_or_a_reason)
+{
+	cJSON *j, *e;
+	const cJSON *arr;
+
+	ck_assert_int_eq(run("{\"mode\":\"qlora\",\"hardware_profile\":\"gtx-1650\",\"limit\":50}",
+			     &j),
+			 200);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "recommendations");
+	if (cJSON_GetArraySize(arr) == 0)
+		ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(j, "reason"));
+	check_models(j, "\"hardware_profile\":\"gtx-1650\"");
+	cJSON_ArrayForEach(e, arr)
+	{
+		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
+		ck_assert_msg(m->params_b <= 4, "%s (%.1fB) on 4 GB", m->id, m->params_b);
+		ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "settings"), "mode"),
+				 "qlora");
+		ck_assert(num(e, "settings", "seq_len") >= 512);
+		ck_assert_double_eq(num(e, "settings", "batch_size"), 1);
+	}
+	cJSON_Delete(j);
+	/* Nothing fits: an empty list and a reason. */
+	ck_assert_int_eq(run("{\"mode\":\"full\",\"hardware\":{\"gpus\":[{\"name\":\"gtx-1650\"}],"
+			     "\"memory\":{\"total_bytes\":4294967296}},\"task\":"
+			     "\"summarization\",\"limit\":50}",
+			     &j),
+			 200);
+	check_models(j,
+		     "\"hardware\":{\"gpus\":[{\"name\":\"gtx-1650\"}],\"memory\":{\"total_bytes\":"
+		     "4294967296}}");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(cpu_only_gives_small_models)
+{
+	const char *hw = "\"hardware\":{\"memory\":{\"total_bytes\":8589934592}}";
+	char body[256];
+	cJSON *j, *e;
+
+	snprintf(body, sizeof(body), "{%s,\"limit\":50}", hw);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert_int_ge(check_models(j, hw), 3);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
+		ck_assert_msg(m->params_b < 16, "%s (%.1fB) in 8 GiB of RAM", m->id, m->params_b);
+		ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn"));
+	}
+	cJSON_Delete(j);
+}
+END_TEST
+
+static const cJSON *find_device(const cJSON *j, const char *id)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(
+		e, cJSON_GetObjectItemCaseSensitive(j, "hardware")) if (strcmp(str(e, "device"),
+									       id) == 0) return e;
+	return NULL;
+}
+
+START_TEST(hardware_for_a_70b)
+{
+	cJSON *j, *e, *settings;
+	char hw[256];
+	double prev = -1;
+	struct timespec t0, t1;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-70b\",\"for\":\"hardware\",\"limit\":50,"
+			     "\"usd_per_hour\":2.5}",
+			     &j),
+			 200);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	fprintf(stderr, "recommend for hardware: %.0f ms, %g estimates\n", ms,
+		num(j, "estimates", NULL));
+	ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "hardware")), 10);
+	settings = cJSON_GetObjectItemCaseSensitive(j, "settings");
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "hardware"))
+	{
+		cJSON *a;
+		double usd;
+		snprintf(hw, sizeof(hw),
+			 "\"hardware\":{\"gpus\":[{\"name\":\"%s\",\"count\":%d}],"
+			 "\"memory\":{\"total_bytes\":%.0f}}",
+			 str(e, "device"), (int)num(e, "count", NULL),
+			 strcmp(str(e, "kind"), "soc") == 0 ?
+				 num(e, "estimate", "memory_total_bytes") * 2 :
+				 1099511627776.0);
+		a = re_estimate(settings, "llama-3.1-70b", hw);
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "fits")), "%s x%d",
+			      str(e, "device"), (int)num(e, "count", NULL));
+		cJSON_Delete(a);
+		/* The cost formula, exactly. */
+		usd = 2.5 * num(e, "count", NULL) /
+		      (num(e, "estimate", "decode_tokens_per_s") * 3600) * 1e6;
+		ck_assert_double_eq(num(e, "usd_per_hour", NULL), 2.5);
+		ck_assert_msg(fabs(num(e, "usd_per_million_tokens", NULL) - usd) < usd * 0.01,
+			      "%s: %.3f vs %.3f", str(e, "device"),
+			      num(e, "usd_per_million_tokens", NULL), usd);
+		ck_assert_msg(num(e, "usd_per_million_tokens", NULL) >= prev, "not cheapest first");
+		prev = num(e, "usd_per_million_tokens", NULL);
+	}
+	cJSON_Delete(j);
+
+	/* Without prices: fewest GPUs first; a 24 GB card needs two, an 80 GB card one. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-70b\",\"for\":\"hardware\",\"limit\":50}", &j),
+			 200);
+	e = (cJSON *)find_device(j, "h100-pcie");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_double_eq(num(e, "count", NULL), 1);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(e, "usd_per_million_tokens")));
+	e = (cJSON *)find_device(j, "rtx-4090");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_double_ge(num(e, "count", NULL), 2);
+	ck_assert_ptr_nonnull(strstr(str(e, "why"), "system RAM assumed"));
+	prev = 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "hardware"))
+	{
+		ck_assert(num(e, "count", NULL) >= prev);
+		prev = num(e, "count", NULL);
+	}
+	cJSON_Delete(j);
+}
+END_TEST
+
+static void assert_error(const char *body, const char *code, const char *field)
+{
+	cJSON *j;
+	int got = run(body, &j);
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+
+	ck_assert_msg(got == 422, "%s: status %d", body, got);
+	ck_assert_str_eq(str(e, "code"), code);
+	ck_assert_msg(strcmp(str(e, "field"), field) == 0, "%s: field %s, want %s", body,
+		      str(e, "field"), field);
+	cJSON_Delete(j);
+}
+
+START_TEST(bad_input_names_the_field)
+{
+	cJSON *j;
+
+	assert_error("{\"task\":\"poetry\",\"hardware_profile\":\"rtx-4090\"}", "invalid_value",
+		     "task");
+	assert_error("{\"use_case\":\"poetry\",\"hardware_profile\":\"rtx-4090\"}", "invalid_value",
+		     "use_case");
+	assert_error("{\"limit\":0,\"hardware_profile\":\"rtx-4090\"}", "invalid_value", "limit");
+	assert_error("{\"limit\":51,\"hardware_profile\":\"rtx-4090\"}", "invalid_value", "limit");
+	assert_error("{\"model\":\"llama-9b\",\"for\":\"hardware\"}", "invalid_value", "model");
+	assert_error("{\"for\":\"hardware\"}", "missing_field", "model");
+	assert_error("{\"colour\":\"red\"}", "unknown_field", "colour");
+	assert_error("{\"mode\":\"train\"}", "invalid_value", "mode");
+	assert_error("{\"hardware_profile\":\"rtx-9999\"}", "invalid_value", "hardware_profile");
+	assert_error("{\"model\":\"llama-3.1-8b\"}", "invalid_value", "model");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"for\":\"hardware\",\"task\":\"chat\"}",
+		     "invalid_value", "task");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"for\":\"hardware\",\"quant\":\"Q9_Z\"}",
+		     "invalid_value", "quant");
+	ck_assert_int_eq(run("{\"task\":", &j), 400);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(cli_prints_the_handler_bytes)
+{
+	const char *body = "{\"task\":\"summarization\",\"hardware_profile\":\"rtx-3060-12gb\"}";
+	char *dir = t_mkdtemp(), *file = t_path(dir, "req.json");
+	char *profiles = t_path(t_src_dir(), "profiles"), *out = NULL;
+	const char *argv[] = {t_bin(), "recommend", "--profiles", profiles, file, NULL};
+	struct api_env env = test_env();
+	struct api_request req = {.method = API_POST,
+				  .path = "/api/recommend",
+				  .query = "",
+				  .body = body,
+				  .body_len = strlen(body)};
+	struct api_reply r = {0};
+
+	ck_assert_int_eq(t_write_file(file, body, strlen(body)), 0);
+	ck_assert_int_eq(api_recommend(&env, &req, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(t_run(argv, &out, NULL, 20000), 0);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq(strlen(out), r.len + 1);
+	ck_assert_int_eq(memcmp(out, r.body, r.len), 0);
+	ck_assert_int_eq(out[r.len], '\n');
+	api_reply_reset(&r);
+	free(out);
+	free(file);
+	free(profiles);
+	t_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *recommend_suite(void)
+{
+	Suite *s = suite_create("recommend");
+	TCase *tc = tcase_create("recommend");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, rtx_4090_inference_ranks_models_that_fit);
+	tcase_add_test(tc, min_context_filters);
+	tcase_add_test(tc, qlora_on_a_gtx_1650_gives_small_models_or_a_reason);
+	tcase_add_test(tc, cpu_only_gives_small_models);
+	tcase_add_test(tc, hardware_for_a_70b);
+	tcase_add_test(tc, bad_input_names_the_field);
+	tcase_add_test(tc, cli_prints_the_handler_bytes);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,508 @@
+/*
+ * POST /api/config without a socket, with the shipped profiles: every config it returns is
+ * asked again of /api/estimate and must fit; the use cases order as they promise (long_context
+ * gives more context than general, quality more bits than speed); a 70B on a 12 GB card is
+ * lowered in the documented order (context, KV cache, precision, GPU layers); a 405B on a 4 GB
+ * card is a 422 naming model; the vLLM twin and the CLI twin answer too.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/device_json.h"
+#include "api/model_json.h"
+#include "api/runtime_config.h"
+#include "core/device.h"
+#include "core/model.h"
+#include "core/quant.h"
+#include "tests/server/harness.h"
+#include "tests/test.h"
+
+static struct device_table devices;
+static struct model_catalog *models;
+
+/* 12 GiB RTX 3060, 64 GiB of RAM, 6 performance cores of 8. */
+#define HW_3060                                                                                    \
+	"\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060\",\"vendor\":\"nvidia\","                    \
+	"\"memory_total_bytes\":12884901888}],\"memory\":{\"total_bytes\":68719476736},"           \
+	"\"cpu\":{\"physical_cores\":8,\"performance_cores\":6}}"
+#define HW_2X4090                                                                                  \
+	"\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\",\"count\":2}],\"memory\":{\"total_"        \
+	"bytes\":68719476736},\"cpu\":{\"physical_cores\":16}}"
+
+static cJSON *load_json(const char *rel)
+{
+	char *p = t_path(t_src_dir(), rel);
+	char *text = t_read_file(p, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	ck_assert_msg(j != NULL, "cannot read %s", p);
+	free(text);
+	free(p);
+	return j;
+}
+
+static void setup(void)
+{
+	char err[512];
+	cJSON *d = load_json("profiles/devices.json"), *m = load_json("profiles/models.json");
+
+	ck_assert_msg(api_device_table_from_json(d, &devices, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(model_catalog_from_json(m, &models, err, sizeof(err)) == 0, "%s", err);
+	cJSON_Delete(d);
+	cJSON_Delete(m);
+}
+
+static void teardown(void)
+{
+	device_table_clear(&devices);
+	model_catalog_free(models);
+	models = NULL;
+}
+
+/* Runs handler on body; returns the status, the parsed answer in *out and the raw body in
+ * *raw (when raw is not NULL; free it). */
+static int run_handler(api_handler_fn handler, const char *path, const char *body, cJSON **out,
+		       char **raw)
+{
+	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_request req = {.method = API_POST,
+				  .path = path,
+				  .query = "",
+				  .body = body,
+				  .body_len = strlen(body)};
+	struct api_reply r = {0};
+	int status;
+
+	handler(&env, &req, &r);
+	status = r.status;
+	*out = cJSON_ParseWithLength(r.body, r.len);
+	ck_assert_msg(*out != NULL, "not JSON: %.*s", (int)r.len, r.body);
+	if (raw) {
+		*raw = malloc(r.len + 1);
+		ck_assert_ptr_nonnull(*raw);
+		memcpy(*raw, r.body, r.len);
+		(*raw)[r.len] = '\0';
+	}
+	api_reply_reset(&r);
+	return status;
+}
+
+static int run(const char *body, cJSON **out)
+{
+	return run_handler(api_config, "/api/config", body, out, NULL);
+}
+
+static const cJSON *get(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	ck_assert_msg(v != NULL, "no %s", a);
+	if (b) {
+		v = cJSON_GetObjectItemCaseSensitive(v, b);
+		ck_assert_msg(v != NULL, "no %s.%s", a, b);
+	}
+	return v;
+}
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = get(o, a, b);
+
+	ck_assert_msg(cJSON_IsNumber(v), "%s.%s is not a number", a, b ? b : "");
+	return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = get(o, a, b);
+
+	ck_assert_msg(cJSON_IsString(v), "%s.%s is not a string", a, b ? b : "");
+	return v->valuestring;
+}
+
+/* Asks /api/estimate about the returned settings on the same machine; asserts they fit. */
+static void assert_refits(const char *request, const cJSON *cfg)
+{
+	cJSON *rq = cJSON_Parse(request), *q = cJSON_CreateObject(), *est;
+	const cJSON *set = get(cfg, "settings", NULL);
+	char *body;
+
+	ck_assert_ptr_nonnull(rq);
+	cJSON_AddItemToObject(q, "model", cJSON_Duplicate(get(rq, "model", NULL), true));
+	if (cJSON_GetObjectItem(rq, "hardware"))
+		cJSON_AddItemToObject(q, "hardware",
+				      cJSON_Duplicate(get(rq, "hardware", NULL), true));
+	if (cJSON_GetObjectItem(rq, "hardware_profile"))
+		cJSON_AddStringToObject(q, "hardware_profile", str(rq, "hardware_profile", NULL));
+	cJSON_AddStringToObject(q, "quant", str(cfg, "metadata", "precision"));
+	cJSON_AddNumberToObject(q, "n_ctx", num(set, "n_ctx", NULL));
+	cJSON_AddNumberToObject(q, "n_batch", num(set, "n_batch", NULL));
+	cJSON_AddNumberToObject(q, "n_ubatch", num(set, "n_ubatch", NULL));
+	cJSON_AddNumberToObject(q, "n_parallel", num(set, "n_parallel", NULL));
+	cJSON_AddNumberToObject(q, "n_gpu_layers", num(set, "n_gpu_layers", NULL));
+	cJSON_AddStringToObject(q, "kv_cache_type", str(set, "cache_type_k", NULL));
+	cJSON_AddBoolToObject(q, "flash_attn", cJSON_IsTrue(get(set, "flash_attn", NULL)));
+	body = cJSON_PrintUnformatted(q);
+	ck_assert_int_eq(run_handler(api_estimate, "/api/estimate", body, &est, NULL), 200);
+	ck_assert_msg(cJSON_IsTrue(get(est, "fits", NULL)), "does not fit again: %s", body);
+	ck_assert_double_eq(num(est, "settings", "n_ctx"), num(set, "n_ctx", NULL));
+	ck_assert_str_eq(str(set, "cache_type_k", NULL), str(set, "cache_type_v", NULL));
+	ck_assert(num(set, "n_ubatch", NULL) <= num(set, "n_batch", NULL));
+	cJSON_Delete(est);
+	free(body);
+	cJSON_Delete(q);
+	cJSON_Delete(rq);
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+	ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not in '%s'", needle, hay);
+}
+
+static double bpw(const char *quant)
+{
+	return rf_gtype_bpw(rf_ftype_default_type(rf_ftype_from_name(quant)));
+}
+
+START_TEST(general_on_a_3060_fits_and_the_command_says_so)
+{
+	const char *rq = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-3060-12gb\"}";
+	cJSON *j;
+	char want[64];
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	ck_assert_str_eq(str(j, "backend", NULL), "cuda");
+	ck_assert_str_eq(str(j, "metadata", "precision"), "Q4_K_M");
+	ck_assert_str_eq(str(j, "metadata", "use_case"), "general");
+	ck_assert_str_eq(str(j, "metadata", "hardware_profile"), "rtx-3060-12gb");
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 8192);
+	ck_assert_double_eq(num(j, "settings", "n_gpu_layers"), 33); /* 32 layers + output */
+	ck_assert_double_eq(num(j, "settings", "n_threads"), 4);     /* the profile has no cores */
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "settings", "tensor_split")), 0);
+	ck_assert(cJSON_IsTrue(get(j, "settings", "flash_attn")));
+	ck_assert_str_eq(str(j, "settings", "cache_type_k"), "f16");
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "downgrades", NULL)), 0);
+	ck_assert(num(j, "metadata", "expected_tokens_per_sec") > 20);
+	ck_assert(num(j, "metadata", "estimated_vram_usage_gb") > 4 &&
+		  num(j, "metadata", "estimated_vram_usage_gb") < 12.9);
+	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
+	assert_has(str(j, "command", NULL), "llama-server -m Llama-3.1-8B-Q4_K_M.gguf");
+	assert_has(str(j, "command", NULL), " -ngl 33 -c 8192 -t 4 -b 2048 -ub 512 -fa on");
+	snprintf(want, sizeof(want), "-c %.0f", num(j, "settings", "n_ctx"));
+	assert_has(str(j, "command", NULL), want);
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "-ctk"));
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(long_context_gives_more_context_than_general)
+{
+	const char *gen = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-3060-12gb\"}";
+	const char *lc = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-3060-12gb\","
+			 "\"use_case\":\"long_context\"}";
+	cJSON *g, *l;
+
+	ck_assert_int_eq(run(gen, &g), 200);
+	ck_assert_int_eq(run(lc, &l), 200);
+	assert_refits(lc, l);
+	ck_assert(num(l, "settings", "n_ctx") > 2 * num(g, "settings", "n_ctx"));
+	ck_assert(num(l, "settings", "n_ctx") <= 131072);
+	ck_assert_str_eq(str(l, "settings", "cache_type_k"), "q8_0");
+	ck_assert(cJSON_IsTrue(get(l, "settings", "flash_attn")));
+	assert_has(str(l, "command", NULL), "-ctk q8_0 -ctv q8_0");
+	cJSON_Delete(g);
+	cJSON_Delete(l);
+}
+END_TEST
+
+START_TEST(quality_takes_more_bits_than_speed)
+{
+	static const char *const hws[] = {"rtx-4090", "rtx-3060-12gb", "apple-m3-max", "h100-sxm"};
+
+	for (size_t i = 0; i < sizeof(hws) / sizeof(hws[0]); i++) {
+		char q[256], s[256];
+		cJSON *jq, *js;
+		snprintf(q, sizeof(q),
+			 "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"%s\",\"use_case\":"
+			 "\"quality\"}",
+			 hws[i]);
+		snprintf(s, sizeof(s),
+			 "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"%s\",\"use_case\":"
+			 "\"speed\"}",
+			 hws[i]);
+		ck_assert_int_eq(run(q, &jq), 200);
+		ck_assert_int_eq(run(s, &js), 200);
+		assert_refits(q, jq);
+		assert_refits(s, js);
+		ck_assert_str_eq(str(jq, "metadata", "precision"), "Q8_0");
+		ck_assert_str_eq(str(js, "metadata", "precision"), "Q4_K_M");
+		ck_assert(bpw(str(jq, "metadata", "precision")) >
+			  bpw(str(js, "metadata", "precision")));
+		ck_assert_double_eq(num(js, "settings", "n_ctx"), 4096);
+		ck_assert_double_eq(num(js, "settings", "n_batch"), 2048);
+		ck_assert_double_eq(num(js, "settings", "n_ubatch"), 512);
+		cJSON_Delete(jq);
+		cJSON_Delete(js);
+	}
+}
+END_TEST
+
+START_TEST(quality_falls_back_to_q6_k_on_a_small_card)
+{
+	/* 8B at Q8_0 (~8 GiB of weights) does not fit 8 GiB; Q6_K does not either; Q5_K_M
+	 * does, at full context. */
+	const char *rq = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-3070\","
+			 "\"use_case\":\"quality\"}";
+	cJSON *j;
+	const cJSON *d;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	d = get(j, "downgrades", NULL);
+	ck_assert_int_ge(cJSON_GetArraySize(d), 1);
+	assert_has(cJSON_GetArrayItem(d, 0)->valuestring, "precision Q8_0 -> Q6_K");
+	ck_assert(bpw(str(j, "metadata", "precision")) < bpw("Q8_0"));
+	ck_assert(bpw(str(j, "metadata", "precision")) >= bpw("Q5_K_M"));
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_70b_on_a_3060_is_lowered_in_order_and_fits)
+{
+	const char *rq = "{\"model\":\"llama-3.1-70b\"," HW_3060 "}";
+	static const char *const order[] = {"n_ctx ", "kv_cache_type ", "precision ",
+					    "n_gpu_layers "};
+	cJSON *j;
+	const cJSON *d, *step;
+	int stage = 0, seen[4] = {0};
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	d = get(j, "downgrades", NULL);
+	cJSON_ArrayForEach(step, d)
+	{
+		int k = -1;
+		for (int i = 0; i < 4; i++)
+			if (strncmp(step->valuestring, order[i], strlen(order[i])) == 0)
+				k = i;
+		ck_assert_msg(k >= stage, "out of order: %s", step->valuestring);
+		stage = k;
+		seen[k]++;
+		assert_has(step->valuestring, "GiB");
+	}
+	ck_assert_int_eq(seen[0], 2); /* 8192 -> 4096 -> 2048 */
+	ck_assert_int_eq(seen[1], 2); /* f16 -> q8_0 -> q4_0 */
+	ck_assert_int_eq(seen[2], 3); /* Q4_K_M -> IQ4_XS -> Q3_K_M -> Q2_K */
+	ck_assert_int_eq(seen[3], 1);
+	assert_has(cJSON_GetArrayItem(d, 0)->valuestring, "n_ctx 8192 -> 4096");
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 2048);
+	ck_assert_str_eq(str(j, "settings", "cache_type_k"), "q4_0");
+	ck_assert_str_eq(str(j, "metadata", "precision"), "Q2_K");
+	ck_assert(num(j, "settings", "n_gpu_layers") > 10 &&
+		  num(j, "settings", "n_gpu_layers") < 80);
+	ck_assert_double_eq(num(j, "settings", "n_threads"), 6); /* performance cores */
+	assert_has(str(j, "command", NULL), "-t 6 ");
+	assert_has(str(j, "command", NULL), "-ctk q4_0 -ctv q4_0");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_405b_on_a_1650_does_not_fit)
+{
+	cJSON *j;
+	const cJSON *e;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-405b\",\"hardware\":{\"gpus\":[{\"name\":"
+			     "\"GTX 1650\"}],\"memory\":{\"total_bytes\":8589934592}}}",
+			     &j),
+			 422);
+	e = get(j, "error", NULL);
+	ck_assert_str_eq(str(e, "code", NULL), "invalid_value");
+	ck_assert_str_eq(str(e, "field", NULL), "model");
+	assert_has(str(e, "message", NULL), "GiB");
+	assert_has(str(e, "message", NULL), "needs at least");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(two_gpus_get_a_tensor_split)
+{
+	const char *rq = "{\"model\":\"llama-3.1-8b\"," HW_2X4090 ",\"n_parallel\":4}";
+	cJSON *j;
+	const cJSON *split;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	split = get(j, "settings", "tensor_split");
+	ck_assert_int_eq(cJSON_GetArraySize(split), 2);
+	ck_assert_double_eq(cJSON_GetArrayItem(split, 0)->valuedouble +
+				    cJSON_GetArrayItem(split, 1)->valuedouble,
+			    32);
+	ck_assert_double_eq(num(j, "settings", "n_threads"), 16);
+	ck_assert_double_eq(num(j, "settings", "n_parallel"), 4);
+	assert_has(str(j, "command", NULL), "--tensor-split ");
+	assert_has(str(j, "command", NULL), " -np 4");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(cpu_only_speed_takes_q4_0_and_no_flash_attention)
+{
+	const char *rq = "{\"model\":\"llama-3.2-3b\",\"use_case\":\"speed\",\"hardware\":{"
+			 "\"cpu\":{\"physical_cores\":12},\"memory\":{\"total_bytes\":"
+			 "17179869184}}}";
+	cJSON *j;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	ck_assert_str_eq(str(j, "backend", NULL), "cpu");
+	ck_assert_str_eq(str(j, "metadata", "precision"), "Q4_0");
+	ck_assert_double_eq(num(j, "settings", "n_gpu_layers"), 0);
+	ck_assert_double_eq(num(j, "settings", "n_threads"), 12);
+	ck_assert(cJSON_IsFalse(get(j, "settings", "flash_attn")));
+	assert_has(str(j, "command", NULL), "-ngl 0 -c 4096 -t 12");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_fixed_context_is_not_halved)
+{
+	const char *rq = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-3060-12gb\","
+			 "\"n_ctx\":65536}";
+	cJSON *j;
+	const cJSON *step;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 65536);
+	cJSON_ArrayForEach(step, get(j, "downgrades", NULL))
+		ck_assert_msg(strncmp(step->valuestring, "n_ctx", 5) != 0, "%s", step->valuestring);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(vllm_on_two_4090s)
+{
+	cJSON *j;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\"," HW_2X4090 "}", &j),
+			 200);
+	ck_assert_str_eq(str(j, "runtime", NULL), "vllm");
+	ck_assert_double_eq(num(j, "settings", "tensor_parallel_size"), 2);
+	ck_assert_double_eq(num(j, "settings", "gpu_memory_utilization"), 0.90);
+	ck_assert_double_eq(num(j, "settings", "max_model_len"), 8192);
+	ck_assert(cJSON_IsNull(get(j, "settings", "quantization")));
+	ck_assert_str_eq(str(j, "settings", "kv_cache_dtype"), "auto");
+	ck_assert_str_eq(str(j, "metadata", "precision"), "fp16");
+	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
+	assert_has(str(j, "command", NULL),
+		   "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --max-model-len "
+		   "8192 --gpu-memory-utilization 0.90");
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "--quantization"));
+	cJSON_Delete(j);
+	/* A GGUF k-quant maps to AWQ, with the assumption said. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"precision\":"
+			     "\"Q4_K_M\"," HW_2X4090 "}",
+			     &j),
+			 200);
+	ck_assert_str_eq(str(j, "settings", "quantization"), "awq");
+	assert_has(str(j, "command", NULL), "--quantization awq");
+	{
+		const cJSON *a;
+		int said = 0;
+		cJSON_ArrayForEach(a, get(j, "assumptions", NULL))
+			said += strstr(a->valuestring, "maps to awq") != NULL;
+		ck_assert_int_eq(said, 1);
+	}
+	cJSON_Delete(j);
+}
+END_TEST
+
+static void assert_error(const char *body, const char *code, const char *field)
+{
+	cJSON *j;
+	int st = run(body, &j);
+	const cJSON *e = get(j, "error", NULL);
+
+	ck_assert_msg(st == 422, "%s: status %d", body, st);
+	ck_assert_str_eq(str(e, "code", NULL), code);
+	ck_assert_msg(cJSON_IsString(cJSON_GetObjectItem(e, "field")) &&
+			      strcmp(str(e, "field", NULL), field) == 0,
+		      "%s: want field %s", body, field);
+	cJSON_Delete(j);
+}
+
+START_TEST(bad_input_names_the_field)
+{
+	assert_error("{\"model\":\"llama-3.1-8b\",\"use_case\":\"fastest\"}", "invalid_value",
+		     "use_case");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"precision\":\"Q9_X\",\"hardware_profile\":"
+		     "\"rtx-4090\"}",
+		     "invalid_value", "precision");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"bogus\":1}", "unknown_field", "bogus");
+	assert_error("{\"use_case\":\"general\"}", "missing_field", "model");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"tgi\"}", "invalid_value",
+		     "runtime");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":0,\"hardware_profile\":\"rtx-4090\"}",
+		     "invalid_value", "n_ctx");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"no-such-gpu\"}",
+		     "invalid_value", "hardware_profile");
+	assert_error("{\"model\":\"no-such-model\",\"hardware_profile\":\"rtx-4090\"}",
+		     "invalid_value", "model.id");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"hardware_profile\":"
+		     "\"apple-m1\"}",
+		     "invalid_value", "runtime");
+}
+END_TEST
+
+START_TEST(the_cli_prints_the_route_answer)
+{
+	const char body[] = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-4090\","
+			    "\"use_case\":\"long_context\"}";
+	char *dir = t_mkdtemp(), *in = t_path(dir, "req.json"),
+	     *profiles = t_path(t_src_dir(), "profiles"), *out = NULL, *raw = NULL;
+	const char *argv[] = {t_bin(), "config", "--profiles", profiles, in, NULL};
+	cJSON *j;
+
+	ck_assert_int_eq(t_write_file(in, body, sizeof(body) - 1), 0);
+	ck_assert_int_eq(run_handler(api_config, "/api/config", body, &j, &raw), 200);
+	ck_assert_int_eq(t_run(argv, &out, NULL, 60000), 0);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq(strlen(out), strlen(raw) + 1);
+	ck_assert(memcmp(out, raw, strlen(raw)) == 0);
+	cJSON_Delete(j);
+	free(out);
+	free(raw);
+	free(in);
+	free(profiles);
+	t_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *runtime_config_suite(void)
+{
+	Suite *s = suite_create("runtime_config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, general_on_a_3060_fits_and_the_command_says_so);
+	tcase_add_test(tc, long_context_gives_more_context_than_general);
+	tcase_add_test(tc, quality_takes_more_bits_than_speed);
+	tcase_add_test(tc, quality_falls_back_to_q6_k_on_a_small_card);
+	tcase_add_test(tc, a_70b_on_a_3060_is_lowered_in_order_and_fits);
+	tcase_add_test(tc, a_405b_on_a_1650_does_not_fit);
+	tcase_add_test(tc, two_gpus_get_a_tensor_split);
+	tcase_add_test(tc, cpu_only_speed_takes_q4_0_and_no_flash_attention);
+	tcase_add_test(tc, a_fixed_context_is_not_halved);
+	tcase_add_test(tc, vllm_on_two_4090s);
+	tcase_add_test(tc, bad_input_names_the_field);
+	tcase_add_test(tc, the_cli_prints_the_route_answer);
+	suite_add_tcase(s, tc);
+	return s;
+}
