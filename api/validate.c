@@ -266,6 +266,16 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 			if (!cJSON_IsString(it))
 				return api_error(out, RF_E_INVALID_VALUE, "command",
 						 "command must be a string");
+		} else if (strcmp(k, "assumptions") == 0) {
+			/* /api/config's own notes: accepted so its answer validates as is. */
+			if (!cJSON_IsArray(it))
+				return api_error(out, RF_E_INVALID_VALUE, "assumptions",
+						 "assumptions must be an array");
+		} else if (strcmp(k, "runtime") == 0) {
+			if (!cJSON_IsString(it) || strcmp(it->valuestring, "llama.cpp") != 0)
+				return api_error(out, RF_E_INVALID_VALUE, "runtime",
+						 "only llama.cpp configs can be validated (runtime "
+						 "\"llama.cpp\")");
 		} else if (strcmp(k, "hardware") == 0) {
 			c->hardware = it;
 		} else if (strcmp(k, "hardware_profile") == 0) {
@@ -295,6 +305,30 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 	}
 	if (!c->model)
 		return api_error(out, RF_E_MISSING_FIELD, "model", "model is required");
+	if (cJSON_IsObject(c->model)) {
+		/* What names the model, plus the facts /api/config writes beside it. */
+		static const char *const known[] = {"id",
+						    "architecture",
+						    "gguf",
+						    "params_b",
+						    "quant",
+						    "source",
+						    "model_type",
+						    "params_total",
+						    "params_active",
+						    "max_position_embeddings",
+						    "n_layers"};
+		const cJSON *mk;
+		cJSON_ArrayForEach(mk, c->model)
+		{
+			bool ok = false;
+			for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+				ok = ok || strcmp(mk->string, known[i]) == 0;
+			if (!ok)
+				return bad(out, RF_E_UNKNOWN_FIELD, "model.", mk->string,
+					   "is not a model field");
+		}
+	}
 	if (cJSON_IsString(c->model)) {
 		c->model_id = c->model->valuestring;
 	} else if (cJSON_IsObject(c->model)) {
@@ -344,9 +378,19 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 
 	if (!r)
 		return NULL;
-	m = cJSON_Duplicate(c->model, true);
-	if (m && cJSON_IsObject(m))
-		cJSON_DeleteItemFromObjectCaseSensitive(m, "quant");
+	if (cJSON_IsObject(c->model)) {
+		/* Only what names the model: /api/config also writes its facts (source,
+		 * params_total...) beside the id. */
+		static const char *const keep[] = {"id", "architecture", "gguf", "params_b"};
+		m = cJSON_CreateObject();
+		for (size_t i = 0; m && i < sizeof(keep) / sizeof(keep[0]); i++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->model, keep[i]);
+			if (v)
+				cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, true));
+		}
+	} else {
+		m = cJSON_Duplicate(c->model, true);
+	}
 	cJSON_AddItemToObject(r, "model", m);
 	if (quant)
 		cJSON_AddStringToObject(r, "quant", quant);

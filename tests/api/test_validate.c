@@ -483,7 +483,11 @@ START_TEST(malformed_input_is_refused_naming_the_field)
 		     "invalid_value", "hardware_profile");
 	assert_error("{\"model\":{\"id\":\"qwen2.5-7b\",\"colour\":1},\"hardware_profile\":"
 		     "\"rtx-4090\"}",
-		     422, "unknown_field", "model");
+		     422, "unknown_field", "model.colour");
+	/* /api/config's own answer validates as it is written, runtime included; vLLM does not. */
+	assert_error("{\"runtime\":\"vllm\",\"model\":\"qwen2.5-7b\",\"hardware_profile\":"
+		     "\"rtx-4090\"}",
+		     422, "invalid_value", "runtime");
 }
 END_TEST
 
