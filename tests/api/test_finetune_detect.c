@@ -19,6 +19,7 @@
 #include "api/model_json.h"
 #include "core/device.h"
 #include "core/model.h"
+#include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
 #define GIB 1073741824.0
@@ -27,37 +28,14 @@ static struct device_table devices;
 static struct model_catalog *models;
 static cJSON *tiers;
 
-static cJSON *load_json(const char *rel)
-{
-	char *p = t_path(t_src_dir(), rel);
-	char *text = t_read_file(p, NULL);
-	cJSON *j = text ? cJSON_Parse(text) : NULL;
-
-	ck_assert_msg(j != NULL, "cannot read %s", p);
-	free(text);
-	free(p);
-	return j;
-}
-
 static void setup(void)
 {
-	char err[512];
-	cJSON *d = load_json("profiles/devices.json"), *m = load_json("profiles/models.json");
-
-	ck_assert_msg(api_device_table_from_json(d, &devices, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(model_catalog_from_json(m, &models, err, sizeof(err)) == 0, "%s", err);
-	cJSON_Delete(d);
-	cJSON_Delete(m);
-	tiers = load_json("profiles/tiers.json");
+	t_profiles_load(&devices, &models, &tiers);
 }
 
 static void teardown(void)
 {
-	device_table_clear(&devices);
-	model_catalog_free(models);
-	models = NULL;
-	cJSON_Delete(tiers);
-	tiers = NULL;
+	t_profiles_free(&devices, &models, &tiers);
 }
 
 static struct api_env env_of(void)

@@ -16,39 +16,20 @@
 #include "core/device.h"
 #include "core/model.h"
 #include "tests/server/harness.h"
+#include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
 static struct device_table devices;
 static struct model_catalog *models;
 
-static cJSON *load_json(const char *rel)
-{
-	char *p = t_path(t_src_dir(), rel);
-	char *text = t_read_file(p, NULL);
-	cJSON *j = text ? cJSON_Parse(text) : NULL;
-
-	ck_assert_msg(j != NULL, "cannot read %s", p);
-	free(text);
-	free(p);
-	return j;
-}
-
 static void setup(void)
 {
-	char err[512];
-	cJSON *d = load_json("profiles/devices.json"), *m = load_json("profiles/models.json");
-
-	ck_assert_msg(api_device_table_from_json(d, &devices, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(model_catalog_from_json(m, &models, err, sizeof(err)) == 0, "%s", err);
-	cJSON_Delete(d);
-	cJSON_Delete(m);
+	t_profiles_load(&devices, &models, NULL);
 }
 
 static void teardown(void)
 {
-	device_table_clear(&devices);
-	model_catalog_free(models);
-	models = NULL;
+	t_profiles_free(&devices, &models, NULL);
 }
 
 /* Runs the handler on body; returns the status, the parsed answer in *out and, when raw is

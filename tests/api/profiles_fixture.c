@@ -1,0 +1,46 @@
+/*
+ * The shipped profiles for the route suites (see profiles_fixture.h).
+ */
+#include "tests/api/profiles_fixture.h"
+
+#include <stdlib.h>
+
+#include "api/device_json.h"
+#include "api/model_json.h"
+#include "tests/test.h"
+
+cJSON *t_profiles_json(const char *rel)
+{
+	char *p = t_path(t_src_dir(), rel), *text = t_read_file(p, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	ck_assert_msg(j != NULL, "cannot read %s", p);
+	free(text);
+	free(p);
+	return j;
+}
+
+void t_profiles_load(struct device_table *devices, struct model_catalog **models, cJSON **tiers)
+{
+	char err[512];
+	cJSON *d = t_profiles_json("profiles/devices.json");
+	cJSON *m = t_profiles_json("profiles/models.json");
+
+	ck_assert_msg(api_device_table_from_json(d, devices, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(model_catalog_from_json(m, models, err, sizeof(err)) == 0, "%s", err);
+	if (tiers)
+		*tiers = t_profiles_json("profiles/tiers.json");
+	cJSON_Delete(d);
+	cJSON_Delete(m);
+}
+
+void t_profiles_free(struct device_table *devices, struct model_catalog **models, cJSON **tiers)
+{
+	device_table_clear(devices);
+	model_catalog_free(*models);
+	*models = NULL;
+	if (tiers) {
+		cJSON_Delete(*tiers);
+		*tiers = NULL;
+	}
+}

@@ -1,0 +1,23 @@
+/*
+ * The shipped profiles (devices.json, models.json, tiers.json) loaded for the route suites,
+ * which ask their questions against the same catalogs the daemon loads.
+ */
+#ifndef RIGFIT_TESTS_API_PROFILES_FIXTURE_H
+#define RIGFIT_TESTS_API_PROFILES_FIXTURE_H
+
+#include <cjson/cJSON.h>
+
+#include "core/device.h"
+#include "core/model.h"
+
+/* Loads profiles/devices.json and models.json (and tiers.json when tiers is not NULL) from
+ * t_src_dir(); fails the test when one is missing or invalid. */
+void t_profiles_load(struct device_table *devices, struct model_catalog **models, cJSON **tiers);
+
+/* Frees what t_profiles_load loaded (tiers may be NULL). */
+void t_profiles_free(struct device_table *devices, struct model_catalog **models, cJSON **tiers);
+
+/* Returns profiles/<rel> parsed; fails the test when it cannot be read. Free with cJSON_Delete. */
+cJSON *t_profiles_json(const char *rel);
+
+#endif
