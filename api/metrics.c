@@ -143,6 +143,75 @@ static void mb_printf(struct metrics_buf *b, const char *fmt, ...)
 	}
 }
 
+/* Writes s into a label value, escaping backslash, quote and newline as the text format
+ * requires. */
+static void label_value(const char *s, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	for (; *s && n + 3 < outlen; s++) {
+		if (*s == '\\' || *s == '"') {
+			out[n++] = '\\';
+			out[n++] = *s;
+		} else if (*s == '\n') {
+			out[n++] = '\\';
+			out[n++] = 'n';
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* The snapshot as gauges: what a fleet's monitoring aggregates across hosts. */
+static void render_snapshot(struct metrics_buf *b, const struct hw_snapshot *s)
+{
+	static const char *const tiers[] = {"low_end", "mid_range", "high_end"};
+
+	mb_printf(b,
+		  "# HELP rigfit_gpus GPUs found by the last scan.\n# TYPE rigfit_gpus gauge\n"
+		  "rigfit_gpus %d\n",
+		  s->n_gpus);
+	mb_printf(b, "# HELP rigfit_gpu_memory_total_bytes Memory of each GPU.\n"
+		     "# TYPE rigfit_gpu_memory_total_bytes gauge\n");
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			mb_printf(b,
+				  "# HELP rigfit_gpu_memory_free_bytes Free memory of each GPU at "
+				  "the last scan.\n# TYPE rigfit_gpu_memory_free_bytes gauge\n");
+		for (int i = 0; i < s->n_gpus; i++) {
+			const struct hw_gpu *g = &s->gpus[i];
+			char uuid[2 * sizeof(g->uuid)], name[2 * sizeof(g->name)];
+			int64_t v = pass == 0 ? g->memory_total_bytes : g->memory_free_bytes;
+			if (v < 0)
+				continue;
+			label_value(g->uuid, uuid, sizeof(uuid));
+			label_value(g->name, name, sizeof(name));
+			mb_printf(
+				b,
+				"rigfit_gpu_memory_%s_bytes{index=\"%d\",uuid=\"%s\",name=\"%s\"} %lld\n",
+				pass == 0 ? "total" : "free", g->index, uuid, name, (long long)v);
+		}
+	}
+	if (s->memory.total_bytes >= 0)
+		mb_printf(
+			b,
+			"# HELP rigfit_memory_total_bytes Host memory.\n"
+			"# TYPE rigfit_memory_total_bytes gauge\nrigfit_memory_total_bytes %lld\n",
+			(long long)s->memory.total_bytes);
+	if (s->memory.available_bytes >= 0)
+		mb_printf(b,
+			  "# HELP rigfit_memory_available_bytes Host memory available at the last "
+			  "scan.\n# TYPE rigfit_memory_available_bytes gauge\n"
+			  "rigfit_memory_available_bytes %lld\n",
+			  (long long)s->memory.available_bytes);
+	mb_printf(b, "# HELP rigfit_compute_profile The tier of this host (1 for its tier).\n"
+		     "# TYPE rigfit_compute_profile gauge\n");
+	for (int t = 0; t < 3; t++)
+		mb_printf(b, "rigfit_compute_profile{profile=\"%s\"} %d\n", tiers[t],
+			  strcmp(s->compute_profile, tiers[t]) == 0 ? 1 : 0);
+}
+
 char *api_metrics_render(const struct api_metrics *m, const struct api_env *env, size_t *len)
 {
 	struct metrics_buf b = {malloc(8192), 0, 8192, 0};
@@ -219,6 +288,8 @@ char *api_metrics_render(const struct api_metrics *m, const struct api_env *env,
 				"rigfit_scan_age_seconds %.3f\n",
 				m->scan.last_scan_age_s);
 	}
+	if (env->snapshot)
+		render_snapshot(&b, &env->snapshot->hw);
 	if (b.oom) {
 		free(b.p);
 		return NULL;

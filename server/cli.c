@@ -17,6 +17,7 @@
 
 #include "api/api.h"
 #include "api/hardware_json.h"
+#include "api/hardware_nfd.h"
 #include "api/hardware_summary.h"
 #include "api/recommend.h"
 #include "api/runtime_config.h"
@@ -102,8 +103,9 @@ static int cmd_detect(int argc, char **argv)
 					       argv[i]);
 		i++;
 	}
-	if (strcmp(format, "json") != 0 && strcmp(format, "summary") != 0)
-		return cli_usage_error("detect: --format must be summary or json, not '%.40s'",
+	if (strcmp(format, "json") != 0 && strcmp(format, "summary") != 0 &&
+	    strcmp(format, "nfd") != 0)
+		return cli_usage_error("detect: --format must be summary, json or nfd, not '%.40s'",
 				       format);
 	/* The same device profiles the daemon would use; ./profiles is optional, a named
 	 * directory is not. */
@@ -144,7 +146,8 @@ static int cmd_detect(int argc, char **argv)
 			rc = 1;
 		}
 	} else {
-		char *text = api_hardware_summary(s);
+		char *text = strcmp(format, "nfd") == 0 ? api_hardware_nfd(s) :
+							  api_hardware_summary(s);
 		if (text) {
 			fputs(text, stdout);
 			free(text);

@@ -22,11 +22,13 @@ const char rf_serve_usage[] =
 	"                    [--probe-timeout-ms MS]\n"
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
+	"                    [--nfd-dir DIR]\n"
 	"                    [--insecure]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
 	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
+	"RIGFIT_NFD_DIR,\n"
 	"RIGFIT_INSECURE=1. Flags win over the environment.\n";
 
 enum opt_kind {
@@ -69,6 +71,7 @@ static const struct opt opts[] = {
 	{"--cors-origin", "RIGFIT_CORS_ORIGIN", OPT_LIST, LISTF(cors_origins, n_cors_origins), 0,
 	 0},
 	{"--token-file", "RIGFIT_TOKEN_FILE", OPT_STR, FIELD(token_file), 0, 0, 0},
+	{"--nfd-dir", "RIGFIT_NFD_DIR", OPT_STR, FIELD(nfd_dir), 0, 0, 0},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
 };

@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "api/hardware_json.h"
+#include "api/hardware_nfd.h"
 #include "core/err.h"
 #include "core/hw_profile.h"
 #include "server/daemon_priv.h"
 #include "server/detect/detect.h"
 #include "server/log.h"
+#include "server/nfd_file.h"
 
 struct rf_scan_job {
 	uv_work_t work;
@@ -22,6 +24,7 @@ struct rf_scan_job {
 	struct rf_catalogs *catalogs; /* a reference taken when the job starts */
 	int rc;
 	int store_rc;
+	int nfd_rc;
 };
 
 void rf_snapshot_free(struct api_snapshot *s)
@@ -63,6 +66,11 @@ static void scan_work(uv_work_t *w)
 		return;
 	}
 	job->result = snap;
+	if (c->nfd_dir[0]) {
+		char *nfd = api_hardware_nfd(&snap->hw);
+		job->nfd_rc = nfd ? rf_nfd_write(c->nfd_dir, nfd) : RF_E_NOMEM;
+		free(nfd);
+	}
 	if (d->store)
 		job->store_rc = rf_store_scan_append(d->store, snap->hw.scanned_at_ms,
 						     snap->hw.scan_duration_ms, snap->json,
@@ -85,6 +93,9 @@ static void scan_done(uv_work_t *w, int status)
 		rf_http_resume_waiters(d, RF_E_IO);
 		return;
 	}
+	if (job->nfd_rc < 0)
+		rf_log_warn("nfd: could not write %s/%s (%s)", d->cfg->nfd_dir, RF_NFD_FILE_NAME,
+			    rf_err_code(job->nfd_rc));
 	if (job->store_rc < 0)
 		rf_log_warn("scan history: could not store the scan (%s)",
 			    rf_err_code(job->store_rc));

@@ -887,6 +887,38 @@ START_TEST(estimate_over_http_is_the_cli_answer_and_model_files_are_gated)
 }
 END_TEST
 
+START_TEST(nfd_file_and_gpu_gauges_follow_the_scan)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	char *root = t_path(t_src_dir(), "tests/fixtures/machines/nvidia-rtx3060-laptop");
+	char *smi = t_path(root, "bin/nvidia-smi"), *profiles = t_path(t_src_dir(), "profiles");
+	char *nfd_dir = t_mkdtemp(), *nfd = t_path(nfd_dir, "rigfit.features"), *text;
+	const char *extra[] = {"--root", root,        "--nvidia-smi", smi, "--profiles",
+			       profiles, "--nfd-dir", nfd_dir,        NULL};
+
+	t_daemon_start(&d, extra);
+	text = t_read_file(nfd, NULL);
+	ck_assert_msg(text != NULL, "no %s after the first scan", nfd);
+	ck_assert_ptr_nonnull(strstr(text, "rigfit.io/gpu-count=1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "rigfit.io/profile-id=rtx-3060-laptop\n"));
+	ck_assert_ptr_nonnull(strstr(text, "rigfit.io/gpu-vendor=nvidia\n"));
+	free(text);
+	ck_assert_int_eq(t_http(d.port, "GET", "/metrics", NULL, NULL, 0, &r), 0);
+	ck_assert_ptr_nonnull(strstr(r.body, "\nrigfit_gpus 1\n"));
+	ck_assert_ptr_nonnull(strstr(r.body, "rigfit_gpu_memory_total_bytes{index=\"0\""));
+	ck_assert_ptr_nonnull(strstr(r.body, "name=\"NVIDIA GeForce RTX 3060 Laptop GPU\"}"));
+	t_resp_free(&r);
+	t_daemon_stop(&d);
+	t_rmtree(nfd_dir);
+	free(nfd_dir);
+	free(nfd);
+	free(root);
+	free(smi);
+	free(profiles);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
 	Suite *s = suite_create("http");
@@ -928,6 +960,7 @@ Suite *http_suite(void)
 	tcase_add_test(own, api_hardware_is_the_cli_json_for_the_same_machine);
 	tcase_add_test(own, a_hung_probe_never_delays_a_request);
 	tcase_add_test(own, estimate_over_http_is_the_cli_answer_and_model_files_are_gated);
+	tcase_add_test(own, nfd_file_and_gpu_gauges_follow_the_scan);
 	suite_add_tcase(s, own);
 	return s;
 }
