@@ -9,6 +9,8 @@
 #include <check.h>
 #include <stddef.h>
 
+struct hw_snapshot;
+
 /* Every suite's constructor, collected from tests/ by the Makefile. */
 #define SUITE(fn) Suite *fn(void);
 #include "suites.h"
@@ -31,6 +33,17 @@ int t_write_file(const char *path, const void *data, size_t len);
 /* Writes a complete GGUF v3 file of a tiny llama model into a malloc'd buffer (length in
  * *len); from tests/core/test_gguf.c. */
 unsigned char *t_gguf_write_tiny(size_t *len);
+
+/* Reads ../shared/fixtures/<name> (length in *len); fails the test when it is missing.
+ * Returns a malloc'd NUL-terminated buffer. */
+char *t_fixture(const char *name, size_t *len);
+
+/* Writes content to root/rel, making the directories between; fails the test on error. */
+void t_put(const char *root, const char *rel, const char *content);
+
+/* Scans the recorded machine under root with the real probes (no commands, no NVML).
+ * Returns a malloc'd snapshot (free it); fails the test when the scan fails. */
+struct hw_snapshot *t_scan(const char *root);
 
 /* Joins a and b with '/' into a malloc'd path. */
 char *t_path(const char *a, const char *b);

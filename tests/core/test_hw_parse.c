@@ -10,23 +10,11 @@
 #include "core/hw_parse.h"
 #include "tests/test.h"
 
-static char *fixture(const char *name, size_t *len)
-{
-	char *dir = t_path(t_shared_dir(), "fixtures");
-	char *path = t_path(dir, name);
-	char *buf = t_read_file(path, len);
-
-	ck_assert_msg(buf != NULL, "missing fixture %s", path);
-	free(dir);
-	free(path);
-	return buf;
-}
-
 static struct hw_cpu parse_cpu(const char *name)
 {
 	struct hw_snapshot s;
 	size_t len;
-	char *buf = fixture(name, &len);
+	char *buf = t_fixture(name, &len);
 
 	hw_snapshot_init(&s);
 	ck_assert_int_eq(hw_parse_cpuinfo(buf, len, &s.cpu), 0);
@@ -104,19 +92,19 @@ START_TEST(meminfo_real_machines)
 {
 	struct hw_memory m = {-1, -1};
 	size_t len;
-	char *buf = fixture("intel-xeon-l5640-2socket__proc-meminfo.txt", &len);
+	char *buf = t_fixture("intel-xeon-l5640-2socket__proc-meminfo.txt", &len);
 
 	ck_assert_int_eq(hw_parse_meminfo(buf, len, &m), 0);
 	ck_assert_int_eq(m.total_bytes, 65921280LL * 1024);
 	ck_assert_int_eq(m.available_bytes, 63844924LL * 1024);
 	free(buf);
-	buf = fixture("amd-ryzen5-1600__proc-meminfo.txt", &len);
+	buf = t_fixture("amd-ryzen5-1600__proc-meminfo.txt", &len);
 	ck_assert_int_eq(hw_parse_meminfo(buf, len, &m), 0);
 	ck_assert_int_eq(m.total_bytes, 32777916LL * 1024);
 	ck_assert_int_eq(m.available_bytes, 30323716LL * 1024);
 	free(buf);
 	/* A 2.4-era file with the old "total: used: free:" table ahead of the key lines. */
-	buf = fixture("embedded-linux-256mb-legacy-header__proc-meminfo.txt", &len);
+	buf = t_fixture("embedded-linux-256mb-legacy-header__proc-meminfo.txt", &len);
 	ck_assert_int_eq(hw_parse_meminfo(buf, len, &m), 0);
 	ck_assert_int_eq(m.total_bytes, 254472LL * 1024);
 	ck_assert_int_eq(m.available_bytes, 210156LL * 1024);

@@ -16,18 +16,6 @@
 #define GIB (INT64_C(1) << 30)
 #define MIB (INT64_C(1) << 20)
 
-static char *fixture(const char *name, size_t *len)
-{
-	char *dir = t_path(t_shared_dir(), "fixtures");
-	char *path = t_path(dir, name);
-	char *buf = t_read_file(path, len);
-
-	ck_assert_msg(buf != NULL, "missing fixture %s", path);
-	free(dir);
-	free(path);
-	return buf;
-}
-
 /* Rebuilds one file of a `path: value` listing: the value plus its continuation lines (two
  * spaces of indent), each ending in the newline the listing stripped. Returns malloc'd text or
  * NULL when the key is not listed. */
@@ -69,7 +57,7 @@ static char *listing_file(const char *listing, const char *key, size_t *len)
 static char *vega(const char *key, size_t *len)
 {
 	size_t llen;
-	char *listing = fixture("amd-vega10-rx-vega-asus__amdgpu-sysfs.txt", &llen);
+	char *listing = t_fixture("amd-vega10-rx-vega-asus__amdgpu-sysfs.txt", &llen);
 	char *f = listing_file(listing, key, len);
 
 	ck_assert_msg(f != NULL, "%s not in the Vega listing", key);

@@ -257,32 +257,6 @@ START_TEST(budget_under_a_limit)
 }
 END_TEST
 
-/* Writes content to root/rel, making the directories. */
-static void put(const char *root, const char *rel, const char *content)
-{
-	char *path = t_path(root, rel);
-
-	for (char *p = path + strlen(root) + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(path, 0755);
-		*p = '/';
-	}
-	ck_assert_int_eq(t_write_file(path, content, strlen(content)), 0);
-	free(path);
-}
-
-static struct hw_snapshot *scan(const char *root)
-{
-	struct hw_snapshot *s = malloc(sizeof(*s));
-	struct rf_detect_opts o = {.root = root};
-
-	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(rf_detect_scan(&o, s), 0);
-	return s;
-}
-
 static const char meminfo_16g[] = "MemTotal:       16384000 kB\nMemFree:         8000000 kB\n"
 				  "MemAvailable:   12000000 kB\n";
 
@@ -291,18 +265,18 @@ START_TEST(probe_v2_limit_on_a_parent_cgroup)
 	char *root = t_mkdtemp();
 	struct hw_snapshot *s;
 
-	put(root, "proc/meminfo", meminfo_16g);
-	put(root, "proc/self/cgroup", "0::/app.slice/job.scope\n");
-	put(root, "proc/self/mountinfo",
-	    "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
-	put(root, "sys/fs/cgroup/app.slice/job.scope/memory.max", "max\n");
-	put(root, "sys/fs/cgroup/app.slice/job.scope/memory.current", "100000000\n");
-	put(root, "sys/fs/cgroup/app.slice/job.scope/cpu.max", "50000 100000\n");
-	put(root, "sys/fs/cgroup/app.slice/memory.max", "2147483648\n");
-	put(root, "sys/fs/cgroup/app.slice/memory.current", "1073741824\n");
-	put(root, "sys/fs/cgroup/app.slice/cpu.max", "max 100000\n");
+	t_put(root, "proc/meminfo", meminfo_16g);
+	t_put(root, "proc/self/cgroup", "0::/app.slice/job.scope\n");
+	t_put(root, "proc/self/mountinfo",
+	      "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+	t_put(root, "sys/fs/cgroup/app.slice/job.scope/memory.max", "max\n");
+	t_put(root, "sys/fs/cgroup/app.slice/job.scope/memory.current", "100000000\n");
+	t_put(root, "sys/fs/cgroup/app.slice/job.scope/cpu.max", "50000 100000\n");
+	t_put(root, "sys/fs/cgroup/app.slice/memory.max", "2147483648\n");
+	t_put(root, "sys/fs/cgroup/app.slice/memory.current", "1073741824\n");
+	t_put(root, "sys/fs/cgroup/app.slice/cpu.max", "max 100000\n");
 
-	s = scan(root);
+	s = t_scan(root);
 	/* A service's limit binds, but it is no container. */
 	ck_assert(!s->host.container.detected);
 	ck_assert_int_eq(s->host.container.cgroup_memory_limit_bytes, 2 * GIB);
@@ -320,20 +294,20 @@ START_TEST(probe_v1_unlimited_container)
 	char *root = t_mkdtemp();
 	struct hw_snapshot *s;
 
-	put(root, "proc/meminfo", meminfo_16g);
-	put(root, ".dockerenv", "");
-	put(root, "proc/self/cgroup", "4:memory:/\n1:cpu,cpuacct:/\n");
-	put(root, "proc/self/mountinfo",
-	    "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
-	    "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n");
-	put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-	put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "144691200\n");
-	put(root, "sys/fs/cgroup/memory/memory.stat",
-	    "hierarchical_memory_limit 9223372036854771712\n");
-	put(root, "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
-	put(root, "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+	t_put(root, "proc/meminfo", meminfo_16g);
+	t_put(root, ".dockerenv", "");
+	t_put(root, "proc/self/cgroup", "4:memory:/\n1:cpu,cpuacct:/\n");
+	t_put(root, "proc/self/mountinfo",
+	      "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+	      "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n");
+	t_put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+	t_put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "144691200\n");
+	t_put(root, "sys/fs/cgroup/memory/memory.stat",
+	      "hierarchical_memory_limit 9223372036854771712\n");
+	t_put(root, "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+	t_put(root, "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
 
-	s = scan(root);
+	s = t_scan(root);
 	ck_assert(s->host.container.detected);
 	ck_assert_int_eq(s->host.container.cgroup_memory_limit_bytes, HW_UNKNOWN);
 	ck_assert(s->host.container.cpu_quota_cores < 0);
@@ -351,11 +325,11 @@ START_TEST(probe_without_mountinfo_and_with_junk)
 
 	/* No mountinfo: /sys/fs/cgroup is assumed. The process's own cgroup directory is not
 	 * there (no cgroup namespace view), so the mount point is read. */
-	put(root, "proc/meminfo", meminfo_16g);
-	put(root, "proc/self/cgroup", "0::/lxc.payload.web\n");
-	put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
-	put(root, "sys/fs/cgroup/cpu.max", "lots of cpu\n");
-	s = scan(root);
+	t_put(root, "proc/meminfo", meminfo_16g);
+	t_put(root, "proc/self/cgroup", "0::/lxc.payload.web\n");
+	t_put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
+	t_put(root, "sys/fs/cgroup/cpu.max", "lots of cpu\n");
+	s = t_scan(root);
 	ck_assert(s->host.container.detected); /* lxc.payload in the path */
 	ck_assert_int_eq(s->host.container.cgroup_memory_limit_bytes, 1 * GIB);
 	ck_assert(s->host.container.cpu_quota_cores < 0);
@@ -364,9 +338,9 @@ START_TEST(probe_without_mountinfo_and_with_junk)
 	ck_assert_int_gt(s->n_warnings, 0);
 	free(s);
 
-	put(root, "sys/fs/cgroup/memory.max", "junk\n");
-	put(root, "proc/self/cgroup", "garbage\n");
-	s = scan(root);
+	t_put(root, "sys/fs/cgroup/memory.max", "junk\n");
+	t_put(root, "proc/self/cgroup", "garbage\n");
+	s = t_scan(root);
 	ck_assert_int_eq(s->host.container.cgroup_memory_limit_bytes, HW_UNKNOWN);
 	ck_assert_int_eq(s->memory.available_bytes, INT64_C(12000000) * 1024);
 	free(s);

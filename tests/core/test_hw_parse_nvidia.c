@@ -18,18 +18,6 @@
 	"index,name,uuid,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,"           \
 	"driver_version,clocks.max.memory,mig.mode.current,compute_cap"
 
-static char *fixture(const char *name, size_t *len)
-{
-	char *dir = t_path(t_shared_dir(), "fixtures");
-	char *path = t_path(dir, name);
-	char *buf = t_read_file(path, len);
-
-	ck_assert_msg(buf != NULL, "missing fixture %s", path);
-	free(dir);
-	free(path);
-	return buf;
-}
-
 static struct hw_nvidia_report *report(void)
 {
 	struct hw_nvidia_report *r = malloc(sizeof(*r));
@@ -258,8 +246,8 @@ END_TEST
 START_TEST(smi_csv_a10_server_as_recorded)
 {
 	size_t len;
-	char *csv =
-		fixture("nvidia-a10-4gpu-server__nvidia-smi-query-gpu-noheader-nounits.csv", &len);
+	char *csv = t_fixture("nvidia-a10-4gpu-server__nvidia-smi-query-gpu-noheader-nounits.csv",
+			      &len);
 	struct hw_nvidia_report *r = report();
 
 	ck_assert_int_eq(hw_parse_nvidia_smi_csv(csv, len,
@@ -436,16 +424,16 @@ START_TEST(smi_list_counts_mig_devices)
 	static const char nine[] = "GPU 9: X\n  MIG 1g.10gb Device 0:\n";
 	int counts[4];
 	size_t len;
-	char *h100 = fixture("h100-mig-linux-driver590.48.01__nvidia-smi-L.txt", &len);
+	char *h100 = t_fixture("h100-mig-linux-driver590.48.01__nvidia-smi-L.txt", &len);
 	char *h200, *quadro;
 
 	ck_assert_int_eq(hw_parse_nvidia_smi_list(h100, len, counts, 4), 1);
 	ck_assert_int_eq(counts[0], 4);
 	ck_assert_int_eq(counts[1], 0);
-	h200 = fixture("h200-mig-linux-driver590.48.01__nvidia-smi-L.txt", &len);
+	h200 = t_fixture("h200-mig-linux-driver590.48.01__nvidia-smi-L.txt", &len);
 	ck_assert_int_eq(hw_parse_nvidia_smi_list(h200, len, counts, 4), 1);
 	ck_assert_int_eq(counts[0], 5);
-	quadro = fixture("quadro-rtx4000-2gpu__nvidia-smi-L.txt", &len);
+	quadro = t_fixture("quadro-rtx4000-2gpu__nvidia-smi-L.txt", &len);
 	ck_assert_int_eq(hw_parse_nvidia_smi_list(quadro, len, counts, 4), 2);
 	ck_assert_int_eq(counts[0], 0);
 	ck_assert_int_eq(counts[1], 0);

@@ -14,18 +14,6 @@
 #include "server/detect/detect.h"
 #include "tests/test.h"
 
-static char *fixture(const char *name, size_t *len)
-{
-	char *dir = t_path(t_shared_dir(), "fixtures");
-	char *path = t_path(dir, name);
-	char *buf = t_read_file(path, len);
-
-	ck_assert_msg(buf != NULL, "missing fixture %s", path);
-	free(dir);
-	free(path);
-	return buf;
-}
-
 START_TEST(dt_model_with_and_without_nul)
 {
 	static const char with_nul[] = "NVIDIA Jetson AGX Orin Developer Kit\0";
@@ -57,9 +45,9 @@ START_TEST(dt_tegra_chip_with_and_without_nuls)
 	static const char nuls[] = "nvidia,p3768-0000+p3767-0003\0nvidia,p3767-0003\0"
 				   "nvidia,tegra234\0nvidia,tegra23x\0";
 	size_t len;
-	char *thor = fixture("jetson-agx-thor-devkit-l4t38.4__proc-device-tree-compatible-as-"
-			     "printed.txt",
-			     &len);
+	char *thor = t_fixture("jetson-agx-thor-devkit-l4t38.4__proc-device-tree-compatible-as-"
+			       "printed.txt",
+			       &len);
 	char chip[16] = "";
 
 	ck_assert_int_eq(hw_parse_dt_tegra_chip(nuls, sizeof(nuls) - 1, chip, sizeof(chip)), 0);
@@ -95,7 +83,7 @@ END_TEST
 START_TEST(nv_tegra_release_lines)
 {
 	size_t len;
-	char *nx = fixture("jetson-xavier-nx-l4t32.5.1__etc-nv_tegra_release-line1.txt", &len);
+	char *nx = t_fixture("jetson-xavier-nx-l4t32.5.1__etc-nv_tegra_release-line1.txt", &len);
 	static const char r36[] =
 		"# R36 (release), REVISION: 2.0, GCID: 35084178, BOARD: generic, EABI: aarch64, "
 		"DATE: Tue Dec 19 05:55:03 UTC 2023\n"

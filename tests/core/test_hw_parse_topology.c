@@ -18,18 +18,6 @@
 #include "server/detect/detect.h"
 #include "tests/test.h"
 
-static char *fixture(const char *name, size_t *len)
-{
-	char *dir = t_path(t_shared_dir(), "fixtures");
-	char *path = t_path(dir, name);
-	char *buf = t_read_file(path, len);
-
-	ck_assert_msg(buf != NULL, "missing fixture %s", path);
-	free(dir);
-	free(path);
-	return buf;
-}
-
 static int cpulist(const char *text, unsigned limit, struct hw_cpuset *out)
 {
 	return hw_parse_cpulist(text, strlen(text), limit, out);
@@ -294,7 +282,7 @@ START_TEST(summary_arm_parts_and_clusters_as_packages)
 {
 	/* The big.LITTLE phone capture: cpuinfo parts, three clusters reported as packages. */
 	size_t len;
-	char *buf = fixture("arm64-cortex-a510-a710-a715-x3-phone__proc-cpuinfo.txt", &len);
+	char *buf = t_fixture("arm64-cortex-a510-a710-a715-x3-phone__proc-cpuinfo.txt", &len);
 	struct hw_topology *t = topo_new("0-7");
 	struct hw_topology_summary r;
 	char model[HW_NAME_LEN] = "", vendor[64] = "";
@@ -330,7 +318,7 @@ START_TEST(summary_arm_big_parts_only_are_not_ranked)
 {
 	/* Jetson TX2's Denver 2 + Cortex-A57 (the capture holds CPUs 0-3 of 6). */
 	size_t len;
-	char *buf = fixture("jetson-tx2-denver-a57__proc-cpuinfo-first4-of-6.txt", &len);
+	char *buf = t_fixture("jetson-tx2-denver-a57__proc-cpuinfo-first4-of-6.txt", &len);
 	struct hw_topology *t = topo_new("0-3");
 	struct hw_topology_summary r;
 	char model[HW_NAME_LEN] = "", vendor[64] = "";
@@ -370,7 +358,7 @@ START_TEST(arm_names_and_cpuinfo_arch)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t len;
-		char *buf = fixture(cases[i].file, &len);
+		char *buf = t_fixture(cases[i].file, &len);
 		ck_assert_msg(hw_parse_cpuinfo_arch(buf, len) != NULL, "%s", cases[i].file);
 		ck_assert_str_eq(hw_parse_cpuinfo_arch(buf, len), cases[i].arch);
 		free(buf);
@@ -399,42 +387,16 @@ START_TEST(cpuinfo_arm_parts_ignores_junk)
 }
 END_TEST
 
-/* Writes content to root/rel, making the directories. */
-static void put(const char *root, const char *rel, const char *content)
-{
-	char *path = t_path(root, rel);
-
-	for (char *p = path + strlen(root) + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(path, 0755);
-		*p = '/';
-	}
-	ck_assert_int_eq(t_write_file(path, content, strlen(content)), 0);
-	free(path);
-}
-
-static struct hw_snapshot *scan(const char *root)
-{
-	struct hw_snapshot *s = malloc(sizeof(*s));
-	struct rf_detect_opts o = {.root = root};
-
-	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(rf_detect_scan(&o, s), 0);
-	return s;
-}
-
 START_TEST(probe_intel_hybrid_tree)
 {
 	char *root = t_mkdtemp();
 	struct hw_snapshot *s;
 
-	put(root, "proc/cpuinfo",
-	    "processor\t: 0\nvendor_id\t: GenuineIntel\n"
-	    "model name\t: 12th Gen Intel(R) Core(TM) i7-12700H\nflags\t\t: fpu lm avx avx2 fma\n");
-	put(root, "sys/devices/system/cpu/online", "0-19\n");
-	put(root, "sys/devices/system/cpu/possible", "0-19\n");
+	t_put(root, "proc/cpuinfo",
+	      "processor\t: 0\nvendor_id\t: GenuineIntel\n"
+	      "model name\t: 12th Gen Intel(R) Core(TM) i7-12700H\nflags\t\t: fpu lm avx avx2 fma\n");
+	t_put(root, "sys/devices/system/cpu/online", "0-19\n");
+	t_put(root, "sys/devices/system/cpu/possible", "0-19\n");
 	for (int c = 0; c < 20; c++) {
 		char rel[96], val[32];
 		snprintf(rel, sizeof(rel),
@@ -443,19 +405,19 @@ START_TEST(probe_intel_hybrid_tree)
 			snprintf(val, sizeof(val), "%d-%d\n", c & ~1, (c & ~1) + 1);
 		else
 			snprintf(val, sizeof(val), "%d\n", c);
-		put(root, rel, val);
+		t_put(root, rel, val);
 		snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/core_id", c);
 		snprintf(val, sizeof(val), "%d\n", c < 12 ? (c / 2) * 4 : 24 + (c - 12));
-		put(root, rel, val);
+		t_put(root, rel, val);
 		snprintf(rel, sizeof(rel),
 			 "sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-		put(root, rel, "0\n");
+		t_put(root, rel, "0\n");
 	}
-	put(root, "sys/devices/cpu_core/cpus", "0-11\n");
-	put(root, "sys/devices/cpu_atom/cpus", "12-19\n");
-	put(root, "sys/devices/system/node/online", "0\n");
+	t_put(root, "sys/devices/cpu_core/cpus", "0-11\n");
+	t_put(root, "sys/devices/cpu_atom/cpus", "12-19\n");
+	t_put(root, "sys/devices/system/node/online", "0\n");
 
-	s = scan(root);
+	s = t_scan(root);
 	ck_assert_int_eq(s->cpu.logical_cores, 20);
 	ck_assert_int_eq(s->cpu.physical_cores, 14);
 	ck_assert_int_eq(s->cpu.performance_cores, 6);
@@ -477,28 +439,28 @@ START_TEST(probe_per_cpu_online_files_and_junk)
 	struct hw_snapshot *s;
 
 	/* No global `online`: cpu0 (no online file), cpu1, cpu2 online; cpu3 offline. */
-	put(root, "sys/devices/system/cpu/cpu1/online", "1\n");
-	put(root, "sys/devices/system/cpu/cpu2/online", "1\n");
-	put(root, "sys/devices/system/cpu/cpu3/online", "0\n");
-	put(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "0\n");
-	put(root, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list", "1\n");
+	t_put(root, "sys/devices/system/cpu/cpu1/online", "1\n");
+	t_put(root, "sys/devices/system/cpu/cpu2/online", "1\n");
+	t_put(root, "sys/devices/system/cpu/cpu3/online", "0\n");
+	t_put(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "0\n");
+	t_put(root, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list", "1\n");
 	/* cpu2's sibling list is junk: its core_id stands in. */
-	put(root, "sys/devices/system/cpu/cpu2/topology/thread_siblings_list", "garbage\n");
-	put(root, "sys/devices/system/cpu/cpu2/topology/core_id", "2\n");
+	t_put(root, "sys/devices/system/cpu/cpu2/topology/thread_siblings_list", "garbage\n");
+	t_put(root, "sys/devices/system/cpu/cpu2/topology/core_id", "2\n");
 	for (int c = 0; c < 4; c++) {
 		char rel[96];
 		snprintf(rel, sizeof(rel),
 			 "sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-		put(root, rel, "0\n");
+		t_put(root, rel, "0\n");
 	}
-	put(root, "sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
-	put(root, "sys/devices/system/cpu/cpu1/topology/core_id", "1\n");
-	put(root, "sys/devices/system/cpu/cpufreq/policy0/scaling_driver", "acpi-cpufreq\n");
-	put(root, "sys/devices/system/node/node0/cpumap", "f\n");
-	put(root, "sys/devices/system/node/node1/cpumap", "0\n");
-	put(root, "sys/devices/system/node/has_cpu", "0-1\n");
+	t_put(root, "sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
+	t_put(root, "sys/devices/system/cpu/cpu1/topology/core_id", "1\n");
+	t_put(root, "sys/devices/system/cpu/cpufreq/policy0/scaling_driver", "acpi-cpufreq\n");
+	t_put(root, "sys/devices/system/node/node0/cpumap", "f\n");
+	t_put(root, "sys/devices/system/node/node1/cpumap", "0\n");
+	t_put(root, "sys/devices/system/node/has_cpu", "0-1\n");
 
-	s = scan(root);
+	s = t_scan(root);
 	ck_assert_int_eq(s->cpu.logical_cores, 3);
 	ck_assert_int_eq(s->cpu.physical_cores, 3);
 	ck_assert_int_eq(s->cpu.sockets, 1);
@@ -529,19 +491,19 @@ START_TEST(probe_arm_capacity_tree)
 		snprintf(rel, sizeof(rel),
 			 "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
 		snprintf(val, sizeof(val), "%d\n", c);
-		put(root, rel, val);
+		t_put(root, rel, val);
 		snprintf(rel, sizeof(rel),
 			 "sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-		put(root, rel, "0\n");
+		t_put(root, rel, "0\n");
 		snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/cluster_id", c);
-		put(root, rel, c < 4 ? "0\n" : "1\n");
+		t_put(root, rel, c < 4 ? "0\n" : "1\n");
 		snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cpu_capacity", c);
-		put(root, rel, c < 4 ? "381\n" : "1024\n");
+		t_put(root, rel, c < 4 ? "381\n" : "1024\n");
 	}
-	put(root, "proc/cpuinfo", info);
-	put(root, "sys/devices/system/cpu/online", "0-7\n");
+	t_put(root, "proc/cpuinfo", info);
+	t_put(root, "sys/devices/system/cpu/online", "0-7\n");
 
-	s = scan(root);
+	s = t_scan(root);
 	ck_assert_str_eq(s->cpu.arch, "aarch64");
 	ck_assert_str_eq(s->cpu.vendor, "ARM");
 	ck_assert_str_eq(s->cpu.model, "Cortex-A55 + Cortex-A76");
@@ -560,7 +522,7 @@ END_TEST
 START_TEST(probe_empty_root_reports_unknowns)
 {
 	char *root = t_mkdtemp();
-	struct hw_snapshot *s = scan(root);
+	struct hw_snapshot *s = t_scan(root);
 
 	ck_assert_int_eq(s->cpu.logical_cores, HW_UNKNOWN);
 	ck_assert_int_eq(s->cpu.performance_cores, HW_UNKNOWN);
