@@ -49,6 +49,44 @@ struct api_scan_row {
 	char *hardware_json; /* owned by the row */
 };
 
+/* One measured run of the benchmark history (POST/GET /api/benchmarks), as the store keeps
+ * it. Text fields are NUL-terminated; "" means unknown for the optional ones. */
+#define API_BENCH_ID_LEN 128
+struct api_bench_run {
+	int64_t id; /* the store's row id; 0 before it is stored */
+	char run_id[API_BENCH_ID_LEN + 1];
+	char hardware_fingerprint[API_BENCH_ID_LEN + 1];
+	char model[256 + 1]; /* a catalog id when the model was recognised, else as given */
+	char precision[32 + 1];
+	char backend[32 + 1];
+	char runtime[64 + 1];
+	char runtime_version[64 + 1]; /* "" : not given */
+	char source[64 + 1];          /* llama-bench | llama-server | manual | api */
+	char *settings_json;          /* a JSON object (malloc'd), or NULL for {} */
+	char *peak_memory_json;       /* a JSON object (malloc'd) of bytes per device, or NULL */
+	int64_t prompt_tokens;
+	int64_t generated_tokens;
+	double prefill_tokens_per_s; /* <= 0: not measured */
+	double decode_tokens_per_s;  /* <= 0: not measured */
+	char measured_at[24 + 1];    /* 'YYYY-MM-DDTHH:MM:SS.sssZ' */
+	char created_at[24 + 1];     /* set by the store */
+};
+
+/* Frees the owned members of runs[0..n) and the array. NULL is a no-op. */
+void api_bench_runs_free(struct api_bench_run *runs, int n);
+
+/* What GET /api/benchmarks filters on. Empty strings and 0 mean "no filter". */
+struct api_bench_filter {
+	char model[256 + 1];
+	char hardware_fingerprint[API_BENCH_ID_LEN + 1];
+	char since[24 + 1]; /* measured_at >= since */
+	/* The cursor: rows strictly after (before_measured_at, before_id) in newest-first
+	 * order; empty before_measured_at: from the newest. */
+	char before_measured_at[24 + 1];
+	int64_t before_id;
+	int limit; /* clamped by the store to [1, 1000] */
+};
+
 /* What the store offers the handlers. A NULL function or available == false means the store
  * is down; handlers that need it answer 503 store_unavailable. */
 struct api_store {
@@ -59,6 +97,16 @@ struct api_store {
 	 * to *n. Returns 0 or a negative rf_err. */
 	int (*scan_list)(void *ctx, int64_t before_id, int limit, struct api_scan_row **rows,
 			 int *n);
+	/* Records run (run->id and created_at are ignored). When a run with the same run_id
+	 * exists, stores nothing and sets *existed. Writes the row id to *id either way.
+	 * Returns 0 or a negative rf_err. */
+	int (*bench_insert)(void *ctx, const struct api_bench_run *run, int64_t *id, bool *existed);
+	/* Lists runs matching f, newest first (measured_at DESC, id DESC). Writes a malloc'd
+	 * array to *runs (free with api_bench_runs_free) and its length to *n. */
+	int (*bench_list)(void *ctx, const struct api_bench_filter *f, struct api_bench_run **runs,
+			  int *n);
+	/* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
+	int (*bench_delete)(void *ctx, int64_t id);
 };
 
 /* Frees rows[0..n) and the array. NULL is a no-op. */

@@ -223,6 +223,7 @@ int api_hardware_from_json(const cJSON *obj, const char *field_prefix, struct hw
 					  "backend",
 					  "capabilities",
 					  "profile_id",
+					  "fingerprint",
 					  "compute_profile",
 					  "scanned_at",
 					  "scan_duration_ms",

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/hw_fingerprint.h"
+
 /* Adds an integer, or null when it is unknown (negative). Returns false when out of memory. */
 static bool add_int_or_null(cJSON *o, const char *name, int64_t v)
 {
@@ -136,6 +138,7 @@ cJSON *api_hardware_to_cjson(const struct hw_snapshot *s)
 	cJSON *o = cJSON_CreateObject();
 	cJSON *part, *arr, *src;
 	char when[40];
+	char fingerprint[HW_FINGERPRINT_LEN + 1];
 
 	if (!o)
 		return NULL;
@@ -176,7 +179,9 @@ cJSON *api_hardware_to_cjson(const struct hw_snapshot *s)
 		}
 	}
 	api_format_time_ms(s->scanned_at_ms, when, sizeof(when));
+	hw_fingerprint(s, fingerprint, sizeof(fingerprint));
 	if (!add_str_or_null(o, "profile_id", s->profile_id) ||
+	    !cJSON_AddStringToObject(o, "fingerprint", fingerprint) ||
 	    !add_str_or_null(o, "compute_profile", s->compute_profile) ||
 	    !cJSON_AddStringToObject(o, "scanned_at", when) ||
 	    !add_double_or_null(o, "scan_duration_ms", s->scan_duration_ms) ||

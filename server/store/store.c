@@ -12,6 +12,7 @@
  * prepared statements are never interleaved with another thread's call.
  */
 #include "server/store/store.h"
+#include "server/store/store_priv.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -31,18 +32,6 @@
 #define STORE_MAX_MIGRATIONS 9999
 /* The largest hardware JSON a scan may store; a real one is a few KiB. */
 #define STORE_MAX_SCAN_JSON (16 * 1024 * 1024)
-
-struct rf_store {
-	sqlite3 *db;
-	int n_migrations;
-	sqlite3_stmt *begin;    /* BEGIN IMMEDIATE */
-	sqlite3_stmt *commit;   /* COMMIT */
-	sqlite3_stmt *rollback; /* ROLLBACK */
-	sqlite3_stmt *version;  /* PRAGMA user_version */
-	sqlite3_stmt *scan_insert;
-	sqlite3_stmt *scan_trim;
-	sqlite3_stmt *scan_list;
-};
 
 static const char SQL_SCAN_INSERT[] =
 	"INSERT INTO scans (scanned_at_ms, scan_duration_ms, hardware_json) VALUES (?1, ?2, ?3)";
@@ -74,10 +63,7 @@ static void store_msg(char *errbuf, size_t errlen, const char *fmt, ...)
 	}
 }
 
-/* Maps a SQLite result code (primary or extended) that is an error to an rf_err. A database
- * that is busy, locked, full, read-only, corrupt or failing I/O is "unavailable" to clients;
- * only our own misuse is internal. */
-static int store_err(int src)
+int rf_store_sqlite_err(int src)
 {
 	switch (src & 0xff) {
 	case SQLITE_NOMEM:
@@ -110,10 +96,7 @@ static const char *store_hint(int src)
 	}
 }
 
-/* Steps a statement that returns no row to completion and resets it (bindings cleared, so no
- * pointer into a caller's buffer survives the call). Returns SQLite's result: SQLITE_DONE on
- * success. */
-static int store_step_done(sqlite3_stmt *s)
+int rf_store_step_done(sqlite3_stmt *s)
 {
 	int src = sqlite3_step(s);
 
@@ -306,11 +289,11 @@ static int store_migrate_one(struct rf_store *st, const char *path,
 	int src, rc = 0, v = 0, objects = 0;
 	const char *name = NULL;
 
-	src = store_step_done(st->begin);
+	src = rf_store_step_done(st->begin);
 	if (src != SQLITE_DONE) {
 		store_msg(errbuf, errlen, "cannot upgrade database '%s': %s%s", path,
 			  sqlite3_errmsg(st->db), store_hint(src));
-		return store_err(src);
+		return rf_store_sqlite_err(src);
 	}
 	/* Read again under the write lock: a second rigfit may have migrated meanwhile. */
 	src = store_read_version(st, &v);
@@ -319,7 +302,7 @@ static int store_migrate_one(struct rf_store *st, const char *path,
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "cannot upgrade database '%s': %s", path,
 			  sqlite3_errmsg(st->db));
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 		goto out;
 	}
 	if (v >= st->n_migrations) {
@@ -357,25 +340,25 @@ static int store_migrate_one(struct rf_store *st, const char *path,
 			store_msg(errbuf, errlen, "migration %s failed: %s", name,
 				  emsg ? emsg : sqlite3_errstr(src));
 		/* A migration that fights the wrapper is a bug in the binary, not in the file. */
-		rc = auth.refused ? RF_E_INTERNAL : store_err(src);
+		rc = auth.refused ? RF_E_INTERNAL : rf_store_sqlite_err(src);
 		goto out;
 	}
 	/* PRAGMA takes no bound parameter; v + 1 is our own counter, never outside input. */
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
 	src = sqlite3_exec(st->db, sql, NULL, NULL, &emsg);
 	if (src == SQLITE_OK)
-		src = store_step_done(st->commit);
+		src = rf_store_step_done(st->commit);
 	if (src != SQLITE_OK && src != SQLITE_DONE) {
 		store_msg(errbuf, errlen, "migration %s failed: %s", name,
 			  emsg ? emsg : sqlite3_errmsg(st->db));
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 		goto out;
 	}
 	*done = v + 1 >= st->n_migrations;
 out:
 	sqlite3_free(emsg);
 	if (!sqlite3_get_autocommit(st->db))
-		store_step_done(rc < 0 ? st->rollback : st->commit);
+		rf_store_step_done(rc < 0 ? st->rollback : st->commit);
 	return rc;
 }
 
@@ -388,7 +371,7 @@ static int store_prepare(struct rf_store *st, const char *path, const char *sql,
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "cannot use database '%s': %s", path,
 			  sqlite3_errmsg(st->db));
-		return store_err(src);
+		return rf_store_sqlite_err(src);
 	}
 	return 0;
 }
@@ -409,7 +392,7 @@ static int store_check_file(struct rf_store *st, const char *path, char *errbuf,
 		store_msg(errbuf, errlen, "%s database '%s': %s%s",
 			  (src & 0xff) == SQLITE_CORRUPT ? "corrupt" : "cannot open", path,
 			  sqlite3_errmsg(st->db), store_hint(src));
-		return store_err(src);
+		return rf_store_sqlite_err(src);
 	}
 	if (sqlite3_db_readonly(st->db, "main") == 1) {
 		store_msg(errbuf, errlen,
@@ -422,7 +405,7 @@ static int store_check_file(struct rf_store *st, const char *path, char *errbuf,
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path,
 			  sqlite3_errmsg(st->db));
-		return store_err(src) == RF_E_NOMEM ? RF_E_NOMEM : RF_E_STORE_UNAVAILABLE;
+		return rf_store_sqlite_err(src) == RF_E_NOMEM ? RF_E_NOMEM : RF_E_STORE_UNAVAILABLE;
 	}
 	if (strcmp(verdict, "ok") != 0) {
 		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path, verdict);
@@ -465,7 +448,7 @@ static int store_configure(struct rf_store *st, const char *path, char *errbuf, 
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "cannot set WAL mode on database '%s': %s%s", path,
 			  sqlite3_errmsg(st->db), store_hint(src));
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 		goto out;
 	}
 	src = sqlite3_exec(st->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", NULL,
@@ -473,7 +456,7 @@ static int store_configure(struct rf_store *st, const char *path, char *errbuf, 
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "cannot configure database '%s': %s", path,
 			  emsg ? emsg : sqlite3_errstr(src));
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 	}
 out:
 	sqlite3_finalize(s);
@@ -514,7 +497,7 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "cannot open database '%s': %s%s", path,
 			  st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src), store_hint(src));
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 		goto out;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
@@ -538,7 +521,7 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "cannot read database '%s': %s%s", path,
 			  sqlite3_errmsg(st->db), store_hint(src));
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 		goto out;
 	}
 	done = v >= n;
@@ -597,7 +580,7 @@ int rf_store_schema_version(struct rf_store *st)
 	sqlite3_mutex_enter(mx);
 	src = store_read_version(st, &v);
 	sqlite3_mutex_leave(mx);
-	return src == SQLITE_OK ? v : store_err(src);
+	return src == SQLITE_OK ? v : rf_store_sqlite_err(src);
 }
 
 int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double duration_ms,
@@ -615,7 +598,7 @@ int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double dura
 
 	mx = sqlite3_db_mutex(st->db);
 	sqlite3_mutex_enter(mx);
-	src = store_step_done(st->begin);
+	src = rf_store_step_done(st->begin);
 	if (src != SQLITE_DONE)
 		goto out;
 	src = sqlite3_bind_int64(st->scan_insert, 1, scanned_at_ms);
@@ -626,7 +609,7 @@ int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double dura
 					  SQLITE_STATIC, SQLITE_UTF8);
 	if (src != SQLITE_OK)
 		goto out;
-	src = store_step_done(st->scan_insert);
+	src = rf_store_step_done(st->scan_insert);
 	if (src != SQLITE_DONE)
 		goto out;
 	if (keep_last > 0) {
@@ -634,17 +617,17 @@ int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double dura
 		src = sqlite3_bind_int(st->scan_trim, 1, keep_last - 1);
 		if (src != SQLITE_OK)
 			goto out;
-		src = store_step_done(st->scan_trim);
+		src = rf_store_step_done(st->scan_trim);
 		if (src != SQLITE_DONE)
 			goto out;
 	}
-	src = store_step_done(st->commit);
+	src = rf_store_step_done(st->commit);
 out:
 	if (src != SQLITE_DONE && src != SQLITE_OK)
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 	/* A failed COMMIT (or step) may leave the transaction open; never leave it so. */
 	if (!sqlite3_get_autocommit(st->db))
-		store_step_done(st->rollback);
+		rf_store_step_done(st->rollback);
 	sqlite3_clear_bindings(st->scan_insert);
 	sqlite3_mutex_leave(mx);
 	return rc;
@@ -674,7 +657,7 @@ int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
 	if (src == SQLITE_OK)
 		src = sqlite3_bind_int(s, 2, limit);
 	if (src != SQLITE_OK) {
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 		goto out;
 	}
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
@@ -718,7 +701,7 @@ int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
 		count++;
 	}
 	if (src != SQLITE_DONE)
-		rc = store_err(src);
+		rc = rf_store_sqlite_err(src);
 out:
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);

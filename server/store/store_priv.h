@@ -1,0 +1,40 @@
+/*
+ * What the files of server/store/ share: the handle's layout and the SQLite helpers. store.c
+ * opens, migrates and closes; each other file (one per table family) adds its own calls.
+ * Nothing outside server/store/ includes this header.
+ *
+ * Rules for a store file: hold sqlite3_db_mutex(st->db) for the whole call (the handle is
+ * shared by the loop thread and the scan worker), bind every value, reset and clear bindings
+ * before leaving, and never leave a transaction open (roll back on any failure).
+ */
+#ifndef RIGFIT_SERVER_STORE_STORE_PRIV_H
+#define RIGFIT_SERVER_STORE_STORE_PRIV_H
+
+#include <sqlite3.h>
+
+#include "server/store/store.h"
+
+struct rf_store {
+	sqlite3 *db;
+	int n_migrations;
+	sqlite3_stmt *begin;    /* BEGIN IMMEDIATE */
+	sqlite3_stmt *commit;   /* COMMIT */
+	sqlite3_stmt *rollback; /* ROLLBACK */
+	sqlite3_stmt *version;  /* PRAGMA user_version */
+	sqlite3_stmt *scan_insert;
+	sqlite3_stmt *scan_trim;
+	sqlite3_stmt *scan_list;
+};
+
+/* Maps a SQLite result code (primary or extended) that is an error to an rf_err. A database
+ * that is busy, locked, full, read-only, corrupt or failing I/O is "unavailable" to clients
+ * (RF_E_STORE_UNAVAILABLE); a CHECK or UNIQUE constraint is RF_E_INVALID_VALUE; only our own
+ * misuse is internal. */
+int rf_store_sqlite_err(int src);
+
+/* Steps a statement that returns no row to completion and resets it (bindings cleared, so no
+ * pointer into a caller's buffer survives the call). Returns SQLite's result: SQLITE_DONE on
+ * success. */
+int rf_store_step_done(sqlite3_stmt *s);
+
+#endif
