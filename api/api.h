@@ -87,6 +87,29 @@ struct api_bench_filter {
 	int limit; /* clamped by the store to [1, 1000] */
 };
 
+/* One row of the profiles table (GET/PUT /api/profiles): a device, model or tier profile,
+ * shipped (seeded from the profile files) or custom (PUT by a client). */
+#define API_PROFILE_ID_LEN 128
+struct api_profile {
+	char id[API_PROFILE_ID_LEN + 1];
+	char kind[8];   /* device | model | tier */
+	char source[8]; /* shipped | custom */
+	char *body;     /* the profile as a JSON object (malloc'd, owned by the row) */
+	char created_at[24 + 1];
+	char updated_at[24 + 1];
+};
+
+/* Frees the owned members of rows[0..n) and the array. NULL is a no-op. */
+void api_profiles_free(struct api_profile *rows, int n);
+
+/* What GET /api/profiles filters on. Empty strings mean "no filter". */
+struct api_profile_filter {
+	char kind[8];
+	char source[8];
+	char after[API_PROFILE_ID_LEN + 1]; /* the cursor: ids strictly after it, in id order */
+	int limit;                          /* clamped by the store to [1, 1000] */
+};
+
 /* What the store offers the handlers. A NULL function or available == false means the store
  * is down; handlers that need it answer 503 store_unavailable. */
 struct api_store {
@@ -107,7 +130,24 @@ struct api_store {
 			  int *n);
 	/* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
 	int (*bench_delete)(void *ctx, int64_t id);
+	/* Lists profiles matching f in id order. Writes a malloc'd array to *rows (free with
+	 * api_profiles_free) and its length to *n. Returns 0 or a negative rf_err. */
+	int (*profile_list)(void *ctx, const struct api_profile_filter *f,
+			    struct api_profile **rows, int *n);
+	/* Reads the profile id into *row (free its body with api_profile_clear). Returns 0,
+	 * RF_E_NOT_FOUND (row untouched) or a negative rf_err. */
+	int (*profile_get)(void *ctx, const char *id, struct api_profile *row);
+	/* Creates or replaces the custom profile p (id, kind, body; the rest is ignored) and sets
+	 * *created when it is new. Returns 0, RF_E_CONFLICT when the id is shipped or a custom
+	 * profile of another kind, or a negative rf_err. */
+	int (*profile_put)(void *ctx, const struct api_profile *p, bool *created);
+	/* Deletes the custom profile id. Returns 0, RF_E_NOT_FOUND, RF_E_CONFLICT (shipped) or a
+	 * negative rf_err. */
+	int (*profile_delete)(void *ctx, const char *id);
 };
+
+/* Frees the owned body of one profile row and empties it. NULL is a no-op. */
+void api_profile_clear(struct api_profile *p);
 
 /* Frees rows[0..n) and the array. NULL is a no-op. */
 void api_scan_rows_free(struct api_scan_row *rows, int n);
@@ -122,6 +162,20 @@ struct model_catalog; /* core/model.h */
  * RF_E_NOT_FOUND, RF_E_INVALID_VALUE...) with one line for the client in msg. */
 typedef int (*api_read_model_fn)(void *ctx, const char *path, char **buf, size_t *len,
 				 uint64_t *file_size, char *msg, size_t msglen);
+
+/* How the profile routes reach the catalogs behind api_env.devices and .models, which the
+ * process builds from the profile files and the store's custom rows. */
+struct api_profile_hooks {
+	void *ctx;
+	/* Checks that the catalogs build with pending (a custom row about to be written,
+	 * replacing the one with its id) among them, installing nothing. Returns 0, or
+	 * RF_E_CONFLICT (a name another profile has) or another negative rf_err with one line
+	 * for the client in msg. */
+	int (*check)(void *ctx, const struct api_profile *pending, char *msg, size_t msglen);
+	/* Rebuilds and installs the catalogs after a custom row changed. The env's devices and
+	 * models pointers are stale after this call: the handler must not use them again. */
+	void (*changed)(void *ctx);
+};
 
 struct api_env {
 	const char *version;
@@ -139,6 +193,7 @@ struct api_env {
 	const void *tiers; /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
 	api_read_model_fn read_model; /* NULL: model files cannot be read here */
 	void *read_model_ctx;
+	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
 };
 
 struct api_request {
@@ -231,5 +286,13 @@ int api_hardware_rescan(const struct api_env *env, const struct api_request *req
 int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_hardware_history(const struct api_env *env, const struct api_request *req,
 			 struct api_reply *out);
+int api_profiles_list(const struct api_env *env, const struct api_request *req,
+		      struct api_reply *out);
+int api_profile_get(const struct api_env *env, const struct api_request *req,
+		    struct api_reply *out);
+int api_profile_put(const struct api_env *env, const struct api_request *req,
+		    struct api_reply *out);
+int api_profile_delete(const struct api_env *env, const struct api_request *req,
+		       struct api_reply *out);
 
 #endif

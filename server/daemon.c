@@ -55,6 +55,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->devices = d->catalogs ? &d->catalogs->table : NULL;
 	env->models = d->catalogs ? d->catalogs->models : NULL;
 	env->tiers = rf_profiles_get(d->profiles, "tiers.json");
+	env->profiles = rf_daemon_profile_hooks(d);
 	if (d->cfg->n_models_dirs > 0) {
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;
@@ -123,43 +124,13 @@ static void begin_stop(struct rf_daemon *d, const char *why)
 	uv_timer_start(&d->drain_timer, on_drain_tick, 0, DRAIN_TICK_MS);
 }
 
-static void reload_profiles(struct rf_daemon *d, bool at_start)
-{
-	struct rf_profiles *p = NULL;
-	struct rf_catalogs *catalogs = NULL;
-	char err[512];
-	int rc = rf_profiles_load(d->cfg->profiles, &p, err, sizeof(err));
-
-	if (rc < 0) {
-		if (at_start)
-			rf_log_warn("profiles: %s; starting without them", err);
-		else
-			rf_log_error("profiles: %s; keeping the %d file(s) loaded before", err,
-				     d->profiles ? d->profiles->n_files : 0);
-		return;
-	}
-	rc = rf_catalogs_from_profiles(p, &catalogs, err, sizeof(err));
-	if (rc < 0) {
-		rf_log_error("profiles: %s; keeping the %d file(s) loaded before", err,
-			     d->profiles ? d->profiles->n_files : 0);
-		rf_profiles_free(p);
-		return;
-	}
-	rf_profiles_free(d->profiles);
-	d->profiles = p;
-	rf_catalogs_unref(d->catalogs);
-	d->catalogs = catalogs;
-	rf_log_info("profiles: loaded %d file(s) from %s (%d device and %d model profiles)",
-		    p->n_files, d->cfg->profiles, catalogs->table.n, (int)catalogs->models->n);
-}
-
 static void on_signal(uv_signal_t *s, int signum)
 {
 	struct rf_daemon *d = s->data;
 
 	if (signum == SIGHUP) {
 		rf_notify_reloading();
-		reload_profiles(d, false);
+		rf_daemon_profiles_reload(d, false);
 		rf_notify("READY=1");
 		return;
 	}
@@ -239,7 +210,7 @@ int rf_serve(struct rf_config *cfg)
 		return 1;
 	}
 	open_store(d);
-	reload_profiles(d, true);
+	rf_daemon_profiles_reload(d, true);
 	if (!d->catalogs) {
 		/* No profiles: an empty device table, so a scan never has to check. */
 		if (rf_catalogs_from_profiles(NULL, &d->catalogs, err, sizeof(err)) < 0) {

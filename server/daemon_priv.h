@@ -78,6 +78,15 @@ void rf_scan_start(struct rf_daemon *d);
 /* scan.c: frees a snapshot. NULL is a no-op. */
 void rf_snapshot_free(struct api_snapshot *s);
 
+/* daemon_profiles.c: loads the profile files and builds the catalogs from them and the
+ * store's custom profiles; at start a broken set starts without files, later it keeps the last
+ * good one (logged with file and line). After a good load the files are seeded into the
+ * store. */
+void rf_daemon_profiles_reload(struct rf_daemon *d, bool at_start);
+
+/* daemon_profiles.c: the hooks the profile routes call (api_env.profiles), backed by d. */
+struct api_profile_hooks rf_daemon_profile_hooks(struct rf_daemon *d);
+
 /* daemon.c: the env that handlers see, as of now. */
 void rf_daemon_env(struct rf_daemon *d, struct api_env *env /* OUT */);
 

@@ -116,11 +116,9 @@ out:
 	return 0;
 }
 
-int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out, char *err,
-			      size_t errlen)
+int rf_catalogs_from_docs(const cJSON *devices, const cJSON *models, struct rf_catalogs **out,
+			  char *err, size_t errlen)
 {
-	const cJSON *devices = rf_profiles_get(p, "devices.json");
-	const cJSON *models = rf_profiles_get(p, "models.json");
 	struct rf_catalogs *c = calloc(1, sizeof(*c));
 	int rc = 0;
 
@@ -149,6 +147,13 @@ fail:
 	device_table_clear(&c->table);
 	free(c);
 	return rc;
+}
+
+int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out, char *err,
+			      size_t errlen)
+{
+	return rf_catalogs_from_docs(rf_profiles_get(p, "devices.json"),
+				     rf_profiles_get(p, "models.json"), out, err, errlen);
 }
 
 struct rf_catalogs *rf_catalogs_ref(struct rf_catalogs *c)

@@ -9,8 +9,10 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "api/api.h"
 #include "core/device.h"
 #include "core/model.h"
+#include "server/store/store_profiles.h"
 
 #define RF_PROFILES_MAX_FILES 64
 #define RF_PROFILES_MAX_BYTES (16u << 20)
@@ -50,6 +52,35 @@ struct rf_catalogs {
  * "models.json: ..." in err. */
 int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out /* OUT */,
 			      char *err, size_t errlen);
+
+/* Builds the catalogs of a parsed devices.json and models.json (either may be NULL: an empty
+ * catalog). Returns 0 and a new object with one reference in *out, or a negative rf_err with
+ * "devices.json: ..." or "models.json: ..." in err. */
+int rf_catalogs_from_docs(const cJSON *devices, const cJSON *models,
+			  struct rf_catalogs **out /* OUT */, char *err, size_t errlen);
+
+/* profiles_merge.c: builds the catalogs of the files in p (p may be NULL) and the custom
+ * profiles custom[0..n) (device and model rows; others are ignored), with pending (a custom row
+ * about to be written; NULL: none) replacing the row of its id. The files must be sound: their
+ * error is returned with "devices.json: ..." in err. A custom row that does not parse or
+ * clashes with the files or an earlier row is skipped and counted in *n_skipped (may be NULL;
+ * logged, with its id and reason, unless pending is given); pending itself must join, or its
+ * error (RF_E_CONFLICT: a name another profile has) is returned with the reason in err.
+ * Returns 0 and a new object with one reference in *out, or a negative rf_err. */
+int rf_catalogs_build(const struct rf_profiles *p, const struct api_profile *custom, int n,
+		      const struct api_profile *pending, struct rf_catalogs **out /* OUT */,
+		      int *n_skipped /* OUT */, char *err, size_t errlen);
+
+/* profiles_merge.c: the shipped profiles of p (devices.json's devices, models.json's models,
+ * tiers.json's tiers) as rows to seed into the store, with their profile ids (a model's
+ * '/' written as "--"). An entry without a usable id is left out with a warning. Returns 0
+ * and a malloc'd array in *rows (free with rf_profile_seeds_free) with its length in *n, or
+ * RF_E_NOMEM. */
+int rf_profile_seeds(const struct rf_profiles *p, struct rf_profile_seed **rows /* OUT */,
+		     int *n /* OUT */);
+
+/* Frees rows[0..n) and the array. NULL is a no-op. */
+void rf_profile_seeds_free(struct rf_profile_seed *rows, int n);
 
 /* Takes a reference; returns c. NULL is a no-op. */
 struct rf_catalogs *rf_catalogs_ref(struct rf_catalogs *c);

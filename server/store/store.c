@@ -535,6 +535,8 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 	    (rc = store_prepare(st, path, SQL_SCAN_TRIM, &st->scan_trim, errbuf, errlen)) < 0 ||
 	    (rc = store_prepare(st, path, SQL_SCAN_LIST, &st->scan_list, errbuf, errlen)) < 0)
 		goto out;
+	if ((rc = rf_store_profiles_prepare(st, errbuf, errlen)) < 0)
+		goto out;
 	*out = st;
 	st = NULL;
 	rc = 0;
@@ -563,6 +565,7 @@ void rf_store_close(struct rf_store *st)
 	sqlite3_finalize(st->scan_insert);
 	sqlite3_finalize(st->scan_trim);
 	sqlite3_finalize(st->scan_list);
+	rf_store_profiles_finalize(st);
 	/* Every statement is finalized, so the close is immediate; the last connection also
 	 * checkpoints the WAL into the main file. */
 	sqlite3_close_v2(st->db);
@@ -729,5 +732,6 @@ struct api_store rf_store_api(struct rf_store *st)
 		.available = st != NULL,
 		.scan_list = store_api_scan_list,
 	};
+	rf_store_profiles_api(&api);
 	return api;
 }

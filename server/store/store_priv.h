@@ -24,6 +24,7 @@ struct rf_store {
 	sqlite3_stmt *scan_insert;
 	sqlite3_stmt *scan_trim;
 	sqlite3_stmt *scan_list;
+	struct rf_store_profile_stmts *profiles; /* store_profiles.c */
 };
 
 /* Maps a SQLite result code (primary or extended) that is an error to an rf_err. A database
@@ -36,5 +37,15 @@ int rf_store_sqlite_err(int src);
  * pointer into a caller's buffer survives the call). Returns SQLite's result: SQLITE_DONE on
  * success. */
 int rf_store_step_done(sqlite3_stmt *s);
+
+/* store_profiles.c: prepares the profile statements of st. Returns 0 or a negative rf_err
+ * with a one-line reason in errbuf. */
+int rf_store_profiles_prepare(struct rf_store *st, char *errbuf, size_t errlen);
+
+/* store_profiles.c: finalizes them. Safe when they were never (or partly) prepared. */
+void rf_store_profiles_finalize(struct rf_store *st);
+
+/* store_profiles.c: fills the profile members of api (its ctx is the store handle). */
+void rf_store_profiles_api(struct api_store *api);
 
 #endif
