@@ -8,6 +8,8 @@
 #               (`make format` fixes it).
 #   openapi     redocly lint (recommended rules, tests/tools/redocly.yaml): errors and
 #               warnings both fail.
+#   manifests   every systemd/*.yaml parses as YAML (js-yaml, which the OpenAPI linter
+#               brings) into Kubernetes objects: apiVersion, kind and metadata.name each.
 #   scripts     shellcheck over tests/tools/*.sh and .ci/run at severity warning, if installed.
 # Prints what is wrong as file:line, ends with a one-line summary, exits 1 on any failure.
 # Tools can be overridden: CLANG_FORMAT, REDOCLY, SHELLCHECK.
@@ -169,6 +171,37 @@ else
 	failed="$failed openapi"
 fi
 
+# --- Kubernetes manifests -----------------------------------------------------------------
+jsyaml=${JSYAML:-build/npm/node_modules/js-yaml}
+manifests_state="ok"
+if ! ls systemd/*.yaml > /dev/null 2>&1; then
+	manifests_state="none"
+elif [ -d "$jsyaml" ] && command -v node > /dev/null 2>&1; then
+	# shellcheck disable=SC2016 # the $ are JavaScript's
+	if ! JSYAML="$(pwd)/$jsyaml" node -e '
+const yaml = require(process.env.JSYAML), fs = require("fs");
+let bad = 0;
+for (const f of process.argv.slice(1)) {
+	let docs;
+	try { docs = yaml.loadAll(fs.readFileSync(f, "utf8")); }
+	catch (e) { console.log(`${f}: ${e.message.split("\n")[0]}`); bad++; continue; }
+	docs.forEach((d, i) => {
+		const ok = d && typeof d === "object" && !Array.isArray(d) &&
+			typeof d.apiVersion === "string" && typeof d.kind === "string" &&
+			d.metadata && typeof d.metadata.name === "string";
+		if (!ok) { console.log(`${f}: document ${i + 1} is not a Kubernetes object`); bad++; }
+	});
+}
+process.exit(bad ? 1 : 0);' systemd/*.yaml; then
+		manifests_state="FAILED"
+		failed="$failed manifests"
+	fi
+else
+	echo "manifests: $jsyaml not found (make deps-lint installs it)"
+	manifests_state="FAILED (no js-yaml)"
+	failed="$failed manifests"
+fi
+
 # --- shellcheck ---------------------------------------------------------------------------
 shellcheck=${SHELLCHECK:-shellcheck}
 if command -v "$shellcheck" > /dev/null 2>&1; then
@@ -182,7 +215,7 @@ else
 	shellcheck_state="skipped (not installed)"
 fi
 
-summary="banned: $n_banned, includes: $n_includes, format: $format_state, openapi: $openapi_state, shellcheck: $shellcheck_state"
+summary="banned: $n_banned, includes: $n_includes, format: $format_state, openapi: $openapi_state, manifests: $manifests_state, shellcheck: $shellcheck_state"
 if [ -n "$failed" ]; then
 	echo "lint: FAILED (${failed# }) -- $summary"
 	exit 1
