@@ -107,6 +107,9 @@ struct api_store {
 			  int *n);
 	/* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
 	int (*bench_delete)(void *ctx, int64_t id);
+	/* Reads the run with row id id into a malloc'd one-element array *run (free with
+	 * api_bench_runs_free(*run, 1)). Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
+	int (*bench_get)(void *ctx, int64_t id, struct api_bench_run **run);
 };
 
 /* Frees rows[0..n) and the array. NULL is a no-op. */
