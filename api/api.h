@@ -144,6 +144,9 @@ struct api_store {
 	/* Deletes the custom profile id. Returns 0, RF_E_NOT_FOUND, RF_E_CONFLICT (shipped) or a
 	 * negative rf_err. */
 	int (*profile_delete)(void *ctx, const char *id);
+	/* Reads the run with row id id into a malloc'd one-element array *run (free with
+	 * api_bench_runs_free(*run, 1)). Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
+	int (*bench_get)(void *ctx, int64_t id, struct api_bench_run **run);
 };
 
 /* Frees the owned body of one profile row and empties it. NULL is a no-op. */

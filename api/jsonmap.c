@@ -58,6 +58,23 @@ bool jm_utf8_valid(const char *str, size_t len)
 int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out,
 		  struct api_reply *reply)
 {
+	cJSON *root = NULL;
+	int rc = jm_parse_value(req, allow_empty, &root, reply);
+
+	if (rc < 0)
+		return rc;
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return api_error(reply, RF_E_INVALID_VALUE, NULL,
+				 "the request body must be a JSON object");
+	}
+	*out = root;
+	return 0;
+}
+
+int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out,
+		   struct api_reply *reply)
+{
 	const char *end = NULL;
 	cJSON *root;
 
@@ -87,11 +104,6 @@ int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out,
 		cJSON_Delete(root);
 		return api_error(reply, RF_E_INVALID_JSON, NULL,
 				 "the request body has bytes after its JSON value");
-	}
-	if (!cJSON_IsObject(root)) {
-		cJSON_Delete(root);
-		return api_error(reply, RF_E_INVALID_VALUE, NULL,
-				 "the request body must be a JSON object");
 	}
 	*out = root;
 	return 0;

@@ -41,6 +41,12 @@ struct jm_field {
 int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out /* OUT */,
 		  struct api_reply *reply);
 
+/* Parses req's body as one JSON value of any type (an array, for formats that write one), with
+ * the same checks and errors as jm_parse_body except the object requirement. Returns 0 and the
+ * tree in *out (free with cJSON_Delete), or an error envelope in reply. */
+int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out /* OUT */,
+		   struct api_reply *reply);
+
 /* Copies the fields of obj into dst as the table says. Returns 0, or an error envelope in
  * reply naming the field (422 unknown_field / missing_field / invalid_value). */
 int jm_map(const cJSON *obj, const struct jm_field *fields, size_t n_fields, void *dst,

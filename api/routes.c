@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/benchmarks.h"
 #include "api/finetune_detect.h"
 #include "api/recommend.h"
 #include "api/validate.h"
@@ -27,6 +28,10 @@ static const struct api_route api_route_table[] = {
 	{API_GET, "/api/profiles/{id}", api_profile_get, API_ROUTE_HAS_ID},
 	{API_PUT, "/api/profiles/{id}", api_profile_put, API_ROUTE_HAS_ID | API_ROUTE_JSON_BODY},
 	{API_DELETE, "/api/profiles/{id}", api_profile_delete, API_ROUTE_HAS_ID},
+	{API_POST, "/api/benchmarks", api_benchmarks_post, API_ROUTE_JSON_BODY},
+	{API_GET, "/api/benchmarks", api_benchmarks_list, 0},
+	{API_GET, "/api/benchmarks/{id}", api_benchmarks_get, API_ROUTE_HAS_ID},
+	{API_DELETE, "/api/benchmarks/{id}", api_benchmarks_delete, API_ROUTE_HAS_ID},
 };
 
 const struct api_route *api_routes(size_t *n)

@@ -4,6 +4,7 @@
  */
 #include "server/cli.h"
 #include "server/cli_priv.h"
+#include "server/cli_bench.h"
 #include "server/cli_finetune.h"
 
 #include <cjson/cJSON.h>
@@ -42,6 +43,8 @@ static const char usage[] =
 	"  recommend    models that fit here, or hardware for a model: POST /api/recommend's JSON\n"
 	"  config       a runtime config (llama-server or vllm): the JSON of POST /api/config\n"
 	"  validate     check a runtime config here: --config FILE, the JSON of POST /api/validate\n"
+	"  bench        record [-|FILE] (llama-bench -o json, llama-server timings or a run) or\n"
+	"               list the benchmark history: --db PATH, --model M, --hardware FP...\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 
@@ -426,6 +429,8 @@ int rf_cli_main(int argc, char **argv)
 		return cmd_serve(argc - 2, argv + 2);
 	if (strcmp(cmd, "detect") == 0)
 		return cmd_detect(argc - 2, argv + 2);
+	if (strcmp(cmd, "bench") == 0)
+		return rf_cli_bench(argc - 2, argv + 2);
 	if (strcmp(cmd, "healthcheck") == 0)
 		return cmd_healthcheck(argc - 2, argv + 2);
 	if (strcmp(cmd, "estimate") == 0)

@@ -12,6 +12,7 @@
  * prepared statements are never interleaved with another thread's call.
  */
 #include "server/store/store.h"
+#include "server/store/store_bench.h"
 #include "server/store/store_priv.h"
 
 #include <errno.h>
@@ -733,5 +734,6 @@ struct api_store rf_store_api(struct rf_store *st)
 		.scan_list = store_api_scan_list,
 	};
 	rf_store_profiles_api(&api);
+	rf_store_bench_api(&api);
 	return api;
 }

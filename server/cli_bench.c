@@ -1,0 +1,244 @@
+/*
+ * The bench commands (see cli_bench.h). record reads the input (a file or standard input),
+ * scans this machine only when the hardware fingerprint is needed (neither --hardware nor the
+ * body's hardware_fingerprint gives it), and calls the POST handler; list turns its options
+ * into the GET handler's query. Both open the store at --db, $RIGFIT_DB or ./var/rigfit.db,
+ * the daemon's default.
+ */
+#include "server/cli_bench.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "api/benchmarks.h"
+#include "core/hw_profile.h"
+#include "server/cli_priv.h"
+#include "server/detect/detect.h"
+#include "server/embedded.h"
+#include "server/profiles.h"
+#include "server/store/store.h"
+
+#define BENCH_QUERY_MAX 2048
+
+/* What one bench command holds open. */
+struct bench_cli {
+	const char *db;
+	const char *profiles;
+	const char *root;
+	const char *input;
+	char query[BENCH_QUERY_MAX];
+	size_t query_len;
+	bool has_hardware; /* --hardware was given */
+	struct rf_profiles *set;
+	struct rf_catalogs *cat;
+	struct api_snapshot *snap;
+	struct rf_store *store;
+	struct api_env env;
+};
+
+/* Appends name=value, percent-encoded, to the query. Returns 0 or 2 after a message. */
+static int query_add(struct bench_cli *b, const char *name, const char *value)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t need = strlen(name) + 2 + 3 * strlen(value);
+	char *q = b->query + b->query_len;
+
+	if (b->query_len + need >= sizeof(b->query))
+		return cli_usage_error("bench: --%s is too long", name);
+	q += snprintf(q, sizeof(b->query) - b->query_len, "%s%s=", b->query_len ? "&" : "", name);
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
+			*q++ = (char)*p;
+		} else {
+			*q++ = '%';
+			*q++ = hex[*p >> 4];
+			*q++ = hex[*p & 15];
+		}
+	}
+	*q = '\0';
+	b->query_len = (size_t)(q - b->query);
+	return 0;
+}
+
+/* Parses the options of subcommand name: the common ones (--db, --profiles, --root), the
+ * query ones in `params` (each --NAME VALUE becomes NAME=VALUE) and, when input is allowed,
+ * one FILE or "-". Returns 0 or the exit status after a message. */
+static int bench_args(struct bench_cli *b, int argc, char **argv, const char *name,
+		      const char *const *params, bool input)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool known = false;
+		int rc;
+
+		if (strcmp(a, "--db") == 0 && v)
+			b->db = v;
+		else if (strcmp(a, "--profiles") == 0 && v)
+			b->profiles = v;
+		else if (strcmp(a, "--root") == 0 && v)
+			b->root = v;
+		else if (input && (a[0] != '-' || strcmp(a, "-") == 0) && !b->input) {
+			b->input = a;
+			continue;
+		} else {
+			for (int k = 0; params[k] && !known; k++)
+				if (strncmp(a, "--", 2) == 0 && strcmp(a + 2, params[k]) == 0 && v)
+					known = true;
+			if (!known)
+				return cli_usage_error("bench %s: unknown or incomplete option "
+						       "'%.60s'",
+						       name, a);
+			if ((rc = query_add(b, a + 2, v)) != 0)
+				return rc;
+			if (strcmp(a, "--hardware") == 0)
+				b->has_hardware = true;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* Loads the catalogs and opens the store. Returns 0 or 1 after a message. */
+static int bench_open(struct bench_cli *b)
+{
+	char err[512];
+	struct timespec ts;
+
+	if (cli_catalogs(b->profiles, &b->set, &b->cat) != 0)
+		return 1;
+	if (!b->db) {
+		b->db = getenv("RIGFIT_DB");
+		if (!b->db || !*b->db)
+			b->db = "./var/rigfit.db";
+	}
+	if (rf_store_open(b->db, rf_embed_migrations, &b->store, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: store: %s\n", err);
+		return 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	b->env.version = RIGFIT_VERSION;
+	b->env.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	b->env.models = b->cat->models;
+	b->env.devices = &b->cat->table;
+	b->env.store = rf_store_api(b->store);
+	return 0;
+}
+
+static void bench_close(struct bench_cli *b)
+{
+	rf_store_close(b->store);
+	free(b->snap);
+	rf_catalogs_unref(b->cat);
+	rf_profiles_free(b->set);
+}
+
+/* Returns true when body is an object that names its own hardware_fingerprint. */
+static bool body_has_fingerprint(const char *body, size_t len)
+{
+	cJSON *j = cJSON_ParseWithLength(body, len);
+	bool has = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "hardware_fingerprint"));
+
+	cJSON_Delete(j);
+	return has;
+}
+
+/* Scans this machine into b->snap. Returns 0 or 1. */
+static int bench_scan(struct bench_cli *b)
+{
+	struct rf_detect_opts opts = {0};
+
+	b->snap = calloc(1, sizeof(*b->snap));
+	if (!b->snap) {
+		fprintf(stderr, "rigfit: out of memory\n");
+		return 1;
+	}
+	opts.root = b->root && *b->root ? b->root : "/";
+	rf_detect_scan(&opts, &b->snap->hw);
+	hw_apply_device_profiles(&b->snap->hw, &b->cat->table);
+	b->snap->seq = 1;
+	b->env.snapshot = b->snap;
+	return 0;
+}
+
+static int bench_record(int argc, char **argv)
+{
+	static const char *const params[] = {"model", "precision", "hardware", NULL};
+	struct bench_cli b;
+	struct api_request req = {0};
+	struct api_reply reply = {0};
+	char *body = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	if ((rc = bench_args(&b, argc, argv, "record", params, true)) != 0)
+		return rc;
+	if (!b.input)
+		b.input = "-";
+	body = cli_read_input(b.input, &len);
+	if (!body) {
+		fprintf(stderr, "rigfit: bench record: cannot read %s: %s\n",
+			strcmp(b.input, "-") == 0 ? "standard input" : b.input, strerror(errno));
+		return 2;
+	}
+	if ((rc = bench_open(&b)) != 0)
+		goto out;
+	if (!b.has_hardware && !body_has_fingerprint(body, len) && (rc = bench_scan(&b)) != 0)
+		goto out;
+	req.method = API_POST;
+	req.path = "/api/benchmarks";
+	req.query = b.query;
+	req.body = body;
+	req.body_len = len;
+	api_benchmarks_post(&b.env, &req, &reply);
+	rc = cli_print_reply(&reply);
+	api_reply_reset(&reply);
+out:
+	bench_close(&b);
+	free(body);
+	return rc;
+}
+
+static int bench_list(int argc, char **argv)
+{
+	static const char *const params[] = {"model", "hardware", "since", "limit", "cursor", NULL};
+	struct bench_cli b;
+	struct api_request req = {0};
+	struct api_reply reply = {0};
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	if ((rc = bench_args(&b, argc, argv, "list", params, false)) != 0)
+		return rc;
+	if ((rc = bench_open(&b)) != 0)
+		goto out;
+	req.method = API_GET;
+	req.path = "/api/benchmarks";
+	req.query = b.query;
+	api_benchmarks_list(&b.env, &req, &reply);
+	rc = cli_print_reply(&reply);
+	api_reply_reset(&reply);
+out:
+	bench_close(&b);
+	return rc;
+}
+
+int rf_cli_bench(int argc, char **argv)
+{
+	if (argc < 1)
+		return cli_usage_error("bench: record or list? (rigfit bench record [-|FILE] "
+				       "[--model M] [--db PATH] | rigfit bench list [--model M] "
+				       "[--hardware FP] [--since T] [--limit N] [--db PATH])");
+	if (strcmp(argv[0], "record") == 0)
+		return bench_record(argc - 1, argv + 1);
+	if (strcmp(argv[0], "list") == 0)
+		return bench_list(argc - 1, argv + 1);
+	return cli_usage_error("bench: unknown subcommand '%.60s' (record or list)", argv[0]);
+}

@@ -1,0 +1,42 @@
+/*
+ * The benchmark history in the store: measured runs (table `benchmarks`, migrations 0001 and
+ * 0002) recorded by POST /api/benchmarks and `rigfit bench record`, listed newest first with a
+ * keyset cursor, read and deleted by row id. These are the functions behind struct api_store's
+ * bench_* members (api/api.h), which say what each one means.
+ */
+#ifndef RIGFIT_SERVER_STORE_STORE_BENCH_H
+#define RIGFIT_SERVER_STORE_STORE_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "server/store/store.h"
+
+/* Records run unless a run with the same run_id is stored; then stores nothing and sets
+ * *existed. Writes the row id (new or existing) to *id. An optional text field that is "" is
+ * stored as NULL, a speed <= 0 as NULL (not measured), settings_json NULL as {}. Returns 0,
+ * RF_E_STORE_UNAVAILABLE (NULL store, busy, full, read-only, I/O), RF_E_INVALID_VALUE (a value
+ * the schema's CHECKs refuse: both speeds missing, a bad timestamp, JSON that is not an
+ * object...) or RF_E_NOMEM. The outputs are written only on success. */
+int rf_store_bench_insert(struct rf_store *st, const struct api_bench_run *run,
+			  int64_t *id /* OUT */, bool *existed /* OUT */);
+
+/* Lists the runs matching f newest first (measured_at DESC, id DESC), at most f->limit
+ * (clamped to [1, 1000]). Writes a malloc'd array (free with api_bench_runs_free; NULL when
+ * there is no row) to *runs and its length to *n. Returns 0 or a negative rf_err; on error the
+ * outputs are not written. */
+int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
+			struct api_bench_run **runs /* OUT */, int *n /* OUT */);
+
+/* Reads the run with row id id into a malloc'd one-element array *run (free with
+ * api_bench_runs_free(*run, 1)). Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
+int rf_store_bench_get(struct rf_store *st, int64_t id, struct api_bench_run **run /* OUT */);
+
+/* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
+int rf_store_bench_delete(struct rf_store *st, int64_t id);
+
+/* Fills the bench_* members of api (whose ctx is the store handle) with the functions above. */
+void rf_store_bench_api(struct api_store *api);
+
+#endif
