@@ -214,6 +214,16 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 	if (given != 1)
 		return api_error(out, RF_E_INVALID_VALUE, "model",
 				 "model needs exactly one of id, architecture or gguf");
+	/* params_b is informative (the architecture is counted), but a value that cannot be a
+	 * parameter count is still a client error, not something to ignore. */
+	if (cJSON_IsObject(m)) {
+		const cJSON *pb = cJSON_GetObjectItemCaseSensitive(m, "params_b");
+		if (pb && (!cJSON_IsNumber(pb) || !isfinite(pb->valuedouble) ||
+			   pb->valuedouble <= 0 || pb->valuedouble > 1e5))
+			return api_error(
+				out, RF_E_INVALID_VALUE, "model.params_b",
+				"model.params_b must be a number of billions in (0, 100000]");
+	}
 	if (id) {
 		if (!cJSON_IsString(id) || !id->valuestring || !*id->valuestring)
 			return api_error(out, RF_E_INVALID_VALUE, "model.id",

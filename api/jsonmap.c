@@ -55,6 +55,23 @@ bool jm_utf8_valid(const char *str, size_t len)
 	return true;
 }
 
+/* Returns true when the JSON text holds a \u0000 escape. cJSON decodes it into a NUL that
+ * silently cuts the C string short ("a.gguf\u0000/../x" would become "a.gguf"), so such a
+ * request is refused rather than answered about a different value than the client sent.
+ * Backslashes only occur inside strings in valid JSON, and each escape is skipped whole, so an
+ * escaped backslash followed by "u0000" is not mistaken for one. */
+static bool jm_has_nul_escape(const char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (s[i + 1] == 'u' && len - i >= 6 && memcmp(s + i + 2, "0000", 4) == 0)
+			return true;
+		i++; /* the escaped character */
+	}
+	return false;
+}
+
 int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out,
 		  struct api_reply *reply)
 {
@@ -91,6 +108,10 @@ int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out,
 	if (!jm_utf8_valid(req->body, req->body_len))
 		return api_error(reply, RF_E_INVALID_JSON, NULL,
 				 "the request body is not valid UTF-8 (or holds a NUL byte)");
+	if (jm_has_nul_escape(req->body, req->body_len))
+		return api_error(reply, RF_E_INVALID_VALUE, NULL,
+				 "the request body holds a \\u0000 escape; strings may not contain "
+				 "NUL characters");
 	root = cJSON_ParseWithLengthOpts(req->body, req->body_len, &end, 0);
 	if (!root) {
 		size_t off = end && end >= req->body ? (size_t)(end - req->body) : 0;

@@ -19,13 +19,14 @@
 const char rf_serve_usage[] =
 	"usage: rigfit serve [--listen HOST:PORT] [--db FILE] [--root DIR] [--scan-interval S]\n"
 	"                    [--nvml-lib PATH] [--nvidia-smi PATH] [--sysctl PATH]\n"
-	"                    [--probe-timeout-ms MS]\n"
+	"                    [--probe-timeout-ms MS] [--connection-timeout S]\n"
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--nfd-dir DIR]\n"
 	"                    [--insecure]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
+	"RIGFIT_CONNECTION_TIMEOUT,\n"
 	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
 	"RIGFIT_NFD_DIR,\n"
@@ -64,6 +65,8 @@ static const struct opt opts[] = {
 	{"--probe-timeout-ms", "RIGFIT_PROBE_TIMEOUT_MS", OPT_INT, FIELD(probe_timeout_ms), 0, 50,
 	 60000},
 	{"--scan-interval", "RIGFIT_SCAN_INTERVAL", OPT_INT, FIELD(scan_interval_s), 0, 1, 86400},
+	{"--connection-timeout", "RIGFIT_CONNECTION_TIMEOUT", OPT_INT, FIELD(connection_timeout_s),
+	 0, 1, 3600},
 	{"--scan-history-keep", "RIGFIT_SCAN_HISTORY_KEEP", OPT_INT, FIELD(scan_history_keep), 0, 0,
 	 10000000},
 	{"--profiles", "RIGFIT_PROFILES", OPT_STR, FIELD(profiles), 0, 0, 0},
@@ -192,6 +195,7 @@ static void config_defaults(struct rf_config *cfg)
 	snprintf(cfg->profiles, sizeof(cfg->profiles), "./profiles");
 	cfg->scan_interval_s = 30;
 	cfg->probe_timeout_ms = 5000;
+	cfg->connection_timeout_s = 15;
 	cfg->scan_history_keep = 1000;
 	cfg->log_level = RF_LOG_INFO;
 }

@@ -28,8 +28,9 @@ struct rf_config {
 	char nvidia_smi[RF_CONFIG_PATH_MAX];
 	char sysctl[RF_CONFIG_PATH_MAX];
 	int probe_timeout_ms;
-	int scan_interval_s;   /* 1 .. 86400 */
-	int scan_history_keep; /* rows kept in the scan history; 0 = all */
+	int scan_interval_s;      /* 1 .. 86400 */
+	int scan_history_keep;    /* rows kept in the scan history; 0 = all */
+	int connection_timeout_s; /* an idle or stalled connection is closed after this */
 	char profiles[RF_CONFIG_PATH_MAX];
 	int n_models_dirs;
 	char models_dirs[RF_CONFIG_MAX_LIST][RF_CONFIG_PATH_MAX];

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,9 @@
 #include "server/models_dir.h"
 #include "server/notify.h"
 
+/* Descriptors wanted: the 1024 connections of server/http.c, plus the store, the log, the
+ * loop's own and a probe's pipes. */
+#define RF_FD_WANT ((rlim_t)4096)
 #define DRAIN_MAX_NS (1500ull * 1000 * 1000)
 #define DRAIN_TICK_MS 10
 
@@ -66,6 +70,22 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 			stats.last_scan_age_s = 0;
 	}
 	api_metrics_set_scan(d->metrics, &stats);
+}
+
+/* The connection limit (1024) needs more descriptors than the usual soft limit of 1024
+ * (systemd's default, and most shells'): raise the soft limit toward the hard one, which is
+ * what systemd leaves the hard limit high for. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= RF_FD_WANT)
+		return;
+	rl.rlim_cur = rl.rlim_max < RF_FD_WANT ? rl.rlim_max : RF_FD_WANT;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		rf_log_warn("cannot raise the open-file limit to %llu: at most about %llu "
+			    "connections will be served",
+			    (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_cur - 32);
 }
 
 static void close_handle(uv_handle_t *h)
@@ -196,6 +216,10 @@ int rf_serve(struct rf_config *cfg)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit (ulimit -f, systemd's LimitFSIZE=) reached by the database or the log
+	 * must fail that write (the store answers 503), not kill the daemon. */
+	signal(SIGXFSZ, SIG_IGN);
+	raise_fd_limit();
 
 	d = calloc(1, sizeof(*d));
 	if (!d)

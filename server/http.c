@@ -51,6 +51,15 @@ struct rf_req {
 	int resume_err; /* 0, or why the awaited scan produced no new snapshot */
 };
 
+/* Connection limits. One address may hold half of the total, which leaves room for a load
+ * test's 256 loopback connections and still keeps one client from taking every slot; an idle
+ * or stalled connection is closed after --connection-timeout seconds. Each connection's
+ * memory (the request line, the headers and MHD's read buffer) is capped: a URL or header
+ * block larger than that is answered by libmicrohttpd itself (414/431). */
+#define CONN_LIMIT 1024u
+#define CONN_PER_IP_LIMIT 512u
+#define CONN_MEMORY_LIMIT ((size_t)64 * 1024)
+
 /* A forced rescan is allowed at most this often; more answers 429. */
 #define RESCAN_MIN_INTERVAL_NS (2ull * 1000 * 1000 * 1000)
 
@@ -566,8 +575,9 @@ int rf_http_start(struct rf_daemon *d)
 		flags, (uint16_t)port, NULL, NULL, on_access, d, MHD_OPTION_EXTERNAL_LOGGER,
 		mhd_log, d, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, d,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+		CONN_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT, CONN_PER_IP_LIMIT,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)d->cfg->connection_timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY_LIMIT, MHD_OPTION_END);
 	if (!d->mhd) {
 		rf_log_error("cannot listen on %s (address in use or not available)",
 			     d->cfg->listen);

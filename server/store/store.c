@@ -24,10 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "core/err.h"
 
 #define STORE_BUSY_TIMEOUT_MS 2000
+/* A write waiting for another connection's lock tries again this often. */
+#define STORE_WRITE_RETRY_MS 10
 #define STORE_LIST_MAX 1000
 #define STORE_DIR_MAX 4096
 #define STORE_MAX_MIGRATIONS 9999
@@ -503,6 +506,7 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	st->busy_ms = STORE_BUSY_TIMEOUT_MS;
 	/* Refuses writes that could corrupt the file even through SQL (writable_schema...). */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 
@@ -552,6 +556,7 @@ int rf_store_set_busy_timeout(struct rf_store *st, int ms)
 		return RF_E_STORE_UNAVAILABLE;
 	if (ms < 0)
 		return RF_E_INVALID_VALUE;
+	st->busy_ms = ms;
 	return sqlite3_busy_timeout(st->db, ms) == SQLITE_OK ? 0 : RF_E_INTERNAL;
 }
 
@@ -601,8 +606,7 @@ int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double dura
 		return RF_E_TOO_LARGE;
 
 	mx = sqlite3_db_mutex(st->db);
-	sqlite3_mutex_enter(mx);
-	src = rf_store_step_done(st->begin);
+	src = rf_store_begin_write(st);
 	if (src != SQLITE_DONE)
 		goto out;
 	src = sqlite3_bind_int64(st->scan_insert, 1, scanned_at_ms);
@@ -635,6 +639,25 @@ out:
 	sqlite3_clear_bindings(st->scan_insert);
 	sqlite3_mutex_leave(mx);
 	return rc;
+}
+
+int rf_store_begin_write(struct rf_store *st)
+{
+	sqlite3_mutex *mx = sqlite3_db_mutex(st->db);
+	const struct timespec tick = {0, STORE_WRITE_RETRY_MS * 1000000L};
+	int src;
+
+	for (int waited = 0;; waited += STORE_WRITE_RETRY_MS) {
+		sqlite3_mutex_enter(mx);
+		/* SQLite's own busy handler would sleep holding the mutex: try once instead. */
+		sqlite3_busy_timeout(st->db, 0);
+		src = rf_store_step_done(st->begin);
+		sqlite3_busy_timeout(st->db, st->busy_ms);
+		if ((src & 0xff) != SQLITE_BUSY || waited >= st->busy_ms)
+			return src;
+		sqlite3_mutex_leave(mx);
+		nanosleep(&tick, NULL);
+	}
 }
 
 int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,

@@ -73,14 +73,14 @@ int rf_store_bench_insert(struct rf_store *st, const struct api_bench_run *run, 
 	if (!run || !id || !existed)
 		return RF_E_INTERNAL;
 	mx = sqlite3_db_mutex(st->db);
-	sqlite3_mutex_enter(mx);
+	/* Takes the mutex; waits for another process's write lock without holding it. */
+	src = rf_store_begin_write(st);
+	if (src != SQLITE_DONE)
+		goto out;
 	src = bench_prepare(st, SQL_INSERT, &ins);
 	if (src == SQLITE_OK)
 		src = bench_prepare(st, SQL_FIND, &find);
 	if (src != SQLITE_OK)
-		goto out;
-	src = rf_store_step_done(st->begin);
-	if (src != SQLITE_DONE)
 		goto out;
 	src = bind_text(ins, 1, run->run_id, false);
 	if (src == SQLITE_OK)

@@ -25,7 +25,15 @@ struct rf_store {
 	sqlite3_stmt *scan_trim;
 	sqlite3_stmt *scan_list;
 	struct rf_store_profile_stmts *profiles; /* store_profiles.c */
+	int busy_ms; /* how long a write waits for another connection's lock */
 };
+
+/* Takes the connection's mutex and begins a write transaction (BEGIN IMMEDIATE). While
+ * another connection (another process) holds the write lock, it tries again every few
+ * milliseconds for up to the busy timeout, sleeping WITHOUT the mutex, so that readers on the
+ * request path never wait behind a writer's wait. Returns SQLite's result of BEGIN
+ * (SQLITE_DONE when the transaction is open); the mutex is held on return either way. */
+int rf_store_begin_write(struct rf_store *st);
 
 /* Maps a SQLite result code (primary or extended) that is an error to an rf_err. A database
  * that is busy, locked, full, read-only, corrupt or failing I/O is "unavailable" to clients

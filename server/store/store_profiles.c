@@ -164,10 +164,12 @@ static int finish(struct rf_store *st, int rc)
 	return rc;
 }
 
-/* Begins a write transaction. Returns 0 or a negative rf_err. */
+/* Takes the connection's mutex and begins a write transaction without holding the mutex while
+ * another process holds the lock (rf_store_begin_write). The mutex is held on return either
+ * way. Returns 0 or a negative rf_err. */
 static int begin(struct rf_store *st)
 {
-	int src = rf_store_step_done(st->begin);
+	int src = rf_store_begin_write(st);
 	return src == SQLITE_DONE ? 0 : rf_store_sqlite_err(src);
 }
 
@@ -218,8 +220,7 @@ int rf_store_profiles_seed(struct rf_store *st, const struct rf_profile_seed *ro
 		return RF_E_NOMEM;
 	s = st->profiles;
 	mx = sqlite3_db_mutex(st->db);
-	sqlite3_mutex_enter(mx);
-	rc = begin(st);
+	rc = begin(st); /* takes the mutex */
 	for (int i = 0; i < n && rc == 0; i++) {
 		char source[8] = "", kind[8] = "";
 		int found = lookup(st, rows[i].id, source, kind);
@@ -382,8 +383,7 @@ int rf_store_profile_put(struct rf_store *st, const struct api_profile *p, bool 
 		return RF_E_TOO_LARGE;
 	s = st->profiles;
 	mx = sqlite3_db_mutex(st->db);
-	sqlite3_mutex_enter(mx);
-	rc = begin(st);
+	rc = begin(st); /* takes the mutex */
 	if (rc == 0)
 		found = rc = lookup(st, p->id, source, kind);
 	if (rc >= 0 && found) {
@@ -422,8 +422,7 @@ int rf_store_profile_delete(struct rf_store *st, const char *id)
 	if (!id)
 		return RF_E_INVALID_VALUE;
 	mx = sqlite3_db_mutex(st->db);
-	sqlite3_mutex_enter(mx);
-	rc = begin(st);
+	rc = begin(st); /* takes the mutex */
 	if (rc == 0) {
 		int found = lookup(st, id, source, kind);
 		if (found < 0)

@@ -19,6 +19,8 @@
  *     pci <bus id> <0xDEVVEND> e.g. "pci 00000000:18:00.0 0x233010DE"
  *     memory <total> <reserved> <used> <free>   in MiB, as nvidia-smi -q prints them
  *     memory fail <code>      the memory queries return <code>
+ *     memory crash | hang     the memory queries abort the process / never return (a driver
+ *                             that dies in the middle of a scan, after init and earlier GPUs)
  *     handle fail <code>      nvmlDeviceGetHandleByIndex returns <code> for this GPU
  *     cc <major> <minor>      nvmlDeviceGetCudaComputeCapability
  *     bus_width <bits>        nvmlDeviceGetMemoryBusWidth (absent: not supported)
@@ -43,6 +45,9 @@
 #define FAKE_ERROR_DRIVER_NOT_LOADED 9
 #define FAKE_ERROR_ARGUMENT_VERSION_MISMATCH 25
 #define FAKE_MAX_GPUS 80
+/* memory_fail values that are not NVML codes: the query crashes or hangs. */
+#define MEMORY_CRASH (-1)
+#define MEMORY_HANG (-2)
 #define FAKE_MAX_MIG 7
 
 struct fake_memory {
@@ -173,6 +178,10 @@ static void fake_load(void)
 		} else if ((v = fake_rest(line, "memory"))) {
 			if (strncmp(v, "fail", 4) == 0)
 				g->memory_fail = (int)strtol(v + 4, NULL, 10);
+			else if (strcmp(v, "crash") == 0)
+				g->memory_fail = MEMORY_CRASH;
+			else if (strcmp(v, "hang") == 0)
+				g->memory_fail = MEMORY_HANG;
 			else if (sscanf(v, "%llu %llu %llu %llu", &g->mib_total, &g->mib_reserved,
 					&g->mib_used, &g->mib_free) == 4)
 				g->has_memory = 1;
@@ -207,6 +216,16 @@ static int fake_copy_out(char *dst, unsigned int len, const char *src)
 		return FAKE_ERROR_INSUFFICIENT_SIZE;
 	memcpy(dst, src, strlen(src) + 1);
 	return FAKE_SUCCESS;
+}
+
+/* Returns the memory query's error for dev (0: none); crashes or hangs when told to. */
+static int fake_memory_fault(const struct fake_gpu *dev)
+{
+	if (dev->memory_fail == MEMORY_CRASH)
+		abort();
+	while (dev->memory_fail == MEMORY_HANG)
+		pause();
+	return dev->memory_fail;
 }
 
 static int fake_init(void)
@@ -317,7 +336,7 @@ int nvmlDeviceGetPciInfo(struct fake_gpu *dev, struct fake_pci_v1 *pci)
 
 int nvmlDeviceGetMemoryInfo(struct fake_gpu *dev, struct fake_memory *mem)
 {
-	if (dev->memory_fail)
+	if (fake_memory_fault(dev))
 		return dev->memory_fail;
 	if (!dev->has_memory)
 		return FAKE_ERROR_NOT_SUPPORTED;
@@ -423,7 +442,7 @@ int nvmlDeviceGetMemoryInfo_v2(struct fake_gpu *dev, struct fake_memory_v2 *mem)
 {
 	if (mem->version != (unsigned int)(sizeof(struct fake_memory_v2) | (2u << 24)))
 		return FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
-	if (dev->memory_fail)
+	if (fake_memory_fault(dev))
 		return dev->memory_fail;
 	if (!dev->has_memory)
 		return FAKE_ERROR_NOT_SUPPORTED;

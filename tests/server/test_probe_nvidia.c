@@ -268,6 +268,34 @@ START_TEST(nvml_crash_falls_back)
 }
 END_TEST
 
+/* The driver dies or hangs in the middle of a scan: after init, after the first GPU answered.
+ * What NVML said before is not half-used; the scan falls back to nvidia-smi for both. */
+START_TEST(nvml_dies_mid_scan_falls_back)
+{
+	static const char crash[] = RTX4090_HEAD RTX4090_GPU0(RTX4090_MEMORY)
+		RTX4090_GPU1("memory crash\n");
+	static const char hang[] = RTX4090_HEAD RTX4090_GPU0(RTX4090_MEMORY)
+		RTX4090_GPU1("memory hang\n");
+	struct nv_case c;
+	long ms;
+	int t = nv_timeout_ms();
+
+	nv_case_start(&c, crash, 0, rtx4090_smi);
+	nv_probe(&c);
+	nv_assert_4090s(c.s, 0);
+	ck_assert_ptr_nonnull(nv_warning(c.s, "the NVML probe crashed (signal 6)"));
+	nv_case_end(&c);
+
+	nv_case_start(&c, hang, 0, rtx4090_smi);
+	c.o.probe_timeout_ms = t;
+	ms = nv_probe(&c);
+	nv_assert_4090s(c.s, 0);
+	ck_assert_ptr_nonnull(nv_warning(c.s, "NVML probe timed out"));
+	ck_assert_msg(ms < t + (t_under_valgrind() ? 10000 : 700), "probe took %ld ms", ms);
+	nv_case_end(&c);
+}
+END_TEST
+
 START_TEST(nvml_hang_is_cut_off_and_falls_back)
 {
 	struct nv_case c;
@@ -419,6 +447,7 @@ Suite *probe_nvidia_suite(void)
 	tcase_add_test(tc, nvml_init_fails_falls_back_to_nvidia_smi);
 	tcase_add_test(tc, nvml_crash_falls_back);
 	tcase_add_test(tc, nvml_hang_is_cut_off_and_falls_back);
+	tcase_add_test(tc, nvml_dies_mid_scan_falls_back);
 	tcase_add_test(tc, nvidia_smi_hang_is_cut_off);
 	tcase_add_test(tc, nvidia_smi_garbage_makes_no_gpu);
 	tcase_add_test(tc, nvidia_smi_fails_or_is_missing);
