@@ -13,9 +13,12 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/hardware_json.h"
+#include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
 #include "core/hw.h"
+#include "core/hw_profile.h"
 #include "core/model.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
@@ -358,6 +361,77 @@ START_TEST(a_failing_or_missing_store_leaves_the_roofline)
 }
 END_TEST
 
+/* This host, as a scan leaves it: one RTX 3090 and 64 GiB of RAM. */
+static struct api_snapshot *host_3090(void)
+{
+	struct api_snapshot *snap = calloc(1, sizeof(*snap));
+	struct hw_gpu *g;
+
+	ck_assert_ptr_nonnull(snap);
+	hw_snapshot_init(&snap->hw);
+	hw_strlcpy(snap->hw.platform, "linux", sizeof(snap->hw.platform));
+	hw_strlcpy(snap->hw.cpu.model, "AMD Ryzen 9 5950X 16-Core Processor",
+		   sizeof(snap->hw.cpu.model));
+	snap->hw.cpu.physical_cores = 16;
+	snap->hw.memory.total_bytes = snap->hw.memory.available_bytes = 64LL << 30;
+	snap->hw.n_gpus = 1;
+	g = &snap->hw.gpus[0];
+	memset(g, 0, sizeof(*g));
+	hw_strlcpy(g->vendor, "nvidia", sizeof(g->vendor));
+	hw_strlcpy(g->name, "NVIDIA GeForce RTX 3090", sizeof(g->name));
+	g->memory_total_bytes = g->memory_free_bytes = 24LL << 30;
+	g->memory_used_bytes = g->memory_gtt_bytes = HW_UNKNOWN;
+	g->memory_bus_width_bits = g->max_memory_clock_mhz = HW_UNKNOWN;
+	hw_classify(&snap->hw);
+	hw_apply_device_profiles(&snap->hw, &devices);
+	snap->json = api_hardware_render(&snap->hw, &snap->json_len);
+	ck_assert_ptr_nonnull(snap->json);
+	return snap;
+}
+
+START_TEST(runs_recorded_under_this_hosts_fingerprint_refine_its_estimates)
+{
+	struct api_snapshot *snap = host_3090();
+	struct api_env env = env_with_store(true);
+	struct api_request req = {.method = API_GET, .path = "/api/hardware", .query = ""};
+	const char *body = "{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\"}";
+	struct api_reply r = {0};
+	cJSON *hw, *j;
+	char fp[32];
+
+	env.snapshot = snap;
+	/* The fingerprint GET /api/hardware shows is the one benchmarks are recorded under. */
+	ck_assert_ptr_nonnull(api_dispatch(&env, &req, &r));
+	ck_assert_int_eq(r.status, 200);
+	hw = cJSON_ParseWithLength(r.body ? r.body : r.borrowed_body, r.len);
+	ck_assert_ptr_nonnull(hw);
+	api_reply_reset(&r);
+	ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(hw, "fingerprint")));
+	snprintf(fp, sizeof(fp), "%s",
+		 cJSON_GetObjectItemCaseSensitive(hw, "fingerprint")->valuestring);
+	cJSON_Delete(hw);
+
+	j = estimate_with(&env, body);
+	ck_assert_str_eq(fingerprint_of(j), fp);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(j, "hardware"), "source")
+				 ->valuestring,
+			 "snapshot");
+	assert_bases(j, "roofline", NULL, NULL);
+	cJSON_Delete(j);
+
+	record(fp, LLAMA, "Q4_K_M", "CUDA", 77, 2500);
+	j = estimate_with(&env, body);
+	assert_bases(j, "measured", "measured", "measured");
+	ck_assert_double_eq_tol(speed_num(j, "decode_tokens_per_s"), 77, 1e-9);
+	ck_assert_double_eq_tol(speed_num(j, "prefill_tokens_per_s"), 2500, 1e-9);
+	ck_assert_int_eq((int)speed_num(j, "runs"), 1);
+	cJSON_Delete(j);
+	free(snap->json);
+	free(snap);
+}
+END_TEST
+
 Suite *estimate_history_suite(void)
 {
 	Suite *s = suite_create("estimate_history");
@@ -367,6 +441,7 @@ Suite *estimate_history_suite(void)
 	tcase_add_test(tc, history_moves_the_estimate_from_roofline_to_calibrated_to_measured);
 	tcase_add_test(tc, runs_of_other_hardware_backends_or_models_count_for_nothing);
 	tcase_add_test(tc, a_failing_or_missing_store_leaves_the_roofline);
+	tcase_add_test(tc, runs_recorded_under_this_hosts_fingerprint_refine_its_estimates);
 	suite_add_tcase(s, tc);
 	return s;
 }
