@@ -15,6 +15,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/estimate_history.h"
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
@@ -23,10 +24,12 @@
 #include "core/err.h"
 #include "core/estimate.h"
 #include "core/gguf.h"
+#include "core/hw_fingerprint.h"
 #include "core/hw_profile.h"
 #include "core/model.h"
 #include "core/quant.h"
 #include "core/speed.h"
+#include "core/speed_history.h"
 #include "core/train_memory.h"
 
 #define EST_MAX_ASSUMPTIONS 48
@@ -127,6 +130,7 @@ struct est {
 	struct rf_mem_weights weights;
 	struct hw_snapshot hw;
 	char hw_source[16];
+	char fingerprint[HW_FINGERPRINT_LEN + 1]; /* of hw; "" when it cannot be computed */
 	int n_assumptions;
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
 };
@@ -427,30 +431,14 @@ static enum speed_backend est_backend(const char *b)
 	return sb;
 }
 
-static void est_speed_inputs(const struct api_env *env, struct est *e,
-			     const struct rf_mem_estimate *m, const struct rf_infer_params *p,
-			     struct speed_input *in)
+/* The hardware half of the speed model's inputs: backend, devices and host of e's machine.
+ * Resolving the device profiles is the costly part, so it is done once per estimate. */
+static void est_speed_devices(const struct api_env *env, struct est *e, struct speed_input *in)
 {
-	double active_share = e->params.total > 0 ? (double)e->params.active / e->params.total : 1;
-	double layer_bytes = 0;
 	int nd = 0;
 
 	memset(in, 0, sizeof(*in));
-	for (int64_t l = 0; l < e->weights.n_layer; l++)
-		layer_bytes += (double)e->weights.layer_bytes[l];
 	in->backend = est_backend(e->hw.backend);
-	in->weight_bytes = (layer_bytes + (double)e->weights.output_bytes) * active_share;
-	in->kv_bytes_start = 0;
-	in->kv_bytes_full =
-		(double)m->kv_cache_bytes / (double)(p->n_parallel > 0 ? p->n_parallel : 1);
-	in->flops_per_token = 2.0 * (double)e->params.active;
-	in->n_layers = (int)e->weights.n_layer;
-	in->quantized = e->ftype >= 0 && e->ftype != RF_FT_F16 && e->ftype != RF_FT_BF16 &&
-			e->ftype != RF_FT_F32;
-	in->gpu_fraction =
-		e->weights.n_layer > 0 ? (double)m->n_gpu_layers / (double)e->weights.n_layer : 0;
-	if (in->gpu_fraction > 1)
-		in->gpu_fraction = 1;
 	for (int i = 0;
 	     i < e->hw.n_gpus && nd < SPEED_MAX_DEVICES && in->backend != SPEED_BACKEND_CPU; i++) {
 		const struct hw_gpu *g = &e->hw.gpus[i];
@@ -476,10 +464,6 @@ static void est_speed_inputs(const struct api_env *env, struct est *e,
 			      kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
-		sd->layer_share =
-			m->n_devices > nd && m->per_device[nd].layers > 0 && m->n_gpu_layers > 0 ?
-				(double)m->per_device[nd].layers / (double)m->n_gpu_layers :
-				0;
 		nd++;
 	}
 	in->n_devices = nd;
@@ -489,6 +473,35 @@ static void est_speed_inputs(const struct api_env *env, struct est *e,
 	in->host.bandwidth_measured = e->hw.cpu.memory_bandwidth_gbs > 0;
 	in->host.threads = e->hw.cpu.performance_cores > 0 ? e->hw.cpu.performance_cores :
 							     e->hw.cpu.physical_cores;
+}
+
+/* The model half, over the hardware half already in in: a model with parameter counts mp and
+ * weights w in file type ftype, placed as the memory estimate m says. */
+static void est_speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
+			    int ftype, const struct rf_mem_estimate *m,
+			    const struct rf_infer_params *p, struct speed_input *in)
+{
+	double active_share = mp->total > 0 ? (double)mp->active / mp->total : 1;
+	double layer_bytes = 0;
+
+	for (int64_t l = 0; l < w->n_layer; l++)
+		layer_bytes += (double)w->layer_bytes[l];
+	in->weight_bytes = (layer_bytes + (double)w->output_bytes) * active_share;
+	in->kv_bytes_start = 0;
+	in->kv_bytes_full =
+		(double)m->kv_cache_bytes / (double)(p->n_parallel > 0 ? p->n_parallel : 1);
+	in->flops_per_token = 2.0 * (double)mp->active;
+	in->n_layers = (int)w->n_layer;
+	in->quantized = ftype >= 0 && ftype != RF_FT_F16 && ftype != RF_FT_BF16 &&
+			ftype != RF_FT_F32;
+	in->gpu_fraction = w->n_layer > 0 ? (double)m->n_gpu_layers / (double)w->n_layer : 0;
+	if (in->gpu_fraction > 1)
+		in->gpu_fraction = 1;
+	for (int i = 0; i < in->n_devices; i++)
+		in->devices[i].layer_share =
+			m->n_devices > i && m->per_device[i].layers > 0 && m->n_gpu_layers > 0 ?
+				(double)m->per_device[i].layers / (double)m->n_gpu_layers :
+				0;
 }
 
 static cJSON *est_memory_json(const struct rf_mem_estimate *m)
@@ -535,6 +548,145 @@ static void add_num_or_null(cJSON *o, const char *name, double v)
 		cJSON_AddNumberToObject(o, name, v);
 }
 
+/* The weights and parameter counts of a model in one file type are most of what predicting a
+ * recorded run costs (tensor by tensor, about as much as the estimate itself), and they depend
+ * on nothing else; so each thread keeps the last few it computed, and a host with history
+ * pays for them once, not in every estimate of a /api/recommend. The key is the
+ * architecture's bytes as the catalog holds them: equal bytes are the same model, so a slot
+ * never goes stale (a reloaded catalog can only miss). */
+#define EST_MEMO_SLOTS API_HISTORY_MAX_PAIRS /* every pair one estimate may predict */
+struct est_memo {
+	bool used;
+	int ftype;
+	struct model_arch key;  /* as given, before validation */
+	struct model_arch arch; /* validated */
+	struct model_params params;
+	struct rf_mem_weights weights;
+};
+static _Thread_local struct est_memo est_memo[EST_MEMO_SLOTS];
+static _Thread_local unsigned est_memo_next;
+
+/* Returns the memo slot of (a, ftype), computed when missing, or NULL when a cannot be
+ * quantized as ftype. */
+static const struct est_memo *est_memo_get(const struct model_arch *a, int ftype)
+{
+	struct est_memo *s;
+	const char *bad = NULL;
+
+	for (int i = 0; i < EST_MEMO_SLOTS; i++)
+		if (est_memo[i].used && est_memo[i].ftype == ftype &&
+		    memcmp(&est_memo[i].key, a, sizeof(*a)) == 0)
+			return &est_memo[i];
+	s = &est_memo[est_memo_next++ % EST_MEMO_SLOTS];
+	s->used = false;
+	s->ftype = ftype;
+	memcpy(&s->key, a, sizeof(*a));
+	memcpy(&s->arch, a, sizeof(*a));
+	if (model_arch_validate(&s->arch, &bad) < 0 ||
+	    model_param_counts(&s->arch, &s->params) < 0 ||
+	    rf_weights_from_scheme(&s->arch, ftype, -1, &s->weights) < 0)
+		return NULL;
+	s->used = true;
+	return s;
+}
+
+/* What the predictions of recorded runs share: this estimate's hardware. The memory
+ * estimate's scratch is allocated at the first prediction, so estimates without history pay
+ * nothing for it. */
+struct est_predict {
+	const struct speed_input *hw; /* the estimate's own inputs: their hardware half */
+	const struct rf_mem_device *dev;
+	int n_dev;
+	const struct rf_mem_host *host;
+	struct rf_mem_estimate *m;
+};
+
+/* api_history_predict_fn: the roofline of catalog model me in ftype on the estimate's
+ * hardware, run as llama-bench runs it by default (every layer on the GPUs, llama.cpp's
+ * default context and batch), whatever this estimate's own settings are: the run's efficiency
+ * is measured against what it did. */
+static int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
+			   double tps[SPEED_HISTORY_FIGURES])
+{
+	struct est_predict *pr = ctx;
+	const struct est_memo *memo = est_memo_get(&me->arch, ftype);
+	struct rf_infer_params p;
+	struct speed_input in;
+	int rc;
+
+	if (!memo)
+		return RF_E_INVALID_VALUE;
+	if (!pr->m && !(pr->m = calloc(1, sizeof(*pr->m))))
+		return RF_E_NOMEM;
+	rf_infer_params_default(&p);
+	if (memo->arch.max_position_embeddings > 0 && p.n_ctx > memo->arch.max_position_embeddings)
+		p.n_ctx = memo->arch.max_position_embeddings;
+	if (pr->n_dev == 0)
+		p.n_gpu_layers = 0;
+	rc = rf_estimate_inference(&memo->arch, &memo->weights, &p, pr->dev, pr->n_dev, pr->host,
+				   pr->m);
+	if (rc < 0)
+		return rc;
+	in = *pr->hw;
+	est_speed_model(&memo->params, &memo->weights, ftype, pr->m, &p, &in);
+	tps[SPEED_TEST_DECODE] = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
+	tps[SPEED_TEST_PREFILL] = speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL);
+	return 0;
+}
+
+/* Fills the "speed" object: the roofline of in, refined by the runs recorded on this hardware.
+ * Returns 0 or RF_E_NOMEM. */
+static int est_speed_json(const struct api_env *env, struct est *e, const struct speed_input *in,
+			  struct est_predict *pr, cJSON *speed)
+{
+	struct speed_output sp;
+	struct api_history_query q;
+	struct api_history *h = calloc(1, sizeof(*h));
+	const struct speed_history_figure *dec, *pre;
+	bool known = speed_estimate(in, &sp) == 0;
+	int rc;
+
+	if (!h)
+		return RF_E_NOMEM;
+	memset(&q, 0, sizeof(q));
+	q.fingerprint = e->fingerprint;
+	q.backend = in->backend;
+	q.entry = e->entry;
+	q.model_name = e->gguf ? e->model_id : NULL;
+	q.ftype = e->ftype;
+	q.roofline[SPEED_TEST_DECODE] = known ? sp.decode_tokens_per_s : -1;
+	q.roofline[SPEED_TEST_PREFILL] = known ? sp.prefill_tokens_per_s : -1;
+	q.predict = known ? est_predict_run : NULL;
+	q.predict_ctx = pr;
+	rc = api_history_refine(env, &q, h);
+	if (rc < 0) {
+		free(h);
+		return rc;
+	}
+	dec = &h->result.figure[SPEED_TEST_DECODE];
+	pre = &h->result.figure[SPEED_TEST_PREFILL];
+	add_num_or_null(speed, "decode_tokens_per_s", dec->tokens_per_s);
+	/* Full context scales with the start of generation: the same host, the same kernels. */
+	add_num_or_null(
+		speed, "decode_tokens_per_s_at_full_ctx",
+		known && dec->factor > 0 ? sp.decode_tokens_per_s_at_full_ctx * dec->factor : -1);
+	add_num_or_null(speed, "prefill_tokens_per_s", pre->tokens_per_s);
+	cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
+	cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+	cJSON_AddStringToObject(speed, "prefill_basis", speed_basis_name(pre->basis));
+	cJSON_AddNumberToObject(speed, "runs", h->result.runs);
+	if (known) {
+		for (int i = 0; i < sp.n_assumptions; i++)
+			assume(e, "speed: %s", sp.assumptions[i]);
+	} else {
+		assume(e, "speed: no roofline for this machine (no bandwidth could be known)");
+	}
+	for (int i = 0; i < h->n_notes; i++)
+		assume(e, "%s", h->notes[i]);
+	free(h);
+	return 0;
+}
+
 static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			 struct api_reply *out)
 {
@@ -543,7 +695,6 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 	struct rf_infer_params p;
 	struct rf_mem_estimate *m = calloc(1, sizeof(*m));
 	struct speed_input in;
-	struct speed_output sp;
 	cJSON *settings, *speed, *mem;
 	int n_dev, rc;
 
@@ -651,22 +802,17 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddBoolToObject(settings, "output_on_gpu", m->output_on_gpu);
 	}
 
-	est_speed_inputs(env, e, m, &p, &in);
+	est_speed_devices(env, e, &in);
+	est_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
-	if (speed && speed_estimate(&in, &sp) == 0) {
-		add_num_or_null(speed, "decode_tokens_per_s", sp.decode_tokens_per_s);
-		add_num_or_null(speed, "decode_tokens_per_s_at_full_ctx",
-				sp.decode_tokens_per_s_at_full_ctx);
-		add_num_or_null(speed, "prefill_tokens_per_s", sp.prefill_tokens_per_s);
-		cJSON_AddStringToObject(speed, "basis", sp.basis ? sp.basis : "roofline");
-		for (int i = 0; i < sp.n_assumptions; i++)
-			assume(e, "speed: %s", sp.assumptions[i]);
-	} else if (speed) {
-		cJSON_AddNullToObject(speed, "decode_tokens_per_s");
-		cJSON_AddNullToObject(speed, "decode_tokens_per_s_at_full_ctx");
-		cJSON_AddNullToObject(speed, "prefill_tokens_per_s");
-		cJSON_AddStringToObject(speed, "basis", "roofline");
-		assume(e, "speed: unknown for this machine (no bandwidth could be known)");
+	if (speed) {
+		struct est_predict pr = {&in, dev, n_dev, &host, NULL};
+		rc = est_speed_json(env, e, &in, &pr, speed);
+		free(pr.m);
+		if (rc < 0) {
+			free(m);
+			return api_error(out, rc, NULL, NULL);
+		}
 	}
 	free(m);
 	return 0;
@@ -946,6 +1092,8 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 	rc = est_hardware(env, e, cJSON_GetObjectItemCaseSensitive(body, "hardware"), out);
 	if (rc < 0)
 		goto done;
+	if (hw_fingerprint(&e->hw, e->fingerprint, sizeof(e->fingerprint)) < 0)
+		e->fingerprint[0] = '\0';
 
 	root = cJSON_CreateObject();
 	if (!root) {
@@ -975,6 +1123,7 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 			cJSON_AddNullToObject(hw, "profile_id");
 		cJSON_AddStringToObject(hw, "backend", e->hw.backend);
 		cJSON_AddNumberToObject(hw, "gpus", e->hw.n_gpus);
+		cJSON_AddStringToObject(hw, "fingerprint", e->fingerprint);
 	}
 	rc = e->rq.mode == EST_INFERENCE ? est_inference(env, e, root, out) :
 					   est_training(e, root, out);

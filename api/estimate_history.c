@@ -1,0 +1,244 @@
+/*
+ * The benchmark history behind an estimate's speed (see estimate_history.h): one store query,
+ * each run matched to the estimate or predicted for its own model and precision (once per
+ * distinct pair, however many runs share it), the refinement, and the lines that say what was
+ * used.
+ */
+#include "api/estimate_history.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/err.h"
+#include "core/hw.h"
+#include "core/quant.h"
+
+/* A prediction made for one (model, precision) pair of the runs. */
+struct predicted {
+	const struct model_entry *m;
+	int ftype;
+	int rc;
+	double tps[SPEED_HISTORY_FIGURES];
+};
+
+static void note(struct api_history *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(struct api_history *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (h->n_notes >= API_HISTORY_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(h->notes[h->n_notes++], API_HISTORY_NOTE_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether the run's backend ("CUDA", "Metal,BLAS", "" unknown) can be the one estimated. An
+ * unknown name is another backend (SYCL, CANN...), so the run is not comparable. */
+static bool same_backend(const char *run_backend, enum speed_backend want)
+{
+	char name[sizeof(((struct api_bench_run *)0)->backend)];
+	enum speed_backend b;
+	size_t i;
+
+	for (i = 0; run_backend[i] && run_backend[i] != ',' && run_backend[i] != ' ' &&
+		    i + 1 < sizeof(name);
+	     i++)
+		name[i] = (char)(run_backend[i] >= 'A' && run_backend[i] <= 'Z' ?
+					 run_backend[i] - 'A' + 'a' :
+					 run_backend[i]);
+	name[i] = '\0';
+	if (!name[0])
+		return true;
+	return speed_backend_parse(name, &b) == 0 && b == want;
+}
+
+/* What one refinement keeps while it walks the runs: the predictions made (once per distinct
+ * model and precision) and the model names resolved (runs repeat a few names many times, and a
+ * catalog lookup compares every id and alias). */
+#define HISTORY_NAMES 32
+struct history_walk {
+	const struct api_env *env;
+	const struct api_history_query *q;
+	struct predicted pred[API_HISTORY_MAX_PAIRS];
+	size_t n_pred;
+	struct {
+		const char *name; /* points into the runs, which outlive the walk */
+		const struct model_entry *m;
+	} names[HISTORY_NAMES];
+	size_t n_names;
+};
+
+/* The prediction for (m, ftype), made once; NULL when API_HISTORY_MAX_PAIRS pairs were
+ * predicted already. */
+static const struct predicted *predict_once(struct history_walk *w, const struct model_entry *m,
+					    int ftype)
+{
+	struct predicted *p;
+
+	for (size_t i = 0; i < w->n_pred; i++)
+		if (w->pred[i].m == m && w->pred[i].ftype == ftype)
+			return &w->pred[i];
+	if (w->n_pred >= API_HISTORY_MAX_PAIRS)
+		return NULL;
+	p = &w->pred[w->n_pred++];
+	p->m = m;
+	p->ftype = ftype;
+	p->tps[0] = p->tps[1] = -1;
+	p->rc = w->q->predict(w->q->predict_ctx, m, ftype, p->tps);
+	return p;
+}
+
+/* The catalog entry of a run's model (an id or alias, as the request's "model" resolves), or
+ * NULL. */
+static const struct model_entry *resolve_once(struct history_walk *w, const char *name)
+{
+	const struct model_entry *m;
+
+	for (size_t i = 0; i < w->n_names; i++)
+		if (strcmp(w->names[i].name, name) == 0)
+			return w->names[i].m;
+	m = w->env->models ? model_catalog_find(w->env->models, name) : NULL;
+	if (w->n_names < HISTORY_NAMES) {
+		w->names[w->n_names].name = name;
+		w->names[w->n_names++].m = m;
+	}
+	return m;
+}
+
+/* Maps run r onto out. Returns false when the run cannot be used. */
+static bool match_run(struct history_walk *w, const struct api_bench_run *r,
+		      struct speed_history_run *out)
+{
+	const struct api_history_query *q = w->q;
+	int ftype = rf_ftype_from_name(r->precision);
+	const struct model_entry *m;
+	const struct predicted *p;
+
+	if (ftype < 0 || !same_backend(r->backend, q->backend))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->measured_tps[SPEED_TEST_DECODE] = r->decode_tokens_per_s;
+	out->measured_tps[SPEED_TEST_PREFILL] = r->prefill_tokens_per_s;
+	m = resolve_once(w, r->model);
+	if (ftype == q->ftype &&
+	    ((q->entry && m == q->entry) ||
+	     (!q->entry && q->model_name && strcasecmp(r->model, q->model_name) == 0))) {
+		out->same_model = true;
+		return true;
+	}
+	if (!m || !q->predict)
+		return false;
+	p = predict_once(w, m, ftype);
+	if (!p || p->rc < 0)
+		return false;
+	out->predicted_tps[SPEED_TEST_DECODE] = p->tps[SPEED_TEST_DECODE];
+	out->predicted_tps[SPEED_TEST_PREFILL] = p->tps[SPEED_TEST_PREFILL];
+	return true;
+}
+
+static void describe(struct api_history *h, const struct api_history_query *q)
+{
+	static const char *const figure_names[SPEED_HISTORY_FIGURES] = {"decode", "prefill"};
+
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++) {
+		const struct speed_history_figure *g = &h->result.figure[f];
+		char outl[48] = "";
+		if (g->outliers > 0)
+			snprintf(outl, sizeof(outl), ", %d outlier%s left out", g->outliers,
+				 g->outliers > 1 ? "s" : "");
+		if (g->basis == SPEED_BASIS_MEASURED)
+			note(h,
+			     "%s speed: measured, the robust mean of %d recorded run%s of this model "
+			     "and precision on %s%s",
+			     figure_names[f], g->runs, g->runs > 1 ? "s" : "", q->fingerprint,
+			     outl);
+		else if (g->basis == SPEED_BASIS_CALIBRATED)
+			note(h,
+			     "%s speed: calibrated, the roofline x %.2f, this host's measured / "
+			     "predicted over %d run%s of other models or precisions on %s%s%s",
+			     figure_names[f], g->efficiency, g->runs, g->runs > 1 ? "s" : "",
+			     q->fingerprint, outl,
+			     g->clamped ?
+				     " (clamped to the sane range 0.25-4: the runs look unlike "
+				     "this estimate)" :
+				     "");
+	}
+	if (h->skipped > 0)
+		note(h,
+		     "speed: %d recorded run%s on %s left out (another backend, a model or "
+		     "precision rigfit does not know, or more than the %d newest other "
+		     "model/precision pairs)",
+		     h->skipped, h->skipped > 1 ? "s" : "", q->fingerprint, API_HISTORY_MAX_PAIRS);
+}
+
+static void roofline_only(const struct api_history_query *q, struct api_history *out)
+{
+	speed_history_refine(q->roofline, NULL, 0, &out->result);
+}
+
+int api_history_refine(const struct api_env *env, const struct api_history_query *q,
+		       struct api_history *out)
+{
+	struct api_bench_filter f;
+	struct api_bench_run *runs = NULL;
+	struct speed_history_run *hist = NULL;
+	struct history_walk *w = NULL;
+	size_t n_hist = 0;
+	int n = 0, rc;
+
+	memset(out, 0, sizeof(*out));
+	roofline_only(q, out);
+	if (!q->fingerprint || !q->fingerprint[0] || !env->store.available ||
+	    !env->store.bench_list)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	hw_strlcpy(f.hardware_fingerprint, q->fingerprint, sizeof(f.hardware_fingerprint));
+	f.limit = API_HISTORY_LIMIT;
+	rc = env->store.bench_list(env->store.ctx, &f, &runs, &n);
+	if (rc < 0 || n < 0 || (n > 0 && !runs)) {
+		out->unavailable = true;
+		note(out, "speed: the benchmark history could not be read (%s); roofline only",
+		     rc < 0 ? rf_err_message(rc) : "a bad answer");
+		api_bench_runs_free(runs, n > 0 ? n : 0);
+		return 0;
+	}
+	/* A store that ignores the limit is held to it. */
+	out->listed = n > API_HISTORY_LIMIT ? API_HISTORY_LIMIT : n;
+	if (n == 0) {
+		rc = 0;
+		goto done;
+	}
+	hist = calloc((size_t)out->listed, sizeof(*hist));
+	w = calloc(1, sizeof(*w));
+	if (!hist || !w) {
+		rc = RF_E_NOMEM;
+		goto done;
+	}
+	w->env = env;
+	w->q = q;
+	for (int i = 0; i < out->listed; i++) {
+		/* Runs recorded under another fingerprint are not this hardware's. */
+		if (strcmp(runs[i].hardware_fingerprint, q->fingerprint) != 0 ||
+		    !match_run(w, &runs[i], &hist[n_hist])) {
+			out->skipped++;
+			continue;
+		}
+		n_hist++;
+	}
+	rc = speed_history_refine(q->roofline, hist, n_hist, &out->result);
+	if (rc < 0)
+		roofline_only(q, out);
+	else
+		describe(out, q);
+	rc = 0;
+done:
+	free(hist);
+	free(w);
+	api_bench_runs_free(runs, n);
+	return rc;
+}
