@@ -436,3 +436,19 @@ int t_run(const char *const *argv, char **out, char **err, int timeout_ms)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+void t_wait_scan(int port)
+{
+	for (int i = 0; i < 500; i++) {
+		struct t_resp r;
+		int st;
+
+		ck_assert_int_eq(t_http(port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+		st = r.status;
+		t_resp_free(&r);
+		if (st == 200)
+			return;
+		usleep(20000);
+	}
+	ck_abort_msg("the daemon never finished its first scan");
+}

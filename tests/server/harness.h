@@ -44,6 +44,10 @@ int t_daemon_signal_wait(struct t_daemon *d, int sig, int timeout_ms, long *ms);
 /* Stops the daemon (SIGTERM) and removes its directory. */
 void t_daemon_stop(struct t_daemon *d);
 
+/* Waits (up to 10 s) until the daemon on port has its first scan: GET /api/hardware answers
+ * 200. Fails the test otherwise. */
+void t_wait_scan(int port);
+
 /* Returns the daemon's stderr so far (malloc'd). */
 char *t_daemon_log(const struct t_daemon *d);
 

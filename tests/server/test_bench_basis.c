@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tests/server/harness.h"
 #include "tests/test.h"
@@ -83,22 +82,6 @@ static int record(int port, const char *run_id, const char *model, const char *b
 	return id;
 }
 
-static void wait_scan(int port)
-{
-	for (int i = 0; i < 500; i++) {
-		struct t_resp r;
-		int st;
-
-		ck_assert_int_eq(t_http(port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
-		st = r.status;
-		t_resp_free(&r);
-		if (st == 200)
-			return;
-		usleep(20000);
-	}
-	ck_abort_msg("no scan");
-}
-
 START_TEST(recorded_runs_move_the_estimate_and_one_outlier_does_not)
 {
 	struct t_daemon d;
@@ -112,7 +95,7 @@ START_TEST(recorded_runs_move_the_estimate_and_one_outlier_does_not)
 	cJSON *hw;
 
 	t_daemon_start(&d, extra);
-	wait_scan(d.port);
+	t_wait_scan(d.port);
 	hw = call(d.port, "GET", "/api/hardware", NULL, 200);
 	snprintf(backend, sizeof(backend), "%s",
 		 cJSON_GetStringValue(cJSON_GetObjectItem(hw, "backend")));

@@ -63,22 +63,6 @@ static char *fixture(void)
 	return text;
 }
 
-/* Waits until the daemon has its first scan (GET /api/hardware answers 200). */
-static void wait_scan(int port)
-{
-	for (int i = 0; i < 500; i++) {
-		struct t_resp r;
-		int st;
-		ck_assert_int_eq(t_http(port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
-		st = r.status;
-		t_resp_free(&r);
-		if (st == 200)
-			return;
-		usleep(20000);
-	}
-	ck_abort_msg("no scan");
-}
-
 static int num(const cJSON *o, const char *name)
 {
 	const cJSON *v = cJSON_GetObjectItem(o, name);
@@ -104,7 +88,7 @@ START_TEST(test_record_list_get_delete)
 	int id_pp, id_tg;
 
 	t_daemon_start(&d, NULL);
-	wait_scan(d.port);
+	t_wait_scan(d.port);
 	hw = call(d.port, "GET", "/api/hardware", NULL, 200);
 	snprintf(fp, sizeof(fp), "%s", str(hw, "fingerprint"));
 	cJSON_Delete(hw);
@@ -377,7 +361,7 @@ START_TEST(test_cli_round_trip)
 	runs = cJSON_GetObjectItem(j, "runs");
 	{
 		cJSON *hw;
-		wait_scan(d.port);
+		t_wait_scan(d.port);
 		hw = call(d.port, "GET", "/api/hardware", NULL, 200);
 		ck_assert_str_eq(str(cJSON_GetArrayItem(runs, 0), "hardware_fingerprint"),
 				 str(hw, "fingerprint"));
