@@ -18,6 +18,7 @@
 # the server share the CPUs, which holds for nginx too, so the ratios stay fair.
 set -eu
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=tests/bench/lib.sh
 . tests/bench/lib.sh
 
 WRK_THREADS=${WRK_THREADS:-1}
