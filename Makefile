@@ -99,6 +99,7 @@ run: deps $(B)/rigfit
 
 test: deps
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory fuzz-short
 
 unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1
@@ -126,9 +127,6 @@ format:
 	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
 	  $(wildcard core/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/accuracy/*.c)
 
-bench:
-	@echo "make bench arrives with the hardening issue"; exit 1
-
 # make accuracy: the estimator against the measured runs of ../shared/calibration (no network,
 # no GPU): tables of row, measured, estimated, error and the medians. Built from the release
 # objects of core/, the api/ loaders in ACCURACY_API and the test CSV reader; exits 1 when a
@@ -148,6 +146,48 @@ $(B)/accuracy: $(ACCURACY_OBJ)
 accuracy: $(B)/accuracy
 	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$${RIGFIT_SHARED_DIR:-$(CURDIR)/../shared} ./$(B)/accuracy
 
+# --- Fuzzing, benchmark, soak (issue 7) ------------------------------------------------------
+# make fuzz        every libFuzzer target of tests/fuzz/ for FUZZ_SECONDS (default 60) each,
+#                  FUZZ_JOBS (default 2) at a time; fails on a crash, leak, UB or a bad reply
+# make fuzz-short  the pass make test runs: 10 s each, two at a time
+# make bench       rigfit next to nginx under wrk (tests/bench/bench.sh); root installs wrk, nginx
+# make soak        60 s at 256 connections: no errors, flat resident memory (tests/bench/soak.sh)
+# Fuzz objects are built with clang (FUZZ_CC) and ASan+UBSan in $(B)/fuzz, from core/, api/ and
+# the few server/ files the targets need (the scan of a fixture machine, the profile loader).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 2
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
+FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles.c server/log.c \
+                $(sort $(wildcard server/detect/*.c))
+FUZZ_HELPERS := tests/fuzz/fuzz_env.c
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
+                  $(sort $(wildcard tests/fuzz/fuzz_*.c))))
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(B)/fuzz/bin/%)
+
+.PHONY: fuzz fuzz-short fuzz-build soak
+$(B)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/fuzz/librigfit.a: $(FUZZ_LIB_SRC:%.c=$(B)/fuzz/%.o) $(FUZZ_HELPERS:%.c=$(B)/fuzz/%.o)
+	rm -f $@ && ar rcs $@ $^
+$(B)/fuzz/bin/%: $(B)/fuzz/tests/fuzz/fuzz_%.o $(B)/fuzz/librigfit.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+fuzz: deps fuzz-build
+	sh tests/fuzz/run.sh $(B)/fuzz $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+fuzz-short: fuzz-build
+	sh tests/fuzz/run.sh $(B)/fuzz 10 2 $(FUZZ_TARGETS)
+
+bench: deps
+	sh tests/bench/bench.sh
+
+soak: deps
+	sh tests/bench/soak.sh
 
 clean:
 	rm -rf $(B)

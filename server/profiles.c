@@ -46,6 +46,26 @@ const cJSON *rf_profiles_get(const struct rf_profiles *p, const char *name)
 	return NULL;
 }
 
+int rf_profile_parse(const char *buf, size_t len, cJSON **doc, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *d;
+
+	/* len + 1: cJSON wants the terminating NUL inside the length it is given. */
+	d = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
+	if (!d || (!cJSON_IsObject(d) && !cJSON_IsArray(d))) {
+		size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+		if (!d && cJSON_GetErrorPtr())
+			off = (size_t)(cJSON_GetErrorPtr() - buf);
+		snprintf(err, errlen, "%d: %s", line_of(buf, off < len ? off : len),
+			 d ? "the top level must be an object or an array" : "invalid JSON");
+		cJSON_Delete(d);
+		return RF_E_PARSE;
+	}
+	*doc = d;
+	return 0;
+}
+
 int rf_profiles_load(const char *dir, struct rf_profiles **out, char *err, size_t errlen)
 {
 	struct dirent **list = NULL;
@@ -73,8 +93,7 @@ int rf_profiles_load(const char *dir, struct rf_profiles **out, char *err, size_
 		char rel[4400];
 		char *buf = NULL;
 		size_t len = 0;
-		const char *end = NULL;
-		cJSON *doc;
+		cJSON *doc = NULL;
 
 		snprintf(rel, sizeof(rel), "/%s", list[i]->d_name);
 		rc = rf_read_under_root(dir, rel, RF_PROFILES_MAX_BYTES, &buf, &len);
@@ -83,20 +102,12 @@ int rf_profiles_load(const char *dir, struct rf_profiles **out, char *err, size_
 				 list[i]->d_name, rf_err_code(rc));
 			goto out;
 		}
-		/* len + 1: cJSON wants the terminating NUL inside the length it is given. */
-		doc = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
-		if (!doc || (!cJSON_IsObject(doc) && !cJSON_IsArray(doc))) {
-			size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) :
-									     0;
-			if (!doc && cJSON_GetErrorPtr())
-				off = (size_t)(cJSON_GetErrorPtr() - buf);
-			snprintf(err, errlen, "%.300s/%.120s:%d: %s", dir, list[i]->d_name,
-				 line_of(buf, off < len ? off : len),
-				 doc ? "the top level must be an object or an array" :
-				       "invalid JSON");
-			cJSON_Delete(doc);
+		rc = rf_profile_parse(buf, len, &doc, err, errlen);
+		if (rc < 0) {
+			char why[200];
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "%.300s/%.120s:%s", dir, list[i]->d_name, why);
 			free(buf);
-			rc = RF_E_PARSE;
 			goto out;
 		}
 		free(buf);

@@ -27,6 +27,12 @@ struct rf_profiles {
 	struct rf_profile_file files[RF_PROFILES_MAX_FILES];
 };
 
+/* Parses one profile file's bytes buf[0..len) (buf[len] must be NUL, as the file reader
+ * leaves it). Returns 0 and the document in *doc (free with cJSON_Delete), or RF_E_PARSE with
+ * "LINE: reason" in err when it is not JSON or its top level is neither an object nor an
+ * array. */
+int rf_profile_parse(const char *buf, size_t len, cJSON **doc /* OUT */, char *err, size_t errlen);
+
 /* Loads every *.json file of dir (sorted by name). Returns 0 and a new set in *out (free with
  * rf_profiles_free), or a negative rf_err with "FILE:LINE: reason" in err; *out is then
  * untouched. A missing directory is an error too (RF_E_NOT_FOUND). */

@@ -21,9 +21,7 @@
 #include "server/detect/run.h"
 #include "server/log.h"
 
-/* What nvidia-smi is asked, newest driver first. Each query drops the field that the next
- * older drivers reject ("Field "compute_cap" is not a valid field to query."). */
-static const char *const smi_queries[] = {
+const char *const rf_nvidia_smi_queries[RF_NVIDIA_SMI_QUERIES] = {
 	"index,name,uuid,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,"
 	"driver_version,clocks.max.memory,mig.mode.current,compute_cap",
 	"index,name,uuid,pci.bus_id,pci.device_id,memory.total,memory.used,memory.free,"
@@ -263,10 +261,10 @@ static void nv_probe_smi(const struct rf_detect_opts *o, struct hw_snapshot *s, 
 	int rc, first, added;
 	size_t q;
 
-	for (q = 0; q < sizeof(smi_queries) / sizeof(smi_queries[0]); q++) {
+	for (q = 0; q < RF_NVIDIA_SMI_QUERIES; q++) {
 		const char *argv[] = {smi, query, "--format=csv,noheader,nounits", NULL};
 
-		snprintf(query, sizeof(query), "--query-gpu=%s", smi_queries[q]);
+		snprintf(query, sizeof(query), "--query-gpu=%s", rf_nvidia_smi_queries[q]);
 		rc = rf_run_capture(argv, o->probe_timeout_ms, HW_NVIDIA_OUTPUT_CAP, &res);
 		if (rc == RF_E_NOT_FOUND) {
 			if (o->nvidia_smi || nv_driver_present(o->root))
@@ -283,8 +281,7 @@ static void nv_probe_smi(const struct rf_detect_opts *o, struct hw_snapshot *s, 
 		}
 		if (res.exit_status == 0)
 			break;
-		if (strstr(res.out, "not a valid field") &&
-		    q + 1 < sizeof(smi_queries) / sizeof(smi_queries[0])) {
+		if (strstr(res.out, "not a valid field") && q + 1 < RF_NVIDIA_SMI_QUERIES) {
 			rf_run_result_free(&res);
 			continue;
 		}
@@ -293,7 +290,7 @@ static void nv_probe_smi(const struct rf_detect_opts *o, struct hw_snapshot *s, 
 			line[0] ? ": " : "", line);
 		goto out;
 	}
-	hw_parse_nvidia_smi_csv(res.out, res.len, smi_queries[q], rep);
+	hw_parse_nvidia_smi_csv(res.out, res.len, rf_nvidia_smi_queries[q], rep);
 	if (res.truncated)
 		hw_warn(s, "gpu: nvidia-smi printed more than %d bytes; the rest was ignored",
 			HW_NVIDIA_OUTPUT_CAP);

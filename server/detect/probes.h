@@ -32,6 +32,11 @@ void rf_probe_jetson(const struct rf_detect_opts *o, struct hw_snapshot *s);
 /* NVIDIA discrete GPUs: NVML through dlopen in a forked child, else nvidia-smi
  * (probe_nvidia.c). */
 void rf_probe_nvidia(const struct rf_detect_opts *o, struct hw_snapshot *s);
+/* The --query-gpu field lists nvidia-smi is asked, newest driver first. Each query drops the
+ * field that the next older drivers reject ("Field "compute_cap" is not a valid field to
+ * query."). */
+#define RF_NVIDIA_SMI_QUERIES 3
+extern const char *const rf_nvidia_smi_queries[RF_NVIDIA_SMI_QUERIES];
 
 /* AMD GPUs (amdgpu sysfs, KFD topology) and Intel GPUs (i915/xe sysfs) (probe_amd.c). */
 void rf_probe_amd(const struct rf_detect_opts *o, struct hw_snapshot *s);

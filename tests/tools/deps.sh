@@ -2,7 +2,7 @@
 # Installs the Debian packages that the build and the tests need, and nothing that is already
 # there. Runs apt-get as root, through sudo otherwise. `--lint` adds the lint tools (npm).
 set -eu
-pkgs="gcc make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind"
+pkgs="gcc clang make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind"
 if [ "${1:-}" = "--lint" ]; then
   pkgs="clang-format npm"
 fi

@@ -1,0 +1,138 @@
+#!/bin/sh
+# make bench: rigfit next to nginx on loopback, in one run. Installs wrk and nginx-light from
+# Debian when missing (root, or sudo), builds the release binary, starts rigfit on a free
+# loopback port (fixture machine tests/fixtures/machines/$BENCH_MACHINE as --root, a temporary
+# --db), saves GET /api/hardware's body and has nginx (its own temporary prefix and config,
+# one worker like rigfit's one event loop, no access log) serve that file. Then wrk measures,
+# with the same settings for all three:
+#   nginx    GET the static JSON file
+#   hardware GET /api/hardware (rigfit's cached snapshot)
+#   estimate POST /api/estimate {"model":{"id":"qwen2.5-7b"},"quant":"Q4_K_M"}
+# and the script prints requests/s, p99 latency and the ratios to nginx, the errors
+# (socket errors and non-2xx answers), the daemon's VmRSS after the load, and the median
+# scan_duration_ms of `rigfit detect --format json` on this machine (--root /).
+#
+# Targets: hardware >= 0.5x nginx, estimate >= 0.3x nginx, 0 errors, VmRSS < 32 MiB, scan
+# < 20 ms. Exit status 1 when anything misses (BENCH_REPORT_ONLY=1: only errors fail).
+# wrk settings: WRK_THREADS (1), WRK_CONNS (32), WRK_SECS (10). On a small machine wrk and
+# the server share the CPUs, which holds for nginx too, so the ratios stay fair.
+set -eu
+cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=tests/bench/lib.sh
+. tests/bench/lib.sh
+
+WRK_THREADS=${WRK_THREADS:-1}
+WRK_CONNS=${WRK_CONNS:-32}
+WRK_SECS=${WRK_SECS:-10}
+SCAN_RUNS=${SCAN_RUNS:-11}
+
+bench_need wrk nginx-light curl
+make --no-print-directory build/rigfit > /dev/null
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rigfit-bench.XXXXXX")
+rigfit_pid="" nginx_pid=""
+cleanup() {
+	[ -z "$nginx_pid" ] || kill "$nginx_pid" 2> /dev/null || true
+	[ -z "$rigfit_pid" ] || kill "$rigfit_pid" 2> /dev/null || true
+	wait 2> /dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+bench_start_rigfit
+mkdir -p "$tmp/www" "$tmp/logs"
+# nginx started by root serves as nobody: the file and the folders above it must be readable.
+chmod 755 "$tmp" "$tmp/www"
+curl -fs -o "$tmp/www/hardware.json" "http://127.0.0.1:$rigfit_port/api/hardware"
+chmod 644 "$tmp/www/hardware.json"
+
+# nginx on the first free port from a per-process start, non-daemon, everything under $tmp.
+nginx_port=$((20000 + $$ % 20000))
+tries=0
+while :; do
+	cat > "$tmp/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $tmp/nginx.pid;
+error_log $tmp/logs/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $tmp/body;
+	proxy_temp_path $tmp/proxy;
+	fastcgi_temp_path $tmp/fastcgi;
+	keepalive_requests 1000000;
+	server {
+		listen 127.0.0.1:$nginx_port;
+		root $tmp/www;
+		location / { default_type application/json; }
+	}
+}
+CONF
+	nginx -p "$tmp" -e "$tmp/logs/error.log" -c "$tmp/nginx.conf" &
+	nginx_pid=$!
+	i=0
+	while [ $i -lt 50 ] && kill -0 "$nginx_pid" 2> /dev/null &&
+		! curl -fs -o /dev/null "http://127.0.0.1:$nginx_port/hardware.json"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if curl -fs -o /dev/null "http://127.0.0.1:$nginx_port/hardware.json"; then break; fi
+	kill "$nginx_pid" 2> /dev/null || true
+	wait "$nginx_pid" 2> /dev/null || true
+	nginx_pid=""
+	tries=$((tries + 1))
+	if [ $tries -ge 20 ]; then
+		echo "bench: nginx did not start:" >&2
+		tail -n 20 "$tmp/logs/error.log" >&2
+		exit 1
+	fi
+	nginx_port=$((nginx_port + 1))
+done
+
+echo "bench: wrk -t$WRK_THREADS -c$WRK_CONNS -d${WRK_SECS}s, $(nproc) CPUs shared by wrk and the server"
+r_nginx=$(BENCH_METHOD=GET bench_wrk nginx "http://127.0.0.1:$nginx_port/hardware.json")
+r_hw=$(BENCH_METHOD=GET bench_wrk hardware "http://127.0.0.1:$rigfit_port/api/hardware")
+r_est=$(BENCH_METHOD=POST BENCH_BODY=$BENCH_ESTIMATE_BODY \
+	bench_wrk estimate "http://127.0.0.1:$rigfit_port/api/estimate")
+rss=$(bench_rss_kb "$rigfit_pid")
+
+# The scan of this machine, as `rigfit detect` times it: the median of SCAN_RUNS runs.
+i=0
+: > "$tmp/scan.txt"
+while [ $i -lt "$SCAN_RUNS" ]; do
+	./build/rigfit detect --format json --root / |
+		sed -n 's/.*"scan_duration_ms":\([0-9.eE+-]*\).*/\1/p' >> "$tmp/scan.txt"
+	i=$((i + 1))
+done
+scan=$(sort -n "$tmp/scan.txt" | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : -1 }')
+
+printf '%s\n%s\n%s\n' "$r_nginx" "$r_hw" "$r_est" | awk -v rss="$rss" -v scan="$scan" \
+	-v strict="${BENCH_REPORT_ONLY:-0}" '
+function row(name, value, target, ok) {
+	printf "  %-34s %-22s %-14s %s\n", name, value, target, ok ? "PASS" : "FAIL"
+	if (!ok) fails++
+}
+{ rps[NR] = $2; p99[NR] = $3; sock[NR] = $4; status[NR] = $5; reqs[NR] = $6 }
+END {
+	names[1] = "nginx static file"; names[2] = "rigfit GET /api/hardware"
+	names[3] = "rigfit POST /api/estimate"
+	printf "\n  %-34s %12s %10s %12s %10s\n", "", "requests/s", "p99 ms", "requests", "errors"
+	for (i = 1; i <= 3; i++)
+		printf "  %-34s %12.0f %10.2f %12d %10d\n", names[i], rps[i], p99[i], reqs[i],
+			sock[i] + status[i]
+	printf "\n  %-34s %-22s %-14s %s\n", "check", "measured", "target", "result"
+	hw = rps[1] > 0 ? rps[2] / rps[1] : 0
+	est = rps[1] > 0 ? rps[3] / rps[1] : 0
+	row("hardware / nginx", sprintf("%.2fx", hw), ">= 0.50x", hw >= 0.5)
+	row("estimate / nginx", sprintf("%.2fx", est), ">= 0.30x", est >= 0.3)
+	errs = 0
+	for (i = 1; i <= 3; i++) errs += sock[i] + status[i]
+	row("errors (socket + non-2xx)", errs, "0", errs == 0)
+	row("rigfit VmRSS after the load", sprintf("%.1f MiB", rss / 1024), "< 32 MiB",
+	    rss > 0 && rss < 32 * 1024)
+	row("full scan of this machine (median)", sprintf("%.2f ms", scan), "< 20 ms",
+	    scan >= 0 && scan < 20)
+	if (errs > 0) exit 1
+	if (fails > 0 && strict != "1") exit 1
+}'
