@@ -107,11 +107,11 @@ unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ./$(B)/asan/unit
 
-valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/fake/libnvidia-ml.so.1 \
+valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1
-	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
+	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze' \
+	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze,*/nvidia-smi' \
 	  ./$(B)/plain/unit
 
 lint: deps deps-lint
