@@ -168,6 +168,8 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(B)/fuzz/bin/%)
 
 .PHONY: fuzz fuzz-short fuzz-build soak
+# The target objects are ordinary build outputs, not intermediates to delete after linking.
+.SECONDARY: $(FUZZ_TARGETS:%=$(B)/fuzz/tests/fuzz/fuzz_%.o)
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
