@@ -28,7 +28,8 @@ CORE_SRC   := $(sort $(wildcard core/*.c))
 API_SRC    := $(sort $(wildcard api/*.c))
 SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/detect/*.c server/store/*.c)))
 LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
-TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/api/*.c tests/server/*.c))
+TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/api/*.c tests/server/*.c \
+                tests/fault/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 EMBEDDED   := openapi.yaml $(MIGRATIONS)
 
@@ -72,10 +73,13 @@ $(B)/asan/rigfit: $(call flavour_objs,asan) $(B)/asan/server/main.o
 $(B)/plain/rigfit: $(call flavour_objs,plain) $(B)/plain/server/main.o
 	$(CC) $(CFLAGS_PLAIN) -o $@ $^ $(PKG_LIBS)
 
+# The unit tests send every allocation through tests/fault/alloc_fault.c, which can fail the
+# Nth one (the torture suite); the product binaries are linked without it.
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
 $(B)/asan/unit: $(call flavour_objs,asan) $(TEST_SRC:%.c=$(B)/asan/%.o)
-	$(CC) $(CFLAGS_ASAN) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+	$(CC) $(CFLAGS_ASAN) $(WRAP_ALLOC) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
 $(B)/plain/unit: $(call flavour_objs,plain) $(TEST_SRC:%.c=$(B)/plain/%.o)
-	$(CC) $(CFLAGS_PLAIN) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+	$(CC) $(CFLAGS_PLAIN) $(WRAP_ALLOC) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
 
 # Test sources include the generated suite list.
 $(TEST_SRC:%.c=$(B)/asan/%.o) $(TEST_SRC:%.c=$(B)/plain/%.o): $(B)/gen/suites.h

@@ -272,7 +272,8 @@ const struct api_route *api_route_find(enum api_method method, const char *path,
 				       unsigned *allowed /* OUT */, const char **id /* OUT */,
 				       size_t *id_len /* OUT */);
 
-/* Dispatches req to its handler: 404/405 envelopes for unknown paths and methods. Always
+/* Dispatches req to its handler: 404/405 envelopes for unknown paths and methods, and 503
+ * out_of_memory for a reply during which a cJSON allocation failed (api/json_alloc.h). Always
  * leaves a complete reply in out. Returns the route matched, or NULL. */
 const struct api_route *api_dispatch(const struct api_env *env, struct api_request *req,
 				     struct api_reply *out);

@@ -108,6 +108,7 @@ int api_benchmarks_post(const struct api_env *env, const struct api_request *req
 	skipped = runs ? cJSON_CreateArray() : NULL;
 	if (!skipped || !cJSON_AddStringToObject(o, "format", b.format)) {
 		cJSON_Delete(runs);
+		cJSON_Delete(skipped);
 		goto oom;
 	}
 	for (int i = 0; i < b.n; i++) {

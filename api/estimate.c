@@ -19,6 +19,7 @@
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
+#include "api/json_alloc.h"
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
@@ -167,6 +168,8 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 		return api_error(out, rc, "model.gguf", "%s", msg[0] ? msg : rf_err_message(rc));
 	rc = gguf_parse(buf, len, fsize, &e->gguf, msg, sizeof(msg));
 	free(buf);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
 	if (rc < 0)
 		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
 				 "the GGUF header is invalid: %s", msg);
@@ -177,6 +180,8 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 	e->ftype = gguf_file_type(e->gguf);
 	rc = rf_weights_from_tensors(&e->arch, e->gguf->tensors, (size_t)e->gguf->n_tensors,
 				     &e->weights);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
 	if (rc < 0)
 		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
 				 "the GGUF tensors do not fit the architecture");
@@ -263,6 +268,8 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		return api_error(out, RF_E_INVALID_VALUE, "model", "the model is invalid (%s)",
 				 bad_field ? bad_field : "architecture");
 	rc = model_param_counts(&e->arch, &e->params);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
 	if (rc < 0)
 		return api_error(out, RF_E_INVALID_VALUE, "model",
 				 "the model's parameters cannot be counted");
@@ -535,7 +542,7 @@ static cJSON *est_memory_json(const struct rf_mem_estimate *m)
 			cJSON_AddNumberToObject(d, "budget_bytes", (double)u->budget_bytes);
 		else
 			cJSON_AddNullToObject(d, "budget_bytes");
-		cJSON_AddItemToArray(arr, d);
+		api_json_append(arr, d);
 	}
 	return o;
 }
@@ -717,6 +724,8 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		rc = rf_weights_from_scheme(&e->arch, e->ftype, -1, &e->weights);
 		if (rc < 0) {
 			free(m);
+			if (rc == RF_E_NOMEM)
+				return api_error(out, rc, NULL, NULL);
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
 					 "the model cannot be quantized as %s", q);
 		}
@@ -779,7 +788,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 
 	mem = est_memory_json(m);
 	if (mem)
-		cJSON_AddItemToObject(root, "memory", mem);
+		api_json_add(root, "memory", mem);
 	cJSON_AddBoolToObject(root, "fits", m->fits);
 	add_num_or_null(root, "utilization", m->utilization);
 	if (m->fit_band)
@@ -956,7 +965,7 @@ static int est_training(struct est *e, cJSON *root, struct api_reply *out)
 				cJSON_AddStringToObject(d, "device", device);
 				cJSON_AddNumberToObject(d, "bytes", (double)r.total_bytes);
 				cJSON_AddNumberToObject(d, "budget_bytes", (double)budget);
-				cJSON_AddItemToArray(pd, d);
+				api_json_append(pd, d);
 			}
 		}
 	}
@@ -1131,7 +1140,7 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 		goto done;
 	arr = cJSON_AddArrayToObject(root, "assumptions");
 	for (int i = 0; arr && i < e->n_assumptions; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(e->assumptions[i]));
+		api_json_append(arr, cJSON_CreateString(e->assumptions[i]));
 	*result = root;
 	root = NULL;
 	rc = 0;

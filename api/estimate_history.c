@@ -200,6 +200,8 @@ int api_history_refine(const struct api_env *env, const struct api_history_query
 	hw_strlcpy(f.hardware_fingerprint, q->fingerprint, sizeof(f.hardware_fingerprint));
 	f.limit = API_HISTORY_LIMIT;
 	rc = env->store.bench_list(env->store.ctx, &f, &runs, &n);
+	if (rc == RF_E_NOMEM)
+		return rc; /* out of memory is the request's failure, not a store outage */
 	if (rc < 0 || n < 0 || (n > 0 && !runs)) {
 		out->unavailable = true;
 		note(out, "speed: the benchmark history could not be read (%s); roofline only",

@@ -54,6 +54,7 @@ struct api_history {
 
 /* Reads the runs of q->fingerprint from env->store and refines q->roofline with them. Always
  * fills *out: with no store, a store error or no usable run, the roofline (basis "roofline").
+ * Running out of memory, in the store or here, is RF_E_NOMEM, never a silent roofline.
  * Returns 0, or RF_E_NOMEM (*out then holds the roofline too). */
 int api_history_refine(const struct api_env *env, const struct api_history_query *q,
 		       struct api_history *out /* OUT */);

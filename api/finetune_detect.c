@@ -23,6 +23,7 @@
 #include "api/finetune_detect.h"
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
+#include "api/json_alloc.h"
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
@@ -447,7 +448,7 @@ static int fd_estimate(const struct api_env *env, const struct fd *f, const stru
 	cJSON_AddNumberToObject(body, "seq_len", (double)s->seq);
 	cJSON_AddStringToObject(body, "provider", s->provider);
 	if (f->hardware)
-		cJSON_AddItemToObject(body, "hardware", cJSON_Duplicate(f->hardware, true));
+		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
 	else if (f->rq.has_hardware_profile)
 		cJSON_AddStringToObject(body, "hardware_profile", f->rq.hardware_profile);
 	rc = api_estimate_object(env, body, res, &tmp);
@@ -595,7 +596,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	cJSON_AddStringToObject(root, "profile_source",
 				f->rq.has_compute_specs ? "compute_specs" : "hardware");
 	fd_machine_json(f, root);
-	cJSON_AddItemToObject(root, "settings", fd_settings_json(f, &base));
+	api_json_add(root, "settings", fd_settings_json(f, &base));
 	possible = cJSON_AddArrayToObject(root, "possible_models");
 	options = cJSON_AddArrayToObject(root, "possible_options");
 	per = cJSON_AddArrayToObject(root, "model_settings");
@@ -606,24 +607,24 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 		if (!fd_fit(env, f, list[i], &s, &res))
 			continue;
 		offered++;
-		cJSON_AddItemToArray(possible, cJSON_CreateString(list[i]->id));
-		cJSON_AddItemToArray(options, cJSON_CreateString(list[i]->id));
+		api_json_append(possible, cJSON_CreateString(list[i]->id));
+		api_json_append(options, cJSON_CreateString(list[i]->id));
 		ms = cJSON_CreateObject();
 		if (ms) {
 			const cJSON *mem = cJSON_GetObjectItemCaseSensitive(res, "memory");
 			const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "utilization");
 			cJSON_AddStringToObject(ms, "model", list[i]->id);
-			cJSON_AddItemToObject(ms, "settings", fd_settings_json(f, &s));
+			api_json_add(ms, "settings", fd_settings_json(f, &s));
 			cJSON_AddBoolToObject(ms, "shrunk",
 					      s.seq != base.seq || s.batch != base.batch ||
 						      s.use_4bit != base.use_4bit);
-			cJSON_AddItemToObject(ms, "memory_total_bytes",
-					      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
-								      mem, "total_bytes"),
-							      true));
+			api_json_add(ms, "memory_total_bytes",
+				     cJSON_Duplicate(
+					     cJSON_GetObjectItemCaseSensitive(mem, "total_bytes"),
+					     true));
 			cJSON_AddNumberToObject(ms, "utilization",
 						cJSON_IsNumber(u) ? u->valuedouble : 0);
-			cJSON_AddItemToArray(per, ms);
+			api_json_append(per, ms);
 		}
 		if (!recommended) {
 			recommended = list[i]->id;
@@ -636,8 +637,8 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	fd_add_str_or_null(root, "recommended_model", recommended);
 	fd_add_str_or_null(root, "model_recommendation", recommended);
 	if (recommended) {
-		cJSON_AddItemToObject(root, "recommended_settings", fd_settings_json(f, &best));
-		cJSON_AddItemToObject(root, "estimate", est);
+		api_json_add(root, "recommended_settings", fd_settings_json(f, &best));
+		api_json_add(root, "estimate", est);
 		est = NULL;
 		cJSON_AddNullToObject(root, "explanation");
 	} else {
@@ -663,7 +664,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 			  "the unified memory; slower than CUDA");
 	arr = cJSON_AddArrayToObject(root, "assumptions");
 	for (int i = 0; arr && i < f->n_assumptions; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(f->assumptions[i]));
+		api_json_append(arr, cJSON_CreateString(f->assumptions[i]));
 	json = cJSON_PrintUnformatted(root);
 	if (!json) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);

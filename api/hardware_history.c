@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "api/hardware_json.h"
+#include "api/json_alloc.h"
 #include "core/err.h"
 
 #define HISTORY_DEFAULT_LIMIT 50
@@ -40,20 +41,28 @@ int api_hardware_history(const struct api_env *env, const struct api_request *re
 	for (int i = 0; i < n; i++) {
 		cJSON *item = cJSON_CreateObject(), *hw;
 		char when[40];
+		unsigned long failed;
 		if (!item)
 			goto oom;
 		cJSON_AddItemToArray(arr, item);
 		api_format_time_ms(rows[i].scanned_at_ms, when, sizeof(when));
+		/* A row that does not parse shows as null; a parse without memory fails. */
+		failed = api_json_failed_allocs();
 		hw = rows[i].hardware_json ? cJSON_Parse(rows[i].hardware_json) : NULL;
+		if (!hw && api_json_failed_allocs() != failed)
+			goto oom;
 		if (!cJSON_AddNumberToObject(item, "id", (double)rows[i].id) ||
 		    !cJSON_AddStringToObject(item, "scanned_at", when) ||
 		    !cJSON_AddNumberToObject(item, "scan_duration_ms", rows[i].scan_duration_ms)) {
 			cJSON_Delete(hw);
 			goto oom;
 		}
-		if (hw)
-			cJSON_AddItemToObject(item, "hardware", hw);
-		else if (!cJSON_AddNullToObject(item, "hardware"))
+		if (hw) {
+			if (!cJSON_AddItemToObject(item, "hardware", hw)) {
+				cJSON_Delete(hw);
+				goto oom;
+			}
+		} else if (!cJSON_AddNullToObject(item, "hardware"))
 			goto oom;
 	}
 	if ((n == (int)limit && n > 0 ?

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/json_alloc.h"
 #include "core/err.h"
 
 bool jm_utf8_valid(const char *str, size_t len)
@@ -94,6 +95,7 @@ int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out,
 {
 	const char *end = NULL;
 	cJSON *root;
+	unsigned long failed;
 
 	if (!req->body || req->body_len == 0) {
 		if (!allow_empty)
@@ -112,7 +114,10 @@ int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out,
 		return api_error(reply, RF_E_INVALID_VALUE, NULL,
 				 "the request body holds a \\u0000 escape; strings may not contain "
 				 "NUL characters");
+	failed = api_json_failed_allocs();
 	root = cJSON_ParseWithLengthOpts(req->body, req->body_len, &end, 0);
+	if (!root && api_json_failed_allocs() != failed)
+		return api_error(reply, RF_E_NOMEM, NULL, NULL);
 	if (!root) {
 		size_t off = end && end >= req->body ? (size_t)(end - req->body) : 0;
 		return api_error(reply, RF_E_INVALID_JSON, NULL,

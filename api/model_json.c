@@ -807,6 +807,7 @@ cJSON *api_model_entry_json(const struct model_entry *e)
 	cJSON *o = cJSON_CreateObject(), *al, *tk, *pp, *arch;
 	struct model_params p;
 	bool ok = o != NULL;
+	int rc;
 
 	ok = ok && cJSON_AddStringToObject(o, "id", e->id);
 	if (ok && e->name[0])
@@ -825,7 +826,9 @@ cJSON *api_model_entry_json(const struct model_entry *e)
 	if (ok)
 		ok = (e->params_b > 0 ? cJSON_AddNumberToObject(o, "params_b", e->params_b) :
 					cJSON_AddNullToObject(o, "params_b")) != NULL;
-	if (ok && model_param_counts(&e->arch, &p) == 0) {
+	rc = ok ? model_param_counts(&e->arch, &p) : 0;
+	ok = ok && rc != RF_E_NOMEM;
+	if (ok && rc == 0) {
 		pp = cJSON_AddObjectToObject(o, "parameters");
 		ok = pp && add_num(pp, "total", p.total) && add_num(pp, "active", p.active) &&
 		     add_num(pp, "embedding", p.embedding);

@@ -31,6 +31,7 @@
 #include "api/estimate.h"
 #include "api/jsonmap.h"
 #include "api/recommend.h"
+#include "api/json_alloc.h"
 #include "core/device.h"
 #include "core/err.h"
 #include "core/model.h"
@@ -187,6 +188,15 @@ static int rec_ask(const struct api_env *env, cJSON *body, int policy, cJSON **a
 	return 0;
 }
 
+/* Replaces the quant of settings s; a replacement that cannot be made is freed. */
+static void rec_set_quant(cJSON *s, const char *quant)
+{
+	cJSON *q = cJSON_CreateString(quant);
+
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(s, "quant", q))
+		cJSON_Delete(q);
+}
+
 /* The settings of an estimate request, without model and hardware. */
 static cJSON *rec_settings(int mode, int quant, int64_t n, bool flash_attn)
 {
@@ -279,7 +289,7 @@ static cJSON *rec_model_body(const struct rec_request *rq, const cJSON *hw,
 		return NULL;
 	cJSON_AddStringToObject(b, "model", m->id);
 	if (hw)
-		cJSON_AddItemToObject(b, "hardware", cJSON_Duplicate(hw, true));
+		api_json_add(b, "hardware", cJSON_Duplicate(hw, true));
 	else if (rq->has_hardware_profile)
 		cJSON_AddStringToObject(b, "hardware_profile", rq->hardware_profile);
 	return b;
@@ -383,10 +393,9 @@ static cJSON *rec_model_entry_json(const struct rec_hit *h, int mode, bool gpus)
 	else
 		cJSON_AddNullToObject(o, "params_b");
 	cJSON_AddStringToObject(o, "precision", prec);
-	cJSON_AddItemToObject(o, "settings",
-			      rec_settings(mode, h->quant, h->n_ctx_or_seq,
-					   gpus && mode == REC_INFERENCE));
-	cJSON_AddItemToObject(o, "estimate", rec_summary(h->answer, mode));
+	api_json_add(o, "settings",
+		     rec_settings(mode, h->quant, h->n_ctx_or_seq, gpus && mode == REC_INFERENCE));
+	api_json_add(o, "estimate", rec_summary(h->answer, mode));
 	cJSON_AddNumberToObject(o, "score", h->score);
 	snprintf(why, sizeof(why),
 		 "%s (%.2fB params) at %s, %s %lld: quality %.1f (10 x log2(1 + %.2f) + %.0f "
@@ -479,7 +488,7 @@ static int rec_models(const struct api_env *env, const struct rec_request *rq, c
 				"utilization))");
 	arr = cJSON_AddArrayToObject(root, "recommendations");
 	for (size_t i = 0; i < n_hits && (int64_t)i < limit; i++)
-		cJSON_AddItemToArray(arr, rec_model_entry_json(&hits[i], rq->mode, gpus));
+		api_json_append(arr, rec_model_entry_json(&hits[i], rq->mode, gpus));
 	if (n_hits == 0)
 		cJSON_AddStringToObject(
 			root, "reason",
@@ -519,14 +528,14 @@ static cJSON *rec_hw_body(const struct rec_request *rq, const struct model_entry
 	if (!b)
 		return NULL;
 	if (rq->mode == REC_INFERENCE && rq->has_quant)
-		cJSON_ReplaceItemInObjectCaseSensitive(b, "quant", cJSON_CreateString(rq->quant));
+		rec_set_quant(b, rq->quant);
 	cJSON_AddStringToObject(b, "model", m->id);
 	hw = cJSON_AddObjectToObject(b, "hardware");
 	gpus = cJSON_AddArrayToObject(hw, "gpus");
 	g = cJSON_CreateObject();
 	cJSON_AddStringToObject(g, "name", d->id);
 	cJSON_AddNumberToObject(g, "count", count);
-	cJSON_AddItemToArray(gpus, g);
+	api_json_append(gpus, g);
 	mem = cJSON_AddObjectToObject(hw, "memory");
 	if (d->kind == DEVICE_KIND_SOC)
 		ram_gib = d->memory_gib;
@@ -565,7 +574,7 @@ static cJSON *rec_hw_entry_json(const struct rec_hit *h, const struct rec_reques
 	cJSON_AddStringToObject(o, "name", h->device->name);
 	cJSON_AddStringToObject(o, "kind", h->device->kind == DEVICE_KIND_SOC ? "soc" : "gpu");
 	cJSON_AddNumberToObject(o, "count", h->count);
-	cJSON_AddItemToObject(o, "estimate", rec_summary(h->answer, rq->mode));
+	api_json_add(o, "estimate", rec_summary(h->answer, rq->mode));
 	if (h->tokens_per_s >= 0)
 		cJSON_AddNumberToObject(o, "tokens_per_s", round(h->tokens_per_s * 10) / 10);
 	else
@@ -688,30 +697,27 @@ static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 	settings = rec_settings(rq->mode, 3, rq->mode == REC_INFERENCE ? n_ctx : rec_seq_lens[0],
 				true);
 	if (settings && rq->mode == REC_INFERENCE && rq->has_quant)
-		cJSON_ReplaceItemInObjectCaseSensitive(settings, "quant",
-						       cJSON_CreateString(rq->quant));
-	cJSON_AddItemToObject(root, "settings", settings);
+		rec_set_quant(settings, rq->quant);
+	api_json_add(root, "settings", settings);
 	cJSON_AddNumberToObject(root, "considered", considered);
 	cJSON_AddNumberToObject(root, "estimates", n_est);
 	cJSON_AddBoolToObject(root, "truncated", truncated);
 	as = cJSON_AddArrayToObject(root, "assumptions");
-	cJSON_AddItemToArray(
-		as,
-		cJSON_CreateString("devices: every GPU and SoC profile with a known memory size; "
-				   "GPUs 1, 2, 4 or 8 of a kind (the fewest that fit), SoCs one"));
-	cJSON_AddItemToArray(as,
-			     cJSON_CreateString(
-				     "system RAM assumed large enough: twice the GPUs' memory, at "
-				     "least 64 GiB (SoCs: their own memory)"));
+	api_json_append(as, cJSON_CreateString(
+				    "devices: every GPU and SoC profile with a known memory size; "
+				    "GPUs 1, 2, 4 or 8 of a kind (the fewest that fit), SoCs one"));
+	api_json_append(as, cJSON_CreateString(
+				    "system RAM assumed large enough: twice the GPUs' memory, at "
+				    "least 64 GiB (SoCs: their own memory)"));
 	snprintf(line, sizeof(line),
 		 "usd_per_million_tokens = usd_per_hour x count / (tokens_per_s x 3600) x 1e6; "
 		 "usd_per_hour per device from its profile%s",
 		 rq->has_usd_per_hour ? ", else the request's" :
 					" (none known: give usd_per_hour)");
-	cJSON_AddItemToArray(as, cJSON_CreateString(line));
+	api_json_append(as, cJSON_CreateString(line));
 	arr = cJSON_AddArrayToObject(root, "hardware");
 	for (int i = 0; i < n_hits && i < limit; i++)
-		cJSON_AddItemToArray(arr, rec_hw_entry_json(&hits[i], rq, m));
+		api_json_append(arr, rec_hw_entry_json(&hits[i], rq, m));
 	if (n_hits == 0)
 		cJSON_AddStringToObject(root, "reason",
 					considered == 0 ? "no GPU or SoC profile is loaded" :

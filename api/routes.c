@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "api/benchmarks.h"
 #include "api/finetune_detect.h"
+#include "api/json_alloc.h"
 #include "api/recommend.h"
 #include "api/validate.h"
 #include "api/runtime_config.h"
@@ -95,6 +96,7 @@ const struct api_route *api_dispatch(const struct api_env *env, struct api_reque
 	unsigned allowed;
 	const char *id;
 	size_t id_len;
+	unsigned long failed;
 	const struct api_route *r = api_route_find(req->method, req->path, &allowed, &id, &id_len);
 
 	if (!r) {
@@ -105,8 +107,13 @@ const struct api_route *api_dispatch(const struct api_env *env, struct api_reque
 		return NULL;
 	}
 	req->path_id = id;
+	failed = api_json_failed_allocs();
 	r->handler(env, req, out);
-	if (out->status == 0)
+	/* Handlers add members without checking each cJSON call: a reply built while cJSON
+	 * could not allocate may lack some, so it is not sent (SQLite's mallocFailed idea). */
+	if (api_json_failed_allocs() != failed)
+		api_error(out, RF_E_NOMEM, NULL, NULL);
+	else if (out->status == 0)
 		api_error(out, RF_E_INTERNAL, NULL, "the handler produced no reply");
 	return r;
 }

@@ -25,6 +25,7 @@
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
 #include "api/runtime_config.h"
+#include "api/json_alloc.h"
 #include "core/device.h"
 #include "core/err.h"
 #include "core/estimate.h"
@@ -135,7 +136,7 @@ static void cfg_note(cJSON *arr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	api_json_append(arr, cJSON_CreateString(buf));
 }
 
 static const cJSON *jget(const cJSON *o, const char *a, const char *b)
@@ -194,9 +195,9 @@ static int cfg_ask(const struct cfg *c, const struct cfg_state *s, cJSON **est,
 	*est = NULL;
 	if (!q)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	cJSON_AddItemToObject(q, "model", cJSON_Duplicate(jget(c->body, "model", NULL), true));
+	api_json_add(q, "model", cJSON_Duplicate(jget(c->body, "model", NULL), true));
 	if ((v = jget(c->body, "hardware", NULL)) != NULL)
-		cJSON_AddItemToObject(q, "hardware", cJSON_Duplicate(v, true));
+		api_json_add(q, "hardware", cJSON_Duplicate(v, true));
 	if (c->rq.has_hardware_profile)
 		cJSON_AddStringToObject(q, "hardware_profile", c->rq.hardware_profile);
 	if (s->quant)
@@ -626,7 +627,7 @@ static void cfg_llama(const struct cfg *c, const struct cfg_state *s, const stru
 	split = cJSON_AddArrayToObject(set, "tensor_split");
 	if (split && cJSON_GetArraySize(pd) > 1)
 		cJSON_ArrayForEach(d, pd)
-			cJSON_AddItemToArray(split, cJSON_CreateNumber(jnum(d, "layers", NULL, 0)));
+			api_json_append(split, cJSON_CreateNumber(jnum(d, "layers", NULL, 0)));
 	cJSON_AddBoolToObject(set, "flash_attn", s->flash_attn);
 	cJSON_AddStringToObject(set, "cache_type_k", cfg_kv_types[s->kv]);
 	cJSON_AddStringToObject(set, "cache_type_v", cfg_kv_types[s->kv]);
@@ -759,7 +760,7 @@ static cJSON *cfg_answer(struct cfg *c, const struct cfg_state *s, const struct 
 		return NULL;
 	cJSON_AddStringToObject(root, "runtime", c->vllm ? "vllm" : "llama.cpp");
 	cJSON_AddStringToObject(root, "backend", c->backend);
-	cJSON_AddItemToObject(root, "model", cJSON_Duplicate(jget(est, "model", NULL), true));
+	api_json_add(root, "model", cJSON_Duplicate(jget(est, "model", NULL), true));
 	if (c->vllm)
 		cfg_vllm(c, s, h, est, root);
 	else
@@ -781,10 +782,13 @@ static cJSON *cfg_answer(struct cfg *c, const struct cfg_state *s, const struct 
 		cJSON_ArrayForEach(d, jget(est, "memory", "per_device"))
 			vram += jnum(d, "bytes", NULL, 0);
 		cJSON_AddNumberToObject(meta, "estimated_vram_usage_gb", round(vram / 1e7) / 100.0);
-		cJSON_AddItemToObject(meta, "estimate", cJSON_Duplicate(est, true));
+		api_json_add(meta, "estimate", cJSON_Duplicate(est, true));
 	}
-	cJSON_AddItemReferenceToObject(root, "downgrades", c->downgrades);
-	cJSON_AddItemReferenceToObject(root, "assumptions", c->assumptions);
+	/* cJSON_AddItemReferenceToObject leaks its reference when the add fails. */
+	api_json_add(root, "downgrades",
+		     cJSON_CreateArrayReference(c->downgrades ? c->downgrades->child : NULL));
+	api_json_add(root, "assumptions",
+		     cJSON_CreateArrayReference(c->assumptions ? c->assumptions->child : NULL));
 	return root;
 }
 

@@ -27,6 +27,7 @@
 #include "api/jsonmap.h"
 #include "api/model_json.h"
 #include "api/validate.h"
+#include "api/json_alloc.h"
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
@@ -386,12 +387,12 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 		for (size_t i = 0; m && i < sizeof(keep) / sizeof(keep[0]); i++) {
 			const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->model, keep[i]);
 			if (v)
-				cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, true));
+				api_json_add(m, keep[i], cJSON_Duplicate(v, true));
 		}
 	} else {
 		m = cJSON_Duplicate(c->model, true);
 	}
-	cJSON_AddItemToObject(r, "model", m);
+	api_json_add(r, "model", m);
 	if (quant)
 		cJSON_AddStringToObject(r, "quant", quant);
 	if (o && o->n_ctx < 0)
@@ -423,7 +424,7 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 			r, "n_gpu_layers",
 			c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 : (double)c->n_gpu_layers);
 	if (c->hardware)
-		cJSON_AddItemToObject(r, "hardware", cJSON_Duplicate(c->hardware, true));
+		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
 	if (c->hardware_profile)
 		cJSON_AddStringToObject(r, "hardware_profile", c->hardware_profile);
 	return r;
@@ -868,7 +869,7 @@ static cJSON *checks_json(const struct val *v, bool errors)
 			cJSON_AddStringToObject(o, "field", k->field);
 		else
 			cJSON_AddNullToObject(o, "field");
-		cJSON_AddItemToArray(arr, o);
+		api_json_append(arr, o);
 	}
 	return arr;
 }
@@ -924,10 +925,10 @@ static int val_run(struct val *v, const cJSON *body, struct api_reply *out)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	}
 	cJSON_AddBoolToObject(root, "is_valid", n_err == 0);
-	cJSON_AddItemToObject(root, "errors", checks_json(v, true));
-	cJSON_AddItemToObject(root, "warnings", checks_json(v, false));
+	api_json_add(root, "errors", checks_json(v, true));
+	api_json_add(root, "warnings", checks_json(v, false));
 	if (est)
-		cJSON_AddItemToObject(root, "estimate", est);
+		api_json_add(root, "estimate", est);
 	else
 		cJSON_AddNullToObject(root, "estimate");
 	json = cJSON_PrintUnformatted(root);

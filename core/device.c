@@ -326,8 +326,10 @@ int device_table_check(const struct device_table *t, char *err, size_t errlen)
 	for (int e = 0; e < t->n; e++)
 		cap += (size_t)entry_n_names(&t->devices[e]);
 	keys = calloc(cap, sizeof(*keys));
-	if (!keys)
+	if (!keys) {
+		snprintf(err, errlen, "out of memory");
 		return RF_E_NOMEM;
+	}
 	for (int e = 0; e < t->n && rc == 0; e++) {
 		const struct device_profile *p = &t->devices[e];
 		for (int f = e + 1; f < t->n; f++) {

@@ -120,7 +120,8 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 		       int64_t memory_total_bytes, const struct device_profile **out /* OUT */);
 
 /* Checks that ids are unique and that no two entries can be reached by the same normalised name
- * and memory size. Returns 0, or RF_E_CONFLICT with "entry N (id): ..." in err (1-based). */
+ * and memory size. Returns 0, RF_E_CONFLICT with "entry N (id): ..." in err (1-based), or
+ * RF_E_NOMEM (err says so). */
 int device_table_check(const struct device_table *t, char *err, size_t errlen);
 
 /* Returns the peak memory bandwidth in GB/s from a memory bus width and the memory clock that

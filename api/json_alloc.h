@@ -1,0 +1,28 @@
+/*
+ * cJSON's allocator, watched. cJSON returns NULL both for a syntax error and for a failed
+ * allocation while parsing, and a client must not be told that its valid JSON is invalid
+ * because the server ran out of memory. api_json_init() gives cJSON an allocator that counts,
+ * per thread, the allocations that failed; a caller compares the count before and after a
+ * parse to tell the two apart. Also the adds that free what they cannot add.
+ */
+#ifndef RIGFIT_API_JSON_ALLOC_H
+#define RIGFIT_API_JSON_ALLOC_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+/* Installs the counting allocator as cJSON's (cJSON_InitHooks). Call once at start, before
+ * other threads use cJSON. Without it api_json_failed_allocs() always returns 0. */
+void api_json_init(void);
+
+/* Returns how many of cJSON's allocations have failed on the calling thread so far. */
+unsigned long api_json_failed_allocs(void);
+
+/* cJSON_AddItemToObject that deletes item when it cannot be added (a NULL object, or no
+ * memory for the key), so that a failed add does not leak. Returns whether it was added. */
+bool api_json_add(cJSON *object, const char *key, cJSON *item);
+
+/* cJSON_AddItemToArray that deletes item when array is NULL. Returns whether it was added. */
+bool api_json_append(cJSON *array, cJSON *item);
+
+#endif
