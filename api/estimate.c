@@ -17,6 +17,7 @@
 #include "api/estimate.h"
 #include "api/estimate_history.h"
 #include "api/hardware_input.h"
+#include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
 #include "api/model_memo.h"
@@ -1121,7 +1122,7 @@ int api_estimate(const struct api_env *env, const struct api_request *req, struc
 	cJSON_Delete(body);
 	if (rc < 0)
 		return rc;
-	json = cJSON_PrintUnformatted(result);
+	json = api_json_print(result);
 	cJSON_Delete(result);
 	if (!json)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
