@@ -32,6 +32,9 @@ struct memo_slot {
 };
 
 static struct memo_slot memo_slots[API_MODEL_MEMO_SLOTS];
+/* memo_slots[i].hash of the used slots, 0 for the others: a lookup scans these 8 KiB, not the
+ * slots themselves. */
+static uint64_t memo_hashes[API_MODEL_MEMO_SLOTS];
 static size_t memo_next; /* the slot the next insertion replaces */
 static mtx_t memo_mtx;
 static once_flag memo_once = ONCE_FLAG_INIT;
@@ -52,7 +55,7 @@ static uint64_t arch_hash(const struct model_arch *a)
 		h ^= p[i];
 		h *= 1099511628211ULL;
 	}
-	return h;
+	return h | 1; /* never 0, which marks an unused slot */
 }
 
 static bool memo_lock(void)
@@ -66,9 +69,11 @@ static bool memo_lock(void)
 static const struct memo_slot *memo_find(const struct model_arch *a, uint64_t hash, int ftype)
 {
 	for (size_t i = 0; i < API_MODEL_MEMO_SLOTS; i++) {
-		const struct memo_slot *s = &memo_slots[i];
-		if (s->used && s->hash == hash &&
-		    (ftype == MEMO_PARAMS_ONLY || s->ftype == ftype) &&
+		const struct memo_slot *s;
+		if (memo_hashes[i] != hash)
+			continue;
+		s = &memo_slots[i];
+		if (s->used && (ftype == MEMO_PARAMS_ONLY || s->ftype == ftype) &&
 		    memcmp(&s->arch, a, sizeof(*a)) == 0)
 			return s;
 	}
@@ -93,6 +98,7 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		free(layers);
 		return;
 	}
+	memo_hashes[memo_next] = hash;
 	s = &memo_slots[memo_next];
 	memo_next = (memo_next + 1) % API_MODEL_MEMO_SLOTS;
 	free(s->layer_bytes);
