@@ -359,7 +359,7 @@ static int take_entry(const cJSON *obj, struct device_profile *p, int entry, cha
 int api_device_table_from_json(const cJSON *doc, struct device_table *out, char *err, size_t errlen)
 {
 	const cJSON *m, *devices = NULL, *e;
-	struct device_table t = {0, NULL};
+	struct device_table t = {0};
 	char cerr[512];
 	int n, i = 0, rc;
 
@@ -413,6 +413,12 @@ int api_device_table_from_json(const cJSON *doc, struct device_table *out, char 
 	rc = device_table_check(&t, cerr, sizeof(cerr));
 	if (rc < 0) {
 		fail(err, errlen, rc, 0, NULL, "%s", cerr);
+		goto out;
+	}
+	/* Every estimate resolves its GPUs by name; normalise the profiles' names once. */
+	rc = device_table_index(&t);
+	if (rc < 0) {
+		fail(err, errlen, rc, 0, NULL, "out of memory");
 		goto out;
 	}
 	*out = t;

@@ -17,9 +17,11 @@
 #include "api/estimate.h"
 #include "api/estimate_history.h"
 #include "api/hardware_input.h"
+#include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
 #include "api/json_alloc.h"
+#include "api/model_memo.h"
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
@@ -267,7 +269,7 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 	if (rc < 0)
 		return api_error(out, RF_E_INVALID_VALUE, "model", "the model is invalid (%s)",
 				 bad_field ? bad_field : "architecture");
-	rc = model_param_counts(&e->arch, &e->params);
+	rc = api_memo_params(&e->arch, &e->params);
 	if (rc == RF_E_NOMEM)
 		return api_error(out, rc, NULL, NULL);
 	if (rc < 0)
@@ -555,48 +557,6 @@ static void add_num_or_null(cJSON *o, const char *name, double v)
 		cJSON_AddNumberToObject(o, name, v);
 }
 
-/* The weights and parameter counts of a model in one file type are most of what predicting a
- * recorded run costs (tensor by tensor, about as much as the estimate itself), and they depend
- * on nothing else; so each thread keeps the last few it computed, and a host with history
- * pays for them once, not in every estimate of a /api/recommend. The key is the
- * architecture's bytes as the catalog holds them: equal bytes are the same model, so a slot
- * never goes stale (a reloaded catalog can only miss). */
-#define EST_MEMO_SLOTS API_HISTORY_MAX_PAIRS /* every pair one estimate may predict */
-struct est_memo {
-	bool used;
-	int ftype;
-	struct model_arch key;  /* as given, before validation */
-	struct model_arch arch; /* validated */
-	struct model_params params;
-	struct rf_mem_weights weights;
-};
-static _Thread_local struct est_memo est_memo[EST_MEMO_SLOTS];
-static _Thread_local unsigned est_memo_next;
-
-/* Returns the memo slot of (a, ftype), computed when missing, or NULL when a cannot be
- * quantized as ftype. */
-static const struct est_memo *est_memo_get(const struct model_arch *a, int ftype)
-{
-	struct est_memo *s;
-	const char *bad = NULL;
-
-	for (int i = 0; i < EST_MEMO_SLOTS; i++)
-		if (est_memo[i].used && est_memo[i].ftype == ftype &&
-		    memcmp(&est_memo[i].key, a, sizeof(*a)) == 0)
-			return &est_memo[i];
-	s = &est_memo[est_memo_next++ % EST_MEMO_SLOTS];
-	s->used = false;
-	s->ftype = ftype;
-	memcpy(&s->key, a, sizeof(*a));
-	memcpy(&s->arch, a, sizeof(*a));
-	if (model_arch_validate(&s->arch, &bad) < 0 ||
-	    model_param_counts(&s->arch, &s->params) < 0 ||
-	    rf_weights_from_scheme(&s->arch, ftype, -1, &s->weights) < 0)
-		return NULL;
-	s->used = true;
-	return s;
-}
-
 /* What the predictions of recorded runs share: this estimate's hardware. The memory
  * estimate's scratch is allocated at the first prediction, so estimates without history pay
  * nothing for it. */
@@ -606,6 +566,7 @@ struct est_predict {
 	int n_dev;
 	const struct rf_mem_host *host;
 	struct rf_mem_estimate *m;
+	struct rf_mem_weights *w; /* the predicted model's weights */
 };
 
 /* api_history_predict_fn: the roofline of catalog model me in ftype on the estimate's
@@ -616,26 +577,32 @@ static int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
 			   double tps[SPEED_HISTORY_FIGURES])
 {
 	struct est_predict *pr = ctx;
-	const struct est_memo *memo = est_memo_get(&me->arch, ftype);
+	struct model_arch arch = me->arch;
+	struct model_params params;
 	struct rf_infer_params p;
 	struct speed_input in;
+	const char *bad = NULL;
 	int rc;
 
-	if (!memo)
-		return RF_E_INVALID_VALUE;
 	if (!pr->m && !(pr->m = calloc(1, sizeof(*pr->m))))
 		return RF_E_NOMEM;
+	if (!pr->w && !(pr->w = calloc(1, sizeof(*pr->w))))
+		return RF_E_NOMEM;
+	/* The weights and counts come from the memo: a host with history pays for them once,
+	 * not in every estimate of a /api/recommend. */
+	if (model_arch_validate(&arch, &bad) < 0 || api_memo_params(&arch, &params) < 0 ||
+	    api_memo_weights(&arch, ftype, pr->w) < 0)
+		return RF_E_INVALID_VALUE;
 	rf_infer_params_default(&p);
-	if (memo->arch.max_position_embeddings > 0 && p.n_ctx > memo->arch.max_position_embeddings)
-		p.n_ctx = memo->arch.max_position_embeddings;
+	if (arch.max_position_embeddings > 0 && p.n_ctx > arch.max_position_embeddings)
+		p.n_ctx = arch.max_position_embeddings;
 	if (pr->n_dev == 0)
 		p.n_gpu_layers = 0;
-	rc = rf_estimate_inference(&memo->arch, &memo->weights, &p, pr->dev, pr->n_dev, pr->host,
-				   pr->m);
+	rc = rf_estimate_inference(&arch, pr->w, &p, pr->dev, pr->n_dev, pr->host, pr->m);
 	if (rc < 0)
 		return rc;
 	in = *pr->hw;
-	est_speed_model(&memo->params, &memo->weights, ftype, pr->m, &p, &in);
+	est_speed_model(&params, pr->w, ftype, pr->m, &p, &in);
 	tps[SPEED_TEST_DECODE] = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
 	tps[SPEED_TEST_PREFILL] = speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL);
 	return 0;
@@ -721,7 +688,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		if (!e->rq.has_quant)
 			assume(e, "quant: %s (the usual download) as none was given",
 			       EST_DEFAULT_QUANT);
-		rc = rf_weights_from_scheme(&e->arch, e->ftype, -1, &e->weights);
+		rc = api_memo_weights(&e->arch, e->ftype, &e->weights);
 		if (rc < 0) {
 			free(m);
 			if (rc == RF_E_NOMEM)
@@ -815,9 +782,10 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 	est_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
 	if (speed) {
-		struct est_predict pr = {&in, dev, n_dev, &host, NULL};
+		struct est_predict pr = {&in, dev, n_dev, &host, NULL, NULL};
 		rc = est_speed_json(env, e, &in, &pr, speed);
 		free(pr.m);
+		free(pr.w);
 		if (rc < 0) {
 			free(m);
 			return api_error(out, rc, NULL, NULL);
@@ -1163,7 +1131,7 @@ int api_estimate(const struct api_env *env, const struct api_request *req, struc
 	cJSON_Delete(body);
 	if (rc < 0)
 		return rc;
-	json = cJSON_PrintUnformatted(result);
+	json = api_json_print(result);
 	cJSON_Delete(result);
 	if (!json)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);

@@ -124,7 +124,7 @@ int api_profile_entry_check(const char *kind, const cJSON *entry, char *err, siz
 		return RF_E_NOMEM;
 	}
 	if (strcmp(kind, "device") == 0) {
-		struct device_table t = {0, NULL};
+		struct device_table t = {0};
 		rc = api_device_table_from_json(doc, &t, err, errlen);
 		if (rc == 0)
 			device_table_clear(&t);

@@ -29,6 +29,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/recommend.h"
 #include "api/json_alloc.h"
@@ -497,7 +498,7 @@ static int rec_models(const struct api_env *env, const struct rec_request *rq, c
 					      "min_context at any precision tried" :
 					      "no model for this task fits this machine at any "
 					      "precision or sequence length tried");
-	json = cJSON_PrintUnformatted(root);
+	json = api_json_print(root);
 	cJSON_Delete(root);
 	if (!json) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
@@ -723,7 +724,7 @@ static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 					considered == 0 ? "no GPU or SoC profile is loaded" :
 							  "no device fits this model with up to 8 "
 							  "of a kind at these settings");
-	json = cJSON_PrintUnformatted(root);
+	json = api_json_print(root);
 	cJSON_Delete(root);
 	if (!json) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);

@@ -180,8 +180,9 @@ void device_table_clear(struct device_table *t)
 	if (!t)
 		return;
 	free(t->devices);
-	t->devices = NULL;
-	t->n = 0;
+	free(t->name_keys);
+	free(t->name_keys_pool);
+	memset(t, 0, sizeof(*t));
 }
 
 /* The names an entry answers to: its id, its name and its aliases. */
@@ -212,11 +213,91 @@ static bool size_ok(const struct device_profile *p, int asize, int qsize)
 	return true;
 }
 
+int device_table_index(struct device_table *t)
+{
+	struct device_name_key *keys = NULL;
+	char *pool = NULL;
+	size_t n_keys = 0, cap_keys = 0, used = 0, cap_pool = 0;
+
+	for (int e = 0; e < t->n; e++) {
+		const struct device_profile *p = &t->devices[e];
+		for (int i = 0; i < entry_n_names(p); i++) {
+			char key[DEVICE_KEY_LEN];
+			int asize;
+			const char *nm = entry_name(p, i);
+			size_t len;
+
+			if (!nm[0] || device_normalize(nm, key, sizeof(key), &asize) < 0)
+				continue;
+			len = strlen(key) + 1;
+			if (n_keys == cap_keys) {
+				size_t cap = cap_keys ? cap_keys * 2 : 256;
+				struct device_name_key *nk = realloc(keys, cap * sizeof(*nk));
+				if (!nk)
+					goto nomem;
+				keys = nk;
+				cap_keys = cap;
+			}
+			if (used + len > cap_pool) {
+				size_t cap = cap_pool ? cap_pool * 2 : 4096;
+				char *np;
+				while (cap < used + len)
+					cap *= 2;
+				np = realloc(pool, cap);
+				if (!np)
+					goto nomem;
+				pool = np;
+				cap_pool = cap;
+			}
+			memcpy(pool + used, key, len);
+			keys[n_keys].entry = e;
+			keys[n_keys].size_gib = asize;
+			keys[n_keys].off = used;
+			n_keys++;
+			used += len;
+		}
+	}
+	free(t->name_keys);
+	free(t->name_keys_pool);
+	t->name_keys = keys;
+	t->name_keys_pool = pool;
+	t->n_name_keys = n_keys;
+	return 0;
+nomem:
+	free(keys);
+	free(pool);
+	return RF_E_NOMEM;
+}
+
+/* find_candidates over the index: the same entries in the same order (an entry counts once,
+ * at its first name that matches). */
+static int find_candidates_indexed(const struct device_table *t, const char *qkey, int qsize,
+				   const struct device_profile **cands)
+{
+	int n = 0, last = -1;
+
+	for (size_t k = 0; k < t->n_name_keys; k++) {
+		const struct device_name_key *nk = &t->name_keys[k];
+		const struct device_profile *p = &t->devices[nk->entry];
+
+		if (nk->entry == last || strcmp(t->name_keys_pool + nk->off, qkey) != 0 ||
+		    !size_ok(p, nk->size_gib, qsize))
+			continue;
+		if (n < MAX_CANDIDATES)
+			cands[n] = p;
+		n++;
+		last = nk->entry;
+	}
+	return n;
+}
+
 static int find_candidates(const struct device_table *t, const char *qkey, int qsize,
 			   const struct device_profile **cands)
 {
 	int n = 0;
 
+	if (t && t->name_keys)
+		return find_candidates_indexed(t, qkey, qsize, cands);
 	for (int e = 0; t && e < t->n; e++) {
 		const struct device_profile *p = &t->devices[e];
 		for (int i = 0; i < entry_n_names(p); i++) {

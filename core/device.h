@@ -83,18 +83,34 @@ struct device_profile {
 	char notes[DEVICE_TEXT_LEN];
 };
 
+/* One name of an entry (its id, name or an alias) as device_normalize keys it. */
+struct device_name_key {
+	int entry;    /* index into devices */
+	int size_gib; /* the memory size the name carries; 0: none */
+	size_t off;   /* the key: a NUL-terminated string at name_keys_pool + off */
+};
+
 /* A loaded devices.json: n entries in devices (malloc'd by the loader, freed by
- * device_table_clear). */
+ * device_table_clear). name_keys, when device_table_index built them, hold every entry's
+ * normalised names in entry order, so that resolving a name normalises only that name. */
 struct device_table {
 	int n;
 	struct device_profile *devices;
+	struct device_name_key *name_keys; /* NULL: not indexed (names normalised per lookup) */
+	size_t n_name_keys;
+	char *name_keys_pool;
 };
 
 /* Sets every number of p to unknown and every string to empty. */
 void device_profile_init(struct device_profile *p /* OUT */);
 
-/* Frees t's entries and sets t to empty. NULL is a no-op. */
+/* Frees t's entries (and its index) and sets t to empty. NULL is a no-op. */
 void device_table_clear(struct device_table *t);
+
+/* Normalises every name of t's entries once, into t->name_keys (freed by device_table_clear;
+ * an index built before replaces nothing: call it once, after the entries are final). Lookups
+ * answer the same with or without it. Returns 0 or RF_E_NOMEM (t is left unindexed). */
+int device_table_index(struct device_table *t);
 
 /* Normalises a device name for matching: lower case; "NVIDIA", "GeForce", "Tesla", "AMD",
  * "Radeon", "Apple", "Intel", "(R)", "(TM)", "GPU", "Graphics", "Generation", "Series" and

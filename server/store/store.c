@@ -572,6 +572,7 @@ void rf_store_close(struct rf_store *st)
 	sqlite3_finalize(st->scan_trim);
 	sqlite3_finalize(st->scan_list);
 	rf_store_profiles_finalize(st);
+	rf_store_bench_finalize(st);
 	/* Every statement is finalized, so the close is immediate; the last connection also
 	 * checkpoints the WAL into the main file. */
 	sqlite3_close_v2(st->db);

@@ -4,10 +4,12 @@
  * run already there, so two clients recording the same run at once both learn its id and only
  * one row exists.
  *
- * Unlike store.c's statements these are prepared at each call: the listing query is built
- * from fixed fragments for the filters actually given (every value is still bound), so SQLite
- * can pick the index that fits (by model, by hardware, by time) instead of one plan with
- * "?1 IS NULL OR ..." that uses none. Preparing costs microseconds; a request costs more.
+ * The listing query is built from fixed fragments for the filters actually given (every value
+ * is still bound), so SQLite can pick the index that fits (by model, by hardware, by time)
+ * instead of one plan with "?1 IS NULL OR ..." that uses none. There are 16 such texts; each is
+ * prepared at its first use and kept (every estimate lists its hardware's runs, and parsing
+ * and planning the query cost more than running it). The other statements are prepared at
+ * each call.
  */
 #include "server/store/store_bench.h"
 #include "server/store/store_priv.h"
@@ -210,6 +212,13 @@ static int bench_row(sqlite3_stmt *s, struct api_bench_run *r)
 	return oom ? RF_E_NOMEM : 0;
 }
 
+/* The combination of filters f gives, as an index into st->bench_list. */
+static unsigned bench_list_shape(const struct api_bench_filter *f)
+{
+	return (f->model[0] ? 1u : 0u) | (f->hardware_fingerprint[0] ? 2u : 0u) |
+	       (f->since[0] ? 4u : 0u) | (f->before_measured_at[0] ? 8u : 0u);
+}
+
 /* Builds the listing query for the filters f gives into sql (size len). Only fixed fragments
  * go into the text; the values are bound by name. */
 static void bench_list_sql(const struct api_bench_filter *f, char *sql, size_t len)
@@ -252,6 +261,7 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 	sqlite3_stmt *s = NULL;
 	sqlite3_mutex *mx;
 	char sql[1024];
+	unsigned shape;
 	int count = 0, cap = 0, rc = 0, src, limit, i;
 
 	if (!st)
@@ -259,11 +269,19 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 	if (!f || !runs || !n)
 		return RF_E_INTERNAL;
 	limit = f->limit < 1 ? 1 : f->limit > BENCH_LIST_MAX ? BENCH_LIST_MAX : f->limit;
-	bench_list_sql(f, sql, sizeof(sql));
+	shape = bench_list_shape(f);
 
 	mx = sqlite3_db_mutex(st->db);
 	sqlite3_mutex_enter(mx);
-	src = bench_prepare(st, sql, &s);
+	s = st->bench_list[shape];
+	if (s) {
+		src = SQLITE_OK;
+	} else {
+		bench_list_sql(f, sql, sizeof(sql));
+		src = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
+		if (src == SQLITE_OK)
+			st->bench_list[shape] = s;
+	}
 	if (src == SQLITE_OK)
 		src = bind_named(s, ":model", f->model);
 	if (src == SQLITE_OK)
@@ -303,7 +321,9 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 	if (src != SQLITE_DONE)
 		rc = rf_store_sqlite_err(src);
 out:
-	sqlite3_finalize(s);
+	/* Kept for the next call, with no binding left pointing into f. */
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
 	sqlite3_mutex_leave(mx);
 	if (rc < 0) {
 		api_bench_runs_free(arr, count);
@@ -312,6 +332,14 @@ out:
 	*runs = arr;
 	*n = count;
 	return 0;
+}
+
+void rf_store_bench_finalize(struct rf_store *st)
+{
+	for (size_t i = 0; i < sizeof(st->bench_list) / sizeof(st->bench_list[0]); i++) {
+		sqlite3_finalize(st->bench_list[i]);
+		st->bench_list[i] = NULL;
+	}
 }
 
 int rf_store_bench_get(struct rf_store *st, int64_t id, struct api_bench_run **run)

@@ -25,6 +25,9 @@ struct rf_store {
 	sqlite3_stmt *scan_trim;
 	sqlite3_stmt *scan_list;
 	struct rf_store_profile_stmts *profiles; /* store_profiles.c */
+	/* store_bench.c: the listing statement of each combination of filters (bit 0 model,
+	 * 1 hardware, 2 since, 3 cursor), prepared at its first use. */
+	sqlite3_stmt *bench_list[16];
 	int busy_ms; /* how long a write waits for another connection's lock */
 };
 
@@ -52,6 +55,9 @@ int rf_store_profiles_prepare(struct rf_store *st, char *errbuf, size_t errlen);
 
 /* store_profiles.c: finalizes them. Safe when they were never (or partly) prepared. */
 void rf_store_profiles_finalize(struct rf_store *st);
+
+/* store_bench.c: finalizes the listing statements. Safe when none was prepared. */
+void rf_store_bench_finalize(struct rf_store *st);
 
 /* store_profiles.c: fills the profile members of api (its ctx is the store handle). */
 void rf_store_profiles_api(struct api_store *api);

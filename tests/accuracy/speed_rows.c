@@ -366,7 +366,7 @@ static void build_row(struct speed_row *row, const struct t_csv *c, int r, const
 
 static struct device_table load_devices(const char *src_dir, int *rc)
 {
-	struct device_table t = {0, NULL};
+	struct device_table t = {.n = 0, .devices = NULL};
 	char *path = t_path(src_dir, "profiles/devices.json");
 	char err[512];
 	size_t len;
@@ -397,7 +397,7 @@ int speed_rows_load(const char *shared_dir, const char *src_dir, struct speed_ro
 	char *cp = t_path(shared_dir, "calibration/llamacpp_tg_pp.csv");
 	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
 	struct t_csv *c = t_csv_read(cp), *a = t_csv_read(ap);
-	struct speed_rows r = {0, NULL, {0, NULL}};
+	struct speed_rows r = {.n = 0, .rows = NULL, .devices = {.n = 0, .devices = NULL}};
 	int rc = -1;
 
 	if (!c || !a) {
@@ -417,7 +417,7 @@ int speed_rows_load(const char *shared_dir, const char *src_dir, struct speed_ro
 	r.n = c->n_rows;
 	*out = r;
 	r.rows = NULL;
-	r.devices.devices = NULL;
+	memset(&r.devices, 0, sizeof(r.devices)); /* *out owns the table now */
 	rc = 0;
 out:
 	speed_rows_free(&r);

@@ -418,7 +418,7 @@ START_TEST(json_errors_name_the_file_entry_and_field)
 	char err[512];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct device_table t = {7, NULL};
+		struct device_table t = {.n = 7, .devices = NULL};
 		int rc = load_text(cases[i].text, &t, err, sizeof(err));
 		ck_assert_msg(rc == cases[i].rc, "case %zu: rc %d, want %d (%s)", i, rc,
 			      cases[i].rc, err);
@@ -431,7 +431,7 @@ END_TEST
 
 START_TEST(json_caps_on_entries_strings_and_aliases)
 {
-	struct device_table t = {0, NULL};
+	struct device_table t = {.n = 0, .devices = NULL};
 	char err[512], name[DEVICE_NAME_LEN + 2];
 	cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "devices");
 	cJSON *e, *al;
@@ -464,7 +464,7 @@ END_TEST
 START_TEST(json_round_trip_of_an_entry)
 {
 	const struct device_profile *p = NULL;
-	struct device_table t = {0, NULL};
+	struct device_table t = {.n = 0, .devices = NULL};
 	cJSON *doc = cJSON_CreateObject(), *arr, *o;
 	char err[512];
 

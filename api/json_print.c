@@ -1,0 +1,247 @@
+/*
+ * cJSON_PrintUnformatted's output, faster (see json_print.h). The rules below follow cJSON
+ * 1.7's print_value, print_number and print_string_ptr; tests/api/test_json_print.c compares
+ * the two on numbers, strings and trees of every kind.
+ */
+#include "api/json_print.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct jbuf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+/* Makes room for n more bytes. Returns false (and marks the buffer failed) when it cannot. */
+static bool jb_room(struct jbuf *b, size_t n)
+{
+	size_t cap;
+	char *np;
+
+	if (b->failed)
+		return false;
+	if (b->len + n + 1 <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	np = realloc(b->p, cap);
+	if (!np) {
+		b->failed = true;
+		return false;
+	}
+	b->p = np;
+	b->cap = cap;
+	return true;
+}
+
+static void jb_put(struct jbuf *b, const char *s, size_t n)
+{
+	if (!jb_room(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void jb_char(struct jbuf *b, char c)
+{
+	if (!jb_room(b, 1))
+		return;
+	b->p[b->len++] = c;
+}
+
+/* Writes v in decimal, as "%lld" would. */
+static void jb_int(struct jbuf *b, long long v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--i] = '-';
+	jb_put(b, tmp + i, sizeof(tmp) - i);
+}
+
+/* cJSON's test of a read-back: equal within one DBL_EPSILON of the larger magnitude. */
+static bool same_double(double a, double c)
+{
+	double max = fabs(a) > fabs(c) ? fabs(a) : fabs(c);
+
+	return fabs(a - c) <= max * DBL_EPSILON;
+}
+
+static void jb_number(struct jbuf *b, const cJSON *item)
+{
+	const double d = item->valuedouble;
+	char num[32];
+	char *end = NULL;
+	int n;
+
+	if (isnan(d) || isinf(d)) {
+		jb_put(b, "null", 4);
+		return;
+	}
+	/* %1.15g of an integral value below 1e15 is its digits, and it reads back exactly
+	 * (negative zero keeps its sign through printf). */
+	if (d == floor(d) && fabs(d) < 1e15 && !(d == 0 && signbit(d))) {
+		jb_int(b, (long long)d);
+		return;
+	}
+	n = snprintf(num, sizeof(num), "%1.15g", d);
+	if (n > 0 && (size_t)n < sizeof(num)) {
+		double test = strtod(num, &end);
+		if (end == num || !same_double(test, d))
+			n = snprintf(num, sizeof(num), "%1.17g", d);
+	}
+	/* cJSON's buffer holds 25 characters; %1.17g never needs more. */
+	if (n <= 0 || n > 25) {
+		b->failed = true;
+		return;
+	}
+	/* A locale's decimal comma is written as a point, as cJSON does. */
+	for (int i = 0; i < n; i++)
+		if (num[i] == ',')
+			num[i] = '.';
+	jb_put(b, num, (size_t)n);
+}
+
+static void jb_string(struct jbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t run = 0;
+
+	jb_char(b, '"');
+	if (!s) {
+		jb_char(b, '"');
+		return;
+	}
+	for (;; p++) {
+		unsigned char c = *p;
+		char esc[6];
+		size_t n = 2;
+		if (c >= 32 && c != '"' && c != '\\') {
+			run++;
+			continue;
+		}
+		jb_put(b, (const char *)p - run, run);
+		run = 0;
+		if (!c)
+			break;
+		esc[0] = '\\';
+		switch (c) {
+		case '"':
+		case '\\':
+			esc[1] = (char)c;
+			break;
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
+		default:
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			n = 6;
+		}
+		jb_put(b, esc, n);
+	}
+	jb_char(b, '"');
+}
+
+static void jb_value(struct jbuf *b, const cJSON *item, int depth)
+{
+	const cJSON *c;
+
+	if (b->failed)
+		return;
+	if (depth > CJSON_NESTING_LIMIT) {
+		b->failed = true;
+		return;
+	}
+	switch (item->type & 0xFF) {
+	case cJSON_NULL:
+		jb_put(b, "null", 4);
+		break;
+	case cJSON_False:
+		jb_put(b, "false", 5);
+		break;
+	case cJSON_True:
+		jb_put(b, "true", 4);
+		break;
+	case cJSON_Number:
+		jb_number(b, item);
+		break;
+	case cJSON_Raw:
+		if (!item->valuestring)
+			b->failed = true;
+		else
+			jb_put(b, item->valuestring, strlen(item->valuestring));
+		break;
+	case cJSON_String:
+		jb_string(b, item->valuestring);
+		break;
+	case cJSON_Array:
+		jb_char(b, '[');
+		for (c = item->child; c; c = c->next) {
+			jb_value(b, c, depth + 1);
+			if (c->next)
+				jb_char(b, ',');
+		}
+		jb_char(b, ']');
+		break;
+	case cJSON_Object:
+		jb_char(b, '{');
+		for (c = item->child; c; c = c->next) {
+			jb_string(b, c->string);
+			jb_char(b, ':');
+			jb_value(b, c, depth + 1);
+			if (c->next)
+				jb_char(b, ',');
+		}
+		jb_char(b, '}');
+		break;
+	default:
+		b->failed = true;
+	}
+}
+
+char *api_json_print(const cJSON *item)
+{
+	struct jbuf b = {NULL, 0, 0, false};
+
+	if (!item)
+		return NULL;
+	jb_value(&b, item, 0);
+	if (b.failed || !jb_room(&b, 0)) {
+		/* Whatever this printer does not handle (an invalid item, a raw item without text,
+		 * nesting deeper than cJSON parses, no memory) is cJSON's to decide. */
+		free(b.p);
+		return cJSON_PrintUnformatted(item);
+	}
+	b.p[b.len] = '\0';
+	return b.p;
+}

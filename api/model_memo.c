@@ -1,0 +1,195 @@
+/*
+ * The memo of parameter counts and scheme weights (see model_memo.h): a fixed table of slots
+ * keyed by a hash of the architecture's bytes, the bytes themselves and the file type, under
+ * one mutex. A slot keeps the weights compactly (only the layers the model has, in a malloc'd
+ * array) and writes them back as rf_weights_from_scheme does: the whole struct zeroed first.
+ * Work on a miss is done outside the lock; two threads missing the same key at once both
+ * compute it and the second copy simply takes another slot.
+ */
+#include "api/model_memo.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+#include "core/err.h"
+
+/* ftype of a slot that holds the parameter counts only. */
+#define MEMO_PARAMS_ONLY (-1)
+
+struct memo_slot {
+	bool used;
+	uint64_t hash; /* of arch's bytes */
+	int ftype;     /* MEMO_PARAMS_ONLY or the file type of the weights */
+	struct model_arch arch;
+	struct model_params params;
+	/* The weights (ftype >= 0), layer_bytes holding n_layer entries. */
+	int64_t n_layer;
+	uint64_t input_bytes, output_bytes, file_bytes, largest_matrix;
+	uint64_t *layer_bytes;
+};
+
+static struct memo_slot memo_slots[API_MODEL_MEMO_SLOTS];
+/* memo_slots[i].hash of the used slots, 0 for the others: a lookup scans these 8 KiB, not the
+ * slots themselves. */
+static uint64_t memo_hashes[API_MODEL_MEMO_SLOTS];
+static size_t memo_next; /* the slot the next insertion replaces */
+static mtx_t memo_mtx;
+static once_flag memo_once = ONCE_FLAG_INIT;
+static bool memo_mtx_ok;
+
+static void memo_init(void)
+{
+	memo_mtx_ok = mtx_init(&memo_mtx, mtx_plain) == thrd_success;
+}
+
+/* FNV-1a over the architecture's bytes. */
+static uint64_t arch_hash(const struct model_arch *a)
+{
+	const unsigned char *p = (const unsigned char *)a;
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < sizeof(*a); i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h | 1; /* never 0, which marks an unused slot */
+}
+
+static bool memo_lock(void)
+{
+	call_once(&memo_once, memo_init);
+	return memo_mtx_ok && mtx_lock(&memo_mtx) == thrd_success;
+}
+
+/* The slot of (a, hash) with file type ftype, or with any file type when ftype is
+ * MEMO_PARAMS_ONLY (every slot has the counts). Call with the lock held. */
+static const struct memo_slot *memo_find(const struct model_arch *a, uint64_t hash, int ftype)
+{
+	for (size_t i = 0; i < API_MODEL_MEMO_SLOTS; i++) {
+		const struct memo_slot *s;
+		if (memo_hashes[i] != hash)
+			continue;
+		s = &memo_slots[i];
+		if (s->used && (ftype == MEMO_PARAMS_ONLY || s->ftype == ftype) &&
+		    memcmp(&s->arch, a, sizeof(*a)) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+/* Stores a slot for (a, hash, ftype) with params and, when w is given, its weights. A
+ * failing allocation only means nothing is memoized. */
+static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
+		     const struct model_params *params, const struct rf_mem_weights *w)
+{
+	uint64_t *layers = NULL;
+	struct memo_slot *s;
+
+	if (w) {
+		layers = malloc((size_t)(w->n_layer > 0 ? w->n_layer : 1) * sizeof(*layers));
+		if (!layers)
+			return;
+		memcpy(layers, w->layer_bytes, (size_t)w->n_layer * sizeof(*layers));
+	}
+	if (!memo_lock()) {
+		free(layers);
+		return;
+	}
+	memo_hashes[memo_next] = hash;
+	s = &memo_slots[memo_next];
+	memo_next = (memo_next + 1) % API_MODEL_MEMO_SLOTS;
+	free(s->layer_bytes);
+	memset(s, 0, sizeof(*s));
+	s->used = true;
+	s->hash = hash;
+	s->ftype = ftype;
+	memcpy(&s->arch, a, sizeof(*a));
+	s->params = *params;
+	if (w) {
+		s->n_layer = w->n_layer;
+		s->input_bytes = w->input_bytes;
+		s->output_bytes = w->output_bytes;
+		s->file_bytes = w->file_bytes;
+		s->largest_matrix = w->largest_matrix;
+		s->layer_bytes = layers;
+	}
+	mtx_unlock(&memo_mtx);
+}
+
+int api_memo_params(const struct model_arch *a, struct model_params *out)
+{
+	const uint64_t hash = arch_hash(a);
+	const struct memo_slot *s;
+	struct model_params p;
+	int rc;
+
+	if (memo_lock()) {
+		s = memo_find(a, hash, MEMO_PARAMS_ONLY);
+		if (s)
+			*out = s->params;
+		mtx_unlock(&memo_mtx);
+		if (s)
+			return 0;
+	}
+	rc = model_param_counts(a, &p);
+	if (rc < 0)
+		return rc;
+	memo_put(a, hash, MEMO_PARAMS_ONLY, &p, NULL);
+	*out = p;
+	return 0;
+}
+
+int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weights *out)
+{
+	const uint64_t hash = arch_hash(a);
+	const struct memo_slot *s;
+	struct model_params p;
+	bool have_params = false;
+	int rc;
+
+	if (ftype < 0)
+		return rf_weights_from_scheme(a, ftype, -1, out);
+	if (memo_lock()) {
+		s = memo_find(a, hash, ftype);
+		if (s) {
+			memset(out, 0, sizeof(*out));
+			out->n_layer = s->n_layer;
+			out->input_bytes = s->input_bytes;
+			out->output_bytes = s->output_bytes;
+			out->file_bytes = s->file_bytes;
+			out->largest_matrix = s->largest_matrix;
+			memcpy(out->layer_bytes, s->layer_bytes,
+			       (size_t)s->n_layer * sizeof(*s->layer_bytes));
+		} else if ((s = memo_find(a, hash, MEMO_PARAMS_ONLY)) != NULL) {
+			p = s->params;
+			have_params = true;
+			s = NULL;
+		}
+		mtx_unlock(&memo_mtx);
+		if (s)
+			return 0;
+	}
+	rc = rf_weights_from_scheme(a, ftype, -1, out);
+	if (rc < 0)
+		return rc;
+	/* The slot also answers api_memo_params, so it carries the counts. */
+	if (have_params || model_param_counts(a, &p) == 0)
+		memo_put(a, hash, ftype, &p, out);
+	return 0;
+}
+
+void api_memo_clear(void)
+{
+	if (!memo_lock())
+		return;
+	for (size_t i = 0; i < API_MODEL_MEMO_SLOTS; i++) {
+		free(memo_slots[i].layer_bytes);
+		memset(&memo_slots[i], 0, sizeof(memo_slots[i]));
+		memo_hashes[i] = 0;
+	}
+	memo_next = 0;
+	mtx_unlock(&memo_mtx);
+}

@@ -1,0 +1,139 @@
+/*
+ * The memo of parameter counts and scheme weights (api/model_memo.c): every answer, computed or
+ * remembered, equals model_param_counts / rf_weights_from_scheme byte for byte; an architecture
+ * that differs in one fact is never answered with another's entry, not even after its catalog
+ * was freed; and the memo stays correct when more keys than its slots go through it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/model_memo.h"
+#include "core/err.h"
+#include "core/estimate.h"
+#include "core/model.h"
+#include "core/quant.h"
+#include "tests/memory_calib.h"
+#include "tests/test.h"
+
+static const char *const ftypes[] = {"Q4_K_M", "Q8_0", "F16", "IQ4_XS", "Q2_K", "Q6_K"};
+#define N_FTYPES (sizeof(ftypes) / sizeof(ftypes[0]))
+
+/* a validated, as the estimate hands it to the memo. */
+static struct model_arch validated(const struct model_arch *a)
+{
+	struct model_arch v = *a;
+
+	ck_assert_int_eq(model_arch_validate(&v, NULL), 0);
+	return v;
+}
+
+/* Checks the memo's answers for (a, ftype) against the direct computation. */
+static void check_same(const struct model_arch *a, int ftype, struct rf_mem_weights *want,
+		       struct rf_mem_weights *got)
+{
+	struct model_params pw, pg;
+
+	memset(&pg, 0xa5, sizeof(pg));
+	ck_assert_int_eq(model_param_counts(a, &pw), 0);
+	ck_assert_int_eq(api_memo_params(a, &pg), 0);
+	ck_assert_mem_eq(&pw, &pg, sizeof(pw));
+	memset(got, 0xa5, sizeof(*got));
+	ck_assert_int_eq(rf_weights_from_scheme(a, ftype, -1, want), 0);
+	ck_assert_int_eq(api_memo_weights(a, ftype, got), 0);
+	ck_assert_mem_eq(want, got, sizeof(*want));
+}
+
+START_TEST(answers_equal_the_direct_computation)
+{
+	struct model_catalog *c = mc_catalog_load(t_src_dir());
+	struct rf_mem_weights *want = malloc(sizeof(*want)), *got = malloc(sizeof(*got));
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	/* Twice over: the first pass fills the memo, the second answers from it. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < c->n; i++) {
+			struct model_arch a = validated(&c->models[i].arch);
+			for (size_t k = 0; k < N_FTYPES; k++)
+				check_same(&a, rf_ftype_from_name(ftypes[k]), want, got);
+		}
+	model_catalog_free(c);
+	free(want);
+	free(got);
+}
+END_TEST
+
+START_TEST(one_fact_apart_is_another_model)
+{
+	struct model_catalog *c = mc_catalog_load(t_src_dir());
+	struct rf_mem_weights *want = malloc(sizeof(*want)), *got = malloc(sizeof(*got));
+	struct model_arch a, b;
+	struct model_params pa, pb;
+	const struct model_entry *e;
+	const int q4 = rf_ftype_from_name("Q4_K_M");
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	e = model_catalog_find(c, "qwen2.5-7b");
+	ck_assert_ptr_nonnull(e);
+	a = validated(&e->arch);
+	/* Remembered from a catalog that is then freed: the key is the bytes, not the entry. */
+	check_same(&a, q4, want, got);
+	model_catalog_free(c);
+	b = a;
+	b.n_layers += 1;
+	check_same(&b, q4, want, got);
+	ck_assert_int_eq(api_memo_params(&a, &pa), 0);
+	ck_assert_int_eq(api_memo_params(&b, &pb), 0);
+	ck_assert(pb.total > pa.total);
+	b = a;
+	b.tie_word_embeddings = !a.tie_word_embeddings;
+	check_same(&b, q4, want, got);
+	free(want);
+	free(got);
+}
+END_TEST
+
+START_TEST(more_keys_than_slots)
+{
+	struct model_catalog *c = mc_catalog_load(t_src_dir());
+	struct rf_mem_weights *want = malloc(sizeof(*want)), *got = malloc(sizeof(*got));
+	const struct model_entry *e;
+	const int q8 = rf_ftype_from_name("Q8_0");
+	struct model_arch a;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	e = model_catalog_find(c, "qwen2.5-0.5b");
+	ck_assert_ptr_nonnull(e);
+	a = validated(&e->arch);
+	/* Distinct vocabularies: each is a key of its own, and the first ones are replaced. */
+	for (int i = 0; i < API_MODEL_MEMO_SLOTS + 40; i++) {
+		struct model_arch v = a;
+		v.vocab_size = a.vocab_size + i;
+		ck_assert_int_eq(api_memo_weights(&v, q8, got), 0);
+		if (i % 97 == 0)
+			check_same(&v, q8, want, got);
+	}
+	check_same(&a, q8, want, got);
+	model_catalog_free(c);
+	free(want);
+	free(got);
+}
+END_TEST
+
+Suite *model_memo_suite(void)
+{
+	Suite *s = suite_create("model_memo");
+	TCase *tc = tcase_create("memo");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, answers_equal_the_direct_computation);
+	tcase_add_test(tc, one_fact_apart_is_another_model);
+	tcase_add_test(tc, more_keys_than_slots);
+	suite_add_tcase(s, tc);
+	return s;
+}
