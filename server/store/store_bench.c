@@ -77,6 +77,7 @@ int rf_store_bench_insert(struct rf_store *st, const struct api_bench_run *run, 
 	mx = sqlite3_db_mutex(st->db);
 	/* Takes the mutex; waits for another process's write lock without holding it. */
 	src = rf_store_begin_write(st);
+	st->bench_writes++;
 	if (src != SQLITE_DONE)
 		goto out;
 	src = bench_prepare(st, SQL_INSERT, &ins);
@@ -254,9 +255,40 @@ static int bind_named(sqlite3_stmt *s, const char *name, const char *v)
 	return i > 0 ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC) : SQLITE_OK;
 }
 
+/* Reads PRAGMA data_version (it changes when another connection commits) into *dv. Returns
+ * false when it cannot be read; the caller then does not trust its memory. Mutex held. */
+static bool bench_data_version(struct rf_store *st, int64_t *dv)
+{
+	int src = SQLITE_OK;
+
+	if (!st->bench_data_version)
+		src = sqlite3_prepare_v3(st->db, "PRAGMA data_version", -1,
+					 SQLITE_PREPARE_PERSISTENT, &st->bench_data_version, NULL);
+	if (src != SQLITE_OK)
+		return false;
+	src = sqlite3_step(st->bench_data_version);
+	if (src == SQLITE_ROW)
+		*dv = sqlite3_column_int64(st->bench_data_version, 0);
+	sqlite3_reset(st->bench_data_version);
+	return src == SQLITE_ROW;
+}
+
+/* Whether f asks for the runs of one fingerprint only (what the estimator asks), and the
+ * store remembers that fingerprint has none as of now. Mutex held; *dv gets the version. */
+static bool bench_known_empty(struct rf_store *st, const struct api_bench_filter *f, int64_t *dv,
+			      bool *dv_ok)
+{
+	*dv_ok = bench_list_shape(f) == 2u && bench_data_version(st, dv);
+	return *dv_ok && st->bench_none_fp[0] && st->bench_none_dv == *dv &&
+	       st->bench_none_writes == st->bench_writes &&
+	       strcmp(st->bench_none_fp, f->hardware_fingerprint) == 0;
+}
+
 int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 			struct api_bench_run **runs, int *n)
 {
+	int64_t dv = 0;
+	bool dv_ok = false;
 	struct api_bench_run *arr = NULL;
 	sqlite3_stmt *s = NULL;
 	sqlite3_mutex *mx;
@@ -273,6 +305,12 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 
 	mx = sqlite3_db_mutex(st->db);
 	sqlite3_mutex_enter(mx);
+	if (bench_known_empty(st, f, &dv, &dv_ok)) {
+		sqlite3_mutex_leave(mx);
+		*runs = NULL;
+		*n = 0;
+		return 0;
+	}
 	s = st->bench_list[shape];
 	if (s) {
 		src = SQLITE_OK;
@@ -320,6 +358,13 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 	}
 	if (src != SQLITE_DONE)
 		rc = rf_store_sqlite_err(src);
+	if (rc == 0 && count == 0 && dv_ok) {
+		/* Remembered until the next write here or a commit elsewhere. */
+		snprintf(st->bench_none_fp, sizeof(st->bench_none_fp), "%s",
+			 f->hardware_fingerprint);
+		st->bench_none_dv = dv;
+		st->bench_none_writes = st->bench_writes;
+	}
 out:
 	/* Kept for the next call, with no binding left pointing into f. */
 	sqlite3_reset(s);
@@ -336,6 +381,8 @@ out:
 
 void rf_store_bench_finalize(struct rf_store *st)
 {
+	sqlite3_finalize(st->bench_data_version);
+	st->bench_data_version = NULL;
 	for (size_t i = 0; i < sizeof(st->bench_list) / sizeof(st->bench_list[0]); i++) {
 		sqlite3_finalize(st->bench_list[i]);
 		st->bench_list[i] = NULL;
@@ -388,6 +435,7 @@ int rf_store_bench_delete(struct rf_store *st, int64_t id)
 		return RF_E_STORE_UNAVAILABLE;
 	mx = sqlite3_db_mutex(st->db);
 	sqlite3_mutex_enter(mx);
+	st->bench_writes++;
 	src = bench_prepare(st, SQL_DELETE, &s);
 	if (src == SQLITE_OK)
 		src = sqlite3_bind_int64(s, 1, id);

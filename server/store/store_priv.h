@@ -28,6 +28,14 @@ struct rf_store {
 	/* store_bench.c: the listing statement of each combination of filters (bit 0 model,
 	 * 1 hardware, 2 since, 3 cursor), prepared at its first use. */
 	sqlite3_stmt *bench_list[16];
+	/* store_bench.c: "this fingerprint has no run", remembered for the estimator, which asks
+	 * on every request. Valid while no write went through this handle (bench_writes) and no
+	 * other connection committed (PRAGMA data_version, read by bench_data_version). */
+	sqlite3_stmt *bench_data_version;
+	char bench_none_fp[API_BENCH_ID_LEN + 1];
+	int64_t bench_none_dv;
+	uint64_t bench_none_writes;
+	uint64_t bench_writes;
 	int busy_ms; /* how long a write waits for another connection's lock */
 };
 

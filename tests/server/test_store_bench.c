@@ -363,6 +363,49 @@ START_TEST(test_locked_is_unavailable)
 }
 END_TEST
 
+/* The store remembers that a fingerprint has no run (the estimator asks on every request),
+ * but never past a write: its own, or a commit by another connection (another process, as
+ * `rigfit bench record` is). */
+START_TEST(test_no_run_memory_never_goes_stale)
+{
+	char *dir, *path;
+	struct rf_store *st = open_fresh(&dir, &path), *other = NULL;
+	struct api_bench_filter f;
+	struct api_bench_run *runs, r = make_run("mine", "m", "hw-a", 0, 5);
+	char err[256];
+	int n = -1;
+	int64_t id;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.hardware_fingerprint, sizeof(f.hardware_fingerprint), "hw-a");
+	f.limit = 10;
+	for (int i = 0; i < 3; i++) {
+		runs = list(st, &f, &n);
+		ck_assert_int_eq(n, 0);
+		ck_assert_ptr_null(runs);
+	}
+	/* Another connection records a run: seen at once. */
+	ck_assert_int_eq(rf_store_open(path, rf_embed_migrations, &other, err, sizeof(err)), 0);
+	id = insert_ok(other, &r, false);
+	runs = list(st, &f, &n);
+	ck_assert_int_eq(n, 1);
+	api_bench_runs_free(runs, n);
+	/* It deletes it: gone at once. */
+	ck_assert_int_eq(rf_store_bench_delete(other, id), 0);
+	runs = list(st, &f, &n);
+	ck_assert_int_eq(n, 0);
+	rf_store_close(other);
+	/* This handle records one: seen at once too. */
+	runs = list(st, &f, &n);
+	ck_assert_int_eq(n, 0);
+	insert_ok(st, &r, false);
+	runs = list(st, &f, &n);
+	ck_assert_int_eq(n, 1);
+	api_bench_runs_free(runs, n);
+	close_fresh(st, dir, path);
+}
+END_TEST
+
 Suite *bench_store_suite(void)
 {
 	Suite *s = suite_create("bench_store");
@@ -374,6 +417,7 @@ Suite *bench_store_suite(void)
 	tcase_add_test(tc, test_pagination_no_dup_no_gap);
 	tcase_add_test(tc, test_delete_and_api);
 	tcase_add_test(tc, test_locked_is_unavailable);
+	tcase_add_test(tc, test_no_run_memory_never_goes_stale);
 	suite_add_tcase(s, tc);
 	return s;
 }
