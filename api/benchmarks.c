@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/bench_input.h"
+#include "api/json_print.h"
 #include "api/hardware_json.h"
 #include "core/err.h"
 #include "core/numparse.h"
@@ -78,18 +79,6 @@ static cJSON *bench_run_json(const struct api_bench_run *r)
 		return NULL;
 	}
 	return o;
-}
-
-/* Prints o as the reply with status; takes o. Returns 0 or the out-of-memory envelope. */
-static int bench_reply(struct api_reply *out, int status, cJSON *o)
-{
-	char *json = o ? cJSON_PrintUnformatted(o) : NULL;
-
-	cJSON_Delete(o);
-	if (!json)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	api_reply_json(out, status, json);
-	return 0;
 }
 
 int api_benchmarks_post(const struct api_env *env, const struct api_request *req,
@@ -166,7 +155,7 @@ int api_benchmarks_post(const struct api_env *env, const struct api_request *req
 		cJSON_Delete(skipped);
 		goto oom;
 	}
-	rc = bench_reply(out, created > 0 ? 201 : 200, o);
+	rc = api_reply_cjson(out, created > 0 ? 201 : 200, o);
 	o = NULL;
 	goto done;
 oom:
@@ -268,7 +257,7 @@ int api_benchmarks_list(const struct api_env *env, const struct api_request *req
 		goto oom;
 	}
 	api_bench_runs_free(runs, n);
-	return bench_reply(out, 200, o);
+	return api_reply_cjson(out, 200, o);
 oom:
 	cJSON_Delete(o);
 	api_bench_runs_free(runs, n);
@@ -303,7 +292,7 @@ int api_benchmarks_get(const struct api_env *env, const struct api_request *req,
 		return api_error(out, rc, "id", "no benchmark run with id %lld", (long long)id);
 	if (rc < 0)
 		return api_error(out, rc, NULL, NULL);
-	rc = bench_reply(out, 200, bench_run_json(run));
+	rc = api_reply_cjson(out, 200, bench_run_json(run));
 	api_bench_runs_free(run, 1);
 	return rc;
 }

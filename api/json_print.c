@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
+#include "core/err.h"
+
 struct jbuf {
 	char *p;
 	size_t len, cap;
@@ -244,4 +247,15 @@ char *api_json_print(const cJSON *item)
 	}
 	b.p[b.len] = '\0';
 	return b.p;
+}
+
+int api_reply_cjson(struct api_reply *out, int status, cJSON *o)
+{
+	char *json = o ? api_json_print(o) : NULL;
+
+	cJSON_Delete(o);
+	if (!json)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	api_reply_json(out, status, json);
+	return 0;
 }

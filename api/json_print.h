@@ -15,4 +15,10 @@
  * cJSON_PrintUnformatted returns NULL (what this printer cannot handle is handed to it). */
 char *api_json_print(const cJSON *item);
 
+struct api_reply; /* api/api.h */
+
+/* Sets out to o printed (api_json_print) as the body with status, and frees o (NULL: out of
+ * memory). Returns 0, or the out-of-memory envelope's code when o or its printing is NULL. */
+int api_reply_cjson(struct api_reply *out, int status, cJSON *o);
+
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api/device_json.h"
+#include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
 #include "core/err.h"
@@ -159,18 +160,6 @@ static cJSON *profile_json(const struct api_profile *p)
 	return o;
 }
 
-/* Answers with o (taken) and status. Returns 0 or the out-of-memory error. */
-static int reply_json(struct api_reply *out, int status, cJSON *o)
-{
-	char *json = o ? cJSON_PrintUnformatted(o) : NULL;
-
-	cJSON_Delete(o);
-	if (!json)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	api_reply_json(out, status, json);
-	return 0;
-}
-
 /* Checks what every route here needs: the store, and for the routes with {id} a valid id.
  * Returns 0 or an error envelope in out. */
 static int profile_preflight(const struct api_env *env, const struct api_request *req,
@@ -248,7 +237,7 @@ int api_profiles_list(const struct api_env *env, const struct api_request *req,
 		o = NULL;
 	}
 	api_profiles_free(rows, n);
-	return reply_json(out, 200, o);
+	return api_reply_cjson(out, 200, o);
 }
 
 int api_profile_get(const struct api_env *env, const struct api_request *req, struct api_reply *out)
@@ -263,7 +252,7 @@ int api_profile_get(const struct api_env *env, const struct api_request *req, st
 		return api_error(out, rc, "id", "no profile %s", req->path_id);
 	if (rc < 0)
 		return api_error(out, rc, NULL, NULL);
-	rc = reply_json(out, 200, profile_json(&p));
+	rc = api_reply_cjson(out, 200, profile_json(&p));
 	api_profile_clear(&p);
 	return rc;
 }
@@ -404,7 +393,7 @@ int api_profile_put(const struct api_env *env, const struct api_request *req, st
 		rc = api_error(out, rc, NULL, NULL);
 		goto done;
 	}
-	rc = reply_json(out, created ? 201 : 200, profile_json(&stored));
+	rc = api_reply_cjson(out, created ? 201 : 200, profile_json(&stored));
 	api_profile_clear(&stored);
 done:
 	api_profile_clear(&p);

@@ -661,6 +661,19 @@ int rf_store_begin_write(struct rf_store *st)
 	}
 }
 
+void *rf_store_grow(void *arr, int *cap, int limit, size_t elem)
+{
+	int ncap = *cap ? *cap * 2 : 16;
+	void *grown;
+
+	if (ncap > limit)
+		ncap = limit;
+	grown = realloc(arr, (size_t)ncap * elem);
+	if (grown)
+		*cap = ncap;
+	return grown;
+}
+
 int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
 		       struct api_scan_row **rows, int *n)
 {
@@ -694,18 +707,13 @@ int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
 		int tlen;
 
 		if (count == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			struct api_scan_row *grown;
+			void *grown = rf_store_grow(arr, &cap, limit, sizeof(*arr));
 
-			if (ncap > limit)
-				ncap = limit;
-			grown = realloc(arr, (size_t)ncap * sizeof(*arr));
 			if (!grown) {
 				rc = RF_E_NOMEM;
 				goto out;
 			}
 			arr = grown;
-			cap = ncap;
 		}
 		text = sqlite3_column_text(s, 3);
 		tlen = sqlite3_column_bytes(s, 3);

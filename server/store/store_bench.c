@@ -338,18 +338,13 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 	}
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		if (count == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			struct api_bench_run *grown;
+			void *grown = rf_store_grow(arr, &cap, limit, sizeof(*arr));
 
-			if (ncap > limit)
-				ncap = limit;
-			grown = realloc(arr, (size_t)ncap * sizeof(*arr));
 			if (!grown) {
 				rc = RF_E_NOMEM;
 				goto out;
 			}
 			arr = grown;
-			cap = ncap;
 		}
 		rc = bench_row(s, &arr[count]);
 		count++;

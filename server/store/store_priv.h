@@ -46,6 +46,12 @@ struct rf_store {
  * (SQLITE_DONE when the transaction is open); the mutex is held on return either way. */
 int rf_store_begin_write(struct rf_store *st);
 
+/* Makes room for one more row in a listing: arr holds *cap elements of elem bytes, all used.
+ * Doubles the room (16 at first), never past limit (> *cap). Returns the (possibly moved)
+ * array and updates *cap, or NULL when out of memory (arr and *cap are then unchanged, and arr
+ * is still the caller's to free). */
+void *rf_store_grow(void *arr, int *cap, int limit, size_t elem);
+
 /* Maps a SQLite result code (primary or extended) that is an error to an rf_err. A database
  * that is busy, locked, full, read-only, corrupt or failing I/O is "unavailable" to clients
  * (RF_E_STORE_UNAVAILABLE); a CHECK or UNIQUE constraint is RF_E_INVALID_VALUE; only our own

@@ -287,17 +287,13 @@ int rf_store_profile_list(struct rf_store *st, const struct api_profile_filter *
 	}
 	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
 		if (count == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			struct api_profile *grown;
-			if (ncap > limit)
-				ncap = limit;
-			grown = realloc(arr, (size_t)ncap * sizeof(*arr));
+			void *grown = rf_store_grow(arr, &cap, limit, sizeof(*arr));
+
 			if (!grown) {
 				rc = RF_E_NOMEM;
 				goto out;
 			}
 			arr = grown;
-			cap = ncap;
 		}
 		rc = read_row(s, &arr[count]);
 		if (rc < 0) {
