@@ -24,11 +24,11 @@ CFLAGS_REL  := -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 CFLAGS_PLAIN := -O0 -g
 
-CORE_SRC   := $(sort $(wildcard core/*.c))
+CORE_SRC   := $(sort $(wildcard core/*.c core/*/*.c))
 API_SRC    := $(sort $(wildcard api/*.c))
 SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/detect/*.c server/store/*.c)))
 LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
-TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/api/*.c tests/server/*.c \
+TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/api/*.c tests/server/*.c \
                 tests/fault/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 EMBEDDED   := openapi.yaml $(MIGRATIONS)
@@ -129,7 +129,7 @@ deps-lint:
 
 format:
 	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
-	  $(wildcard core/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/accuracy/*.c)
+	  $(wildcard core/*.h core/*/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/accuracy/*.c)
 
 # make accuracy: the estimator against the measured runs of ../shared/calibration (no network,
 # no GPU): tables of row, measured, estimated, error and the medians. Built from the release
