@@ -374,6 +374,40 @@ out:
 	return 0;
 }
 
+int rf_store_bench_explain(struct rf_store *st, const struct api_bench_filter *f, char *out,
+			   size_t len)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3_mutex *mx;
+	char sql[1024 + 32];
+	size_t used = 0;
+	int n, src;
+
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	if (!f || !out || len == 0)
+		return RF_E_INTERNAL;
+	out[0] = '\0';
+	n = snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN ");
+	bench_list_sql(f, sql + n, sizeof(sql) - (size_t)n);
+	mx = sqlite3_db_mutex(st->db);
+	sqlite3_mutex_enter(mx);
+	src = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	while (src == SQLITE_OK || src == SQLITE_ROW) {
+		const unsigned char *detail;
+
+		if ((src = sqlite3_step(s)) != SQLITE_ROW)
+			break;
+		detail = sqlite3_column_text(s, 3);
+		if (detail && used < len)
+			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "; " : "",
+						 (const char *)detail);
+	}
+	sqlite3_finalize(s);
+	sqlite3_mutex_leave(mx);
+	return src == SQLITE_DONE ? 0 : rf_store_sqlite_err(src);
+}
+
 void rf_store_bench_finalize(struct rf_store *st)
 {
 	sqlite3_finalize(st->bench_data_version);

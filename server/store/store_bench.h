@@ -36,6 +36,12 @@ int rf_store_bench_get(struct rf_store *st, int64_t id, struct api_bench_run **r
 /* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
 int rf_store_bench_delete(struct rf_store *st, int64_t id);
 
+/* Writes SQLite's query plan of the listing query for f (EXPLAIN QUERY PLAN, the details
+ * joined by "; ") into out (size len, truncated to fit). Tests and `make bench` use it to check
+ * that every listing is read in order from an index. Returns 0 or a negative rf_err. */
+int rf_store_bench_explain(struct rf_store *st, const struct api_bench_filter *f, char *out,
+			   size_t len);
+
 /* Fills the bench_* members of api (whose ctx is the store handle) with the functions above. */
 void rf_store_bench_api(struct api_store *api);
 
