@@ -20,17 +20,25 @@ const char rf_serve_usage[] =
 	"usage: rigfit serve [--listen HOST:PORT] [--db FILE] [--root DIR] [--scan-interval S]\n"
 	"                    [--nvml-lib PATH] [--nvidia-smi PATH] [--sysctl PATH]\n"
 	"                    [--probe-timeout-ms MS] [--connection-timeout S]\n"
+	"                    [--header-timeout S] [--body-timeout S] [--allowed-host HOST]...\n"
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--nfd-dir DIR]\n"
 	"                    [--insecure]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
-	"RIGFIT_CONNECTION_TIMEOUT,\n"
+	"RIGFIT_CONNECTION_TIMEOUT, RIGFIT_HEADER_TIMEOUT, RIGFIT_BODY_TIMEOUT,\n"
+	"RIGFIT_ALLOWED_HOST (a comma-separated list),\n"
 	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
 	"RIGFIT_NFD_DIR,\n"
-	"RIGFIT_INSECURE=1. Flags win over the environment.\n";
+	"RIGFIT_INSECURE=1. Flags win over the environment.\n"
+	"Limits: a connection must send a request's line and headers within --header-timeout\n"
+	"(10 s) and its body within --body-timeout (30 s) of the headers, or it is closed; one\n"
+	"address holds at most 384 connections (a stalled one is closed to make room for a new\n"
+	"one), 1024 in all; request bodies held at once share 64 MiB (more answers 503).\n"
+	"Without a token only Host headers naming this machine (localhost, an IP address,\n"
+	"the --listen host) or an --allowed-host are served; others answer 403.\n";
 
 enum opt_kind {
 	OPT_STR,
@@ -67,6 +75,10 @@ static const struct opt opts[] = {
 	{"--scan-interval", "RIGFIT_SCAN_INTERVAL", OPT_INT, FIELD(scan_interval_s), 0, 1, 86400},
 	{"--connection-timeout", "RIGFIT_CONNECTION_TIMEOUT", OPT_INT, FIELD(connection_timeout_s),
 	 0, 1, 3600},
+	{"--header-timeout", "RIGFIT_HEADER_TIMEOUT", OPT_INT, FIELD(header_timeout_s), 0, 1, 3600},
+	{"--body-timeout", "RIGFIT_BODY_TIMEOUT", OPT_INT, FIELD(body_timeout_s), 0, 1, 3600},
+	{"--allowed-host", "RIGFIT_ALLOWED_HOST", OPT_LIST, LISTF(allowed_hosts, n_allowed_hosts),
+	 0, 0},
 	{"--scan-history-keep", "RIGFIT_SCAN_HISTORY_KEEP", OPT_INT, FIELD(scan_history_keep), 0, 0,
 	 10000000},
 	{"--profiles", "RIGFIT_PROFILES", OPT_STR, FIELD(profiles), 0, 0, 0},
@@ -196,6 +208,8 @@ static void config_defaults(struct rf_config *cfg)
 	cfg->scan_interval_s = 30;
 	cfg->probe_timeout_ms = 5000;
 	cfg->connection_timeout_s = 15;
+	cfg->header_timeout_s = 10;
+	cfg->body_timeout_s = 30;
 	cfg->scan_history_keep = 1000;
 	cfg->log_level = RF_LOG_INFO;
 }

@@ -31,11 +31,15 @@ struct rf_config {
 	int scan_interval_s;      /* 1 .. 86400 */
 	int scan_history_keep;    /* rows kept in the scan history; 0 = all */
 	int connection_timeout_s; /* an idle or stalled connection is closed after this */
+	int header_timeout_s;     /* a request's line and headers must arrive within this */
+	int body_timeout_s;       /* a request's body must arrive within this */
 	char profiles[RF_CONFIG_PATH_MAX];
 	int n_models_dirs;
 	char models_dirs[RF_CONFIG_MAX_LIST][RF_CONFIG_PATH_MAX];
 	int n_cors_origins;
 	char cors_origins[RF_CONFIG_MAX_LIST][256];
+	int n_allowed_hosts; /* Host header values accepted besides the loopback names */
+	char allowed_hosts[RF_CONFIG_MAX_LIST][256];
 	char token_file[RF_CONFIG_PATH_MAX];
 	char nfd_dir[RF_CONFIG_PATH_MAX]; /* "" : no feature file */
 	char token[RF_TOKEN_MAX];         /* loaded from token_file; empty: no token */

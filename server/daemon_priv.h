@@ -19,6 +19,8 @@
 
 struct rf_scan_job;
 struct rf_req;
+struct rf_conn;
+struct rf_linger;
 
 struct rf_daemon {
 	struct rf_config *cfg;
@@ -29,7 +31,16 @@ struct rf_daemon {
 	uv_poll_t mhd_poll;
 	uv_timer_t mhd_timer;
 	uv_prepare_t mhd_prepare;
-	int port; /* the bound port (useful with --listen HOST:0) */
+	int port;              /* the bound port (useful with --listen HOST:0) */
+	char listen_host[128]; /* the numeric host of --listen, for the Host header check */
+
+	/* http.c: open connections (oldest first), their deadlines and shared budgets */
+	struct rf_conn *conns, *conns_tail;
+	int n_conns;
+	uv_timer_t deadline_timer;
+	size_t body_bytes;         /* memory held by request bodies now */
+	struct rf_linger *lingers; /* closed connections still drained for their client */
+	int n_lingers;
 
 	/* signals and timers */
 	uv_signal_t sig_term, sig_int, sig_hup;

@@ -10,6 +10,7 @@
  * completed callback, which also writes the request's log line.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,7 +37,13 @@ struct rf_req {
 	bool started;
 	bool replied;
 	bool too_large;
+	bool over_budget; /* the bodies held at once would pass BODY_BUDGET_BYTES */
+	bool has_body;    /* the headers announce a body (Content-Length > 0 or chunked) */
+	bool body_done;   /* the whole body (if any) was read */
 	size_t discarded;
+	size_t held;        /* bytes of d->body_bytes this request accounts for */
+	uint64_t body_want; /* the Content-Length, or 0 when chunked or absent */
+	struct rf_conn *cn; /* the connection it arrived on (NULL: not tracked) */
 	char *body;
 	size_t body_len;
 	size_t body_cap;
@@ -51,14 +58,64 @@ struct rf_req {
 	int resume_err; /* 0, or why the awaited scan produced no new snapshot */
 };
 
-/* Connection limits. One address may hold half of the total, which leaves room for a load
- * test's 256 loopback connections and still keeps one client from taking every slot; an idle
- * or stalled connection is closed after --connection-timeout seconds. Each connection's
- * memory (the request line, the headers and MHD's read buffer) is capped: a URL or header
- * block larger than that is answered by libmicrohttpd itself (414/431). */
+/* Connection limits. One address may hold 384 of the 1024 (every local client shares
+ * 127.0.0.1: that leaves a load test's 256 connections room for other local clients). A client that sends slowly cannot
+ * keep its slot: the request line and headers must arrive within --header-timeout seconds and
+ * the body within --body-timeout seconds of the headers (a total, not an idle time that each
+ * byte resets), and when an address is at its cap, or all addresses past CONN_SOFT_LIMIT, a
+ * new connection makes room by closing the oldest one that has stalled for CONN_STALL_NS in
+ * its headers or body; only when none has does the new one go. Each connection's memory (the
+ * request line, the headers and MHD's read buffer) is capped: a URL or header block larger
+ * than that is answered by libmicrohttpd itself (414/431). */
 #define CONN_LIMIT 1024u
-#define CONN_PER_IP_LIMIT 512u
+#define CONN_SOFT_LIMIT 992
+#define CONN_PER_IP_LIMIT 384
+#define CONN_STALL_NS (1000ull * 1000 * 1000)
 #define CONN_MEMORY_LIMIT ((size_t)64 * 1024)
+#define DEADLINE_TICK_MS 250
+
+/* The request bodies held at once, all connections together; past it a request answers 503
+ * with Retry-After (1 MiB bodies on 500 connections would otherwise pin half a GiB). */
+#define BODY_BUDGET_BYTES ((size_t)64 << 20)
+
+/* A connection answered before its body was read (413, 415, 401...) is closed by shutting
+ * down our side and reading what the client still sends, for up to LINGER_MS and
+ * LINGER_MAX_BYTES, so that a client that writes its whole body before reading gets the
+ * answer instead of a reset. At most LINGER_MAX connections linger at once. */
+#define LINGER_MAX 64
+#define LINGER_MS 2000
+#define LINGER_MAX_BYTES ((size_t)16 << 20)
+
+enum conn_phase {
+	PHASE_HEADERS, /* waiting for a request line and headers */
+	PHASE_BODY,    /* headers read, body still arriving */
+	PHASE_BUSY,    /* the request is complete: ours to answer, no deadline */
+};
+
+/* One accepted connection (MHD's socket context), in d->conns oldest first. */
+struct rf_conn {
+	struct rf_daemon *d;
+	struct MHD_Connection *c;
+	int fd;
+	int family;
+	unsigned char addr[16];
+	enum conn_phase phase;
+	uint64_t phase_ns; /* when the phase began */
+	bool shut;         /* closed by a deadline or to make room */
+	bool linger;       /* drain what the client still sends after the close */
+	struct rf_conn *prev, *next;
+};
+
+/* A closed connection still read (and dropped) so its client can read its answer. */
+struct rf_linger {
+	uv_poll_t poll;
+	uv_timer_t timer;
+	int fd;
+	int open_handles;
+	size_t drained;
+	struct rf_daemon *d;
+	struct rf_linger *prev, *next;
+};
 
 /* A forced rescan is allowed at most this often; more answers 429. */
 #define RESCAN_MIN_INTERVAL_NS (2ull * 1000 * 1000 * 1000)
@@ -117,6 +174,371 @@ static bool is_json_type(const char *ct)
 	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
 }
 
+static void mhd_run(struct rf_daemon *d);
+
+/* Whether name (a Host header's host part, no port, no trailing dot) is one that a page
+ * rebinding its own DNS name to this machine cannot send: localhost, an IP address literal (a
+ * browser sends one only for a page whose origin is that address) or an --allowed-host. */
+static bool host_name_allowed(const struct rf_daemon *d, const char *name, const char *whole)
+{
+	unsigned char buf[16];
+	size_t n = strlen(name);
+
+	if (strcasecmp(name, "localhost") == 0 || inet_pton(AF_INET, name, buf) == 1 ||
+	    strcasecmp(name, d->listen_host) == 0)
+		return true;
+	if (n > 2 && name[0] == '[' && name[n - 1] == ']') {
+		char v6[64];
+		if (n - 2 < sizeof(v6)) {
+			memcpy(v6, name + 1, n - 2);
+			v6[n - 2] = '\0';
+			if (inet_pton(AF_INET6, v6, buf) == 1)
+				return true;
+		}
+	}
+	for (int i = 0; i < d->cfg->n_allowed_hosts; i++) {
+		const char *a = d->cfg->allowed_hosts[i];
+		if (strcmp(a, "*") == 0 || strcasecmp(a, name) == 0 || strcasecmp(a, whole) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Whether the Host header h may be served without a token (see host_name_allowed): its host
+ * part, with an optional :port of digits. No Host at all (HTTP/1.0) is not a browser's. */
+static bool host_allowed(const struct rf_daemon *d, const char *h)
+{
+	char name[256];
+	const char *port;
+	size_t n;
+
+	if (!h)
+		return true;
+	if (h[0] == '[') {
+		const char *end = strchr(h, ']');
+		if (!end)
+			return false;
+		n = (size_t)(end - h) + 1;
+	} else {
+		n = strcspn(h, ":");
+	}
+	port = h + n;
+	if (*port) {
+		if (*port != ':' || !port[1] || strspn(port + 1, "0123456789") != strlen(port + 1))
+			return false;
+	}
+	if (n == 0 || n >= sizeof(name))
+		return false;
+	memcpy(name, h, n);
+	name[n] = '\0';
+	if (n > 1 && name[n - 1] == '.')
+		name[n - 1] = '\0';
+	return host_name_allowed(d, name, h);
+}
+
+/* Whether origin ("scheme://host[:port]") is the origin of this very request's Host: a page
+ * served from here calling its own API, which CORS never restricts. */
+static bool origin_is_same(const char *origin, const char *host)
+{
+	const char *sep = strstr(origin, "://");
+
+	return host && sep && strcasecmp(sep + 3, host) == 0;
+}
+
+struct cl_scan {
+	const char *first;
+	bool conflict;
+};
+
+static enum MHD_Result cl_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *value)
+{
+	struct cl_scan *cs = cls;
+
+	(void)kind;
+	if (!key || !value || strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+		return MHD_YES;
+	if (!cs->first)
+		cs->first = value;
+	else if (strcmp(cs->first, value) != 0)
+		cs->conflict = true;
+	return MHD_YES;
+}
+
+/* Whether the request carries two different Content-Length headers (RFC 9112 6.3: a message
+ * that cannot be framed, answered 400 and closed). */
+static bool content_length_conflict(struct MHD_Connection *c)
+{
+	struct cl_scan cs = {NULL, false};
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, cl_iter, &cs);
+	return cs.conflict;
+}
+
+/* Accounts for the request body growing to total bytes against the shared budget. Returns
+ * false (nothing taken) when that would pass BODY_BUDGET_BYTES. */
+static bool budget_take(struct rf_req *r, size_t total)
+{
+	struct rf_daemon *d = r->d;
+	size_t extra;
+
+	if (total <= r->held)
+		return true;
+	extra = total - r->held;
+	if (d->body_bytes + extra > BODY_BUDGET_BYTES)
+		return false;
+	d->body_bytes += extra;
+	r->held = total;
+	return true;
+}
+
+static void budget_release(struct rf_req *r)
+{
+	r->d->body_bytes -= r->held;
+	r->held = 0;
+}
+
+static struct rf_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static void conn_phase(struct rf_conn *cn, enum conn_phase phase)
+{
+	if (!cn)
+		return;
+	cn->phase = phase;
+	cn->phase_ns = now_ns();
+}
+
+/* Closes a connection from our side: MHD sees the socket shut down at its next run, aborts
+ * the request and reports it completed and closed. */
+static void conn_shut(struct rf_conn *cn, const char *why)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (cn->shut)
+		return;
+	cn->shut = true;
+	inet_ntop(cn->family, cn->addr, ip, sizeof(ip));
+	rf_log_info("http: closing a connection from %s: %s", ip, why);
+	shutdown(cn->fd, SHUT_RDWR);
+}
+
+static bool conn_same_addr(const struct rf_conn *a, const struct rf_conn *b)
+{
+	return a->family == b->family &&
+	       memcmp(a->addr, b->addr, a->family == AF_INET6 ? 16 : 4) == 0;
+}
+
+/* Applies the connection limits to the connection nc just accepted (see CONN_LIMIT). */
+static void conn_admit(struct rf_daemon *d, struct rf_conn *nc)
+{
+	uint64_t now = now_ns();
+	struct rf_conn *stale_ip = NULL, *stale_any = NULL;
+	int same = 0;
+
+	for (struct rf_conn *k = d->conns; k; k = k->next) {
+		bool stalled;
+
+		if (k == nc || k->shut)
+			continue;
+		stalled = k->phase != PHASE_BUSY && now - k->phase_ns >= CONN_STALL_NS;
+		if (conn_same_addr(k, nc)) {
+			same++;
+			if (stalled && !stale_ip)
+				stale_ip = k;
+		}
+		if (stalled && !stale_any)
+			stale_any = k;
+	}
+	if (same >= CONN_PER_IP_LIMIT) {
+		if (stale_ip)
+			conn_shut(stale_ip, "the oldest stalled connection of an address at its "
+					    "cap makes room for a new one");
+		else
+			conn_shut(nc, "the address holds as many connections as it may");
+	} else if (d->n_conns > CONN_SOFT_LIMIT && stale_any) {
+		conn_shut(stale_any, "the oldest stalled connection makes room for a new one");
+	}
+}
+
+static void linger_handle_closed(uv_handle_t *h)
+{
+	struct rf_linger *l = h->data;
+
+	if (--l->open_handles > 0)
+		return;
+	close(l->fd);
+	free(l);
+}
+
+static void linger_end(struct rf_linger *l)
+{
+	struct rf_daemon *d = l->d;
+
+	if (uv_is_closing((uv_handle_t *)&l->poll))
+		return;
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		d->lingers = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	d->n_lingers--;
+	uv_close((uv_handle_t *)&l->poll, linger_handle_closed);
+	uv_close((uv_handle_t *)&l->timer, linger_handle_closed);
+}
+
+static void on_linger_read(uv_poll_t *h, int status, int events)
+{
+	struct rf_linger *l = h->data;
+	char buf[16384];
+	ssize_t got;
+
+	(void)events;
+	if (status < 0) {
+		linger_end(l);
+		return;
+	}
+	while ((got = read(l->fd, buf, sizeof(buf))) > 0) {
+		l->drained += (size_t)got;
+		if (l->drained > LINGER_MAX_BYTES) {
+			linger_end(l);
+			return;
+		}
+	}
+	if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		linger_end(l);
+}
+
+static void on_linger_timeout(uv_timer_t *t)
+{
+	linger_end(t->data);
+}
+
+/* Keeps reading a connection that MHD is about to close (see LINGER_MS). */
+static void linger_start(struct rf_daemon *d, int fd)
+{
+	struct rf_linger *l;
+	int dup_fd;
+
+	if (d->n_lingers >= LINGER_MAX || d->stopping)
+		return;
+	dup_fd = dup(fd);
+	if (dup_fd < 0)
+		return;
+	l = calloc(1, sizeof(*l));
+	if (!l || uv_poll_init(&d->loop, &l->poll, dup_fd) != 0) {
+		free(l);
+		close(dup_fd);
+		return;
+	}
+	/* Our answer is sent: the FIN after it tells the client nothing more comes. */
+	shutdown(dup_fd, SHUT_WR);
+	l->fd = dup_fd;
+	l->d = d;
+	l->open_handles = 2;
+	l->poll.data = l;
+	uv_timer_init(&d->loop, &l->timer);
+	l->timer.data = l;
+	l->next = d->lingers;
+	if (d->lingers)
+		d->lingers->prev = l;
+	d->lingers = l;
+	d->n_lingers++;
+	uv_poll_start(&l->poll, UV_READABLE | UV_DISCONNECT, on_linger_read);
+	uv_timer_start(&l->timer, on_linger_timeout, LINGER_MS, 0);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct rf_daemon *d = cls;
+	struct rf_conn *cn = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fdi =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		cn = calloc(1, sizeof(*cn));
+		if (!cn)
+			return;
+		cn->d = d;
+		cn->c = c;
+		cn->fd = fdi ? fdi->connect_fd : -1;
+		if (ai && ai->client_addr) {
+			cn->family = ai->client_addr->sa_family;
+			if (cn->family == AF_INET6)
+				memcpy(cn->addr,
+				       &((const struct sockaddr_in6 *)(const void *)ai->client_addr)
+						->sin6_addr,
+				       16);
+			else
+				memcpy(cn->addr,
+				       &((const struct sockaddr_in *)(const void *)ai->client_addr)
+						->sin_addr,
+				       4);
+		}
+		conn_phase(cn, PHASE_HEADERS);
+		cn->prev = d->conns_tail;
+		if (d->conns_tail)
+			d->conns_tail->next = cn;
+		else
+			d->conns = cn;
+		d->conns_tail = cn;
+		d->n_conns++;
+		*socket_context = cn;
+		if (cn->fd >= 0)
+			conn_admit(d, cn);
+		return;
+	}
+	if (!cn)
+		return;
+	if (cn->linger && !cn->shut && cn->fd >= 0)
+		linger_start(d, cn->fd);
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		d->conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	else
+		d->conns_tail = cn->prev;
+	d->n_conns--;
+	free(cn);
+	*socket_context = NULL;
+}
+
+/* Closes the connections past their header or body deadline. */
+static void on_deadline_tick(uv_timer_t *t)
+{
+	struct rf_daemon *d = t->data;
+	uint64_t now = now_ns();
+	uint64_t head_ns = (uint64_t)d->cfg->header_timeout_s * 1000000000ull;
+	uint64_t body_ns = (uint64_t)d->cfg->body_timeout_s * 1000000000ull;
+	bool closed = false;
+
+	for (struct rf_conn *k = d->conns; k; k = k->next) {
+		if (k->shut || k->fd < 0)
+			continue;
+		if (k->phase == PHASE_HEADERS && now - k->phase_ns > head_ns) {
+			conn_shut(k, "no complete request headers within --header-timeout");
+			closed = true;
+		} else if (k->phase == PHASE_BODY && now - k->phase_ns > body_ns) {
+			conn_shut(k, "the request body did not arrive within --body-timeout");
+			closed = true;
+		}
+	}
+	if (closed)
+		mhd_run(d);
+}
+
 /* Queues reply on c with the common headers. Takes the reply's owned body. */
 static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
 				  struct api_reply *reply, const char *extra_name,
@@ -158,8 +580,14 @@ static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
 					r->allowed_origin);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
 	}
-	if (d->stopping)
+	if (r->has_body && !r->body_done && r->cn) {
+		/* Answered before the body was read: the rest of it cannot be told from a next
+		 * request, so the connection closes, lingering for a client that writes first. */
+		r->cn->linger = true;
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	} else if (d->stopping) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
 	ok = MHD_queue_response(c, (unsigned)reply->status, resp);
 	MHD_destroy_response(resp);
 	r->status = reply->status;
@@ -243,11 +671,21 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 	char path[API_MAX_URL_BYTES + 1];
 	size_t plen, id_len;
 	unsigned allowed = 0;
-	const char *cl;
+	const char *cl =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 
 	r->started = true;
+	r->cn = conn_of(c);
 	r->method = api_method_parse(method);
 	r->allowed_origin = cors_origin(d, c);
+	r->has_body = (cl && strcmp(cl, "0") != 0) ||
+		      MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						  MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+	if (content_length_conflict(c))
+		return send_error(r, c, RF_E_BAD_REQUEST,
+				  "the request has two different Content-Length headers");
 	if (r->uri_len > API_MAX_URL_BYTES)
 		return send_error(r, c, RF_E_URI_TOO_LONG,
 				  "the request URL is longer than %d bytes", API_MAX_URL_BYTES);
@@ -258,6 +696,23 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 
 	r->route = api_route_find(r->method == API_OPTIONS ? API_GET : r->method, path, &allowed,
 				  &id, &id_len);
+	/* Without a token, a page that rebinds its DNS name to this machine could use the API
+	 * from a browser: serve only Host names that cannot be rebound (liveness stays open). */
+	if (!d->cfg->token[0] && !(r->route && (r->route->flags & API_ROUTE_PUBLIC)) &&
+	    !host_allowed(d, host)) {
+		struct api_reply reply = {0};
+		api_error(&reply, RF_E_FORBIDDEN, "Host",
+			  "Host '%.200s' is not this machine's name; use localhost or an address, "
+			  "or start rigfit with --allowed-host",
+			  host);
+		return send_reply(r, c, &reply, NULL, NULL);
+	}
+	/* A browser sends a "simple" cross-origin request without a preflight; refuse it as the
+	 * preflight would be refused, before it has any effect. */
+	if (r->method != API_OPTIONS && origin && !r->allowed_origin &&
+	    !origin_is_same(origin, host))
+		return send_error(r, c, RF_E_FORBIDDEN,
+				  "origin %.200s is not allowed (see --cors-origin)", origin);
 	if (r->method == API_OPTIONS) {
 		r->route = NULL;
 		if (!allowed)
@@ -279,12 +734,12 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 		return send_reply(r, c, &reply, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 				  "Bearer realm=\"rigfit\"");
 	}
-	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl) {
 		uint64_t n;
 		/* MHD has already rejected a malformed Content-Length; only its size matters. */
 		if (rf_parse_u64_str(cl, UINT64_MAX, &n) < 0 || n > API_MAX_BODY_BYTES)
 			return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
+		r->body_want = n;
 	}
 	/* A body, when there is one, must be JSON; a POST without a body needs no type. */
 	if ((r->method == API_POST || r->method == API_PUT) &&
@@ -297,13 +752,18 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 					  "the request body must be application/json, not %s",
 					  ct ? ct : "(none)");
 	}
+	conn_phase(r->cn, r->has_body ? PHASE_BODY : PHASE_BUSY);
 	return MHD_YES;
 }
 
+/* Appends n bytes of body. Past the size cap or the shared budget the body is dropped and
+ * the rest read and discarded, so that the client reads the answer; returns false when even
+ * that is too much (then answer at once) or memory ran out. */
 static bool body_append(struct rf_req *r, const char *data, size_t n)
 {
-	if (r->too_large || r->body_len + n > API_MAX_BODY_BYTES) {
+	if (!r->over_budget && (r->too_large || r->body_len + n > API_MAX_BODY_BYTES))
 		r->too_large = true;
+	if (r->too_large || r->over_budget) {
 		r->discarded += n;
 		return r->discarded <= DISCARD_MAX_BYTES;
 	}
@@ -312,6 +772,19 @@ static bool body_append(struct rf_req *r, const char *data, size_t n)
 		char *nb;
 		while (cap < r->body_len + n + 1)
 			cap *= 2;
+		/* A declared length is all the body needs: no doubling past it. */
+		if (r->body_want && r->body_want + 1 >= r->body_len + n + 1 &&
+		    cap > r->body_want + 1)
+			cap = (size_t)r->body_want + 1;
+		if (!budget_take(r, cap)) {
+			r->over_budget = true;
+			free(r->body);
+			r->body = NULL;
+			r->body_len = r->body_cap = 0;
+			budget_release(r);
+			r->discarded += n;
+			return true;
+		}
 		nb = realloc(r->body, cap);
 		if (!nb)
 			return false;
@@ -323,8 +796,6 @@ static bool body_append(struct rf_req *r, const char *data, size_t n)
 	r->body[r->body_len] = '\0';
 	return true;
 }
-
-static void mhd_run(struct rf_daemon *d);
 
 /* Suspends the connection until the next scan finishes (starting one unless one runs). */
 static enum MHD_Result wait_for_scan(struct rf_req *r, struct MHD_Connection *c,
@@ -377,6 +848,19 @@ void rf_http_resume_waiters(struct rf_daemon *d, int why)
 	mhd_run(d);
 }
 
+/* Answers a request whose body was dropped: 413 past the size cap, 503 past the budget. */
+static enum MHD_Result send_body_refusal(struct rf_req *r, struct MHD_Connection *c)
+{
+	struct api_reply reply = {0};
+
+	if (r->too_large)
+		return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
+	api_error(&reply, RF_E_UNAVAILABLE, NULL,
+		  "the server holds too many request bodies at once; retry shortly");
+	reply.retry_after_s = 1;
+	return send_reply(r, c, &reply, NULL, NULL);
+}
+
 static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *c)
 {
 	struct rf_daemon *d = r->d;
@@ -387,8 +871,10 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	char path[API_MAX_URL_BYTES + 1];
 	size_t plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
 
-	if (r->too_large)
-		return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
+	r->body_done = true;
+	conn_phase(r->cn, PHASE_BUSY);
+	if (r->too_large || r->over_budget)
+		return send_body_refusal(r, c);
 	memcpy(path, r->uri, plen);
 	path[plen] = '\0';
 	req.method = r->method;
@@ -445,10 +931,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
-		if (!body_append(r, upload_data, *upload_data_size))
-			return MHD_NO;
+		bool ok = body_append(r, upload_data, *upload_data_size);
+
 		*upload_data_size = 0;
-		return MHD_YES;
+		if (!ok && (r->too_large || r->over_budget))
+			return send_body_refusal(r, c);
+		return ok ? MHD_YES : MHD_NO;
 	}
 	return on_request_done(r, c);
 }
@@ -489,6 +977,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    (unsigned long long)((now_ns() - r->t0_ns) / 1000),
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
 	d->in_flight--;
+	budget_release(r);
+	if (r->cn && !r->cn->shut)
+		conn_phase(r->cn, PHASE_HEADERS);
 	if (r->waiting) {
 		struct rf_req **pp = &d->scan_waiters;
 		while (*pp && *pp != r)
@@ -558,6 +1049,7 @@ int rf_http_start(struct rf_daemon *d)
 
 	if (rf_listen_parse(d->cfg->listen, host, sizeof(host), &port) < 0)
 		return RF_E_INVALID_VALUE;
+	snprintf(d->listen_host, sizeof(d->listen_host), "%s", host);
 	memset(&ss, 0, sizeof(ss));
 	if (strchr(host, ':')) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
@@ -574,8 +1066,8 @@ int rf_http_start(struct rf_daemon *d)
 	d->mhd = MHD_start_daemon(
 		flags, (uint16_t)port, NULL, NULL, on_access, d, MHD_OPTION_EXTERNAL_LOGGER,
 		mhd_log, d, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, d,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_CONNECTION_LIMIT,
-		CONN_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT, CONN_PER_IP_LIMIT,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, d, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)d->cfg->connection_timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY_LIMIT, MHD_OPTION_END);
 	if (!d->mhd) {
@@ -602,8 +1094,11 @@ int rf_http_start(struct rf_daemon *d)
 	d->mhd_timer.data = d;
 	uv_prepare_init(&d->loop, &d->mhd_prepare);
 	d->mhd_prepare.data = d;
+	uv_timer_init(&d->loop, &d->deadline_timer);
+	d->deadline_timer.data = d;
 	uv_poll_start(&d->mhd_poll, UV_READABLE, on_mhd_poll);
 	uv_prepare_start(&d->mhd_prepare, on_mhd_prepare);
+	uv_timer_start(&d->deadline_timer, on_deadline_tick, DEADLINE_TICK_MS, DEADLINE_TICK_MS);
 	return 0;
 }
 
@@ -625,9 +1120,13 @@ void rf_http_stop(struct rf_daemon *d)
 	uv_poll_stop(&d->mhd_poll);
 	uv_prepare_stop(&d->mhd_prepare);
 	uv_timer_stop(&d->mhd_timer);
+	uv_timer_stop(&d->deadline_timer);
 	MHD_stop_daemon(d->mhd);
 	d->mhd = NULL;
+	while (d->lingers)
+		linger_end(d->lingers);
 	uv_close((uv_handle_t *)&d->mhd_poll, NULL);
 	uv_close((uv_handle_t *)&d->mhd_prepare, NULL);
 	uv_close((uv_handle_t *)&d->mhd_timer, NULL);
+	uv_close((uv_handle_t *)&d->deadline_timer, NULL);
 }

@@ -81,7 +81,7 @@ END_TEST
 START_TEST(head_answers_headers_only)
 {
 	struct t_resp r;
-	const char req[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	const char req[] = "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
 
 	ck_assert_int_eq(t_http_raw(dmn.port, req, sizeof(req) - 1, &r, 3000), 0);
 	ck_assert_int_eq(r.status, 200);
@@ -209,7 +209,7 @@ START_TEST(body_over_limit_is_413_from_content_length)
 {
 	struct t_resp r;
 	/* Only the headers are sent: the answer must come from Content-Length alone. */
-	const char req[] = "POST /api/hardware/rescan HTTP/1.1\r\nHost: x\r\n" JSON_HDR
+	const char req[] = "POST /api/hardware/rescan HTTP/1.1\r\nHost: 127.0.0.1\r\n" JSON_HDR
 			   "Content-Length: 1048577\r\n\r\n";
 
 	ck_assert_int_eq(t_http_raw(dmn.port, req, sizeof(req) - 1, &r, 3000), 0);
@@ -226,7 +226,7 @@ START_TEST(chunked_body_over_limit_is_413)
 	char *req = malloc(cap);
 
 	n = (size_t)snprintf(req, cap,
-			     "POST /api/hardware/rescan HTTP/1.1\r\nHost: x\r\n" JSON_HDR
+			     "POST /api/hardware/rescan HTTP/1.1\r\nHost: 127.0.0.1\r\n" JSON_HDR
 			     "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
 	for (size_t i = 0; i < chunks; i++) {
 		n += (size_t)snprintf(req + n, cap - n, "%zx\r\n", chunk);
@@ -421,7 +421,7 @@ END_TEST
 START_TEST(sigterm_finishes_in_flight_request_and_exits_0)
 {
 	struct t_daemon d;
-	const char head[] = "POST /api/hardware/rescan HTTP/1.1\r\nHost: x\r\n" JSON_HDR
+	const char head[] = "POST /api/hardware/rescan HTTP/1.1\r\nHost: 127.0.0.1\r\n" JSON_HDR
 			    "Content-Length: 19\r\nConnection: close\r\n\r\n{\"max_age_s\":";
 	char buf[8192];
 	int fd, status;

@@ -1,0 +1,390 @@
+/*
+ * Hardening of the transport against the real daemon over real sockets: the Host header check
+ * (DNS rebinding), CORS refusal of simple requests, conflicting Content-Length headers, a 413
+ * that a write-first client can read, total deadlines for headers and bodies, slow senders
+ * that cannot lock other clients out, and the shared budget of request bodies. Every wait is
+ * bounded.
+ */
+#include <cjson/cJSON.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/server/harness.h"
+#include "tests/test.h"
+
+static long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Sends METHOD PATH with the given Host (and extra headers) and reads the reply. */
+static void req_host(int port, const char *method, const char *path, const char *host,
+		     const char *extra, struct t_resp *r)
+{
+	char req[1024];
+	int n = snprintf(req, sizeof(req),
+			 "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n%sContent-Length: "
+			 "0\r\n\r\n",
+			 method, path, host, extra ? extra : "");
+
+	ck_assert_int_eq(t_http_raw(port, req, (size_t)n, r, 5000), 0);
+}
+
+/* Asserts r is the error envelope with this status and code. */
+static void assert_code(const struct t_resp *r, int status, const char *code)
+{
+	cJSON *j = cJSON_ParseWithLength(r->body, r->body_len);
+	cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+
+	ck_assert_msg(r->status == status, "status %d, want %d: %s", r->status, status, r->body);
+	ck_assert_msg(cJSON_IsString(c) && strcmp(c->valuestring, code) == 0, "body %s", r->body);
+	cJSON_Delete(j);
+}
+
+/* Sends a request (see req_host) and asserts its status, and its error code when code is not
+ * NULL. */
+static void expect(int port, const char *method, const char *path, const char *host,
+		   const char *extra, int status, const char *code)
+{
+	struct t_resp r;
+
+	req_host(port, method, path, host, extra, &r);
+	if (code)
+		assert_code(&r, status, code);
+	else
+		ck_assert_msg(r.status == status, "status %d, want %d: %s", r.status, status,
+			      r.body);
+	t_resp_free(&r);
+}
+
+/* Returns whether the server closed fd within ms (recv gives 0 or an error). */
+static bool closed_within(int fd, int ms)
+{
+	long end = mono_ms() + ms;
+	char buf[4096];
+
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		long left = end - mono_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return false;
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			return true;
+	}
+}
+
+/* With no token, a Host that a rebinding page would send (its own DNS name) is refused 403
+ * before the request has any effect; loopback names, addresses and --allowed-host pass. */
+START_TEST(test_host_header_is_checked)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	char host[64];
+	cJSON *j;
+
+	t_daemon_start(&d, NULL);
+	req_host(d.port, "DELETE", "/api/benchmarks/1", "attacker.example", NULL, &r);
+	assert_code(&r, 403, "forbidden");
+	j = cJSON_ParseWithLength(r.body, r.body_len);
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "field")->valuestring,
+			 "Host");
+	cJSON_Delete(j);
+	t_resp_free(&r);
+	expect(d.port, "PUT", "/api/profiles/x1", "attacker.example:80", NULL, 403, "forbidden");
+	expect(d.port, "GET", "/api/benchmarks", "localhost.attacker.example", NULL, 403,
+	       "forbidden");
+
+	snprintf(host, sizeof(host), "localhost:%d", d.port);
+	expect(d.port, "DELETE", "/api/benchmarks/1", host, NULL, 404, "not_found");
+	expect(d.port, "DELETE", "/api/benchmarks/1", "[::1]:8080", NULL, 404, "not_found");
+	/* Liveness stays open to probes that name the host their own way. */
+	expect(d.port, "GET", "/healthz", "attacker.example", NULL, 200, NULL);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* --allowed-host adds a name (any case, any port) to those served without a token. */
+START_TEST(test_allowed_host)
+{
+	const char *extra[] = {"--allowed-host", "rigfit.lan", NULL};
+	struct t_daemon d;
+
+	t_daemon_start(&d, extra);
+	expect(d.port, "GET", "/api/benchmarks", "RIGFIT.LAN:8080", NULL, 200, NULL);
+	expect(d.port, "GET", "/api/benchmarks", "other.lan", NULL, 403, "forbidden");
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* A simple cross-origin POST (no preflight) from an origin that is not allowed is refused, as
+ * its preflight would be; the same request without Origin, or from an allowed one, runs. */
+START_TEST(test_cors_refuses_simple_requests)
+{
+	const char *extra[] = {"--cors-origin", "http://ui.example", NULL};
+	struct t_daemon d;
+
+	t_daemon_start(&d, extra);
+	expect(d.port, "POST", "/api/benchmarks", "127.0.0.1", "Origin: http://evil.example\r\n",
+	       403, "forbidden");
+	expect(d.port, "DELETE", "/api/benchmarks/1", "127.0.0.1", "Origin: null\r\n", 403,
+	       "forbidden");
+	expect(d.port, "DELETE", "/api/benchmarks/1", "127.0.0.1", "Origin: http://ui.example\r\n",
+	       404, "not_found");
+	expect(d.port, "DELETE", "/api/benchmarks/1", "127.0.0.1:9",
+	       "Origin: http://127.0.0.1:9\r\n", 404, "not_found");
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* Two different Content-Length headers cannot be framed (RFC 9112): 400, never a guess. */
+START_TEST(test_conflicting_content_length)
+{
+	static const char req[] = "POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Content-Type: application/json\r\nContent-Length: 2\r\n"
+				  "Content-Length: 40\r\n\r\n{}";
+	struct t_daemon d;
+	struct t_resp r;
+
+	t_daemon_start(&d, NULL);
+	ck_assert_int_eq(t_http_raw(d.port, req, sizeof(req) - 1, &r, 5000), 0);
+	assert_code(&r, 400, "bad_request");
+	t_resp_free(&r);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* Writes all of req (len bytes, the first head_len of them its headers) as a client that reads nothing before its write is done, and
+ * treats a failed write as the end (Python's http.client does), then reads the reply into r.
+ * Returns -1 when a write failed (the server reset the connection), else t_http_raw's result
+ * shape: 0 with r filled. */
+static int write_first(int port, const char *req, size_t head_len, size_t len, struct t_resp *r)
+{
+	struct timeval tv = {5, 0};
+	int fd = t_connect(port);
+	size_t off = 0, n = 0, cap = 65536;
+	char *buf, *end;
+
+	memset(r, 0, sizeof(*r));
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (off < len) {
+		/* The headers go first, as their own write, and the server has time to answer. */
+		size_t chunk = off < head_len ? head_len - off : len - off;
+		ssize_t w = send(fd, req + off, chunk, MSG_NOSIGNAL);
+
+		if (off < head_len && w > 0 && off + (size_t)w == head_len)
+			usleep(100 * 1000);
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	buf = malloc(cap + 1);
+	for (;;) {
+		ssize_t got = recv(fd, buf + n, cap - n, 0);
+		if (got <= 0 || (n += (size_t)got) == cap)
+			break;
+	}
+	close(fd);
+	buf[n] = '\0';
+	end = strstr(buf, "\r\n\r\n");
+	if (n < 12 || !end) {
+		free(buf);
+		return -1;
+	}
+	r->status = atoi(buf + 9);
+	r->body = strdup(end + 4);
+	r->body_len = strlen(r->body);
+	*end = '\0';
+	r->head = strdup(buf);
+	free(buf);
+	return 0;
+}
+
+/* A client that writes its whole over-cap body before reading (Python's http.client does)
+ * reads the 413, not a connection reset. */
+START_TEST(test_write_first_client_reads_413)
+{
+	const size_t sizes[] = {2u << 20, 12u << 20};
+	struct t_daemon d;
+	struct t_resp r;
+	char *req = malloc((12u << 20) + 256);
+	int n;
+
+	t_daemon_start(&d, NULL);
+	for (int i = 0; i < 2; i++) {
+		size_t body = sizes[i];
+
+		n = snprintf(req, 256,
+			     "POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+			     "application/json\r\nContent-Length: %zu\r\n\r\n",
+			     body);
+		memset(req + n, ' ', body);
+		ck_assert_msg(write_first(d.port, req, (size_t)n, (size_t)n + body, &r) == 0,
+			      "the connection was reset before the client could read its 413");
+		assert_code(&r, 413, "payload_too_large");
+		t_resp_free(&r);
+	}
+	free(req);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* Headers sent a byte at a time, each within the idle timeout, are cut at the header
+ * deadline; so is a body that trickles in. */
+START_TEST(test_slow_senders_meet_deadlines)
+{
+	const char *extra[] = {"--header-timeout", "1", "--body-timeout", "1", NULL};
+	static const char head[] =
+		"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaa";
+	static const char post[] = "POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				   "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n";
+	struct t_daemon d;
+	int fd, fd2;
+	long t0;
+	bool closed = false;
+
+	t_daemon_start(&d, extra);
+	fd = t_connect(d.port);
+	fd2 = t_connect(d.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(fd2, 0);
+	ck_assert_int_eq(send(fd2, post, sizeof(post) - 1, MSG_NOSIGNAL),
+			 (ssize_t)sizeof(post) - 1);
+	t0 = mono_ms();
+	for (size_t i = 0; i < sizeof(head) - 1 && !closed; i++) {
+		if (send(fd, head + i, 1, MSG_NOSIGNAL) != 1 ||
+		    send(fd2, " ", 1, MSG_NOSIGNAL) != 1)
+			break;
+		closed = closed_within(fd, 200);
+	}
+	ck_assert_msg(closed_within(fd, 3000), "slow headers were not cut");
+	ck_assert_msg(closed_within(fd2, 3000), "a slow body was not cut");
+	ck_assert_int_lt(mono_ms() - t0, 5000);
+	close(fd);
+	close(fd2);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* 520 connections from 127.0.0.1 that each send one header byte and stall (more than any
+ * per-address quota) do not lock out the next client, which shares their address. */
+START_TEST(test_slow_senders_do_not_lock_out)
+{
+	enum {
+		N = 520
+	};
+	static int fds[N];
+	struct t_daemon d;
+	struct t_resp r;
+
+	t_daemon_start(&d, NULL);
+	for (int i = 0; i < N; i++) {
+		fds[i] = t_connect(d.port);
+		if (fds[i] >= 0)
+			send(fds[i], "G", 1, MSG_NOSIGNAL);
+	}
+	usleep(1300 * 1000);
+	ck_assert_int_eq(t_http(d.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* Bodies held at once share a budget: 64 connections each holding a just-under-cap body make
+ * the next body answer 503 with Retry-After instead of pinning more memory. */
+START_TEST(test_body_budget)
+{
+	enum {
+		N = 64
+	};
+	const size_t len = 1048576, sent = len - 16;
+	static int fds[N];
+	struct t_daemon d;
+	struct t_resp r;
+	char head[256];
+	char *buf = malloc(len + 256);
+	int n = snprintf(head, sizeof(head),
+			 "POST /api/benchmarks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+			 "application/json\r\nContent-Length: %zu\r\n\r\n",
+			 len);
+	long end;
+	bool refused = false;
+
+	t_daemon_start(&d, NULL);
+	memcpy(buf, head, (size_t)n);
+	memset(buf + n, ' ', len);
+	for (int i = 0; i < N; i++) {
+		size_t off = 0;
+
+		fds[i] = t_connect(d.port);
+		ck_assert_int_ge(fds[i], 0);
+		while (off < (size_t)n + sent) {
+			ssize_t w = send(fds[i], buf + off, (size_t)n + sent - off, MSG_NOSIGNAL);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+	}
+	end = mono_ms() + 8000;
+	while (!refused && mono_ms() < end) {
+		ck_assert_int_eq(t_http_raw(d.port, buf, (size_t)n + len, &r, 5000), 0);
+		refused = r.status == 503;
+		if (refused) {
+			char *ra = t_resp_header(&r, "Retry-After");
+			assert_code(&r, 503, "unavailable");
+			ck_assert_ptr_nonnull(ra);
+			free(ra);
+		}
+		t_resp_free(&r);
+		if (!refused)
+			usleep(200 * 1000);
+	}
+	ck_assert_msg(refused, "a body past the shared budget was accepted");
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	/* Once they are gone the budget is free again. */
+	usleep(300 * 1000);
+	ck_assert_int_eq(t_http_raw(d.port, buf, (size_t)n + len, &r, 5000), 0);
+	ck_assert_int_ne(r.status, 503);
+	t_resp_free(&r);
+	free(buf);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+Suite *harden_http_suite(void)
+{
+	Suite *s = suite_create("harden_http");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_host_header_is_checked);
+	tcase_add_test(tc, test_allowed_host);
+	tcase_add_test(tc, test_cors_refuses_simple_requests);
+	tcase_add_test(tc, test_conflicting_content_length);
+	tcase_add_test(tc, test_write_first_client_reads_413);
+	tcase_add_test(tc, test_slow_senders_meet_deadlines);
+	tcase_add_test(tc, test_slow_senders_do_not_lock_out);
+	tcase_add_test(tc, test_body_budget);
+	suite_add_tcase(s, tc);
+	return s;
+}
