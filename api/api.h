@@ -250,9 +250,10 @@ typedef int (*api_handler_fn)(const struct api_env *env, const struct api_reques
 			      struct api_reply *out);
 
 enum api_route_flags {
-	API_ROUTE_PUBLIC = 1 << 0,    /* answered without a token (liveness probes) */
-	API_ROUTE_JSON_BODY = 1 << 1, /* takes a JSON request body */
-	API_ROUTE_HAS_ID = 1 << 2,    /* path ends in /{id} */
+	API_ROUTE_PUBLIC = 1 << 0,      /* answered without a token (liveness probes) */
+	API_ROUTE_JSON_BODY = 1 << 1,   /* takes a JSON request body */
+	API_ROUTE_HAS_ID = 1 << 2,      /* path ends in /{id} */
+	API_ROUTE_STORE_WRITE = 1 << 3, /* writes to the store: the daemon runs it off the loop */
 };
 
 struct api_route {

@@ -27,12 +27,16 @@ static const struct api_route api_route_table[] = {
 	{API_POST, "/api/config", api_config, API_ROUTE_JSON_BODY},
 	{API_GET, "/api/profiles", api_profiles_list, 0},
 	{API_GET, "/api/profiles/{id}", api_profile_get, API_ROUTE_HAS_ID},
-	{API_PUT, "/api/profiles/{id}", api_profile_put, API_ROUTE_HAS_ID | API_ROUTE_JSON_BODY},
-	{API_DELETE, "/api/profiles/{id}", api_profile_delete, API_ROUTE_HAS_ID},
-	{API_POST, "/api/benchmarks", api_benchmarks_post, API_ROUTE_JSON_BODY},
+	{API_PUT, "/api/profiles/{id}", api_profile_put,
+	 API_ROUTE_HAS_ID | API_ROUTE_JSON_BODY | API_ROUTE_STORE_WRITE},
+	{API_DELETE, "/api/profiles/{id}", api_profile_delete,
+	 API_ROUTE_HAS_ID | API_ROUTE_STORE_WRITE},
+	{API_POST, "/api/benchmarks", api_benchmarks_post,
+	 API_ROUTE_JSON_BODY | API_ROUTE_STORE_WRITE},
 	{API_GET, "/api/benchmarks", api_benchmarks_list, 0},
 	{API_GET, "/api/benchmarks/{id}", api_benchmarks_get, API_ROUTE_HAS_ID},
-	{API_DELETE, "/api/benchmarks/{id}", api_benchmarks_delete, API_ROUTE_HAS_ID},
+	{API_DELETE, "/api/benchmarks/{id}", api_benchmarks_delete,
+	 API_ROUTE_HAS_ID | API_ROUTE_STORE_WRITE},
 };
 
 const struct api_route *api_routes(size_t *n)

@@ -150,7 +150,11 @@ static void on_signal(uv_signal_t *s, int signum)
 
 	if (signum == SIGHUP) {
 		rf_notify_reloading();
-		rf_daemon_profiles_reload(d, false);
+		/* A write running on the thread pool reads the loaded files: reload after it. */
+		if (d->write_jobs > 0)
+			d->reload_pending = true;
+		else
+			rf_daemon_profiles_reload(d, false);
 		rf_notify("READY=1");
 		return;
 	}
@@ -188,6 +192,7 @@ static void open_store(struct rf_daemon *d)
 
 static void teardown(struct rf_daemon *d)
 {
+	rf_write_jobs_teardown(d);
 	rf_store_close(d->store);
 	rf_profiles_free(d->profiles);
 	rf_catalogs_unref(d->catalogs);

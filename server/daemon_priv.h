@@ -21,6 +21,8 @@ struct rf_scan_job;
 struct rf_req;
 struct rf_conn;
 struct rf_linger;
+struct rf_write_job;
+struct rf_retired;
 
 struct rf_daemon {
 	struct rf_config *cfg;
@@ -64,6 +66,11 @@ struct rf_daemon {
 	struct rf_req *scan_waiters;  /* requests suspended until the scan finishes */
 	uint64_t last_forced_scan_ns; /* when POST /api/hardware/rescan last started one */
 
+	/* daemon_writes.c: store writes running on the thread pool */
+	int write_jobs;
+	struct rf_retired *retired; /* snapshots replaced while write jobs ran */
+	bool reload_pending;        /* a SIGHUP came while write jobs ran */
+
 	uint64_t started_ns; /* uv_hrtime at start */
 	int64_t started_ms;  /* wall clock at start */
 	int in_flight;       /* requests between URI and completion */
@@ -97,6 +104,32 @@ void rf_daemon_profiles_reload(struct rf_daemon *d, bool at_start);
 
 /* daemon_profiles.c: the hooks the profile routes call (api_env.profiles), backed by d. */
 struct api_profile_hooks rf_daemon_profile_hooks(struct rf_daemon *d);
+
+/* daemon_profiles.c: the hooks' work, callable from a write job: check builds the catalogs
+ * with pending (reads the files and the store, installs nothing; safe on a worker while no
+ * reload runs), changed rebuilds and installs them (loop thread only). */
+int rf_daemon_profiles_check(struct rf_daemon *d, const struct api_profile *pending, char *msg,
+			     size_t msglen);
+void rf_daemon_profiles_changed(struct rf_daemon *d);
+
+/* daemon_writes.c: whether route (matched for method) writes to the store and so runs on the
+ * thread pool. */
+bool rf_write_route(const struct api_route *route, enum api_method method);
+/* daemon_writes.c: runs req (copied) through api_dispatch on the thread pool with the env of
+ * now, then calls rf_http_write_done(d, ctx, ...) on the loop thread unless detached. Writes
+ * the job to *out. Returns 0 or a negative rf_err (nothing started). */
+int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx,
+		   struct rf_write_job **out /* OUT */);
+/* daemon_writes.c: the request went away; the job finishes without calling back. */
+void rf_write_detach(struct rf_write_job *job);
+/* daemon_writes.c: frees a replaced snapshot now, or once no write job can read it. */
+void rf_snapshot_retire(struct rf_daemon *d, struct api_snapshot *s);
+/* daemon_writes.c: frees what is still retired (at exit, after the loop ran out). */
+void rf_write_jobs_teardown(struct rf_daemon *d);
+/* http.c: a write job finished: answers its request with reply (taken: reset on return) and
+ * the route it matched. */
+void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
+			const struct api_route *route);
 
 /* daemon.c: the env that handlers see, as of now. */
 void rf_daemon_env(struct rf_daemon *d, struct api_env *env /* OUT */);

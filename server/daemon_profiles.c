@@ -110,10 +110,9 @@ void rf_daemon_profiles_reload(struct rf_daemon *d, bool at_start)
 		    skipped ? ", some custom ones skipped" : "");
 }
 
-/* api_profile_hooks.check: builds the catalogs with pending, installs nothing. */
-static int hook_check(void *ctx, const struct api_profile *pending, char *msg, size_t msglen)
+int rf_daemon_profiles_check(struct rf_daemon *d, const struct api_profile *pending, char *msg,
+			     size_t msglen)
 {
-	struct rf_daemon *d = ctx;
 	struct rf_catalogs *c = NULL;
 	int rc = build(d, d->profiles, pending, &c, NULL, msg, msglen);
 
@@ -121,11 +120,16 @@ static int hook_check(void *ctx, const struct api_profile *pending, char *msg, s
 	return rc;
 }
 
-/* api_profile_hooks.changed: rebuilds and installs the catalogs. A scan that holds the old
- * ones keeps its reference; the next request sees the new ones. */
-static void hook_changed(void *ctx)
+/* api_profile_hooks.check: builds the catalogs with pending, installs nothing. */
+static int hook_check(void *ctx, const struct api_profile *pending, char *msg, size_t msglen)
 {
-	struct rf_daemon *d = ctx;
+	return rf_daemon_profiles_check(ctx, pending, msg, msglen);
+}
+
+/* Rebuilds and installs the catalogs. A scan or a write that holds the old ones keeps its
+ * reference; the next request sees the new ones. */
+void rf_daemon_profiles_changed(struct rf_daemon *d)
+{
 	struct rf_catalogs *c = NULL;
 	char err[512];
 	int skipped = 0;
@@ -138,6 +142,12 @@ static void hook_changed(void *ctx)
 	d->catalogs = c;
 	rf_log_info("profiles: custom profiles changed (%d device and %d model profiles)",
 		    c->table.n, (int)c->models->n);
+}
+
+/* api_profile_hooks.changed */
+static void hook_changed(void *ctx)
+{
+	rf_daemon_profiles_changed(ctx);
 }
 
 struct api_profile_hooks rf_daemon_profile_hooks(struct rf_daemon *d)

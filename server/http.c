@@ -55,7 +55,10 @@ struct rf_req {
 	struct rf_req *next_waiter; /* in d->scan_waiters while suspended for a rescan */
 	bool waiting;
 	bool resumed;
-	int resume_err; /* 0, or why the awaited scan produced no new snapshot */
+	int resume_err;                 /* 0, or why the awaited scan produced no new snapshot */
+	struct rf_write_job *write_job; /* the store write running for it on the thread pool */
+	bool write_ready;               /* write_reply holds the write's answer */
+	struct api_reply write_reply;
 };
 
 /* Connection limits. One address may hold 384 of the 1024 (every local client shares
@@ -861,6 +864,20 @@ static enum MHD_Result send_body_refusal(struct rf_req *r, struct MHD_Connection
 	return send_reply(r, c, &reply, NULL, NULL);
 }
 
+void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
+			const struct api_route *route)
+{
+	struct rf_req *r = ctx;
+
+	r->write_job = NULL;
+	r->write_reply = *reply;
+	memset(reply, 0, sizeof(*reply));
+	r->route = route;
+	r->write_ready = true;
+	MHD_resume_connection(r->conn);
+	mhd_run(d);
+}
+
 static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *c)
 {
 	struct rf_daemon *d = r->d;
@@ -871,6 +888,10 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	char path[API_MAX_URL_BYTES + 1];
 	size_t plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
 
+	if (r->write_ready) {
+		r->write_ready = false;
+		return send_reply(r, c, &r->write_reply, NULL, NULL);
+	}
 	r->body_done = true;
 	conn_phase(r->cn, PHASE_BUSY);
 	if (r->too_large || r->over_budget)
@@ -893,6 +914,15 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 			return send_error(r, c, RF_E_UNAVAILABLE, "the daemon is stopping");
 		api_hardware_get(&env, &req, &reply);
 		return send_reply(r, c, &reply, NULL, NULL);
+	}
+	if (rf_write_route(r->route, r->method)) {
+		/* A write may wait for another process's lock: never on the loop thread. */
+		int rc = rf_write_start(d, &req, r, &r->write_job);
+		if (rc < 0)
+			return send_error(r, c, rc, NULL);
+		r->conn = c;
+		MHD_suspend_connection(c);
+		return MHD_YES;
 	}
 	r->route = api_dispatch(&env, &req, &reply);
 	if (reply.wait_for_scan)
@@ -978,6 +1008,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
 	d->in_flight--;
 	budget_release(r);
+	rf_write_detach(r->write_job);
+	api_reply_reset(&r->write_reply);
 	if (r->cn && !r->cn->shut)
 		conn_phase(r->cn, PHASE_HEADERS);
 	if (r->waiting) {

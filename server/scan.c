@@ -100,7 +100,7 @@ static void scan_done(uv_work_t *w, int status)
 		rf_log_warn("scan history: could not store the scan (%s)",
 			    rf_err_code(job->store_rc));
 	job->result->seq = ++d->scan_seq;
-	rf_snapshot_free(d->snapshot);
+	rf_snapshot_retire(d, d->snapshot);
 	d->snapshot = job->result;
 	d->scans_total++;
 	rf_log_debug("scan %llu done in %.2f ms", (unsigned long long)d->scan_seq,

@@ -7,6 +7,7 @@
  */
 #include <cjson/cJSON.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,88 @@ START_TEST(test_body_budget)
 }
 END_TEST
 
+/* Reads one reply from fd (sent earlier) into r; fails the test when none comes in ms. */
+static void read_reply(int fd, int ms, struct t_resp *r)
+{
+	char buf[8192];
+	size_t n = 0;
+	char *end;
+
+	memset(r, 0, sizeof(*r));
+	while (n < sizeof(buf) - 1) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t got;
+
+		if (poll(&p, 1, ms) <= 0)
+			break;
+		got = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = '\0';
+	end = strstr(buf, "\r\n\r\n");
+	ck_assert_msg(n >= 12 && end, "no reply: '%s'", buf);
+	r->status = atoi(buf + 9);
+	r->body = strdup(end + 4);
+	r->body_len = strlen(r->body);
+	*end = '\0';
+	r->head = strdup(buf);
+}
+
+/* While another process holds the database's write lock, a write waits for it on the thread
+ * pool: reads and every other route are answered meanwhile (the write has not answered yet
+ * when they have), and the write completes once the lock is released. */
+START_TEST(test_locked_store_does_not_freeze_the_loop)
+{
+	static const char body[] = "{\"run_id\":\"lock-1\",\"hardware_fingerprint\":\"hw-lock\","
+				   "\"model\":\"qwen2.5-7b\",\"precision\":\"Q4_K_M\","
+				   "\"backend\":\"cpu\",\"runtime\":\"llama.cpp\","
+				   "\"generated_tokens\":128,\"decode_tokens_per_s\":10.5}";
+	struct t_daemon d;
+	struct t_resp r;
+	sqlite3 *db = NULL;
+	char *path, req[1024];
+	int fd, n;
+
+	t_daemon_start(&d, NULL);
+	t_wait_scan(d.port);
+	path = t_path(d.dir, "var/rigfit.db");
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+
+	n = snprintf(req, sizeof(req),
+		     "POST /api/benchmarks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+		     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+		     sizeof(body) - 1, body);
+	fd = t_connect(d.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, req, (size_t)n, MSG_NOSIGNAL), n);
+	usleep(100 * 1000);
+	ck_assert_int_eq(t_http(d.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	ck_assert_int_eq(
+		t_http(d.port, "GET", "/api/benchmarks?hardware=hw-lock", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	{
+		struct pollfd p = {fd, POLLIN, 0};
+		ck_assert_msg(poll(&p, 1, 0) == 0,
+			      "the write answered before the reads: they waited for it");
+	}
+	ck_assert_int_eq(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	read_reply(fd, 5000, &r);
+	ck_assert_msg(r.status == 201 || (t_under_valgrind() && r.status == 503), "status %d: %s",
+		      r.status, r.body);
+	t_resp_free(&r);
+	close(fd);
+	sqlite3_close(db);
+	free(path);
+	t_daemon_stop(&d);
+}
+END_TEST
+
 Suite *harden_http_suite(void)
 {
 	Suite *s = suite_create("harden_http");
@@ -385,6 +468,7 @@ Suite *harden_http_suite(void)
 	tcase_add_test(tc, test_slow_senders_meet_deadlines);
 	tcase_add_test(tc, test_slow_senders_do_not_lock_out);
 	tcase_add_test(tc, test_body_budget);
+	tcase_add_test(tc, test_locked_store_does_not_freeze_the_loop);
 	suite_add_tcase(s, tc);
 	return s;
 }
