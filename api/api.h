@@ -190,7 +190,9 @@ struct api_env {
 	struct api_metrics *metrics;
 	struct api_store store;
 	int scan_interval_s;
-	int64_t last_scan_failed_ms;        /* 0: never failed */
+	int64_t last_scan_failed_ms; /* 0: never failed */
+	const char *store_error;     /* the store's last failure (one line), or NULL: none so far */
+	int64_t store_error_ms;      /* when it happened (wall clock) */
 	const struct device_table *devices; /* profiles/devices.json; NULL: none loaded */
 	const struct model_catalog *models; /* profiles/models.json; NULL: none loaded */
 	const void *tiers; /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
@@ -281,6 +283,7 @@ const struct api_route *api_dispatch(const struct api_env *env, struct api_reque
 
 /* Handlers, one file each. */
 int api_health(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+int api_ready(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_openapi(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_metrics_route(const struct api_env *env, const struct api_request *req,
 		      struct api_reply *out);

@@ -15,6 +15,7 @@
 
 static const struct api_route api_route_table[] = {
 	{API_GET, "/healthz", api_health, API_ROUTE_PUBLIC},
+	{API_GET, "/readyz", api_ready, API_ROUTE_PUBLIC},
 	{API_GET, "/openapi.yaml", api_openapi, API_ROUTE_PUBLIC},
 	{API_GET, "/metrics", api_metrics_route, 0},
 	{API_GET, "/api/hardware", api_hardware_get, 0},

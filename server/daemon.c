@@ -29,6 +29,8 @@
 #define RF_FD_WANT ((rlim_t)4096)
 #define DRAIN_MAX_NS (1500ull * 1000 * 1000)
 #define DRAIN_TICK_MS 10
+/* How often the store's file is checked, and a failed store opened again. */
+#define STORE_CHECK_MS 2000
 
 static int64_t wall_ms(void)
 {
@@ -55,6 +57,17 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->openapi_len = rf_embed_openapi_len;
 	env->metrics = d->metrics;
 	env->store = rf_store_api(d->store);
+	{
+		struct rf_store_error e;
+		if (rf_store_last_error(&e)) {
+			snprintf(d->store_error, sizeof(d->store_error), "%s", e.message);
+			d->store_error_ms = e.at_ms;
+		}
+		if (d->store_error[0]) {
+			env->store_error = d->store_error;
+			env->store_error_ms = d->store_error_ms;
+		}
+	}
 	env->scan_interval_s = d->cfg->scan_interval_s;
 	env->devices = d->catalogs ? &d->catalogs->table : NULL;
 	env->models = d->catalogs ? d->catalogs->models : NULL;
@@ -105,6 +118,7 @@ static void finish(struct rf_daemon *d)
 	close_handle((uv_handle_t *)&d->scan_timer);
 	close_handle((uv_handle_t *)&d->watchdog_timer);
 	close_handle((uv_handle_t *)&d->drain_timer);
+	close_handle((uv_handle_t *)&d->store_timer);
 	if (d->scan_job) {
 		if (uv_cancel((uv_req_t *)d->scan_job) != 0) {
 			rf_log_warn("a hardware scan is still running; exiting without it");
@@ -144,6 +158,9 @@ static void begin_stop(struct rf_daemon *d, const char *why)
 	uv_timer_start(&d->drain_timer, on_drain_tick, 0, DRAIN_TICK_MS);
 }
 
+static bool open_store(struct rf_daemon *d, bool retry);
+static bool store_idle(const struct rf_daemon *d);
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	struct rf_daemon *d = s->data;
@@ -153,8 +170,12 @@ static void on_signal(uv_signal_t *s, int signum)
 		/* A write running on the thread pool reads the loaded files: reload after it. */
 		if (d->write_jobs > 0)
 			d->reload_pending = true;
-		else
+		else {
+			/* A store that failed is tried again too; the reload then seeds it. */
+			if (!d->store && store_idle(d) && !d->stopping)
+				(void)open_store(d, true);
 			rf_daemon_profiles_reload(d, false);
+		}
 		rf_notify("READY=1");
 		return;
 	}
@@ -176,18 +197,60 @@ static void on_watchdog(uv_timer_t *t)
 	rf_notify("WATCHDOG=1");
 }
 
-static void open_store(struct rf_daemon *d)
+/* Opens the store. A failure is logged (once per distinct reason when retrying) and kept
+ * as the store's last error; returns whether it opened. */
+static bool open_store(struct rf_daemon *d, bool retry)
 {
 	char err[512] = "";
 	int rc = rf_store_open(d->cfg->db, rf_embed_migrations, &d->store, err, sizeof(err));
 
 	if (rc < 0) {
 		d->store = NULL;
-		rf_log_error("store: %s: %s; serving without it (routes that need it answer 503)",
-			     d->cfg->db, err[0] ? err : rf_err_code(rc));
-	} else {
-		rf_log_info("store: %s (schema %d)", d->cfg->db, rf_store_schema_version(d->store));
+		if (!retry || strcmp(err, d->store_open_err) != 0) {
+			rf_store_note_error(0, err[0] ? err : rf_err_code(rc));
+			rf_log_error(
+				"store: %s: %s; serving without it (routes that need it answer "
+				"503; retried every %d s and on SIGHUP)",
+				d->cfg->db, err[0] ? err : rf_err_code(rc), STORE_CHECK_MS / 1000);
+		}
+		snprintf(d->store_open_err, sizeof(d->store_open_err), "%s", err);
+		return false;
 	}
+	d->store_open_err[0] = '\0';
+	rf_log_info("store: %s%s (schema %d)", retry ? "reopened " : "", d->cfg->db,
+		    rf_store_schema_version(d->store));
+	return true;
+}
+
+/* Whether the store handle may be closed or replaced now: no scan or write on the thread
+ * pool holds it. */
+static bool store_idle(const struct rf_daemon *d)
+{
+	return d->write_jobs == 0 && !d->scan_job;
+}
+
+/* The store's watch: a store whose file was deleted or replaced goes unavailable (rather than
+ * acknowledging writes that a restart would lose), and a store that is down is opened again,
+ * its profiles seeded and the catalogs rebuilt with its custom profiles. */
+static void store_watch(struct rf_daemon *d)
+{
+	if (d->stopping || !store_idle(d))
+		return;
+	if (d->store && rf_store_check_linked(d->store, NULL, 0) < 0) {
+		rf_log_error("store: %s was deleted or replaced while open; going unavailable "
+			     "until it can be opened again",
+			     d->cfg->db);
+		rf_store_close(d->store);
+		d->store = NULL;
+		return;
+	}
+	if (!d->store && open_store(d, true))
+		rf_daemon_profiles_reload(d, false);
+}
+
+static void on_store_timer(uv_timer_t *t)
+{
+	store_watch(t->data);
 }
 
 static void teardown(struct rf_daemon *d)
@@ -238,7 +301,8 @@ int rf_serve(struct rf_config *cfg)
 		free(d);
 		return 1;
 	}
-	open_store(d);
+	rf_store_log_install();
+	open_store(d, false);
 	rf_daemon_profiles_reload(d, true);
 	if (!d->catalogs) {
 		/* No profiles: an empty device table, so a scan never has to check. */
@@ -267,7 +331,10 @@ int rf_serve(struct rf_config *cfg)
 	uv_timer_init(&d->loop, &d->scan_timer);
 	uv_timer_init(&d->loop, &d->watchdog_timer);
 	uv_timer_init(&d->loop, &d->drain_timer);
+	uv_timer_init(&d->loop, &d->store_timer);
 	d->scan_timer.data = d->watchdog_timer.data = d->drain_timer.data = d;
+	d->store_timer.data = d;
+	uv_timer_start(&d->store_timer, on_store_timer, STORE_CHECK_MS, STORE_CHECK_MS);
 	/* The first scan starts now; the timer repeats it. */
 	rf_scan_start(d);
 	uv_timer_start(&d->scan_timer, on_scan_timer, (uint64_t)cfg->scan_interval_s * 1000,

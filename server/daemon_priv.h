@@ -49,6 +49,10 @@ struct rf_daemon {
 	uv_timer_t scan_timer;
 	uv_timer_t watchdog_timer;
 	uv_timer_t drain_timer;
+	uv_timer_t store_timer;   /* checks the store's file, reopens a store that failed */
+	char store_error[300];    /* the store's last failure as handlers see it */
+	char store_open_err[512]; /* why the last open failed ("" : it did not) */
+	int64_t store_error_ms;
 	uint64_t watchdog_usec;
 
 	/* state read by requests; replaced only on the loop thread */

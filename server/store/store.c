@@ -16,6 +16,7 @@
 #include "server/store/store_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -23,10 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/err.h"
+#include "server/log.h"
 
 #define STORE_BUSY_TIMEOUT_MS 2000
 /* A write waiting for another connection's lock tries again this often. */
@@ -36,6 +40,98 @@
 #define STORE_MAX_MIGRATIONS 9999
 /* The largest hardware JSON a scan may store; a real one is a few KiB. */
 #define STORE_MAX_SCAN_JSON (16 * 1024 * 1024)
+/* SQLite failures logged per window; more are counted and reported once. */
+#define STORE_LOG_WINDOW_MS 10000
+#define STORE_LOG_PER_WINDOW 5
+#define STORE_MSG_MAX 320
+
+/* The last failure and the log's rate limit, shared by every thread. */
+static pthread_mutex_t store_err_mx = PTHREAD_MUTEX_INITIALIZER;
+static struct rf_store_error store_err_last;
+static bool store_err_any;
+static int64_t store_log_window_ms;
+static int store_log_in_window;
+static unsigned long store_log_suppressed;
+
+static int64_t store_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void rf_store_note_error(int code, const char *message)
+{
+	int64_t now = store_wall_ms();
+	unsigned long suppressed = 0;
+	bool log_it;
+
+	pthread_mutex_lock(&store_err_mx);
+	store_err_last.code = code;
+	snprintf(store_err_last.message, sizeof(store_err_last.message), "%s",
+		 message ? message : "");
+	for (char *p = store_err_last.message; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	store_err_last.at_ms = now;
+	store_err_any = true;
+	if (now - store_log_window_ms >= STORE_LOG_WINDOW_MS) {
+		suppressed = store_log_suppressed;
+		store_log_suppressed = 0;
+		store_log_window_ms = now;
+		store_log_in_window = 0;
+	}
+	log_it = store_log_in_window < STORE_LOG_PER_WINDOW;
+	if (log_it)
+		store_log_in_window++;
+	else
+		store_log_suppressed++;
+	pthread_mutex_unlock(&store_err_mx);
+	if (suppressed)
+		rf_log_warn("store: %lu more SQLite failures were not logged", suppressed);
+	if (log_it)
+		rf_log_warn("store: SQLite error %d (%s): %.200s", code,
+			    code ? sqlite3_errstr(code) : "check", message ? message : "");
+}
+
+bool rf_store_last_error(struct rf_store_error *out)
+{
+	bool any;
+
+	pthread_mutex_lock(&store_err_mx);
+	any = store_err_any;
+	if (any)
+		*out = store_err_last;
+	pthread_mutex_unlock(&store_err_mx);
+	return any;
+}
+
+/* SQLite's error log callback. Notices (a WAL recovered), warnings (an automatic index),
+ * schema changes (retried by SQLite) and constraints (a client's invalid value, answered 422)
+ * are not store failures. */
+static void store_sqlite_log(void *arg, int code, const char *msg)
+{
+	(void)arg;
+	switch (code & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_NOTICE:
+	case SQLITE_WARNING:
+	case SQLITE_SCHEMA:
+	case SQLITE_CONSTRAINT:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return;
+	default:
+		rf_store_note_error(code, msg);
+	}
+}
+
+void rf_store_log_install(void)
+{
+	/* SQLITE_MISUSE once SQLite is initialized: the log is then simply not routed. */
+	(void)sqlite3_config(SQLITE_CONFIG_LOG, store_sqlite_log, NULL);
+}
 
 static const char SQL_SCAN_INSERT[] =
 	"INSERT INTO scans (scanned_at_ms, scan_duration_ms, hardware_json) VALUES (?1, ?2, ?3)";
@@ -383,7 +479,8 @@ static int store_prepare(struct rf_store *st, const char *path, const char *sql,
 /* Checks the file before the first write: readable as SQLite, writable, sound (quick_check),
  * not from a newer rigfit and not another program's database. Returns 0 or a negative rf_err
  * with the reason in errbuf. */
-static int store_check_file(struct rf_store *st, const char *path, char *errbuf, size_t errlen)
+static int store_check_file(struct rf_store *st, const char *path, bool rw, char *errbuf,
+			    size_t errlen)
 {
 	char verdict[256];
 	int src, v = 0, objects = 0;
@@ -398,22 +495,23 @@ static int store_check_file(struct rf_store *st, const char *path, char *errbuf,
 			  sqlite3_errmsg(st->db), store_hint(src));
 		return rf_store_sqlite_err(src);
 	}
-	if (sqlite3_db_readonly(st->db, "main") == 1) {
+	if (rw && sqlite3_db_readonly(st->db, "main") == 1) {
 		store_msg(errbuf, errlen,
 			  "database '%s' is read-only (check the permissions of the file and its "
 			  "directory)",
 			  path);
 		return RF_E_STORE_UNAVAILABLE;
 	}
-	src = store_quick_check(st->db, verdict, sizeof(verdict));
+	/* An existing file was checked read-only first (store_check_readonly); a new one is empty. */
+	src = rw ? SQLITE_OK : store_quick_check(st->db, verdict, sizeof(verdict));
+	if (!rw && src == SQLITE_OK && strcmp(verdict, "ok") != 0) {
+		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path, verdict);
+		return RF_E_STORE_UNAVAILABLE;
+	}
 	if (src != SQLITE_OK) {
 		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path,
 			  sqlite3_errmsg(st->db));
 		return rf_store_sqlite_err(src) == RF_E_NOMEM ? RF_E_NOMEM : RF_E_STORE_UNAVAILABLE;
-	}
-	if (strcmp(verdict, "ok") != 0) {
-		store_msg(errbuf, errlen, "database '%s' is corrupt: %s", path, verdict);
-		return RF_E_STORE_UNAVAILABLE;
 	}
 	if (v > st->n_migrations) {
 		store_msg(errbuf, errlen,
@@ -468,11 +566,113 @@ out:
 	return rc;
 }
 
+/* The files SQLite keeps beside a database: the database itself first. */
+static const char *const store_side_suffix[] = {"", "-wal", "-shm", "-journal"};
+#define STORE_SIDE_N 4
+
+/* Writes path + the side suffix i into buf (size len). Returns false when it does not fit. */
+static bool store_side_name(const char *path, int i, char *buf, size_t len)
+{
+	return (size_t)snprintf(buf, len, "%s%s", path, store_side_suffix[i]) < len;
+}
+
+/* Records which of the database's files exist now. */
+static void store_side_exist(const char *path, bool had[STORE_SIDE_N] /* OUT */)
+{
+	char name[STORE_DIR_MAX + 16];
+
+	for (int i = 0; i < STORE_SIDE_N; i++)
+		had[i] = store_side_name(path, i, name, sizeof(name)) && access(name, F_OK) == 0;
+}
+
+/* Removes the -wal, -shm and -journal files that did not exist before a refused open (had),
+ * so that a refusal leaves none behind: a -shm made by a read-only attempt would break the
+ * next start. (A database file it created keeps the migrations that did commit.) */
+static void store_side_remove_new(const char *path, const bool had[STORE_SIDE_N])
+{
+	char name[STORE_DIR_MAX + 16];
+
+	for (int i = STORE_SIDE_N - 1; i >= 1; i--)
+		if (!had[i] && store_side_name(path, i, name, sizeof(name)))
+			(void)unlink(name);
+}
+
+/* Refuses, before SQLite touches anything, a database that this process cannot write: the
+ * file, its -wal or -shm, or the directory where SQLite makes them. Returns 0 or
+ * RF_E_STORE_UNAVAILABLE with the reason in errbuf. */
+static int store_check_access(const char *path, const bool had[STORE_SIDE_N], char *errbuf,
+			      size_t errlen)
+{
+	char name[STORE_DIR_MAX + 16];
+	const char *slash = strrchr(path, '/');
+
+	for (int i = 0; i < 3; i++) {
+		if (!had[i] || !store_side_name(path, i, name, sizeof(name)) ||
+		    access(name, R_OK | W_OK) == 0)
+			continue;
+		if (i == 0)
+			store_msg(
+				errbuf, errlen,
+				"database '%s' is read-only (rigfit must be able to write the file "
+				"and its directory)",
+				path);
+		else
+			store_msg(
+				errbuf, errlen,
+				"'%s' cannot be written (left by a run that could not write?): fix "
+				"its permissions, or delete it while no rigfit runs",
+				name);
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	if (slash && (size_t)(slash - path) < sizeof(name)) {
+		memcpy(name, path, (size_t)(slash - path));
+		name[slash == path ? 1 : (size_t)(slash - path)] = '\0';
+	} else {
+		snprintf(name, sizeof(name), ".");
+	}
+	if (access(name, W_OK | X_OK) != 0) {
+		store_msg(errbuf, errlen,
+			  "cannot use database '%s': directory '%s' is not writable (SQLite makes "
+			  "its -wal and -shm files there)",
+			  path, name);
+		return RF_E_STORE_UNAVAILABLE;
+	}
+	return 0;
+}
+
+/* Checks an existing database on a read-only connection before any read-write one opens it:
+ * a SQLite file, sound (quick_check), a rigfit one, not from a newer rigfit. Returns 0 or a
+ * negative rf_err with the reason in errbuf. */
+static int store_check_readonly(const char *path, int n_migrations, char *errbuf, size_t errlen)
+{
+	struct rf_store ro;
+	int rc, src;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.n_migrations = n_migrations;
+	src = sqlite3_open_v2(path, &ro.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot open database '%s': %s%s", path,
+			  ro.db ? sqlite3_errmsg(ro.db) : sqlite3_errstr(src), store_hint(src));
+		rc = rf_store_sqlite_err(src);
+	} else {
+		sqlite3_extended_result_codes(ro.db, 1);
+		sqlite3_busy_timeout(ro.db, STORE_BUSY_TIMEOUT_MS);
+		rc = store_prepare(&ro, path, "PRAGMA user_version", &ro.version, errbuf, errlen);
+		if (rc == 0)
+			rc = store_check_file(&ro, path, false, errbuf, errlen);
+	}
+	sqlite3_finalize(ro.version);
+	sqlite3_close_v2(ro.db);
+	return rc;
+}
+
 int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 		  struct rf_store **out, char *errbuf, size_t errlen)
 {
 	struct rf_store *st = NULL;
-	bool done = false;
+	bool done = false, had[STORE_SIDE_N];
+	struct stat sb;
 	int rc, src, n = 0, v = 0;
 
 	if (errbuf && errlen)
@@ -489,6 +689,14 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 	rc = store_make_parent(path, errbuf, errlen);
 	if (rc < 0)
 		return rc;
+	store_side_exist(path, had);
+	rc = store_check_access(path, had, errbuf, errlen);
+	if (rc < 0)
+		return rc;
+	if (had[0] && (rc = store_check_readonly(path, n, errbuf, errlen)) < 0) {
+		store_side_remove_new(path, had);
+		return rc;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		store_msg(errbuf, errlen, "out of memory opening database '%s'", path);
@@ -513,7 +721,7 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 	if ((rc = store_prepare(st, path, "PRAGMA user_version", &st->version, errbuf, errlen)) < 0)
 		goto out;
 	/* Nothing has been written yet: a wrong file is refused untouched. */
-	if ((rc = store_check_file(st, path, errbuf, errlen)) < 0)
+	if ((rc = store_check_file(st, path, true, errbuf, errlen)) < 0)
 		goto out;
 	if ((rc = store_configure(st, path, errbuf, errlen)) < 0)
 		goto out;
@@ -542,11 +750,23 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 		goto out;
 	if ((rc = rf_store_profiles_prepare(st, errbuf, errlen)) < 0)
 		goto out;
+	st->path = strdup(path);
+	if (!st->path || stat(path, &sb) != 0) {
+		store_msg(errbuf, errlen, "cannot use database '%s': %s", path,
+			  st->path ? strerror(errno) : "out of memory");
+		rc = st->path ? RF_E_STORE_UNAVAILABLE : RF_E_NOMEM;
+		goto out;
+	}
+	st->dev = (uint64_t)sb.st_dev;
+	st->ino = (uint64_t)sb.st_ino;
 	*out = st;
 	st = NULL;
 	rc = 0;
 out:
-	rf_store_close(st);
+	if (st) {
+		rf_store_close(st);
+		store_side_remove_new(path, had);
+	}
 	return rc;
 }
 
@@ -576,7 +796,29 @@ void rf_store_close(struct rf_store *st)
 	/* Every statement is finalized, so the close is immediate; the last connection also
 	 * checkpoints the WAL into the main file. */
 	sqlite3_close_v2(st->db);
+	free(st->path);
 	free(st);
+}
+
+int rf_store_check_linked(struct rf_store *st, char *msg, size_t msglen)
+{
+	char why[STORE_MSG_MAX];
+	struct stat sb;
+	const char *what;
+
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	if (stat(st->path, &sb) != 0)
+		what = errno == ENOENT || errno == ENOTDIR ? "deleted" : "made unreachable";
+	else if ((uint64_t)sb.st_dev != st->dev || (uint64_t)sb.st_ino != st->ino)
+		what = "replaced";
+	else
+		return 0;
+	snprintf(why, sizeof(why), "database '%.200s' was %s while open; no write goes into it",
+		 st->path, what);
+	rf_store_note_error(0, why);
+	store_msg(msg, msglen, "%s", why);
+	return RF_E_STORE_UNAVAILABLE;
 }
 
 int rf_store_schema_version(struct rf_store *st)
@@ -648,12 +890,25 @@ int rf_store_begin_write(struct rf_store *st)
 	const struct timespec tick = {0, STORE_WRITE_RETRY_MS * 1000000L};
 	int src;
 
+	/* A deleted file would take the write and lose it with the process. */
+	if (rf_store_check_linked(st, NULL, 0) < 0) {
+		sqlite3_mutex_enter(mx);
+		return SQLITE_IOERR;
+	}
 	for (int waited = 0;; waited += STORE_WRITE_RETRY_MS) {
 		sqlite3_mutex_enter(mx);
 		/* SQLite's own busy handler would sleep holding the mutex: try once instead. */
 		sqlite3_busy_timeout(st->db, 0);
 		src = rf_store_step_done(st->begin);
 		sqlite3_busy_timeout(st->db, st->busy_ms);
+		if ((src & 0xff) == SQLITE_BUSY && waited >= st->busy_ms) {
+			/* SQLite does not log a busy statement (it could be retried): we do. */
+			char why[STORE_MSG_MAX];
+			snprintf(why, sizeof(why),
+				 "database is locked by another process: a write waited %d ms",
+				 waited);
+			rf_store_note_error(src, why);
+		}
 		if ((src & 0xff) != SQLITE_BUSY || waited >= st->busy_ms)
 			return src;
 		sqlite3_mutex_leave(mx);

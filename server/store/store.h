@@ -35,6 +35,32 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
  * a short timeout to exercise the locked path quickly. Returns 0 or a negative rf_err. */
 int rf_store_set_busy_timeout(struct rf_store *st, int ms);
 
+/* Routes SQLite's own error log (every failed statement, with its extended code) to the
+ * daemon's log, at most a few lines per 10 s, and remembers the last failure for
+ * rf_store_last_error. Call once at start, before any database is opened. */
+void rf_store_log_install(void);
+
+/* The last failure of any store of the process: SQLite's extended result code (or 0 for one
+ * of our own checks), a one-line message, and when (wall-clock ms). */
+struct rf_store_error {
+	int code;
+	char message[256];
+	int64_t at_ms;
+};
+
+/* Records a failure as the last one (and logs it, rate-limited). Thread-safe. */
+void rf_store_note_error(int code, const char *message);
+
+/* Copies the last failure into *out. Returns false (out untouched) when there was none.
+ * Thread-safe. */
+bool rf_store_last_error(struct rf_store_error *out /* OUT */);
+
+/* Checks that the open database is still the file at its path: not deleted (its directory
+ * included) and not replaced. Writes into a deleted file would be acknowledged and lost.
+ * Returns 0, or RF_E_STORE_UNAVAILABLE (recorded as the last error, reason in msg when msg is
+ * not NULL), or RF_E_STORE_UNAVAILABLE for a NULL store. */
+int rf_store_check_linked(struct rf_store *st, char *msg, size_t msglen);
+
 /* Closes the store. NULL is a no-op. */
 void rf_store_close(struct rf_store *st);
 

@@ -37,6 +37,11 @@ struct rf_store {
 	uint64_t bench_none_writes;
 	uint64_t bench_writes;
 	int busy_ms; /* how long a write waits for another connection's lock */
+	/* The file as opened, to notice it deleted or replaced underneath (rf_store_check_linked):
+	 * its path, device and inode. (A descriptor held on it would do too, but closing any
+	 * descriptor of the file drops the process's POSIX locks, SQLite's included.) */
+	char *path;
+	uint64_t dev, ino;
 };
 
 /* Takes the connection's mutex and begins a write transaction (BEGIN IMMEDIATE). While

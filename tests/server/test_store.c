@@ -573,10 +573,11 @@ START_TEST(test_refuse_corrupt)
 END_TEST
 
 /* Opens path as the unprivileged user nobody (in a child when we are root, since root ignores
- * permissions) and writes the open's result and message. Returns false when that cannot be
+ * permissions) and writes the open's result and message, and with write_rc not NULL, the
+ * result of appending a scan through the store it opened. Returns false when that cannot be
  * arranged: privileges cannot be dropped, or we run under valgrind, whose helper files a
  * child that became nobody cannot remove (the ASan run covers this path). */
-static bool open_unprivileged(const char *path, int *rc, char *err, size_t errlen)
+static bool open_unprivileged(const char *path, int *rc, char *err, size_t errlen, int *write_rc)
 {
 	int fds[2], status = 0;
 	pid_t pid;
@@ -584,6 +585,8 @@ static bool open_unprivileged(const char *path, int *rc, char *err, size_t errle
 	if (geteuid() != 0) {
 		struct rf_store *st = NULL;
 		*rc = rf_store_open(path, rf_embed_migrations, &st, err, errlen);
+		if (write_rc)
+			*write_rc = rf_store_scan_append(st, 1, 1, "{}", 2, 0);
 		rf_store_close(st);
 		return true;
 	}
@@ -595,15 +598,17 @@ static bool open_unprivileged(const char *path, int *rc, char *err, size_t errle
 	if (pid == 0) {
 		struct rf_store *st = NULL;
 		char buf[600] = {0};
-		int r;
+		int r, w;
 
 		close(fds[0]);
 		if (setgid(65534) != 0 || setuid(65534) != 0 || geteuid() == 0)
 			_exit(3);
-		r = rf_store_open(path, rf_embed_migrations, &st, buf + sizeof(int),
-				  sizeof(buf) - sizeof(int));
+		r = rf_store_open(path, rf_embed_migrations, &st, buf + 2 * sizeof(int),
+				  sizeof(buf) - 2 * sizeof(int));
+		w = rf_store_scan_append(st, 1, 1, "{}", 2, 0);
 		rf_store_close(st);
 		memcpy(buf, &r, sizeof(int));
+		memcpy(buf + sizeof(int), &w, sizeof(int));
 		if (write(fds[1], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 			_exit(4);
 		_exit(0);
@@ -618,8 +623,10 @@ static bool open_unprivileged(const char *path, int *rc, char *err, size_t errle
 			return false;
 		ck_assert_int_eq(got, (ssize_t)sizeof(buf));
 		memcpy(rc, buf, sizeof(int));
+		if (write_rc)
+			memcpy(write_rc, buf + sizeof(int), sizeof(int));
 		buf[sizeof(buf) - 1] = '\0';
-		snprintf(err, errlen, "%s", buf + sizeof(int));
+		snprintf(err, errlen, "%s", buf + 2 * sizeof(int));
 	}
 	return true;
 }
@@ -657,7 +664,7 @@ START_TEST(test_refuse_unwritable_and_newer)
 	before = t_read_file(rodb, &blen);
 	ck_assert_ptr_nonnull(before);
 	err[0] = '\0';
-	if (open_unprivileged(rodb, &rc, err, sizeof(err))) {
+	if (open_unprivileged(rodb, &rc, err, sizeof(err), NULL)) {
 		ck_assert_msg(rc == RF_E_STORE_UNAVAILABLE, "got %d (%s)", rc, err);
 		assert_msg(err, "rigfit.db");
 		assert_msg(err, "write");
@@ -666,7 +673,7 @@ START_TEST(test_refuse_unwritable_and_newer)
 		ck_assert_int_eq(chmod(rodb, 0666), 0);
 		ck_assert_int_eq(chmod(ro, 0555), 0);
 		err[0] = '\0';
-		ck_assert(open_unprivileged(rodb, &rc, err, sizeof(err)));
+		ck_assert(open_unprivileged(rodb, &rc, err, sizeof(err), NULL));
 		ck_assert_msg(rc == RF_E_STORE_UNAVAILABLE, "got %d (%s)", rc, err);
 		assert_msg(err, "directory");
 	}
@@ -789,6 +796,42 @@ START_TEST(test_locked_during_upgrade)
 	free(path);
 	t_rmtree(dir);
 	free(dir);
+}
+END_TEST
+
+/* A database file that the daemon's user cannot write, in a directory it can: the start is
+ * refused before SQLite reads it, leaving no -wal or -shm behind (one made read-only would
+ * make every write of the next start fail), and once the file is fixed the next start
+ * writes. */
+START_TEST(test_readonly_start_leaves_nothing)
+{
+	char *dir = t_mkdtemp(), *path, *wal, *shm;
+	struct rf_store *st;
+	char err[600] = "";
+	int rc = 0, wrc = -1;
+
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	path = t_path(dir, "ro.db");
+	wal = t_path(dir, "ro.db-wal");
+	shm = t_path(dir, "ro.db-shm");
+	st = open_ok(path);
+	ck_assert_int_eq(rf_store_scan_append(st, 1, 1, "{}", 2, 0), 0);
+	rf_store_close(st);
+	ck_assert_int_eq(chmod(path, 0444), 0);
+	if (open_unprivileged(path, &rc, err, sizeof(err), NULL)) {
+		ck_assert_msg(rc == RF_E_STORE_UNAVAILABLE, "got %d (%s)", rc, err);
+		assert_msg(err, "read-only");
+		ck_assert_msg(!exists(wal) && !exists(shm), "a refused start left its WAL files");
+		ck_assert_int_eq(chmod(path, 0666), 0);
+		ck_assert(open_unprivileged(path, &rc, err, sizeof(err), &wrc));
+		ck_assert_msg(rc == 0, "got %d (%s)", rc, err);
+		ck_assert_int_eq(wrc, 0);
+	}
+	t_rmtree(dir);
+	free(dir);
+	free(path);
+	free(wal);
+	free(shm);
 }
 END_TEST
 
@@ -1074,6 +1117,7 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_refuse_unwritable_and_newer);
 	tcase_add_test(tc, test_locked);
 	tcase_add_test(tc, test_bad_migrations);
+	tcase_add_test(tc, test_readonly_start_leaves_nothing);
 	tcase_add_test(tc, test_null_handles);
 	tcase_add_test(tc, test_threads);
 	tcase_set_timeout(tc, 60);
