@@ -84,7 +84,7 @@ static int fill(const char *path, const char *fp, long n)
 	for (long i = 0; i < n; i++) {
 		char id[64], ago[64];
 
-		snprintf(id, sizeof(id), "fill-%ld", i);
+		snprintf(id, sizeof(id), "fill-%d-%ld", (int)getpid(), i);
 		snprintf(ago, sizeof(ago), "-%ld seconds", i);
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(s, 2, fp, -1, SQLITE_STATIC);
