@@ -411,7 +411,12 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tie
 		struct plan_ft_model pm = {&m->arch, &params};
 		struct plan_ft_candidate *c = &list[n];
 		int rc;
-		if (!fd_task_fits(m, f->rq.task) || api_memo_params(&m->arch, &params) < 0)
+		if (!fd_task_fits(m, f->rq.task))
+			continue;
+		rc = api_memo_params(&m->arch, &params);
+		if (rc == RF_E_NOMEM)
+			return rc;
+		if (rc < 0)
 			continue;
 		memset(c, 0, sizeof(*c));
 		c->index = i;
@@ -490,15 +495,18 @@ static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
 }
 
 /* Asks /api/estimate about the recommended setup, so that the answer carries the estimator's
- * own account of it. Returns the answer or NULL when it refused. */
-static cJSON *fd_estimate(const struct api_env *env, const struct fd *f,
-			  const struct model_entry *m, const struct plan_ft_setup *s)
+ * own account of it. Returns 0 and the answer in *res (NULL when it refused the question), or
+ * RF_E_NOMEM. */
+static int fd_estimate(const struct api_env *env, const struct fd *f, const struct model_entry *m,
+		       const struct plan_ft_setup *s, cJSON **res)
 {
-	cJSON *body = cJSON_CreateObject(), *res = NULL;
+	cJSON *body = cJSON_CreateObject();
 	struct api_reply tmp = {0};
+	int rc;
 
+	*res = NULL;
 	if (!body)
-		return NULL;
+		return RF_E_NOMEM;
 	cJSON_AddStringToObject(body, "model", m->id);
 	cJSON_AddStringToObject(body, "mode", plan_ft_method_name(s->mode));
 	cJSON_AddNumberToObject(body, "batch_size", (double)s->batch_size);
@@ -514,11 +522,12 @@ static cJSON *fd_estimate(const struct api_env *env, const struct fd *f,
 		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
 	else if (f->rq.has_hardware_profile)
 		cJSON_AddStringToObject(body, "hardware_profile", f->rq.hardware_profile);
-	if (api_estimate_object(env, body, &res, &tmp) < 0)
-		res = NULL;
+	rc = api_estimate_object(env, body, res, &tmp);
 	api_reply_reset(&tmp);
 	cJSON_Delete(body);
-	return res;
+	if (rc < 0)
+		*res = NULL;
+	return rc == RF_E_NOMEM ? rc : 0;
 }
 
 /* ---- the answer ------------------------------------------------------------------------- */
@@ -718,7 +727,11 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 			     fd_settings_json(&rec_plan->best, rec_plan->effective_batch));
 		api_json_add(root, "recommended_settings",
 			     fd_settings_json(&rec_plan->best, rec_plan->effective_batch));
-		est = fd_estimate(env, f, rec, &rec_plan->best);
+		rc = fd_estimate(env, f, rec, &rec_plan->best, &est);
+		if (rc < 0) {
+			rc = api_error(out, rc, NULL, NULL);
+			goto done;
+		}
 		if (est)
 			api_json_add(root, "estimate", est);
 		else
