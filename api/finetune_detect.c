@@ -631,6 +631,10 @@ static void fd_assumptions(struct fd *f)
 		     "or 2N for adapters, +2N with checkpointing, attention by sequence) over "
 		     "35%% (full), 30%% (LoRA) or 25%% (QLoRA) of the device's 16-bit rate; "
 		     "Unsloth's speed-up is not counted");
+	if (f->dev.backend == PLAN_FT_BACKEND_CUDA)
+		fd_assume(f,
+			  "provider unsloth: its checkpoints are offloaded to host RAM, which is "
+			  "not counted in the GPU's memory or checked here");
 	if (!f->dev.bf16 && f->dev.backend != PLAN_FT_BACKEND_NONE)
 		fd_assume(f, "fp16: the GPU has no bf16, so training runs in fp16 mixed precision "
 			     "(full fine-tuning keeps fp32 master weights)");
