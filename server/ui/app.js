@@ -24,6 +24,8 @@ function reportError(msg) {
   list.appendChild(li);
   setStatus('Error: ' + msg);
 }
+const consoleError = console.error.bind(console);
+console.error = (...args) => { reportError(args.join(' ')); consoleError(...args); };
 window.addEventListener('error', (e) => reportError(e.message || 'script error'));
 window.addEventListener('unhandledrejection', (e) => reportError(e.reason && e.reason.message ? e.reason.message : e.reason));
 

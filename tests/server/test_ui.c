@@ -100,20 +100,17 @@ static char *browse(const char *what, int width, char **log)
 	return out;
 }
 
-/* Asserts the browser's log has no script error from the page (uncaught exceptions and
- * console.error both appear as CONSOLE lines). */
+/* Asserts the browser's log has no console message from the page: it writes none when all is
+ * well, and Chromium logs uncaught exceptions, console.error and failed loads all as CONSOLE
+ * lines (without their level), so any such line is a fault. */
 static void assert_no_console_error(const char *log)
 {
-	const char *p = log;
+	const char *p = log ? strstr(log, ":CONSOLE") : NULL;
 
-	while (p && (p = strstr(p, "CONSOLE")) != NULL) {
+	if (p) {
 		const char *eol = strchr(p, '\n');
-		size_t n = eol ? (size_t)(eol - p) : strlen(p);
-		char line[512];
-		snprintf(line, sizeof(line), "%.*s", (int)(n < 500 ? n : 500), p);
-		ck_assert_msg(strstr(line, "Uncaught") == NULL && strstr(line, "rror") == NULL,
-			      "console error: %s", line);
-		p += n;
+		int n = eol ? (int)(eol - p) : (int)strlen(p);
+		ck_abort_msg("console message: %.*s", n < 500 ? n : 500, p);
 	}
 }
 
