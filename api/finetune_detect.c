@@ -629,8 +629,9 @@ static void fd_assumptions(struct fd *f)
 		     "longest sequence up to the task's first, then the most tokens/s");
 	fd_assume(f, "tokens_per_s: training FLOPs per token (2N forward, 4N backward for full "
 		     "or 2N for adapters, +2N with checkpointing, attention by sequence) over "
-		     "35%% (full), 30%% (LoRA) or 25%% (QLoRA) of the device's 16-bit rate; "
-		     "Unsloth's speed-up is not counted");
+		     "30%% of the device's 16-bit rate for LoRA, 23%% for QLoRA and 21%% for full "
+		     "(their ratios fitted to torchtune's runs); Unsloth's speed-up is not "
+		     "counted; /api/estimate's own training speed may differ");
 	if (f->dev.backend == PLAN_FT_BACKEND_CUDA)
 		fd_assume(f,
 			  "provider unsloth: its checkpoints are offloaded to host RAM, which is "

@@ -13,10 +13,14 @@
  * the adapters' own 6 x rank-params, one more forward with gradient checkpointing, and the
  * attention scores and weighted sums, which grow with the sequence (halved for causal
  * models). Dividing the device's dense 16-bit rate times a utilisation by it gives tokens/s.
- * The utilisations are the ones /api/estimate states (35% full, 30% LoRA, 25% QLoRA, whose
- * dequantisation costs time: torchtune's Llama 3.1 8B rows on an RTX 4090 measure QLoRA at
- * 0.78x LoRA's tokens/s); they rank setups of one model against each other, where only
- * their ratios matter.
+ * The utilisations rank setups of one model on one card against each other, where only their
+ * ratios matter. LoRA's is the 30% /api/estimate states; the others are fitted to torchtune's
+ * measured Llama 3.1 8B runs on one RTX 4090 (batch 2, 2048 tokens, checkpointing on, as its
+ * single-device recipes run; ../shared/calibration/training_memory.csv): QLoRA 2413 against
+ * LoRA 3083 tokens/s (dequantising the 4-bit weights costs time) gives 0.30 x 0.783; full
+ * 1650 against 3083, with 8N FLOPs a token against LoRA's 6N, gives 0.30 x 0.535 x 8 / 6 (the
+ * weight gradients and the optimizer's pass over every weight run at a lower utilisation
+ * than the frozen forward). The RTX A6000's full/LoRA pair (2579/4699) is held out as a check.
  */
 #include "core/plan/plan_finetune.h"
 
@@ -27,11 +31,10 @@
 
 #include "core/err.h"
 
-/* Stated utilisations of the device's dense 16-bit peak (as /api/estimate states them). */
-#define PF_UTIL_FULL 0.35
+/* Utilisations of the device's dense 16-bit peak (see the top of the file). */
 #define PF_UTIL_LORA 0.30
-#define PF_UTIL_QLORA 0.25
-/* Two speeds closer than this are the same speed. */
+#define PF_UTIL_QLORA (PF_UTIL_LORA * 2413.0 / 3083.0)
+#define PF_UTIL_FULL (PF_UTIL_LORA * 1650.0 / 3083.0 * 8.0 / 6.0)
 /* Speeds are compared in steps of 1%: closer than that, the estimate cannot tell them apart
  * (its error is far larger), and the tie-breaks decide. Steps, not a tolerance, keep the
  * order transitive. */
