@@ -63,7 +63,12 @@ struct fd_request {
 	bool has_max_seq_length;
 	int64_t effective_batch;
 	bool has_effective_batch;
+	int method;
+	bool has_method;
 };
+
+/* As enum train_mode orders them. */
+static const char *const fd_methods[] = {"full", "lora", "qlora", NULL};
 
 #define FD_F(name, kind, field, lo, hi, has)                                                       \
 	{                                                                                          \
@@ -83,6 +88,8 @@ static const struct jm_field fd_fields[] = {
 	FD_F("max_seq_length", JM_INT, max_seq_length, 64, FD_MAX_SEQ, has_max_seq_length),
 	FD_F("effective_batch_size", JM_INT, effective_batch, 1, PLAN_FT_MAX_EFFECTIVE_BATCH,
 	     has_effective_batch),
+	{"method", JM_ENUM, offsetof(struct fd_request, method), 0, 0, 0, false,
+	 offsetof(struct fd_request, has_method), fd_methods},
 };
 
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
@@ -405,6 +412,7 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tie
 	r.task = fd_plan_tasks[f->rq.task];
 	r.seq_len = f->rq.has_max_seq_length ? f->rq.max_seq_length : 0;
 	r.effective_batch = f->rq.has_effective_batch ? f->rq.effective_batch : 0;
+	r.methods = f->rq.has_method ? PLAN_FT_METHOD_BIT((enum train_mode)f->rq.method) : 0;
 	for (size_t i = 0; i < env->models->n; i++) {
 		const struct model_entry *m = &env->models->models[i];
 		struct model_params params;
@@ -580,6 +588,13 @@ static const char *fd_none_reason(const struct fd *f)
 		return "no GPU with a known memory size: rigfit estimates fine-tuning on a GPU only; "
 		       "training on the CPU is possible for the smallest models but very slow and "
 		       "not estimated here";
+	if (f->rq.has_method && f->rq.method == TRAIN_QLORA &&
+	    f->dev.backend != PLAN_FT_BACKEND_CUDA && f->dev.backend != PLAN_FT_BACKEND_ROCM)
+		return f->dev.backend == PLAN_FT_BACKEND_METAL ?
+			       "QLoRA needs bitsandbytes, which runs on CUDA and ROCm, not on Apple "
+			       "silicon: use LoRA on 16-bit weights (method lora, PyTorch MPS) or "
+			       "MLX's LoRA/QLoRA" :
+			       "QLoRA needs bitsandbytes, which runs on CUDA and ROCm only";
 	return "no candidate model fits this GPU at the task's shortest sequence (text "
 	       "generation 1024, summarization 2048, question answering 384 tokens), even with "
 	       "batch size 1, gradient checkpointing and 4-bit weights where bitsandbytes runs";
@@ -600,6 +615,10 @@ static void fd_plan_json(const struct fd *f, cJSON *root)
 				(double)(f->rq.has_effective_batch ?
 						 f->rq.effective_batch :
 						 PLAN_FT_DEFAULT_EFFECTIVE_BATCH));
+	if (f->rq.has_method)
+		cJSON_AddStringToObject(p, "method", fd_methods[f->rq.method]);
+	else
+		cJSON_AddNullToObject(p, "method");
 	cJSON_AddStringToObject(p, "objective",
 				"the task's sequence length first (never below its floor), then "
 				"the most tokens per second");

@@ -442,6 +442,23 @@ START_TEST(request_length_and_batch)
 		ck_assert_int_eq((int)get(it, "settings", "effective_batch_size")->valuedouble, 8);
 	}
 	cJSON_Delete(a);
+	/* A method asked for is the only one searched. */
+	a = detect("text-generation", ",\"method\":\"full\"", "hardware", A100_80);
+	ck_assert_str_eq(str(get(a, "plan", NULL), "method"), "full");
+	ck_assert_int_ge(cJSON_GetArraySize(get(a, "model_settings", NULL)), 1);
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+	{
+		ck_assert_str_eq(str(get(it, "settings", NULL), "method"), "full");
+		ck_assert(cJSON_IsFalse(get(it, "settings", "use_4bit")));
+		ck_assert(cJSON_IsNull(get(it, "settings", "lora_r")));
+	}
+	cJSON_Delete(a);
+	/* QLoRA on Apple silicon: refused with what to use instead. */
+	a = detect("text-generation", ",\"method\":\"qlora\"", "hardware_profile",
+		   "\"apple-m3-max\"");
+	ck_assert(cJSON_IsNull(get(a, "recommended_model", NULL)));
+	ck_assert_ptr_nonnull(strstr(str(a, "explanation"), "MLX"));
+	cJSON_Delete(a);
 }
 END_TEST
 
@@ -548,6 +565,7 @@ START_TEST(input_errors)
 		{"{\"task\":\"summarization\",\"effective_batch_size\":0}", "effective_batch_size"},
 		{"{\"task\":\"summarization\",\"effective_batch_size\":1.5}",
 		 "effective_batch_size"},
+		{"{\"task\":\"summarization\",\"method\":\"dpo\"}", "method"},
 		{"{\"task\":\"translation\"}", "task"},
 		{"{}", "task"},
 		{"{\"task\":\"summarization\",\"bogus\":1}", "bogus"},
