@@ -773,6 +773,13 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	fd_plan_json(f, root);
 	cJSON_AddNumberToObject(root, "candidates_checked", (double)n);
 	fd_assumptions(f);
+	if (rec_plan && !rec_plan->best.flash_attention)
+		fd_assume(f, "estimate: /api/estimate assumes SDPA attention; the plan counted the "
+			     "eager attention scores this model runs with (T5's position bias)");
+	if (rec_plan && rec_plan->best.weight_bits == 32)
+		fd_assume(f,
+			  "estimate: /api/estimate takes full fine-tuning as pure 16-bit; the plan "
+			  "counted fp32 master weights, as fp16 mixed precision needs");
 	arr = cJSON_AddArrayToObject(root, "assumptions");
 	for (int i = 0; arr && i < f->n_assumptions; i++)
 		api_json_append(arr, cJSON_CreateString(f->assumptions[i]));
