@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/api.h"
 #include "api/estimate.h"
@@ -25,6 +26,7 @@
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
+#include "core/ollama_ref.h"
 #include "core/estimate.h"
 #include "core/gguf.h"
 #include "core/hw_fingerprint.h"
@@ -197,6 +199,38 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 	return 0;
 }
 
+/* Resolves a model name: a catalog id or alias, or an Ollama tag, whose quantization (the
+ * tag's, else the Q4_K_M Ollama serves) becomes the inference quant unless the request names
+ * one; a request naming another than the tag's is refused. */
+static int est_model_by_name(const struct api_env *env, struct est *e, const char *name,
+			     struct api_reply *out)
+{
+	char tag_quant[OLLAMA_QUANT_LEN];
+	const char *q;
+	int rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
+				       sizeof(tag_quant));
+
+	if (rc < 0 || model_catalog_find(env->models, name))
+		return rc;
+	/* Resolved as an Ollama tag. */
+	if (e->rq.mode != EST_INFERENCE)
+		return 0;
+	q = tag_quant[0] ? tag_quant : OLLAMA_DEFAULT_QUANT;
+	if (e->rq.has_quant) {
+		if (tag_quant[0] && strcasecmp(e->rq.quant, tag_quant) != 0)
+			return api_error(out, RF_E_INVALID_VALUE, "quant",
+					 "quant %.20s contradicts the Ollama tag '%.100s', which "
+					 "serves %s; leave quant out",
+					 e->rq.quant, name, tag_quant);
+		return 0;
+	}
+	snprintf(e->rq.quant, sizeof(e->rq.quant), "%s", q);
+	e->rq.has_quant = true;
+	assume(e, "model: the Ollama tag '%.100s' is %s at %s, as Ollama's library serves it",
+	       name, e->entry->id, q);
+	return 0;
+}
+
 /* Resolves the "model" object: exactly one of id, architecture, gguf. */
 static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		     struct api_reply *out)
@@ -211,6 +245,12 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 
 	if (cJSON_IsString(m)) {
 		id = m; /* "model": "llama-3.1-8b" is accepted as a shorthand */
+		given = 1;
+	} else if (given == 0 && cJSON_IsObject(m) &&
+		   cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "model_type"))) {
+		/* A Hugging Face config.json pasted as it is: every config.json names its
+		 * model_type, and none of the model object's own keys. */
+		arch = m;
 		given = 1;
 	} else if (!cJSON_IsObject(m)) {
 		return api_error(out, RF_E_INVALID_VALUE, "model",
@@ -244,7 +284,7 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		if (!env->models)
 			return api_error(out, RF_E_UNAVAILABLE, "model.id",
 					 "no model catalog is loaded (profiles/models.json)");
-		rc = api_model_resolve(env->models, id->valuestring, "model.id", out, &e->entry);
+		rc = est_model_by_name(env, e, id->valuestring, out);
 		if (rc < 0)
 			return rc;
 		e->arch = e->entry->arch;
@@ -254,7 +294,8 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		if (!cJSON_IsObject(arch))
 			return api_error(out, RF_E_INVALID_VALUE, "model.architecture",
 					 "model.architecture must be a config.json object");
-		rc = api_model_arch_from_hf(arch, "model.architecture", &e->arch, out);
+		rc = api_model_arch_from_hf(arch, arch == m ? "model" : "model.architecture",
+					    &e->arch, out);
 		if (rc < 0)
 			return rc;
 		snprintf(e->model_id, sizeof(e->model_id), "%s", e->arch.model_type);
