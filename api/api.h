@@ -166,6 +166,31 @@ struct model_catalog; /* core/model.h */
 typedef int (*api_read_model_fn)(void *ctx, const char *path, char **buf, size_t *len,
 				 uint64_t *file_size, char *msg, size_t msglen);
 
+/* A Hugging Face model folder as read for an estimate: config.json and the JSON header of
+ * every safetensors file (the 8-byte length and the header only; the tensor data is never
+ * read). Filled by the process (api_read_model_dir_fn); freed with api_model_dir_free. */
+#define API_MODEL_DIR_MAX_SHARDS 512
+struct api_model_dir {
+	char *config; /* config.json, NUL-terminated */
+	size_t config_len;
+	int n_shards;
+	char *headers[API_MODEL_DIR_MAX_SHARDS]; /* each shard's JSON header, NUL-terminated */
+	size_t header_len[API_MODEL_DIR_MAX_SHARDS];
+	uint64_t file_bytes;   /* the shards' sizes on disk, headers included */
+	char where[16];        /* "models_dir" or "hf_cache" */
+	char revision[64];     /* the HF cache snapshot read ("" for a models dir) */
+};
+
+/* Frees what d holds (not d itself) and zeroes it. NULL is a no-op. */
+void api_model_dir_free(struct api_model_dir *d);
+
+/* Reads the model folder at path (kind 0: a directory under --models-dir) or the Hugging Face
+ * cache's snapshot of the model id path (kind 1: "Qwen/Qwen2.5-7B-Instruct", offline) into
+ * *out. Returns 0, or a negative rf_err (RF_E_FORBIDDEN outside the models dirs, RF_E_NOT_FOUND,
+ * RF_E_INVALID_VALUE, RF_E_TOO_LARGE...) with one line for the client in msg. */
+typedef int (*api_read_model_dir_fn)(void *ctx, int kind, const char *path,
+				     struct api_model_dir *out, char *msg, size_t msglen);
+
 /* How the profile routes reach the catalogs behind api_env.devices and .models, which the
  * process builds from the profile files and the store's custom rows. */
 struct api_profile_hooks {
@@ -204,6 +229,8 @@ struct api_env {
 	const void *tiers; /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
 	api_read_model_fn read_model; /* NULL: model files cannot be read here */
 	void *read_model_ctx;
+	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
+	void *read_model_dir_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
 };
 

@@ -20,6 +20,7 @@
 #include "api/hardware_input.h"
 #include "api/json_print.h"
 #include "api/jsonmap.h"
+#include "api/model_folder.h"
 #include "api/model_json.h"
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
@@ -131,7 +132,10 @@ struct est {
 	struct model_params params;
 	const struct model_entry *entry;
 	char model_id[MODEL_ID_LEN];
-	char model_source[16]; /* catalog, architecture, gguf */
+	char model_source[16]; /* catalog, ollama, architecture, gguf, folder, hf_cache */
+	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
+	struct api_checkpoint checkpoint;
+	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
 	struct gguf_file *gguf;
 	int ftype;
 	struct rf_mem_weights weights;
@@ -199,6 +203,50 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 	return 0;
 }
 
+/* Reads a Hugging Face folder (kind 0: a path under --models-dir; kind 1: an id in the HF
+ * cache) as the model: the architecture from config.json, the census of its safetensors.
+ * field names the request field in errors. */
+static int est_model_folder(const struct api_env *env, struct est *e, int kind, const char *path,
+			    const char *field, struct api_reply *out)
+{
+	struct api_model_dir *d;
+	char msg[256] = "";
+	const char *base;
+	int rc;
+
+	if (!env->read_model_dir)
+		return api_error(out, RF_E_FORBIDDEN, field, "model folders cannot be read here");
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = env->read_model_dir(env->read_model_dir_ctx, kind, path, d, msg, sizeof(msg));
+	if (rc < 0) {
+		free(d);
+		return api_error(out, rc, field, "%s", msg[0] ? msg : rf_err_message(rc));
+	}
+	rc = api_model_folder(d, field, &e->arch, &e->checkpoint, out);
+	if (rc == 0) {
+		e->has_checkpoint = true;
+		snprintf(e->folder_info.where, sizeof(e->folder_info.where), "%s", d->where);
+		snprintf(e->folder_info.revision, sizeof(e->folder_info.revision), "%s",
+			 d->revision);
+		e->folder_info.file_bytes = d->file_bytes;
+		base = strrchr(path, '/');
+		snprintf(e->model_id, sizeof(e->model_id), "%s",
+			 kind == 1 ? path : (base && base[1] ? base + 1 : path));
+		snprintf(e->model_source, sizeof(e->model_source), "%s",
+			 kind == 1 ? "hf_cache" : "folder");
+		assume(e, "model: config.json and the safetensors headers of %s (%d file%s, %lld "
+			  "parameters in %s)",
+		       kind == 1 ? "the Hugging Face cache's snapshot" : "the folder",
+		       e->checkpoint.shards, e->checkpoint.shards == 1 ? "" : "s",
+		       (long long)e->checkpoint.params, e->checkpoint.dtype);
+	}
+	api_model_dir_free(d);
+	free(d);
+	return rc;
+}
+
 /* Resolves a model name: a catalog id or alias, or an Ollama tag, whose quantization (the
  * tag's, else the Q4_K_M Ollama serves) becomes the inference quant unless the request names
  * one; a request naming another than the tag's is refused. */
@@ -210,8 +258,22 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 	int rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
 				       sizeof(tag_quant));
 
+	/* A Hugging Face id the catalog does not know may be in this host's HF cache. */
+	if (rc < 0 && strchr(name, '/') && !strchr(name, ':') && env->read_model_dir) {
+		struct api_reply cache = {0};
+		int crc = est_model_folder(env, e, 1, name, "model.id", &cache);
+		if (crc == 0 || cache.status != 404) {
+			api_reply_reset(out);
+			*out = cache;
+			e->entry = NULL;
+			return crc;
+		}
+		api_reply_reset(&cache);
+		return rc;
+	}
 	if (rc < 0 || model_catalog_find(env->models, name))
 		return rc;
+	snprintf(e->model_source, sizeof(e->model_source), "ollama");
 	/* Resolved as an Ollama tag. */
 	if (e->rq.mode != EST_INFERENCE)
 		return 0;
@@ -238,8 +300,9 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(m, "architecture");
 	const cJSON *gguf = cJSON_GetObjectItemCaseSensitive(m, "gguf");
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
 	const cJSON *k;
-	int given = (id != NULL) + (arch != NULL) + (gguf != NULL);
+	int given = (id != NULL) + (arch != NULL) + (gguf != NULL) + (path != NULL);
 	const char *bad_field = NULL;
 	int rc;
 
@@ -254,19 +317,20 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		given = 1;
 	} else if (!cJSON_IsObject(m)) {
 		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "model must be an object with id, architecture or gguf");
+				 "model must be an object with id, architecture, gguf or path");
 	} else {
 		cJSON_ArrayForEach(k, m)
 		{
 			if (strcmp(k->string, "id") && strcmp(k->string, "architecture") &&
-			    strcmp(k->string, "gguf") && strcmp(k->string, "params_b"))
+			    strcmp(k->string, "gguf") && strcmp(k->string, "path") &&
+			    strcmp(k->string, "params_b"))
 				return api_error(out, RF_E_UNKNOWN_FIELD, "model",
 						 "model has an unknown field");
 		}
 	}
 	if (given != 1)
 		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "model needs exactly one of id, architecture or gguf");
+				 "model needs exactly one of id, architecture, gguf or path");
 	/* params_b is informative (the architecture is counted), but a value that cannot be a
 	 * parameter count is still a client error, not something to ignore. */
 	if (cJSON_IsObject(m)) {
@@ -284,12 +348,21 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		if (!env->models)
 			return api_error(out, RF_E_UNAVAILABLE, "model.id",
 					 "no model catalog is loaded (profiles/models.json)");
+		snprintf(e->model_source, sizeof(e->model_source), "catalog");
 		rc = est_model_by_name(env, e, id->valuestring, out);
 		if (rc < 0)
 			return rc;
-		e->arch = e->entry->arch;
-		snprintf(e->model_id, sizeof(e->model_id), "%s", e->entry->id);
-		snprintf(e->model_source, sizeof(e->model_source), "catalog");
+		if (e->entry) { /* else read from the Hugging Face cache */
+			e->arch = e->entry->arch;
+			snprintf(e->model_id, sizeof(e->model_id), "%s", e->entry->id);
+		}
+	} else if (path) {
+		if (!cJSON_IsString(path) || !path->valuestring)
+			return api_error(out, RF_E_INVALID_VALUE, "model.path",
+					 "model.path must be the path of a model folder");
+		rc = est_model_folder(env, e, 0, path->valuestring, "model.path", out);
+		if (rc < 0)
+			return rc;
 	} else if (arch) {
 		if (!cJSON_IsObject(arch))
 			return api_error(out, RF_E_INVALID_VALUE, "model.architecture",
@@ -1133,6 +1206,9 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 						(double)e->arch.max_position_embeddings);
 		cJSON_AddNumberToObject(model, "n_layers",
 					(double)(e->arch.n_layers + e->arch.n_encoder_layers));
+		if (e->has_checkpoint)
+			cJSON_AddItemToObject(model, "checkpoint",
+					      api_checkpoint_json(&e->checkpoint, &e->folder_info));
 	}
 	cJSON_AddStringToObject(root, "mode", est_modes[e->rq.mode]);
 	hw = cJSON_AddObjectToObject(root, "hardware");

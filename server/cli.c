@@ -324,6 +324,8 @@ int rf_cli_env_open(struct rf_cli_env *ce, int argc, char **argv, const char *na
 		ce->env.read_model = rf_model_file_read_cfg;
 		ce->env.read_model_ctx = &ce->cfg;
 	}
+	ce->env.read_model_dir = rf_model_dir_read_cfg;
+	ce->env.read_model_dir_ctx = &ce->cfg;
 	ce->req.method = API_POST;
 	ce->req.query = "";
 	ce->req.body = ce->body;
