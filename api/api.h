@@ -231,6 +231,10 @@ struct api_env {
 	void *read_model_ctx;
 	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
 	void *read_model_dir_ctx;
+	/* The GGUF header of an Ollama tag in Ollama's local store (path: the reference);
+	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
+	api_read_model_fn read_ollama;
+	void *read_ollama_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
 };
 

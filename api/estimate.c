@@ -161,10 +161,39 @@ static void assume(struct est *e, const char *fmt, ...)
 
 /* ---- the model -------------------------------------------------------------------------- */
 
+/* Takes the GGUF header in buf (the whole file is fsize bytes; buf is freed here) as the
+ * model; field names the request field in errors. */
+static int est_model_gguf_buf(struct est *e, char *buf, size_t len, uint64_t fsize,
+			      const char *field, struct api_reply *out)
+{
+	char msg[256] = "", bad[64] = "";
+	int rc = gguf_parse(buf, len, fsize, &e->gguf, msg, sizeof(msg));
+
+	free(buf);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field, "the GGUF header is invalid: %s",
+				 msg);
+	rc = gguf_to_arch(e->gguf, &e->arch, bad, sizeof(bad));
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "the GGUF header does not describe a supported model (%s)", bad);
+	e->ftype = gguf_file_type(e->gguf);
+	rc = rf_weights_from_tensors(&e->arch, e->gguf->tensors, (size_t)e->gguf->n_tensors,
+				     &e->weights);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "the GGUF tensors do not fit the architecture");
+	return 0;
+}
+
 static int est_model_gguf(const struct api_env *env, struct est *e, const char *path,
 			  struct api_reply *out)
 {
-	char *buf = NULL, msg[256] = "", field[64] = "";
+	char *buf = NULL, msg[256] = "";
 	size_t len = 0;
 	uint64_t fsize = 0;
 	int rc;
@@ -176,25 +205,9 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 	rc = env->read_model(env->read_model_ctx, path, &buf, &len, &fsize, msg, sizeof(msg));
 	if (rc < 0)
 		return api_error(out, rc, "model.gguf", "%s", msg[0] ? msg : rf_err_message(rc));
-	rc = gguf_parse(buf, len, fsize, &e->gguf, msg, sizeof(msg));
-	free(buf);
-	if (rc == RF_E_NOMEM)
-		return api_error(out, rc, NULL, NULL);
+	rc = est_model_gguf_buf(e, buf, len, fsize, "model.gguf", out);
 	if (rc < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
-				 "the GGUF header is invalid: %s", msg);
-	rc = gguf_to_arch(e->gguf, &e->arch, field, sizeof(field));
-	if (rc < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
-				 "the GGUF header does not describe a supported model (%s)", field);
-	e->ftype = gguf_file_type(e->gguf);
-	rc = rf_weights_from_tensors(&e->arch, e->gguf->tensors, (size_t)e->gguf->n_tensors,
-				     &e->weights);
-	if (rc == RF_E_NOMEM)
-		return api_error(out, rc, NULL, NULL);
-	if (rc < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
-				 "the GGUF tensors do not fit the architecture");
+		return rc;
 	snprintf(e->model_source, sizeof(e->model_source), "gguf");
 	snprintf(e->model_id, sizeof(e->model_id), "%s",
 		 gguf_get_str(e->gguf, "general.name") ? gguf_get_str(e->gguf, "general.name") :
@@ -236,8 +249,9 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 			 kind == 1 ? path : (base && base[1] ? base + 1 : path));
 		snprintf(e->model_source, sizeof(e->model_source), "%s",
 			 kind == 1 ? "hf_cache" : "folder");
-		assume(e, "model: config.json and the safetensors headers of %s (%d file%s, %lld "
-			  "parameters in %s)",
+		assume(e,
+		       "model: config.json and the safetensors headers of %s (%d file%s, %lld "
+		       "parameters in %s)",
 		       kind == 1 ? "the Hugging Face cache's snapshot" : "the folder",
 		       e->checkpoint.shards, e->checkpoint.shards == 1 ? "" : "s",
 		       (long long)e->checkpoint.params, e->checkpoint.dtype);
@@ -245,6 +259,36 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 	api_model_dir_free(d);
 	free(d);
 	return rc;
+}
+
+/* Reads the GGUF blob of Ollama tag name from Ollama's local store. Returns RF_E_NOT_FOUND
+ * (out untouched) when the tag is not pulled there, else 0 or the error in out. */
+static int est_model_ollama_blob(const struct api_env *env, struct est *e, const char *name,
+				 struct api_reply *out)
+{
+	char *buf = NULL, msg[256] = "";
+	size_t len = 0;
+	uint64_t fsize = 0;
+	int rc = env->read_ollama(env->read_ollama_ctx, name, &buf, &len, &fsize, msg, sizeof(msg));
+
+	if (rc == RF_E_NOT_FOUND || rc == RF_E_INVALID_VALUE)
+		return RF_E_NOT_FOUND; /* not in the store: the catalog may still know it */
+	if (rc < 0)
+		return api_error(out, rc, "model.id", "%s", msg[0] ? msg : rf_err_message(rc));
+	rc = est_model_gguf_buf(e, buf, len, fsize, "model.id", out);
+	if (rc < 0)
+		return rc;
+	if (e->rq.has_quant &&
+	    strcasecmp(e->rq.quant, rf_ftype_name(e->ftype) ? rf_ftype_name(e->ftype) : "") != 0)
+		return api_error(out, RF_E_INVALID_VALUE, "quant",
+				 "the Ollama model '%.100s' is %s; leave quant out", name,
+				 rf_ftype_name(e->ftype) ? rf_ftype_name(e->ftype) : "its own");
+	e->rq.has_quant = false; /* the file has its own, which the request repeated */
+	snprintf(e->model_id, sizeof(e->model_id), "%s", name);
+	snprintf(e->model_source, sizeof(e->model_source), "ollama_store");
+	assume(e, "model: the GGUF file Ollama's local store holds for '%.100s' (its header)",
+	       name);
+	return 0;
 }
 
 /* Resolves a model name: a catalog id or alias, or an Ollama tag, whose quantization (the
@@ -255,8 +299,16 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 {
 	char tag_quant[OLLAMA_QUANT_LEN];
 	const char *q;
-	int rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
-				       sizeof(tag_quant));
+	int rc;
+
+	/* A tag pulled into Ollama's local store is the very file Ollama runs. */
+	if (strchr(name, ':') && env->read_ollama && e->rq.mode == EST_INFERENCE) {
+		rc = est_model_ollama_blob(env, e, name, out);
+		if (rc != RF_E_NOT_FOUND)
+			return rc;
+	}
+	rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
+				   sizeof(tag_quant));
 
 	/* A Hugging Face id the catalog does not know may be in this host's HF cache. */
 	if (rc < 0 && strchr(name, '/') && !strchr(name, ':') && env->read_model_dir) {
@@ -271,9 +323,12 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 		api_reply_reset(&cache);
 		return rc;
 	}
-	if (rc < 0 || model_catalog_find(env->models, name))
+	if (rc < 0)
 		return rc;
-	snprintf(e->model_source, sizeof(e->model_source), "ollama");
+	if (strchr(name, ':')) /* an Ollama name, listed among the catalog's aliases or not */
+		snprintf(e->model_source, sizeof(e->model_source), "ollama");
+	if (model_catalog_find(env->models, name))
+		return rc;
 	/* Resolved as an Ollama tag. */
 	if (e->rq.mode != EST_INFERENCE)
 		return 0;
@@ -288,8 +343,8 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 	}
 	snprintf(e->rq.quant, sizeof(e->rq.quant), "%s", q);
 	e->rq.has_quant = true;
-	assume(e, "model: the Ollama tag '%.100s' is %s at %s, as Ollama's library serves it",
-	       name, e->entry->id, q);
+	assume(e, "model: the Ollama tag '%.100s' is %s at %s, as Ollama's library serves it", name,
+	       e->entry->id, q);
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "server/config.h"
 #include "server/models_dir.h"
+#include "server/ollama_models.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
@@ -177,6 +178,7 @@ static void setup(void)
 	snprintf(cfg.models_dirs[0], sizeof(cfg.models_dirs[0]), "%s/models", root);
 	cfg.n_models_dirs = 1;
 	snprintf(cfg.hf_cache, sizeof(cfg.hf_cache), "%s/hub", root);
+	snprintf(cfg.ollama_models, sizeof(cfg.ollama_models), "%s/ollama", root);
 	mkdir(cfg.models_dirs[0], 0755);
 }
 
@@ -193,7 +195,9 @@ static int estimate(const char *body, cJSON **out)
 			      .devices = &devices,
 			      .models = models,
 			      .read_model_dir = rf_model_dir_read_cfg,
-			      .read_model_dir_ctx = &cfg};
+			      .read_model_dir_ctx = &cfg,
+			      .read_ollama = rf_ollama_read_cfg,
+			      .read_ollama_ctx = &cfg};
 
 	return t_route_post(api_estimate, &env, "/api/estimate", body, out);
 }
@@ -386,6 +390,77 @@ START_TEST(an_id_in_the_hugging_face_cache_resolves_offline)
 }
 END_TEST
 
+/* Writes Ollama's store with tag NAME:TAG whose model layer is the tiny GGUF file. */
+static void write_ollama_tag(const char *name, const char *tag)
+{
+	const char *digest = "4b1e8d7a9f5b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5";
+	char p[4400], manifest[1024];
+	size_t len = 0;
+	unsigned char *gguf = t_gguf_write_tiny(&len);
+	const char *dirs[] = {"ollama", "ollama/blobs", "ollama/manifests",
+			      "ollama/manifests/registry.ollama.ai",
+			      "ollama/manifests/registry.ollama.ai/library"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/%s", root, name);
+	mkdir(p, 0755);
+	snprintf(manifest, sizeof(manifest),
+		 "{\"schemaVersion\":2,\"mediaType\":"
+		 "\"application/vnd.docker.distribution.manifest.v2+json\",\"config\":{"
+		 "\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":"
+		 "\"sha256:%s\",\"size\":485},\"layers\":[{\"mediaType\":"
+		 "\"application/vnd.ollama.image.model\",\"digest\":\"sha256:%s\",\"size\":%zu},"
+		 "{\"mediaType\":\"application/vnd.ollama.image.template\",\"digest\":"
+		 "\"sha256:%s\",\"size\":1}]}",
+		 digest, digest, len, digest);
+	snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/%s/%s", root, name,
+		 tag);
+	ck_assert_int_eq(t_write_file(p, manifest, strlen(manifest)), 0);
+	snprintf(p, sizeof(p), "%s/ollama/blobs/sha256-%s", root, digest);
+	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
+	free(gguf);
+}
+
+START_TEST(a_tag_pulled_into_ollama_is_read_as_its_gguf)
+{
+	cJSON *j;
+
+	write_ollama_tag("tiny", "1b-q8_0");
+	ck_assert_int_eq(estimate("{\"model\":\"tiny:1b-q8_0\"," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "ollama_store");
+	ck_assert_str_eq(str_at(j, "model", "id", NULL), "tiny:1b-q8_0");
+	cJSON_Delete(j);
+	/* A pulled tag wins over the catalog's name for it; one not pulled still maps. */
+	write_ollama_tag("llama3.1", "8b");
+	ck_assert_int_eq(estimate("{\"model\":\"llama3.1:8b\"," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "ollama_store");
+	cJSON_Delete(j);
+	ck_assert_int_eq(estimate("{\"model\":\"llama3.1:70b\"," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "ollama");
+	cJSON_Delete(j);
+	/* A manifest without a model layer, and a blob that leads out of the store. */
+	{
+		char p[4400], q[4400];
+		snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/tiny/broken",
+			 root);
+		ck_assert_int_eq(t_write_file(p, "{\"layers\":[]}", 13), 0);
+		snprintf(
+			p, sizeof(p),
+			"%s/ollama/blobs/sha256-4b1e8d7a9f5b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5"
+			"f60718293a4b5",
+			root);
+		unlink(p);
+		snprintf(q, sizeof(q), "%s/models", root);
+		ck_assert_int_eq(symlink(q, p), 0);
+	}
+	assert_refused("{\"model\":\"tiny:1b-q8_0\"," HW "}", 403, "model.id");
+	assert_refused("{\"model\":\"tiny:broken\"," HW "}", 422, "model.id");
+}
+END_TEST
+
 Suite *model_folders_suite(void)
 {
 	Suite *s = suite_create("model_folders");
@@ -397,6 +472,7 @@ Suite *model_folders_suite(void)
 	tcase_add_test(tc, a_single_file_folder_and_a_vision_tower);
 	tcase_add_test(tc, folders_are_confined_and_checked);
 	tcase_add_test(tc, an_id_in_the_hugging_face_cache_resolves_offline);
+	tcase_add_test(tc, a_tag_pulled_into_ollama_is_read_as_its_gguf);
 	suite_add_tcase(s, tc);
 	return s;
 }
