@@ -191,6 +191,18 @@ void api_model_dir_free(struct api_model_dir *d);
 typedef int (*api_read_model_dir_fn)(void *ctx, int kind, const char *path,
 				     struct api_model_dir *out, char *msg, size_t msglen);
 
+/* A model file or folder found on this host (GET /api/models). */
+struct api_local_model {
+	char id[160];    /* how a request names it: a path, an HF id, an Ollama tag */
+	char where[16];  /* "models_dir", "hf_cache", "ollama" */
+	char format[16]; /* "gguf", "safetensors" */
+	int64_t size_bytes;
+};
+
+/* Lists at most max models found on this host into out; returns how many (>= 0), or a
+ * negative rf_err. Bounded: a few directory levels, a capped number of entries. */
+typedef int (*api_list_models_fn)(void *ctx, struct api_local_model *out, int max);
+
 /* How the profile routes reach the catalogs behind api_env.devices and .models, which the
  * process builds from the profile files and the store's custom rows. */
 struct api_profile_hooks {
@@ -235,6 +247,8 @@ struct api_env {
 	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
 	api_read_model_fn read_ollama;
 	void *read_ollama_ctx;
+	api_list_models_fn list_models; /* NULL: only the catalog is listed */
+	void *list_models_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
 };
 
@@ -320,6 +334,9 @@ const struct api_route *api_dispatch(const struct api_env *env, struct api_reque
 /* Handlers, one file each. */
 int api_health(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_openapi(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+/* GET /api/models: the catalog and the models on this host (api/models.c). */
+int api_models_list(const struct api_env *env, const struct api_request *req,
+		    struct api_reply *out);
 /* GET / (the web page) and GET /ui/{id} (its script and style sheet): api/ui.c. */
 int api_ui_index(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_ui_asset(const struct api_env *env, const struct api_request *req, struct api_reply *out);

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "server/config.h"
 #include "server/models_dir.h"
+#include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
@@ -461,6 +462,86 @@ START_TEST(a_tag_pulled_into_ollama_is_read_as_its_gguf)
 }
 END_TEST
 
+/* GET /api/models?query with this suite's hooks; returns the status and the answer. */
+static int list_models(const char *query, cJSON **out)
+{
+	struct api_env env = {.version = "test",
+			      .devices = &devices,
+			      .models = models,
+			      .list_models = rf_list_models_cfg,
+			      .list_models_ctx = &cfg};
+	struct api_request req = {.method = API_GET, .path = "/api/models", .query = query};
+	struct api_reply r = {0};
+	int status;
+
+	api_models_list(&env, &req, &r);
+	status = r.status;
+	*out = cJSON_ParseWithLength(r.body, r.len);
+	ck_assert_ptr_nonnull(*out);
+	api_reply_reset(&r);
+	return status;
+}
+
+/* Returns the entry of list with this id, or NULL. */
+static const cJSON *find_model(const cJSON *list, const char *id)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(list, "models"))
+	{
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, id) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+START_TEST(the_models_on_this_host_are_listed_with_sizes)
+{
+	char dir[4200], p[4400];
+	size_t len = 0;
+	unsigned char *gguf = t_gguf_write_tiny(&len);
+	const cJSON *m;
+	cJSON *j;
+
+	snprintf(dir, sizeof(dir), "%s/Qwen2.5-0.5B", cfg.models_dirs[0]);
+	write_qwen05(dir);
+	snprintf(p, sizeof(p), "%s/tiny.gguf", cfg.models_dirs[0]);
+	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
+	write_ollama_tag("tiny", "1b-q8_0");
+	ck_assert_int_eq(list_models("", &j), 200);
+	/* The folder: both shards' sizes; the GGUF file by the path a request gives. */
+	m = find_model(j, dir);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "format")->valuestring, "safetensors");
+	ck_assert_double_gt(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
+			    2 * 494032768.0);
+	m = find_model(j, p);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
+			    (double)len);
+	/* Ollama's tag with its layers' sizes, and the catalog beside them. */
+	m = find_model(j, "tiny:1b-q8_0");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "where")->valuestring, "ollama");
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
+			    (double)len + 1);
+	ck_assert_ptr_nonnull(find_model(j, "meta-llama/Llama-3.1-8B"));
+	cJSON_Delete(j);
+	/* source narrows the list; a bad one is a 422. */
+	ck_assert_int_eq(list_models("source=local", &j), 200);
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-3.1-8B"));
+	ck_assert_ptr_nonnull(find_model(j, "tiny:1b-q8_0"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=catalog", &j), 200);
+	ck_assert_ptr_null(find_model(j, "tiny:1b-q8_0"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=disk", &j), 422);
+	cJSON_Delete(j);
+	free(gguf);
+}
+END_TEST
+
 Suite *model_folders_suite(void)
 {
 	Suite *s = suite_create("model_folders");
@@ -473,6 +554,7 @@ Suite *model_folders_suite(void)
 	tcase_add_test(tc, folders_are_confined_and_checked);
 	tcase_add_test(tc, an_id_in_the_hugging_face_cache_resolves_offline);
 	tcase_add_test(tc, a_tag_pulled_into_ollama_is_read_as_its_gguf);
+	tcase_add_test(tc, the_models_on_this_host_are_listed_with_sizes);
 	suite_add_tcase(s, tc);
 	return s;
 }
