@@ -566,6 +566,26 @@ out:
 	return rc;
 }
 
+/* Opens the read connection (see struct rf_store) once the schema is current. Returns 0 or a
+ * negative rf_err with errbuf set. */
+static int store_open_reader(struct rf_store *st, const char *path, char *errbuf, size_t errlen)
+{
+	int src = sqlite3_open_v2(path, &st->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
+				  NULL);
+
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot open database '%s' for reading: %s%s", path,
+			  st->rdb ? sqlite3_errmsg(st->rdb) : sqlite3_errstr(src), store_hint(src));
+		return rf_store_sqlite_err(src);
+	}
+	sqlite3_extended_result_codes(st->rdb, 1);
+	sqlite3_busy_timeout(st->rdb, STORE_BUSY_TIMEOUT_MS);
+	sqlite3_db_config(st->rdb, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	/* Only the read statements run here; a write through it would be a bug. */
+	sqlite3_exec(st->rdb, "PRAGMA query_only = 1", NULL, NULL, NULL);
+	return 0;
+}
+
 /* The files SQLite keeps beside a database: the database itself first. */
 static const char *const store_side_suffix[] = {"", "-wal", "-shm", "-journal"};
 #define STORE_SIDE_N 4
@@ -744,10 +764,18 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 			goto out;
 	}
 
-	if ((rc = store_prepare(st, path, SQL_SCAN_INSERT, &st->scan_insert, errbuf, errlen)) < 0 ||
-	    (rc = store_prepare(st, path, SQL_SCAN_TRIM, &st->scan_trim, errbuf, errlen)) < 0 ||
-	    (rc = store_prepare(st, path, SQL_SCAN_LIST, &st->scan_list, errbuf, errlen)) < 0)
+	if ((rc = store_open_reader(st, path, errbuf, errlen)) < 0)
 		goto out;
+	if ((rc = store_prepare(st, path, SQL_SCAN_INSERT, &st->scan_insert, errbuf, errlen)) < 0 ||
+	    (rc = store_prepare(st, path, SQL_SCAN_TRIM, &st->scan_trim, errbuf, errlen)) < 0)
+		goto out;
+	src = sqlite3_prepare_v2(st->rdb, SQL_SCAN_LIST, -1, &st->scan_list, NULL);
+	if (src != SQLITE_OK) {
+		store_msg(errbuf, errlen, "cannot use database '%s': %s", path,
+			  sqlite3_errmsg(st->rdb));
+		rc = rf_store_sqlite_err(src);
+		goto out;
+	}
 	if ((rc = rf_store_profiles_prepare(st, errbuf, errlen)) < 0)
 		goto out;
 	st->path = strdup(path);
@@ -777,6 +805,8 @@ int rf_store_set_busy_timeout(struct rf_store *st, int ms)
 	if (ms < 0)
 		return RF_E_INVALID_VALUE;
 	st->busy_ms = ms;
+	if (st->rdb)
+		sqlite3_busy_timeout(st->rdb, ms);
 	return sqlite3_busy_timeout(st->db, ms) == SQLITE_OK ? 0 : RF_E_INTERNAL;
 }
 
@@ -793,8 +823,9 @@ void rf_store_close(struct rf_store *st)
 	sqlite3_finalize(st->scan_list);
 	rf_store_profiles_finalize(st);
 	rf_store_bench_finalize(st);
-	/* Every statement is finalized, so the close is immediate; the last connection also
-	 * checkpoints the WAL into the main file. */
+	/* Every statement is finalized, so the close is immediate; the last connection (the
+	 * writer, closed last) also checkpoints the WAL into the main file. */
+	sqlite3_close_v2(st->rdb);
 	sqlite3_close_v2(st->db);
 	free(st->path);
 	free(st);
@@ -947,7 +978,7 @@ int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
 		limit = STORE_LIST_MAX;
 
 	s = st->scan_list;
-	mx = sqlite3_db_mutex(st->db);
+	mx = sqlite3_db_mutex(st->rdb);
 	sqlite3_mutex_enter(mx);
 	src = sqlite3_bind_int64(s, 1, before_id > 0 ? before_id : INT64_MAX);
 	if (src == SQLITE_OK)
@@ -974,8 +1005,8 @@ int rf_store_scan_list(struct rf_store *st, int64_t before_id, int limit,
 		tlen = sqlite3_column_bytes(s, 3);
 		if (!text) {
 			/* The column is NOT NULL: no text means SQLite ran out of memory. */
-			rc = sqlite3_errcode(st->db) == SQLITE_NOMEM ? RF_E_NOMEM :
-								       RF_E_STORE_UNAVAILABLE;
+			rc = sqlite3_errcode(st->rdb) == SQLITE_NOMEM ? RF_E_NOMEM :
+									RF_E_STORE_UNAVAILABLE;
 			goto out;
 		}
 		row = &arr[count];

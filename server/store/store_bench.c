@@ -77,7 +77,6 @@ int rf_store_bench_insert(struct rf_store *st, const struct api_bench_run *run, 
 	mx = sqlite3_db_mutex(st->db);
 	/* Takes the mutex; waits for another process's write lock without holding it. */
 	src = rf_store_begin_write(st);
-	st->bench_writes++;
 	if (src != SQLITE_DONE)
 		goto out;
 	src = bench_prepare(st, SQL_INSERT, &ins);
@@ -262,7 +261,7 @@ static bool bench_data_version(struct rf_store *st, int64_t *dv)
 	int src = SQLITE_OK;
 
 	if (!st->bench_data_version)
-		src = sqlite3_prepare_v3(st->db, "PRAGMA data_version", -1,
+		src = sqlite3_prepare_v3(st->rdb, "PRAGMA data_version", -1,
 					 SQLITE_PREPARE_PERSISTENT, &st->bench_data_version, NULL);
 	if (src != SQLITE_OK)
 		return false;
@@ -280,7 +279,6 @@ static bool bench_known_empty(struct rf_store *st, const struct api_bench_filter
 {
 	*dv_ok = bench_list_shape(f) == 2u && bench_data_version(st, dv);
 	return *dv_ok && st->bench_none_fp[0] && st->bench_none_dv == *dv &&
-	       st->bench_none_writes == st->bench_writes &&
 	       strcmp(st->bench_none_fp, f->hardware_fingerprint) == 0;
 }
 
@@ -303,7 +301,7 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 	limit = f->limit < 1 ? 1 : f->limit > BENCH_LIST_MAX ? BENCH_LIST_MAX : f->limit;
 	shape = bench_list_shape(f);
 
-	mx = sqlite3_db_mutex(st->db);
+	mx = sqlite3_db_mutex(st->rdb);
 	sqlite3_mutex_enter(mx);
 	if (bench_known_empty(st, f, &dv, &dv_ok)) {
 		sqlite3_mutex_leave(mx);
@@ -316,7 +314,7 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 		src = SQLITE_OK;
 	} else {
 		bench_list_sql(f, sql, sizeof(sql));
-		src = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
+		src = sqlite3_prepare_v3(st->rdb, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
 		if (src == SQLITE_OK)
 			st->bench_list[shape] = s;
 	}
@@ -358,7 +356,6 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 		snprintf(st->bench_none_fp, sizeof(st->bench_none_fp), "%s",
 			 f->hardware_fingerprint);
 		st->bench_none_dv = dv;
-		st->bench_none_writes = st->bench_writes;
 	}
 out:
 	/* Kept for the next call, with no binding left pointing into f. */
@@ -390,9 +387,9 @@ int rf_store_bench_explain(struct rf_store *st, const struct api_bench_filter *f
 	out[0] = '\0';
 	n = snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN ");
 	bench_list_sql(f, sql + n, sizeof(sql) - (size_t)n);
-	mx = sqlite3_db_mutex(st->db);
+	mx = sqlite3_db_mutex(st->rdb);
 	sqlite3_mutex_enter(mx);
-	src = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	src = sqlite3_prepare_v2(st->rdb, sql, -1, &s, NULL);
 	while (src == SQLITE_OK || src == SQLITE_ROW) {
 		const unsigned char *detail;
 
@@ -429,9 +426,9 @@ int rf_store_bench_get(struct rf_store *st, int64_t id, struct api_bench_run **r
 		return RF_E_STORE_UNAVAILABLE;
 	if (!run)
 		return RF_E_INTERNAL;
-	mx = sqlite3_db_mutex(st->db);
+	mx = sqlite3_db_mutex(st->rdb);
 	sqlite3_mutex_enter(mx);
-	src = bench_prepare(st, SQL_GET, &s);
+	src = sqlite3_prepare_v2(st->rdb, SQL_GET, -1, &s, NULL);
 	if (src == SQLITE_OK)
 		src = sqlite3_bind_int64(s, 1, id);
 	if (src == SQLITE_OK)
@@ -464,7 +461,6 @@ int rf_store_bench_delete(struct rf_store *st, int64_t id)
 		return RF_E_STORE_UNAVAILABLE;
 	mx = sqlite3_db_mutex(st->db);
 	sqlite3_mutex_enter(mx);
-	st->bench_writes++;
 	src = bench_prepare(st, SQL_DELETE, &s);
 	if (src == SQLITE_OK)
 		src = sqlite3_bind_int64(s, 1, id);

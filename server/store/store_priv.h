@@ -16,6 +16,10 @@
 
 struct rf_store {
 	sqlite3 *db;
+	/* A second connection for the listings that requests make (benchmarks, the scan
+	 * history): in WAL mode it reads the last commit while a write on db is in its
+	 * transaction, and its own mutex is never held by the writer. */
+	sqlite3 *rdb;
 	int n_migrations;
 	sqlite3_stmt *begin;    /* BEGIN IMMEDIATE */
 	sqlite3_stmt *commit;   /* COMMIT */
@@ -29,13 +33,11 @@ struct rf_store {
 	 * 1 hardware, 2 since, 3 cursor), prepared at its first use. */
 	sqlite3_stmt *bench_list[16];
 	/* store_bench.c: "this fingerprint has no run", remembered for the estimator, which asks
-	 * on every request. Valid while no write went through this handle (bench_writes) and no
-	 * other connection committed (PRAGMA data_version, read by bench_data_version). */
+	 * on every request. Valid while no other connection committed (PRAGMA data_version on
+	 * rdb, read by bench_data_version): a write through db is such a commit too. */
 	sqlite3_stmt *bench_data_version;
 	char bench_none_fp[API_BENCH_ID_LEN + 1];
 	int64_t bench_none_dv;
-	uint64_t bench_none_writes;
-	uint64_t bench_writes;
 	int busy_ms; /* how long a write waits for another connection's lock */
 	/* The file as opened, to notice it deleted or replaced underneath (rf_store_check_linked):
 	 * its path, device and inode. (A descriptor held on it would do too, but closing any

@@ -5,6 +5,7 @@
  * deleted underneath goes unavailable instead of acknowledging lost writes, store failures are
  * logged and reported by /healthz and /readyz, and a failed store is opened again.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "server/embedded.h"
 #include "server/store/store.h"
 #include "server/store/store_bench.h"
+#include "server/store/store_priv.h"
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
@@ -225,6 +227,79 @@ START_TEST(test_store_failure_is_logged_and_reported)
 }
 END_TEST
 
+/* What a reader thread did while the writer's connection was held. */
+struct reader {
+	struct rf_store *st;
+	pthread_mutex_t mx;
+	pthread_cond_t cv;
+	bool done;
+	int list_rc, scan_rc, n;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	struct api_bench_filter f;
+	struct api_bench_run *runs = NULL;
+	struct api_scan_row *rows = NULL;
+	int n_scans = 0;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.hardware_fingerprint, sizeof(f.hardware_fingerprint), "hw-1");
+	f.limit = 10;
+	rd->list_rc = rf_store_bench_list(rd->st, &f, &runs, &rd->n);
+	rd->scan_rc = rf_store_scan_list(rd->st, 0, 10, &rows, &n_scans);
+	api_bench_runs_free(runs, rd->n);
+	api_scan_rows_free(rows, n_scans);
+	pthread_mutex_lock(&rd->mx);
+	rd->done = true;
+	pthread_cond_signal(&rd->cv);
+	pthread_mutex_unlock(&rd->mx);
+	return NULL;
+}
+
+/* The listings that requests make read on their own connection: while a writer holds the
+ * write connection (its mutex, as for a whole transaction), a listing on another thread
+ * still completes. The wait is bounded: a reader that waited for the writer is failed after
+ * 5 s, once the writer lets go. */
+START_TEST(test_reads_do_not_wait_for_the_writer)
+{
+	char *dir = t_mkdtemp(), *path = t_path(dir, "rw.db");
+	struct reader rd;
+	struct timespec until;
+	pthread_t th;
+	sqlite3_mutex *wmx;
+	char err[256];
+	bool done;
+
+	memset(&rd, 0, sizeof(rd));
+	pthread_mutex_init(&rd.mx, NULL);
+	pthread_cond_init(&rd.cv, NULL);
+	ck_assert_int_eq(rf_store_open(path, rf_embed_migrations, &rd.st, err, sizeof(err)), 0);
+	wmx = sqlite3_db_mutex(rd.st->db);
+	sqlite3_mutex_enter(wmx);
+	ck_assert_int_eq(pthread_create(&th, NULL, reader_main, &rd), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&rd.mx);
+	while (!rd.done && pthread_cond_timedwait(&rd.cv, &rd.mx, &until) == 0)
+		;
+	done = rd.done;
+	pthread_mutex_unlock(&rd.mx);
+	sqlite3_mutex_leave(wmx);
+	pthread_join(th, NULL);
+	ck_assert_msg(done, "a listing waited for the writer's connection");
+	ck_assert_int_eq(rd.list_rc, 0);
+	ck_assert_int_eq(rd.scan_rc, 0);
+	rf_store_close(rd.st);
+	pthread_mutex_destroy(&rd.mx);
+	pthread_cond_destroy(&rd.cv);
+	t_rmtree(dir);
+	free(dir);
+	free(path);
+}
+END_TEST
+
 Suite *harden_store_suite(void)
 {
 	Suite *s = suite_create("harden_store");
@@ -232,6 +307,7 @@ Suite *harden_store_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_history_plans_use_an_index);
+	tcase_add_test(tc, test_reads_do_not_wait_for_the_writer);
 	tcase_add_test(tc, test_deleted_database_is_not_written);
 	tcase_add_test(tc, test_failed_store_reopens);
 	tcase_add_test(tc, test_store_failure_is_logged_and_reported);
