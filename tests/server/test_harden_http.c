@@ -227,7 +227,8 @@ START_TEST(test_write_first_client_reads_413)
 	int n;
 
 	t_daemon_start(&d, NULL);
-	for (int i = 0; i < 2; i++) {
+	/* Under valgrind the daemon drains too slowly for the larger body's 2 s linger. */
+	for (int i = 0; i < (t_under_valgrind() ? 1 : 2); i++) {
 		size_t body = sizes[i];
 
 		n = snprintf(req, 256,
@@ -255,7 +256,7 @@ START_TEST(test_slow_senders_meet_deadlines)
 	static const char post[] = "POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 				   "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n";
 	struct t_daemon d;
-	int fd, fd2;
+	int fd, fd2, slack = t_under_valgrind() ? 20000 : 3000;
 	long t0;
 	bool closed = false;
 
@@ -273,9 +274,9 @@ START_TEST(test_slow_senders_meet_deadlines)
 			break;
 		closed = closed_within(fd, 200);
 	}
-	ck_assert_msg(closed_within(fd, 3000), "slow headers were not cut");
-	ck_assert_msg(closed_within(fd2, 3000), "a slow body was not cut");
-	ck_assert_int_lt(mono_ms() - t0, 5000);
+	ck_assert_msg(closed_within(fd, slack), "slow headers were not cut");
+	ck_assert_msg(closed_within(fd2, slack), "a slow body was not cut");
+	ck_assert_int_lt(mono_ms() - t0, 2000 + slack);
 	close(fd);
 	close(fd2);
 	t_daemon_stop(&d);
@@ -345,7 +346,7 @@ START_TEST(test_body_budget)
 			off += (size_t)w;
 		}
 	}
-	end = mono_ms() + 8000;
+	end = mono_ms() + (t_under_valgrind() ? 60000 : 8000);
 	while (!refused && mono_ms() < end) {
 		ck_assert_int_eq(t_http_raw(d.port, buf, (size_t)n + len, &r, 5000), 0);
 		refused = r.status == 503;
