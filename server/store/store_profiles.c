@@ -19,8 +19,9 @@
 #define PROFILE_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 struct rf_store_profile_stmts {
-	sqlite3_stmt *get;
-	sqlite3_stmt *list;
+	sqlite3_stmt *get;  /* inside writes, on the write connection */
+	sqlite3_stmt *rget; /* GET /api/profiles/{id}, on the read connection */
+	sqlite3_stmt *list; /* on the read connection */
 	sqlite3_stmt *seed_upsert;
 	sqlite3_stmt *seed_prune;
 	sqlite3_stmt *count_custom;
@@ -52,26 +53,30 @@ int rf_store_profiles_prepare(struct rf_store *st, char *errbuf, size_t errlen)
 	struct {
 		const char *sql;
 		sqlite3_stmt **out;
-	} list[7];
+		bool read; /* prepared on the read connection */
+	} list[8];
 	struct rf_store_profile_stmts *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return RF_E_NOMEM;
 	st->profiles = s;
+	memset(list, 0, sizeof(list));
 	list[0].sql = SQL_GET, list[0].out = &s->get;
-	list[1].sql = SQL_LIST, list[1].out = &s->list;
+	list[1].sql = SQL_LIST, list[1].out = &s->list, list[1].read = true;
 	list[2].sql = SQL_SEED_UPSERT, list[2].out = &s->seed_upsert;
 	list[3].sql = SQL_SEED_PRUNE, list[3].out = &s->seed_prune;
 	list[4].sql = SQL_COUNT_CUSTOM, list[4].out = &s->count_custom;
 	list[5].sql = SQL_PUT, list[5].out = &s->put;
 	list[6].sql = SQL_DELETE, list[6].out = &s->del;
+	list[7].sql = SQL_GET, list[7].out = &s->rget, list[7].read = true;
 	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
-		int src = sqlite3_prepare_v2(st->db, list[i].sql, -1, list[i].out, NULL);
+		sqlite3 *db = list[i].read ? st->rdb : st->db;
+		int src = sqlite3_prepare_v2(db, list[i].sql, -1, list[i].out, NULL);
 		if (src != SQLITE_OK) {
 			if (errbuf && errlen)
 				snprintf(errbuf, errlen,
 					 "cannot prepare the profile statements: %s",
-					 sqlite3_errmsg(st->db));
+					 sqlite3_errmsg(db));
 			return rf_store_sqlite_err(src);
 		}
 	}
@@ -85,6 +90,7 @@ void rf_store_profiles_finalize(struct rf_store *st)
 	if (!s)
 		return;
 	sqlite3_finalize(s->get);
+	sqlite3_finalize(s->rget);
 	sqlite3_finalize(s->list);
 	sqlite3_finalize(s->seed_upsert);
 	sqlite3_finalize(s->seed_prune);
@@ -272,7 +278,7 @@ int rf_store_profile_list(struct rf_store *st, const struct api_profile_filter *
 		return RF_E_INTERNAL;
 	limit = f->limit < 1 ? 1 : f->limit > PROFILE_LIST_MAX ? PROFILE_LIST_MAX : f->limit;
 	s = st->profiles->list;
-	mx = sqlite3_db_mutex(st->db);
+	mx = sqlite3_db_mutex(st->rdb);
 	sqlite3_mutex_enter(mx);
 	src = sqlite3_bind_text(s, 1, f->kind, -1, SQLITE_STATIC);
 	if (src == SQLITE_OK)
@@ -327,8 +333,8 @@ int rf_store_profile_get(struct rf_store *st, const char *id, struct api_profile
 		return RF_E_STORE_UNAVAILABLE;
 	if (!id || !row)
 		return RF_E_INTERNAL;
-	s = st->profiles->get;
-	mx = sqlite3_db_mutex(st->db);
+	s = st->profiles->rget;
+	mx = sqlite3_db_mutex(st->rdb);
 	sqlite3_mutex_enter(mx);
 	src = sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	if (src == SQLITE_OK)

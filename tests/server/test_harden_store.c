@@ -20,6 +20,7 @@
 #include "server/store/store.h"
 #include "server/store/store_bench.h"
 #include "server/store/store_priv.h"
+#include "server/store/store_profiles.h"
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
@@ -233,7 +234,7 @@ struct reader {
 	pthread_mutex_t mx;
 	pthread_cond_t cv;
 	bool done;
-	int list_rc, scan_rc, n;
+	int list_rc, scan_rc, profiles_rc, get_rc, n;
 };
 
 static void *reader_main(void *arg)
@@ -242,15 +243,23 @@ static void *reader_main(void *arg)
 	struct api_bench_filter f;
 	struct api_bench_run *runs = NULL;
 	struct api_scan_row *rows = NULL;
-	int n_scans = 0;
+	struct api_profile_filter pf;
+	struct api_profile *profiles = NULL, one;
+	int n_scans = 0, n_profiles = 0;
 
 	memset(&f, 0, sizeof(f));
 	snprintf(f.hardware_fingerprint, sizeof(f.hardware_fingerprint), "hw-1");
 	f.limit = 10;
 	rd->list_rc = rf_store_bench_list(rd->st, &f, &runs, &rd->n);
 	rd->scan_rc = rf_store_scan_list(rd->st, 0, 10, &rows, &n_scans);
+	memset(&pf, 0, sizeof(pf));
+	pf.limit = 10;
+	rd->profiles_rc = rf_store_profile_list(rd->st, &pf, &profiles, &n_profiles);
+	memset(&one, 0, sizeof(one));
+	rd->get_rc = rf_store_profile_get(rd->st, "no-such-profile", &one);
 	api_bench_runs_free(runs, rd->n);
 	api_scan_rows_free(rows, n_scans);
+	api_profiles_free(profiles, n_profiles);
 	pthread_mutex_lock(&rd->mx);
 	rd->done = true;
 	pthread_cond_signal(&rd->cv);
@@ -258,9 +267,9 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* The listings that requests make read on their own connection: while a writer holds the
- * write connection (its mutex, as for a whole transaction), a listing on another thread
- * still completes. The wait is bounded: a reader that waited for the writer is failed after
+/* The reads that requests make (benchmark runs, scans, profiles) use their own connection:
+ * while a writer holds the write connection (its mutex, as for a whole transaction), they
+ * still complete on another thread. The wait is bounded: a reader that waited for the writer is failed after
  * 5 s, once the writer lets go. */
 START_TEST(test_reads_do_not_wait_for_the_writer)
 {
@@ -291,6 +300,8 @@ START_TEST(test_reads_do_not_wait_for_the_writer)
 	ck_assert_msg(done, "a listing waited for the writer's connection");
 	ck_assert_int_eq(rd.list_rc, 0);
 	ck_assert_int_eq(rd.scan_rc, 0);
+	ck_assert_int_eq(rd.profiles_rc, 0);
+	ck_assert_int_eq(rd.get_rc, RF_E_NOT_FOUND);
 	rf_store_close(rd.st);
 	pthread_mutex_destroy(&rd.mx);
 	pthread_cond_destroy(&rd.cv);
