@@ -159,6 +159,10 @@ START_TEST(daemonset_agrees_with_the_binary_and_the_image)
 	ck_assert_int_ge(i, 0);
 	ck_assert_int_ge(find_key(&m, i, "path", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "/healthz");
+	i = find_key(&m, 0, "readinessProbe", buf, sizeof(buf));
+	ck_assert_int_ge(i, 0);
+	ck_assert_int_ge(find_key(&m, i, "path", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/readyz");
 
 	/* The host's /proc and /sys, read-only, where --root reads them. */
 	ck_assert_str_ne(cfg.root, "/");
