@@ -143,12 +143,13 @@ static int writer(int port, double secs)
 			usleep(100000);
 			continue;
 		}
-		nb = snprintf(body, sizeof(body),
-			      "{\"run_id\":\"soak-%d-%ld\",\"hardware_fingerprint\":\"soak-writer\","
-			      "\"model\":\"qwen2.5-7b\",\"precision\":\"Q4_K_M\",\"backend\":\"cpu\","
-			      "\"runtime\":\"llama.cpp\",\"generated_tokens\":128,"
-			      "\"decode_tokens_per_s\":12.5}",
-			      (int)getpid(), seq++);
+		nb = snprintf(
+			body, sizeof(body),
+			"{\"run_id\":\"soak-%d-%ld\",\"hardware_fingerprint\":\"soak-writer\","
+			"\"model\":\"qwen2.5-7b\",\"precision\":\"Q4_K_M\",\"backend\":\"cpu\","
+			"\"runtime\":\"llama.cpp\",\"generated_tokens\":128,"
+			"\"decode_tokens_per_s\":12.5}",
+			(int)getpid(), seq++);
 		nr = snprintf(req, sizeof(req),
 			      "POST /api/benchmarks HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 			      "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
@@ -201,7 +202,8 @@ static int slow(int port, int n, double secs)
 			{
 				struct pollfd p = {fds[i], POLLIN, 0};
 				char sink[512];
-				if (poll(&p, 1, 0) > 0 && recv(fds[i], sink, sizeof(sink), 0) <= 0) {
+				if (poll(&p, 1, 0) > 0 &&
+				    recv(fds[i], sink, sizeof(sink), 0) <= 0) {
 					close(fds[i]);
 					fds[i] = -1;
 				}
@@ -225,8 +227,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "writer") == 0)
 		return writer((int)arg_num(argv[2]), (double)arg_num(argv[3]));
 	if (argc == 5 && strcmp(argv[1], "slow") == 0)
-		return slow((int)arg_num(argv[2]), (int)arg_num(argv[3]),
-			    (double)arg_num(argv[4]));
-	fprintf(stderr, "usage: load fill DB FINGERPRINT N | writer PORT SECS | slow PORT N SECS\n");
+		return slow((int)arg_num(argv[2]), (int)arg_num(argv[3]), (double)arg_num(argv[4]));
+	fprintf(stderr,
+		"usage: load fill DB FINGERPRINT N | writer PORT SECS | slow PORT N SECS\n");
 	return 2;
 }
