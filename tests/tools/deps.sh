@@ -3,8 +3,8 @@
 # there. Runs apt-get as root, through sudo otherwise. `--lint` adds the lint tools (npm).
 set -eu
 # libclang-rt-dev holds libFuzzer and clang's sanitizer runtimes: clang only recommends it,
-# and recommends are not installed here.
-pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind"
+# and recommends are not installed here. mandoc lints the man page (doc/rigfit.1).
+pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind mandoc"
 if [ "${1:-}" = "--lint" ]; then
   pkgs="clang-format npm"
 fi
