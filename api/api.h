@@ -180,6 +180,8 @@ struct api_profile_hooks {
 	void (*changed)(void *ctx);
 };
 
+struct api_process_stats;
+
 struct api_env {
 	const char *version;
 	double uptime_s;
@@ -197,6 +199,9 @@ struct api_env {
 	api_read_model_fn read_model; /* NULL: model files cannot be read here */
 	void *read_model_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
+	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
+	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
+	int (*read_process)(struct api_process_stats *out);
 };
 
 struct api_request {

@@ -49,6 +49,7 @@ struct rf_daemon {
 	struct rf_scan_job *scan_job;
 	uint64_t scans_total;
 	uint64_t scan_failures;
+	int64_t last_scan_failed_s; /* Unix time of the last failed scan; 0: none */
 	uint64_t scan_seq;
 	struct rf_req *scan_waiters;  /* requests suspended until the scan finishes */
 	uint64_t last_forced_scan_ns; /* when POST /api/hardware/rescan last started one */

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/hardware_json.h"
 #include "api/hardware_nfd.h"
@@ -86,6 +87,7 @@ static void scan_done(uv_work_t *w, int status)
 	rf_catalogs_unref(job->catalogs);
 	if (status == UV_ECANCELED || job->rc < 0) {
 		d->scan_failures++;
+		d->last_scan_failed_s = time(NULL);
 		if (status != UV_ECANCELED)
 			rf_log_error("scan failed: %s", rf_err_code(job->rc));
 		rf_snapshot_free(job->result);
