@@ -181,6 +181,7 @@ struct api_profile_hooks {
 };
 
 struct api_process_stats;
+struct api_ft_session;
 
 /* A file the daemon serves as it is (the web page's HTML, script and style sheet). */
 struct api_asset {
@@ -210,6 +211,11 @@ struct api_env {
 	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
 	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
 	int (*read_process)(struct api_process_stats *out);
+	/* ModelForge's session (api/finetune_session.h), kept by the daemon; NULL: none. */
+	struct api_ft_session *session;
+	/* Free bytes of the data directory's file system (--data-dir), when known. */
+	bool data_disk_known;
+	int64_t data_disk_free_bytes;
 };
 
 struct api_request {

@@ -399,6 +399,15 @@ static int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "rigfit: %s\n", err);
 		return 2;
 	}
+	if (cfg.static_dir[0]) {
+		char index[RF_CONFIG_PATH_MAX + 16];
+		snprintf(index, sizeof(index), "%s/index.html", cfg.static_dir);
+		if (access(index, R_OK) != 0) {
+			fprintf(stderr, "rigfit: --static-dir %s has no readable index.html\n",
+				cfg.static_dir);
+			return 2;
+		}
+	}
 	/* Without --profiles or RIGFIT_PROFILES, the daemon finds them as every command does. */
 	if (!cfg.profiles[0] && cli_profiles_dir(NULL, cfg.profiles, sizeof(cfg.profiles)) != 0)
 		return 1;

@@ -11,8 +11,9 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "api/finetune_detect.h"
+#include "api/finetune_session.h"
 #include "server/cli_priv.h"
+#include "server/data_dir.h"
 #include "server/detect/detect.h"
 
 int rf_cli_detect_task(const char *task, const struct rf_detect_opts *opts, const char *profiles,
@@ -37,7 +38,9 @@ int rf_cli_detect_task(const char *task, const struct rf_detect_opts *opts, cons
 	if ((rc = rf_cli_env_open(&ce, profiles, opts)) != 0)
 		return rc;
 	ce.req.path = "/api/finetune/detect";
-	api_finetune_detect(&ce.env, &ce.req, &reply);
+	/* Without a database, the data directory is the one the command runs in. */
+	ce.env.data_disk_known = rf_disk_free_bytes(".", &ce.env.data_disk_free_bytes) == 0;
+	api_finetune_session_detect(&ce.env, &ce.req, &reply);
 	rc = cli_print_reply_as(&reply, f, "detect-task");
 	api_reply_reset(&reply);
 	rf_cli_env_close(&ce);

@@ -23,18 +23,20 @@ const char rf_serve_usage[] =
 	"                    [--probe-timeout-ms MS] [--connection-timeout S]\n"
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
-	"                    [--nfd-dir DIR]\n"
+	"                    [--nfd-dir DIR] [--data-dir DIR] [--static-dir DIR]\n"
 	"                    [--insecure] [--no-ui]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
 	"RIGFIT_CONNECTION_TIMEOUT,\n"
 	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
-	"RIGFIT_NFD_DIR,\n"
+	"RIGFIT_NFD_DIR, RIGFIT_DATA_DIR, RIGFIT_STATIC_DIR,\n"
 	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1. Flags win over the environment.\n"
 	"--no-ui: do not serve the web page at / (the API is unchanged).\n"
 	"Without --profiles, the profiles are found in ../share/rigfit/profiles beside the\n"
-	"binary, then in ./profiles.\n";
+	"binary, then in ./profiles. --data-dir: whose free space ModelForge's detection shows\n"
+	"(default: the database's directory). --static-dir: serve a built web app (ModelForge's)\n"
+	"from DIR at /, index.html for its client routes; /api/ stays the API.\n";
 
 enum opt_kind {
 	OPT_STR,
@@ -82,6 +84,8 @@ static const struct opt opts[] = {
 	 0},
 	{"--token-file", "RIGFIT_TOKEN_FILE", OPT_STR, FIELD(token_file), 0, 0, 0},
 	{"--nfd-dir", "RIGFIT_NFD_DIR", OPT_STR, FIELD(nfd_dir), 0, 0, 0},
+	{"--data-dir", "RIGFIT_DATA_DIR", OPT_STR, FIELD(data_dir), 0, 0, 0},
+	{"--static-dir", "RIGFIT_STATIC_DIR", OPT_STR, FIELD(static_dir), 0, 0, 0},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
 	{"--no-ui", "RIGFIT_NO_UI", OPT_BOOL, FIELD(no_ui), 0, 0, 0},

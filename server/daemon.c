@@ -68,6 +68,9 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 		env->read_model_ctx = d->cfg;
 	}
 	env->read_process = rf_process_stats_self;
+	env->session = &d->session;
+	env->data_disk_known = d->data_disk_known;
+	env->data_disk_free_bytes = d->data_disk_free;
 	if (d->last_scan_failed_s > 0)
 		stats.last_failure_timestamp_s = (double)d->last_scan_failed_s;
 	api_metrics_set_scan(d->metrics, &stats);

@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "core/hw_profile.h"
 #include "server/daemon_priv.h"
+#include "server/data_dir.h"
 #include "server/detect/detect.h"
 #include "server/log.h"
 #include "server/nfd_file.h"
@@ -26,6 +27,8 @@ struct rf_scan_job {
 	int rc;
 	int store_rc;
 	int nfd_rc;
+	int disk_rc; /* of data_disk_free; the data directory's free bytes */
+	int64_t data_disk_free;
 };
 
 void rf_snapshot_free(struct api_snapshot *s)
@@ -72,6 +75,12 @@ static void scan_work(uv_work_t *w)
 		job->nfd_rc = nfd ? rf_nfd_write(c->nfd_dir, nfd) : RF_E_NOMEM;
 		free(nfd);
 	}
+	/* statvfs can block on a network file system, so it runs here, off the loop. */
+	{
+		char dir[RF_CONFIG_PATH_MAX];
+		rf_data_dir(c, dir, sizeof(dir));
+		job->disk_rc = rf_disk_free_bytes(dir, &job->data_disk_free);
+	}
 	if (d->store)
 		job->store_rc = rf_store_scan_append(d->store, snap->hw.scanned_at_ms,
 						     snap->hw.scan_duration_ms, snap->json,
@@ -101,6 +110,8 @@ static void scan_done(uv_work_t *w, int status)
 	if (job->store_rc < 0)
 		rf_log_warn("scan history: could not store the scan (%s)",
 			    rf_err_code(job->store_rc));
+	d->data_disk_known = job->disk_rc == 0;
+	d->data_disk_free = job->data_disk_free;
 	job->result->seq = ++d->scan_seq;
 	rf_snapshot_free(d->snapshot);
 	d->snapshot = job->result;
