@@ -238,6 +238,43 @@ START_TEST(every_printing_command_takes_each_format)
 		ck_assert_ptr_nonnull(strstr(out, "0."));
 		free(out);
 	}
+	/* The other question commands and the benchmark history print each format too. */
+	{
+		char *db_dir = t_mkdtemp(), *db = t_path(db_dir, "rigfit.db");
+		const char *rec_marks[] = {
+			"\"recommendations\":", "Best first:", "\nrecommendations:\n"};
+		const char *cfg_marks[] = {"\"command\":", "Command ", "\ncommand "};
+		const char *bench_marks[] = {"\"runs\":", "runs", "runs"};
+		for (int f = 0; f < 3; f++) {
+			const char *rec[] = {"recommend", "--limit",
+					     "2",         "--hardware-profile",
+					     "rtx-4090",  "--profiles",
+					     profiles,    "--format",
+					     fmts[f],     NULL};
+			const char *cfg[] = {"config",   "llama-3.1-8b", "--gpu",
+					     "RTX 4090", "--profiles",   profiles,
+					     "--format", fmts[f],        NULL};
+			const char *bench[] = {"bench",  "list",     "--db",  db,  "--profiles",
+					       profiles, "--format", fmts[f], NULL};
+			char *out = NULL, *err = NULL;
+			ck_assert_msg(run(rec, &out, &err) == 0, "%s", err);
+			ck_assert_msg(strstr(out, rec_marks[f]) != NULL, "%s: %s", fmts[f], out);
+			free(out);
+			free(err);
+			ck_assert_msg(run(cfg, &out, &err) == 0, "%s", err);
+			ck_assert_msg(strstr(out, cfg_marks[f]) != NULL, "%s: %s", fmts[f], out);
+			free(out);
+			free(err);
+			ck_assert_msg(run(bench, &out, &err) == 0, "%s", err);
+			ck_assert_msg(strstr(out, bench_marks[f]) != NULL, "%s: %s", fmts[f], out);
+			ck_assert_int_eq(out[0] == '{', f == 0);
+			free(out);
+			free(err);
+		}
+		t_rmtree(db_dir);
+		free(db_dir);
+		free(db);
+	}
 	{
 		const char *bad[] = {"estimate", "llama-3.1-8b", "--format", "yaml", NULL};
 		char *err = NULL;
