@@ -200,8 +200,11 @@ int api_finetune_load_settings(const struct api_env *env, const struct api_reque
 	entry = model ? fitted_for(ans, model) : NULL;
 	settings = entry ? cJSON_GetObjectItemCaseSensitive(entry, "settings") :
 			   cJSON_GetObjectItemCaseSensitive(ans, "settings");
+	/* Nothing fits: the tier's template, said so by fits false. */
+	if (!cJSON_IsObject(settings))
+		settings = cJSON_GetObjectItemCaseSensitive(ans, "tier_settings");
 	o = cJSON_CreateObject();
-	dv = cJSON_Duplicate(settings, true);
+	dv = cJSON_IsObject(settings) ? cJSON_Duplicate(settings, true) : cJSON_CreateObject();
 	if (!o || !dv) {
 		cJSON_Delete(o);
 		cJSON_Delete(dv);
