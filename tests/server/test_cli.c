@@ -470,7 +470,7 @@ Suite *cli_suite(void)
 	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("cli");
 
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, t_under_valgrind() ? 1800 : 120);
 	tcase_add_test(tc, every_command_answers_help);
 	tcase_add_test(tc, flags_ask_the_same_question_as_the_body);
 	tcase_add_test(tc, config_and_recommend_take_flags);

@@ -254,7 +254,7 @@ Suite *install_suite(void)
 	Suite *s = suite_create("install");
 	TCase *tc = tcase_create("install");
 
-	tcase_set_timeout(tc, 300);
+	tcase_set_timeout(tc, t_under_valgrind() ? 1800 : 300);
 	tcase_add_test(tc, make_install_gives_a_binary_that_works_from_anywhere);
 	tcase_add_test(tc, the_man_page_is_lint_clean_and_names_every_command_and_flag);
 	tcase_add_test(tc, the_bash_completion_completes_commands_flags_and_values);

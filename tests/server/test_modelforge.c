@@ -443,7 +443,7 @@ Suite *modelforge_suite(void)
 	Suite *s = suite_create("modelforge");
 	TCase *tc = tcase_create("modelforge");
 
-	tcase_set_timeout(tc, 300);
+	tcase_set_timeout(tc, t_under_valgrind() ? 1800 : 300);
 	tcase_add_test(tc, detect_reports_the_data_disk_and_logical_cores_of_this_host);
 	tcase_add_test(tc, the_session_flow_gives_the_fitted_settings_of_the_chosen_model);
 	tcase_add_test(tc, set_model_refuses_bad_bodies_naming_the_field);

@@ -185,7 +185,7 @@ Suite *openapi_examples_suite(void)
 	Suite *s = suite_create("openapi_examples");
 	TCase *tc = tcase_create("openapi_examples");
 
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, t_under_valgrind() ? 1800 : 120);
 	tcase_add_test(tc, every_documented_request_example_is_accepted);
 	tcase_add_test(tc, the_token_is_optional_and_described_so);
 	suite_add_tcase(s, tc);

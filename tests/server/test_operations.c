@@ -242,7 +242,7 @@ Suite *operations_suite(void)
 	Suite *s = suite_create("operations");
 	TCase *tc = tcase_create("operations");
 
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, t_under_valgrind() ? 1800 : 120);
 	tcase_add_test(tc, a_proc_stat_line_gives_cpu_memory_and_start_time);
 	tcase_add_test(tc, metrics_render_process_series_under_their_standard_names);
 	tcase_add_test(tc, the_daemon_reports_its_own_process_and_scan_time);

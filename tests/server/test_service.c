@@ -152,7 +152,7 @@ Suite *service_suite(void)
 	Suite *s = suite_create("service");
 	TCase *tc = tcase_create("service");
 
-	tcase_set_timeout(tc, 180);
+	tcase_set_timeout(tc, t_under_valgrind() ? 900 : 180);
 	tcase_add_test(tc, the_unit_is_rated_2_5_or_lower);
 	tcase_add_test(tc, every_gpu_device_group_is_allowed_and_nothing_else);
 	suite_add_tcase(s, tc);
