@@ -47,6 +47,18 @@ static int run(const char *const *args, char **out, char **err)
 	return t_run(argv, out, err, 30000);
 }
 
+/* run() for the tests that repeat one code path per format or per bad option: under valgrind
+ * they use the release binary (each traced run scans and estimates for tens of seconds), the
+ * other cases keep the traced one, and the sanitizer build runs them all. */
+static int run_bulk(const char *const *args, char **out, char **err)
+{
+	const char *rel = getenv("RIGFIT_REL_BIN");
+	const char *argv[MAX_ARGS + 2];
+
+	argv_of(argv, t_under_valgrind() && rel && *rel ? rel : t_bin(), args);
+	return t_run(argv, out, err, 30000);
+}
+
 /* Asserts err is one "rigfit: ..." line naming what. */
 static void assert_one_line(const char *err, const char *what)
 {
@@ -225,16 +237,16 @@ START_TEST(every_printing_command_takes_each_format)
 		const char *ver[] = {"version", "--format", fmts[f], NULL};
 		char *out = NULL, *err = NULL;
 
-		ck_assert_msg(run(est, &out, &err) == 0, "%s: %s", fmts[f], err);
+		ck_assert_msg(run_bulk(est, &out, &err) == 0, "%s: %s", fmts[f], err);
 		ck_assert_msg(strstr(out, marks[f]) != NULL, "%s: %s", fmts[f], out);
 		/* Only JSON is JSON. */
 		ck_assert_int_eq(out[0] == '{', f == 0);
 		free(out);
 		free(err);
-		ck_assert_int_eq(run(det, &out, NULL), 0);
+		ck_assert_int_eq(run_bulk(det, &out, NULL), 0);
 		ck_assert_int_eq(out[0] == '{', f == 0);
 		free(out);
-		ck_assert_int_eq(run(ver, &out, NULL), 0);
+		ck_assert_int_eq(run_bulk(ver, &out, NULL), 0);
 		ck_assert_ptr_nonnull(strstr(out, "0."));
 		free(out);
 	}
@@ -257,15 +269,15 @@ START_TEST(every_printing_command_takes_each_format)
 			const char *bench[] = {"bench",  "list",     "--db",  db,  "--profiles",
 					       profiles, "--format", fmts[f], NULL};
 			char *out = NULL, *err = NULL;
-			ck_assert_msg(run(rec, &out, &err) == 0, "%s", err);
+			ck_assert_msg(run_bulk(rec, &out, &err) == 0, "%s", err);
 			ck_assert_msg(strstr(out, rec_marks[f]) != NULL, "%s: %s", fmts[f], out);
 			free(out);
 			free(err);
-			ck_assert_msg(run(cfg, &out, &err) == 0, "%s", err);
+			ck_assert_msg(run_bulk(cfg, &out, &err) == 0, "%s", err);
 			ck_assert_msg(strstr(out, cfg_marks[f]) != NULL, "%s: %s", fmts[f], out);
 			free(out);
 			free(err);
-			ck_assert_msg(run(bench, &out, &err) == 0, "%s", err);
+			ck_assert_msg(run_bulk(bench, &out, &err) == 0, "%s", err);
 			ck_assert_msg(strstr(out, bench_marks[f]) != NULL, "%s: %s", fmts[f], out);
 			ck_assert_int_eq(out[0] == '{', f == 0);
 			free(out);
@@ -304,7 +316,7 @@ START_TEST(bad_options_are_one_line_usage_errors)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *out = NULL, *err = NULL;
-		ck_assert_msg(run(cases[i], &out, &err) == 2, "case %zu: %s", i, err);
+		ck_assert_msg(run_bulk(cases[i], &out, &err) == 2, "case %zu: %s", i, err);
 		ck_assert_str_eq(out, "");
 		assert_one_line(err, cases[i][5]);
 		free(out);
