@@ -19,4 +19,20 @@ struct train_calib_result {
 int train_calib_run(const char *shared_dir, struct train_calib_result *out, int cap, char *err,
 		    size_t errlen);
 
+/* One published longest trainable context: the sequence length a framework reached on a card of
+ * card_gib, against the estimate's largest seq_len that fits the same card. */
+struct train_context_result {
+	const char *model, *framework;
+	double card_gib;
+	double published, estimate, ratio; /* ratio = estimate / published */
+	double hi;                         /* the largest ratio allowed (the smallest is 0.8) */
+};
+
+/* Estimates every published longest context (Unsloth's README tables: Llama 3.1 8B and Llama
+ * 3.3 70B QLoRA, rank 32 on all linear layers, batch 1, sequences padded to the length, for
+ * Unsloth and for Hugging Face + FlashAttention 2). Returns how many were written to out (at
+ * most cap), or -1 with a reason in err. */
+int train_calib_contexts(const char *shared_dir, struct train_context_result *out, int cap,
+			 char *err, size_t errlen);
+
 #endif
