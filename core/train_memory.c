@@ -193,7 +193,13 @@ static void model_states(const struct train_model *m, const struct train_setting
 		st->base_bytes = p * 2.0;
 		st->gathered_bytes_per_param = 2.0;
 	} else {
-		double nl_bytes = s->provider == TRAIN_PROVIDER_UNSLOTH ? 2.0 : 4.0;
+		/* PEFT's prepare_model_for_kbit_training upcasts them to fp32; Unsloth and
+		 * FSDP-QLoRA (which stores everything in the 16-bit quant_storage dtype to shard
+		 * it) keep 16 bits. */
+		bool sharded = s->strategy == TRAIN_STRATEGY_ZERO3 ||
+			       s->strategy == TRAIN_STRATEGY_FSDP ||
+			       s->strategy == TRAIN_STRATEGY_FSDP_QLORA;
+		double nl_bytes = s->provider == TRAIN_PROVIDER_UNSLOTH || sharded ? 2.0 : 4.0;
 		st->base_bytes =
 			(double)linear * NF4_BITS_PER_WEIGHT / 8.0 + (double)non_linear * nl_bytes;
 		st->gathered_bytes_per_param = NF4_BITS_PER_WEIGHT / 8.0;

@@ -8,8 +8,8 @@
  *   optimizer state (the fp32 master copy and both moments), so that the paper's formulas hold.
  * - ZeRO-1 shards the optimizer states; ZeRO-2 also the gradients; ZeRO-3 and FSDP also the
  *   weights, and each GPU gathers two layers at a time (the one computing and the one
- *   prefetched) plus the root unit (embeddings and head), which FSDP keeps gathered through
- *   the forward pass. FSDP-QLoRA shards the 4-bit base the same way; ZeRO-1/2 and DDP
+ *   prefetched) and the larger of the embedding and the head, each its own unit as torchtune
+ *   wraps them for large vocabularies (custom_sharded_layers). FSDP-QLoRA shards the 4-bit base the same way; ZeRO-1/2 and DDP
  *   replicate it.
  * - Optimizer offload (ZeRO-Offload, FSDP CPU offload) keeps the optimizer states, the master
  *   weights and fp32 gradients for the CPU optimizer in host memory; parameter offload also
@@ -92,8 +92,11 @@ int train_parallel_apply(const struct train_model *m, const struct train_setting
 	/* What is gathered for compute: linear weights as stored for compute (16-bit, or NF4
 	 * dequantised one matrix at a time), embeddings and head in 16 bits. */
 	double gathered_total = linear * st->gathered_bytes_per_param + non_linear * 2.0;
+	double largest_unit = (double)(m->params_embedding > m->params_output ?
+					       m->params_embedding :
+					       m->params_output);
 	double gathered_layers = 2.0 * linear / (double)m->n_layers * st->gathered_bytes_per_param +
-				 non_linear * 2.0;
+				 largest_unit * 2.0;
 	bool sharded = sg != TRAIN_STRATEGY_NONE && sg != TRAIN_STRATEGY_DDP;
 	int rc = train_parallel_check(s);
 
@@ -134,12 +137,17 @@ int train_parallel_apply(const struct train_model *m, const struct train_setting
 			weights += gathered_layers;
 	}
 	if (s->offload != TRAIN_OFFLOAD_NONE) {
-		/* The CPU optimizer steps fp32 gradients next to its states. */
+		/* The CPU optimizer steps the gradients (fp32 with a master copy or for fp32
+		 * adapters, else in the weights' dtype) next to its states; the GPU keeps one
+		 * layer's gradients as they are reduced and moved. */
 		double trained = s->mode == TRAIN_FULL ? (double)m->params_total :
 							 (double)st->trainable_params;
-		host += opt + master + trained * 4.0 / (sharded ? nd : 1.0);
+		double grad_bytes = st->amp || s->mode != TRAIN_FULL ? 4.0 : 2.0;
+		host += opt + master + trained * grad_bytes / (sharded ? nd : 1.0);
 		opt = 0;
 		master = 0;
+		if (grads > st->grad_bytes / (double)m->n_layers)
+			grads = st->grad_bytes / (double)m->n_layers;
 	}
 
 	r->n_gpus = n;
