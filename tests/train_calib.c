@@ -7,7 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "api/device_json.h"
+#include "core/device.h"
 #include "core/train_memory.h"
+#include "core/train_parallel.h"
+#include "core/train_speed.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 
@@ -247,6 +253,161 @@ int train_calib_contexts(const char *shared_dir, struct train_context_result *ou
 	}
 out:
 	t_csv_free(arch);
+	free(ap);
+	return rc < 0 ? rc : n;
+}
+
+/* torchtune README @bd2a0fc7c3 ("Memory and training speed"): batch 2, packed to 2048,
+ * torch.compile. Its configs: LoRA rank 8 on q, v, output and the MLP for 8B, rank 16 on every
+ * linear layer for 70B; QLoRA likewise; full single-device with a paged 8-bit AdamW; 70B full
+ * with FSDP and CPU offload, 70B LoRA with FSDP, 405B QLoRA with FSDP. Activation
+ * checkpointing is taken as off: with its recomputation counted the RTX A6000 rows would
+ * exceed the card's peak. */
+static const struct {
+	const char *model, *method, *gpu; /* training_memory.csv columns, exact */
+	const char *arch;                 /* model_arch.csv prefix */
+	double params_b;
+	const char *device; /* profiles/devices.json id */
+	int n_gpus;
+	enum train_mode mode;
+	int64_t rank;
+	unsigned targets;
+	enum train_optimizer optimizer;
+	enum train_strategy strategy;
+	enum train_offload offload;
+} speeds[] = {
+	{"Llama 3.1 8B", "full", "1x RTX 4090", "Llama-3.1-8B", 0, "rtx-4090", 1, TRAIN_FULL, 0, 0,
+	 TRAIN_OPT_PAGED_ADAMW_8BIT, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "full", "1x RTX A6000", "Llama-3.1-8B", 0, "rtx-a6000", 1, TRAIN_FULL, 0,
+	 0, TRAIN_OPT_PAGED_ADAMW_8BIT, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "LoRA", "1x RTX 4090", "Llama-3.1-8B", 0, "rtx-4090", 1, TRAIN_LORA, 8,
+	 TRAIN_LORA_Q | TRAIN_LORA_V | TRAIN_LORA_O | TRAIN_LORA_GATE | TRAIN_LORA_UP |
+		 TRAIN_LORA_DOWN,
+	 TRAIN_OPT_ADAMW, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "LoRA", "1x RTX A6000", "Llama-3.1-8B", 0, "rtx-a6000", 1, TRAIN_LORA, 8,
+	 TRAIN_LORA_Q | TRAIN_LORA_V | TRAIN_LORA_O | TRAIN_LORA_GATE | TRAIN_LORA_UP |
+		 TRAIN_LORA_DOWN,
+	 TRAIN_OPT_ADAMW, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "QLoRA", "1x RTX 4090", "Llama-3.1-8B", 0, "rtx-4090", 1, TRAIN_QLORA, 8,
+	 TRAIN_LORA_Q | TRAIN_LORA_V | TRAIN_LORA_O | TRAIN_LORA_GATE | TRAIN_LORA_UP |
+		 TRAIN_LORA_DOWN,
+	 TRAIN_OPT_ADAMW, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 70B", "full", "8x A100 (per GPU)", "Llama-3.1-70B", 0, "a100-sxm4-80gb", 8,
+	 TRAIN_FULL, 0, 0, TRAIN_OPT_ADAMW, TRAIN_STRATEGY_FSDP,
+	 TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS},
+	{"Llama 3.1 70B", "LoRA", "8x A100 (per GPU)", "Llama-3.1-70B", 0, "a100-sxm4-80gb", 8,
+	 TRAIN_LORA, 16, TRAIN_LORA_ALL_LINEAR, TRAIN_OPT_ADAMW, TRAIN_STRATEGY_FSDP,
+	 TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 405B", "QLoRA", "8x A100 (per GPU)", "Llama-3.1-405B", 405.85, "a100-sxm4-80gb",
+	 8, TRAIN_QLORA, 16, TRAIN_LORA_ALL_LINEAR, TRAIN_OPT_ADAMW, TRAIN_STRATEGY_FSDP_QLORA,
+	 TRAIN_OFFLOAD_NONE},
+};
+
+/* Loads src_dir's profiles/devices.json into t. Returns 0 or -1. */
+static int load_devices(const char *src_dir, struct device_table *t, char *err, size_t errlen)
+{
+	char *path = t_path(src_dir, "profiles/devices.json");
+	size_t len = 0;
+	char *text = t_read_file(path, &len);
+	cJSON *doc = text ? cJSON_ParseWithLength(text, len) : NULL;
+	int rc = doc && api_device_table_from_json(doc, t, err, errlen) == 0 ? 0 : -1;
+
+	if (rc < 0 && !doc)
+		snprintf(err, errlen, "cannot read %s", path);
+	cJSON_Delete(doc);
+	free(text);
+	free(path);
+	return rc;
+}
+
+static enum train_device_class device_class(const struct device_profile *p)
+{
+	if (strcmp(p->device_class, "workstation") == 0)
+		return TRAIN_CLASS_WORKSTATION;
+	if (strcmp(p->device_class, "datacenter") == 0)
+		return TRAIN_CLASS_DATACENTER;
+	return strcmp(p->device_class, "consumer") == 0 || strcmp(p->device_class, "laptop") == 0 ?
+		       TRAIN_CLASS_CONSUMER :
+		       TRAIN_CLASS_OTHER;
+}
+
+int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
+		       int cap, char *err, size_t errlen)
+{
+	char *tp = t_path(shared_dir, "calibration/training_memory.csv");
+	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	struct t_csv *train = t_csv_read(tp), *arch = t_csv_read(ap);
+	struct device_table devices = {0};
+	int n = 0, rc = 0;
+
+	if (!train || !arch || load_devices(src_dir, &devices, err, errlen) < 0) {
+		if (!train || !arch)
+			snprintf(err, errlen, "cannot read %s or %s", tp, ap);
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]) && n < cap; i++) {
+		const struct device_profile *p = NULL;
+		struct train_model m;
+		struct train_settings s = {
+			.mode = speeds[i].mode,
+			.weight_bits = 16,
+			.batch_size = 2,
+			.seq_len = 2048,
+			.lora_rank = speeds[i].rank,
+			.lora_targets = speeds[i].targets,
+			.optimizer = speeds[i].optimizer,
+			.flash_attention = true,
+			.loss = TRAIN_LOSS_CHUNKED,
+			.strategy = speeds[i].strategy,
+			.offload = speeds[i].offload,
+			.n_gpus = speeds[i].n_gpus,
+		};
+		struct train_memory mem;
+		struct train_speed sp;
+		struct train_device dev = {0};
+		double want = -1;
+
+		for (int r = 0; r < train->n_rows; r++) {
+			const char *x = t_csv_get(train, r, "extra_settings");
+			if (strcmp(t_csv_get(train, r, "model"), speeds[i].model) == 0 &&
+			    strcmp(t_csv_get(train, r, "method"), speeds[i].method) == 0 &&
+			    strcmp(t_csv_get(train, r, "gpu"), speeds[i].gpu) == 0 &&
+			    strncmp(x, "tokens/sec ", 11) == 0)
+				want = strtod(x + 11, NULL);
+		}
+		if (want <= 0 || arch_dims(arch, speeds[i].arch, speeds[i].params_b, &m) < 0 ||
+		    device_resolve(&devices, speeds[i].device, &p) < 0 || !p ||
+		    train_memory_estimate(&m, &s, &mem) < 0) {
+			snprintf(err, errlen,
+				 "speed case %s/%s/%s: row, architecture, device or "
+				 "estimate missing",
+				 speeds[i].model, speeds[i].method, speeds[i].gpu);
+			rc = -1;
+			goto out;
+		}
+		dev.bf16_tflops = p->bf16_tflops;
+		dev.bandwidth_gbs = p->memory_bandwidth_gbs;
+		dev.device_class = device_class(p);
+		if (train_speed_estimate(&m, &s, &mem, &dev, &sp) < 0) {
+			snprintf(err, errlen, "speed case %s: no bf16 peak for %s", speeds[i].model,
+				 speeds[i].device);
+			rc = -1;
+			goto out;
+		}
+		out[n].model = speeds[i].model;
+		out[n].method = speeds[i].method;
+		out[n].gpu = speeds[i].gpu;
+		out[n].measured = want;
+		out[n].estimate = sp.tokens_per_s;
+		out[n].error = sp.tokens_per_s / want - 1;
+		n++;
+	}
+out:
+	device_table_clear(&devices);
+	t_csv_free(train);
+	t_csv_free(arch);
+	free(tp);
 	free(ap);
 	return rc < 0 ? rc : n;
 }

@@ -35,4 +35,16 @@ struct train_context_result {
 int train_calib_contexts(const char *shared_dir, struct train_context_result *out, int cap,
 			 char *err, size_t errlen);
 
+/* One published training speed (tokens/s of all GPUs) against the estimate. */
+struct train_speed_result {
+	const char *model, *method, *gpu;
+	double measured, estimate, error; /* error = estimate / measured - 1 */
+};
+
+/* Estimates every training_memory.csv row that states tokens/s (torchtune's table), with the
+ * devices' bf16 peaks from src_dir's profiles/devices.json. Returns how many were written to
+ * out (at most cap), or -1 with a reason in err. */
+int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
+		       int cap, char *err, size_t errlen);
+
 #endif
