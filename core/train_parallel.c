@@ -199,6 +199,9 @@ int train_strategy_auto(const struct train_model *m, const struct train_settings
 		/* One GPU: sharding saves nothing, only offloading does. */
 		if (s->n_gpus <= 1 && i > 0 && i < 4)
 			continue;
+		/* Offloading needs host memory that is known to be there. */
+		if (ladder[i].offload != TRAIN_OFFLOAD_NONE && host_budget_bytes < 0)
+			continue;
 		if (t.strategy == TRAIN_STRATEGY_ZERO3 && s->mode == TRAIN_QLORA)
 			t.strategy = TRAIN_STRATEGY_FSDP_QLORA;
 		rc = train_memory_estimate(m, &t, &r);

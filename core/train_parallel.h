@@ -54,7 +54,8 @@ const char *train_offload_name(enum train_offload o);
 /* The cheapest way to run s on its n_gpus GPUs (nodes as given): the first of, in order, one
  * GPU alone (n_gpus 1), DDP, ZeRO-1, ZeRO-2, ZeRO-3 (FSDP-QLoRA for QLoRA), then ZeRO-3 with
  * the optimizer and then also the weights offloaded, whose per-GPU peak fits budget_bytes and
- * whose host memory per node fits host_budget_bytes (< 0: not checked). Returns 1 and writes
+ * whose host memory per node fits host_budget_bytes (< 0: unknown, and then nothing is
+ * offloaded; Unsloth's checkpoints still are, unchecked). Returns 1 and writes
  * the settings chosen and their estimate when one fits; 0 when none does (then *chosen and
  * *out hold the last, most frugal one tried); RF_E_INVALID_VALUE for bad settings. */
 int train_strategy_auto(const struct train_model *m, const struct train_settings *s,

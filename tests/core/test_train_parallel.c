@@ -169,8 +169,10 @@ START_TEST(auto_strategy_finds_what_fits)
 	struct train_settings chosen;
 	struct train_memory r;
 	int64_t h100 = (int64_t)(78.4 * GIB), rtx3090 = (int64_t)(23.5 * GIB);
+	int64_t ram = (int64_t)(230 * GIB); /* a 256 GiB machine less its reserve */
 
-	ck_assert_int_eq(train_strategy_auto(&m8, &s, h100, -1, &chosen, &r), 1);
+	ck_assert_int_eq(train_strategy_auto(&m8, &s, h100, -1, &chosen, &r), 0);
+	ck_assert_int_eq(train_strategy_auto(&m8, &s, h100, ram, &chosen, &r), 1);
 	ck_assert_int_ne(chosen.offload, TRAIN_OFFLOAD_NONE); /* one GPU needs offloading */
 	s.n_gpus = 8;
 	ck_assert_int_eq(train_strategy_auto(&m8, &s, h100, -1, &chosen, &r), 1);
@@ -187,12 +189,12 @@ START_TEST(auto_strategy_finds_what_fits)
 	s.lora_rank = 16;
 	s.seq_len = 2048;
 	s.n_gpus = 1;
-	ck_assert_int_eq(train_strategy_auto(&m70, &s, rtx3090, -1, &chosen, &r), 1);
+	ck_assert_int_eq(train_strategy_auto(&m70, &s, rtx3090, ram, &chosen, &r), 1);
 	printf("70B QLoRA 1x RTX 3090: %s + offload %s, %.1f GiB per GPU, host %.0f GiB\n",
 	       train_strategy_name(chosen.strategy), train_offload_name(chosen.offload),
 	       (double)r.total_bytes / GIB, (double)r.host_bytes / GIB);
 	s.n_gpus = 2;
-	ck_assert_int_eq(train_strategy_auto(&m70, &s, rtx3090, -1, &chosen, &r), 1);
+	ck_assert_int_eq(train_strategy_auto(&m70, &s, rtx3090, ram, &chosen, &r), 1);
 	ck_assert_int_eq(chosen.strategy, TRAIN_STRATEGY_FSDP_QLORA);
 	printf("70B QLoRA 2x RTX 3090: %s + offload %s, %.1f GiB per GPU, host %.0f GiB\n",
 	       train_strategy_name(chosen.strategy), train_offload_name(chosen.offload),
@@ -201,9 +203,9 @@ START_TEST(auto_strategy_finds_what_fits)
 	if (chosen.offload != TRAIN_OFFLOAD_NONE)
 		ck_assert_int_eq(
 			train_strategy_auto(&m70, &s, rtx3090, (int64_t)(8 * GIB), &chosen, &r), 0);
-	/* Without host memory to offload to, more 24 GB cards are needed, none offloading. */
+	/* Without host memory known to offload to, more 24 GB cards are needed. */
 	s.n_gpus = 0;
-	ck_assert_int_eq(train_min_gpus(&m70, &s, 16, 8, rtx3090, 0, &chosen, &r), 1);
+	ck_assert_int_eq(train_min_gpus(&m70, &s, 16, 8, rtx3090, -1, &chosen, &r), 1);
 	printf("70B QLoRA on 24 GB cards without offload: %d GPUs, %s\n", chosen.n_gpus,
 	       train_strategy_name(chosen.strategy));
 	ck_assert_int_gt(chosen.n_gpus, 2);
