@@ -1027,7 +1027,9 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		 e->rq.mode == EST_LORA ? TRAIN_LORA :
 					  TRAIN_QLORA;
 	if (s.mode == TRAIN_QLORA && t.apple)
-		return api_error(out, RF_E_INVALID_VALUE, "mode",
+		return api_error(out, RF_E_INVALID_VALUE,
+				 strcmp(e->hw_source, "profile") == 0 ? "hardware_profile" :
+									"hardware",
 				 "QLoRA with bitsandbytes does not run on Apple GPUs (MPS); use "
 				 "MLX LoRA on a 4-bit model (mlx-lm) or 16-bit LoRA (mode lora)");
 	s.weight_bits = 16;

@@ -387,7 +387,7 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 	cJSON_Delete(b);
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
 		     "\"apple-m1-max\"}",
-		     422, "invalid_value", "mode");
+		     422, "invalid_value", "hardware_profile");
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"hardware_profile\":"
 			     "\"apple-m1-max\"}",
 			     &a),
