@@ -3,6 +3,7 @@
  */
 #include "tests/train_calib.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,4 +411,37 @@ out:
 	free(tp);
 	free(ap);
 	return rc < 0 ? rc : n;
+}
+
+int train_calib_devices_check(const char *src_dir, char *err, size_t errlen)
+{
+	struct device_table t = {0};
+	int rc = load_devices(src_dir, &t, err, errlen);
+
+	for (int i = 0; rc == 0 && i < t.n; i++) {
+		const struct device_profile *p = &t.devices[i];
+		bool nvidia = strcmp(p->vendor, "nvidia") == 0;
+		bool geforce = nvidia && (strcmp(p->device_class, "consumer") == 0 ||
+					  strcmp(p->device_class, "laptop") == 0);
+		double want = -1;
+		if (p->kind == DEVICE_KIND_CPU)
+			continue;
+		if (strcmp(p->vendor, "apple") == 0)
+			want = p->fp32_tflops;
+		else if (nvidia && p->fp16_kind == DEVICE_FP16_TENSOR && p->fp16_tflops > 0)
+			want = geforce && strcmp(p->id, "titan-rtx") != 0 ? p->fp16_tflops / 2 :
+									    p->fp16_tflops;
+		else if (p->fp16_kind == DEVICE_FP16_TENSOR && p->bf16_tflops <= 0)
+			want = 0; /* a tensor part without a bf16 peak: missing */
+		if (want < 0)
+			continue;
+		if (!(p->bf16_tflops > 0) ||
+		    (want > 0 && fabs(p->bf16_tflops - want) > want * 0.01)) {
+			snprintf(err, errlen, "%s: bf16_tflops %.3f, expected %.3f", p->id,
+				 p->bf16_tflops, want);
+			rc = -1;
+		}
+	}
+	device_table_clear(&t);
+	return rc;
 }

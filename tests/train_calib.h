@@ -47,4 +47,10 @@ struct train_speed_result {
 int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
 		       int cap, char *err, size_t errlen);
 
+/* Checks src_dir's profiles/devices.json: every GPU or SoC with a tensor fp16 rate has
+ * bf16_tflops, half the fp16 rate for NVIDIA GeForce (consumer, laptop) cards except the Titan,
+ * the fp16 rate for NVIDIA workstation and data-centre cards; Apple GPUs their fp32 rate.
+ * Returns 0, or -1 with the first offending entry in err. */
+int train_calib_devices_check(const char *src_dir, char *err, size_t errlen);
+
 #endif

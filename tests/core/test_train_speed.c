@@ -135,6 +135,21 @@ START_TEST(each_mechanism_moves_the_speed_the_right_way)
 }
 END_TEST
 
+/* devices.json: every GPU with a known tensor rate has a bf16 (fp32 accumulate) peak; a
+ * GeForce card's is half its FP16-accumulate rate, a workstation or data-centre card's the
+ * same; Apple GPUs run bf16 at their ALU rate. */
+START_TEST(devices_carry_a_bf16_training_peak)
+{
+	struct train_speed_result res[16];
+	char err[256];
+	/* The speed cases load devices.json through the API loader and fail on a missing peak. */
+	ck_assert_msg(train_calib_speeds(t_shared_dir(), t_src_dir(), res, 16, err, sizeof(err)) >=
+			      8,
+		      "%s", err);
+	ck_assert_msg(train_calib_devices_check(t_src_dir(), err, sizeof(err)) == 0, "%s", err);
+}
+END_TEST
+
 Suite *train_speed_suite(void)
 {
 	Suite *s = suite_create("train_speed");
@@ -142,6 +157,7 @@ Suite *train_speed_suite(void)
 
 	tcase_add_test(tc, reproduces_published_training_speeds);
 	tcase_add_test(tc, each_mechanism_moves_the_speed_the_right_way);
+	tcase_add_test(tc, devices_carry_a_bf16_training_peak);
 	suite_add_tcase(s, tc);
 	return s;
 }
