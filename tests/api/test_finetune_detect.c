@@ -171,8 +171,10 @@ START_TEST(gtx_1650_low_end_qlora)
 	ck_assert(cJSON_IsTrue(get(a, "settings", "fp16")));
 	ck_assert_double_eq_tol(get(a, "gpu_total_memory_gb", NULL)->valuedouble, 4.0, 0.01);
 	ck_assert_int_ge(cJSON_GetArraySize(get(a, "possible_models", NULL)), 1);
-	/* The tier's own model leads when it fits. */
-	ck_assert_str_eq(str(a, "recommended_model"), "Qwen/Qwen2.5-3B");
+	/* The tier's own model (Qwen2.5-3B) does not fit 4 GiB with PEFT's QLoRA: its 152k
+	 * vocabulary costs 1.2 GiB of fp32 embeddings and 1.2 GiB of loss at 512 tokens; the
+	 * largest model that fits leads. */
+	ck_assert_str_eq(str(a, "recommended_model"), "HuggingFaceTB/SmolLM2-1.7B");
 	cJSON_Delete(a);
 }
 END_TEST
