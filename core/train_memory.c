@@ -179,7 +179,9 @@ static void model_states(const struct train_model *m, const struct train_setting
 	double p = (double)m->params_total;
 
 	if (s->mode == TRAIN_FULL) {
-		bool amp = s->precision == TRAIN_PRECISION_AMP;
+		/* weight_bits 32 (fp32 weights under fp16/bf16 autocast) is what precision amp
+		 * names. */
+		bool amp = s->precision == TRAIN_PRECISION_AMP || s->weight_bits == 32;
 		st->trainable_params = m->params_total;
 		st->base_bytes = p * (amp ? 4.0 : 2.0);
 		st->gathered_bytes_per_param = 2.0;
@@ -190,7 +192,7 @@ static void model_states(const struct train_model *m, const struct train_setting
 	}
 	st->trainable_params = s->lora_rank * train_lora_params_per_rank(m, s->lora_targets);
 	if (s->mode == TRAIN_LORA) {
-		st->base_bytes = p * 2.0;
+		st->base_bytes = p * (s->weight_bits == 32 ? 4.0 : 2.0);
 		st->gathered_bytes_per_param = 2.0;
 	} else {
 		/* PEFT's prepare_model_for_kbit_training upcasts them to fp32; Unsloth and

@@ -99,7 +99,8 @@ struct train_model {
 
 struct train_settings {
 	enum train_mode mode;
-	int weight_bits; /* 16 (bf16/fp16) or 32 for full and LoRA; ignored for QLoRA */
+	int weight_bits; /* 16 (bf16/fp16) or 32 for full and LoRA; ignored for QLoRA; 32 for
+			    full fine-tuning is precision AMP (fp32 master weights) */
 	int64_t batch_size;
 	int64_t seq_len;
 	int64_t lora_rank;
