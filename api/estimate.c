@@ -47,6 +47,8 @@
 #define EST_MAX_BATCH 4096
 /* GPUs per node the fine-tuning estimate accepts (nodes x GPUs in the hardware). */
 #define EST_MAX_NODES 1024
+/* GPUs of one fine-tuning run, all nodes together (core/train_parallel.c's cap). */
+#define EST_MAX_TRAIN_GPUS 4096
 
 enum est_mode {
 	EST_INFERENCE,
@@ -1224,8 +1226,14 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
-	s.nodes = (int)nodes;
+	/* Without a GPU nothing is spread: the answer is fits false. */
+	s.nodes = t.n > 0 ? (int)nodes : 1;
 	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
+	if (t.n * nodes > EST_MAX_TRAIN_GPUS)
+		return api_error(out, RF_E_INVALID_VALUE, "nodes",
+				 "%lld GPUs in all (%d per node x %lld nodes); at most %d",
+				 (long long)(t.n * nodes), t.n, (long long)nodes,
+				 EST_MAX_TRAIN_GPUS);
 	s.offload = (enum train_offload)(e->rq.has_offload ? e->rq.offload : 0);
 	if (!want_auto) {
 		s.strategy = (enum train_strategy)(e->rq.strategy - 1);

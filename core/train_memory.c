@@ -144,6 +144,7 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 	    m->n_kv_heads < 1 || m->n_kv_heads > m->n_heads || m->head_dim < 1 ||
 	    m->head_dim > 65536 || m->vocab < 1 || m->vocab > DIM_MAX || m->params_total < 1 ||
 	    m->params_total > (1LL << 43) || m->n_experts < 0 || m->n_experts > 4096 ||
+	    m->n_heads > 65536 || m->n_experts_per_tok < 0 || m->n_experts_per_tok > 4096 ||
 	    m->params_embedding < 0 || m->params_output < 0)
 		return false;
 	if (s->batch_size < 1 || s->batch_size > 65536 || s->seq_len < 1 || s->seq_len > DIM_MAX ||
@@ -152,7 +153,16 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 	if ((unsigned)s->precision > TRAIN_PRECISION_AMP ||
 	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_ORPO)
 		return false;
-	return s->batch_size * s->seq_len <= (1LL << 28);
+	if (s->batch_size * s->seq_len > (1LL << 28))
+		return false;
+	/* The largest products (every layer's activations, the logits) must fit int64 with a
+	 * wide margin: checked in floating point before they are formed. */
+	double tokens = (double)s->batch_size * (double)s->seq_len * 2.0;
+	double per_tok_layer =
+		(double)train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention) +
+		8.0 * (double)m->n_heads * (double)s->seq_len + 8.0 * (double)m->intermediate;
+	return tokens * per_tok_layer * (double)m->n_layers < 1e18 &&
+	       tokens * (double)m->vocab * LOSS_TRANSFORMERS_BYTES < 1e18;
 }
 
 /* Bytes of optimizer state per trained parameter of param_bytes: AdamW's two moments in the

@@ -353,6 +353,9 @@ START_TEST(fine_tuning_spreads_over_gpus_with_a_stated_strategy)
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"nodes\":0,"
 		     "\"hardware_profile\":\"rtx-4090\"}",
 		     422, "invalid_value", "nodes");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"nodes\":1024,\"hardware\":{"
+		     "\"gpus\":[{\"name\":\"H100 SXM\",\"count\":16}]}}",
+		     422, "invalid_value", "nodes");
 }
 END_TEST
 

@@ -268,6 +268,15 @@ START_TEST(absurd_inputs_are_refused)
 	s.seq_len = 2048;
 	s.batch_size = 1LL << 20;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	/* Eager attention over 16M tokens without checkpointing: the activations would overflow
+	 * int64 in a large model, and are refused before they are formed. */
+	m.n_layers = 126;
+	m.n_heads = 128;
+	s.batch_size = 16;
+	s.seq_len = 1LL << 24;
+	s.flash_attention = false;
+	s.gradient_checkpointing = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
 }
 END_TEST
 
