@@ -30,8 +30,8 @@ struct case_row {
 	enum train_optimizer optimizer;
 	int64_t batch, seq, rank;
 	bool flash;
-	double tolerance;            /* |error| allowed for this row */
-	unsigned targets;            /* LoRA targets; 0: every linear layer */
+	double tolerance;             /* |error| allowed for this row */
+	unsigned targets;             /* LoRA targets; 0: every linear layer */
 	enum train_strategy strategy; /* several GPUs */
 	int n_gpus;
 };
@@ -44,38 +44,51 @@ static const struct case_row cases[] = {
 	{"Llama 2 7B", "LoRA", "16", "HF", "Llama-2-7B", 0, TRAIN_LORA, TRAIN_PROVIDER_HUGGINGFACE,
 	 TRAIN_OPT_ADAMW, 4, 1024, 8, false, 0.25, 0, TRAIN_STRATEGY_NONE, 1},
 	{"Llama 2 7B", "LoRA", "16", "HF+FA2", "Llama-2-7B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_HUGGINGFACE, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_HUGGINGFACE, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"Llama 2 7B", "LoRA", "16", "Unsloth+FA2", "Llama-2-7B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25, 0, TRAIN_STRATEGY_NONE,
+	 1},
 	/* LLaMA-Factory keeps the embeddings and head in 16 bits, where PEFT's
 	 * prepare_model_for_kbit_training (which the estimate follows for Hugging Face) upcasts
 	 * them to fp32: +0.5 GiB on this model, on a figure rounded to the GB. */
 	{"Llama 2 7B", "QLoRA", "4", "HF", "Llama-2-7B", 0, TRAIN_QLORA, TRAIN_PROVIDER_HUGGINGFACE,
 	 TRAIN_OPT_ADAMW, 4, 1024, 8, false, 0.30, 0, TRAIN_STRATEGY_NONE, 1},
 	{"Llama 2 7B", "QLoRA", "4", "Unsloth+FA2", "Llama-2-7B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.30, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.30, 0, TRAIN_STRATEGY_NONE,
+	 1},
 	{"generic 3B model", "QLoRA", "4", "Unsloth", "Llama-3.2-3B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 3B model", "LoRA", "16", "Unsloth", "Llama-3.2-3B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 8B model", "QLoRA", "4", "Unsloth", "Llama-3.1-8B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 8B model", "LoRA", "16", "Unsloth", "Llama-3.1-8B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	/* Below what NF4 linears and Qwen's 16-bit 152k-vocabulary embedding and head take
 	 * together (9.2 GiB) before any context: a vendor minimum, not a run. */
 	{"generic 14B model", "QLoRA", "4", "Unsloth", "Qwen2.5-14B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.40, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.40, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 14B model", "LoRA", "16", "Unsloth", "Qwen2.5-14B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 70B model", "QLoRA", "4", "Unsloth", "Llama-3.1-70B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 70B model", "LoRA", "16", "Unsloth", "Llama-3.1-70B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 405B model", "QLoRA", "4", "Unsloth", "Llama-3.1-405B", 405.85, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 405B model", "LoRA", "16", "Unsloth", "Llama-3.1-405B", 405.85, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0, TRAIN_STRATEGY_NONE, 1},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	/* LongLoRA's plain-LoRA baseline at 8k tokens (its Table 12): LoRA rank 8 on q, k, v, o,
 	 * FlashAttention 2, gradient checkpointing, DeepSpeed ZeRO-2 over 8 A100s, batch 1 per
 	 * GPU, transformers' loss. */
