@@ -1084,6 +1084,7 @@ static int est_train_fit(const struct train_model *tm, const struct train_settin
 	rc = train_memory_estimate(tm, s, r);
 	if (rc < 0)
 		return rc;
+	train_page_optimizer(s, budget, r);
 	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
 }
 

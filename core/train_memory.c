@@ -284,6 +284,22 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 	return 0;
 }
 
+bool train_page_optimizer(const struct train_settings *s, int64_t budget_bytes,
+			  struct train_memory *r)
+{
+	int64_t moved =
+		r->optimizer_bytes + (int64_t)((double)r->optimizer_bytes * ALLOCATOR_SLACK);
+
+	if (s->optimizer != TRAIN_OPT_PAGED_ADAMW_8BIT || r->total_bytes <= budget_bytes ||
+	    r->optimizer_bytes <= 0 || r->total_bytes - moved > budget_bytes)
+		return false;
+	r->total_bytes -= moved;
+	r->overhead_bytes -= moved - r->optimizer_bytes;
+	r->host_bytes += r->optimizer_bytes * train_gpus_per_node(s);
+	r->optimizer_bytes = 0;
+	return true;
+}
+
 int64_t train_max_seq_len(const struct train_model *m, const struct train_settings *s,
 			  int64_t max_seq, int64_t budget_bytes, int64_t host_budget_bytes)
 {
@@ -294,7 +310,8 @@ int64_t train_max_seq_len(const struct train_model *m, const struct train_settin
 		struct train_settings t = *s;
 		struct train_memory r;
 		t.seq_len = mid;
-		if (train_memory_estimate(m, &t, &r) == 0 && r.total_bytes <= budget_bytes &&
+		if (train_memory_estimate(m, &t, &r) == 0 &&
+		    (r.total_bytes <= budget_bytes || train_page_optimizer(&t, budget_bytes, &r)) &&
 		    (host_budget_bytes < 0 || r.host_bytes <= host_budget_bytes))
 			lo = mid;
 		else

@@ -132,7 +132,7 @@ struct train_memory {
 	int64_t overhead_bytes;    /* CUDA context and allocator slack */
 	int64_t total_bytes;       /* peak on each GPU */
 	/* Added later. */
-	int64_t reference_bytes;     /* DPO reference model weights (part of weights_bytes' peer) */
+	int64_t reference_bytes;     /* DPO reference model weights on the GPU (in total_bytes) */
 	int64_t host_bytes;          /* host RAM per node: offloaded states, weights, checkpoints */
 	int64_t comm_bytes_per_step; /* bytes each GPU sends per optimizer step (ring collectives) */
 	int64_t checkpoint_bytes;    /* layer inputs kept for recomputation (on the host when
@@ -164,6 +164,14 @@ int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p);
 
 /* Returns the loss kernel TRAIN_LOSS_AUTO means for provider p. */
 enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p);
+
+/* bitsandbytes' paged optimizers keep their states in CUDA unified memory, which the driver
+ * pages out to host RAM when the GPU runs short. When r (an estimate of s) exceeds
+ * budget_bytes with a paged optimizer and would fit with its states on the host, moves them
+ * there (r->optimizer_bytes to r->host_bytes, totals adjusted) and returns true; else leaves r
+ * alone and returns false. */
+bool train_page_optimizer(const struct train_settings *s, int64_t budget_bytes,
+			  struct train_memory *r /* IN/OUT */);
 
 /* Returns the largest seq_len (1 .. max_seq) whose estimate with s fits budget_bytes per GPU
  * and, when host_budget_bytes >= 0, host_budget_bytes of host RAM; 0 when not even one token

@@ -207,6 +207,7 @@ int train_strategy_auto(const struct train_model *m, const struct train_settings
 		rc = train_memory_estimate(m, &t, &r);
 		if (rc < 0)
 			return rc;
+		train_page_optimizer(&t, budget_bytes, &r);
 		*chosen = t;
 		*out = r;
 		if (r.total_bytes <= budget_bytes &&

@@ -237,6 +237,38 @@ START_TEST(preference_objectives_add_their_mechanisms)
 }
 END_TEST
 
+/* A paged 8-bit optimizer's states page out to host RAM when the GPU runs short; a plain
+ * 8-bit one's do not. */
+START_TEST(paged_optimizer_states_page_to_the_host)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 1024,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT,
+				   .flash_attention = true};
+	struct train_memory r, paged;
+	int64_t budget;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &r), 0);
+	budget = r.total_bytes - r.optimizer_bytes / 2;
+	paged = r;
+	ck_assert(train_page_optimizer(&s, budget, &paged));
+	ck_assert_int_eq(paged.optimizer_bytes, 0);
+	ck_assert_int_eq(paged.host_bytes, r.optimizer_bytes);
+	ck_assert(paged.total_bytes <= budget);
+	/* Nothing to do when it fits, or when even the states' room is not enough. */
+	paged = r;
+	ck_assert(!train_page_optimizer(&s, r.total_bytes, &paged));
+	ck_assert(!train_page_optimizer(&s, r.total_bytes - 2 * r.optimizer_bytes, &paged));
+	s.optimizer = TRAIN_OPT_ADAMW_8BIT;
+	ck_assert(!train_page_optimizer(&s, budget, &paged));
+	ck_assert_int_eq(paged.optimizer_bytes, r.optimizer_bytes);
+}
+END_TEST
+
 START_TEST(absurd_inputs_are_refused)
 {
 	struct train_model m = llama2_7b();
@@ -289,6 +321,7 @@ Suite *train_memory_suite(void)
 	tcase_add_test(tc, reaches_published_longest_contexts);
 	tcase_add_test(tc, activations_follow_checkpointing_and_attention);
 	tcase_add_test(tc, preference_objectives_add_their_mechanisms);
+	tcase_add_test(tc, paged_optimizer_states_page_to_the_host);
 	tcase_add_test(tc, each_mechanism_moves_the_estimate_the_right_way);
 	tcase_add_test(tc, absurd_inputs_are_refused);
 	suite_add_tcase(s, tc);
