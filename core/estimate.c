@@ -48,9 +48,11 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 			w.input_bytes += x->bytes;
 			continue;
 		}
-		if (x->layer >= 0 && x->layer < w.n_layer)
+		if (x->layer >= 0 && x->layer < w.n_layer) {
 			w.layer_bytes[x->layer] += x->bytes;
-		else
+			if (x->expert)
+				w.layer_expert_bytes[x->layer] += x->bytes;
+		} else
 			w.output_bytes += x->bytes; /* output layer (and layers past n_layer) */
 		if (x->bytes > w.largest_matrix)
 			w.largest_matrix = x->bytes;
@@ -280,7 +282,7 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	int64_t cells, cells_swa, n_tok, ngl, i_gpu_start, act;
 	int layer_dev[MODEL_MAX_LAYERS]; /* -1: host */
 	int out_dev = -1;
-	bool fa = p->flash_attn, host_layers = false, pools = false;
+	bool fa = p->flash_attn, host_layers = false, host_experts = false, pools = false;
 	struct cparts c;
 	int err_kind = 0;
 
@@ -302,6 +304,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		return bad(out, "cache_type_v");
 	if (p->n_gpu_layers < -1 || p->n_gpu_layers > MODEL_MAX_LAYERS + 1)
 		return bad(out, "n_gpu_layers");
+	if (p->n_cpu_moe < 0 || p->n_cpu_moe > MODEL_MAX_LAYERS)
+		return bad(out, "n_cpu_moe");
 	if (n_dev < 0 || n_dev > RF_MAX_DEVICES || (n_dev > 0 && !dev))
 		return bad(out, "devices");
 
@@ -397,12 +401,24 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			host_layers = true;
 		} else {
 			struct rf_mem_device_use *u = &e.per_device[layer_dev[il]];
+			/* --n-cpu-moe: the layer runs on its GPU, its routed experts from host
+			 * memory (llama.cpp places them with a buffer-type override). */
+			int64_t ex = il < p->n_cpu_moe ? (int64_t)w->layer_expert_bytes[il] : 0;
 			u->layers++;
-			u->weights_bytes += (int64_t)w->layer_bytes[il];
+			u->weights_bytes += (int64_t)w->layer_bytes[il] - ex;
 			u->kv_bytes += kv;
 			e.n_gpu_layers++;
+			if (ex > 0) {
+				e.weights_host_bytes += ex;
+				e.experts_host_bytes += ex;
+				e.n_cpu_moe++;
+				host_experts = true;
+			}
 		}
 	}
+	if (host_experts)
+		note(&e, "n_cpu_moe: the routed experts of the first layers stay in host memory; "
+			 "attention and the KV cache stay on the GPU");
 	e.weights_bytes += (int64_t)w->input_bytes + (int64_t)w->output_bytes;
 	if (out_dev < 0) {
 		e.weights_host_bytes += (int64_t)w->output_bytes;
@@ -415,7 +431,7 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	/* Compute buffers: one per GPU that holds layers, one on the host. */
 	{
 		int64_t layer_peak = max64(c.attn, c.ffn);
-		bool weights_on_host = host_layers || out_dev < 0;
+		bool weights_on_host = host_layers || host_experts || out_dev < 0;
 		for (int i = 0; i < n_dev; i++) {
 			struct rf_mem_device_use *u = &e.per_device[i];
 			if (u->layers == 0 && !u->output)
@@ -432,7 +448,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			u->overhead_bytes = max64(dev[i].overhead_bytes, 0);
 		}
 		e.compute_host_bytes = c.input + c.mask +
-				       max64(host_layers ? layer_peak : 0, out_dev < 0 ? c.out : 0);
+				       max64(host_layers ? layer_peak : (host_experts ? c.ffn : 0),
+					     out_dev < 0 ? c.out : 0);
 	}
 	e.output_buffer_bytes =
 		p->n_parallel * F32 * (a->family == MODEL_ENCODER ? a->hidden_size : a->vocab_size);

@@ -44,3 +44,12 @@ void t_profiles_free(struct device_table *devices, struct model_catalog **models
 		*tiers = NULL;
 	}
 }
+
+const cJSON *t_quality(void)
+{
+	static cJSON *q;
+
+	if (!q)
+		q = t_profiles_json("profiles/quality.json");
+	return q;
+}

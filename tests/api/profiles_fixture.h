@@ -20,4 +20,8 @@ void t_profiles_free(struct device_table *devices, struct model_catalog **models
 /* Returns profiles/<rel> parsed; fails the test when it cannot be read. Free with cJSON_Delete. */
 cJSON *t_profiles_json(const char *rel);
 
+/* Returns profiles/quality.json parsed, loaded at the first call and kept for the process (the
+ * env's quality table). */
+const cJSON *t_quality(void);
+
 #endif

@@ -39,7 +39,8 @@ static void teardown(void)
 
 static struct api_env test_env(void)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {
+		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
 	return env;
 }
 
