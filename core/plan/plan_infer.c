@@ -65,6 +65,7 @@ struct work {
 	int n;
 	int64_t ctx_target, ctx_cap;
 	double max_util;
+	double floor_tps; /* long_context: the speed the split toward the host must keep */
 	bool moe;
 	int64_t min_total;
 };
@@ -191,6 +192,42 @@ static int64_t solve_split(struct work *k, struct plan_setup *s, bool experts, i
 	return best;
 }
 
+/* The split between v (the most on the GPUs) and all on the host with the least on the GPUs
+ * whose decode still reaches k->floor_tps (speed falls monotonically toward the host); -1
+ * when not even v does, or a negative rf_err below -1. */
+static int64_t slowest_split(struct work *k, struct plan_setup *s, bool experts, int64_t v,
+			     int64_t need)
+{
+	const int64_t n_layer = model_n_layer(k->m->arch);
+	int64_t lo = experts ? v : 0, hi = experts ? n_layer : v, best = -1;
+
+	s->p.n_ctx = need;
+	while (lo <= hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		int rc;
+		if (experts)
+			s->p.n_cpu_moe = mid;
+		else
+			s->p.n_gpu_layers = mid;
+		rc = plan_evaluate(k->m->arch, k->m->params, k->w, k->hw, s, k->res);
+		k->evaluated++;
+		if (rc < 0)
+			return rc == -1 ? -2 : rc;
+		if (k->res->decode_tps >= k->floor_tps) {
+			best = mid;
+			if (experts)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		} else if (experts) {
+			hi = mid - 1;
+		} else {
+			lo = mid + 1;
+		}
+	}
+	return best;
+}
+
 /* The split (n_cpu_moe when experts, else n_gpu_layers) that fits n_ctx need with the most on
  * the GPUs, recorded with its n_ctx solved; long_context also walks the splits toward the
  * host, which trade speed for context. Returns 0 or a negative rf_err. */
@@ -215,6 +252,21 @@ static int add_split(struct work *k, const struct plan_setup *base, bool experts
 		ctx = solve_push(k, &s, PLAN_MIN_CTX);
 		if (ctx < 0)
 			return (int)ctx;
+	}
+	if (k->r->use_case == PLAN_LONG_CONTEXT) {
+		/* Context grows as the split moves to the host and speed falls: the longest
+		 * context at the floor is the split furthest toward the host that keeps it. */
+		int64_t edge = slowest_split(k, &s, experts, v, need);
+		if (edge < -1)
+			return (int)edge;
+		if (edge >= 0) {
+			if (experts)
+				s.p.n_cpu_moe = edge;
+			else
+				s.p.n_gpu_layers = edge;
+			if ((edge = solve_push(k, &s, PLAN_MIN_CTX)) < 0)
+				return (int)edge;
+		}
 	}
 	return 0;
 }
@@ -353,66 +405,70 @@ static int64_t ctx_of(const struct plan_request *r, const struct plan_choice *c)
 	return c->setup.p.n_ctx < cap ? c->setup.p.n_ctx : cap;
 }
 
-/* -1: a better, 1: b better, 0: tie, on one criterion. */
+enum crit {
+	C_KLD, /* lower is better; within tie_kld of the best is equal */
+	C_TPS, /* higher is better; within SPEED_TIE of the best is equal */
+	C_CTX, /* higher is better (up to the use case's cap); long_context: within CTX_TIE */
+};
+
+static double crit_value(const struct plan_request *r, enum crit c, const struct plan_choice *x)
+{
+	return c == C_KLD ? -kld_of(x) : c == C_TPS ? x->res.decode_tps : (double)ctx_of(r, x);
+}
+
+/* Whether v is within the criterion's tolerance of the best value top. */
+static bool crit_near(const struct plan_request *r, const struct plan_quality *q, enum crit c,
+		      double v, double top, bool last)
+{
+	if (last)
+		return v >= top;
+	if (c == C_KLD)
+		return v >= top - q->tie_kld;
+	if (c == C_TPS)
+		return v * (1 + SPEED_TIE) >= top;
+	return r->use_case == PLAN_LONG_CONTEXT ? v * (1 + CTX_TIE) >= top : v >= top;
+}
+
+/* The objective's choice among the candidates flagged in eligible (keep is scratch): each
+ * criterion, in the use case's order, keeps those within its tolerance of the best still in;
+ * the exact speed settles what is left. Tolerances are measured from the best, not pairwise,
+ * so the choice never drifts along a chain of near-ties. Returns the index or -1. */
+static int select_best(const struct plan_request *r, const struct plan_quality *q,
+		       const struct plan_choice *all, int na, const bool *eligible, bool *keep)
+{
+	static const enum crit orders[PLAN_USE_CASES][4] = {
+		[PLAN_GENERAL] = {C_KLD, C_TPS, C_CTX, C_TPS},
+		[PLAN_LONG_CONTEXT] = {C_CTX, C_KLD, C_TPS, C_TPS},
+		[PLAN_SPEED] = {C_TPS, C_KLD, C_CTX, C_TPS},
+		[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_TPS},
+	};
+	int pick = -1;
+
+	for (int i = 0; i < na; i++)
+		keep[i] = eligible[i];
+	for (int step = 0; step < 4; step++) {
+		enum crit c = orders[r->use_case][step];
+		double top = -1e300;
+		for (int i = 0; i < na; i++)
+			if (keep[i] && crit_value(r, c, &all[i]) > top)
+				top = crit_value(r, c, &all[i]);
+		for (int i = 0; i < na; i++)
+			if (keep[i] &&
+			    !crit_near(r, q, c, crit_value(r, c, &all[i]), top, step == 3))
+				keep[i] = false;
+	}
+	for (int i = 0; i < na && pick < 0; i++)
+		if (keep[i])
+			pick = i;
+	return pick;
+}
+
 static int cmp_kld(const struct plan_quality *q, const struct plan_choice *a,
 		   const struct plan_choice *b)
 {
 	double d = kld_of(a) - kld_of(b);
 
 	return d < -q->tie_kld ? -1 : d > q->tie_kld ? 1 : 0;
-}
-
-static int cmp_tps(const struct plan_choice *a, const struct plan_choice *b, double tie)
-{
-	double x = a->res.decode_tps, y = b->res.decode_tps;
-
-	if (x > y * (1 + tie))
-		return -1;
-	if (y > x * (1 + tie))
-		return 1;
-	return 0;
-}
-
-static int cmp_ctx(const struct plan_request *r, const struct plan_choice *a,
-		   const struct plan_choice *b, double tie)
-{
-	double x = (double)ctx_of(r, a), y = (double)ctx_of(r, b);
-
-	if (x > y * (1 + tie))
-		return -1;
-	if (y > x * (1 + tie))
-		return 1;
-	return 0;
-}
-
-bool plan_better(const struct plan_request *r, const struct plan_quality *q,
-		 const struct plan_choice *a, const struct plan_choice *b)
-{
-	int c[3];
-
-	switch (r->use_case) {
-	case PLAN_LONG_CONTEXT:
-		c[0] = cmp_ctx(r, a, b, CTX_TIE);
-		c[1] = cmp_kld(q, a, b);
-		c[2] = cmp_tps(a, b, 0);
-		break;
-	case PLAN_SPEED:
-		c[0] = cmp_tps(a, b, SPEED_TIE);
-		c[1] = cmp_kld(q, a, b);
-		c[2] = cmp_ctx(r, a, b, 0);
-		break;
-	default:
-		/* The context target is met; more of it only counts between equal speeds. */
-		c[0] = cmp_kld(q, a, b);
-		c[1] = cmp_tps(a, b, SPEED_TIE);
-		c[2] = cmp_ctx(r, a, b, 0);
-		break;
-	}
-	for (int i = 0; i < 3; i++)
-		if (c[i])
-			return c[i] < 0;
-	/* Last: the exact speed, so the order is total. */
-	return a->res.decode_tps > b->res.decode_tps;
 }
 
 /* What a level of the objective asks. */
@@ -554,7 +610,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	struct need n = {k->ctx_target, qfloor ? plan_quality_floor(k->q) : -1,
 			 r->min_tps > 0 ? r->min_tps : PLAN_MIN_TPS};
 	struct plan_choice *all;
-	bool *front;
+	bool *front, *keep, *elig;
 	int na = 0, best = -1, nfront = 0;
 
 	if (r->use_case == PLAN_QUALITY && n.tps < PLAN_READING_TPS)
@@ -592,18 +648,20 @@ static int choose(struct work *k, struct plan_answer *out)
 	out->floor_tps = n.tps;
 	out->ctx_target = n.ctx;
 	all = calloc((size_t)(k->n > 0 ? k->n : 1), sizeof(*all));
-	front = calloc((size_t)(k->n > 0 ? k->n : 1), sizeof(*front));
+	front = calloc((size_t)(k->n > 0 ? k->n : 1) * 3, sizeof(*front));
 	if (!all || !front) {
 		free(all);
 		free(front);
 		return RF_E_NOMEM;
 	}
+	keep = front + (k->n > 0 ? k->n : 1);
+	elig = keep + (k->n > 0 ? k->n : 1);
 	for (int i = 0; i < k->n; i++)
 		if (meets(&k->c[i], &n))
 			to_choice(&k->c[i], &all[na++]);
 	for (int i = 0; i < na; i++)
-		if (best < 0 || plan_better(r, k->q, &all[i], &all[best]))
-			best = i;
+		elig[i] = true;
+	best = select_best(r, k->q, all, na, elig, keep);
 	/* The Pareto front over quality, speed and context. */
 	for (int i = 0; i < na; i++) {
 		bool dominated = false;
@@ -625,10 +683,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	}
 	/* The front's best PLAN_MAX_ALTS by the objective, in its order. */
 	while (out->n_alt < PLAN_MAX_ALTS && nfront > 0) {
-		int pick = -1;
-		for (int i = 0; i < na; i++)
-			if (front[i] && (pick < 0 || plan_better(r, k->q, &all[i], &all[pick])))
-				pick = i;
+		int pick = select_best(r, k->q, all, na, front, keep);
 		if (pick < 0)
 			break;
 		front[pick] = false;
@@ -693,6 +748,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 {
 	struct work k;
 	int64_t max_pos = m->arch->max_position_embeddings;
+	bool kv_q4 = false;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -710,6 +766,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 						  PLAN_MAX_GPU_UTIL;
 	k.min_total = -1;
 	k.moe = m->arch->n_experts > 0;
+	k.floor_tps = r->min_tps > 0 ? r->min_tps : PLAN_MIN_TPS;
 	k.ctx_target = r->use_case == PLAN_QUALITY || r->use_case == PLAN_SPEED ? PLAN_SHORT_CTX :
 										  PLAN_GENERAL_CTX;
 	k.ctx_cap = r->use_case == PLAN_LONG_CONTEXT || r->n_ctx < 0 ?
@@ -737,10 +794,24 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	if (rc == 0)
 		rc = search(&k, false);
 	/* A q4_0 cache loses more than a measured table shows: only when nothing else fits. */
-	if (rc == 0 && k.n == 0 && r->runtime == PLAN_RT_LLAMA_CPP)
+	if (rc == 0 && k.n == 0 && r->runtime == PLAN_RT_LLAMA_CPP) {
+		kv_q4 = true;
 		rc = search(&k, true);
+	}
 	if (rc == 0)
 		rc = choose(&k, out);
+	/* long_context walks the splits to the speed floor; a relaxed floor moves that edge,
+	 * so the walk is done again at the floor the answer applies. */
+	if (rc == 0 && out->below_floor && r->use_case == PLAN_LONG_CONTEXT && out->floor_tps > 0 &&
+	    out->floor_tps < k.floor_tps) {
+		k.floor_tps = out->floor_tps;
+		k.n = 0; /* the walk again finds every setup of the first */
+		rc = search(&k, kv_q4);
+		if (rc == 0) {
+			memset(out, 0, sizeof(*out));
+			rc = choose(&k, out);
+		}
+	}
 	if (rc == 0 && out->found) {
 		rc = finish(&k, &out->best);
 		for (int i = 0; rc == 0 && i < out->n_alt; i++)

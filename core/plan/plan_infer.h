@@ -127,9 +127,4 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	       const struct plan_quality *q, const struct plan_request *r,
 	       struct plan_answer *out /* OUT */);
 
-/* The setups plan_infer would compare, for tests: returns true when a is strictly better than
- * b for r's use case under floor (both already meet the constraints). */
-bool plan_better(const struct plan_request *r, const struct plan_quality *q,
-		 const struct plan_choice *a, const struct plan_choice *b);
-
 #endif
