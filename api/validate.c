@@ -57,8 +57,8 @@ struct val_cfg {
 	const cJSON *model;
 	const char *model_id; /* when the model is named by id */
 	char quant[32];
-	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel;
-	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel;
+	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel, n_cpu_moe;
+	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel, has_cpu_moe;
 	bool flash_attn, has_fa;
 	int cache_k, cache_v; /* index in val_cache_types; -1: not given */
 	int rope;             /* index in val_rope; -1: not given */
@@ -177,6 +177,8 @@ static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out
 
 	if (strcmp(k, "n_gpu_layers") == 0)
 		return get_int(it, p, -1, 1000000, &c->n_gpu_layers, &c->has_ngl, out);
+	if (strcmp(k, "n_cpu_moe") == 0)
+		return get_int(it, p, 0, 1000000, &c->n_cpu_moe, &c->has_cpu_moe, out);
 	if (strcmp(k, "n_threads") == 0)
 		return get_int(it, p, 1, 4096, &c->n_threads, &c->has_threads, out);
 	if (strcmp(k, "n_batch") == 0)
@@ -423,6 +425,11 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 		cJSON_AddNumberToObject(
 			r, "n_gpu_layers",
 			c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 : (double)c->n_gpu_layers);
+	if (c->has_cpu_moe) /* more than every layer is every layer, as llama.cpp takes it */
+		cJSON_AddNumberToObject(r, "n_cpu_moe",
+					(double)(c->n_cpu_moe > MODEL_MAX_LAYERS ?
+							 MODEL_MAX_LAYERS :
+							 c->n_cpu_moe));
 	if (c->hardware)
 		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
 	if (c->hardware_profile)

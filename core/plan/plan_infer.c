@@ -66,6 +66,8 @@ struct work {
 	int64_t ctx_target, ctx_cap;
 	double max_util;
 	double floor_tps; /* long_context: the speed the split toward the host must keep */
+	double floor_kld; /* long_context and speed: the quality floor; < 0 none */
+	double best_kld;  /* the best divergence meeting every constraint so far; < 0 none */
 	bool moe;
 	int64_t min_total;
 };
@@ -89,12 +91,25 @@ static int try_setup(struct work *k, const struct plan_setup *s, bool gpu_only)
 	return gpu_only || k->res->fits ? 1 : 0;
 }
 
+/* How full the fullest pool of the last evaluation is against its limit (a GPU against
+ * max_util of its budget, the host against its budget): <= 1 fits. */
+static double fill(const struct work *k)
+{
+	double g = k->res->gpu_util / k->max_util, u = k->res->mem.utilization;
+
+	return g > u ? g : u;
+}
+
 /* The largest n_ctx in [lo, hi] (multiples of RF_KV_PAD, hi itself at the top) at which s
- * fits; 0 when even lo does not. Memory grows with n_ctx, so bisection finds it. */
+ * fits; 0 when even lo does not. Memory grows with n_ctx, nearly in proportion (cells, masks,
+ * scores), so the boundary is found by false position on the fill of the fullest pool, which
+ * lands next to it in one or two steps, with bisection whenever a step keeps the same side:
+ * the bracket always holds a fitting n_ctx and a failing one, so the answer is exact. */
 static int64_t solve_ctx(struct work *k, struct plan_setup *s, int64_t lo, int64_t hi)
 {
 	int64_t a, b;
-	int rc;
+	double fa, fb;
+	int rc, last = 0;
 
 	if (lo > hi)
 		return 0;
@@ -106,23 +121,32 @@ static int64_t solve_ctx(struct work *k, struct plan_setup *s, int64_t lo, int64
 	s->p.n_ctx = hi;
 	if ((rc = try_setup(k, s, false)) != 0)
 		return rc == 1 ? hi : rc;
+	fb = fill(k);
 	s->p.n_ctx = lo;
 	if ((rc = try_setup(k, s, false)) != 1)
 		return rc < 0 ? rc : 0;
-	a = lo / RF_KV_PAD; /* fits */
-	b = hi / RF_KV_PAD; /* hi does not; b * pad <= hi */
-	if (b * RF_KV_PAD == hi)
-		b--;
-	while (a < b) {
-		int64_t mid = a + (b - a + 1) / 2;
-		s->p.n_ctx = mid * RF_KV_PAD;
+	fa = fill(k);
+	a = lo / RF_KV_PAD;                         /* fits */
+	b = hi / RF_KV_PAD + (hi % RF_KV_PAD != 0); /* fails (or lies past hi) */
+	while (b - a > 1) {
+		int64_t m = a + (b - a) / 2;
+		if (last != 2 && fb > fa && fa <= 1 && fb > 1) {
+			m = a + (int64_t)((1 - fa) / (fb - fa) * (double)(b - a));
+			m = m <= a ? a + 1 : m >= b ? b - 1 : m;
+		}
+		s->p.n_ctx = m * RF_KV_PAD;
 		rc = try_setup(k, s, false);
 		if (rc < 0)
 			return rc;
-		if (rc == 1)
-			a = mid;
-		else
-			b = mid - 1;
+		/* Two steps on the same side: the next one bisects. */
+		last = (rc == 1 ? 1 : -1) == (last == 2 ? 0 : last) ? 2 : (rc == 1 ? 1 : -1);
+		if (rc == 1) {
+			a = m;
+			fa = fill(k);
+		} else {
+			b = m;
+			fb = fill(k);
+		}
 	}
 	return a * RF_KV_PAD > lo ? a * RF_KV_PAD : lo;
 }
@@ -144,6 +168,10 @@ static int push(struct work *k, struct plan_setup *s, int64_t ctx)
 	c->ctx = ctx;
 	c->tps = k->res->decode_tps;
 	c->kld = plan_quality_setup(k->q, s, native(k));
+	if (c->kld >= 0 && c->ctx >= (k->r->n_ctx > 0 ? k->r->n_ctx : k->ctx_target) &&
+	    c->tps >= k->floor_tps && (k->floor_kld < 0 || c->kld <= k->floor_kld) &&
+	    (k->best_kld < 0 || c->kld < k->best_kld))
+		k->best_kld = c->kld;
 	return 0;
 }
 
@@ -274,7 +302,7 @@ static int add_split(struct work *k, const struct plan_setup *base, bool experts
 /* Every setup of one format and KV type: all on the GPUs; when that does not reach the
  * context asked (or the use case's cap), the splits that do: MoE experts in host memory, and
  * whole layers on the host. */
-static int add_base(struct work *k, const struct plan_setup *base)
+static int add_base(struct work *k, const struct plan_setup *base, bool splits, int64_t *full_ctx)
 {
 	const bool long_ctx = k->r->use_case == PLAN_LONG_CONTEXT;
 	struct plan_setup s = *base;
@@ -286,7 +314,8 @@ static int add_base(struct work *k, const struct plan_setup *base)
 	full = solve_push(k, &s, PLAN_MIN_CTX);
 	if (full < 0)
 		return (int)full;
-	if (k->hw->n_dev == 0 || s.runtime == PLAN_RT_VLLM)
+	*full_ctx = full;
+	if (k->hw->n_dev == 0 || s.runtime == PLAN_RT_VLLM || !splits)
 		return 0;
 	if (k->r->n_ctx > 0) {
 		needs[n_needs++] = k->r->n_ctx;
@@ -338,6 +367,30 @@ static void note_need(struct work *k, const struct plan_setup *base)
 		k->min_total = k->res->mem.total_bytes;
 }
 
+/* Whether a candidate within divergence kld was found. */
+static bool any_within(const struct work *k, double kld)
+{
+	for (int i = 0; i < k->n; i++)
+		if (k->c[i].kld >= 0 && k->c[i].kld <= kld)
+			return true;
+	return false;
+}
+
+/* Whether a setup of divergence kld cannot be the choice whatever its split: below the quality
+ * floor, or worse than a setup already meeting every constraint by more than a tie (the
+ * formats come best first). Such a setup is still recorded with every layer on the GPUs, for
+ * the alternatives; its splits are not searched. */
+static bool hopeless(const struct work *k, double kld)
+{
+	bool by_quality = k->r->use_case == PLAN_GENERAL || k->r->use_case == PLAN_QUALITY;
+
+	if (kld < 0)
+		return false;
+	if (k->floor_kld >= 0 && kld > k->floor_kld)
+		return true;
+	return by_quality && k->best_kld >= 0 && kld > k->best_kld + k->q->tie_kld;
+}
+
 static int search(struct work *k, bool kv_q4)
 {
 	static const int kv_types[] = {RF_GT_F16, RF_GT_Q8_0};
@@ -362,6 +415,7 @@ static int search(struct work *k, bool kv_q4)
 				formats[nf++] = llama_formats[i];
 	}
 	for (int i = 0; i < nf; i++) {
+		int64_t full_f16 = 0;
 		struct plan_setup base;
 		memset(&base, 0, sizeof(base));
 		base.runtime = r->runtime;
@@ -378,13 +432,22 @@ static int search(struct work *k, bool kv_q4)
 			continue;
 		}
 		for (int t = 0; t < (kv_q4 ? 1 : 2); t++) {
+			int64_t full = 0;
+			double kld;
 			base.p.type_k = base.p.type_v = kv_q4 ? RF_GT_Q4_0 : kv_types[t];
 			if (base.p.type_v != RF_GT_F16)
 				base.p.flash_attn = true;
-			if ((rc = add_base(k, &base)) < 0)
+			/* A quantized cache only buys context: not when the f16 one already has all
+			 * the use case takes with every layer on the GPUs. */
+			if (t == 1 && full_f16 >= k->ctx_cap)
+				break;
+			kld = plan_quality_setup(k->q, &base, native(k));
+			if ((rc = add_base(k, &base, !hopeless(k, kld), &full)) < 0)
 				return rc;
-			if (t == 0)
+			if (t == 0) {
+				full_f16 = full;
 				note_need(k, &base);
+			}
 		}
 	}
 	return 0;
@@ -767,6 +830,12 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	k.min_total = -1;
 	k.moe = m->arch->n_experts > 0;
 	k.floor_tps = r->min_tps > 0 ? r->min_tps : PLAN_MIN_TPS;
+	if (r->use_case == PLAN_QUALITY && k.floor_tps < PLAN_READING_TPS)
+		k.floor_tps = PLAN_READING_TPS;
+	k.floor_kld = r->use_case == PLAN_LONG_CONTEXT || r->use_case == PLAN_SPEED ?
+			      plan_quality_floor(q) :
+			      -1;
+	k.best_kld = -1;
 	k.ctx_target = r->use_case == PLAN_QUALITY || r->use_case == PLAN_SPEED ? PLAN_SHORT_CTX :
 										  PLAN_GENERAL_CTX;
 	k.ctx_cap = r->use_case == PLAN_LONG_CONTEXT || r->n_ctx < 0 ?
@@ -793,6 +862,13 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	}
 	if (rc == 0)
 		rc = search(&k, false);
+	/* Below the quality floor the splits were not searched; when nothing meets the floor,
+	 * the floor goes and they are. */
+	if (rc == 0 && k.floor_kld >= 0 && !any_within(&k, k.floor_kld)) {
+		k.floor_kld = -1;
+		k.n = 0;
+		rc = search(&k, false);
+	}
 	/* A q4_0 cache loses more than a measured table shows: only when nothing else fits. */
 	if (rc == 0 && k.n == 0 && r->runtime == PLAN_RT_LLAMA_CPP) {
 		kv_q4 = true;
