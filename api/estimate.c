@@ -1175,6 +1175,28 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 	return 0;
 }
 
+int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry *me)
+{
+	struct est *e = in->est;
+	const char *bad = NULL;
+	int rc;
+
+	gguf_free(e->gguf);
+	e->gguf = NULL;
+	e->ftype = -1;
+	e->entry = me;
+	e->arch = me->arch;
+	snprintf(e->model_id, sizeof(e->model_id), "%s", me->id);
+	snprintf(e->model_source, sizeof(e->model_source), "catalog");
+	if (model_arch_validate(&e->arch, &bad) < 0)
+		return RF_E_INVALID_VALUE;
+	if ((rc = api_memo_params(&e->arch, &e->params)) < 0)
+		return rc;
+	in->entry = me;
+	in->gguf_ftype = -1;
+	return 0;
+}
+
 void api_plan_input_free(struct api_plan_input *in)
 {
 	if (!in)

@@ -47,6 +47,11 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 		   const char *hardware_profile, struct api_plan_input **out /* OUT */,
 		   struct api_reply *err);
 
+/* Puts catalog model me in place of in's model (the machine stays): the planning of many
+ * models on one machine resolves the machine once. Returns 0 or a negative rf_err (a model
+ * whose parameters cannot be counted). */
+int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry *me);
+
 /* Frees in; NULL is a no-op. */
 void api_plan_input_free(struct api_plan_input *in);
 

@@ -315,7 +315,9 @@ static int add_base(struct work *k, const struct plan_setup *base, bool splits, 
 	if (full < 0)
 		return (int)full;
 	*full_ctx = full;
-	if (k->hw->n_dev == 0 || s.runtime == PLAN_RT_VLLM || !splits)
+	/* Layers or experts in host memory only where that memory is known. */
+	if (k->hw->n_dev == 0 || s.runtime == PLAN_RT_VLLM || !splits ||
+	    k->hw->host.budget_bytes < 0)
 		return 0;
 	if (k->r->n_ctx > 0) {
 		needs[n_needs++] = k->r->n_ctx;

@@ -6,7 +6,8 @@
  * The space: the runtime's weight formats (llama.cpp: every file type the quality table rates,
  * or the one format a model ships natively, such as gpt-oss's MXFP4; vLLM: bf16, fp8, AWQ), the
  * KV cache type (f16, q8_0; q4_0 only when nothing else fits), flash attention, the layers on
- * the GPUs (all, or the most that fit: partial offload), the routed experts kept in host
+ * the GPUs (all, or the most that fit: partial offload, only where the host's memory is known),
+ * the routed experts kept in host
  * memory for MoE models (n_cpu_moe, llama.cpp's --n-cpu-moe), n_parallel as asked, and n_ctx,
  * solved for each of the discrete choices as the largest that fits (by bisection: memory
  * grows with n_ctx). Every setup must fit with headroom: no GPU above max_gpu_util of its
