@@ -179,6 +179,104 @@ START_TEST(every_model_on_every_device_fits_with_headroom)
 }
 END_TEST
 
+/* The issue's sweep: 5 models x 4 GPUs (with 64 GB of RAM) x 4 use cases; 32 of the 80 configs
+ * /api/config wrote were flagged vram_over_90 by /api/validate. Now none is flagged. */
+START_TEST(eighty_configs_pass_their_own_validate)
+{
+	static const char *const ms[] = {"llama-3.1-8b", "qwen2.5-7b", "qwen2.5-32b",
+					 "gemma-3-27b-it", "llama-3.3-70b"};
+	static const char *const gpus[] = {"RTX 3060 12GB", "RTX 4090", "RTX 3090",
+					   "A100 80GB PCIe"};
+	static const char *const ucs[] = {"general", "long_context", "speed", "quality"};
+	int flagged = 0, n = 0;
+
+	for (size_t a = 0; a < 5; a++)
+		for (size_t b = 0; b < 4; b++)
+			for (size_t c = 0; c < 4; c++) {
+				char body[512], *vbody;
+				cJSON *cfg, *val, *req;
+				const cJSON *w;
+				snprintf(
+					body, sizeof(body),
+					"{\"model\":\"%s\",\"use_case\":\"%s\",\"hardware\":{\"gpus\":"
+					"[{\"name\":\"%s\"}],\"memory\":{\"total_bytes\":68719476736},"
+					"\"cpu\":{\"physical_cores\":8}}}",
+					ms[a], ucs[c], gpus[b]);
+				ck_assert_int_eq(call(api_config, "/api/config", body, &cfg), 200);
+				req = cJSON_Parse(body);
+				cJSON_DeleteItemFromObject(req, "use_case");
+				cJSON_AddItemToObject(
+					req, "settings",
+					cJSON_Duplicate(cJSON_GetObjectItem(cfg, "settings"),
+							true));
+				cJSON_AddItemToObject(
+					req, "metadata",
+					cJSON_Duplicate(cJSON_GetObjectItem(cfg, "metadata"),
+							true));
+				cJSON_DeleteItemFromObject(cJSON_GetObjectItem(req, "metadata"),
+							   "estimate");
+				vbody = cJSON_PrintUnformatted(req);
+				ck_assert_int_eq(call(api_validate, "/api/validate", vbody, &val),
+						 200);
+				flagged += cJSON_GetArraySize(cJSON_GetObjectItem(val, "errors")) >
+					   0;
+				cJSON_ArrayForEach(w, cJSON_GetObjectItem(val, "warnings"))
+					flagged +=
+					strcmp(cJSON_GetObjectItem(w, "code")->valuestring,
+					       "vram_over_90") == 0;
+				ck_assert_msg(flagged == 0, "flagged: %s", vbody);
+				n++;
+				free(vbody);
+				cJSON_Delete(req);
+				cJSON_Delete(val);
+				cJSON_Delete(cfg);
+			}
+	ck_assert_int_eq(n, 80);
+}
+END_TEST
+
+/* A config that does not fit gets the planner's setup, and that setup validates. */
+START_TEST(validate_suggests_the_planned_setup)
+{
+	const char *hw =
+		"\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060 12GB\"}],\"memory\":{\"total_"
+		"bytes\":68719476736},\"cpu\":{\"physical_cores\":8}}";
+	char body[768], *vbody;
+	cJSON *val, *again, *req;
+	const cJSON *sug, *e;
+
+	snprintf(
+		body, sizeof(body),
+		"{\"model\":\"qwen3-30b-a3b\",\"metadata\":{\"precision\":\"Q8_0\"},%s,\"settings\":{\"n_ctx\":"
+		"16384,\"n_gpu_layers\":99,\"n_threads\":8,\"n_batch\":2048,\"n_ubatch\":512,"
+		"\"flash_attn\":true,\"cache_type_k\":\"f16\",\"cache_type_v\":\"f16\"}}",
+		hw);
+	ck_assert_int_eq(call(api_validate, "/api/validate", body, &val), 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(val, "is_valid")));
+	e = cJSON_GetArrayItem(cJSON_GetObjectItem(val, "errors"), 0);
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(e, "suggestion")->valuestring,
+				     "the setup /api/config plans here"));
+	sug = cJSON_GetObjectItem(val, "suggested_settings");
+	ck_assert_ptr_nonnull(sug);
+	/* The quant and the context are kept; the experts go to RAM. */
+	ck_assert_str_eq(cJSON_GetObjectItem(sug, "quant")->valuestring, "Q8_0");
+	ck_assert_double_eq(cJSON_GetObjectItem(sug, "n_ctx")->valuedouble, 16384);
+	ck_assert(cJSON_GetObjectItem(sug, "n_cpu_moe")->valuedouble > 0);
+	req = cJSON_Parse(body);
+	cJSON_ReplaceItemInObject(req, "settings", cJSON_Duplicate(sug, true));
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(req, "settings"), "quant");
+	vbody = cJSON_PrintUnformatted(req);
+	ck_assert_int_eq(call(api_validate, "/api/validate", vbody, &again), 200);
+	ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(again, "is_valid")), "%s", vbody);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(again, "warnings")) >= 0, 1);
+	ck_assert_ptr_null(cJSON_GetObjectItem(again, "suggested_settings"));
+	free(vbody);
+	cJSON_Delete(req);
+	cJSON_Delete(again);
+	cJSON_Delete(val);
+}
+END_TEST
+
 Suite *plan_property_suite(void)
 {
 	Suite *s = suite_create("plan_property");
@@ -187,6 +285,8 @@ Suite *plan_property_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, every_model_on_every_device_fits_with_headroom);
+	tcase_add_test(tc, eighty_configs_pass_their_own_validate);
+	tcase_add_test(tc, validate_suggests_the_planned_setup);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,12 +8,15 @@
 #   nginx    GET the static JSON file
 #   hardware GET /api/hardware (rigfit's cached snapshot)
 #   estimate POST /api/estimate {"model":{"id":"qwen2.5-7b"},"quant":"Q4_K_M"}
+#   config   POST /api/config {"model":{"id":"qwen2.5-7b"}} (the planner's search)
+#   recommend POST /api/recommend {"limit":5} (the planner over the catalog)
 # and the script prints requests/s, p99 latency and the ratios to nginx, the errors
 # (socket errors and non-2xx answers), the daemon's VmRSS after the load, and the median
 # scan_duration_ms of `rigfit detect --format json` on this machine (--root /).
 #
 # Targets: hardware >= 0.5x nginx, estimate >= 0.3x nginx, 0 errors, VmRSS < 32 MiB, scan
-# < 20 ms. Exit status 1 when anything misses (BENCH_REPORT_ONLY=1: only errors fail).
+# < 20 ms. config and recommend are reported as ratios to nginx with the setups the planner
+# evaluated per request, and build/plan_bench prints the evaluator's nanoseconds per setup. Exit status 1 when anything misses (BENCH_REPORT_ONLY=1: only errors fail).
 # wrk settings: WRK_THREADS (1), WRK_CONNS (32), WRK_SECS (10). On a small machine wrk and
 # the server share the CPUs, which holds for nginx too, so the ratios stay fair.
 set -eu
@@ -27,7 +30,7 @@ WRK_SECS=${WRK_SECS:-10}
 SCAN_RUNS=${SCAN_RUNS:-11}
 
 bench_need wrk nginx-light curl
-make --no-print-directory build/rigfit > /dev/null
+make --no-print-directory build/rigfit build/plan_bench > /dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rigfit-bench.XXXXXX")
 rigfit_pid="" nginx_pid=""
@@ -95,7 +98,15 @@ r_nginx=$(BENCH_METHOD=GET bench_wrk nginx "http://127.0.0.1:$nginx_port/hardwar
 r_hw=$(BENCH_METHOD=GET bench_wrk hardware "http://127.0.0.1:$rigfit_port/api/hardware")
 r_est=$(BENCH_METHOD=POST BENCH_BODY=$BENCH_ESTIMATE_BODY \
 	bench_wrk estimate "http://127.0.0.1:$rigfit_port/api/estimate")
+r_cfg=$(BENCH_METHOD=POST BENCH_BODY='{"model":{"id":"qwen2.5-7b"}}' \
+	bench_wrk config "http://127.0.0.1:$rigfit_port/api/config")
+r_rec=$(BENCH_METHOD=POST BENCH_BODY='{"limit":5}' \
+	bench_wrk recommend "http://127.0.0.1:$rigfit_port/api/recommend")
 rss=$(bench_rss_kb "$rigfit_pid")
+cfg_setups=$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"model":{"id":"qwen2.5-7b"}}' \
+	"http://127.0.0.1:$rigfit_port/api/config" | sed -n 's/.*"setups_evaluated":\([0-9]*\).*/\1/p')
+rec_setups=$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"limit":5}' \
+	"http://127.0.0.1:$rigfit_port/api/recommend" | sed -n 's/.*"setups_evaluated":\([0-9]*\).*/\1/p')
 
 # The scan of this machine, as `rigfit detect` times it: the median of SCAN_RUNS runs.
 i=0
@@ -107,8 +118,13 @@ while [ $i -lt "$SCAN_RUNS" ]; do
 done
 scan=$(sort -n "$tmp/scan.txt" | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : -1 }')
 
-printf '%s\n%s\n%s\n' "$r_nginx" "$r_hw" "$r_est" | awk -v rss="$rss" -v scan="$scan" \
-	-v strict="${BENCH_REPORT_ONLY:-0}" '
+echo
+echo "bench: the planner (build/plan_bench, release build, profiles/)"
+./build/plan_bench | sed 's/^/  /'
+
+printf '%s\n%s\n%s\n%s\n%s\n' "$r_nginx" "$r_hw" "$r_est" "$r_cfg" "$r_rec" |
+	awk -v rss="$rss" -v scan="$scan" -v strict="${BENCH_REPORT_ONLY:-0}" \
+	-v cfg_setups="${cfg_setups:-0}" -v rec_setups="${rec_setups:-0}" '
 function row(name, value, target, ok) {
 	printf "  %-34s %-22s %-14s %s\n", name, value, target, ok ? "PASS" : "FAIL"
 	if (!ok) fails++
@@ -116,9 +132,10 @@ function row(name, value, target, ok) {
 { rps[NR] = $2; p99[NR] = $3; sock[NR] = $4; status[NR] = $5; reqs[NR] = $6 }
 END {
 	names[1] = "nginx static file"; names[2] = "rigfit GET /api/hardware"
-	names[3] = "rigfit POST /api/estimate"
+	names[3] = "rigfit POST /api/estimate"; names[4] = "rigfit POST /api/config"
+	names[5] = "rigfit POST /api/recommend"
 	printf "\n  %-34s %12s %10s %12s %10s\n", "", "requests/s", "p99 ms", "requests", "errors"
-	for (i = 1; i <= 3; i++)
+	for (i = 1; i <= 5; i++)
 		printf "  %-34s %12.0f %10.2f %12d %10d\n", names[i], rps[i], p99[i], reqs[i],
 			sock[i] + status[i]
 	printf "\n  %-34s %-22s %-14s %s\n", "check", "measured", "target", "result"
@@ -126,8 +143,12 @@ END {
 	est = rps[1] > 0 ? rps[3] / rps[1] : 0
 	row("hardware / nginx", sprintf("%.2fx", hw), ">= 0.50x", hw >= 0.5)
 	row("estimate / nginx", sprintf("%.2fx", est), ">= 0.30x", est >= 0.3)
+	printf "  %-34s %-22s %s\n", "config / nginx", sprintf("%.3fx", rps[1] > 0 ? rps[4] / rps[1] : 0),
+		sprintf("%d setups evaluated per request", cfg_setups)
+	printf "  %-34s %-22s %s\n", "recommend / nginx", sprintf("%.4fx", rps[1] > 0 ? rps[5] / rps[1] : 0),
+		sprintf("%d setups evaluated per request", rec_setups)
 	errs = 0
-	for (i = 1; i <= 3; i++) errs += sock[i] + status[i]
+	for (i = 1; i <= 5; i++) errs += sock[i] + status[i]
 	row("errors (socket + non-2xx)", errs, "0", errs == 0)
 	row("rigfit VmRSS after the load", sprintf("%.1f MiB", rss / 1024), "< 32 MiB",
 	    rss > 0 && rss < 32 * 1024)
