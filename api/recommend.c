@@ -685,6 +685,7 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 		goto done;
 	}
 	plan_request_default(&preq);
+	preq.choice_only = true;
 	if (rq->has_min_context)
 		preq.n_ctx = rq->min_context;
 	if (rq->has_min_tps)
@@ -702,7 +703,12 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 		    m->arch.max_position_embeddings < rq->min_context)
 			continue; /* the model cannot take that context */
 		considered++;
-		if (api_plan_input_set_entry(in, m) < 0)
+		rc = api_plan_input_set_entry(in, m);
+		if (rc == RF_E_NOMEM) {
+			rc = api_error(out, rc, NULL, NULL);
+			goto done;
+		}
+		if (rc < 0)
 			continue;
 		api_plan_model(in, &pm);
 		rc = plan_infer(&pm, &in->machine, &q, &preq, ans);

@@ -272,11 +272,16 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 			if (!cJSON_IsString(it))
 				return api_error(out, RF_E_INVALID_VALUE, "command",
 						 "command must be a string");
-		} else if (strcmp(k, "assumptions") == 0) {
-			/* /api/config's own notes: accepted so its answer validates as is. */
+		} else if (strcmp(k, "assumptions") == 0 || strcmp(k, "alternatives") == 0) {
+			/* /api/config's own notes and other setups: accepted so its answer
+			 * validates as is. */
 			if (!cJSON_IsArray(it))
-				return api_error(out, RF_E_INVALID_VALUE, "assumptions",
-						 "assumptions must be an array");
+				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be an array",
+						 k);
+		} else if (strcmp(k, "objective") == 0 || strcmp(k, "why") == 0) {
+			if (!cJSON_IsString(it))
+				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be a string",
+						 k);
 		} else if (strcmp(k, "runtime") == 0) {
 			if (!cJSON_IsString(it) || strcmp(it->valuestring, "llama.cpp") != 0)
 				return api_error(out, RF_E_INVALID_VALUE, "runtime",

@@ -278,6 +278,7 @@ static void copy_name(char *dst, const char *src)
 
 static int bad(struct rf_mem_estimate *out, const char *field)
 {
+	memset(out, 0, sizeof(*out));
 	out->error_field = field;
 	return RF_E_INVALID_VALUE;
 }
@@ -299,7 +300,6 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	int err_kind = 0;
 
 	memset(&e, 0, sizeof(e));
-	memset(out, 0, sizeof(*out));
 	if (n_layer < 1 || n_layer > MODEL_MAX_LAYERS || n_layer != model_n_layer(a))
 		return bad(out, "model");
 	if (p->n_ctx < 1 || p->n_ctx > MODEL_MAX_POSITIONS)

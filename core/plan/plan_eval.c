@@ -146,10 +146,8 @@ int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
 	if (s->runtime == PLAN_RT_VLLM && s->vformat != PLAN_VLLM_BF16)
 		in.quantized = true;
 	out->decode_tps = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
-	{
-		struct speed_input full = in;
-		full.kv_bytes_start = full.kv_bytes_full;
-		out->decode_tps_full_ctx = speed_predict(&full, speed_fitted, SPEED_TEST_DECODE);
-	}
+	/* With the whole context filled: its KV bytes are read for every token. */
+	in.kv_bytes_start = in.kv_bytes_full;
+	out->decode_tps_full_ctx = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
 	return 0;
 }

@@ -393,6 +393,29 @@ static bool hopeless(const struct work *k, double kld)
 	return by_quality && k->best_kld >= 0 && kld > k->best_kld + k->q->tie_kld;
 }
 
+/* Whether weights of file type ft cannot fit whatever the split: 90% of the parameters at
+ * the bits of the type most of the format's tensors get (the mixes only add bits) exceed
+ * every budget together (the GPUs' with headroom, and the host's where it is known: with it
+ * unknown, nothing is placed there). Skips computing a format's weights for nothing. */
+static bool cannot_fit(const struct work *k, int ft)
+{
+	int t = rf_ftype_default_type(ft);
+	double bound = 0.9 * (double)k->m->params->total * rf_gtype_bpw(t) / 8.0, room = 0;
+
+	if (t < 0 || k->m->fixed_ftype >= 0)
+		return false;
+	for (int i = 0; i < k->hw->n_dev; i++) {
+		if (k->hw->dev[i].budget_bytes < 0)
+			return false;
+		room += (double)k->hw->dev[i].budget_bytes * k->max_util;
+	}
+	if (k->hw->host.budget_bytes > 0)
+		room += (double)k->hw->host.budget_bytes;
+	else if (k->hw->n_dev == 0)
+		return false;
+	return bound > room;
+}
+
 static int search(struct work *k, bool kv_q4)
 {
 	static const int kv_types[] = {RF_GT_F16, RF_GT_Q8_0};
@@ -425,9 +448,17 @@ static int search(struct work *k, bool kv_q4)
 		base.vformat = vllm ? (enum plan_vllm_format)formats[i] : PLAN_VLLM_BF16;
 		rf_infer_params_default(&base.p);
 		base.p.n_parallel = r->n_parallel;
+		if (r->choice_only) {
+			struct plan_setup f16 = base;
+			f16.p.type_k = f16.p.type_v = kv_q4 ? RF_GT_Q4_0 : RF_GT_F16;
+			if (hopeless(k, plan_quality_setup(k->q, &f16, native(k))))
+				continue;
+		}
 		/* Flash attention on GPUs (less memory, no slower); a quantized V cache needs
 		 * it everywhere. */
 		base.p.flash_attn = k->hw->n_dev > 0 || kv_q4;
+		if (!vllm && cannot_fit(k, base.ftype))
+			continue;
 		if ((rc = load_format(k, &base)) != 0) {
 			if (rc < 0)
 				return rc;
@@ -907,6 +938,17 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 		if (!out->found && out->ctx_target == 0)
 			out->ctx_target = k.ctx_target;
 		objective_text(&k, out);
+	}
+	/* Nothing fitted and every format was too large to weigh: the need of the smallest. */
+	if (rc == 0 && !out->found && k.min_total < 0 && r->runtime == PLAN_RT_LLAMA_CPP &&
+	    m->fixed_ftype < 0) {
+		struct plan_setup s;
+		memset(&s, 0, sizeof(s));
+		s.ftype = m->native_mxfp4 ? RF_FT_MXFP4_MOE : llama_formats[N_LLAMA_FORMATS - 1];
+		rf_infer_params_default(&s.p);
+		s.p.flash_attn = hw->n_dev > 0;
+		if (load_format(&k, &s) == 0)
+			note_need(&k, &s);
 	}
 	out->evaluated = k.evaluated;
 	out->min_total_bytes = k.min_total;

@@ -91,6 +91,8 @@ struct plan_request {
 	int64_t n_parallel;  /* sequences sharing n_ctx; >= 1 */
 	double min_tps;      /* usable decode speed; <= 0: PLAN_MIN_TPS */
 	double max_gpu_util; /* headroom; <= 0: PLAN_MAX_GPU_UTIL (vLLM: 1, its own share) */
+	bool choice_only;    /* no alternatives wanted: formats that cannot be chosen are not
+			     evaluated at all (a catalog sweep) */
 };
 
 /* Sets the defaults: general, llama.cpp, every format, the use case's context, one sequence,
