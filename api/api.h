@@ -176,9 +176,9 @@ struct api_model_dir {
 	int n_shards;
 	char *headers[API_MODEL_DIR_MAX_SHARDS]; /* each shard's JSON header, NUL-terminated */
 	size_t header_len[API_MODEL_DIR_MAX_SHARDS];
-	uint64_t file_bytes;   /* the shards' sizes on disk, headers included */
-	char where[16];        /* "models_dir" or "hf_cache" */
-	char revision[64];     /* the HF cache snapshot read ("" for a models dir) */
+	uint64_t file_bytes; /* the shards' sizes on disk, headers included */
+	char where[16];      /* "models_dir" or "hf_cache" */
+	char revision[64];   /* the HF cache snapshot read ("" for a models dir) */
 };
 
 /* Frees what d holds (not d itself) and zeroes it. NULL is a no-op. */

@@ -32,6 +32,9 @@ static struct model_catalog *models;
 	"\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060\",\"vendor\":\"nvidia\","                    \
 	"\"memory_total_bytes\":12884901888}],\"memory\":{\"total_bytes\":68719476736},"           \
 	"\"cpu\":{\"physical_cores\":8,\"performance_cores\":6}}"
+#define HW_4090                                                                                    \
+	"\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\"}],\"memory\":{\"total_bytes\":"            \
+	"68719476736},\"cpu\":{\"physical_cores\":16}}"
 #define HW_2X4090                                                                                  \
 	"\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\",\"count\":2}],\"memory\":{\"total_"        \
 	"bytes\":68719476736},\"cpu\":{\"physical_cores\":16}}"
@@ -459,6 +462,23 @@ START_TEST(vllm_on_two_4090s)
 }
 END_TEST
 
+START_TEST(llama_8b_general_on_a_4090_takes_q8_0_at_32k)
+{
+	/* The ladder answered Q4_K_M at 8k using 6 GB of 24. */
+	const char *rq = "{\"model\":\"llama-3.1-8b\"," HW_4090 "}";
+	cJSON *j;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	assert_refits(rq, j);
+	ck_assert_str_eq(str(j, "metadata", "precision"), "Q8_0");
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 32768);
+	ck_assert_str_eq(str(j, "settings", "cache_type_k"), "f16");
+	ck_assert_double_eq(num(j, "settings", "n_gpu_layers"), 33);
+	ck_assert(num(j, "metadata", "estimated_vram_usage_gb") > 12);
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(vllm_70b_on_one_h100)
 {
 	/* fp8 weights (66 GiB) in 90% of 80 GiB leave room for a long fp8 cache: the ladder
@@ -554,6 +574,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, a_70b_for_long_context_on_a_3060_keeps_q4_k_m);
 	tcase_add_test(tc, qwen3_30b_a3b_on_a_3060_keeps_its_experts_in_ram);
 	tcase_add_test(tc, qwen2_5_72b_quality_on_two_3090s);
+	tcase_add_test(tc, llama_8b_general_on_a_4090_takes_q8_0_at_32k);
 	tcase_add_test(tc, vllm_70b_on_one_h100);
 	tcase_add_test(tc, a_405b_on_a_1650_does_not_fit);
 	tcase_add_test(tc, two_gpus_get_a_tensor_split);

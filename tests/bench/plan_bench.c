@@ -112,8 +112,8 @@ static void bench_eval(const char *label, const char *model, const char *hw)
 	api_plan_input_free(in);
 }
 
-static void bench_plan(const char *label, const char *model, const char *hw,
-		       enum plan_use_case uc, const struct plan_quality *q)
+static void bench_plan(const char *label, const char *model, const char *hw, enum plan_use_case uc,
+		       const struct plan_quality *q)
 {
 	struct api_plan_input *in = input(model, hw);
 	struct plan_answer *a = malloc(sizeof(*a));
@@ -162,7 +162,8 @@ static void bench_sweep(const char *hw, const struct plan_quality *q, bool repor
 	}
 	if (report)
 		printf("recommend_sweep_ms %.2f ms (%d models, %ld setups evaluated, %.0f ns each)\n",
-		       (now_s() - t0) * 1e3, n, evals, (now_s() - t0) * 1e9 / (double)(evals ? evals : 1));
+		       (now_s() - t0) * 1e3, n, evals,
+		       (now_s() - t0) * 1e9 / (double)(evals ? evals : 1));
 	free(a);
 }
 
