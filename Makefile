@@ -70,6 +70,10 @@ $(B)/%/embed.o: $(B)/gen/embed.S
 $(B)/rigfit: $(REL_OBJ) $(B)/rel/server/main.o
 	$(CC) $(CFLAGS_REL) -o $@ $^ $(PKG_LIBS)
 
+# The planner's micro-benchmark (make bench), on the release objects.
+$(B)/plan_bench: $(REL_OBJ) tests/bench/plan_bench.c
+	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ tests/bench/plan_bench.c $(REL_OBJ) $(PKG_LIBS)
+
 $(B)/asan/rigfit: $(call flavour_objs,asan) $(B)/asan/server/main.o
 	$(CC) $(CFLAGS_ASAN) -o $@ $^ $(PKG_LIBS)
 $(B)/plain/rigfit: $(call flavour_objs,plain) $(B)/plain/server/main.o

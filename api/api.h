@@ -243,7 +243,8 @@ struct api_env {
 	int64_t store_error_ms;      /* when it happened (wall clock) */
 	const struct device_table *devices; /* profiles/devices.json; NULL: none loaded */
 	const struct model_catalog *models; /* profiles/models.json; NULL: none loaded */
-	const void *tiers; /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
+	const void *tiers;   /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
+	const void *quality; /* profiles/quality.json as a cJSON tree (const cJSON *); NULL: none */
 	api_read_model_fn read_model; /* NULL: model files cannot be read here */
 	void *read_model_ctx;
 	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */

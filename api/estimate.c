@@ -33,6 +33,7 @@
 #include "core/hw_fingerprint.h"
 #include "core/hw_profile.h"
 #include "core/model.h"
+#include "core/plan/plan_eval.h"
 #include "core/quant.h"
 #include "core/speed.h"
 #include "core/speed_history.h"
@@ -41,7 +42,7 @@
 #include "core/train_speed.h"
 
 #define EST_MAX_ASSUMPTIONS 48
-#define EST_ASSUMPTION_LEN 240
+#define EST_ASSUMPTION_LEN API_PLAN_NOTE_LEN
 #define EST_DEFAULT_QUANT "Q4_K_M"
 #define EST_DEFAULT_SEQ_LEN 2048
 #define EST_MAX_BATCH 4096
@@ -76,8 +77,8 @@ struct est_request {
 	bool has_mode;
 	char quant[24];
 	bool has_quant;
-	int64_t n_ctx, n_batch, n_ubatch, n_parallel, n_gpu_layers;
-	bool has_n_ctx, has_n_batch, has_n_ubatch, has_n_parallel, has_n_gpu_layers;
+	int64_t n_ctx, n_batch, n_ubatch, n_parallel, n_gpu_layers, n_cpu_moe;
+	bool has_n_ctx, has_n_batch, has_n_ubatch, has_n_parallel, has_n_gpu_layers, has_n_cpu_moe;
 	int kv_type;
 	bool has_kv_type;
 	bool flash_attn, has_flash_attn;
@@ -125,6 +126,7 @@ static const struct jm_field est_fields[] = {
 	F("flash_attn", JM_BOOL, flash_attn, 0, 0, 0, has_flash_attn),
 	F("history", JM_BOOL, history, 0, 0, 0, has_history),
 	F("n_gpu_layers", JM_INT, n_gpu_layers, 0, -1, MODEL_MAX_LAYERS + 1, has_n_gpu_layers),
+	F("n_cpu_moe", JM_INT, n_cpu_moe, 0, 0, MODEL_MAX_LAYERS, has_n_cpu_moe),
 	F("batch_size", JM_INT_OR_MAX, batch_size, 0, 1, EST_MAX_BATCH, has_batch_size),
 	F("seq_len", JM_INT_OR_MAX, seq_len, 0, 1, 1 << 24, has_seq_len),
 	F("lora_rank", JM_INT, lora_rank, 0, 1, 65536, has_lora_rank),
@@ -593,7 +595,8 @@ static int est_hardware(const struct api_env *env, struct est *e, const cJSON *h
 }
 
 /* The devices an estimate may use: every GPU that runs the backend (not Intel iGPUs). */
-static int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host)
+static int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host,
+		       int64_t *totals)
 {
 	int n = 0;
 	int64_t ram_total = e->hw.memory.total_bytes, ram_avail = e->hw.memory.available_bytes;
@@ -619,6 +622,8 @@ static int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_h
 		if (g->unified_memory && d->budget_bytes > g->memory_total_bytes)
 			d->budget_bytes = g->memory_total_bytes;
 		d->overhead_bytes = rf_backend_overhead_bytes(e->hw.backend);
+		if (totals)
+			totals[n] = g->memory_total_bytes;
 		n++;
 	}
 	host->budget_bytes = ram_avail >= 0 ? rf_budget_host(ram_avail, ram_total, limit, -1) : -1;
@@ -678,35 +683,6 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 							     e->hw.cpu.physical_cores;
 }
 
-/* The model half, over the hardware half already in in: a model with parameter counts mp and
- * weights w in file type ftype, placed as the memory estimate m says. */
-static void est_speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
-			    int ftype, const struct rf_mem_estimate *m,
-			    const struct rf_infer_params *p, struct speed_input *in)
-{
-	double active_share = mp->total > 0 ? (double)mp->active / mp->total : 1;
-	double layer_bytes = 0;
-
-	for (int64_t l = 0; l < w->n_layer; l++)
-		layer_bytes += (double)w->layer_bytes[l];
-	in->weight_bytes = (layer_bytes + (double)w->output_bytes) * active_share;
-	in->kv_bytes_start = 0;
-	in->kv_bytes_full =
-		(double)m->kv_cache_bytes / (double)(p->n_parallel > 0 ? p->n_parallel : 1);
-	in->flops_per_token = 2.0 * (double)mp->active;
-	in->n_layers = (int)w->n_layer;
-	in->quantized = ftype >= 0 && ftype != RF_FT_F16 && ftype != RF_FT_BF16 &&
-			ftype != RF_FT_F32;
-	in->gpu_fraction = w->n_layer > 0 ? (double)m->n_gpu_layers / (double)w->n_layer : 0;
-	if (in->gpu_fraction > 1)
-		in->gpu_fraction = 1;
-	for (int i = 0; i < in->n_devices; i++)
-		in->devices[i].layer_share =
-			m->n_devices > i && m->per_device[i].layers > 0 && m->n_gpu_layers > 0 ?
-				(double)m->per_device[i].layers / (double)m->n_gpu_layers :
-				0;
-}
-
 static cJSON *est_memory_json(const struct rf_mem_estimate *m)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
@@ -720,6 +696,7 @@ static cJSON *est_memory_json(const struct rf_mem_estimate *m)
 	cJSON_AddNumberToObject(o, "output_buffer_bytes", (double)m->output_buffer_bytes);
 	cJSON_AddNumberToObject(o, "total_bytes", (double)m->total_bytes);
 	cJSON_AddNumberToObject(o, "host_bytes", (double)m->host_bytes);
+	cJSON_AddNumberToObject(o, "experts_host_bytes", (double)m->experts_host_bytes);
 	arr = cJSON_AddArrayToObject(o, "per_device");
 	for (int i = 0; arr && i < m->n_devices; i++) {
 		const struct rf_mem_device_use *u = &m->per_device[i];
@@ -796,7 +773,7 @@ static int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
 	if (rc < 0)
 		return rc;
 	in = *pr->hw;
-	est_speed_model(&params, pr->w, ftype, pr->m, &p, &in);
+	plan_speed_model(&params, pr->w, ftype, pr->m, &p, &in);
 	tps[SPEED_TEST_DECODE] = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
 	tps[SPEED_TEST_PREFILL] = speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL);
 	return 0;
@@ -926,8 +903,10 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		p.flash_attn = e->rq.flash_attn;
 	if (e->rq.has_n_gpu_layers)
 		p.n_gpu_layers = e->rq.n_gpu_layers;
+	if (e->rq.has_n_cpu_moe)
+		p.n_cpu_moe = e->rq.n_cpu_moe;
 
-	n_dev = est_devices(e, dev, &host);
+	n_dev = est_devices(e, dev, &host, NULL);
 	if (n_dev == 0 && p.n_gpu_layers != 0) {
 		p.n_gpu_layers = 0;
 		assume(e, "n_gpu_layers: 0 (no GPU to offload to)");
@@ -970,11 +949,12 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 					est_kv_types[e->rq.has_kv_type ? e->rq.kv_type : 0]);
 		cJSON_AddBoolToObject(settings, "flash_attn", p.flash_attn);
 		cJSON_AddNumberToObject(settings, "n_gpu_layers", (double)m->n_gpu_layers);
+		cJSON_AddNumberToObject(settings, "n_cpu_moe", (double)m->n_cpu_moe);
 		cJSON_AddBoolToObject(settings, "output_on_gpu", m->output_on_gpu);
 	}
 
 	est_speed_devices(env, e, &in);
-	est_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
+	plan_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
 	if (speed) {
 		struct est_predict pr = {&in, dev, n_dev, &host, NULL, NULL};
@@ -1033,7 +1013,7 @@ static void est_train_gpus(const struct api_env *env, struct est *e, struct est_
 {
 	struct rf_mem_device dev[RF_MAX_DEVICES];
 	struct rf_mem_host host;
-	int n = est_devices(e, dev, &host), k = 0;
+	int n = est_devices(e, dev, &host, NULL), k = 0;
 
 	memset(t, 0, sizeof(*t));
 	t->host_budget = host.budget_bytes;
@@ -1537,4 +1517,105 @@ int api_estimate(const struct api_env *env, const struct api_request *req, struc
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	api_reply_json(out, 200, json);
 	return 0;
+}
+
+/* ---- the planning routes' input ------------------------------------------------------------- */
+
+static int plan_weights(void *ctx, const struct model_arch *a, int ftype,
+			struct rf_mem_weights *out)
+{
+	const struct est *e = ctx;
+
+	if (e->gguf)
+		return ftype == e->ftype ? (*out = e->weights, 0) : RF_E_INVALID_VALUE;
+	return api_memo_weights(a, ftype, out);
+}
+
+int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+		   const char *hardware_profile, struct api_plan_input **out, struct api_reply *err)
+{
+	struct api_plan_input *in = calloc(1, sizeof(*in));
+	struct est *e = calloc(1, sizeof(*e));
+	struct plan_machine *pm;
+	int rc;
+
+	*out = NULL;
+	if (!in || !e) {
+		free(in);
+		free(e);
+		return api_error(err, RF_E_NOMEM, NULL, NULL);
+	}
+	in->est = e;
+	e->ftype = -1;
+	if (hardware_profile) {
+		e->rq.has_hardware_profile = true;
+		snprintf(e->rq.hardware_profile, sizeof(e->rq.hardware_profile), "%s",
+			 hardware_profile);
+	}
+	if ((rc = est_model(env, e, model, err)) < 0 ||
+	    (rc = est_hardware(env, e, hardware, err)) < 0) {
+		api_plan_input_free(in);
+		return rc;
+	}
+	pm = &in->machine;
+	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
+	est_speed_devices(env, e, &pm->speed);
+	pm->threads = pm->speed.host.threads;
+	in->arch = &e->arch;
+	in->params = &e->params;
+	in->entry = e->entry;
+	in->model_id = e->model_id;
+	in->model_source = e->model_source;
+	in->gguf_ftype = e->gguf ? e->ftype : -1;
+	in->hw = &e->hw;
+	in->profile_id = e->hw.profile_id;
+	in->n_assumptions = e->n_assumptions;
+	in->assumptions = (const char(*)[API_PLAN_NOTE_LEN])e->assumptions;
+	*out = in;
+	return 0;
+}
+
+int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry *me)
+{
+	struct est *e = in->est;
+	const char *bad = NULL;
+	int rc;
+
+	gguf_free(e->gguf);
+	e->gguf = NULL;
+	e->ftype = -1;
+	e->entry = me;
+	e->arch = me->arch;
+	snprintf(e->model_id, sizeof(e->model_id), "%s", me->id);
+	snprintf(e->model_source, sizeof(e->model_source), "catalog");
+	if (model_arch_validate(&e->arch, &bad) < 0)
+		return RF_E_INVALID_VALUE;
+	if ((rc = api_memo_params(&e->arch, &e->params)) < 0)
+		return rc;
+	in->entry = me;
+	in->gguf_ftype = -1;
+	return 0;
+}
+
+void api_plan_input_free(struct api_plan_input *in)
+{
+	if (!in)
+		return;
+	if (in->est)
+		gguf_free(in->est->gguf);
+	free(in->est);
+	free(in);
+}
+
+void api_plan_model(struct api_plan_input *in, struct plan_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->arch = in->arch;
+	m->params = in->params;
+	m->weights = plan_weights;
+	m->weights_ctx = in->est;
+	m->fixed_ftype = in->gguf_ftype;
+	/* gpt-oss is released with its experts in MXFP4: that is the model, not a quantization
+	 * of it, and llama.cpp runs it as such. */
+	m->native_mxfp4 = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "gpt_oss") == 0;
 }

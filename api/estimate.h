@@ -9,6 +9,12 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
+#include "core/model.h"
+#include "core/plan/plan_infer.h"
+
+struct est;
+
+#define API_PLAN_NOTE_LEN 240
 
 /* Estimates for body, an object with the fields of POST /api/estimate (model, mode, quant,
  * n_ctx..., hardware or hardware_profile). Returns 0 and the answer (the route's JSON as a
@@ -16,5 +22,40 @@
  * out (the field named as in /api/estimate). */
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result /* OUT */,
 			struct api_reply *out);
+
+/* What the planning routes (/api/config, /api/recommend, /api/validate) take from a request:
+ * the model and the machine, resolved exactly as /api/estimate resolves them, in the planner's
+ * terms. */
+struct api_plan_input {
+	struct est *est;               /* owned: the resolved request */
+	const struct model_arch *arch; /* validated */
+	const struct model_params *params;
+	const struct model_entry *entry; /* catalog models; else NULL */
+	const char *model_id, *model_source;
+	int gguf_ftype; /* a GGUF file's type; -1 otherwise */
+	struct plan_machine machine;
+	const struct hw_snapshot *hw;
+	const char *profile_id; /* "" when none */
+	int n_assumptions;
+	const char (*assumptions)[API_PLAN_NOTE_LEN];
+};
+
+/* Resolves model (as /api/estimate's "model") and the machine (hardware, a hardware_profile id
+ * or NULL for neither: this host's snapshot). Returns 0 and *out (free with
+ * api_plan_input_free), or a negative rf_err with the envelope in err. */
+int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+		   const char *hardware_profile, struct api_plan_input **out /* OUT */,
+		   struct api_reply *err);
+
+/* Puts catalog model me in place of in's model (the machine stays): the planning of many
+ * models on one machine resolves the machine once. Returns 0 or a negative rf_err (a model
+ * whose parameters cannot be counted). */
+int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry *me);
+
+/* Frees in; NULL is a no-op. */
+void api_plan_input_free(struct api_plan_input *in);
+
+/* Fills m for in: weights from the process-wide memo (or the GGUF file's own). */
+void api_plan_model(struct api_plan_input *in, struct plan_model *m /* OUT */);
 
 #endif

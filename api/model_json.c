@@ -588,6 +588,8 @@ static const char *const entry_keys[] = {
 	"params_b",
 	"active_params_b",
 	"active_params_excludes_embedding",
+	"stale",
+	"instruct",
 	"tasks",
 	"license",
 	"quality",
@@ -667,6 +669,23 @@ static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err
 				err, errlen, RF_E_INVALID_VALUE,
 				"models[%zu].active_params_excludes_embedding: true or false", i);
 		e->active_excludes_embedding = cJSON_IsTrue(v);
+	}
+	{
+		/* Ranking flags: an older family (offered only when named), an id that is
+		 * tuned to follow instructions (chat). */
+		static const char *const flags[] = {"stale", "instruct"};
+		for (int f = 0; f < 2; f++) {
+			v = cJSON_GetObjectItemCaseSensitive(m, flags[f]);
+			if (!v)
+				continue;
+			if (!cJSON_IsBool(v))
+				return cat_err(err, errlen, RF_E_INVALID_VALUE,
+					       "models[%zu].%s: true or false", i, flags[f]);
+			if (f == 0)
+				e->stale = cJSON_IsTrue(v);
+			else
+				e->instruct = cJSON_IsTrue(v);
+		}
 	}
 	v = cJSON_GetObjectItemCaseSensitive(m, "tasks");
 	if (v) {

@@ -25,7 +25,8 @@ struct memo_slot {
 	int ftype;     /* MEMO_PARAMS_ONLY or the file type of the weights */
 	struct model_arch arch;
 	struct model_params params;
-	/* The weights (ftype >= 0), layer_bytes holding n_layer entries. */
+	/* The weights (ftype >= 0), layer_bytes holding n_layer entries, then n_layer of
+	 * layer_expert_bytes. */
 	int64_t n_layer;
 	uint64_t input_bytes, output_bytes, file_bytes, largest_matrix;
 	uint64_t *layer_bytes;
@@ -89,10 +90,12 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 	struct memo_slot *s;
 
 	if (w) {
-		layers = malloc((size_t)(w->n_layer > 0 ? w->n_layer : 1) * sizeof(*layers));
+		layers = malloc((size_t)(w->n_layer > 0 ? 2 * w->n_layer : 1) * sizeof(*layers));
 		if (!layers)
 			return;
 		memcpy(layers, w->layer_bytes, (size_t)w->n_layer * sizeof(*layers));
+		memcpy(layers + w->n_layer, w->layer_expert_bytes,
+		       (size_t)w->n_layer * sizeof(*layers));
 	}
 	if (!memo_lock()) {
 		free(layers);
@@ -162,6 +165,8 @@ int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weight
 			out->file_bytes = s->file_bytes;
 			out->largest_matrix = s->largest_matrix;
 			memcpy(out->layer_bytes, s->layer_bytes,
+			       (size_t)s->n_layer * sizeof(*s->layer_bytes));
+			memcpy(out->layer_expert_bytes, s->layer_bytes + s->n_layer,
 			       (size_t)s->n_layer * sizeof(*s->layer_bytes));
 		} else if ((s = memo_find(a, hash, MEMO_PARAMS_ONLY)) != NULL) {
 			p = s->params;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/api.h"
 #include "api/estimate.h"
@@ -36,6 +37,8 @@
 #include "core/device.h"
 #include "core/err.h"
 #include "core/model.h"
+#include "core/plan/plan_infer.h"
+#include "api/plan_quality_json.h"
 
 #define REC_DEFAULT_LIMIT 5
 #define REC_MAX_LIMIT 50
@@ -92,6 +95,8 @@ struct rec_request {
 	bool has_n_ctx;
 	char quant[24];
 	bool has_quant;
+	double min_tps;
+	bool has_min_tps;
 };
 
 #define RF_(name, kind, field, size, lo, hi, has)                                                  \
@@ -120,6 +125,7 @@ static const struct jm_field rec_fields[] = {
 	RF_("usd_per_hour", JM_DOUBLE, usd_per_hour, 0, 0, 1e6, has_usd_per_hour),
 	RF_("n_ctx", JM_INT, n_ctx, 0, 1, 1 << 24, has_n_ctx),
 	RS_("quant", quant, has_quant),
+	RF_("min_tokens_per_s", JM_DOUBLE, min_tps, 0, 0.01, 100000, has_min_tps),
 };
 
 /* One candidate found to fit: a model (models) or a device and count (hardware). */
@@ -526,6 +532,263 @@ done:
 	return rc;
 }
 
+/* ---- which models fit here: inference, by the planner ------------------------------------- */
+
+struct rec_plan_hit {
+	const struct model_entry *m;
+	const char *shown; /* the id shown: an Instruct release for chat when the catalog has it */
+	bool chat;         /* tuned to follow instructions */
+	struct plan_choice best;
+	double quality, speed, headroom, score;
+};
+
+static bool rec_ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), k = strlen(end);
+
+	return n >= k && strcasecmp(s + n - k, end) == 0;
+}
+
+/* The Hugging Face id of m's instruction-tuned release: m's own id when it is one, else an
+ * alias that is a Hugging Face id (owner/name) ending as Instruct and chat releases are named
+ * (-Instruct, -it, -chat, -Chat-...); NULL when the catalog knows none. */
+static const char *rec_instruct_id(const struct model_entry *m)
+{
+	if (m->instruct)
+		return m->id;
+	for (int i = 0; i < m->n_aliases; i++) {
+		const char *a = m->aliases[i];
+		if (strchr(a, '/') && (rec_ends_with(a, "-Instruct") || rec_ends_with(a, "-it") ||
+				       rec_ends_with(a, "-chat-hf") || rec_ends_with(a, "-chat")))
+			return a;
+	}
+	return NULL;
+}
+
+static int rec_plan_order(const void *pa, const void *pb)
+{
+	const struct rec_plan_hit *a = pa, *b = pb;
+
+	if (a->chat != b->chat)
+		return a->chat ? -1 : 1;
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	return strcmp(a->m->id, b->m->id);
+}
+
+static void rec_plan_score(struct rec_plan_hit *h)
+{
+	double params = h->m->params_b > 0 ? h->m->params_b : 1;
+	double u = h->best.res.mem.utilization;
+
+	h->quality =
+		round((10 * log2(1 + params) - 100 * (h->best.kld > 0 ? h->best.kld : 0)) * 10) /
+		10;
+	h->speed = round(10 * log10(1 + (h->best.res.decode_tps > 0 ? h->best.res.decode_tps : 0)) *
+			 10) /
+		   10;
+	h->headroom = round((u >= 0 && u < 1 ? 10 * (1 - u) : 0) * 10) / 10;
+	h->score = round((h->quality + h->speed + h->headroom) * 10) / 10;
+}
+
+static const char *rec_kv(int t)
+{
+	return t == RF_GT_Q8_0 ? "q8_0" : t == RF_GT_Q4_0 ? "q4_0" : "f16";
+}
+
+/* An entry: the estimate request's settings (so the entry can be asked of /api/estimate as it
+ * is), the planner's estimate and the score with its terms. */
+static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
+{
+	const struct plan_setup *s = &h->best.setup;
+	const struct rf_mem_estimate *e = &h->best.res.mem;
+	cJSON *o = cJSON_CreateObject(), *set, *est;
+	const char *prec = rf_ftype_name(s->ftype) ? rf_ftype_name(s->ftype) : "unknown";
+	char why[REC_WHY_LEN];
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "model", h->shown);
+	cJSON_AddStringToObject(o, "catalog_id", h->m->id);
+	cJSON_AddStringToObject(o, "name", h->m->name[0] ? h->m->name : h->m->id);
+	if (h->m->params_b > 0)
+		cJSON_AddNumberToObject(o, "params_b", h->m->params_b);
+	else
+		cJSON_AddNullToObject(o, "params_b");
+	cJSON_AddBoolToObject(o, "instruct", h->chat);
+	cJSON_AddStringToObject(o, "precision", prec);
+	set = cJSON_AddObjectToObject(o, "settings");
+	if (set) {
+		cJSON_AddStringToObject(set, "mode", "inference");
+		cJSON_AddStringToObject(set, "quant", prec);
+		cJSON_AddNumberToObject(set, "n_ctx", (double)s->p.n_ctx);
+		cJSON_AddStringToObject(set, "kv_cache_type", rec_kv(s->p.type_k));
+		if (gpus || s->p.flash_attn)
+			cJSON_AddBoolToObject(set, "flash_attn", s->p.flash_attn);
+		if (gpus) {
+			cJSON_AddNumberToObject(set, "n_gpu_layers", (double)s->p.n_gpu_layers);
+			cJSON_AddNumberToObject(set, "n_cpu_moe", (double)s->p.n_cpu_moe);
+		}
+	}
+	est = cJSON_AddObjectToObject(o, "estimate");
+	if (est) {
+		cJSON_AddBoolToObject(est, "fits", h->best.res.fits);
+		cJSON_AddNumberToObject(est, "utilization", round(e->utilization * 1000) / 1000);
+		cJSON_AddStringToObject(est, "fit_band",
+					e->fit_band ? e->fit_band : rf_fit_band(e->utilization));
+		cJSON_AddNumberToObject(est, "memory_total_bytes", (double)e->total_bytes);
+		cJSON_AddNumberToObject(est, "decode_tokens_per_s",
+					round(h->best.res.decode_tps * 10) / 10);
+		cJSON_AddNumberToObject(est, "kl_divergence", h->best.kld);
+	}
+	cJSON_AddNumberToObject(o, "score", h->score);
+	snprintf(why, sizeof(why),
+		 "%s (%.2fB params) at %s, n_ctx %lld: quality %.1f (10 x log2(1 + %.2f) - 100 x "
+		 "KLD %.4f) + speed %.1f (%.1f decode tokens/s) + headroom %.1f (%.0f%% of the "
+		 "memory used) = %.1f. %s",
+		 h->shown, h->m->params_b > 0 ? h->m->params_b : 1, prec, (long long)s->p.n_ctx,
+		 h->quality, h->m->params_b > 0 ? h->m->params_b : 1, h->best.kld, h->speed,
+		 h->best.res.decode_tps, h->headroom, e->utilization * 100, h->score, h->best.why);
+	cJSON_AddStringToObject(o, "why", why);
+	return o;
+}
+
+static int rec_models_planned(const struct api_env *env, const struct rec_request *rq,
+			      const cJSON *hw, struct api_reply *out)
+{
+	const char *task_name = NULL;
+	unsigned task = rec_task(rq, &task_name, out);
+	size_t n_models = env->models ? env->models->n : 0, n_hits = 0, considered = 0;
+	size_t slow = 0, stale = 0, evaluated = 0;
+	const struct model_entry *named = NULL;
+	struct rec_plan_hit *hits = NULL;
+	struct plan_answer *ans = NULL;
+	struct plan_quality q;
+	struct plan_request preq;
+	struct api_plan_input *in = NULL;
+	bool chat = task == MODEL_TASK_TEXT_GENERATION, gpus;
+	int64_t limit = rq->has_limit ? rq->limit : REC_DEFAULT_LIMIT;
+	cJSON *root, *arr, *probe;
+	int rc;
+
+	if (!task)
+		return RF_E_INVALID_VALUE;
+	if ((rc = api_plan_quality(env, &q, out)) < 0)
+		return rc;
+	if (rq->has_model &&
+	    (!env->models || !(named = model_catalog_find(env->models, rq->model))))
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "no catalog model is called '%.60s'", rq->model);
+	if (n_models == 0)
+		return api_error(out, RF_E_UNAVAILABLE, NULL,
+				 "no model catalog is loaded (profiles/models.json)");
+	/* The machine, resolved once with the first model. */
+	probe = cJSON_CreateString(env->models->models[0].id);
+	if (!probe)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = api_plan_input(env, probe, hw, rq->has_hardware_profile ? rq->hardware_profile : NULL,
+			    &in, out);
+	cJSON_Delete(probe);
+	if (rc < 0)
+		return rc;
+	gpus = in->machine.n_dev > 0;
+	hits = calloc(n_models + 1, sizeof(*hits));
+	ans = malloc(sizeof(*ans));
+	if (!hits || !ans) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	plan_request_default(&preq);
+	preq.choice_only = true;
+	if (rq->has_min_context)
+		preq.n_ctx = rq->min_context;
+	if (rq->has_min_tps)
+		preq.min_tps = rq->min_tps;
+	for (size_t i = 0; i < n_models; i++) {
+		const struct model_entry *m = &env->models->models[i];
+		struct plan_model pm;
+		if (!(m->tasks & task) || m->arch.family != MODEL_DECODER)
+			continue;
+		if (m->stale && m != named) {
+			stale++;
+			continue;
+		}
+		if (rq->has_min_context && m->arch.max_position_embeddings > 0 &&
+		    m->arch.max_position_embeddings < rq->min_context)
+			continue; /* the model cannot take that context */
+		considered++;
+		rc = api_plan_input_set_entry(in, m);
+		if (rc == RF_E_NOMEM) {
+			rc = api_error(out, rc, NULL, NULL);
+			goto done;
+		}
+		if (rc < 0)
+			continue;
+		api_plan_model(in, &pm);
+		rc = plan_infer(&pm, &in->machine, &q, &preq, ans);
+		if (rc == RF_E_NOMEM) {
+			rc = api_error(out, rc, NULL, NULL);
+			goto done;
+		}
+		evaluated += rc == 0 ? (size_t)ans->evaluated : 0;
+		if (rc < 0 || !ans->found)
+			continue;
+		/* Nothing slower than the floor is recommended. */
+		if (ans->below_floor) {
+			slow++;
+			continue;
+		}
+		hits[n_hits].m = m;
+		hits[n_hits].shown = chat && rec_instruct_id(m) ? rec_instruct_id(m) : m->id;
+		hits[n_hits].chat = chat && rec_instruct_id(m) != NULL;
+		hits[n_hits].best = ans->best;
+		rec_plan_score(&hits[n_hits++]);
+	}
+	rc = 0;
+	qsort(hits, n_hits, sizeof(*hits), rec_plan_order);
+	root = cJSON_CreateObject();
+	if (!root) {
+		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+		goto done;
+	}
+	cJSON_AddStringToObject(root, "for", "models");
+	cJSON_AddStringToObject(root, "task", task_name);
+	cJSON_AddStringToObject(root, "mode", "inference");
+	cJSON_AddNumberToObject(root, "considered", (double)considered);
+	cJSON_AddNumberToObject(root, "below_speed_floor", (double)slow);
+	cJSON_AddNumberToObject(root, "stale_left_out", (double)stale);
+	cJSON_AddNumberToObject(root, "setups_evaluated", (double)evaluated);
+	cJSON_AddStringToObject(root, "objective", ans->objective);
+	cJSON_AddStringToObject(
+		root, "scoring",
+		chat ? "instruction-tuned models first (chat), then score = quality (10 x log2(1 + "
+		       "params in billions) - 100 x the setup's KL divergence) + speed (10 x "
+		       "log10(1 + decode tokens/s)) + headroom (10 x (1 - utilization)); each "
+		       "model at the planner's best setup for general use; none below the speed "
+		       "floor; older families only when named (model)" :
+		       "score = quality (10 x log2(1 + params in billions) - 100 x the setup's KL "
+		       "divergence) + speed (10 x log10(1 + decode tokens/s)) + headroom (10 x (1 - "
+		       "utilization)); each model at the planner's best setup for general use; "
+		       "none below the speed floor; older families only when named (model)");
+	arr = cJSON_AddArrayToObject(root, "recommendations");
+	for (size_t i = 0; i < n_hits && (int64_t)i < limit; i++)
+		api_json_append(arr, rec_plan_entry_json(&hits[i], gpus));
+	if (n_hits == 0)
+		cJSON_AddStringToObject(
+			root, "reason",
+			considered == 0 ? "no current model in the catalog serves this task" :
+			slow > 0        ? "no model for this task reaches the speed floor here" :
+			rq->has_min_context ? "no model for this task fits this machine with this "
+					      "min_context" :
+					      "no model for this task fits this machine");
+	rc = api_reply_cjson(out, 200, root);
+done:
+	api_plan_input_free(in);
+	free(hits);
+	free(ans);
+	return rc;
+}
+
 /* ---- which hardware runs this model ----------------------------------------------------- */
 
 static cJSON *rec_hw_body(const struct rec_request *rq, const struct model_entry *m,
@@ -795,11 +1058,11 @@ int api_recommend(const struct api_env *env, const struct api_request *req, stru
 		goto done;
 	}
 	{
-		const char *unused = rq.has_model        ? "model" :
-				     rq.has_usd_per_hour ? "usd_per_hour" :
-				     rq.has_n_ctx        ? "n_ctx" :
-				     rq.has_quant        ? "quant" :
-							   NULL;
+		const char *unused = rq.has_model && rq.mode != REC_INFERENCE ? "model" :
+				     rq.has_usd_per_hour                      ? "usd_per_hour" :
+				     rq.has_n_ctx                             ? "n_ctx" :
+				     rq.has_quant                             ? "quant" :
+										NULL;
 		if (unused) {
 			rc = api_error(out, RF_E_INVALID_VALUE, unused,
 				       "%s is only used with \"for\": \"hardware\"", unused);
@@ -811,7 +1074,13 @@ int api_recommend(const struct api_env *env, const struct api_request *req, stru
 			       "min_context is for inference");
 		goto done;
 	}
-	rc = rec_models(env, &rq, hw, out);
+	if (rq.has_min_tps && rq.mode != REC_INFERENCE) {
+		rc = api_error(out, RF_E_INVALID_VALUE, "min_tokens_per_s",
+			       "min_tokens_per_s is for inference");
+		goto done;
+	}
+	rc = rq.mode == REC_INFERENCE ? rec_models_planned(env, &rq, hw, out) :
+					rec_models(env, &rq, hw, out);
 done:
 	cJSON_Delete(body);
 	return rc;

@@ -1,17 +1,15 @@
 /*
  * POST /api/config (and `rigfit config`): turns a model, a machine and a use case into the
- * settings and the command line of llama-server (or vllm serve). Nothing here models memory:
- * every candidate is put to the estimator (api_estimate_object, the same answer as
- * /api/estimate), so a config this route returns is one /api/estimate says fits.
+ * settings and the command line of llama-server (or vllm serve). The decision is the planner's
+ * (core/plan/plan_infer.h): it searches the weight formats, KV cache types, GPU layers, MoE
+ * experts in host memory and n_ctx with the estimator as its oracle and returns the best setup
+ * for the use case's stated objective, with the Pareto front of the others as `alternatives`.
+ * This file maps the request to the planner's terms and renders its answer; the chosen
+ * llama.cpp setup is put to the estimator once more (api_estimate_object) for
+ * metadata.estimate, so a config this route writes is one /api/estimate and /api/validate
+ * accept as it is.
  *
- * Use cases choose the first candidate: general (Q4_K_M, n_ctx up to 8192, f16 KV, flash
- * attention on GPUs), long_context (the largest n_ctx that fits, q8_0 KV, flash attention),
- * speed (Q4_K_M, Q4_0 on CPUs, n_ctx 4096) and quality (Q8_0, else Q6_K, else Q5_K_M). A
- * candidate that does not fit is lowered in a fixed order, each step recorded in `downgrades`
- * with its reason: n_ctx halved down to 2048 (unless the client fixed it), KV cache f16 ->
- * q8_0 -> q4_0, precision down the ladder Q8_0 ... Q2_K, then n_gpu_layers by bisection (the
- * host holds the rest). When even that fails the answer is 422 (field model) with the memory
- * the smallest configuration needs.
+ * When nothing fits the answer is 422 (field model) with the memory the smallest setup needs.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -22,26 +20,20 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
-#include "api/hardware_input.h"
-#include "api/jsonmap.h"
-#include "api/runtime_config.h"
 #include "api/json_alloc.h"
-#include "core/device.h"
+#include "api/json_print.h"
+#include "api/jsonmap.h"
+#include "api/plan_quality_json.h"
+#include "api/runtime_config.h"
 #include "core/err.h"
 #include "core/estimate.h"
 #include "core/hw.h"
+#include "core/plan/plan_infer.h"
 #include "core/quant.h"
 
-#define CFG_MIN_CTX 2048
 #define CFG_DEFAULT_THREADS 4
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-enum cfg_use_case {
-	CFG_GENERAL,
-	CFG_LONG_CONTEXT,
-	CFG_SPEED,
-	CFG_QUALITY
-};
 enum cfg_runtime {
 	CFG_LLAMA_CPP,
 	CFG_VLLM
@@ -49,12 +41,6 @@ enum cfg_runtime {
 
 static const char *const cfg_use_cases[] = {"general", "long_context", "speed", "quality", NULL};
 static const char *const cfg_runtimes[] = {"llama.cpp", "vllm", NULL};
-static const char *const cfg_kv_types[] = {"f16", "q8_0", "q4_0"};
-/* The precision ladder, highest first; a step goes to the next type with fewer bits. */
-static const char *const cfg_ladder[] = {"Q8_0",   "Q6_K",   "Q5_K_M", "Q4_K_M",
-					 "IQ4_XS", "Q3_K_M", "Q2_K"};
-/* vLLM's weight formats, by the GGUF type that stands in for them in the estimator. */
-static const char *const cfg_vllm_ladder[] = {"F16", "Q8_0", "Q4_K_M"};
 
 struct cfg_request {
 	int use_case;
@@ -65,6 +51,8 @@ struct cfg_request {
 	bool has_n_ctx, has_n_parallel;
 	int runtime;
 	bool has_runtime;
+	double min_tps;
+	bool has_min_tps;
 	char hardware_profile[64];
 	bool has_hardware_profile;
 };
@@ -87,42 +75,22 @@ static const struct jm_field cfg_fields[] = {
 	F("precision", JM_STRING, precision, sizeof(((struct cfg_request *)0)->precision), 0, 0,
 	  has_precision),
 	F("n_ctx", JM_INT_OR_MAX, n_ctx, 0, 1, 1 << 24, has_n_ctx),
-	F("n_parallel", JM_INT, n_parallel, 0, 1, 4096, has_n_parallel),
+	F("n_parallel", JM_INT, n_parallel, 0, 1, 256, has_n_parallel),
 	E("runtime", runtime, has_runtime, cfg_runtimes),
+	F("min_tokens_per_s", JM_DOUBLE, min_tps, 0, 0.01, 100000, has_min_tps),
 	F("hardware_profile", JM_STRING, hardware_profile,
 	  sizeof(((struct cfg_request *)0)->hardware_profile), 0, 0, has_hardware_profile),
-};
-
-/* One candidate configuration, in the estimator's terms. */
-struct cfg_state {
-	const char *quant; /* GGUF type name; NULL for a GGUF file (its own types) */
-	int64_t n_ctx;     /* ignored when ctx_max */
-	bool ctx_max;      /* ask for the largest n_ctx that fits */
-	int64_t n_batch, n_ubatch;
-	int kv; /* index in cfg_kv_types */
-	bool flash_attn;
-	int64_t n_gpu_layers; /* -1: all */
-};
-
-/* What the route knows about the machine beyond the estimate's answer. */
-struct cfg_host {
-	int threads;       /* physical performance cores; 0 unknown */
-	double free_frac;  /* smallest free / total over the GPUs; 1 when not known */
-	int64_t ram_bytes; /* RAM budget of the host; < 0 unknown */
 };
 
 struct cfg {
 	const struct api_env *env;
 	const cJSON *body;
 	struct cfg_request rq;
-	bool gguf;
+	bool gguf, vllm;
 	const char *gguf_path;
-	bool vllm;
-	char backend[16];
-	int n_gpus;
-	int64_t max_pos; /* 0 unknown */
-	int64_t n_layers;
-	cJSON *downgrades;
+	struct api_plan_input *in;
+	struct plan_request preq;
+	struct plan_answer *ans;
 	cJSON *assumptions;
 };
 
@@ -139,23 +107,9 @@ static void cfg_note(cJSON *arr, const char *fmt, ...)
 	api_json_append(arr, cJSON_CreateString(buf));
 }
 
-static const cJSON *jget(const cJSON *o, const char *a, const char *b)
+static const char *kv_name(int t)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
-
-	return b ? cJSON_GetObjectItemCaseSensitive(v, b) : v;
-}
-
-static double jnum(const cJSON *o, const char *a, const char *b, double dflt)
-{
-	const cJSON *v = jget(o, a, b);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-static bool jtrue(const cJSON *o, const char *a)
-{
-	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, a));
+	return t == RF_GT_Q8_0 ? "q8_0" : t == RF_GT_Q4_0 ? "q4_0" : "f16";
 }
 
 /* Bits per weight of the tensors most of scheme name gets. */
@@ -166,383 +120,6 @@ static double cfg_bpw(const char *name)
 
 	return t >= 0 ? rf_gtype_bpw(t) : 0;
 }
-
-/* The next lower rung of the ladder below quant, or NULL at the bottom. */
-static const char *cfg_next_quant(const struct cfg *c, const char *quant)
-{
-	const char *const *ladder = c->vllm ? cfg_vllm_ladder : cfg_ladder;
-	size_t n = c->vllm ? sizeof(cfg_vllm_ladder) / sizeof(cfg_vllm_ladder[0]) :
-			     sizeof(cfg_ladder) / sizeof(cfg_ladder[0]);
-	double bits = cfg_bpw(quant);
-
-	for (size_t i = 0; i < n; i++)
-		if (cfg_bpw(ladder[i]) < bits)
-			return ladder[i];
-	return NULL;
-}
-
-/* ---- asking the estimator --------------------------------------------------------------- */
-
-/* Asks the estimator about s. Returns 0 and the answer in *est, or a negative rf_err with the
- * envelope in out. */
-static int cfg_ask(const struct cfg *c, const struct cfg_state *s, cJSON **est,
-		   struct api_reply *out)
-{
-	cJSON *q = cJSON_CreateObject();
-	const cJSON *v;
-	int rc;
-
-	*est = NULL;
-	if (!q)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	api_json_add(q, "model", cJSON_Duplicate(jget(c->body, "model", NULL), true));
-	if ((v = jget(c->body, "hardware", NULL)) != NULL)
-		api_json_add(q, "hardware", cJSON_Duplicate(v, true));
-	if (c->rq.has_hardware_profile)
-		cJSON_AddStringToObject(q, "hardware_profile", c->rq.hardware_profile);
-	if (s->quant)
-		cJSON_AddStringToObject(q, "quant", s->quant);
-	if (s->ctx_max)
-		cJSON_AddStringToObject(q, "n_ctx", "max");
-	else if (s->n_ctx > 0)
-		cJSON_AddNumberToObject(q, "n_ctx", (double)s->n_ctx);
-	cJSON_AddNumberToObject(q, "n_batch", (double)s->n_batch);
-	cJSON_AddNumberToObject(q, "n_ubatch", (double)s->n_ubatch);
-	if (c->rq.has_n_parallel)
-		cJSON_AddNumberToObject(q, "n_parallel", (double)c->rq.n_parallel);
-	cJSON_AddStringToObject(q, "kv_cache_type", cfg_kv_types[s->kv]);
-	cJSON_AddBoolToObject(q, "flash_attn", s->flash_attn);
-	if (s->n_gpu_layers >= 0)
-		cJSON_AddNumberToObject(q, "n_gpu_layers", (double)s->n_gpu_layers);
-	rc = api_estimate_object(c->env, q, est, out);
-	cJSON_Delete(q);
-	return rc;
-}
-
-/* Asks about s and says whether it fits: 1 yes, 0 no (*est may then be NULL: no context at
- * all fitted a "max" question), or a negative rf_err. Replaces *est. */
-static int cfg_try(const struct cfg *c, const struct cfg_state *s, cJSON **est,
-		   struct api_reply *out)
-{
-	int rc;
-
-	cJSON_Delete(*est);
-	rc = cfg_ask(c, s, est, out);
-	if (rc < 0 && s->ctx_max) {
-		api_reply_reset(out); /* not even the smallest context fits */
-		return 0;
-	}
-	if (rc < 0)
-		return rc;
-	if (s->ctx_max) {
-		int64_t floor = c->max_pos > 0 && c->max_pos < CFG_MIN_CTX ? c->max_pos :
-									     CFG_MIN_CTX;
-		if (jnum(*est, "settings", "n_ctx", 0) < (double)floor)
-			return 0;
-	}
-	return jtrue(*est, "fits") ? 1 : 0;
-}
-
-/* Why est does not fit, for a downgrade's reason. */
-static void cfg_why(const cJSON *est, char *buf, size_t len)
-{
-	const cJSON *d;
-
-	snprintf(buf, len, "did not fit");
-	if (!est) {
-		snprintf(buf, len, "not even %d tokens of context fitted", CFG_MIN_CTX);
-		return;
-	}
-	if (jtrue(est, "fits")) {
-		snprintf(buf, len, "only %.0f tokens of context fitted",
-			 jnum(est, "settings", "n_ctx", 0));
-		return;
-	}
-	cJSON_ArrayForEach(d, jget(est, "memory", "per_device"))
-	{
-		double need = jnum(d, "bytes", NULL, 0), budget = jnum(d, "budget_bytes", NULL, -1);
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "device");
-		if (budget >= 0 && need > budget) {
-			snprintf(buf, len,
-				 "did not fit (%.1f GiB needed on %s, %.1f GiB available)",
-				 need / GIB, cJSON_IsString(name) ? name->valuestring : "the GPU",
-				 budget / GIB);
-			return;
-		}
-	}
-	snprintf(buf, len, "did not fit in host RAM (%.1f GiB needed there)",
-		 jnum(est, "memory", "host_bytes", 0) / GIB);
-}
-
-/* True when every GPU of est holds its share (the host aside). */
-static bool cfg_gpus_fit(const cJSON *est)
-{
-	const cJSON *d;
-
-	cJSON_ArrayForEach(d, jget(est, "memory", "per_device"))
-	{
-		double budget = jnum(d, "budget_bytes", NULL, -1);
-		if (budget >= 0 && jnum(d, "bytes", NULL, 0) > budget)
-			return false;
-	}
-	return true;
-}
-
-/* ---- the machine ------------------------------------------------------------------------ */
-
-static void cfg_host_from_hw(const struct hw_snapshot *hw, struct cfg_host *h)
-{
-	if (hw->cpu.performance_cores > 0)
-		h->threads = hw->cpu.performance_cores;
-	else if (hw->cpu.physical_cores > 0)
-		h->threads = hw->cpu.physical_cores;
-	for (int i = 0; i < hw->n_gpus; i++) {
-		const struct hw_gpu *g = &hw->gpus[i];
-		if (g->memory_total_bytes > 0 && g->memory_free_bytes >= 0) {
-			double f = (double)g->memory_free_bytes / (double)g->memory_total_bytes;
-			if (f < h->free_frac)
-				h->free_frac = f;
-		}
-	}
-	if (hw->memory.available_bytes >= 0)
-		h->ram_bytes = rf_budget_host(hw->memory.available_bytes, hw->memory.total_bytes,
-					      hw->host.container.cgroup_memory_limit_bytes, -1);
-}
-
-/* Reads the CPU cores, GPU sharing and RAM of the machine the estimator used. The estimator
- * has already accepted the hardware, so an error here is unexpected. */
-static int cfg_host(const struct cfg *c, struct cfg_host *h, struct api_reply *out)
-{
-	const cJSON *hw = jget(c->body, "hardware", NULL);
-
-	h->threads = 0;
-	h->free_frac = 1.0;
-	h->ram_bytes = -1;
-	if (hw) {
-		struct hw_snapshot *s = malloc(sizeof(*s));
-		int rc;
-		if (!s)
-			return api_error(out, RF_E_NOMEM, NULL, NULL);
-		rc = api_hardware_from_json(hw, "hardware", s, out);
-		if (rc == 0)
-			cfg_host_from_hw(s, h);
-		free(s);
-		return rc;
-	}
-	if (c->rq.has_hardware_profile) {
-		const struct device_profile *p = NULL;
-		if (c->env->devices &&
-		    device_resolve(c->env->devices, c->rq.hardware_profile, &p) == 0 && p &&
-		    p->cpu_cores > 0)
-			h->threads = p->cpu_cores;
-		return 0;
-	}
-	if (c->env->snapshot)
-		cfg_host_from_hw(&c->env->snapshot->hw, h);
-	return 0;
-}
-
-/* ---- choosing --------------------------------------------------------------------------- */
-
-static int64_t cfg_min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-/* n_ctx capped by the model's own limit. */
-static int64_t cfg_ctx_cap(const struct cfg *c, int64_t n)
-{
-	return c->max_pos > 0 ? cfg_min64(c->max_pos, n) : n;
-}
-
-/* The use case's first candidate. */
-static void cfg_initial(const struct cfg *c, struct cfg_state *s)
-{
-	bool gpu = c->n_gpus > 0;
-
-	memset(s, 0, sizeof(*s));
-	s->n_gpu_layers = -1;
-	s->n_batch = 2048;
-	s->n_ubatch = 512;
-	s->flash_attn = gpu || c->vllm;
-	s->kv = 0;
-	s->n_ctx = cfg_ctx_cap(c, 8192);
-	switch (c->rq.use_case) {
-	case CFG_LONG_CONTEXT:
-		s->ctx_max = true;
-		s->kv = 1;
-		s->flash_attn = true;
-		s->n_batch = 1024;
-		s->n_ubatch = 256;
-		s->quant = "Q4_K_M";
-		break;
-	case CFG_SPEED:
-		s->n_ctx = cfg_ctx_cap(c, 4096);
-		s->quant = gpu ? "Q4_K_M" : "Q4_0";
-		break;
-	case CFG_QUALITY:
-		s->quant = "Q8_0";
-		break;
-	default:
-		s->quant = "Q4_K_M";
-		break;
-	}
-	if (c->vllm)
-		s->quant = c->rq.use_case == CFG_SPEED ? "Q8_0" : "F16";
-	if (c->rq.has_precision)
-		s->quant = rf_ftype_name(rf_ftype_from_name(c->rq.precision));
-	if (c->rq.has_precision && c->vllm) {
-		/* vLLM's formats: fp16/bf16, fp8 (Q8_0 stands in), awq (Q4_K_M stands in). */
-		double bits = cfg_bpw(c->rq.precision);
-		s->quant = bits >= 16 ? "F16" : bits >= 5 ? "Q8_0" : "Q4_K_M";
-	}
-	if (c->gguf)
-		s->quant = NULL;
-	if (c->rq.has_n_ctx) {
-		s->ctx_max = c->rq.n_ctx < 0;
-		s->n_ctx = c->rq.n_ctx > 0 ? c->rq.n_ctx : s->n_ctx;
-	}
-}
-
-/* The 422 when nothing fits: how much the smallest configuration needs. */
-static int cfg_nothing_fits(const struct cfg *c, const struct cfg_state *last,
-			    const struct cfg_host *h, struct api_reply *out)
-{
-	struct cfg_state s = *last;
-	cJSON *est = NULL, *d;
-	double need, offer = 0;
-	int rc;
-
-	s.ctx_max = false;
-	s.n_ctx = cfg_min64(s.n_ctx > 0 ? s.n_ctx : CFG_MIN_CTX, cfg_ctx_cap(c, CFG_MIN_CTX));
-	s.n_gpu_layers = -1;
-	rc = cfg_ask(c, &s, &est, out);
-	if (rc < 0)
-		return rc;
-	need = jnum(est, "memory", "total_bytes", 0);
-	cJSON_ArrayForEach(d, jget(est, "memory", "per_device"))
-		offer += jnum(d, "budget_bytes", NULL, 0);
-	cJSON_Delete(est);
-	if (c->n_gpus > 0 && h->ram_bytes >= 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "no configuration fits: the model needs at least %.1f GiB on the "
-				 "GPU; this machine offers %.1f GiB (and %.1f GiB of RAM for "
-				 "layers kept on the host)",
-				 need / GIB, offer / GIB, (double)h->ram_bytes / GIB);
-	if (c->n_gpus > 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "no configuration fits: the model needs at least %.1f GiB on the "
-				 "GPU; this machine offers %.1f GiB",
-				 need / GIB, offer / GIB);
-	if (h->ram_bytes >= 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "no configuration fits: the model needs at least %.1f GiB of RAM; "
-				 "this machine offers %.1f GiB",
-				 need / GIB, (double)h->ram_bytes / GIB);
-	return api_error(out, RF_E_INVALID_VALUE, "model",
-			 "no configuration fits: the model needs at least %.1f GiB of memory",
-			 need / GIB);
-}
-
-/* Lowers n_gpu_layers to the largest count whose GPU share fits (bisection); 1 when the whole
- * then fits, 0 when not, or a negative rf_err. */
-static int cfg_partial(const struct cfg *c, struct cfg_state *s, cJSON **est, struct api_reply *out)
-{
-	int64_t lo = 0, hi = c->n_layers, best = -1;
-	cJSON *probe = NULL;
-	char why[256];
-	int rc;
-
-	cfg_why(*est, why, sizeof(why));
-	if (s->ctx_max) {
-		s->ctx_max = false;
-		s->n_ctx = cfg_ctx_cap(c, CFG_MIN_CTX);
-		cfg_note(c->downgrades, "n_ctx max -> %lld: a fixed context for partial offload",
-			 (long long)s->n_ctx);
-	}
-	while (lo <= hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		s->n_gpu_layers = mid;
-		rc = cfg_ask(c, s, &probe, out);
-		if (rc < 0)
-			return rc;
-		if (cfg_gpus_fit(probe)) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-		cJSON_Delete(probe);
-		probe = NULL;
-	}
-	if (best < 0)
-		return 0;
-	s->n_gpu_layers = best;
-	rc = cfg_try(c, s, est, out);
-	if (rc == 1)
-		cfg_note(c->downgrades,
-			 "n_gpu_layers all -> %lld: %s; %lld of %lld layers stay on the GPU, the "
-			 "rest run from host RAM",
-			 (long long)best, why, (long long)best, (long long)c->n_layers);
-	return rc;
-}
-
-/* Finds the first candidate that fits, lowering s step by step. Returns 0 with the fitting
- * estimate in *est, or a negative rf_err (422 model when nothing fits). */
-static int cfg_fit(const struct cfg *c, struct cfg_state *s, const struct cfg_host *h, cJSON **est,
-		   struct api_reply *out)
-{
-	char why[256];
-	int rc = cfg_try(c, s, est, out);
-
-	/* quality: Q8_0, else Q6_K, else Q5_K_M before anything else is given up. */
-	if (rc == 0 && c->rq.use_case == CFG_QUALITY && !c->rq.has_precision && !c->gguf &&
-	    !c->vllm) {
-		while (rc == 0 && strcmp(s->quant, "Q5_K_M") != 0) {
-			const char *next = cfg_next_quant(c, s->quant);
-			cfg_why(*est, why, sizeof(why));
-			cfg_note(c->downgrades, "precision %s -> %s: %s", s->quant, next, why);
-			s->quant = next;
-			rc = cfg_try(c, s, est, out);
-		}
-	}
-	/* (1) context, halved down to 2048 unless the client fixed it. */
-	while (rc == 0 && !c->rq.has_n_ctx && !s->ctx_max && s->n_ctx > CFG_MIN_CTX) {
-		int64_t next = s->n_ctx / 2 < CFG_MIN_CTX ? CFG_MIN_CTX : s->n_ctx / 2;
-		cfg_why(*est, why, sizeof(why));
-		cfg_note(c->downgrades, "n_ctx %lld -> %lld: %s", (long long)s->n_ctx,
-			 (long long)next, why);
-		s->n_ctx = next;
-		rc = cfg_try(c, s, est, out);
-	}
-	/* (2) KV cache type, f16 -> q8_0 (with flash attention) -> q4_0. */
-	while (rc == 0 && s->kv < (c->vllm ? 1 : 2)) {
-		cfg_why(*est, why, sizeof(why));
-		cfg_note(c->downgrades, "kv_cache_type %s -> %s%s: %s", cfg_kv_types[s->kv],
-			 cfg_kv_types[s->kv + 1], s->flash_attn ? "" : " (flash_attn on)", why);
-		s->kv++;
-		s->flash_attn = true;
-		rc = cfg_try(c, s, est, out);
-	}
-	/* (3) precision down the ladder. */
-	while (rc == 0 && s->quant && cfg_next_quant(c, s->quant)) {
-		const char *next = cfg_next_quant(c, s->quant);
-		cfg_why(*est, why, sizeof(why));
-		cfg_note(c->downgrades, "precision %s -> %s: %s", s->quant, next, why);
-		s->quant = next;
-		rc = cfg_try(c, s, est, out);
-	}
-	/* (4) partial offload: the GPU holds what it can, the host the rest. */
-	if (rc == 0 && c->n_gpus > 0 && !c->vllm && c->n_layers > 0)
-		rc = cfg_partial(c, s, est, out);
-	if (rc < 0)
-		return rc;
-	if (rc == 0)
-		return cfg_nothing_fits(c, s, h, out);
-	return 0;
-}
-
-/* ---- the answer ------------------------------------------------------------------------- */
 
 struct cfg_cmd {
 	char buf[2048];
@@ -593,211 +170,322 @@ static void cmd_word(struct cfg_cmd *m, const char *w)
 	cmd_add(m, "'");
 }
 
-static const char *cfg_model_id(const cJSON *est)
+static int64_t cfg_ngl(const struct cfg *c, const struct plan_choice *ch)
 {
-	const cJSON *id = jget(est, "model", "id");
-
-	return cJSON_IsString(id) ? id->valuestring : "model";
+	if (c->in->machine.n_dev == 0)
+		return 0;
+	return ch->setup.p.n_gpu_layers < 0 ? model_n_layer(c->in->arch) + 1 :
+					      ch->setup.p.n_gpu_layers;
 }
 
-/* llama-server's settings and command line. */
-static void cfg_llama(const struct cfg *c, const struct cfg_state *s, const struct cfg_host *h,
-		      const cJSON *est, cJSON *root)
+static const char *cfg_precision(const struct plan_choice *ch)
 {
-	cJSON *set = cJSON_AddObjectToObject(root, "settings"), *split, *d;
-	const cJSON *pd = jget(est, "memory", "per_device");
-	/* Every layer and the output (llama.cpp counts the output as layer n_layers + 1). */
-	int64_t ngl = s->n_gpu_layers < 0 && c->n_gpus > 0 ?
-			      c->n_layers + 1 :
-			      (int64_t)jnum(est, "settings", "n_gpu_layers", 0);
-	int64_t n_ctx = (int64_t)jnum(est, "settings", "n_ctx", 0);
-	int64_t n_par = (int64_t)jnum(est, "settings", "n_parallel", 1);
-	int threads = h->threads > 0 ? h->threads : CFG_DEFAULT_THREADS;
-	struct cfg_cmd m = {.len = 0};
-	char path[256];
+	if (ch->setup.runtime == PLAN_RT_VLLM)
+		return ch->setup.vformat == PLAN_VLLM_BF16 ?
+			       "bf16" :
+			       plan_vllm_format_flag(ch->setup.vformat);
+	return rf_ftype_name(ch->setup.ftype) ? rf_ftype_name(ch->setup.ftype) : "unknown";
+}
 
-	if (!set)
-		return;
-	cJSON_AddNumberToObject(set, "n_gpu_layers", (double)ngl);
-	cJSON_AddNumberToObject(set, "n_threads", threads);
-	cJSON_AddNumberToObject(set, "n_batch", (double)s->n_batch);
-	cJSON_AddNumberToObject(set, "n_ubatch", (double)s->n_ubatch);
-	cJSON_AddNumberToObject(set, "n_ctx", (double)n_ctx);
-	cJSON_AddNumberToObject(set, "n_parallel", (double)n_par);
-	split = cJSON_AddArrayToObject(set, "tensor_split");
-	if (split && cJSON_GetArraySize(pd) > 1)
-		cJSON_ArrayForEach(d, pd)
-			api_json_append(split, cJSON_CreateNumber(jnum(d, "layers", NULL, 0)));
-	cJSON_AddBoolToObject(set, "flash_attn", s->flash_attn);
-	cJSON_AddStringToObject(set, "cache_type_k", cfg_kv_types[s->kv]);
-	cJSON_AddStringToObject(set, "cache_type_v", cfg_kv_types[s->kv]);
-	if (h->threads <= 0)
-		cfg_note(c->assumptions,
-			 "n_threads: %d, as the number of physical cores is not "
-			 "known",
-			 CFG_DEFAULT_THREADS);
+static int cfg_threads(const struct cfg *c)
+{
+	return c->in->machine.threads > 0 ? c->in->machine.threads : CFG_DEFAULT_THREADS;
+}
+
+/* llama-server's command line for ch. */
+static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
+{
+	const struct rf_mem_estimate *e = &ch->res.mem;
+	const struct rf_infer_params *p = &ch->setup.p;
+	char path[256];
 
 	if (c->gguf) {
 		snprintf(path, sizeof(path), "%s", c->gguf_path);
 	} else {
-		const char *id = cfg_model_id(est), *slash = strrchr(id, '/');
-		snprintf(path, sizeof(path), "%s-%s.gguf", slash ? slash + 1 : id, s->quant);
-		cfg_note(c->assumptions,
-			 "command: %s stands for the GGUF file of %s quantized as %s; put its path "
-			 "after -m",
-			 path, id, s->quant);
+		const char *id = c->in->model_id, *slash = strrchr(id, '/');
+		snprintf(path, sizeof(path), "%s-%s.gguf", slash ? slash + 1 : id,
+			 cfg_precision(ch));
 	}
-	cmd_add(&m, "llama-server -m");
-	cmd_word(&m, path);
-	cmd_add(&m, " -ngl %lld -c %lld -t %d -b %lld -ub %lld", (long long)ngl, (long long)n_ctx,
-		threads, (long long)s->n_batch, (long long)s->n_ubatch);
-	if (s->flash_attn)
-		cmd_add(&m, " -fa on");
-	if (s->kv != 0)
-		cmd_add(&m, " -ctk %s -ctv %s", cfg_kv_types[s->kv], cfg_kv_types[s->kv]);
-	if (split && cJSON_GetArraySize(split) > 1) {
-		bool first = true;
-		cmd_add(&m, " --tensor-split ");
-		cJSON_ArrayForEach(d, split)
-		{
-			cmd_add(&m, "%s%.0f", first ? "" : ",", d->valuedouble);
-			first = false;
-		}
+	cmd_add(m, "llama-server -m");
+	cmd_word(m, path);
+	cmd_add(m, " -ngl %lld -c %lld -t %d -b %lld -ub %lld", (long long)cfg_ngl(c, ch),
+		(long long)p->n_ctx, cfg_threads(c), (long long)p->n_batch, (long long)p->n_ubatch);
+	if (p->flash_attn)
+		cmd_add(m, " -fa on");
+	if (p->type_k != RF_GT_F16)
+		cmd_add(m, " -ctk %s -ctv %s", kv_name(p->type_k), kv_name(p->type_v));
+	if (p->n_cpu_moe > 0)
+		cmd_add(m, " --n-cpu-moe %lld", (long long)p->n_cpu_moe);
+	if (e->n_devices > 1) {
+		cmd_add(m, " --tensor-split ");
+		for (int i = 0; i < e->n_devices; i++)
+			cmd_add(m, "%s%lld", i ? "," : "", (long long)e->per_device[i].layers);
 	}
-	if (n_par > 1)
-		cmd_add(&m, " -np %lld", (long long)n_par);
-	cJSON_AddStringToObject(root, "command", m.buf);
+	if (p->n_parallel > 1)
+		cmd_add(m, " -np %lld", (long long)p->n_parallel);
 }
 
-/* vLLM's settings and command line. */
-static void cfg_vllm(const struct cfg *c, const struct cfg_state *s, const struct cfg_host *h,
-		     const cJSON *est, cJSON *root)
+static int cfg_tp(const struct cfg *c)
 {
-	cJSON *set = cJSON_AddObjectToObject(root, "settings");
-	int64_t n_ctx = (int64_t)jnum(est, "settings", "n_ctx", 0);
 	int tp = 1;
-	double util = 0.90;
-	const char *quant = NULL;
+
+	while (tp * 2 <= c->in->machine.n_dev)
+		tp *= 2;
+	return tp;
+}
+
+static double cfg_vllm_util(const struct cfg *c)
+{
+	double u = PLAN_VLLM_GPU_UTIL;
+
+	for (int i = 0; i < c->in->machine.n_dev; i++) {
+		double x = plan_vllm_gpu_util(c->in->machine.dev_total_bytes[i],
+					      c->in->machine.dev[i].free_bytes);
+		if (x < u)
+			u = x;
+	}
+	return u;
+}
+
+/* vllm serve's command line for ch. */
+static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
+{
+	const char *q = plan_vllm_format_flag(ch->setup.vformat);
+
+	cmd_add(m, "vllm serve");
+	cmd_word(m, c->in->model_id);
+	cmd_add(m, " --tensor-parallel-size %d --max-model-len %lld --gpu-memory-utilization %.2f",
+		cfg_tp(c), (long long)ch->setup.p.n_ctx, cfg_vllm_util(c));
+	if (q)
+		cmd_add(m, " --quantization %s", q);
+	if (ch->setup.p.type_k != RF_GT_F16)
+		cmd_add(m, " --kv-cache-dtype fp8");
+	if (c->rq.has_n_parallel)
+		cmd_add(m, " --max-num-seqs %lld", (long long)c->rq.n_parallel);
+}
+
+static void cfg_command(const struct cfg *c, const struct plan_choice *ch, cJSON *o)
+{
 	struct cfg_cmd m = {.len = 0};
 
-	while (tp * 2 <= c->n_gpus)
-		tp *= 2;
-	if (h->free_frac < 0.95) {
-		util = floor((h->free_frac - 0.05) * 100.0) / 100.0;
-		if (util < 0.10)
-			util = 0.10;
-		cfg_note(c->assumptions,
-			 "gpu_memory_utilization: %.2f, as other processes already use part of the "
-			 "GPU memory",
-			 util);
-	}
-	if (strcmp(s->quant, "Q8_0") == 0)
-		quant = "fp8";
-	else if (strcmp(s->quant, "F16") != 0 && strcmp(s->quant, "BF16") != 0)
-		quant = "awq";
-	if (!set)
-		return;
-	cJSON_AddNumberToObject(set, "tensor_parallel_size", tp);
-	cJSON_AddNumberToObject(set, "max_model_len", (double)n_ctx);
-	cJSON_AddNumberToObject(set, "gpu_memory_utilization", util);
-	if (quant)
-		cJSON_AddStringToObject(set, "quantization", quant);
+	if (ch->setup.runtime == PLAN_RT_VLLM)
+		cfg_vllm_command(c, ch, &m);
 	else
-		cJSON_AddNullToObject(set, "quantization");
-	cJSON_AddStringToObject(set, "kv_cache_dtype", s->kv ? "fp8" : "auto");
-	if (c->rq.has_n_parallel)
-		cJSON_AddNumberToObject(set, "max_num_seqs", (double)c->rq.n_parallel);
-	cfg_note(c->assumptions,
-		 "vLLM memory: estimated with llama.cpp's model and GGUF stand-ins (F16 for "
-		 "fp16/bf16 weights, Q8_0 for fp8, Q4_K_M for awq; q8_0 KV for an fp8 cache)");
-	if (c->rq.has_precision)
-		cfg_note(c->assumptions,
-			 "precision: vLLM does not load GGUF k-quants well; %s maps to %s",
-			 c->rq.precision, quant ? quant : "fp16/bf16 weights");
-	if (quant && strcmp(quant, "awq") == 0)
-		cfg_note(c->assumptions, "quantization: awq needs an AWQ checkpoint of %s",
-			 cfg_model_id(est));
-	if (tp < c->n_gpus)
-		cfg_note(c->assumptions,
-			 "tensor_parallel_size: %d of %d GPUs (a power of two); the memory check "
-			 "spread the model over all of them",
-			 tp, c->n_gpus);
-
-	cmd_add(&m, "vllm serve");
-	cmd_word(&m, cfg_model_id(est));
-	cmd_add(&m, " --tensor-parallel-size %d --max-model-len %lld --gpu-memory-utilization %.2f",
-		tp, (long long)n_ctx, util);
-	if (quant)
-		cmd_add(&m, " --quantization %s", quant);
-	if (s->kv)
-		cmd_add(&m, " --kv-cache-dtype fp8");
-	if (c->rq.has_n_parallel)
-		cmd_add(&m, " --max-num-seqs %lld", (long long)c->rq.n_parallel);
-	cJSON_AddStringToObject(root, "command", m.buf);
+		cfg_llama_command(c, ch, &m);
+	cJSON_AddStringToObject(o, "command", m.buf);
 }
 
-static const char *cfg_precision_name(const struct cfg *c, const struct cfg_state *s,
-				      const cJSON *est)
+/* The settings object of ch, in the runtime's names. */
+static cJSON *cfg_settings(const struct cfg *c, const struct plan_choice *ch)
 {
-	const cJSON *q = jget(est, "settings", "quant");
+	cJSON *set = cJSON_CreateObject(), *split;
+	const struct rf_infer_params *p = &ch->setup.p;
+	const struct rf_mem_estimate *e = &ch->res.mem;
 
-	if (c->vllm)
-		return strcmp(s->quant, "Q8_0") == 0 ? "fp8" :
-		       strcmp(s->quant, "F16") == 0  ? "fp16" :
-		       strcmp(s->quant, "BF16") == 0 ? "bf16" :
-						       "awq";
-	return cJSON_IsString(q) ? q->valuestring : "unknown";
+	if (!set)
+		return NULL;
+	if (ch->setup.runtime == PLAN_RT_VLLM) {
+		const char *q = plan_vllm_format_flag(ch->setup.vformat);
+		cJSON_AddNumberToObject(set, "tensor_parallel_size", cfg_tp(c));
+		cJSON_AddNumberToObject(set, "max_model_len", (double)p->n_ctx);
+		cJSON_AddNumberToObject(set, "gpu_memory_utilization", cfg_vllm_util(c));
+		if (q)
+			cJSON_AddStringToObject(set, "quantization", q);
+		else
+			cJSON_AddNullToObject(set, "quantization");
+		cJSON_AddStringToObject(set, "kv_cache_dtype",
+					p->type_k != RF_GT_F16 ? "fp8" : "auto");
+		if (c->rq.has_n_parallel)
+			cJSON_AddNumberToObject(set, "max_num_seqs", (double)c->rq.n_parallel);
+		return set;
+	}
+	cJSON_AddNumberToObject(set, "n_gpu_layers", (double)cfg_ngl(c, ch));
+	cJSON_AddNumberToObject(set, "n_cpu_moe", (double)p->n_cpu_moe);
+	cJSON_AddNumberToObject(set, "n_threads", cfg_threads(c));
+	cJSON_AddNumberToObject(set, "n_batch", (double)p->n_batch);
+	cJSON_AddNumberToObject(set, "n_ubatch", (double)p->n_ubatch);
+	cJSON_AddNumberToObject(set, "n_ctx", (double)p->n_ctx);
+	cJSON_AddNumberToObject(set, "n_parallel", (double)p->n_parallel);
+	split = cJSON_AddArrayToObject(set, "tensor_split");
+	for (int i = 0; split && e->n_devices > 1 && i < e->n_devices; i++)
+		api_json_append(split, cJSON_CreateNumber((double)e->per_device[i].layers));
+	cJSON_AddBoolToObject(set, "flash_attn", p->flash_attn);
+	cJSON_AddStringToObject(set, "cache_type_k", kv_name(p->type_k));
+	cJSON_AddStringToObject(set, "cache_type_v", kv_name(p->type_v));
+	return set;
 }
 
-static cJSON *cfg_answer(struct cfg *c, const struct cfg_state *s, const struct cfg_host *h,
-			 cJSON *est)
+static double round_to(double v, double unit)
 {
-	cJSON *root = cJSON_CreateObject(), *meta;
-	const cJSON *pid = jget(est, "hardware", "profile_id"), *speed, *d;
+	return round(v / unit) * unit;
+}
+
+/* The planner's own estimate of ch: memory, fit, speed and quality. */
+static cJSON *cfg_plan_estimate(const struct plan_choice *ch)
+{
+	const struct rf_mem_estimate *e = &ch->res.mem;
+	cJSON *o = cJSON_CreateObject(), *mem, *pd;
+
+	if (!o)
+		return NULL;
+	mem = cJSON_AddObjectToObject(o, "memory");
+	if (mem) {
+		cJSON_AddNumberToObject(mem, "weights_bytes", (double)e->weights_bytes);
+		cJSON_AddNumberToObject(mem, "kv_cache_bytes", (double)e->kv_cache_bytes);
+		cJSON_AddNumberToObject(mem, "total_bytes", (double)e->total_bytes);
+		cJSON_AddNumberToObject(mem, "host_bytes", (double)e->host_bytes);
+		pd = cJSON_AddArrayToObject(mem, "per_device");
+		for (int i = 0; pd && i < e->n_devices; i++) {
+			cJSON *d = cJSON_CreateObject();
+			if (!d)
+				break;
+			cJSON_AddStringToObject(d, "device", e->per_device[i].device);
+			cJSON_AddNumberToObject(d, "layers", (double)e->per_device[i].layers);
+			cJSON_AddNumberToObject(d, "bytes", (double)e->per_device[i].bytes);
+			cJSON_AddNumberToObject(d, "budget_bytes",
+						(double)e->per_device[i].budget_bytes);
+			api_json_append(pd, d);
+		}
+	}
+	cJSON_AddBoolToObject(o, "fits", ch->res.fits);
+	cJSON_AddNumberToObject(o, "utilization", round_to(e->utilization, 0.001));
+	cJSON_AddNumberToObject(o, "decode_tokens_per_s", round_to(ch->res.decode_tps, 0.1));
+	if (ch->kld >= 0)
+		cJSON_AddNumberToObject(o, "kl_divergence", ch->kld);
+	else
+		cJSON_AddNullToObject(o, "kl_divergence");
+	return o;
+}
+
+static cJSON *cfg_alternatives(const struct cfg *c)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (int i = 0; arr && i < c->ans->n_alt; i++) {
+		const struct plan_choice *ch = &c->ans->alt[i];
+		cJSON *o = cJSON_CreateObject();
+		if (!o)
+			break;
+		cJSON_AddStringToObject(o, "precision", cfg_precision(ch));
+		api_json_add(o, "settings", cfg_settings(c, ch));
+		api_json_add(o, "estimate", cfg_plan_estimate(ch));
+		cJSON_AddStringToObject(o, "why", ch->why);
+		cfg_command(c, ch, o);
+		api_json_append(arr, o);
+	}
+	return arr;
+}
+
+/* The estimator's answer for the chosen llama.cpp setup (metadata.estimate). Returns 0 and
+ * *est, or a negative rf_err with the envelope in out. */
+static int cfg_estimate(const struct cfg *c, const struct plan_choice *ch, cJSON **est,
+			struct api_reply *out)
+{
+	const struct rf_infer_params *p = &ch->setup.p;
+	cJSON *q = cJSON_CreateObject();
+	const cJSON *v;
+	int rc;
+
+	*est = NULL;
+	if (!q)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	api_json_add(q, "model",
+		     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c->body, "model"), true));
+	if ((v = cJSON_GetObjectItemCaseSensitive(c->body, "hardware")) != NULL)
+		api_json_add(q, "hardware", cJSON_Duplicate(v, true));
+	if (c->rq.has_hardware_profile)
+		cJSON_AddStringToObject(q, "hardware_profile", c->rq.hardware_profile);
+	if (!c->gguf)
+		cJSON_AddStringToObject(q, "quant", cfg_precision(ch));
+	cJSON_AddNumberToObject(q, "n_ctx", (double)p->n_ctx);
+	cJSON_AddNumberToObject(q, "n_batch", (double)p->n_batch);
+	cJSON_AddNumberToObject(q, "n_ubatch", (double)p->n_ubatch);
+	cJSON_AddNumberToObject(q, "n_parallel", (double)p->n_parallel);
+	cJSON_AddStringToObject(q, "kv_cache_type", kv_name(p->type_k));
+	cJSON_AddBoolToObject(q, "flash_attn", p->flash_attn);
+	cJSON_AddNumberToObject(q, "n_gpu_layers", (double)p->n_gpu_layers);
+	cJSON_AddNumberToObject(q, "n_cpu_moe", (double)p->n_cpu_moe);
+	rc = api_estimate_object(c->env, q, est, out);
+	cJSON_Delete(q);
+	return rc;
+}
+
+static cJSON *cfg_answer(struct cfg *c, cJSON *est)
+{
+	const struct plan_choice *best = &c->ans->best;
+	cJSON *root = cJSON_CreateObject(), *meta, *arr, *mo;
+	const cJSON *speed = NULL;
 	double vram = 0;
 
 	if (!root)
 		return NULL;
 	cJSON_AddStringToObject(root, "runtime", c->vllm ? "vllm" : "llama.cpp");
-	cJSON_AddStringToObject(root, "backend", c->backend);
-	api_json_add(root, "model", cJSON_Duplicate(jget(est, "model", NULL), true));
-	if (c->vllm)
-		cfg_vllm(c, s, h, est, root);
-	else
-		cfg_llama(c, s, h, est, root);
+	cJSON_AddStringToObject(root, "backend",
+				c->in->hw->backend[0] ? c->in->hw->backend : "cpu");
+	if (est)
+		mo = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(est, "model"), true);
+	else if ((mo = cJSON_CreateObject()) != NULL) {
+		cJSON_AddStringToObject(mo, "id", c->in->model_id);
+		cJSON_AddStringToObject(mo, "source", c->in->model_source);
+		cJSON_AddStringToObject(mo, "model_type", c->in->arch->model_type);
+		cJSON_AddNumberToObject(mo, "params_total", (double)c->in->params->total);
+		cJSON_AddNumberToObject(mo, "params_active", (double)c->in->params->active);
+		if (c->in->arch->max_position_embeddings > 0)
+			cJSON_AddNumberToObject(mo, "max_position_embeddings",
+						(double)c->in->arch->max_position_embeddings);
+		cJSON_AddNumberToObject(mo, "n_layers", (double)model_n_layer(c->in->arch));
+	}
+	api_json_add(root, "model", mo);
+	api_json_add(root, "settings", cfg_settings(c, best));
+	cJSON_AddStringToObject(root, "objective", c->ans->objective);
 	meta = cJSON_AddObjectToObject(root, "metadata");
 	if (meta) {
-		if (cJSON_IsString(pid))
-			cJSON_AddStringToObject(meta, "hardware_profile", pid->valuestring);
+		if (c->in->profile_id[0])
+			cJSON_AddStringToObject(meta, "hardware_profile", c->in->profile_id);
 		else
 			cJSON_AddNullToObject(meta, "hardware_profile");
 		cJSON_AddStringToObject(meta, "use_case", cfg_use_cases[c->rq.use_case]);
-		cJSON_AddStringToObject(meta, "precision", cfg_precision_name(c, s, est));
-		speed = jget(est, "speed", "decode_tokens_per_s");
+		cJSON_AddStringToObject(meta, "precision", cfg_precision(best));
+		if (est)
+			speed = cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(est, "speed"),
+				"decode_tokens_per_s");
 		if (cJSON_IsNumber(speed))
 			cJSON_AddNumberToObject(meta, "expected_tokens_per_sec",
 						round(speed->valuedouble * 10.0) / 10.0);
+		else if (best->res.decode_tps > 0)
+			cJSON_AddNumberToObject(meta, "expected_tokens_per_sec",
+						round(best->res.decode_tps * 10.0) / 10.0);
 		else
 			cJSON_AddNullToObject(meta, "expected_tokens_per_sec");
-		cJSON_ArrayForEach(d, jget(est, "memory", "per_device"))
-			vram += jnum(d, "bytes", NULL, 0);
+		for (int i = 0; i < best->res.mem.n_devices; i++)
+			vram += (double)best->res.mem.per_device[i].bytes;
 		cJSON_AddNumberToObject(meta, "estimated_vram_usage_gb", round(vram / 1e7) / 100.0);
-		api_json_add(meta, "estimate", cJSON_Duplicate(est, true));
+		if (best->kld >= 0)
+			cJSON_AddNumberToObject(meta, "kl_divergence", best->kld);
+		else
+			cJSON_AddNullToObject(meta, "kl_divergence");
+		cJSON_AddBoolToObject(meta, "below_speed_floor", c->ans->below_floor);
+		cJSON_AddNumberToObject(meta, "setups_evaluated", c->ans->evaluated);
+		api_json_add(meta, "estimate",
+			     est ? cJSON_Duplicate(est, true) : cfg_plan_estimate(best));
 	}
-	/* cJSON_AddItemReferenceToObject leaks its reference when the add fails. */
-	api_json_add(root, "downgrades",
-		     cJSON_CreateArrayReference(c->downgrades ? c->downgrades->child : NULL));
-	api_json_add(root, "assumptions",
-		     cJSON_CreateArrayReference(c->assumptions ? c->assumptions->child : NULL));
+	arr = cJSON_AddArrayToObject(root, "downgrades");
+	for (int i = 0; arr && i < c->ans->n_notes; i++)
+		api_json_append(arr, cJSON_CreateString(c->ans->notes[i]));
+	api_json_add(root, "alternatives", cfg_alternatives(c));
+	cJSON_AddStringToObject(root, "why", best->why);
+	cfg_command(c, best, root);
+	api_json_add(root, "assumptions", cJSON_Duplicate(c->assumptions, true));
 	return root;
 }
 
 /* ---- the route -------------------------------------------------------------------------- */
 
-/* Checks what the estimator cannot: precision, the model's form for the runtime. */
+/* Checks what the planner cannot: precision, the model's form for the runtime. */
 static int cfg_check(struct cfg *c, struct api_reply *out)
 {
-	const cJSON *model = jget(c->body, "model", NULL);
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(c->body, "model");
 	const cJSON *g = cJSON_IsObject(model) ? cJSON_GetObjectItemCaseSensitive(model, "gguf") :
 						 NULL;
 
@@ -805,7 +493,7 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 	c->gguf_path = cJSON_IsString(g) ? g->valuestring : "model.gguf";
 	c->vllm = c->rq.has_runtime && c->rq.runtime == CFG_VLLM;
 	if (!c->rq.has_use_case)
-		c->rq.use_case = CFG_GENERAL;
+		c->rq.use_case = PLAN_GENERAL;
 	if (c->rq.has_precision) {
 		int ft = rf_ftype_from_name(c->rq.precision);
 		if (ft < 0)
@@ -825,79 +513,160 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 	return 0;
 }
 
-/* The first question: checks model and hardware and learns the backend and the model. */
-static int cfg_probe(struct cfg *c, struct api_reply *out)
+/* The planner's request. */
+static void cfg_plan_request(struct cfg *c)
 {
-	struct cfg_state s = {.quant = NULL,
-			      .n_ctx = CFG_MIN_CTX,
-			      .n_batch = 2048,
-			      .n_ubatch = 512,
-			      .n_gpu_layers = -1};
-	const cJSON *b;
-	cJSON *est = NULL;
-	int rc;
+	struct plan_request *r = &c->preq;
 
-	if (!c->gguf)
-		s.quant = c->rq.has_precision ? c->rq.precision : "Q4_K_M";
-	rc = cfg_ask(c, &s, &est, out);
-	if (rc < 0)
-		return rc;
-	b = jget(est, "hardware", "backend");
-	snprintf(c->backend, sizeof(c->backend), "%s", cJSON_IsString(b) ? b->valuestring : "cpu");
-	/* The devices the estimator offloads to (not every GPU the machine has). */
-	c->n_gpus = cJSON_GetArraySize(jget(est, "memory", "per_device"));
-	c->max_pos = (int64_t)jnum(est, "model", "max_position_embeddings", 0);
-	c->n_layers = (int64_t)jnum(est, "model", "n_layers", 0);
-	cJSON_Delete(est);
-	if (c->vllm && strcmp(c->backend, "cuda") != 0 && strcmp(c->backend, "rocm") != 0)
-		return api_error(out, RF_E_INVALID_VALUE, "runtime",
-				 "vLLM needs NVIDIA (CUDA) or AMD (ROCm) GPUs; this machine's "
-				 "backend is %s",
-				 c->backend);
-	return 0;
+	plan_request_default(r);
+	r->use_case = (enum plan_use_case)c->rq.use_case;
+	r->runtime = c->vllm ? PLAN_RT_VLLM : PLAN_RT_LLAMA_CPP;
+	if (c->rq.has_precision && !c->vllm)
+		r->ftype = rf_ftype_from_name(c->rq.precision);
+	if (c->rq.has_precision && c->vllm) {
+		/* vLLM's formats: bf16, fp8, awq (an int4 checkpoint). */
+		double bits = cfg_bpw(c->rq.precision);
+		r->vformat = bits >= 16 ? PLAN_VLLM_BF16 :
+			     bits >= 5  ? PLAN_VLLM_FP8 :
+					  PLAN_VLLM_AWQ;
+		cfg_note(c->assumptions,
+			 "precision: vLLM does not load GGUF k-quants; %s maps to %s",
+			 c->rq.precision,
+			 r->vformat == PLAN_VLLM_BF16 ?
+				 "bf16 weights" :
+				 plan_vllm_format_flag((enum plan_vllm_format)r->vformat));
+	}
+	if (c->rq.has_n_ctx)
+		r->n_ctx = c->rq.n_ctx < 0 ? -1 : c->rq.n_ctx;
+	if (c->rq.has_n_parallel)
+		r->n_parallel = c->rq.n_parallel;
+	if (c->rq.has_min_tps)
+		r->min_tps = c->rq.min_tps;
+}
+
+/* The 422 when nothing fits: how much the smallest setup needs. */
+static int cfg_nothing_fits(const struct cfg *c, struct api_reply *out)
+{
+	double need = (double)c->ans->min_total_bytes, offer = 0;
+	int64_t ram = c->in->machine.host.budget_bytes;
+
+	for (int i = 0; i < c->in->machine.n_dev; i++)
+		offer += (double)c->in->machine.dev[i].budget_bytes;
+	if (c->in->machine.n_dev > 0 && ram >= 0)
+		return api_error(
+			out, RF_E_INVALID_VALUE, "model",
+			"no configuration fits: the model needs at least %.1f GiB on the "
+			"GPU%s (%.1f GiB available there) or, with layers on the CPU, more "
+			"than this machine's %.1f GiB of RAM",
+			need / GIB, c->in->machine.n_dev > 1 ? "s" : "", offer / GIB,
+			(double)ram / GIB);
+	if (c->in->machine.n_dev > 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "no configuration fits: the model needs at least %.1f GiB on the "
+				 "GPU%s, %.1f GiB available there",
+				 need / GIB, c->in->machine.n_dev > 1 ? "s" : "", offer / GIB);
+	if (ram >= 0)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "no configuration fits: the model needs at least %.1f GiB, "
+				 "this machine offers %.1f GiB",
+				 need / GIB, (double)ram / GIB);
+	return api_error(out, RF_E_INVALID_VALUE, "model",
+			 "no configuration fits: the model needs at least %.1f GiB of memory",
+			 need / GIB);
+}
+
+static void cfg_assumptions(struct cfg *c)
+{
+	for (int i = 0; i < c->in->n_assumptions; i++)
+		cfg_note(c->assumptions, "%s", c->in->assumptions[i]);
+	if (c->in->machine.threads <= 0 && !c->vllm)
+		cfg_note(c->assumptions,
+			 "n_threads: %d, as the number of physical cores is not known",
+			 CFG_DEFAULT_THREADS);
+	if (!c->gguf && !c->vllm)
+		cfg_note(c->assumptions,
+			 "command: %s-%s.gguf stands for the GGUF file of %s quantized as %s; put "
+			 "its path after -m",
+			 strrchr(c->in->model_id, '/') ? strrchr(c->in->model_id, '/') + 1 :
+							 c->in->model_id,
+			 cfg_precision(&c->ans->best), c->in->model_id,
+			 cfg_precision(&c->ans->best));
+	if (c->vllm) {
+		cfg_note(
+			c->assumptions,
+			"vLLM memory: llama.cpp's memory model over vLLM's weight formats (bf16; "
+			"fp8 at 1 byte per linear weight; AWQ at 4 bits plus group scales), within "
+			"--gpu-memory-utilization of each GPU; max_model_len is the largest context "
+			"whose KV cache fits");
+		if (c->ans->best.setup.vformat == PLAN_VLLM_AWQ)
+			cfg_note(c->assumptions, "quantization: awq needs an AWQ checkpoint of %s",
+				 c->in->model_id);
+		if (cfg_tp(c) < c->in->machine.n_dev)
+			cfg_note(c->assumptions,
+				 "tensor_parallel_size: %d of %d GPUs (a power of two); the memory "
+				 "check spread the model over all of them",
+				 cfg_tp(c), c->in->machine.n_dev);
+	}
 }
 
 int api_config(const struct api_env *env, const struct api_request *req, struct api_reply *out)
 {
 	struct cfg c = {.env = env};
-	struct cfg_state s;
-	struct cfg_host h;
-	cJSON *body = NULL, *est = NULL, *root = NULL;
-	char *json;
+	struct plan_quality *q = NULL;
+	struct plan_model pm;
+	cJSON *body = NULL, *est = NULL;
 	int rc = jm_parse_body(req, false, &body, out);
 
 	if (rc < 0)
 		return rc;
 	c.body = body;
-	c.downgrades = cJSON_CreateArray();
 	c.assumptions = cJSON_CreateArray();
-	if (!c.downgrades || !c.assumptions) {
+	c.ans = malloc(sizeof(*c.ans));
+	q = malloc(sizeof(*q));
+	if (!c.assumptions || !c.ans || !q) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
 		goto done;
 	}
 	rc = jm_map(body, cfg_fields, sizeof(cfg_fields) / sizeof(cfg_fields[0]), &c.rq, out);
+	if (rc < 0 || (rc = cfg_check(&c, out)) < 0)
+		goto done;
+	rc = api_plan_input(env, cJSON_GetObjectItemCaseSensitive(body, "model"),
+			    cJSON_GetObjectItemCaseSensitive(body, "hardware"),
+			    c.rq.has_hardware_profile ? c.rq.hardware_profile : NULL, &c.in, out);
 	if (rc < 0)
 		goto done;
-	if ((rc = cfg_check(&c, out)) < 0 || (rc = cfg_probe(&c, out)) < 0 ||
-	    (rc = cfg_host(&c, &h, out)) < 0)
-		goto done;
-	cfg_initial(&c, &s);
-	rc = cfg_fit(&c, &s, &h, &est, out);
-	if (rc < 0)
-		goto done;
-	root = cfg_answer(&c, &s, &h, est);
-	json = root ? cJSON_PrintUnformatted(root) : NULL;
-	if (!json) {
-		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
+	if (c.vllm && (c.in->machine.n_dev == 0 || (strcmp(c.in->hw->backend, "cuda") != 0 &&
+						    strcmp(c.in->hw->backend, "rocm") != 0))) {
+		rc = api_error(out, RF_E_INVALID_VALUE, "runtime",
+			       "vLLM needs NVIDIA (CUDA) or AMD (ROCm) GPUs; this machine's "
+			       "backend is %s",
+			       c.in->hw->backend[0] ? c.in->hw->backend : "cpu");
 		goto done;
 	}
-	api_reply_json(out, 200, json);
-	rc = 0;
+	if ((rc = api_plan_quality(env, q, out)) < 0)
+		goto done;
+	cfg_plan_request(&c);
+	api_plan_model(c.in, &pm);
+	rc = plan_infer(&pm, &c.in->machine, q, &c.preq, c.ans);
+	if (rc < 0) {
+		rc = api_error(out, rc == RF_E_NOMEM ? RF_E_NOMEM : RF_E_INVALID_VALUE,
+			       rc == RF_E_NOMEM ? NULL : "model", NULL);
+		goto done;
+	}
+	if (!c.ans->found) {
+		rc = cfg_nothing_fits(&c, out);
+		goto done;
+	}
+	if (!c.vllm && (rc = cfg_estimate(&c, &c.ans->best, &est, out)) < 0)
+		goto done;
+	cfg_assumptions(&c);
+	rc = api_reply_cjson(out, 200, cfg_answer(&c, est));
 done:
-	cJSON_Delete(root);
 	cJSON_Delete(est);
-	cJSON_Delete(c.downgrades);
 	cJSON_Delete(c.assumptions);
 	cJSON_Delete(body);
+	api_plan_input_free(c.in);
+	free(c.ans);
+	free(q);
 	return rc;
 }

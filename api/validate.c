@@ -26,6 +26,7 @@
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
 #include "api/model_json.h"
+#include "api/plan_quality_json.h"
 #include "api/validate.h"
 #include "api/json_alloc.h"
 #include "core/classify.h"
@@ -33,6 +34,8 @@
 #include "core/err.h"
 #include "core/hw.h"
 #include "core/model.h"
+#include "core/plan/plan_infer.h"
+#include "core/quant.h"
 
 #define VAL_MAX_CHECKS 24
 #define VAL_TEXT_LEN 320
@@ -57,8 +60,8 @@ struct val_cfg {
 	const cJSON *model;
 	const char *model_id; /* when the model is named by id */
 	char quant[32];
-	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel;
-	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel;
+	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel, n_cpu_moe;
+	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel, has_cpu_moe;
 	bool flash_attn, has_fa;
 	int cache_k, cache_v; /* index in val_cache_types; -1: not given */
 	int rope;             /* index in val_rope; -1: not given */
@@ -177,6 +180,8 @@ static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out
 
 	if (strcmp(k, "n_gpu_layers") == 0)
 		return get_int(it, p, -1, 1000000, &c->n_gpu_layers, &c->has_ngl, out);
+	if (strcmp(k, "n_cpu_moe") == 0)
+		return get_int(it, p, 0, 1000000, &c->n_cpu_moe, &c->has_cpu_moe, out);
 	if (strcmp(k, "n_threads") == 0)
 		return get_int(it, p, 1, 4096, &c->n_threads, &c->has_threads, out);
 	if (strcmp(k, "n_batch") == 0)
@@ -267,11 +272,16 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 			if (!cJSON_IsString(it))
 				return api_error(out, RF_E_INVALID_VALUE, "command",
 						 "command must be a string");
-		} else if (strcmp(k, "assumptions") == 0) {
-			/* /api/config's own notes: accepted so its answer validates as is. */
+		} else if (strcmp(k, "assumptions") == 0 || strcmp(k, "alternatives") == 0) {
+			/* /api/config's own notes and other setups: accepted so its answer
+			 * validates as is. */
 			if (!cJSON_IsArray(it))
-				return api_error(out, RF_E_INVALID_VALUE, "assumptions",
-						 "assumptions must be an array");
+				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be an array",
+						 k);
+		} else if (strcmp(k, "objective") == 0 || strcmp(k, "why") == 0) {
+			if (!cJSON_IsString(it))
+				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be a string",
+						 k);
 		} else if (strcmp(k, "runtime") == 0) {
 			if (!cJSON_IsString(it) || strcmp(it->valuestring, "llama.cpp") != 0)
 				return api_error(out, RF_E_INVALID_VALUE, "runtime",
@@ -423,6 +433,11 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 		cJSON_AddNumberToObject(
 			r, "n_gpu_layers",
 			c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 : (double)c->n_gpu_layers);
+	if (c->has_cpu_moe) /* more than every layer is every layer, as llama.cpp takes it */
+		cJSON_AddNumberToObject(r, "n_cpu_moe",
+					(double)(c->n_cpu_moe > MODEL_MAX_LAYERS ?
+							 MODEL_MAX_LAYERS :
+							 c->n_cpu_moe));
 	if (c->hardware)
 		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
 	if (c->hardware_profile)
@@ -874,9 +889,95 @@ static cJSON *checks_json(const struct val *v, bool errors)
 	return arr;
 }
 
+/* ---- the planner's setup ---------------------------------------------------------------- */
+
+/* When a memory check failed or warned: the setup the planner chooses for this model on this
+ * machine (general use, the config's quant and n_ctx kept when it gave them, else the
+ * planner's), as settings to apply. Returns the object (NULL when none fits, the request cannot
+ * be planned, or out of memory) and, in line, its summary for the suggestions. */
+static cJSON *val_planned(const struct val *v, char *line, size_t len)
+{
+	const struct val_cfg *c = &v->c;
+	struct api_plan_input *in = NULL;
+	struct plan_answer *ans = malloc(sizeof(*ans));
+	struct plan_quality q;
+	struct plan_request r;
+	struct plan_model pm;
+	struct api_reply err = {0};
+	cJSON *m = val_request(c, NULL), *set = NULL;
+	int rc;
+
+	line[0] = '\0';
+	if (!ans || !m) {
+		free(ans);
+		cJSON_Delete(m);
+		return NULL;
+	}
+	rc = api_plan_input(v->env, cJSON_GetObjectItemCaseSensitive(m, "model"), c->hardware,
+			    c->hardware_profile, &in, &err);
+	if (rc == 0)
+		rc = api_plan_quality(v->env, &q, &err);
+	api_reply_reset(&err);
+	if (rc == 0) {
+		plan_request_default(&r);
+		if (c->quant[0] && in->gguf_ftype < 0)
+			r.ftype = rf_ftype_from_name(c->quant);
+		if (c->has_ctx)
+			r.n_ctx = c->n_ctx;
+		if (c->has_parallel && c->n_parallel <= 256)
+			r.n_parallel = c->n_parallel;
+		api_plan_model(in, &pm);
+		rc = plan_infer(&pm, &in->machine, &q, &r, ans);
+		/* The context may be what cannot be kept: then the planner's own. */
+		if (rc == 0 && !ans->found && c->has_ctx) {
+			r.n_ctx = 0;
+			rc = plan_infer(&pm, &in->machine, &q, &r, ans);
+		}
+	}
+	if (rc == 0 && ans->found && (set = cJSON_CreateObject()) != NULL) {
+		const struct plan_setup *s = &ans->best.setup;
+		const char *kv = s->p.type_k == RF_GT_Q8_0 ? "q8_0" :
+				 s->p.type_k == RF_GT_Q4_0 ? "q4_0" :
+							     "f16";
+		int64_t ngl = in->machine.n_dev == 0 ? 0 :
+			      s->p.n_gpu_layers < 0  ? model_n_layer(in->arch) + 1 :
+						       s->p.n_gpu_layers;
+		if (in->gguf_ftype < 0)
+			cJSON_AddStringToObject(set, "quant", rf_ftype_name(s->ftype));
+		cJSON_AddNumberToObject(set, "n_ctx", (double)s->p.n_ctx);
+		cJSON_AddNumberToObject(set, "n_gpu_layers", (double)ngl);
+		cJSON_AddNumberToObject(set, "n_cpu_moe", (double)s->p.n_cpu_moe);
+		cJSON_AddStringToObject(set, "cache_type_k", kv);
+		cJSON_AddStringToObject(set, "cache_type_v", kv);
+		cJSON_AddBoolToObject(set, "flash_attn", s->p.flash_attn);
+		snprintf(line, len,
+			 "the setup /api/config plans here: %s, n_ctx %lld, n_gpu_layers %lld, "
+			 "n_cpu_moe %lld, cache_type_k/v %s (every GPU under 90%%)",
+			 in->gguf_ftype < 0 ? rf_ftype_name(s->ftype) : "the file's quant",
+			 (long long)s->p.n_ctx, (long long)ngl, (long long)s->p.n_cpu_moe, kv);
+	}
+	api_plan_input_free(in);
+	cJSON_Delete(m);
+	free(ans);
+	return set;
+}
+
+/* Appends the planner's line to the memory checks' suggestions. */
+static void val_add_plan(struct val *v, const char *line)
+{
+	for (int i = 0; i < v->n; i++) {
+		struct val_check *k = &v->checks[i];
+		size_t n = strlen(k->suggestion);
+		if (strcmp(k->code, "vram_exceeded") && strcmp(k->code, "ram_exceeded") &&
+		    strcmp(k->code, "vram_over_90"))
+			continue;
+		snprintf(k->suggestion + n, sizeof(k->suggestion) - n, "; or %s", line);
+	}
+}
+
 static int val_run(struct val *v, const cJSON *body, struct api_reply *out)
 {
-	cJSON *est = NULL, *root;
+	cJSON *est = NULL, *root, *planned = NULL;
 	char *json;
 	int rc, n_err = 0;
 
@@ -917,16 +1018,29 @@ static int val_run(struct val *v, const cJSON *body, struct api_reply *out)
 	check_settings(v, est);
 	if (est)
 		check_memory(v, est);
+	for (int i = 0; i < v->n && !planned; i++)
+		if (!strcmp(v->checks[i].code, "vram_exceeded") ||
+		    !strcmp(v->checks[i].code, "ram_exceeded") ||
+		    !strcmp(v->checks[i].code, "vram_over_90")) {
+			char line[VAL_TEXT_LEN];
+			planned = val_planned(v, line, sizeof(line));
+			if (planned)
+				val_add_plan(v, line);
+			break;
+		}
 	for (int i = 0; i < v->n; i++)
 		n_err += v->checks[i].error;
 	root = cJSON_CreateObject();
 	if (!root) {
 		cJSON_Delete(est);
+		cJSON_Delete(planned);
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	}
 	cJSON_AddBoolToObject(root, "is_valid", n_err == 0);
 	api_json_add(root, "errors", checks_json(v, true));
 	api_json_add(root, "warnings", checks_json(v, false));
+	if (planned)
+		api_json_add(root, "suggested_settings", planned);
 	if (est)
 		api_json_add(root, "estimate", est);
 	else

@@ -48,9 +48,11 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 			w.input_bytes += x->bytes;
 			continue;
 		}
-		if (x->layer >= 0 && x->layer < w.n_layer)
+		if (x->layer >= 0 && x->layer < w.n_layer) {
 			w.layer_bytes[x->layer] += x->bytes;
-		else
+			if (x->expert)
+				w.layer_expert_bytes[x->layer] += x->bytes;
+		} else
 			w.output_bytes += x->bytes; /* output layer (and layers past n_layer) */
 		if (x->bytes > w.largest_matrix)
 			w.largest_matrix = x->bytes;
@@ -223,11 +225,13 @@ static struct cparts compute_parts(const struct model_arch *a, int64_t n_tok, in
 	c.attn = n_tok * F32 * (2 * h + 2 * q_dim);
 	if (!fa)
 		c.attn += kv_attn * n_tok * a->n_heads * F32;
-	for (int64_t il = 0; il < model_n_layer(a); il++) {
-		if (model_layer_is_moe(a, il))
-			any_moe = true;
-		else
-			any_dense = true;
+	/* Which kinds of FFN layer there are (model_layer_is_moe's pattern, in closed form: an
+	 * estimate is asked thousands of times per plan). */
+	{
+		int64_t step = a->moe_layer_step > 0 ? a->moe_layer_step : 1;
+		int64_t first = (a->first_k_dense + step) / step * step - 1; /* first MoE layer */
+		any_moe = a->n_experts > 1 && first < model_n_layer(a);
+		any_dense = !any_moe || a->first_k_dense > 0 || step > 1;
 	}
 	if (any_dense)
 		ffn_dense = n_tok * F32 *
@@ -245,27 +249,36 @@ static struct cparts compute_parts(const struct model_arch *a, int64_t n_tok, in
 	return c;
 }
 
-static int64_t kv_layer_bytes(const struct model_arch *a, const struct rf_infer_params *p,
-			      int64_t cells, int64_t il, int *err_kind)
+/* The bytes of one cell's K and V rows of a layer (the same in every layer). Returns 0 and
+ * *out, or 1 (the K type does not fit the row) or 2 (the V type does not). */
+static int kv_cell_bytes(const struct model_arch *a, const struct rf_infer_params *p, int64_t *out)
 {
 	uint64_t k_row = 0, v_row = 0;
 	int64_t kw = model_kv_k_width(a), vw = model_kv_v_width(a);
 
-	if (a->family == MODEL_ENCODER || il >= a->n_layers)
+	*out = 0;
+	if (a->family == MODEL_ENCODER)
 		return 0;
-	if (rf_gtype_row_bytes(p->type_k, kw, &k_row) < 0) {
-		*err_kind = 1;
-		return 0;
-	}
-	if (vw > 0 && rf_gtype_row_bytes(p->type_v, vw, &v_row) < 0) {
-		*err_kind = 2;
-		return 0;
-	}
-	return ((int64_t)k_row + (int64_t)v_row) * cells;
+	if (rf_gtype_row_bytes(p->type_k, kw, &k_row) < 0)
+		return 1;
+	if (vw > 0 && rf_gtype_row_bytes(p->type_v, vw, &v_row) < 0)
+		return 2;
+	*out = (int64_t)k_row + (int64_t)v_row;
+	return 0;
+}
+
+/* Copies a device name (NUL-terminated, truncated to the field). */
+static void copy_name(char *dst, const char *src)
+{
+	size_t n = strnlen(src, RF_DEVICE_NAME_LEN - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 static int bad(struct rf_mem_estimate *out, const char *field)
 {
+	memset(out, 0, sizeof(*out));
 	out->error_field = field;
 	return RF_E_INVALID_VALUE;
 }
@@ -279,13 +292,14 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	double cum[RF_MAX_DEVICES], total_split = 0;
 	int64_t cells, cells_swa, n_tok, ngl, i_gpu_start, act;
 	int layer_dev[MODEL_MAX_LAYERS]; /* -1: host */
+	bool swa[MODEL_MAX_LAYERS];
+	int64_t kv_cell;
 	int out_dev = -1;
-	bool fa = p->flash_attn, host_layers = false, pools = false;
+	bool fa = p->flash_attn, host_layers = false, host_experts = false, pools = false;
 	struct cparts c;
 	int err_kind = 0;
 
 	memset(&e, 0, sizeof(e));
-	memset(out, 0, sizeof(*out));
 	if (n_layer < 1 || n_layer > MODEL_MAX_LAYERS || n_layer != model_n_layer(a))
 		return bad(out, "model");
 	if (p->n_ctx < 1 || p->n_ctx > MODEL_MAX_POSITIONS)
@@ -302,6 +316,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		return bad(out, "cache_type_v");
 	if (p->n_gpu_layers < -1 || p->n_gpu_layers > MODEL_MAX_LAYERS + 1)
 		return bad(out, "n_gpu_layers");
+	if (p->n_cpu_moe < 0 || p->n_cpu_moe > MODEL_MAX_LAYERS)
+		return bad(out, "n_cpu_moe");
 	if (n_dev < 0 || n_dev > RF_MAX_DEVICES || (n_dev > 0 && !dev))
 		return bad(out, "devices");
 
@@ -311,7 +327,7 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	n_tok = min64(min64(p->n_ubatch, p->n_batch), cells);
 	cells_swa = cells;
 	for (int64_t il = 0; il < n_layer; il++)
-		if (model_layer_is_swa(a, il))
+		if ((swa[il] = model_layer_is_swa(a, il)))
 			cells_swa = min64(cells, pad(a->sliding_window * p->n_parallel + n_tok,
 						     RF_KV_PAD));
 	e.n_ctx = cells;
@@ -377,18 +393,19 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 
 	c = compute_parts(a, n_tok, cells, cells_swa, fa);
 	for (int i = 0; i < n_dev; i++) {
-		snprintf(e.per_device[i].device, sizeof(e.per_device[i].device), "%s", dev[i].name);
+		copy_name(e.per_device[i].device, dev[i].name);
 		e.per_device[i].budget_bytes = dev[i].budget_bytes;
 	}
 	e.n_devices = n_dev;
 
 	/* Weights and KV, layer by layer, where the layer lives. */
 	e.weights_host_bytes = (int64_t)w->input_bytes;
+	err_kind = kv_cell_bytes(a, p, &kv_cell);
+	if (err_kind)
+		return bad(out, err_kind == 1 ? "cache_type_k" : "cache_type_v");
 	for (int64_t il = 0; il < n_layer; il++) {
-		int64_t cl = model_layer_is_swa(a, il) ? cells_swa : cells;
-		int64_t kv = kv_layer_bytes(a, p, cl, il, &err_kind);
-		if (err_kind)
-			return bad(out, err_kind == 1 ? "cache_type_k" : "cache_type_v");
+		/* Encoder-decoder models cache only the decoder's layers. */
+		int64_t kv = il < a->n_layers ? kv_cell * (swa[il] ? cells_swa : cells) : 0;
 		e.kv_cache_bytes += kv;
 		e.weights_bytes += (int64_t)w->layer_bytes[il];
 		if (layer_dev[il] < 0) {
@@ -397,12 +414,24 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			host_layers = true;
 		} else {
 			struct rf_mem_device_use *u = &e.per_device[layer_dev[il]];
+			/* --n-cpu-moe: the layer runs on its GPU, its routed experts from host
+			 * memory (llama.cpp places them with a buffer-type override). */
+			int64_t ex = il < p->n_cpu_moe ? (int64_t)w->layer_expert_bytes[il] : 0;
 			u->layers++;
-			u->weights_bytes += (int64_t)w->layer_bytes[il];
+			u->weights_bytes += (int64_t)w->layer_bytes[il] - ex;
 			u->kv_bytes += kv;
 			e.n_gpu_layers++;
+			if (ex > 0) {
+				e.weights_host_bytes += ex;
+				e.experts_host_bytes += ex;
+				e.n_cpu_moe++;
+				host_experts = true;
+			}
 		}
 	}
+	if (host_experts)
+		note(&e, "n_cpu_moe: the routed experts of the first layers stay in host memory; "
+			 "attention and the KV cache stay on the GPU");
 	e.weights_bytes += (int64_t)w->input_bytes + (int64_t)w->output_bytes;
 	if (out_dev < 0) {
 		e.weights_host_bytes += (int64_t)w->output_bytes;
@@ -415,7 +444,7 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	/* Compute buffers: one per GPU that holds layers, one on the host. */
 	{
 		int64_t layer_peak = max64(c.attn, c.ffn);
-		bool weights_on_host = host_layers || out_dev < 0;
+		bool weights_on_host = host_layers || host_experts || out_dev < 0;
 		for (int i = 0; i < n_dev; i++) {
 			struct rf_mem_device_use *u = &e.per_device[i];
 			if (u->layers == 0 && !u->output)
@@ -432,7 +461,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			u->overhead_bytes = max64(dev[i].overhead_bytes, 0);
 		}
 		e.compute_host_bytes = c.input + c.mask +
-				       max64(host_layers ? layer_peak : 0, out_dev < 0 ? c.out : 0);
+				       max64(host_layers ? layer_peak : (host_experts ? c.ffn : 0),
+					     out_dev < 0 ? c.out : 0);
 	}
 	e.output_buffer_bytes =
 		p->n_parallel * F32 * (a->family == MODEL_ENCODER ? a->hidden_size : a->vocab_size);

@@ -88,6 +88,10 @@ struct rf_infer_params {
 	bool flash_attn;
 	int64_t n_gpu_layers; /* -1: all layers and the output; else as llama.cpp counts them (the
 				 output layer is the n_layer+1-th) */
+	int64_t n_cpu_moe; /* --n-cpu-moe: the routed-expert tensors of the first n_cpu_moe layers
+			      stay in host memory (attention, norms, shared experts and the KV
+			      cache stay with their layer); >= n_layer: all of them, as
+			      `-ot exps=CPU` */
 };
 
 /* Sets llama.cpp's defaults: n_ctx 4096, n_batch 2048, n_ubatch 512, one sequence, f16 cache,
@@ -100,6 +104,7 @@ struct rf_mem_weights {
 	uint64_t input_bytes;  /* token (and position, type) embeddings: host memory */
 	uint64_t output_bytes; /* output norm and head (a tied head: the copy of token_embd) */
 	uint64_t layer_bytes[MODEL_MAX_LAYERS];
+	uint64_t layer_expert_bytes[MODEL_MAX_LAYERS]; /* the routed experts within layer_bytes */
 	uint64_t file_bytes;     /* all tensor data as the file holds it (tied embeddings once) */
 	uint64_t largest_matrix; /* the largest tensor outside the input layer */
 };
@@ -144,7 +149,9 @@ struct rf_mem_device_use {
 
 struct rf_mem_estimate {
 	int64_t weights_bytes;      /* every weight in memory, devices and host */
-	int64_t weights_host_bytes; /* token embeddings and layers left on the CPU */
+	int64_t weights_host_bytes; /* token embeddings, layers left on the CPU, experts kept
+				       there by n_cpu_moe */
+	int64_t experts_host_bytes; /* the routed experts n_cpu_moe keeps in host memory */
 	int64_t kv_cache_bytes;
 	int64_t kv_host_bytes;
 	int64_t compute_bytes; /* devices and host */
@@ -157,6 +164,7 @@ struct rf_mem_estimate {
 	int64_t kv_cells_swa; /* cells of windowed layers (n_ctx when there are none) */
 	int64_t n_ubatch;     /* tokens of the reserved micro-batch */
 	int64_t n_gpu_layers; /* repeating layers on GPUs */
+	int64_t n_cpu_moe;    /* layers whose routed experts are in host memory */
 	bool output_on_gpu;
 	int n_devices;
 	struct rf_mem_device_use per_device[RF_MAX_DEVICES];
@@ -171,7 +179,7 @@ struct rf_mem_estimate {
 /* Estimates inference memory. dev[0..n_dev) are the GPUs (n_dev 0: CPU only); host may be
  * NULL (budget unknown). Returns 0 and fills *out, or RF_E_INVALID_VALUE with
  * out->error_field naming the setting (n_ctx, n_ubatch, n_parallel, cache_type_k,
- * cache_type_v, n_gpu_layers, devices). */
+ * cache_type_v, n_gpu_layers, n_cpu_moe, devices). */
 int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weights *w,
 			  const struct rf_infer_params *p, const struct rf_mem_device *dev,
 			  int n_dev, const struct rf_mem_host *host,

@@ -179,7 +179,9 @@ struct model_entry {
 	double params_b;                /* published total, billions; < 0: none */
 	double active_params_b;         /* published active (MoE), billions; < 0: none */
 	bool active_excludes_embedding; /* the publisher counts active without token_embd */
-	unsigned tasks;                 /* enum model_task bits */
+	bool stale;     /* an older family (LLaMA-1, Llama-2, Pythia...): offered only when named */
+	bool instruct;  /* the id is tuned to follow instructions (chat) */
+	unsigned tasks; /* enum model_task bits */
 	char license[64];
 	char quality[32];
 	char source[512];

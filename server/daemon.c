@@ -77,6 +77,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->devices = d->catalogs ? &d->catalogs->table : NULL;
 	env->models = d->catalogs ? d->catalogs->models : NULL;
 	env->tiers = rf_profiles_get(d->profiles, "tiers.json");
+	env->quality = rf_profiles_get(d->profiles, "quality.json");
 	env->profiles = rf_daemon_profile_hooks(d);
 	if (d->cfg->n_models_dirs > 0) {
 		env->read_model = rf_model_file_read_cfg;

@@ -46,6 +46,15 @@ void t_profiles_free(struct device_table *devices, struct model_catalog **models
 	}
 }
 
+const cJSON *t_quality(void)
+{
+	static cJSON *q;
+
+	if (!q)
+		q = t_profiles_json("profiles/quality.json");
+	return q;
+}
+
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
 		 const char *body, cJSON **out)
 {

@@ -20,6 +20,7 @@
 #include "core/device.h"
 #include "core/err.h"
 #include "core/model.h"
+#include "core/plan/plan_infer.h"
 #include "tests/server/harness.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
@@ -39,7 +40,8 @@ static void teardown(void)
 
 static struct api_env test_env(void)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {
+		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
 	return env;
 }
 
@@ -101,12 +103,13 @@ static cJSON *re_estimate(const cJSON *settings, const char *model, const char *
 	return answer;
 }
 
-/* Checks that every recommendation fits when estimated again, and the order by score. */
+/* Checks that every recommendation fits when estimated again, and the order by score (for
+ * inference, instruction-tuned models first, each group by score). */
 static int check_models(const cJSON *j, const char *hw_member)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "recommendations"), *e;
 	double prev = INFINITY;
-	int n = 0;
+	int n = 0, group = -1;
 
 	ck_assert(cJSON_IsArray(arr));
 	cJSON_ArrayForEach(e, arr)
@@ -119,6 +122,14 @@ static int check_models(const cJSON *j, const char *hw_member)
 			cJSON_GetObjectItemCaseSensitive(e, "estimate"), "fits")));
 		ck_assert_double_eq(num(a, "memory", "total_bytes"),
 				    num(e, "estimate", "memory_total_bytes"));
+		if (cJSON_GetObjectItemCaseSensitive(e, "instruct")) {
+			int g = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "instruct"));
+			ck_assert_msg(group < 0 || g <= group,
+				      "a base model before an instruct one");
+			if (g != group)
+				prev = INFINITY;
+			group = g;
+		}
 		ck_assert_msg(num(e, "score", NULL) <= prev, "not best first at %s",
 			      str(e, "model"));
 		prev = num(e, "score", NULL);
@@ -161,15 +172,23 @@ START_TEST(rtx_4090_inference_ranks_models_that_fit)
 				 "inference");
 		ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn")));
+		ck_assert(!m->stale);
+		ck_assert(num(e, "estimate", "decode_tokens_per_s") >= PLAN_MIN_TPS);
 	}
-	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-3.1-70B"));
-	/* An 8B takes the highest precision, Q8_0, at n_ctx 4096. */
-	e = (cJSON *)find_model(j, "meta-llama/Llama-3.1-8B");
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-3.1-70B-Instruct"));
+	/* Older families are left out unless named. */
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-2-7b-chat-hf"));
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-2-7b-hf"));
+	ck_assert(num(j, "stale_left_out", NULL) >= 10);
+	/* An 8B is shown as its Instruct release for chat, at the planner's choice for general
+	 * use on 24 GB: nearly lossless Q8_0 with 32k tokens. */
+	e = (cJSON *)find_model(j, "meta-llama/Llama-3.1-8B-Instruct");
 	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(str(e, "catalog_id"), "meta-llama/Llama-3.1-8B");
 	ck_assert_str_eq(str(e, "precision"), "Q8_0");
-	ck_assert_double_eq(num(e, "settings", "n_ctx"), 4096);
+	ck_assert_double_eq(num(e, "settings", "n_ctx"), 32768);
 	/* The score is the documented sum. */
-	expect = 10 * log2(1 + 8.03) + 8 +
+	expect = 10 * log2(1 + 8.03) - 100 * num(e, "estimate", "kl_divergence") +
 		 10 * log10(1 + num(e, "estimate", "decode_tokens_per_s")) +
 		 10 * (1 - num(e, "estimate", "utilization"));
 	ck_assert_msg(fabs(num(e, "score", NULL) - expect) < 0.3, "score %.2f, want %.2f",
@@ -181,6 +200,44 @@ START_TEST(rtx_4090_inference_ranks_models_that_fit)
 	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "recommendations")),
 			 5);
 	ck_assert_str_eq(str(j, "task"), "text-generation");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_cpu_laptop_gets_current_chat_models_at_usable_speed)
+{
+	/* 32 GB, no GPU: the ladder ranked a model at 0.8 tok/s fifth and offered LLaMA-1,
+	 * Llama 2 and base ids for chat. */
+	const char *hw = "\"hardware\":{\"memory\":{\"total_bytes\":34359738368},\"cpu\":{"
+			 "\"physical_cores\":8}}";
+	char body[256];
+	cJSON *j, *e;
+	int n = 0;
+
+	snprintf(body, sizeof(body), "{%s,\"use_case\":\"chat\",\"limit\":10}", hw);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert_int_ge(check_models(j, hw), 5);
+	ck_assert(num(j, "below_speed_floor", NULL) >= 1);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
+		ck_assert_ptr_nonnull(m);
+		ck_assert_msg(!m->stale, "%s is an older family", m->id);
+		ck_assert_msg(num(e, "estimate", "decode_tokens_per_s") >= 5, "%s at %.1f tok/s",
+			      m->id, num(e, "estimate", "decode_tokens_per_s"));
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "instruct")));
+		n++;
+	}
+	ck_assert_int_ge(n, 5);
+	cJSON_Delete(j);
+	/* A floor of 1 tok/s lets slower models in; an older family comes when named. */
+	snprintf(body, sizeof(body),
+		 "{%s,\"use_case\":\"chat\",\"limit\":50,\"min_tokens_per_s\":1,\"model\":"
+		 "\"llama-2-7b\"}",
+		 hw);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert_ptr_nonnull(find_model(j, "meta-llama/Llama-2-7b-chat-hf"));
+	ck_assert_ptr_null(find_model(j, "huggyllama/llama-7b"));
 	cJSON_Delete(j);
 }
 END_TEST
@@ -261,8 +318,12 @@ START_TEST(cpu_only_gives_small_models)
 	{
 		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
 		ck_assert_msg(m->params_b < 16, "%s (%.1fB) in 8 GiB of RAM", m->id, m->params_b);
-		ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn"));
+		/* Flash attention only where a quantized cache needs it. */
+		if (cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn"))
+			ck_assert_str_ne(str(cJSON_GetObjectItemCaseSensitive(e, "settings"),
+					     "kv_cache_type"),
+					 "f16");
 	}
 	cJSON_Delete(j);
 }
@@ -401,7 +462,11 @@ START_TEST(bad_input_names_the_field)
 	assert_error("{\"colour\":\"red\"}", "unknown_field", "colour");
 	assert_error("{\"mode\":\"train\"}", "invalid_value", "mode");
 	assert_error("{\"hardware_profile\":\"rtx-9999\"}", "invalid_value", "hardware_profile");
-	assert_error("{\"model\":\"llama-3.1-8b\"}", "invalid_value", "model");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\"}", "invalid_value", "model");
+	assert_error("{\"model\":\"no-such-model\",\"hardware_profile\":\"rtx-4090\"}",
+		     "invalid_value", "model");
+	assert_error("{\"min_tokens_per_s\":0,\"hardware_profile\":\"rtx-4090\"}", "invalid_value",
+		     "min_tokens_per_s");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"for\":\"hardware\",\"task\":\"chat\"}",
 		     "invalid_value", "task");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"for\":\"hardware\",\"quant\":\"Q9_Z\"}",
@@ -451,6 +516,7 @@ Suite *recommend_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, rtx_4090_inference_ranks_models_that_fit);
 	tcase_add_test(tc, min_context_filters);
+	tcase_add_test(tc, a_cpu_laptop_gets_current_chat_models_at_usable_speed);
 	tcase_add_test(tc, qlora_on_a_gtx_1650_gives_small_models_or_a_reason);
 	tcase_add_test(tc, cpu_only_gives_small_models);
 	tcase_add_test(tc, hardware_for_a_70b);

@@ -82,8 +82,11 @@ static void teardown(void)
 
 static struct api_env env_of(void)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .tiers = tiers};
+	struct api_env env = {.version = "test",
+			      .devices = &devices,
+			      .models = models,
+			      .tiers = tiers,
+			      .quality = t_quality()};
 	return env;
 }
 

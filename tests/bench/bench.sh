@@ -12,6 +12,8 @@
 #            most the estimator reads; tests/bench/load.c stores them)
 #   history  and once it has BENCH_HISTORY_RUNS (100000): the history query reads the newest
 #            200 from an index, so its cost must not grow with the history
+#   config   POST /api/config {"model":{"id":"qwen2.5-7b"}} (the planner's search)
+#   recommend POST /api/recommend {"limit":5} (the planner over the catalog)
 # and the script prints requests/s, p99 latency and the ratios to nginx, the errors
 # (socket errors and non-2xx answers), the daemon's VmRSS after the load, and the median
 # scan_duration_ms of `rigfit detect --format json` on this machine (--root /).
@@ -19,7 +21,10 @@
 # Targets: hardware >= 0.5x nginx, estimate >= 0.3x nginx, estimate with 100000 runs >= 0.5x
 # estimate with 200 (its mean latency within 2x), 0 errors, VmRSS < 32 MiB, scan < 20 ms. The
 # ratio of 200 runs to none is printed too: reading and weighing 200 runs is work an empty
-# history skips, whatever the index. Exit status 1 when anything misses (BENCH_REPORT_ONLY=1: only errors fail).
+# history skips, whatever the index. config and recommend are reported as ratios to nginx with
+# the setups the planner evaluated per request, and build/plan_bench prints the evaluator's
+# nanoseconds per setup. Exit status 1 when anything misses (BENCH_REPORT_ONLY=1: only errors
+# fail).
 # wrk settings: WRK_THREADS (1), WRK_CONNS (32), WRK_SECS (10). On a small machine wrk and
 # the server share the CPUs, which holds for nginx too, so the ratios stay fair.
 set -eu
@@ -34,7 +39,7 @@ SCAN_RUNS=${SCAN_RUNS:-11}
 BENCH_HISTORY_RUNS=${BENCH_HISTORY_RUNS:-100000}
 
 bench_need wrk nginx-light curl libsqlite3-dev
-make --no-print-directory build/rigfit > /dev/null
+make --no-print-directory build/rigfit build/plan_bench > /dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rigfit-bench.XXXXXX")
 rigfit_pid="" nginx_pid=""
@@ -102,7 +107,15 @@ r_nginx=$(BENCH_METHOD=GET bench_wrk nginx "http://127.0.0.1:$nginx_port/hardwar
 r_hw=$(BENCH_METHOD=GET bench_wrk hardware "http://127.0.0.1:$rigfit_port/api/hardware")
 r_est=$(BENCH_METHOD=POST BENCH_BODY=$BENCH_ESTIMATE_BODY \
 	bench_wrk estimate "http://127.0.0.1:$rigfit_port/api/estimate")
+r_cfg=$(BENCH_METHOD=POST BENCH_BODY='{"model":{"id":"qwen2.5-7b"}}' \
+	bench_wrk config "http://127.0.0.1:$rigfit_port/api/config")
+r_rec=$(BENCH_METHOD=POST BENCH_BODY='{"limit":5}' \
+	bench_wrk recommend "http://127.0.0.1:$rigfit_port/api/recommend")
 rss=$(bench_rss_kb "$rigfit_pid")
+cfg_setups=$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"model":{"id":"qwen2.5-7b"}}' \
+	"http://127.0.0.1:$rigfit_port/api/config" | sed -n 's/.*"setups_evaluated":\([0-9]*\).*/\1/p')
+rec_setups=$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"limit":5}' \
+	"http://127.0.0.1:$rigfit_port/api/recommend" | sed -n 's/.*"setups_evaluated":\([0-9]*\).*/\1/p')
 cc -std=c11 -D_DEFAULT_SOURCE -O2 -o "$tmp/load" tests/bench/load.c -lsqlite3
 fingerprint=$(curl -fs "http://127.0.0.1:$rigfit_port/api/hardware" |
 	sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
@@ -123,8 +136,14 @@ while [ $i -lt "$SCAN_RUNS" ]; do
 done
 scan=$(sort -n "$tmp/scan.txt" | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : -1 }')
 
-printf '%s\n%s\n%s\n%s\n%s\n' "$r_nginx" "$r_hw" "$r_est" "$r_win" "$r_hist" | awk -v rss="$rss" \
-	-v scan="$scan" -v runs="$BENCH_HISTORY_RUNS" -v strict="${BENCH_REPORT_ONLY:-0}" '
+echo
+echo "bench: the planner (build/plan_bench, release build, profiles/)"
+./build/plan_bench | sed 's/^/  /'
+
+printf '%s\n%s\n%s\n%s\n%s\n%s\n%s\n' "$r_nginx" "$r_hw" "$r_est" "$r_cfg" "$r_rec" "$r_win" \
+	"$r_hist" | awk -v rss="$rss" -v scan="$scan" -v runs="$BENCH_HISTORY_RUNS" \
+	-v strict="${BENCH_REPORT_ONLY:-0}" -v cfg_setups="${cfg_setups:-0}" \
+	-v rec_setups="${rec_setups:-0}" '
 function row(name, value, target, ok) {
 	printf "  %-34s %-22s %-14s %s\n", name, value, target, ok ? "PASS" : "FAIL"
 	if (!ok) fails++
@@ -132,11 +151,12 @@ function row(name, value, target, ok) {
 { rps[NR] = $2; p99[NR] = $3; sock[NR] = $4; status[NR] = $5; reqs[NR] = $6 }
 END {
 	names[1] = "nginx static file"; names[2] = "rigfit GET /api/hardware"
-	names[3] = "rigfit POST /api/estimate"
-	names[4] = "  ... with 200 runs stored"
-	names[5] = sprintf("  ... with %d runs stored", runs)
+	names[3] = "rigfit POST /api/estimate"; names[4] = "rigfit POST /api/config"
+	names[5] = "rigfit POST /api/recommend"
+	names[6] = "  estimate with 200 runs stored"
+	names[7] = sprintf("  estimate with %d runs stored", runs)
 	printf "\n  %-34s %12s %10s %12s %10s\n", "", "requests/s", "p99 ms", "requests", "errors"
-	for (i = 1; i <= 5; i++)
+	for (i = 1; i <= 7; i++)
 		printf "  %-34s %12.0f %10.2f %12d %10d\n", names[i], rps[i], p99[i], reqs[i],
 			sock[i] + status[i]
 	printf "\n  %-34s %-22s %-14s %s\n", "check", "measured", "target", "result"
@@ -144,13 +164,17 @@ END {
 	est = rps[1] > 0 ? rps[3] / rps[1] : 0
 	row("hardware / nginx", sprintf("%.2fx", hw), ">= 0.50x", hw >= 0.5)
 	row("estimate / nginx", sprintf("%.2fx", est), ">= 0.30x", est >= 0.3)
-	hist = rps[4] > 0 ? rps[5] / rps[4] : 0
+	hist = rps[6] > 0 ? rps[7] / rps[6] : 0
 	row(sprintf("estimate, %d runs / 200", runs), sprintf("%.2fx (p99 %.2fx)", hist,
-	    p99[4] > 0 ? p99[5] / p99[4] : 0), ">= 0.50x", hist >= 0.5)
+	    p99[6] > 0 ? p99[7] / p99[6] : 0), ">= 0.50x", hist >= 0.5)
 	printf "  %-34s %-22s\n", "estimate, 200 runs / none (info)",
-		sprintf("%.2fx", rps[3] > 0 ? rps[4] / rps[3] : 0)
+		sprintf("%.2fx", rps[3] > 0 ? rps[6] / rps[3] : 0)
+	printf "  %-34s %-22s %s\n", "config / nginx", sprintf("%.3fx", rps[1] > 0 ? rps[4] / rps[1] : 0),
+		sprintf("%d setups evaluated per request", cfg_setups)
+	printf "  %-34s %-22s %s\n", "recommend / nginx", sprintf("%.4fx", rps[1] > 0 ? rps[5] / rps[1] : 0),
+		sprintf("%d setups evaluated per request", rec_setups)
 	errs = 0
-	for (i = 1; i <= 5; i++) errs += sock[i] + status[i]
+	for (i = 1; i <= 7; i++) errs += sock[i] + status[i]
 	row("errors (socket + non-2xx)", errs, "0", errs == 0)
 	row("rigfit VmRSS after the load", sprintf("%.1f MiB", rss / 1024), "< 32 MiB",
 	    rss > 0 && rss < 32 * 1024)

@@ -205,6 +205,7 @@ static struct api_env env_of(void)
 		.devices = &devices,
 		.models = few_models,
 		.tiers = tiers,
+		.quality = t_quality(),
 		.read_model = fake_read_model,
 	};
 	return env;
@@ -246,6 +247,7 @@ static void setup(void)
 		torture_points = 8;
 	}
 	t_profiles_load(&devices, &models, &tiers);
+	(void)t_quality(); /* loaded here, not under fault injection */
 	few_models = catalog_of_few();
 	memset(&snapshot, 0, sizeof(snapshot));
 	snapshot.hw = *hw;

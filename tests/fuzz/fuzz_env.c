@@ -96,6 +96,7 @@ const struct api_env *fuzz_env(void)
 	env.devices = &catalogs->table;
 	env.models = catalogs->models;
 	env.tiers = rf_profiles_get(profiles, "tiers.json");
+	env.quality = rf_profiles_get(profiles, "quality.json");
 	env.version = "fuzz";
 	return &env;
 }

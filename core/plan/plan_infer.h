@@ -1,0 +1,133 @@
+/*
+ * The inference planner: the best setup of one model on one machine for a use case, found by
+ * searching the setup space with the evaluator (core/plan/plan_eval.h) as the oracle, never by
+ * a ladder that cuts one setting at a time.
+ *
+ * The space: the runtime's weight formats (llama.cpp: every file type the quality table rates,
+ * or the one format a model ships natively, such as gpt-oss's MXFP4; vLLM: bf16, fp8, AWQ), the
+ * KV cache type (f16, q8_0; q4_0 only when nothing else fits), flash attention, the layers on
+ * the GPUs (all, or the most that fit: partial offload, only where the host's memory is known),
+ * the routed experts kept in host
+ * memory for MoE models (n_cpu_moe, llama.cpp's --n-cpu-moe), n_parallel as asked, and n_ctx,
+ * solved for each of the discrete choices as the largest that fits (by bisection: memory
+ * grows with n_ctx). Every setup must fit with headroom: no GPU above max_gpu_util of its
+ * budget (validate's vram_over_90 rule) and the host within its budget.
+ *
+ * The objective, by use case (the answer states it):
+ *   general       best quality with n_ctx >= 8192 (or the request's), usable speed;
+ *   long_context  the longest n_ctx at Q4_K_M-class quality or better, usable speed;
+ *   speed         the fastest with n_ctx >= 4096 at Q4_K_M-class quality or better;
+ *   quality       best quality with n_ctx >= 4096 at reading speed or faster.
+ * Quality is the quality table's divergence (ties within tie_kld); general and quality break
+ * ties by speed (within 5%), then context; long_context by quality, then speed; speed by
+ * quality, then context. "Usable" is min_tokens_per_s of decode (default 5). When no setup reaches the
+ * floor, the floor becomes 80% of the fastest setup that meets the rest, and the answer says
+ * so (below_floor).
+ *
+ * The answer: the chosen setup and the Pareto front over quality, speed and context among the
+ * setups that meet the constraints (the alternatives), each with a line of why.
+ *
+ * Pure: no I/O. plan_infer allocates its working set and frees it before returning.
+ */
+#ifndef RIGFIT_CORE_PLAN_INFER_H
+#define RIGFIT_CORE_PLAN_INFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/model.h"
+#include "core/plan/plan_eval.h"
+#include "core/plan/plan_quality.h"
+
+#define PLAN_MIN_TPS 5.0 /* default usable decode speed, tokens/s */
+/* Reading speed: 238 words per minute, the mean of silent reading in English (Brysbaert 2019,
+ * "How many words do we read per minute?", J. Memory and Language 109), at 1.3 tokens per
+ * word: 5.2 tokens/s. */
+#define PLAN_READING_TPS 5.2
+#define PLAN_MAX_GPU_UTIL 0.90 /* the share of a GPU's budget validate warns above */
+#define PLAN_MIN_CTX 2048      /* no setup with less context is offered */
+#define PLAN_GENERAL_CTX 8192
+#define PLAN_SHORT_CTX 4096
+/* Context general and quality write at most: long conversations and documents fit, and memory
+ * beyond it is better spent on quality (long_context takes all there is). */
+#define PLAN_GENERAL_CTX_CAP 32768
+#define PLAN_SPEED_CTX_CAP 8192
+#define PLAN_MAX_ALTS 8
+#define PLAN_WHY_LEN 200
+#define PLAN_OBJECTIVE_LEN 240
+#define PLAN_MAX_NOTES 8
+#define PLAN_NOTE_LEN 240
+
+enum plan_use_case {
+	PLAN_GENERAL = 0,
+	PLAN_LONG_CONTEXT,
+	PLAN_SPEED,
+	PLAN_QUALITY,
+	PLAN_USE_CASES
+};
+
+/* Returns the use case's name ("long_context"). */
+const char *plan_use_case_name(enum plan_use_case u);
+
+/* The weights of the model in file type ftype (a memo); returns 0 or a negative rf_err. */
+typedef int (*plan_weights_fn)(void *ctx, const struct model_arch *a, int ftype,
+			       struct rf_mem_weights *out /* OUT */);
+
+struct plan_model {
+	const struct model_arch *arch; /* validated */
+	const struct model_params *params;
+	plan_weights_fn weights;
+	void *weights_ctx;
+	int fixed_ftype;   /* >= 0: the weights are a file of this type (a GGUF): the only format */
+	bool native_mxfp4; /* released with MXFP4 experts (gpt-oss): the only llama.cpp format */
+};
+
+struct plan_request {
+	enum plan_use_case use_case;
+	enum plan_runtime runtime;
+	int ftype;           /* llama.cpp: a fixed file type; -1 search */
+	int vformat;         /* vLLM: a fixed format (enum plan_vllm_format); -1 search */
+	int64_t n_ctx;       /* 0: the use case's; > 0: exactly this; -1: the largest that fits */
+	int64_t n_parallel;  /* sequences sharing n_ctx; >= 1 */
+	double min_tps;      /* usable decode speed; <= 0: PLAN_MIN_TPS */
+	double max_gpu_util; /* headroom; <= 0: PLAN_MAX_GPU_UTIL (vLLM: 1, its own share) */
+	bool choice_only;    /* no alternatives wanted: formats that cannot be chosen are not
+			     evaluated at all (a catalog sweep) */
+};
+
+/* Sets the defaults: general, llama.cpp, every format, the use case's context, one sequence,
+ * PLAN_MIN_TPS, PLAN_MAX_GPU_UTIL. */
+void plan_request_default(struct plan_request *r /* OUT */);
+
+struct plan_choice {
+	struct plan_setup setup;
+	struct plan_result res;
+	double kld; /* the quality table's divergence; < 0 unknown */
+	char why[PLAN_WHY_LEN];
+};
+
+struct plan_answer {
+	bool found;
+	struct plan_choice best;
+	int n_alt;
+	struct plan_choice alt[PLAN_MAX_ALTS]; /* the Pareto front, best first, without best */
+	int evaluated;                         /* setups put to the evaluator */
+	bool below_floor;                      /* nothing reached the speed floor (see above) */
+	double floor_tps;                      /* the floor applied */
+	int64_t ctx_target;                    /* the least n_ctx the objective asked for */
+	bool ctx_short;                        /* nothing fitted ctx_target: the best fitted less */
+	char objective[PLAN_OBJECTIVE_LEN];
+	int n_notes;
+	char notes[PLAN_MAX_NOTES][PLAN_NOTE_LEN]; /* what was traded, one line each */
+	/* When nothing fits: the smallest need found (the cheapest format at PLAN_MIN_CTX with
+	 * every layer on the GPUs), for the error message. */
+	int64_t min_total_bytes;
+};
+
+/* Plans model m on hw for r, rating quality with q. Returns 0 with *out (out->found false when
+ * no setup fits at all), RF_E_NOMEM, or RF_E_INVALID_VALUE (a request out of range). */
+int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
+	       const struct plan_quality *q, const struct plan_request *r,
+	       struct plan_answer *out /* OUT */);
+
+#endif

@@ -1,0 +1,292 @@
+/*
+ * The planner over the whole catalog: every catalog model on every kind of device profile
+ * (GPUs, SoCs and CPUs of profiles/devices.json; one profile per memory size and kind, as the
+ * fit follows the memory) with every use case, resolved as /api/config resolves them. Every setup the planner chooses must fit, keep every GPU at most 90% of its budget
+ * (validate's vram_over_90), stay within the model's context and keep n_ubatch <= n_batch; a
+ * sample of them is put to the real POST /api/validate as /api/config writes them, which must
+ * answer is_valid with no errors and no vram_over_90.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/estimate.h"
+#include "api/plan_quality_json.h"
+#include "api/runtime_config.h"
+#include "api/validate.h"
+#include "core/device.h"
+#include "core/model.h"
+#include "core/plan/plan_infer.h"
+#include "tests/api/profiles_fixture.h"
+#include "tests/test.h"
+
+#define VALIDATE_EVERY 53 /* one plan in this many is also put to /api/validate */
+
+static struct device_table devices;
+static struct model_catalog *models;
+
+static void setup(void)
+{
+	t_profiles_load(&devices, &models, NULL);
+}
+
+static void teardown(void)
+{
+	t_profiles_free(&devices, &models, NULL);
+}
+
+static struct api_env env_of(void)
+{
+	struct api_env env = {
+		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	return env;
+}
+
+static int call(api_handler_fn h, const char *path, const char *body, cJSON **out)
+{
+	struct api_env env = env_of();
+	struct api_request req = {.method = API_POST,
+				  .path = path,
+				  .query = "",
+				  .body = body,
+				  .body_len = strlen(body)};
+	struct api_reply r = {0};
+	int st;
+
+	h(&env, &req, &r);
+	st = r.status;
+	*out = cJSON_ParseWithLength(r.body, r.len);
+	ck_assert_msg(*out != NULL, "%s: not JSON", path);
+	api_reply_reset(&r);
+	return st;
+}
+
+/* /api/config for (model, device, use case), then /api/validate on what it wrote. */
+static void validate_round_trip(const char *model, const char *device, const char *use_case)
+{
+	char body[512];
+	cJSON *cfg, *val, *req;
+	const cJSON *w;
+	char *vbody;
+
+	snprintf(body, sizeof(body),
+		 "{\"model\":{\"id\":\"%s\"},\"hardware_profile\":\"%s\",\"use_case\":\"%s\"}",
+		 model, device, use_case);
+	ck_assert_int_eq(call(api_config, "/api/config", body, &cfg), 200);
+	req = cJSON_CreateObject();
+	cJSON_AddItemToObject(req, "model", cJSON_CreateString(model));
+	cJSON_AddStringToObject(req, "hardware_profile", device);
+	cJSON_AddItemToObject(req, "settings",
+			      cJSON_Duplicate(cJSON_GetObjectItem(cfg, "settings"), true));
+	cJSON_AddItemToObject(req, "metadata",
+			      cJSON_Duplicate(cJSON_GetObjectItem(cfg, "metadata"), true));
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(req, "metadata"), "estimate");
+	cJSON_AddStringToObject(req, "backend", cJSON_GetObjectItem(cfg, "backend")->valuestring);
+	vbody = cJSON_PrintUnformatted(req);
+	{
+		int vst = call(api_validate, "/api/validate", vbody, &val);
+		char *vtxt = cJSON_PrintUnformatted(val);
+		ck_assert_msg(vst == 200, "validate %d: %s for %s", vst, vtxt, vbody);
+		free(vtxt);
+	}
+	ck_assert_msg(cJSON_GetArraySize(cJSON_GetObjectItem(val, "errors")) == 0,
+		      "%s on %s (%s): validate errors: %s", model, device, use_case, vbody);
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(val, "warnings")) ck_assert_msg(
+		strcmp(cJSON_GetObjectItem(w, "code")->valuestring, "vram_over_90") != 0,
+		"%s on %s (%s): vram_over_90", model, device, use_case);
+	free(vbody);
+	cJSON_Delete(req);
+	cJSON_Delete(val);
+	cJSON_Delete(cfg);
+}
+
+START_TEST(every_model_on_every_device_fits_with_headroom)
+{
+	struct api_env env = env_of();
+	struct plan_quality q;
+	struct plan_answer *ans = malloc(sizeof(*ans));
+	struct api_reply err = {0};
+	long plans = 0, found = 0, checked = 0;
+
+	ck_assert_ptr_nonnull(ans);
+	ck_assert_int_eq(api_plan_quality(&env, &q, &err), 0);
+	for (size_t mi = 0; mi < models->n; mi++) {
+		const struct model_entry *me = &models->models[mi];
+		cJSON *model = cJSON_CreateString(me->id);
+		if (me->arch.family != MODEL_DECODER) {
+			cJSON_Delete(model);
+			continue;
+		}
+		for (int dj = 0; dj < devices.n * PLAN_USE_CASES; dj++) {
+			int di = dj / PLAN_USE_CASES;
+			const struct device_profile *dp = &devices.devices[di];
+			enum plan_use_case uc = (enum plan_use_case)(dj % PLAN_USE_CASES);
+			bool seen = false;
+			struct api_plan_input *in = NULL;
+			struct plan_model pm;
+			struct plan_request r;
+			const struct plan_choice *b;
+			int rc;
+			for (int o = 0; o < di && !seen; o++)
+				seen = devices.devices[o].kind == dp->kind &&
+				       devices.devices[o].memory_gib == dp->memory_gib &&
+				       devices.devices[o].unified == dp->unified;
+			if (seen)
+				continue;
+			rc = api_plan_input(&env, model, NULL, dp->id, &in, &err);
+			if (rc < 0) {
+				/* Profiles without a memory size cannot be planned on. */
+				ck_assert_msg(dp->memory_gib <= 0 || dp->kind == DEVICE_KIND_CPU,
+					      "%s on %s: %.*s", me->id, dp->id, (int)err.len,
+					      err.body);
+				api_reply_reset(&err);
+				continue;
+			}
+			api_plan_model(in, &pm);
+			plan_request_default(&r);
+			r.use_case = uc;
+			ck_assert_int_eq(plan_infer(&pm, &in->machine, &q, &r, ans), 0);
+			plans++;
+			if (ans->found) {
+				b = &ans->best;
+				found++;
+				ck_assert_msg(b->res.fits, "%s on %s: does not fit", me->id,
+					      dp->id);
+				ck_assert_msg(b->res.gpu_util <= PLAN_MAX_GPU_UTIL,
+					      "%s on %s: %.3f", me->id, dp->id, b->res.gpu_util);
+				ck_assert(b->setup.p.n_ubatch <= b->setup.p.n_batch);
+				ck_assert(b->setup.p.n_ctx >= 256);
+				ck_assert(me->arch.max_position_embeddings <= 0 ||
+					  b->setup.p.n_ctx <= me->arch.max_position_embeddings);
+				for (int i = 0; i < ans->n_alt; i++)
+					ck_assert(ans->alt[i].res.fits &&
+						  ans->alt[i].res.gpu_util <= PLAN_MAX_GPU_UTIL);
+				if (dp->kind != DEVICE_KIND_CPU && found % VALIDATE_EVERY == 0) {
+					validate_round_trip(me->id, dp->id, plan_use_case_name(uc));
+					checked++;
+				}
+			}
+			api_plan_input_free(in);
+		}
+		cJSON_Delete(model);
+	}
+	ck_assert(plans > 2000);
+	ck_assert(found > plans / 2);
+	ck_assert(checked > 20);
+	free(ans);
+}
+END_TEST
+
+/* The issue's sweep: 5 models x 4 GPUs (with 64 GB of RAM) x 4 use cases; 32 of the 80 configs
+ * /api/config wrote were flagged vram_over_90 by /api/validate. Now none is flagged. */
+START_TEST(eighty_configs_pass_their_own_validate)
+{
+	static const char *const ms[] = {"llama-3.1-8b", "qwen2.5-7b", "qwen2.5-32b",
+					 "gemma-3-27b-it", "llama-3.3-70b"};
+	static const char *const gpus[] = {"RTX 3060 12GB", "RTX 4090", "RTX 3090",
+					   "A100 80GB PCIe"};
+	static const char *const ucs[] = {"general", "long_context", "speed", "quality"};
+	int flagged = 0, n = 0;
+
+	for (size_t a = 0; a < 5; a++)
+		for (size_t b = 0; b < 4; b++)
+			for (size_t c = 0; c < 4; c++) {
+				char body[512], *vbody;
+				cJSON *cfg, *val, *req;
+				const cJSON *w;
+				snprintf(
+					body, sizeof(body),
+					"{\"model\":\"%s\",\"use_case\":\"%s\",\"hardware\":{\"gpus\":"
+					"[{\"name\":\"%s\"}],\"memory\":{\"total_bytes\":68719476736},"
+					"\"cpu\":{\"physical_cores\":8}}}",
+					ms[a], ucs[c], gpus[b]);
+				ck_assert_int_eq(call(api_config, "/api/config", body, &cfg), 200);
+				req = cJSON_Parse(body);
+				cJSON_DeleteItemFromObject(req, "use_case");
+				cJSON_AddItemToObject(
+					req, "settings",
+					cJSON_Duplicate(cJSON_GetObjectItem(cfg, "settings"),
+							true));
+				cJSON_AddItemToObject(
+					req, "metadata",
+					cJSON_Duplicate(cJSON_GetObjectItem(cfg, "metadata"),
+							true));
+				cJSON_DeleteItemFromObject(cJSON_GetObjectItem(req, "metadata"),
+							   "estimate");
+				vbody = cJSON_PrintUnformatted(req);
+				ck_assert_int_eq(call(api_validate, "/api/validate", vbody, &val),
+						 200);
+				flagged += cJSON_GetArraySize(cJSON_GetObjectItem(val, "errors")) >
+					   0;
+				cJSON_ArrayForEach(w, cJSON_GetObjectItem(val, "warnings"))
+					flagged +=
+					strcmp(cJSON_GetObjectItem(w, "code")->valuestring,
+					       "vram_over_90") == 0;
+				ck_assert_msg(flagged == 0, "flagged: %s", vbody);
+				n++;
+				free(vbody);
+				cJSON_Delete(req);
+				cJSON_Delete(val);
+				cJSON_Delete(cfg);
+			}
+	ck_assert_int_eq(n, 80);
+}
+END_TEST
+
+/* A config that does not fit gets the planner's setup, and that setup validates. */
+START_TEST(validate_suggests_the_planned_setup)
+{
+	const char *hw =
+		"\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060 12GB\"}],\"memory\":{\"total_"
+		"bytes\":68719476736},\"cpu\":{\"physical_cores\":8}}";
+	char body[768], *vbody;
+	cJSON *val, *again, *req;
+	const cJSON *sug, *e;
+
+	snprintf(
+		body, sizeof(body),
+		"{\"model\":\"qwen3-30b-a3b\",\"metadata\":{\"precision\":\"Q8_0\"},%s,\"settings\":{\"n_ctx\":"
+		"16384,\"n_gpu_layers\":99,\"n_threads\":8,\"n_batch\":2048,\"n_ubatch\":512,"
+		"\"flash_attn\":true,\"cache_type_k\":\"f16\",\"cache_type_v\":\"f16\"}}",
+		hw);
+	ck_assert_int_eq(call(api_validate, "/api/validate", body, &val), 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(val, "is_valid")));
+	e = cJSON_GetArrayItem(cJSON_GetObjectItem(val, "errors"), 0);
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(e, "suggestion")->valuestring,
+				     "the setup /api/config plans here"));
+	sug = cJSON_GetObjectItem(val, "suggested_settings");
+	ck_assert_ptr_nonnull(sug);
+	/* The quant and the context are kept; the experts go to RAM. */
+	ck_assert_str_eq(cJSON_GetObjectItem(sug, "quant")->valuestring, "Q8_0");
+	ck_assert_double_eq(cJSON_GetObjectItem(sug, "n_ctx")->valuedouble, 16384);
+	ck_assert(cJSON_GetObjectItem(sug, "n_cpu_moe")->valuedouble > 0);
+	req = cJSON_Parse(body);
+	cJSON_ReplaceItemInObject(req, "settings", cJSON_Duplicate(sug, true));
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(req, "settings"), "quant");
+	vbody = cJSON_PrintUnformatted(req);
+	ck_assert_int_eq(call(api_validate, "/api/validate", vbody, &again), 200);
+	ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(again, "is_valid")), "%s", vbody);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(again, "warnings")) >= 0, 1);
+	ck_assert_ptr_null(cJSON_GetObjectItem(again, "suggested_settings"));
+	free(vbody);
+	cJSON_Delete(req);
+	cJSON_Delete(again);
+	cJSON_Delete(val);
+}
+END_TEST
+
+Suite *plan_property_suite(void)
+{
+	Suite *s = suite_create("plan_property");
+	TCase *tc = tcase_create("catalog");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, every_model_on_every_device_fits_with_headroom);
+	tcase_add_test(tc, eighty_configs_pass_their_own_validate);
+	tcase_add_test(tc, validate_suggests_the_planned_setup);
+	suite_add_tcase(s, tc);
+	return s;
+}
