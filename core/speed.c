@@ -378,6 +378,56 @@ int speed_estimate(const struct speed_input *in, struct speed_output *out)
 	return speed_estimate_with(in, speed_fitted, out);
 }
 
+/* ---- batched decode ---------------------------------------------------------------------- */
+
+int speed_batched(const struct speed_input *in, const struct speed_batch *b,
+		  struct speed_batch_output *out)
+{
+	struct speed_input step_in;
+	struct speed_batch_output o;
+	double n, dense, share = 1, t_mem, t_mem1, t_pp, t_c, prompt;
+
+	if (validate(in) < 0 || !b || !out || b->n_streams < 1 || b->n_streams > 65536 ||
+	    !in_range(b->kv_bytes_per_stream, 0, 1e15) || !in_range(b->expert_bytes, 0, 1e15) ||
+	    b->n_experts < 0 || b->n_experts_used < 0 || b->n_experts_used > b->n_experts ||
+	    !isfinite(b->prompt_tokens) || b->prompt_tokens > 1e9)
+		return RF_E_INVALID_VALUE;
+	t_pp = prefill_time(in, speed_fitted);
+	if (t_pp <= 0)
+		return RF_E_INVALID_VALUE;
+	memset(&o, 0, sizeof(o));
+	n = (double)b->n_streams;
+	step_in = *in;
+	/* The experts a step reads: each is skipped by all n tokens with (1 - k/E)^n. */
+	if (b->n_experts > 0 && b->expert_bytes > 0) {
+		double k_share = (double)b->n_experts_used / (double)b->n_experts;
+		dense = in->weight_bytes - b->expert_bytes * k_share;
+		if (dense < 0)
+			dense = 0;
+		share = 1 - pow(1 - k_share, n);
+		step_in.weight_bytes = dense + b->expert_bytes * share;
+		if (step_in.weight_bytes < 1)
+			step_in.weight_bytes = 1;
+	}
+	t_mem = decode_time(&step_in, speed_fitted, n * b->kv_bytes_per_stream);
+	t_mem1 = decode_time(in, speed_fitted, b->kv_bytes_per_stream);
+	/* A 512-token prefill reads the weights once: what is left of its time per token is
+	 * the compute a token adds to a step. */
+	t_c = t_pp - decode_time(in, speed_fitted, 0) / 512.0;
+	if (t_c < 0)
+		t_c = 0;
+	prompt = b->prompt_tokens > 0 ? b->prompt_tokens : 512;
+	o.memory_ms = t_mem * 1e3;
+	o.compute_ms = n * t_c * 1e3;
+	o.step_ms = o.memory_ms + o.compute_ms;
+	o.aggregate_tokens_per_s = n / (t_mem + n * t_c);
+	o.per_stream_tokens_per_s = 1 / (t_mem + n * t_c);
+	o.time_to_first_token_s = prompt * t_pp + t_mem1 + t_c;
+	o.experts_read_share = share;
+	*out = o;
+	return 0;
+}
+
 /* ---- fitting --------------------------------------------------------------------------- */
 
 enum group {

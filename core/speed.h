@@ -141,6 +141,38 @@ int speed_estimate_with(const struct speed_input *in,
 double speed_predict(const struct speed_input *in,
 		     const struct speed_params params[SPEED_BACKEND_COUNT], enum speed_test test);
 
+/* Batched decode: n_streams sequences generating together (llama-server with n_parallel
+ * slots busy, vLLM's running batch). One step produces one token per stream: the weights are
+ * read once per step (for MoE, the union of the experts the streams route to), each stream's
+ * KV cache is read on its own, and each stream's token costs its FLOPs. The step is
+ *   memory time (weights + n x KV, as decode) + n x marginal compute per token
+ * where the marginal compute is the prefill time per token less the weight pass a 512-token
+ * prefill shares, so that 512 streams process tokens at the pp512 rate. Pure roofline
+ * arithmetic over speed_estimate's fitted constants; checked against llama.cpp runs at
+ * micro-batch sizes 16-128 (tests/core/test_speed.c). */
+struct speed_batch {
+	int n_streams;              /* >= 1 */
+	double kv_bytes_per_stream; /* KV read per step by one stream, at its mean context */
+	double expert_bytes;        /* bytes of all routed experts; 0: dense */
+	int n_experts;              /* routed experts per MoE layer; 0: dense */
+	int n_experts_used;         /* experts each token routes to */
+	double prompt_tokens;       /* for the time to first token; <= 0: 512 */
+};
+
+struct speed_batch_output {
+	double aggregate_tokens_per_s;  /* tokens per second over all streams */
+	double per_stream_tokens_per_s; /* what each stream sees */
+	double time_to_first_token_s;   /* prefill of prompt_tokens on an idle server + one step */
+	double step_ms, memory_ms, compute_ms;
+	double experts_read_share; /* share of the routed experts one step reads (1 dense) */
+};
+
+/* Estimates n_streams decoding together on in's hardware with speed_fitted. Returns 0 and
+ * *out, or RF_E_INVALID_VALUE (in invalid, n_streams outside 1..65536, negative sizes, experts
+ * used above experts, prefill unknown) with *out untouched. */
+int speed_batched(const struct speed_input *in, const struct speed_batch *b,
+		  struct speed_batch_output *out /* OUT */);
+
 /* One measured run: the inputs that describe it, which test, and the tokens per second. */
 struct speed_obs {
 	struct speed_input in;
