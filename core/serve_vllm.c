@@ -113,7 +113,7 @@ static bool quantized_linear(const struct rf_tensor *t)
  * 4-bit group-128 formats carry an fp16 scale and a 4-bit zero per group; NF4 an fp32 absmax
  * per 64; MXFP4 an 8-bit exponent per 32; FP8 and INT8 one fp32 scale per output row (counted
  * per tensor by the caller). */
-static double linear_bytes_per_elem(int p, bool expert)
+double vllm_weight_bytes_per_param(int p, bool expert)
 {
 	switch (p) {
 	case VLLM_FP32:
@@ -193,7 +193,7 @@ static int64_t stage_weights(const struct model_arch *a, const struct rf_tensor_
 			if ((t->cat == RF_TC_ATTN_K || t->cat == RF_TC_ATTN_V) && n_kv < tp &&
 			    a->kv_lora_rank <= 0)
 				shard = (double)n_kv;
-			bytes += n / shard * linear_bytes_per_elem(s->precision, t->expert);
+			bytes += n / shard * vllm_weight_bytes_per_param(s->precision, t->expert);
 			if (s->precision == VLLM_FP8 || s->precision == VLLM_INT8)
 				bytes += (double)t->ne[1] * (t->expert ? (double)t->ne[2] : 1.0) *
 					 4 / shard;

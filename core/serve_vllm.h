@@ -67,6 +67,10 @@ int vllm_precision_parse(const char *name);
 /* Returns the canonical name of p ("bf16"), or "unknown". Static storage. */
 const char *vllm_precision_name(int p);
 
+/* Returns the bytes one weight of a linear layer (an expert's when expert) takes in precision p,
+ * scales and zero points included; 2 for an unknown p. */
+double vllm_weight_bytes_per_param(int p, bool expert);
+
 /* One GPU a worker runs on. */
 struct vllm_gpu {
 	int64_t total_bytes; /* as NVML reports it (CUDA sees VLLM_CUDA_RESERVED_BYTES less) */

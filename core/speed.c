@@ -383,16 +383,23 @@ int speed_estimate(const struct speed_input *in, struct speed_output *out)
 int speed_batched(const struct speed_input *in, const struct speed_batch *b,
 		  struct speed_batch_output *out)
 {
+	return speed_batched_with(in, speed_fitted, b, out);
+}
+
+int speed_batched_with(const struct speed_input *in,
+		       const struct speed_params params[SPEED_BACKEND_COUNT],
+		       const struct speed_batch *b, struct speed_batch_output *out)
+{
 	struct speed_input step_in;
 	struct speed_batch_output o;
 	double n, dense, share = 1, t_mem, t_mem1, t_pp, t_c, prompt;
 
-	if (validate(in) < 0 || !b || !out || b->n_streams < 1 || b->n_streams > 65536 ||
+	if (validate(in) < 0 || !params || !b || !out || b->n_streams < 1 || b->n_streams > 65536 ||
 	    !in_range(b->kv_bytes_per_stream, 0, 1e15) || !in_range(b->expert_bytes, 0, 1e15) ||
 	    b->n_experts < 0 || b->n_experts_used < 0 || b->n_experts_used > b->n_experts ||
 	    !isfinite(b->prompt_tokens) || b->prompt_tokens > 1e9)
 		return RF_E_INVALID_VALUE;
-	t_pp = prefill_time(in, speed_fitted);
+	t_pp = prefill_time(in, params);
 	if (t_pp <= 0)
 		return RF_E_INVALID_VALUE;
 	memset(&o, 0, sizeof(o));
@@ -409,11 +416,11 @@ int speed_batched(const struct speed_input *in, const struct speed_batch *b,
 		if (step_in.weight_bytes < 1)
 			step_in.weight_bytes = 1;
 	}
-	t_mem = decode_time(&step_in, speed_fitted, n * b->kv_bytes_per_stream);
-	t_mem1 = decode_time(in, speed_fitted, b->kv_bytes_per_stream);
+	t_mem = decode_time(&step_in, params, n * b->kv_bytes_per_stream);
+	t_mem1 = decode_time(in, params, b->kv_bytes_per_stream);
 	/* A 512-token prefill reads the weights once: what is left of its time per token is
 	 * the compute a token adds to a step. */
-	t_c = t_pp - decode_time(in, speed_fitted, 0) / 512.0;
+	t_c = t_pp - decode_time(in, params, 0) / 512.0;
 	if (t_c < 0)
 		t_c = 0;
 	prompt = b->prompt_tokens > 0 ? b->prompt_tokens : 512;

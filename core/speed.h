@@ -173,6 +173,11 @@ struct speed_batch_output {
 int speed_batched(const struct speed_input *in, const struct speed_batch *b,
 		  struct speed_batch_output *out /* OUT */);
 
+/* Like speed_batched with an explicit constants table (another runtime's kernels). */
+int speed_batched_with(const struct speed_input *in,
+		       const struct speed_params params[SPEED_BACKEND_COUNT],
+		       const struct speed_batch *b, struct speed_batch_output *out /* OUT */);
+
 /* One measured run: the inputs that describe it, which test, and the tokens per second. */
 struct speed_obs {
 	struct speed_input in;
