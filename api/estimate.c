@@ -104,6 +104,9 @@ struct est_request {
 	bool enforce_eager, has_enforce_eager;
 	int64_t concurrency, prompt_tokens, output_tokens;
 	bool has_concurrency, has_prompt_tokens, has_output_tokens;
+	/* llama.cpp's --tensor-split: layer proportions per GPU; none given: free memory. */
+	double split[RF_MAX_DEVICES];
+	int n_split;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -121,6 +124,7 @@ static const struct jm_field est_fields[] = {
 	{"model", JM_ANY, 0, 0, 0, 0, true, 0, NULL},
 	{"hardware", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
 	{"lora_targets", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
+	{"tensor_split", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
 	E("mode", mode, has_mode, est_modes),
 	F("quant", JM_STRING, quant, sizeof(((struct est_request *)0)->quant), 0, 0, has_quant),
 	F("n_ctx", JM_INT_OR_MAX, n_ctx, 0, 1, 1 << 24, has_n_ctx),
@@ -850,6 +854,18 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		p.n_gpu_layers = e->rq.n_gpu_layers;
 
 	n_dev = est_devices(e, dev, &host);
+	if (e->rq.n_split > 0) {
+		if (e->rq.n_split > n_dev) {
+			free(m);
+			return api_error(out, RF_E_INVALID_VALUE, "tensor_split",
+					 "tensor_split has %d entries; the hardware has %d GPUs",
+					 e->rq.n_split, n_dev);
+		}
+		for (int i = 0; i < n_dev; i++)
+			dev[i].split = i < e->rq.n_split ? e->rq.split[i] : 0;
+		assume(e, "tensor_split: layers in the given proportions, as llama.cpp's "
+			  "--tensor-split places them");
+	}
 	if (n_dev == 0 && p.n_gpu_layers != 0) {
 		p.n_gpu_layers = 0;
 		assume(e, "n_gpu_layers: 0 (no GPU to offload to)");
@@ -939,7 +955,8 @@ static int est_runtime_fields(struct est *e, struct api_reply *out)
 		   {r->has_n_parallel, "n_parallel", "max_num_seqs or concurrency"},
 		   {r->has_n_gpu_layers, "n_gpu_layers", "tensor_parallel_size"},
 		   {r->has_kv_type, "kv_cache_type", "kv_cache_dtype"},
-		   {r->has_flash_attn, "flash_attn", "nothing (vLLM picks its attention backend)"}},
+		   {r->has_flash_attn, "flash_attn", "nothing (vLLM picks its attention backend)"},
+		   {r->n_split > 0, "tensor_split", "tensor_parallel_size"}},
 	  vllm[] = {{r->has_precision, "precision", "quant"},
 		    {r->has_tp, "tensor_parallel_size", "n_gpu_layers and tensor_split"},
 		    {r->has_pp, "pipeline_parallel_size", "n_gpu_layers"},
@@ -1467,6 +1484,33 @@ static int est_lora_targets(const cJSON *v, unsigned *out, struct api_reply *rep
 	return 0;
 }
 
+/* Reads "tensor_split": up to RF_MAX_DEVICES non-negative proportions, not all zero. */
+static int est_tensor_split(const cJSON *v, struct est_request *rq, struct api_reply *reply)
+{
+	const cJSON *x;
+	double sum = 0;
+
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 ||
+	    cJSON_GetArraySize(v) > RF_MAX_DEVICES)
+		return api_error(reply, RF_E_INVALID_VALUE, "tensor_split",
+				 "tensor_split must be a list of 1 to %d proportions, one per GPU",
+				 RF_MAX_DEVICES);
+	rq->n_split = 0;
+	cJSON_ArrayForEach(x, v)
+	{
+		if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+		    x->valuedouble > 1e6)
+			return api_error(reply, RF_E_INVALID_VALUE, "tensor_split",
+					 "tensor_split must hold proportions in [0, 1000000]");
+		rq->split[rq->n_split++] = x->valuedouble;
+		sum += x->valuedouble;
+	}
+	if (sum <= 0)
+		return api_error(reply, RF_E_INVALID_VALUE, "tensor_split",
+				 "tensor_split needs at least one GPU with a share above 0");
+	return 0;
+}
+
 /* ---- the route --------------------------------------------------------------------------- */
 
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result,
@@ -1491,6 +1535,12 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 	if (cJSON_GetObjectItemCaseSensitive(body, "lora_targets")) {
 		rc = est_lora_targets(cJSON_GetObjectItemCaseSensitive(body, "lora_targets"),
 				      &e->rq.lora_targets, out);
+		if (rc < 0)
+			goto done;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "tensor_split")) {
+		rc = est_tensor_split(cJSON_GetObjectItemCaseSensitive(body, "tensor_split"),
+				      &e->rq, out);
 		if (rc < 0)
 			goto done;
 	}
