@@ -782,6 +782,24 @@ static void est_batched_json(struct est *e, const struct speed_input *in,
 		       (long long)t->concurrency);
 }
 
+/* The speed object of a setup that does not fit: no figures, basis "none". */
+static void est_no_speed(struct est *e, cJSON *speed)
+{
+	static const char *const figures[] = {"decode_tokens_per_s",
+					      "decode_tokens_per_s_at_full_ctx",
+					      "prefill_tokens_per_s",
+					      "aggregate_decode_tokens_per_s",
+					      "per_stream_decode_tokens_per_s",
+					      "time_to_first_token_s",
+					      "usd_per_million_tokens"};
+
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+		cJSON_AddNullToObject(speed, figures[i]);
+	cJSON_AddStringToObject(speed, "basis", "none");
+	assume(e, "speed: none, as the setup does not fit (a smaller context, quant or fewer GPU "
+		  "layers that fits has one)");
+}
+
 static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			 struct api_reply *out)
 {
@@ -914,7 +932,10 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 	est_speed_devices(env, e, &in);
 	est_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
-	if (speed) {
+	if (speed && !m->fits) {
+		/* A setup that cannot be loaded has no speed. */
+		est_no_speed(e, speed);
+	} else if (speed) {
 		struct est_predict pr = {&in, dev, n_dev, &host, NULL, NULL};
 		rc = est_speed_json(env, e, &in, &pr, speed);
 		free(pr.m);
@@ -1232,12 +1253,7 @@ static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struc
 		if (c.fits) {
 			est_vllm_speed(env, e, &s, &c, speed);
 		} else {
-			/* A setup that cannot start has no speed. */
-			cJSON_AddNullToObject(speed, "decode_tokens_per_s");
-			cJSON_AddNullToObject(speed, "prefill_tokens_per_s");
-			cJSON_AddNullToObject(speed, "aggregate_decode_tokens_per_s");
-			cJSON_AddStringToObject(speed, "basis", "none");
-			assume(e, "speed: none, vLLM would not start with these settings");
+			est_no_speed(e, speed);
 		}
 	}
 	return 0;

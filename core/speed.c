@@ -147,7 +147,7 @@ static int validate(const struct speed_input *in)
 			return RF_E_INVALID_VALUE;
 	}
 	if (!isfinite(in->host.bandwidth_gbs) || in->host.bandwidth_gbs > 1e7 ||
-	    in->host.threads > 100000)
+	    in->host.threads > 100000 || !isfinite(in->host.link_gbs) || in->host.link_gbs > 1e7)
 		return RF_E_INVALID_VALUE;
 	return 0;
 }
@@ -231,7 +231,19 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += part / (p->tensor_ceiling_tflops * 1e12);
 	}
-	if (f < 1) {
+	if (f < 1 && in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU) {
+		/* llama.cpp offloads batches of 32 tokens or more to the GPU (ggml_backend_sched's
+		 * offload_op): the host layers' weights cross the link once per micro-batch and
+		 * their FLOPs run on the GPU like the rest. */
+		const struct speed_device *d = &in->devices[0];
+		double link = in->host.link_gbs > 0 ? in->host.link_gbs :
+						      SPEED_ASSUMED_HOST_LINK_GBS;
+		t += in->weight_bytes * (1 - f) / (link * 1e9) / SPEED_PREFILL_UBATCH;
+		t += fl * (1 - f) /
+		     (compute_eff(p, d->compute, in->quantized) * d->compute_tflops * 1e12);
+		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
+			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);
+	} else if (f < 1) {
 		int threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
 		t += fl * (1 - f) / ((double)threads * cpu->cpu_gflops_per_thread * 1e9);
 	}
@@ -331,10 +343,21 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 		     cpu->mem_eff * (known && in->host.bandwidth_measured ?
 					     1.0 :
 					     SPEED_MEASURED_OVER_THEORETICAL));
-		note(o, "host prefill at %.0f GFLOPS per thread x %d threads%s (fitted on %d rows)",
-		     cpu->cpu_gflops_per_thread,
-		     in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS,
-		     in->host.threads > 0 ? "" : " (assumed)", cpu->rows_cpu_prefill);
+		if (in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU)
+			note(o,
+			     "prefill runs the host layers on the GPU, copying their weights at "
+			     "%.0f GB/s%s once per %d-token micro-batch (llama.cpp's batch offload)",
+			     in->host.link_gbs > 0 ? in->host.link_gbs :
+						     SPEED_ASSUMED_HOST_LINK_GBS,
+			     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)",
+			     SPEED_PREFILL_UBATCH);
+		else
+			note(o,
+			     "host prefill at %.0f GFLOPS per thread x %d threads%s (fitted on %d "
+			     "rows)",
+			     cpu->cpu_gflops_per_thread,
+			     in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS,
+			     in->host.threads > 0 ? "" : " (assumed)", cpu->rows_cpu_prefill);
 	}
 }
 

@@ -10,7 +10,9 @@
  *            peak; it is what holds HBM parts such as the A100 and H100 far below theirs)
  *   prefill: time per token = sum over devices of FLOPs on the device / (eff x peak)
  *            + FLOPs / ceiling                          (tensor peaks: the kernels' own limit)
- *            + the host's share at threads x GFLOPS per thread
+ *            + the host's share: with a GPU, llama.cpp runs batches on it, copying the
+ *              host layers' weights over the link once per micro-batch; on the CPU backend,
+ *              threads x GFLOPS per thread
  *
  * A layer split over several devices runs one device after the other, so bandwidths are not
  * summed. The efficiencies, the per-layer cost and the ceilings are fitted per backend to
@@ -72,7 +74,14 @@ struct speed_host {
 	double bandwidth_gbs;    /* <= 0 unknown */
 	bool bandwidth_measured; /* a measurement rather than the theoretical peak */
 	int threads;             /* threads doing CPU work; <= 0 unknown */
+	double link_gbs;         /* host to GPU copies (PCIe); <= 0 unknown */
 };
+
+/* Host-to-GPU copy rate assumed when the link is unknown: PCIe 4.0 x16 (31.5 GB/s) at 80%. */
+#define SPEED_ASSUMED_HOST_LINK_GBS 25.0
+/* llama.cpp's prefill micro-batch (n_ubatch): a partial offload copies the host layers'
+ * weights to the GPU once per micro-batch. */
+#define SPEED_PREFILL_UBATCH 512
 
 struct speed_input {
 	enum speed_backend backend;

@@ -389,6 +389,16 @@ START_TEST(llama_cpp_slots_give_an_aggregate_speed)
 		  num(one, "speed.usd_per_million_tokens") / 4);
 	cJSON_Delete(one);
 	cJSON_Delete(eight);
+	/* 70B in Q8_0 cannot load on a 24 GB card: no speed for it. */
+	ck_assert_int_eq(run("{\"model\":\"meta-llama/Llama-3.1-70B\",\"quant\":\"Q8_0\","
+			     "\"hardware_profile\":\"rtx-4090\"}",
+			     &one),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(one, "fits")));
+	ck_assert(cJSON_IsNull(item(one, "speed", "decode_tokens_per_s")));
+	ck_assert(cJSON_IsNull(item(one, "speed", "aggregate_decode_tokens_per_s")));
+	ck_assert_str_eq(item(one, "speed", "basis")->valuestring, "none");
+	cJSON_Delete(one);
 }
 END_TEST
 

@@ -129,7 +129,21 @@ START_TEST(partial_offload_puts_the_rest_on_host_bandwidth)
 	/* A measured host bandwidth is used as measured. */
 	half.host.bandwidth_measured = true;
 	ck_assert_double_gt(decode(&half), want);
-	/* Host prefill: threads x GFLOPS per thread. */
+	/* Prefill runs the host half on the GPU too, its 2 GB copied once per 512-token
+	 * micro-batch over the link (PCIe 4.0 x16 at 80% when unknown). */
+	ck_assert_double_eq_tol(
+		1 / prefill(&half),
+		1 / prefill(&all) + 2 * GB / (SPEED_ASSUMED_HOST_LINK_GBS * GB) / 512, 1e-12);
+	half.host.link_gbs = 12.5;
+	ck_assert_double_eq_tol(1 / prefill(&half), 1 / prefill(&all) + 2 * GB / (12.5 * GB) / 512,
+				1e-12);
+	ck_assert_double_gt(prefill(&half), prefill(&all) / 4);
+	/* With no layer on the GPU llama.cpp still prefills there; only the CPU backend computes
+	 * on the host's threads. */
+	half.gpu_fraction = 0;
+	ck_assert_double_eq_tol(1 / prefill(&half),
+				1 / prefill(&all) + 4 * GB / (12.5 * GB) / 512, 1e-12);
+	half.backend = SPEED_BACKEND_CPU;
 	ck_assert_double_lt(prefill(&half), prefill(&all) / 4);
 }
 END_TEST
