@@ -1170,10 +1170,14 @@ static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struc
 		n++;
 	}
 	est_vllm_setup(e, &s);
-	if (e->rq.has_precision)
+	if (e->rq.has_precision) {
 		s.precision = vllm_precision_parse(e->rq.precision);
-	else
+	} else if (strcmp(e->arch.llm_arch, "gpt-oss") == 0) {
+		s.precision = VLLM_MXFP4;
+		assume(e, "precision: mxfp4, as the gpt-oss checkpoint ships its experts");
+	} else {
 		assume(e, "precision: bf16 (the checkpoint's dtype) as none was given");
+	}
 	rc = vllm_capacity(&e->arch, &s, g, n, &c, &field);
 	if (rc == RF_E_NOMEM)
 		return api_error(out, rc, NULL, NULL);
