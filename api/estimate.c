@@ -866,8 +866,20 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			assume(e, "kv_cache_type: a quantized V cache needs flash attention in "
 				  "llama.cpp");
 	}
-	if (e->rq.has_flash_attn)
+	if (e->rq.has_flash_attn) {
 		p.flash_attn = e->rq.flash_attn;
+	} else {
+		/* llama.cpp's -fa defaults to auto since September 2025 (b6xxx, "use FA by
+		 * default"): on where the backend has the kernels, CUDA, Metal and the CPU. */
+		static const char *const fa_auto[] = {"cuda", "metal", "cpu"};
+		for (size_t i = 0; i < sizeof(fa_auto) / sizeof(fa_auto[0]); i++)
+			if (strcmp(e->hw.backend, fa_auto[i]) == 0 || !e->hw.backend[0])
+				p.flash_attn = true;
+		assume(e,
+		       "flash_attn: %s, as llama.cpp's default -fa auto resolves on %s (on for "
+		       "CUDA, Metal and CPU since September 2025)",
+		       p.flash_attn ? "on" : "off", e->hw.backend[0] ? e->hw.backend : "cpu");
+	}
 	if (e->rq.has_n_gpu_layers)
 		p.n_gpu_layers = e->rq.n_gpu_layers;
 
