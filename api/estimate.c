@@ -883,6 +883,36 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 	if (e->rq.has_n_gpu_layers)
 		p.n_gpu_layers = e->rq.n_gpu_layers;
 
+	{
+		/* Every llama.cpp default taken, in one line. */
+		char d[EST_ASSUMPTION_LEN] = "";
+		size_t u = 0;
+		const struct {
+			bool given;
+			const char *text;
+		} dflt[] = {{e->rq.has_n_ctx, "n_ctx"},
+			    {e->rq.has_n_batch, "n_batch 2048"},
+			    {e->rq.has_n_ubatch, "n_ubatch 512"},
+			    {e->rq.has_n_parallel, "n_parallel 1"},
+			    {e->rq.has_kv_type, "cache f16"},
+			    {e->rq.has_n_gpu_layers, "n_gpu_layers all"}};
+		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) {
+			int w;
+			if (dflt[i].given)
+				continue;
+			if (i == 0)
+				w = snprintf(d + u, sizeof(d) - u, "%sn_ctx %lld", u ? ", " : "",
+					     (long long)p.n_ctx);
+			else
+				w = snprintf(d + u, sizeof(d) - u, "%s%s", u ? ", " : "",
+					     dflt[i].text);
+			if (w < 0 || (size_t)w >= sizeof(d) - u)
+				break;
+			u += (size_t)w;
+		}
+		if (u)
+			assume(e, "llama.cpp's defaults taken: %s", d);
+	}
 	n_dev = est_devices(e, dev, &host);
 	if (e->rq.n_split > 0) {
 		if (e->rq.n_split > n_dev) {

@@ -114,6 +114,17 @@ START_TEST(reproduces_llama_cpp_buffers_through_the_route)
 			     &fa),
 			 200);
 	ck_assert(cJSON_IsTrue(item(fa, "settings", "flash_attn")));
+	/* Every default taken is said: the flash attention choice and llama.cpp's others. */
+	{
+		const cJSON *a;
+		int said = 0;
+		cJSON_ArrayForEach(a, cJSON_GetObjectItem(fa, "assumptions"))
+		{
+			said += strstr(a->valuestring, "-fa auto") != NULL;
+			said += strstr(a->valuestring, "n_batch 2048, n_ubatch 512") != NULL;
+		}
+		ck_assert_int_eq(said, 2);
+	}
 	ck_assert(num(fa, "memory.compute_bytes") < num(j, "memory.compute_bytes"));
 	cJSON_Delete(fa);
 	dev = cJSON_GetArrayItem(
