@@ -518,6 +518,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 			      kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
+		sd->hbm = device_hbm_class(prof);
 		nd++;
 	}
 	in->n_devices = nd;
@@ -1143,6 +1144,7 @@ static void est_vllm_speed(const struct api_env *env, struct est *e, const struc
 	memcpy(params, speed_fitted, sizeof(params));
 	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
 		params[b].mem_ceiling_gbs = 0;
+		params[b].mem_eff_hbm = 0; /* llama.cpp's lower HBM share is its kernels' */
 		if (c->tensor_parallel > 1)
 			params[b].layer_ms += EST_VLLM_ALLREDUCE_MS;
 	}

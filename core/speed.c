@@ -26,13 +26,16 @@
  * (cuda's tensor, metal's vector), ceilings where fewer than three peaks were seen (none).
  * Whole groups without rows inherit: tensor constants of rocm (Instinct), metal and cpu from
  * cuda; vector constants of cuda (Pascal, GTX 16) and cpu from rocm.
- * Reading them: CUDA decode reaches 96% of peak bandwidth but no more than 1150 GB/s (HBM
- * parts: A100, H100) plus 0.075 ms per layer; prefill GEMMs reach the tensor peak but the
+ * Reading them: CUDA decode reaches 96% of peak bandwidth on GDDR parts and 57% on HBM ones
+ * (datacenter parts of 1200 GB/s or more: A100, H100; the rows cannot tell this from a
+ * ceiling near 1150 GB/s, but a share follows H200 and B200 bandwidth where a ceiling would
+ * hold them at an H100's speed) plus 0.075 ms per layer; prefill GEMMs reach the tensor peak but the
  * kernels top out near 225 TFLOPS and quantized weights cost a factor 0.68 (dequantisation).
  */
 const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 	[SPEED_BACKEND_CUDA] = {.mem_eff = 0.96,
-				.mem_ceiling_gbs = 1150,
+				.mem_ceiling_gbs = 0,
+				.mem_eff_hbm = 0.57,
 				.layer_ms = 0.075,
 				.tensor_eff = 1.00,
 				.tensor_ceiling_tflops = 225,
@@ -185,6 +188,12 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 	return bw * cpu->mem_eff * (measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
 }
 
+/* The share of device d's peak bandwidth decode reaches. */
+static double mem_eff_of(const struct speed_params *p, const struct speed_device *d)
+{
+	return d->hbm && p->mem_eff_hbm > 0 ? p->mem_eff_hbm : p->mem_eff;
+}
+
 static double decode_time(const struct speed_input *in, const struct speed_params *params,
 			  double kv_bytes)
 {
@@ -193,7 +202,7 @@ static double decode_time(const struct speed_input *in, const struct speed_param
 	double bytes = in->weight_bytes + kv_bytes, f = gpu_frac(in), t = 0;
 
 	for (int i = 0; f > 0 && i < in->n_devices; i++) {
-		double rate = p->mem_eff * in->devices[i].bandwidth_gbs;
+		double rate = mem_eff_of(p, &in->devices[i]) * in->devices[i].bandwidth_gbs;
 		if (p->mem_ceiling_gbs > 0 && rate > p->mem_ceiling_gbs)
 			rate = p->mem_ceiling_gbs;
 		t += bytes * f * share(in, i) / (rate * 1e9);
@@ -295,8 +304,19 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 		note(o, "decode adds %.3f ms per layer per token for kernel launches and syncs",
 		     p->layer_ms);
 		for (int i = 0; i < in->n_devices; i++) {
+			if (in->devices[i].hbm && p->mem_eff_hbm > 0) {
+				note(o,
+				     "HBM devices: decode at %.0f%% of their peak bandwidth (%s, "
+				     "fitted on the datacenter rows; it follows the bandwidth, no "
+				     "ceiling)",
+				     100 * p->mem_eff_hbm, be);
+				break;
+			}
+		}
+		for (int i = 0; i < in->n_devices; i++) {
 			if (p->mem_ceiling_gbs > 0 &&
-			    p->mem_eff * in->devices[i].bandwidth_gbs > p->mem_ceiling_gbs) {
+			    mem_eff_of(p, &in->devices[i]) * in->devices[i].bandwidth_gbs >
+				    p->mem_ceiling_gbs) {
 				note(o,
 				     "decode held to %.0f GB/s, the most %s kernels were seen to draw "
 				     "(fitted)",
@@ -586,11 +606,12 @@ struct group_stats {
 	int rows;
 	bool has_quant, has_f16;
 	int distinct_peaks; /* compute peaks for prefill groups, bandwidths for decode */
+	int hbm_rows;       /* rows on HBM-class devices */
 };
 
 static struct group_stats stats(const struct fit_ctx *c)
 {
-	struct group_stats s = {0, false, false, 0};
+	struct group_stats s = {0, false, false, 0, 0};
 	double peaks[64];
 	int np = 0;
 
@@ -601,6 +622,8 @@ static struct group_stats stats(const struct fit_ctx *c)
 		if (!in_group(c, o))
 			continue;
 		s.rows++;
+		if (o->in.n_devices > 0 && o->in.devices[0].hbm)
+			s.hbm_rows++;
 		if (o->in.quantized)
 			s.has_quant = true;
 		else
@@ -635,8 +658,11 @@ static void fill_unidentified(struct fit_ctx *c, const struct group_stats *s)
 			p->layer_ms = c->backend == SPEED_BACKEND_CPU ? 0 :
 				      cuda->rows_decode >= 3          ? cuda->layer_ms :
 									p->layer_ms;
-		if (s->distinct_peaks < 3)
-			p->mem_ceiling_gbs = 0;
+		/* No ceiling: HBM parts have their own share of the peak instead, fitted where
+		 * three rows show it, else none (mem_eff applies). */
+		p->mem_ceiling_gbs = 0;
+		if (s->hbm_rows < 3)
+			p->mem_eff_hbm = 0;
 		break;
 	case G_TENSOR:
 		if (s->distinct_peaks < 3)
@@ -663,10 +689,10 @@ static void fit_group(struct fit_ctx *c)
 		fill_unidentified(c, &s);
 	switch (c->group) {
 	case G_DECODE: {
-		double *x[3] = {&p->mem_eff, &p->layer_ms, &p->mem_ceiling_gbs};
+		double *x[3] = {&p->mem_eff, &p->layer_ms, &p->mem_eff_hbm};
 		struct grid g[3] = {{0.30, 0.96, 0.01, true},
 				    {0, 0.40, 0.005, s.rows >= 3},
-				    {0, 4000, 50, s.distinct_peaks >= 3}};
+				    {0.20, 0.96, 0.01, s.hbm_rows >= 3}};
 		p->rows_decode = s.rows;
 		if (s.rows == 0)
 			return;

@@ -67,6 +67,7 @@ struct speed_device {
 	double compute_tflops;      /* dense peak of the kind below; <= 0 unknown */
 	enum speed_compute compute; /* what compute_tflops is */
 	bool tensor_units_unrated;  /* has tensor units but only a vector rate is known */
+	bool hbm;                   /* HBM-class memory (device_hbm_class): mem_eff_hbm applies */
 	double layer_share;         /* share of the offloaded layers; <= 0 on all: equal shares */
 };
 
@@ -102,6 +103,7 @@ struct speed_input {
 struct speed_params {
 	double mem_eff;               /* share of peak bandwidth reached while decoding */
 	double mem_ceiling_gbs;       /* decode kernels' own bandwidth limit; 0: none */
+	double mem_eff_hbm;           /* share of peak reached on HBM devices; <= 0: mem_eff */
 	double layer_ms;              /* fixed cost per layer per generated token, ms */
 	double tensor_eff;            /* share of a tensor peak reached by prefill (F16 weights) */
 	double tensor_ceiling_tflops; /* prefill kernels' own throughput limit; 0: none */
