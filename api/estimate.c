@@ -1407,6 +1407,16 @@ static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struc
 				 "tensor_parallel_size must divide the %lld attention heads and "
 				 "divide or be a multiple of the %lld KV heads",
 				 (long long)e->arch.n_heads, (long long)e->arch.n_kv_heads);
+	if (rc < 0 && field && strcmp(field, "max_model_len") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "max_model_len must be at most the model's %lld positions (vLLM "
+				 "refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)",
+				 (long long)e->arch.max_position_embeddings);
+	if (rc < 0 && field && strcmp(field, "model") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "runtime vllm estimates decoder models (with a KV cache); %s is "
+				 "not one",
+				 e->model_id);
 	if (rc < 0)
 		return api_error(out, RF_E_INVALID_VALUE, field ? field : "model",
 				 "%s is out of range for this model and hardware",

@@ -318,7 +318,9 @@ static int resolve(const struct model_arch *a, const struct vllm_setup *s,
 	c->max_model_len = s->max_model_len > 0           ? s->max_model_len :
 			   a->max_position_embeddings > 0 ? a->max_position_embeddings :
 							    2048;
-	if (c->max_model_len > MODEL_MAX_POSITIONS)
+	/* vLLM refuses a length beyond the model's (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN). */
+	if (c->max_model_len > MODEL_MAX_POSITIONS ||
+	    (a->max_position_embeddings > 0 && c->max_model_len > a->max_position_embeddings))
 		return bad(field, "max_model_len");
 	large = cuda_total(&gpus[0]) >= VLLM_LARGE_GPU_BYTES && !gpus[0].a100;
 	c->max_num_seqs = s->max_num_seqs > 0 ? s->max_num_seqs : (large ? 1024 : 256);

@@ -128,8 +128,10 @@ struct vllm_capacity {
  * (the first tensor_parallel x pipeline_parallel of them are used, stage by stage). Returns 0
  * and *out (fits false with refusal set when vLLM would refuse to start), or
  * RF_E_INVALID_VALUE with *field naming the setting at fault ("tensor_parallel_size",
- * "pipeline_parallel_size", "gpu_memory_utilization", "max_model_len", "max_num_seqs",
- * "max_num_batched_tokens", "precision", "kv_cache_dtype", "gpus"), or RF_E_NOMEM. */
+ * "pipeline_parallel_size", "gpu_memory_utilization", "max_model_len" (also above the
+ * model's max_position_embeddings, which vLLM refuses), "max_num_seqs",
+ * "max_num_batched_tokens", "precision", "kv_cache_dtype", "gpus", "model" for a model
+ * without a decoder KV cache), or RF_E_NOMEM. */
 int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 		  const struct vllm_gpu *gpus, int n_gpus, struct vllm_capacity *out /* OUT */,
 		  const char **field /* OUT, may be NULL */);

@@ -446,6 +446,7 @@ START_TEST(serving_settings_are_checked_per_runtime)
 	serving_error(true, "\"gpu_memory_utilization\":1.5", "gpu_memory_utilization");
 	serving_error(false, "\"runtime\":\"tgi\"", "runtime");
 	serving_error(false, "\"concurrency\":0", "concurrency");
+	serving_error(true, "\"max_model_len\":1000000", "max_model_len"); /* 131072 at most */
 	/* 32 heads do not split over 3 GPUs. */
 	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"hardware\":{\"gpus\":[{"
 		     "\"name\":\"NVIDIA H100 SXM5 80GB\",\"count\":3}]},"

@@ -287,6 +287,10 @@ START_TEST(bad_settings_name_their_field)
 	s.max_num_batched_tokens = 256;
 	ck_assert_int_eq(vllm_capacity(&a, &s, g, 1, &c, &field), RF_E_INVALID_VALUE);
 	ck_assert_str_eq(field, "max_num_batched_tokens");
+	vllm_setup_default(&s);
+	s.max_model_len = 262144; /* twice the model's positions */
+	ck_assert_int_eq(vllm_capacity(&a, &s, g, 1, &c, &field), RF_E_INVALID_VALUE);
+	ck_assert_str_eq(field, "max_model_len");
 	ck_assert_int_eq(vllm_precision_parse("w8a8"), VLLM_INT8);
 	ck_assert_int_eq(vllm_precision_parse("q4_k_m"), -1);
 	ck_assert_str_eq(vllm_precision_name(VLLM_MXFP4), "mxfp4");
