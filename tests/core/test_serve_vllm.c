@@ -12,6 +12,7 @@
 
 #include "core/err.h"
 #include "core/serve_vllm.h"
+#include "tests/api/profiles_fixture.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 
@@ -141,6 +142,35 @@ START_TEST(logged_capacity_is_reproduced_within_ten_percent)
 	ck_assert_int_ge(checked, 5);
 	ck_assert_int_ge(models, 5);
 	t_csv_free(t);
+}
+END_TEST
+
+/* Multi-head latent attention from the catalog's DeepSeek-V2-Lite: one latent row of 576 per
+ * layer, the same on every rank. vLLM 0.19 on an H100 80GB at 0.95 and 8192 tokens logged
+ * "Model loading took 29.43 GiB", "GPU KV cache size: 1,505,552 tokens" (llm-d-planner
+ * accuracy/results/v0.19.0/logs/deepseek-ai-deepseek-v2---h100-80gb--tp1pp1dp1--8192.log). */
+START_TEST(mla_capacity_from_the_catalog_matches_its_log)
+{
+	struct device_table devices;
+	struct model_catalog *models = NULL;
+	const struct model_entry *m;
+	struct vllm_setup s;
+	struct vllm_gpu g = {81559 * MIB, -1, false};
+	struct vllm_capacity c;
+
+	t_profiles_load(&devices, &models, NULL);
+	m = model_catalog_find(models, "deepseek-ai/DeepSeek-V2-Lite");
+	ck_assert_ptr_nonnull(m);
+	vllm_setup_default(&s);
+	s.gpu_memory_utilization = 0.95;
+	s.max_model_len = 8192;
+	ck_assert_int_eq(vllm_capacity(&m->arch, &s, &g, 1, &c, NULL), 0);
+	ck_assert_int_eq(c.kv_bytes_per_token, 27 * 576 * 2);
+	ck_assert_msg(fabs((double)c.kv_cache_tokens / 1505552 - 1) < 0.10, "%lld tokens",
+		      (long long)c.kv_cache_tokens);
+	ck_assert_msg(fabs((double)c.weights_bytes / GIB / 29.43 - 1) < 0.03, "%.2f GiB",
+		      (double)c.weights_bytes / GIB);
+	t_profiles_free(&devices, &models, NULL);
 }
 END_TEST
 
@@ -303,6 +333,7 @@ Suite *serve_vllm_suite(void)
 	TCase *tc = tcase_create("capacity");
 
 	tcase_add_test(tc, logged_capacity_is_reproduced_within_ten_percent);
+	tcase_add_test(tc, mla_capacity_from_the_catalog_matches_its_log);
 	tcase_add_test(tc, parallelism_shards_weights_and_kv);
 	tcase_add_test(tc, utilisation_and_length_trade_off);
 	tcase_add_test(tc, vllm_refuses_what_cannot_start);
