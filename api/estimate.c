@@ -711,6 +711,9 @@ static void est_speed_model(const struct model_params *mp, const struct rf_mem_w
 	for (int64_t l = 0; l < w->n_layer; l++)
 		layer_bytes += (double)w->layer_bytes[l];
 	in->weight_bytes = (layer_bytes + (double)w->output_bytes) * active_share;
+	/* A prefill micro-batch of MoE tokens reads (nearly) every expert. */
+	in->moe_batch_bytes =
+		mp->expert > 0 ? (layer_bytes + (double)w->output_bytes) * (1 - active_share) : 0;
 	in->kv_bytes_start = 0;
 	in->kv_bytes_full =
 		(double)m->kv_cache_bytes / (double)(p->n_parallel > 0 ? p->n_parallel : 1);
@@ -1302,6 +1305,8 @@ static void est_vllm_speed(const struct api_env *env, struct est *e, const struc
 	for (int i = 0; i < in.n_devices; i++)
 		in.devices[i] = dev;
 	in.weight_bytes = (double)c->weights_bytes_total * active;
+	in.moe_batch_bytes = e->params.expert > 0 ? (double)c->weights_bytes_total * (1 - active) :
+						    0;
 	in.kv_bytes_start = 0;
 	in.kv_bytes_full = (double)c->kv_bytes_per_token * c->tensor_parallel *
 			   c->pipeline_parallel * (double)c->max_model_len;

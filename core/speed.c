@@ -136,8 +136,9 @@ static int validate(const struct speed_input *in)
 	if (!in || in->backend < 0 || in->backend >= SPEED_BACKEND_COUNT)
 		return RF_E_INVALID_VALUE;
 	if (!in_range(in->weight_bytes, 1, 1e15) || !in_range(in->kv_bytes_start, 0, 1e15) ||
-	    !in_range(in->kv_bytes_full, 0, 1e15) || !in_range(in->flops_per_token, 1, 1e17) ||
-	    in->n_layers > 100000 || !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
+	    !in_range(in->moe_batch_bytes, 0, 1e15) || !in_range(in->kv_bytes_full, 0, 1e15) ||
+	    !in_range(in->flops_per_token, 1, 1e17) || in->n_layers > 100000 ||
+	    !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
 	    in->n_devices > SPEED_MAX_DEVICES)
 		return RF_E_INVALID_VALUE;
 	if (in->backend != SPEED_BACKEND_CPU && in->gpu_fraction > 0 && in->n_devices == 0)
@@ -239,6 +240,12 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		t += part / (compute_eff(p, d->compute, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += part / (p->tensor_ceiling_tflops * 1e12);
+		/* A micro-batch of MoE tokens routes to nearly every expert: the experts beyond
+		 * the active ones are read once per micro-batch (a dense model's single weight
+		 * pass is in the fitted efficiency). */
+		if (in->moe_batch_bytes > 0)
+			t += in->moe_batch_bytes * f * share(in, i) /
+			     (mem_eff_of(p, d) * d->bandwidth_gbs * 1e9) / SPEED_PREFILL_UBATCH;
 	}
 	if (f < 1 && in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU) {
 		/* llama.cpp offloads batches of 32 tokens or more to the GPU (ggml_backend_sched's
@@ -442,12 +449,14 @@ int speed_batched_with(const struct speed_input *in,
 	    b->n_experts < 0 || b->n_experts_used < 0 || b->n_experts_used > b->n_experts ||
 	    !isfinite(b->prompt_tokens) || b->prompt_tokens > 1e9)
 		return RF_E_INVALID_VALUE;
-	t_pp = prefill_time(in, params);
+	/* The experts a batch reads are counted below, by the batch's own routing. */
+	step_in = *in;
+	step_in.moe_batch_bytes = 0;
+	t_pp = prefill_time(&step_in, params);
 	if (t_pp <= 0)
 		return RF_E_INVALID_VALUE;
 	memset(&o, 0, sizeof(o));
 	n = (double)b->n_streams;
-	step_in = *in;
 	/* The experts a step reads: each is skipped by all n tokens with (1 - k/E)^n. */
 	if (b->n_experts > 0 && b->expert_bytes > 0) {
 		double k_share = (double)b->n_experts_used / (double)b->n_experts;
@@ -472,7 +481,8 @@ int speed_batched_with(const struct speed_input *in,
 	o.step_ms = o.memory_ms + o.compute_ms;
 	o.aggregate_tokens_per_s = n / (t_mem + n * t_c);
 	o.per_stream_tokens_per_s = 1 / (t_mem + n * t_c);
-	o.time_to_first_token_s = prompt * t_pp + t_mem1 + t_c;
+	/* The prompt's prefill reads whatever experts its micro-batches route to. */
+	o.time_to_first_token_s = prompt * prefill_time(in, params) + t_mem1 + t_c;
 	o.experts_read_share = share;
 	*out = o;
 	return 0;

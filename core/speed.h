@@ -90,6 +90,8 @@ struct speed_input {
 	double kv_bytes_start;  /* KV bytes read per token at the start of generation (tg128: ~0) */
 	double kv_bytes_full;   /* KV bytes read per token with the whole context filled */
 	double flops_per_token; /* about 2 x active parameters */
+	double moe_batch_bytes; /* MoE: the weight bytes a 512-token micro-batch reads beyond
+				   weight_bytes (the experts its tokens route to); 0: dense */
 	int n_layers;           /* repeating blocks; <= 0 unknown */
 	bool quantized;         /* weights in a quantized type (dequantised when prefilling) */
 	double gpu_fraction;    /* share of the layers on the devices (n_gpu_layers / layers) */

@@ -312,6 +312,8 @@ static void build_row(struct speed_row *row, const struct t_csv *c, int r, const
 	in->kv_bytes_start = ar.kv_bytes_per_token * mean_context(row->test);
 	in->kv_bytes_full = in->kv_bytes_start;
 	in->flops_per_token = 2.0 * active * 1e9;
+	/* MoE: a micro-batch reads the experts beyond the active ones too. */
+	in->moe_batch_bytes = active < params_b ? size_gib * GIB - in->weight_bytes : 0;
 	in->n_layers = ar.layers;
 	in->quantized = !is_float_type(row->quant);
 	row->obs.test = decode ? SPEED_TEST_DECODE : SPEED_TEST_PREFILL;

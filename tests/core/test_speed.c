@@ -166,6 +166,21 @@ START_TEST(kv_reads_at_full_context_slow_decode)
 }
 END_TEST
 
+START_TEST(moe_prefill_reads_the_experts_its_micro_batch_routes_to)
+{
+	struct speed_input dense = one_gpu(), moe = one_gpu();
+	const struct speed_params *p = &speed_fitted[SPEED_BACKEND_CUDA];
+
+	/* The same active weights and FLOPs; the MoE one has 8 GB more experts, read once per
+	 * 512-token micro-batch. */
+	moe.moe_batch_bytes = 8 * GB;
+	ck_assert_double_eq_tol(1 / prefill(&moe),
+				1 / prefill(&dense) + 8 * GB / (p->mem_eff * 1008 * GB) / 512,
+				1e-12);
+	ck_assert_double_eq_tol(decode(&moe), decode(&dense), 1e-9);
+}
+END_TEST
+
 START_TEST(prefill_is_flops_over_throughput_with_a_kernel_ceiling)
 {
 	const struct speed_params *p = &speed_fitted[SPEED_BACKEND_CUDA];
@@ -454,6 +469,7 @@ Suite *speed_suite(void)
 	tcase_add_test(model, partial_offload_puts_the_rest_on_host_bandwidth);
 	tcase_add_test(model, kv_reads_at_full_context_slow_decode);
 	tcase_add_test(model, prefill_is_flops_over_throughput_with_a_kernel_ceiling);
+	tcase_add_test(model, moe_prefill_reads_the_experts_its_micro_batch_routes_to);
 	tcase_add_test(model, cpu_backend_uses_the_host_only);
 	tcase_add_test(model, estimates_list_their_assumptions);
 	tcase_add_test(model, bad_inputs_are_refused_and_leave_the_output_alone);
