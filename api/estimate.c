@@ -1164,6 +1164,20 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		}
 		{
 			struct est_traffic t = est_traffic_of(e, p.n_parallel);
+			/* llama-server decodes at most n_parallel slots at once. */
+			if (t.concurrency > p.n_parallel) {
+				assume(e,
+				       "concurrency %lld is more than the %lld slots (n_parallel): "
+				       "the rest wait",
+				       (long long)t.concurrency, (long long)p.n_parallel);
+				t.concurrency = p.n_parallel;
+			}
+			if (t.prompt + t.output > m->n_ctx / p.n_parallel)
+				assume(e,
+				       "a request of %lld tokens is longer than a slot's %lld cells "
+				       "(n_ctx / n_parallel)",
+				       (long long)(t.prompt + t.output),
+				       (long long)(m->n_ctx / p.n_parallel));
 			est_batched_json(
 				e, &in, speed_fitted,
 				m->n_ctx > 0 ? (double)m->kv_cache_bytes / (double)m->n_ctx : 0, &t,

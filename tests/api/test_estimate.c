@@ -402,6 +402,17 @@ START_TEST(llama_cpp_slots_give_an_aggregate_speed)
 			 200);
 	ck_assert_double_eq(num(one, "speed.concurrency"), 1);
 	ck_assert_double_eq(num(eight, "speed.concurrency"), 8);
+	/* More streams than slots: llama-server runs n_parallel of them, the rest wait. */
+	{
+		cJSON *many;
+		ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\","
+				     "\"n_ctx\":8192,\"n_parallel\":8,\"concurrency\":64,"
+				     "\"hardware_profile\":\"rtx-4090\"}",
+				     &many),
+				 200);
+		ck_assert_double_eq(num(many, "speed.concurrency"), 8);
+		cJSON_Delete(many);
+	}
 	/* One slot: the aggregate is the single-stream decode (within the compute a token adds). */
 	ck_assert(fabs(num(one, "speed.aggregate_decode_tokens_per_s") /
 			       num(one, "speed.decode_tokens_per_s") -
