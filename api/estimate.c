@@ -1147,6 +1147,19 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddBoolToObject(settings, "output_on_gpu", m->output_on_gpu);
 	}
 
+	{
+		/* llama-server's side of the serving question: n_parallel slots sharing the
+		 * n_ctx cells. */
+		cJSON *sv = cJSON_AddObjectToObject(root, "serving");
+		if (sv) {
+			cJSON_AddStringToObject(sv, "runtime", "llama.cpp");
+			cJSON_AddNumberToObject(sv, "kv_cache_tokens", (double)m->n_ctx);
+			cJSON_AddNumberToObject(sv, "slots", (double)p.n_parallel);
+			cJSON_AddNumberToObject(sv, "tokens_per_slot",
+						(double)(m->n_ctx / p.n_parallel));
+			cJSON_AddNumberToObject(sv, "max_concurrency", (double)p.n_parallel);
+		}
+	}
 	est_speed_devices(env, e, &in);
 	est_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");

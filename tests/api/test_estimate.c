@@ -402,6 +402,9 @@ START_TEST(llama_cpp_slots_give_an_aggregate_speed)
 			 200);
 	ck_assert_double_eq(num(one, "speed.concurrency"), 1);
 	ck_assert_double_eq(num(eight, "speed.concurrency"), 8);
+	ck_assert_str_eq(item(eight, "serving", "runtime")->valuestring, "llama.cpp");
+	ck_assert_double_eq(num(eight, "serving.slots"), 8);
+	ck_assert_double_eq(num(eight, "serving.tokens_per_slot"), 1024);
 	/* More streams than slots: llama-server runs n_parallel of them, the rest wait. */
 	{
 		cJSON *many;
