@@ -35,6 +35,7 @@
 #include "core/model.h"
 #include "core/plan/plan_eval.h"
 #include "core/quant.h"
+#include "core/serve_vllm.h"
 #include "core/speed.h"
 #include "core/speed_history.h"
 #include "core/train_memory.h"
@@ -63,6 +64,17 @@ static const char *const est_kv_types[] = {"f16", "q8_0", "q4_0", NULL};
 static const char *const est_optimizers[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", "sgd",
 					     NULL};
 static const char *const est_providers[] = {"huggingface", "unsloth", NULL};
+static const char *const est_runtimes[] = {"llama.cpp", "vllm", NULL};
+static const char *const est_vllm_kv[] = {"auto", "fp8", NULL};
+
+enum est_runtime {
+	EST_RT_LLAMA_CPP,
+	EST_RT_VLLM
+};
+
+/* Serving traffic assumed for the batched speed when the request does not say: a chat turn. */
+#define EST_DEFAULT_PROMPT_TOKENS 512
+#define EST_DEFAULT_OUTPUT_TOKENS 256
 static const char *const est_precisions[] = {"bf16", "amp", NULL};
 static const char *const est_losses[] = {"auto", "transformers", "chunked", NULL};
 static const char *const est_attentions[] = {"sdpa", "flash", "eager", NULL};
@@ -93,9 +105,24 @@ struct est_request {
 	bool has_hardware_profile;
 	unsigned lora_targets;     /* train_lora_target bits; 0: all linear layers */
 	bool history, has_history; /* false: the roofline alone, without recorded runs */
+	/* Serving: the runtime and vLLM's engine arguments; the traffic the batched speed is for. */
+	int runtime, vllm_kv;
+	bool has_runtime, has_vllm_kv;
+	char precision[24];
+	bool has_precision;
+	int64_t tp, pp, max_model_len, max_num_seqs, max_num_batched_tokens;
+	bool has_tp, has_pp, has_max_model_len, has_max_num_seqs, has_max_num_batched_tokens;
+	double gpu_util;
+	bool has_gpu_util;
+	bool enforce_eager, has_enforce_eager;
+	int64_t concurrency, prompt_tokens, output_tokens;
+	bool has_concurrency, has_prompt_tokens, has_output_tokens;
+	/* llama.cpp's --tensor-split: layer proportions per GPU; none given: free memory. */
+	double split[RF_MAX_DEVICES];
+	int n_split;
 	/* Fine-tuning, added later. */
-	int precision, loss, attention, objective, strategy, offload;
-	bool has_precision, has_loss, has_attention, has_objective, has_strategy, has_offload;
+	int train_precision, loss, attention, objective, strategy, offload;
+	bool has_loss, has_attention, has_objective, has_strategy, has_offload;
 	bool precomputed_ref_logps, has_precomputed_ref_logps;
 	int64_t nodes;
 	bool has_nodes;
@@ -116,6 +143,7 @@ static const struct jm_field est_fields[] = {
 	{"model", JM_ANY, 0, 0, 0, 0, true, 0, NULL},
 	{"hardware", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
 	{"lora_targets", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
+	{"tensor_split", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
 	E("mode", mode, has_mode, est_modes),
 	F("quant", JM_STRING, quant, sizeof(((struct est_request *)0)->quant), 0, 0, has_quant),
 	F("n_ctx", JM_INT_OR_MAX, n_ctx, 0, 1, 1 << 24, has_n_ctx),
@@ -139,7 +167,21 @@ static const struct jm_field est_fields[] = {
 	F("usd_per_hour", JM_DOUBLE, usd_per_hour, 0, 0, 1e6, has_usd_per_hour),
 	F("hardware_profile", JM_STRING, hardware_profile,
 	  sizeof(((struct est_request *)0)->hardware_profile), 0, 0, has_hardware_profile),
-	E("precision", precision, has_precision, est_precisions),
+	E("runtime", runtime, has_runtime, est_runtimes),
+	F("precision", JM_STRING, precision, sizeof(((struct est_request *)0)->precision), 0, 0,
+	  has_precision),
+	F("tensor_parallel_size", JM_INT, tp, 0, 1, VLLM_MAX_GPUS, has_tp),
+	F("pipeline_parallel_size", JM_INT, pp, 0, 1, VLLM_MAX_GPUS, has_pp),
+	F("gpu_memory_utilization", JM_DOUBLE, gpu_util, 0, 0.01, 1, has_gpu_util),
+	F("max_model_len", JM_INT, max_model_len, 0, 16, MODEL_MAX_POSITIONS, has_max_model_len),
+	F("max_num_seqs", JM_INT, max_num_seqs, 0, 1, 65536, has_max_num_seqs),
+	F("max_num_batched_tokens", JM_INT, max_num_batched_tokens, 0, 1, 1 << 24,
+	  has_max_num_batched_tokens),
+	E("kv_cache_dtype", vllm_kv, has_vllm_kv, est_vllm_kv),
+	F("enforce_eager", JM_BOOL, enforce_eager, 0, 0, 0, has_enforce_eager),
+	F("concurrency", JM_INT, concurrency, 0, 1, 65536, has_concurrency),
+	F("prompt_tokens", JM_INT, prompt_tokens, 0, 1, 1 << 24, has_prompt_tokens),
+	F("output_tokens", JM_INT, output_tokens, 0, 1, 1 << 24, has_output_tokens),
 	E("loss", loss, has_loss, est_losses),
 	E("attention", attention, has_attention, est_attentions),
 	E("objective", objective, has_objective, est_objectives),
@@ -672,6 +714,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 			      kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
+		sd->hbm = device_hbm_class(prof);
 		nd++;
 	}
 	in->n_devices = nd;
@@ -833,6 +876,102 @@ static int est_speed_json(const struct api_env *env, struct est *e, const struct
 	return 0;
 }
 
+/* ---- serving: batched speed ------------------------------------------------------------ */
+
+/* The traffic the batched figures are for: concurrency streams, each a prompt of prompt tokens
+ * generating output tokens. */
+struct est_traffic {
+	int64_t concurrency, prompt, output;
+};
+
+static struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
+{
+	struct est_traffic t;
+
+	t.concurrency = e->rq.has_concurrency ? e->rq.concurrency : dflt_concurrency;
+	t.prompt = e->rq.has_prompt_tokens ? e->rq.prompt_tokens : EST_DEFAULT_PROMPT_TOKENS;
+	t.output = e->rq.has_output_tokens ? e->rq.output_tokens : EST_DEFAULT_OUTPUT_TOKENS;
+	if (t.concurrency < 1)
+		t.concurrency = 1;
+	if (!e->rq.has_prompt_tokens || !e->rq.has_output_tokens)
+		assume(e,
+		       "serving traffic: %lld-token prompts generating %lld tokens (defaults of a "
+		       "chat turn where not given)",
+		       (long long)t.prompt, (long long)t.output);
+	return t;
+}
+
+/* Adds the batched figures to speed: t.concurrency streams decoding together, each reading
+ * its KV cache at its mean context (prompt + half the output); MoE steps read the experts the
+ * batch routes to. kv_per_token is the KV bytes of one token over every layer. */
+static void est_batched_json(struct est *e, const struct speed_input *in,
+			     const struct speed_params params[SPEED_BACKEND_COUNT],
+			     double kv_per_token, const struct est_traffic *t, cJSON *speed)
+{
+	struct speed_batch b;
+	struct speed_batch_output o;
+	const struct model_params *mp = &e->params;
+	bool ok;
+
+	memset(&b, 0, sizeof(b));
+	b.n_streams = (int)t->concurrency;
+	b.kv_bytes_per_stream = kv_per_token * ((double)t->prompt + (double)t->output / 2.0);
+	b.prompt_tokens = (double)t->prompt;
+	if (e->arch.n_experts > 1 && mp->expert > 0 && mp->total > 0 && mp->active > 0) {
+		/* in->weight_bytes holds the active share; the experts' part of all weights
+		 * scales with their share of the parameters. */
+		double all = in->weight_bytes * (double)mp->total / (double)mp->active;
+		b.expert_bytes = all * (double)mp->expert / (double)mp->total;
+		b.n_experts = (int)e->arch.n_experts;
+		b.n_experts_used = (int)e->arch.n_experts_per_tok;
+	}
+	ok = speed_batched_with(in, params, &b, &o) == 0;
+	cJSON_AddNumberToObject(speed, "concurrency", (double)t->concurrency);
+	cJSON_AddNumberToObject(speed, "prompt_tokens", (double)t->prompt);
+	cJSON_AddNumberToObject(speed, "output_tokens", (double)t->output);
+	add_num_or_null(speed, "aggregate_decode_tokens_per_s", ok ? o.aggregate_tokens_per_s : -1);
+	add_num_or_null(speed, "per_stream_decode_tokens_per_s",
+			ok ? o.per_stream_tokens_per_s : -1);
+	add_num_or_null(speed, "time_to_first_token_s", ok ? o.time_to_first_token_s : -1);
+	if (ok && e->rq.has_usd_per_hour)
+		cJSON_AddNumberToObject(speed, "usd_per_million_tokens",
+					e->rq.usd_per_hour / (o.aggregate_tokens_per_s * 3600) *
+						1e6);
+	else
+		cJSON_AddNullToObject(speed, "usd_per_million_tokens");
+	if (ok)
+		assume(e,
+		       "batched speed: %lld streams share each step's weight pass (%.1f ms memory, "
+		       "%.1f ms compute per step%s); time to first token on an idle server",
+		       (long long)t->concurrency, o.memory_ms, o.compute_ms,
+		       b.n_experts ? ", the experts the batch routes to" : "");
+	else
+		assume(e, "batched speed: unknown (no compute rate for prefill)");
+	if (ok && e->rq.has_usd_per_hour)
+		assume(e,
+		       "usd_per_million_tokens: usd_per_hour over the aggregate output at "
+		       "concurrency %lld",
+		       (long long)t->concurrency);
+}
+
+/* The speed object of a setup that does not fit: no figures, basis "none". */
+static void est_no_speed(struct est *e, cJSON *speed)
+{
+	static const char *const figures[] = {"decode_tokens_per_s",
+					      "decode_tokens_per_s_at_full_ctx",
+					      "prefill_tokens_per_s",
+					      "aggregate_decode_tokens_per_s",
+					      "per_stream_decode_tokens_per_s",
+					      "time_to_first_token_s",
+					      "usd_per_million_tokens"};
+
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+		cJSON_AddNullToObject(speed, figures[i]);
+	cJSON_AddStringToObject(speed, "basis", "none");
+	assume(e, "speed: none, as the setup does not fit (a smaller context, quant or fewer GPU "
+		  "layers that fits has one)");
+}
+
 static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			 struct api_reply *out)
 {
@@ -899,14 +1038,68 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			assume(e, "kv_cache_type: a quantized V cache needs flash attention in "
 				  "llama.cpp");
 	}
-	if (e->rq.has_flash_attn)
+	if (e->rq.has_flash_attn) {
 		p.flash_attn = e->rq.flash_attn;
+	} else {
+		/* llama.cpp's -fa defaults to auto since September 2025 (b6xxx, "use FA by
+		 * default"): on where the backend has the kernels, CUDA, Metal and the CPU. */
+		static const char *const fa_auto[] = {"cuda", "metal", "cpu"};
+		for (size_t i = 0; i < sizeof(fa_auto) / sizeof(fa_auto[0]); i++)
+			if (strcmp(e->hw.backend, fa_auto[i]) == 0 || !e->hw.backend[0])
+				p.flash_attn = true;
+		assume(e,
+		       "flash_attn: %s, as llama.cpp's default -fa auto resolves on %s (on for "
+		       "CUDA, Metal and CPU since September 2025)",
+		       p.flash_attn ? "on" : "off", e->hw.backend[0] ? e->hw.backend : "cpu");
+	}
 	if (e->rq.has_n_gpu_layers)
 		p.n_gpu_layers = e->rq.n_gpu_layers;
 	if (e->rq.has_n_cpu_moe)
 		p.n_cpu_moe = e->rq.n_cpu_moe;
 
+	{
+		/* Every llama.cpp default taken, in one line. */
+		char d[EST_ASSUMPTION_LEN] = "";
+		size_t u = 0;
+		const struct {
+			bool given;
+			const char *text;
+		} dflt[] = {{e->rq.has_n_ctx, "n_ctx"},
+			    {e->rq.has_n_batch, "n_batch 2048"},
+			    {e->rq.has_n_ubatch, "n_ubatch 512"},
+			    {e->rq.has_n_parallel, "n_parallel 1"},
+			    {e->rq.has_kv_type, "cache f16"},
+			    {e->rq.has_n_gpu_layers, "n_gpu_layers all"}};
+		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) {
+			int w;
+			if (dflt[i].given)
+				continue;
+			if (i == 0)
+				w = snprintf(d + u, sizeof(d) - u, "%sn_ctx %lld", u ? ", " : "",
+					     (long long)p.n_ctx);
+			else
+				w = snprintf(d + u, sizeof(d) - u, "%s%s", u ? ", " : "",
+					     dflt[i].text);
+			if (w < 0 || (size_t)w >= sizeof(d) - u)
+				break;
+			u += (size_t)w;
+		}
+		if (u)
+			assume(e, "llama.cpp's defaults taken: %s", d);
+	}
 	n_dev = est_devices(e, dev, &host, NULL);
+	if (e->rq.n_split > 0) {
+		if (e->rq.n_split > n_dev) {
+			free(m);
+			return api_error(out, RF_E_INVALID_VALUE, "tensor_split",
+					 "tensor_split has %d entries; the hardware has %d GPUs",
+					 e->rq.n_split, n_dev);
+		}
+		for (int i = 0; i < n_dev; i++)
+			dev[i].split = i < e->rq.n_split ? e->rq.split[i] : 0;
+		assume(e, "tensor_split: layers in the given proportions, as llama.cpp's "
+			  "--tensor-split places them");
+	}
 	if (n_dev == 0 && p.n_gpu_layers != 0) {
 		p.n_gpu_layers = 0;
 		assume(e, "n_gpu_layers: 0 (no GPU to offload to)");
@@ -953,10 +1146,26 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddBoolToObject(settings, "output_on_gpu", m->output_on_gpu);
 	}
 
+	{
+		/* llama-server's side of the serving question: n_parallel slots sharing the
+		 * n_ctx cells. */
+		cJSON *sv = cJSON_AddObjectToObject(root, "serving");
+		if (sv) {
+			cJSON_AddStringToObject(sv, "runtime", "llama.cpp");
+			cJSON_AddNumberToObject(sv, "kv_cache_tokens", (double)m->n_ctx);
+			cJSON_AddNumberToObject(sv, "slots", (double)p.n_parallel);
+			cJSON_AddNumberToObject(sv, "tokens_per_slot",
+						(double)(m->n_ctx / p.n_parallel));
+			cJSON_AddNumberToObject(sv, "max_concurrency", (double)p.n_parallel);
+		}
+	}
 	est_speed_devices(env, e, &in);
 	plan_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
-	if (speed) {
+	if (speed && !m->fits) {
+		/* A setup that cannot be loaded has no speed. */
+		est_no_speed(e, speed);
+	} else if (speed) {
 		struct est_predict pr = {&in, dev, n_dev, &host, NULL, NULL};
 		rc = est_speed_json(env, e, &in, &pr, speed);
 		free(pr.m);
@@ -965,8 +1174,362 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			free(m);
 			return api_error(out, rc, NULL, NULL);
 		}
+		{
+			struct est_traffic t = est_traffic_of(e, p.n_parallel);
+			/* llama-server decodes at most n_parallel slots at once. */
+			if (t.concurrency > p.n_parallel) {
+				assume(e,
+				       "concurrency %lld is more than the %lld slots (n_parallel): "
+				       "the rest wait",
+				       (long long)t.concurrency, (long long)p.n_parallel);
+				t.concurrency = p.n_parallel;
+			}
+			if (t.prompt + t.output > m->n_ctx / p.n_parallel)
+				assume(e,
+				       "a request of %lld tokens is longer than a slot's %lld cells "
+				       "(n_ctx / n_parallel)",
+				       (long long)(t.prompt + t.output),
+				       (long long)(m->n_ctx / p.n_parallel));
+			est_batched_json(
+				e, &in, speed_fitted,
+				m->n_ctx > 0 ? (double)m->kv_cache_bytes / (double)m->n_ctx : 0, &t,
+				speed);
+		}
 	}
 	free(m);
+	return 0;
+}
+
+/* ---- vLLM ------------------------------------------------------------------------------ */
+
+/* All-reduces a tensor-parallel layer adds per token (two per layer, NVLink or PCIe latency):
+ * a stated figure, not a fit. */
+#define EST_VLLM_ALLREDUCE_MS 0.02
+
+/* Settings that only llama.cpp has, refused with runtime vllm (and the other way round). */
+static int est_runtime_fields(struct est *e, struct api_reply *out)
+{
+	const struct est_request *r = &e->rq;
+	const struct {
+		bool given;
+		const char *name, *instead;
+	} cpp[] = {{r->has_quant, "quant", "precision"},
+		   {r->has_n_ctx, "n_ctx", "max_model_len"},
+		   {r->has_n_batch, "n_batch", "max_num_batched_tokens"},
+		   {r->has_n_ubatch, "n_ubatch", "max_num_batched_tokens"},
+		   {r->has_n_parallel, "n_parallel", "max_num_seqs or concurrency"},
+		   {r->has_n_gpu_layers, "n_gpu_layers", "tensor_parallel_size"},
+		   {r->has_kv_type, "kv_cache_type", "kv_cache_dtype"},
+		   {r->has_flash_attn, "flash_attn", "nothing (vLLM picks its attention backend)"},
+		   {r->n_split > 0, "tensor_split", "tensor_parallel_size"}},
+	  vllm[] = {{r->has_precision, "precision", "quant"},
+		    {r->has_tp, "tensor_parallel_size", "n_gpu_layers and tensor_split"},
+		    {r->has_pp, "pipeline_parallel_size", "n_gpu_layers"},
+		    {r->has_gpu_util, "gpu_memory_utilization", "n_ctx"},
+		    {r->has_max_model_len, "max_model_len", "n_ctx"},
+		    {r->has_max_num_seqs, "max_num_seqs", "n_parallel"},
+		    {r->has_max_num_batched_tokens, "max_num_batched_tokens", "n_batch"},
+		    {r->has_vllm_kv, "kv_cache_dtype", "kv_cache_type"},
+		    {r->has_enforce_eager, "enforce_eager", "nothing"}};
+	bool is_vllm = r->has_runtime && r->runtime == EST_RT_VLLM;
+
+	/* "precision" is the weight format for vLLM, the training precision (bf16, amp) when
+	 * fine-tuning. */
+	if (e->rq.mode != EST_INFERENCE && r->has_precision) {
+		int k = -1;
+		for (int i = 0; est_precisions[i]; i++)
+			if (strcmp(r->precision, est_precisions[i]) == 0)
+				k = i;
+		if (k < 0)
+			return api_error(out, RF_E_INVALID_VALUE, "precision",
+					 "precision for fine-tuning is bf16 or amp");
+		e->rq.train_precision = k;
+	}
+
+	for (size_t i = 0; is_vllm && i < sizeof(cpp) / sizeof(cpp[0]); i++)
+		if (cpp[i].given)
+			return api_error(out, RF_E_INVALID_VALUE, cpp[i].name,
+					 "%s is a llama.cpp setting; with runtime vllm use %s",
+					 cpp[i].name, cpp[i].instead);
+	for (size_t i = 0; !is_vllm && i < sizeof(vllm) / sizeof(vllm[0]); i++)
+		if (vllm[i].given && !(i == 0 && e->rq.mode != EST_INFERENCE))
+			return api_error(
+				out, RF_E_INVALID_VALUE, vllm[i].name,
+				"%s is a vLLM setting (add \"runtime\": \"vllm\"); llama.cpp "
+				"uses %s",
+				vllm[i].name, vllm[i].instead);
+	if (e->rq.mode != EST_INFERENCE && (r->has_runtime || r->has_concurrency))
+		return api_error(out, RF_E_INVALID_VALUE,
+				 r->has_runtime ? "runtime" : "concurrency",
+				 "runtime and concurrency apply to mode inference only");
+	return 0;
+}
+
+static void est_vllm_setup(const struct est *e, struct vllm_setup *s)
+{
+	vllm_setup_default(s);
+	if (e->rq.has_tp)
+		s->tensor_parallel = (int)e->rq.tp;
+	if (e->rq.has_pp)
+		s->pipeline_parallel = (int)e->rq.pp;
+	if (e->rq.has_gpu_util)
+		s->gpu_memory_utilization = e->rq.gpu_util;
+	if (e->rq.has_max_model_len)
+		s->max_model_len = e->rq.max_model_len;
+	if (e->rq.has_max_num_seqs)
+		s->max_num_seqs = e->rq.max_num_seqs;
+	if (e->rq.has_max_num_batched_tokens)
+		s->max_num_batched_tokens = e->rq.max_num_batched_tokens;
+	if (e->rq.has_vllm_kv)
+		s->kv_dtype = e->rq.vllm_kv == 1 ? VLLM_KV_FP8 : VLLM_KV_AUTO;
+	s->enforce_eager = e->rq.has_enforce_eager && e->rq.enforce_eager;
+}
+
+static cJSON *est_vllm_serving_json(const struct vllm_capacity *c, const struct vllm_setup *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "runtime", "vllm");
+	cJSON_AddNumberToObject(o, "kv_cache_tokens", (double)c->kv_cache_tokens);
+	cJSON_AddNumberToObject(o, "max_concurrency", c->max_concurrency);
+	cJSON_AddNumberToObject(o, "max_model_len", (double)c->max_model_len);
+	cJSON_AddNumberToObject(o, "max_num_seqs", (double)c->max_num_seqs);
+	cJSON_AddNumberToObject(o, "max_num_batched_tokens", (double)c->max_num_batched_tokens);
+	cJSON_AddNumberToObject(o, "block_size", c->block_size);
+	cJSON_AddNumberToObject(o, "num_gpu_blocks", (double)c->num_blocks);
+	cJSON_AddNumberToObject(o, "tensor_parallel_size", c->tensor_parallel);
+	cJSON_AddNumberToObject(o, "pipeline_parallel_size", c->pipeline_parallel);
+	cJSON_AddNumberToObject(o, "gpu_memory_utilization", c->gpu_memory_utilization);
+	cJSON_AddStringToObject(o, "precision", vllm_precision_name(s->precision));
+	cJSON_AddStringToObject(o, "kv_cache_dtype", s->kv_dtype == VLLM_KV_FP8 ? "fp8" : "auto");
+	cJSON_AddNumberToObject(o, "gpu_memory_bytes", (double)c->cuda_total_bytes);
+	cJSON_AddNumberToObject(o, "requested_bytes_per_gpu", (double)c->requested_bytes);
+	cJSON_AddNumberToObject(o, "weights_bytes_per_gpu", (double)c->weights_bytes);
+	cJSON_AddNumberToObject(o, "activation_peak_bytes", (double)c->activation_bytes);
+	cJSON_AddNumberToObject(o, "non_torch_bytes", (double)c->non_torch_bytes);
+	cJSON_AddNumberToObject(o, "kv_cache_bytes_per_gpu", (double)c->kv_cache_bytes);
+	cJSON_AddNumberToObject(o, "kv_bytes_per_token_per_gpu", (double)c->kv_bytes_per_token);
+	cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)c->cuda_graph_bytes);
+	if (c->refusal)
+		cJSON_AddStringToObject(o, "refusal", c->refusal);
+	else
+		cJSON_AddNullToObject(o, "refusal");
+	return o;
+}
+
+/* The speed of the engine: tensor-parallel ranks read their shards side by side (one device
+ * of tp x the bandwidth and compute per pipeline stage), stages run one after the other, each
+ * layer adds its all-reduces; vLLM's kernels are not held to llama.cpp's bandwidth ceiling. */
+static void est_vllm_speed(const struct api_env *env, struct est *e, const struct vllm_setup *s,
+			   const struct vllm_capacity *c, cJSON *speed)
+{
+	struct speed_input in;
+	struct speed_params params[SPEED_BACKEND_COUNT];
+	struct speed_output so;
+	struct speed_device dev;
+	double active = e->params.total > 0 ? (double)e->params.active / (double)e->params.total :
+					      1;
+	double fits_each;
+	struct est_traffic t;
+	int64_t dflt;
+
+	est_speed_devices(env, e, &in);
+	dev = in.devices[0];
+	dev.bandwidth_gbs *= c->tensor_parallel;
+	dev.compute_tflops *= c->tensor_parallel;
+	dev.layer_share = 0;
+	in.n_devices = c->pipeline_parallel;
+	for (int i = 0; i < in.n_devices; i++)
+		in.devices[i] = dev;
+	in.weight_bytes = (double)c->weights_bytes_total * active;
+	in.moe_batch_bytes = e->params.expert > 0 ? (double)c->weights_bytes_total * (1 - active) :
+						    0;
+	in.kv_bytes_start = 0;
+	in.kv_bytes_full = (double)c->kv_bytes_per_token * c->tensor_parallel *
+			   c->pipeline_parallel * (double)c->max_model_len;
+	in.flops_per_token = 2.0 * (double)e->params.active;
+	in.n_layers = (int)model_n_layer(&e->arch);
+	in.quantized = s->precision != VLLM_BF16 && s->precision != VLLM_FP16 &&
+		       s->precision != VLLM_FP32;
+	in.gpu_fraction = 1;
+	memcpy(params, speed_fitted, sizeof(params));
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
+		params[b].mem_ceiling_gbs = 0;
+		params[b].mem_eff_hbm = 0; /* llama.cpp's lower HBM share is its kernels' */
+		if (c->tensor_parallel > 1)
+			params[b].layer_ms += EST_VLLM_ALLREDUCE_MS;
+	}
+	if (speed_estimate_with(&in, params, &so) == 0) {
+		add_num_or_null(speed, "decode_tokens_per_s", so.decode_tokens_per_s);
+		add_num_or_null(speed, "decode_tokens_per_s_at_full_ctx",
+				so.decode_tokens_per_s_at_full_ctx);
+		add_num_or_null(speed, "prefill_tokens_per_s", so.prefill_tokens_per_s);
+		for (int i = 0; i < so.n_assumptions; i++)
+			assume(e, "speed: %s", so.assumptions[i]);
+	} else {
+		add_num_or_null(speed, "decode_tokens_per_s", -1);
+		add_num_or_null(speed, "decode_tokens_per_s_at_full_ctx", -1);
+		add_num_or_null(speed, "prefill_tokens_per_s", -1);
+	}
+	cJSON_AddStringToObject(speed, "basis", "roofline");
+	assume(e,
+	       "vLLM speed: the llama.cpp-fitted efficiencies without llama.cpp's bandwidth "
+	       "ceiling; tensor-parallel ranks read their shards side by side%s",
+	       c->tensor_parallel > 1 ? ", 0.02 ms of all-reduce per layer (stated)" : "");
+	/* As many streams as the KV cache holds whole requests, up to max_num_seqs. */
+	t = est_traffic_of(e, 1);
+	fits_each = (double)c->kv_cache_tokens / (double)(t.prompt + t.output);
+	dflt = (int64_t)fits_each < c->max_num_seqs ? (int64_t)fits_each : c->max_num_seqs;
+	if (!e->rq.has_concurrency) {
+		t.concurrency = dflt > 0 ? dflt : 1;
+		assume(e,
+		       "concurrency: %lld, as many requests as the KV cache holds whole (up to "
+		       "max_num_seqs)",
+		       (long long)t.concurrency);
+	} else if (t.concurrency > c->max_num_seqs || (double)t.concurrency > fits_each) {
+		assume(e, "concurrency %lld exceeds what vLLM runs at once (%lld): the rest queue",
+		       (long long)t.concurrency, (long long)(dflt > 0 ? dflt : 0));
+	}
+	est_batched_json(e, &in, params,
+			 (double)c->kv_bytes_per_token * c->tensor_parallel * c->pipeline_parallel,
+			 &t, speed);
+}
+
+static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
+{
+	struct vllm_setup s;
+	struct vllm_gpu g[VLLM_MAX_GPUS];
+	struct vllm_capacity c;
+	const char *field = NULL;
+	cJSON *mem, *arr, *settings, *serving, *speed;
+	int n = 0, rc;
+
+	if (e->gguf)
+		return api_error(
+			out, RF_E_INVALID_VALUE, "model.gguf",
+			"runtime vllm estimates Hugging Face checkpoints: give the model by "
+			"id or architecture");
+	if (strcmp(e->hw.backend, "cuda") != 0 && strcmp(e->hw.backend, "rocm") != 0)
+		return api_error(out, RF_E_INVALID_VALUE, "runtime",
+				 "vLLM needs CUDA or ROCm GPUs; this hardware's backend is %s",
+				 e->hw.backend[0] ? e->hw.backend : "none");
+	if (e->rq.has_precision && vllm_precision_parse(e->rq.precision) < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "precision",
+				 "precision '%.20s' is not one vLLM loads (bf16, fp16, fp32, fp8, "
+				 "int8, awq, gptq, bitsandbytes, mxfp4)",
+				 e->rq.precision);
+	for (int i = 0; i < e->hw.n_gpus && n < VLLM_MAX_GPUS; i++) {
+		const struct hw_gpu *hg = &e->hw.gpus[i];
+		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
+			continue;
+		g[n].total_bytes = hg->memory_total_bytes;
+		g[n].free_bytes = hg->memory_free_bytes;
+		g[n].a100 = strstr(hg->name, "A100") != NULL;
+		n++;
+	}
+	est_vllm_setup(e, &s);
+	if (e->rq.has_precision) {
+		s.precision = vllm_precision_parse(e->rq.precision);
+	} else if (strcmp(e->arch.llm_arch, "gpt-oss") == 0) {
+		s.precision = VLLM_MXFP4;
+		assume(e, "precision: mxfp4, as the gpt-oss checkpoint ships its experts");
+	} else {
+		assume(e, "precision: bf16 (the checkpoint's dtype) as none was given");
+	}
+	rc = vllm_capacity(&e->arch, &s, g, n, &c, &field);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
+	if (rc < 0 && field && strcmp(field, "gpus") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, "tensor_parallel_size",
+				 "tensor_parallel_size x pipeline_parallel_size = %d GPUs; the "
+				 "hardware has %d",
+				 s.tensor_parallel * s.pipeline_parallel, n);
+	if (rc < 0 && field && strcmp(field, "tensor_parallel_size") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "tensor_parallel_size must divide the %lld attention heads and "
+				 "divide or be a multiple of the %lld KV heads",
+				 (long long)e->arch.n_heads, (long long)e->arch.n_kv_heads);
+	if (rc < 0 && field && strcmp(field, "max_model_len") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "max_model_len must be at most the model's %lld positions (vLLM "
+				 "refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)",
+				 (long long)e->arch.max_position_embeddings);
+	if (rc < 0 && field && strcmp(field, "model") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "runtime vllm estimates decoder models (with a KV cache); %s is "
+				 "not one",
+				 e->model_id);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field ? field : "model",
+				 "%s is out of range for this model and hardware",
+				 field ? field : "the model");
+	for (int i = 0; i < c.n_notes; i++)
+		assume(e, "%s", c.notes[i]);
+	if (c.refusal)
+		assume(e, "vLLM would not start: %s", c.refusal);
+
+	mem = cJSON_AddObjectToObject(root, "memory");
+	if (mem) {
+		int used = c.tensor_parallel * c.pipeline_parallel;
+		cJSON_AddNumberToObject(mem, "weights_bytes", (double)c.weights_bytes_total);
+		cJSON_AddNumberToObject(mem, "kv_cache_bytes", (double)c.kv_cache_bytes * used);
+		cJSON_AddNumberToObject(mem, "compute_bytes", (double)c.activation_bytes * used);
+		cJSON_AddNumberToObject(mem, "overhead_bytes",
+					(double)(c.non_torch_bytes + c.cuda_graph_bytes) * used);
+		cJSON_AddNumberToObject(mem, "total_bytes",
+					(double)(c.requested_bytes + c.cuda_graph_bytes) * used);
+		arr = cJSON_AddArrayToObject(mem, "per_device");
+		for (int i = 0; arr && i < used; i++) {
+			cJSON *d = cJSON_CreateObject();
+			char name[32];
+			if (!d)
+				break;
+			snprintf(name, sizeof(name), "%s%d", e->hw.backend, i);
+			cJSON_AddStringToObject(d, "device", name);
+			cJSON_AddNumberToObject(d, "bytes",
+						(double)(c.requested_bytes + c.cuda_graph_bytes));
+			cJSON_AddNumberToObject(d, "budget_bytes", (double)c.cuda_total_bytes);
+			api_json_append(arr, d);
+		}
+	}
+	cJSON_AddBoolToObject(root, "fits", c.fits);
+	{
+		double u = (double)(c.requested_bytes + c.cuda_graph_bytes) /
+			   (double)c.cuda_total_bytes;
+		if (c.kv_cache_bytes <= 0)
+			u = u > 1.01 ? u : 1.01; /* nothing left for the cache: over */
+		cJSON_AddNumberToObject(root, "utilization", u);
+		cJSON_AddStringToObject(root, "fit_band", c.fits ? rf_fit_band(u) : "over");
+	}
+	settings = cJSON_AddObjectToObject(root, "settings");
+	if (settings) {
+		cJSON_AddStringToObject(settings, "runtime", "vllm");
+		cJSON_AddStringToObject(settings, "precision", vllm_precision_name(s.precision));
+		cJSON_AddNumberToObject(settings, "tensor_parallel_size", c.tensor_parallel);
+		cJSON_AddNumberToObject(settings, "pipeline_parallel_size", c.pipeline_parallel);
+		cJSON_AddNumberToObject(settings, "gpu_memory_utilization",
+					c.gpu_memory_utilization);
+		cJSON_AddNumberToObject(settings, "max_model_len", (double)c.max_model_len);
+		cJSON_AddNumberToObject(settings, "max_num_seqs", (double)c.max_num_seqs);
+		cJSON_AddNumberToObject(settings, "max_num_batched_tokens",
+					(double)c.max_num_batched_tokens);
+		cJSON_AddStringToObject(settings, "kv_cache_dtype",
+					s.kv_dtype == VLLM_KV_FP8 ? "fp8" : "auto");
+		cJSON_AddBoolToObject(settings, "enforce_eager", s.enforce_eager);
+	}
+	serving = est_vllm_serving_json(&c, &s);
+	if (serving)
+		api_json_add(root, "serving", serving);
+	speed = cJSON_AddObjectToObject(root, "speed");
+	if (speed) {
+		if (c.fits) {
+			est_vllm_speed(env, e, &s, &c, speed);
+		} else {
+			est_no_speed(e, speed);
+		}
+	}
 	return 0;
 }
 
@@ -1203,7 +1766,7 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.flash_attention = e->rq.has_attention  ? e->rq.attention != 2 :
 			    e->rq.has_flash_attn ? e->rq.flash_attn :
 						   true;
-	s.precision = (enum train_precision)(e->rq.has_precision ? e->rq.precision : 0);
+	s.precision = (enum train_precision)(e->rq.has_precision ? e->rq.train_precision : 0);
 	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
@@ -1413,6 +1976,33 @@ static int est_lora_targets(const cJSON *v, unsigned *out, struct api_reply *rep
 	return 0;
 }
 
+/* Reads "tensor_split": up to RF_MAX_DEVICES non-negative proportions, not all zero. */
+static int est_tensor_split(const cJSON *v, struct est_request *rq, struct api_reply *reply)
+{
+	const cJSON *x;
+	double sum = 0;
+
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 ||
+	    cJSON_GetArraySize(v) > RF_MAX_DEVICES)
+		return api_error(reply, RF_E_INVALID_VALUE, "tensor_split",
+				 "tensor_split must be a list of 1 to %d proportions, one per GPU",
+				 RF_MAX_DEVICES);
+	rq->n_split = 0;
+	cJSON_ArrayForEach(x, v)
+	{
+		if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+		    x->valuedouble > 1e6)
+			return api_error(reply, RF_E_INVALID_VALUE, "tensor_split",
+					 "tensor_split must hold proportions in [0, 1000000]");
+		rq->split[rq->n_split++] = x->valuedouble;
+		sum += x->valuedouble;
+	}
+	if (sum <= 0)
+		return api_error(reply, RF_E_INVALID_VALUE, "tensor_split",
+				 "tensor_split needs at least one GPU with a share above 0");
+	return 0;
+}
+
 /* ---- the route --------------------------------------------------------------------------- */
 
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result,
@@ -1437,6 +2027,12 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 	if (cJSON_GetObjectItemCaseSensitive(body, "lora_targets")) {
 		rc = est_lora_targets(cJSON_GetObjectItemCaseSensitive(body, "lora_targets"),
 				      &e->rq.lora_targets, out);
+		if (rc < 0)
+			goto done;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "tensor_split")) {
+		rc = est_tensor_split(cJSON_GetObjectItemCaseSensitive(body, "tensor_split"),
+				      &e->rq, out);
 		if (rc < 0)
 			goto done;
 	}
@@ -1482,8 +2078,11 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 		cJSON_AddNumberToObject(hw, "gpus", e->hw.n_gpus);
 		cJSON_AddStringToObject(hw, "fingerprint", e->fingerprint);
 	}
-	rc = e->rq.mode == EST_INFERENCE ? est_inference(env, e, root, out) :
-					   est_training(env, e, root, out);
+	rc = est_runtime_fields(e, out);
+	if (rc == 0)
+		rc = e->rq.mode != EST_INFERENCE  ? est_training(env, e, root, out) :
+		     e->rq.runtime == EST_RT_VLLM ? est_vllm(env, e, root, out) :
+						    est_inference(env, e, root, out);
 	if (rc < 0)
 		goto done;
 	arr = cJSON_AddArrayToObject(root, "assumptions");

@@ -68,6 +68,7 @@ struct val_cfg {
 	double rope_scale;    /* <= 0: not given */
 	const cJSON *hardware;
 	const char *hardware_profile;
+	const cJSON *tensor_split; /* as given, checked; NULL: none */
 };
 
 struct val_check {
@@ -95,6 +96,7 @@ struct val_over {
 	const char *kv; /* NULL: the config's */
 	bool fa_on;
 	const char *quant; /* NULL: the config's */
+	bool no_split;     /* layers by free memory instead of the config's tensor_split */
 };
 
 static struct val_check *add(struct val *v, const char *code, bool error, const char *field)
@@ -222,6 +224,13 @@ static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out
 			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
 				return bad(out, RF_E_INVALID_VALUE, p, k,
 					   "must hold non-negative numbers");
+		}
+		/* Empty (one GPU) or all zero: llama.cpp splits by free memory. */
+		c->tensor_split = NULL;
+		cJSON_ArrayForEach(x, it)
+		{
+			if (x->valuedouble > 0)
+				c->tensor_split = it;
 		}
 		return 0;
 	}
@@ -438,6 +447,8 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 					(double)(c->n_cpu_moe > MODEL_MAX_LAYERS ?
 							 MODEL_MAX_LAYERS :
 							 c->n_cpu_moe));
+	if (c->tensor_split && !(o && o->no_split))
+		api_json_add(r, "tensor_split", cJSON_Duplicate(c->tensor_split, true));
 	if (c->hardware)
 		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
 	if (c->hardware_profile)
@@ -637,6 +648,53 @@ static void field(char *dst, size_t len, const struct val_cfg *c, const char *na
 	snprintf(dst, len, "%s%s", c->prefix, name);
 }
 
+/* A tensor_split that overloads one GPU while the same layers fit split by free memory: an
+ * error of the split, with the proportions of the GPUs' budgets as the fix. Returns true when
+ * it reported that. */
+static bool check_split(struct val *v, const cJSON *est, const cJSON *worst)
+{
+	struct val_over even = {.no_split = true};
+	cJSON *e = val_ask(v, &even);
+	const cJSON *pd = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(est, "memory"), "per_device");
+	const cJSON *d, *dn = cJSON_GetObjectItemCaseSensitive(worst, "device");
+	double min_budget = -1;
+	char f[64], ratio[96] = "";
+	size_t used = 0;
+	struct val_check *k;
+	bool fits = est_fits(e);
+
+	cJSON_Delete(e);
+	if (!fits)
+		return false;
+	cJSON_ArrayForEach(d, pd)
+	{
+		double b = num_at(d, "budget_bytes", NULL);
+		if (b > 0 && (min_budget < 0 || b < min_budget))
+			min_budget = b;
+	}
+	cJSON_ArrayForEach(d, pd)
+	{
+		double b = num_at(d, "budget_bytes", NULL);
+		int n = snprintf(ratio + used, sizeof(ratio) - used, "%s%.0f", used ? ":" : "",
+				 min_budget > 0 && b > 0 ? 10.0 * b / min_budget : 0.0);
+		if (n < 0 || (size_t)n >= sizeof(ratio) - used)
+			break;
+		used += (size_t)n;
+	}
+	field(f, sizeof(f), &v->c, "tensor_split");
+	if (!(k = add(v, "tensor_split_overloads_gpu", true, f)))
+		return true;
+	text(k->message,
+	     "tensor_split puts %.2f GiB on %s, which can use %.2f GiB; split by free memory the "
+	     "same settings fit",
+	     num_at(worst, "bytes", NULL) / VAL_GIB, cJSON_IsString(dn) ? dn->valuestring : "a GPU",
+	     num_at(worst, "budget_bytes", NULL) / VAL_GIB);
+	text(k->suggestion, "set tensor_split to %s (the GPUs' usable memory) or leave it out",
+	     ratio);
+	return true;
+}
+
 static void check_memory(struct val *v, const cJSON *est)
 {
 	const struct val_cfg *c = &v->c;
@@ -647,6 +705,8 @@ static void check_memory(struct val *v, const cJSON *est)
 	char f[64];
 	struct val_check *k;
 
+	if (u > 1.0 && worst && c->tensor_split && check_split(v, est, worst))
+		return;
 	if (u > 1.0 && worst) {
 		struct val_over q8 = {.kv = "q8_0", .fa_on = true};
 		int64_t best8 = -1;

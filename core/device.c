@@ -508,6 +508,11 @@ static bool has_tensor_units(const struct device_profile *p)
 	return major >= 7;
 }
 
+bool device_hbm_class(const struct device_profile *p)
+{
+	return p && strcmp(p->device_class, "datacenter") == 0 && p->memory_bandwidth_gbs >= 1200;
+}
+
 double device_compute_tflops(const struct device_profile *p, enum device_compute_kind *kind)
 {
 	double v;

@@ -160,6 +160,10 @@ double device_gpu_bandwidth(const struct device_profile *p, int bus_width_bits, 
 /* Returns the best documented dense compute rate of p in TFLOPS and what kind it is in *kind:
  * the tensor FP16 rate when known; else the FP32 rate (the vector FP16 rate when FP32 is not
  * known). Returns -1 and DEVICE_COMPUTE_UNKNOWN when p has neither. */
+/* Returns true for a datacenter part with 1200 GB/s or more: HBM, which llama.cpp's decode
+ * kernels draw from at a lower share of the peak than GDDR or LPDDR (speed.h mem_eff_hbm). */
+bool device_hbm_class(const struct device_profile *p);
+
 double device_compute_tflops(const struct device_profile *p,
 			     enum device_compute_kind *kind /* OUT */);
 

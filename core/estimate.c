@@ -86,6 +86,7 @@ int rf_weights_from_scheme(const struct model_arch *a, int ft, int imatrix,
 	qm.is_70b = model_n_layer(a) == 80 && qm.n_head_kv < qm.n_head &&
 		    (strcmp(a->llm_arch, "llama") == 0 || strcmp(a->llm_arch, "qwen2") == 0);
 	qm.imatrix = imatrix < 0 ? rf_ftype_needs_imatrix(ft) : imatrix != 0;
+	qm.experts_mxfp4 = strcmp(a->llm_arch, "gpt-oss") == 0;
 	rc = rf_quant_apply(&qm, ft, l.t, l.n);
 	if (rc == 0)
 		rc = rf_weights_from_tensors(a, l.t, l.n, out);

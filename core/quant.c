@@ -618,6 +618,12 @@ int rf_quant_apply(const struct rf_quant_model *m, int ft, struct rf_tensor *t, 
 			int type = def;
 			if (quantized)
 				type = fallback_type(mix_type(&q, x, def), x->ne[0]);
+			/* Experts the checkpoint ships in MXFP4 (gpt-oss) are written as MXFP4 by
+			 * the converter and kept by llama-quantize in every scheme, F16 included:
+			 * every published gpt-oss-20b GGUF is 11.5-13.8 GB. */
+			if (m->experts_mxfp4 && x->expert && x->ne[2] > 1 &&
+			    x->ne[0] % rf_gtype(RF_GT_MXFP4)->block == 0)
+				type = RF_GT_MXFP4;
 			if (type < 0) {
 				rc = RF_E_INVALID_VALUE;
 				break;

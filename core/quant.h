@@ -184,12 +184,13 @@ bool rf_tensor_quantizable(const struct rf_tensor *t);
 
 /* Model facts the mix rules depend on. */
 struct rf_quant_model {
-	int64_t n_layer;   /* repeating layers (llama.cpp's n_layer) */
-	int64_t n_head;    /* of layer 0 */
-	int64_t n_head_kv; /* of layer 0 */
-	int64_t n_expert;  /* routed experts; 0 or 1: dense */
-	bool is_70b;       /* llama.cpp's LLM_TYPE_70B: attn_v gets Q5_K instead of Q3_K/Q4_K */
-	bool imatrix;      /* quantized with an importance matrix */
+	int64_t n_layer;    /* repeating layers (llama.cpp's n_layer) */
+	int64_t n_head;     /* of layer 0 */
+	int64_t n_head_kv;  /* of layer 0 */
+	int64_t n_expert;   /* routed experts; 0 or 1: dense */
+	bool is_70b;        /* llama.cpp's LLM_TYPE_70B: attn_v gets Q5_K instead of Q3_K/Q4_K */
+	bool imatrix;       /* quantized with an importance matrix */
+	bool experts_mxfp4; /* the checkpoint's routed experts are MXFP4 (gpt-oss): they stay so */
 };
 
 /* Gives every quantizable tensor of t[0..n) the type scheme ft gives it (with llama-quantize's

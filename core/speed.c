@@ -26,13 +26,16 @@
  * (cuda's tensor, metal's vector), ceilings where fewer than three peaks were seen (none).
  * Whole groups without rows inherit: tensor constants of rocm (Instinct), metal and cpu from
  * cuda; vector constants of cuda (Pascal, GTX 16) and cpu from rocm.
- * Reading them: CUDA decode reaches 96% of peak bandwidth but no more than 1150 GB/s (HBM
- * parts: A100, H100) plus 0.075 ms per layer; prefill GEMMs reach the tensor peak but the
+ * Reading them: CUDA decode reaches 96% of peak bandwidth on GDDR parts and 57% on HBM ones
+ * (datacenter parts of 1200 GB/s or more: A100, H100; the rows cannot tell this from a
+ * ceiling near 1150 GB/s, but a share follows H200 and B200 bandwidth where a ceiling would
+ * hold them at an H100's speed) plus 0.075 ms per layer; prefill GEMMs reach the tensor peak but the
  * kernels top out near 225 TFLOPS and quantized weights cost a factor 0.68 (dequantisation).
  */
 const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 	[SPEED_BACKEND_CUDA] = {.mem_eff = 0.96,
-				.mem_ceiling_gbs = 1150,
+				.mem_ceiling_gbs = 0,
+				.mem_eff_hbm = 0.57,
 				.layer_ms = 0.075,
 				.tensor_eff = 1.00,
 				.tensor_ceiling_tflops = 225,
@@ -133,8 +136,9 @@ static int validate(const struct speed_input *in)
 	if (!in || in->backend < 0 || in->backend >= SPEED_BACKEND_COUNT)
 		return RF_E_INVALID_VALUE;
 	if (!in_range(in->weight_bytes, 1, 1e15) || !in_range(in->kv_bytes_start, 0, 1e15) ||
-	    !in_range(in->kv_bytes_full, 0, 1e15) || !in_range(in->flops_per_token, 1, 1e17) ||
-	    in->n_layers > 100000 || !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
+	    !in_range(in->moe_batch_bytes, 0, 1e15) || !in_range(in->kv_bytes_full, 0, 1e15) ||
+	    !in_range(in->flops_per_token, 1, 1e17) || in->n_layers > 100000 ||
+	    !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
 	    in->n_devices > SPEED_MAX_DEVICES)
 		return RF_E_INVALID_VALUE;
 	if (in->backend != SPEED_BACKEND_CPU && in->gpu_fraction > 0 && in->n_devices == 0)
@@ -147,7 +151,7 @@ static int validate(const struct speed_input *in)
 			return RF_E_INVALID_VALUE;
 	}
 	if (!isfinite(in->host.bandwidth_gbs) || in->host.bandwidth_gbs > 1e7 ||
-	    in->host.threads > 100000)
+	    in->host.threads > 100000 || !isfinite(in->host.link_gbs) || in->host.link_gbs > 1e7)
 		return RF_E_INVALID_VALUE;
 	return 0;
 }
@@ -185,6 +189,12 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 	return bw * cpu->mem_eff * (measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
 }
 
+/* The share of device d's peak bandwidth decode reaches. */
+static double mem_eff_of(const struct speed_params *p, const struct speed_device *d)
+{
+	return d->hbm && p->mem_eff_hbm > 0 ? p->mem_eff_hbm : p->mem_eff;
+}
+
 static double decode_time(const struct speed_input *in, const struct speed_params *params,
 			  double kv_bytes)
 {
@@ -193,7 +203,7 @@ static double decode_time(const struct speed_input *in, const struct speed_param
 	double bytes = in->weight_bytes + kv_bytes, f = gpu_frac(in), t = 0;
 
 	for (int i = 0; f > 0 && i < in->n_devices; i++) {
-		double rate = p->mem_eff * in->devices[i].bandwidth_gbs;
+		double rate = mem_eff_of(p, &in->devices[i]) * in->devices[i].bandwidth_gbs;
 		if (p->mem_ceiling_gbs > 0 && rate > p->mem_ceiling_gbs)
 			rate = p->mem_ceiling_gbs;
 		t += bytes * f * share(in, i) / (rate * 1e9);
@@ -230,8 +240,26 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		t += part / (compute_eff(p, d->compute, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += part / (p->tensor_ceiling_tflops * 1e12);
+		/* A micro-batch of MoE tokens routes to nearly every expert: the experts beyond
+		 * the active ones are read once per micro-batch (a dense model's single weight
+		 * pass is in the fitted efficiency). */
+		if (in->moe_batch_bytes > 0)
+			t += in->moe_batch_bytes * f * share(in, i) /
+			     (mem_eff_of(p, d) * d->bandwidth_gbs * 1e9) / SPEED_PREFILL_UBATCH;
 	}
-	if (f < 1) {
+	if (f < 1 && in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU) {
+		/* llama.cpp offloads batches of 32 tokens or more to the GPU (ggml_backend_sched's
+		 * offload_op): the host layers' weights cross the link once per micro-batch and
+		 * their FLOPs run on the GPU like the rest. */
+		const struct speed_device *d = &in->devices[0];
+		double link = in->host.link_gbs > 0 ? in->host.link_gbs :
+						      SPEED_ASSUMED_HOST_LINK_GBS;
+		t += in->weight_bytes * (1 - f) / (link * 1e9) / SPEED_PREFILL_UBATCH;
+		t += fl * (1 - f) /
+		     (compute_eff(p, d->compute, in->quantized) * d->compute_tflops * 1e12);
+		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
+			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);
+	} else if (f < 1) {
 		int threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
 		t += fl * (1 - f) / ((double)threads * cpu->cpu_gflops_per_thread * 1e9);
 	}
@@ -283,8 +311,19 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 		note(o, "decode adds %.3f ms per layer per token for kernel launches and syncs",
 		     p->layer_ms);
 		for (int i = 0; i < in->n_devices; i++) {
+			if (in->devices[i].hbm && p->mem_eff_hbm > 0) {
+				note(o,
+				     "HBM devices: decode at %.0f%% of their peak bandwidth (%s, "
+				     "fitted on the datacenter rows; it follows the bandwidth, no "
+				     "ceiling)",
+				     100 * p->mem_eff_hbm, be);
+				break;
+			}
+		}
+		for (int i = 0; i < in->n_devices; i++) {
 			if (p->mem_ceiling_gbs > 0 &&
-			    p->mem_eff * in->devices[i].bandwidth_gbs > p->mem_ceiling_gbs) {
+			    mem_eff_of(p, &in->devices[i]) * in->devices[i].bandwidth_gbs >
+				    p->mem_ceiling_gbs) {
 				note(o,
 				     "decode held to %.0f GB/s, the most %s kernels were seen to draw "
 				     "(fitted)",
@@ -331,10 +370,21 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 		     cpu->mem_eff * (known && in->host.bandwidth_measured ?
 					     1.0 :
 					     SPEED_MEASURED_OVER_THEORETICAL));
-		note(o, "host prefill at %.0f GFLOPS per thread x %d threads%s (fitted on %d rows)",
-		     cpu->cpu_gflops_per_thread,
-		     in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS,
-		     in->host.threads > 0 ? "" : " (assumed)", cpu->rows_cpu_prefill);
+		if (in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU)
+			note(o,
+			     "prefill runs the host layers on the GPU, copying their weights at "
+			     "%.0f GB/s%s once per %d-token micro-batch (llama.cpp's batch offload)",
+			     in->host.link_gbs > 0 ? in->host.link_gbs :
+						     SPEED_ASSUMED_HOST_LINK_GBS,
+			     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)",
+			     SPEED_PREFILL_UBATCH);
+		else
+			note(o,
+			     "host prefill at %.0f GFLOPS per thread x %d threads%s (fitted on %d "
+			     "rows)",
+			     cpu->cpu_gflops_per_thread,
+			     in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS,
+			     in->host.threads > 0 ? "" : " (assumed)", cpu->rows_cpu_prefill);
 	}
 }
 
@@ -376,6 +426,66 @@ int speed_estimate_with(const struct speed_input *in,
 int speed_estimate(const struct speed_input *in, struct speed_output *out)
 {
 	return speed_estimate_with(in, speed_fitted, out);
+}
+
+/* ---- batched decode ---------------------------------------------------------------------- */
+
+int speed_batched(const struct speed_input *in, const struct speed_batch *b,
+		  struct speed_batch_output *out)
+{
+	return speed_batched_with(in, speed_fitted, b, out);
+}
+
+int speed_batched_with(const struct speed_input *in,
+		       const struct speed_params params[SPEED_BACKEND_COUNT],
+		       const struct speed_batch *b, struct speed_batch_output *out)
+{
+	struct speed_input step_in;
+	struct speed_batch_output o;
+	double n, dense, share = 1, t_mem, t_mem1, t_pp, t_c, prompt;
+
+	if (validate(in) < 0 || !params || !b || !out || b->n_streams < 1 || b->n_streams > 65536 ||
+	    !in_range(b->kv_bytes_per_stream, 0, 1e15) || !in_range(b->expert_bytes, 0, 1e15) ||
+	    b->n_experts < 0 || b->n_experts_used < 0 || b->n_experts_used > b->n_experts ||
+	    !isfinite(b->prompt_tokens) || b->prompt_tokens > 1e9)
+		return RF_E_INVALID_VALUE;
+	/* The experts a batch reads are counted below, by the batch's own routing. */
+	step_in = *in;
+	step_in.moe_batch_bytes = 0;
+	t_pp = prefill_time(&step_in, params);
+	if (t_pp <= 0)
+		return RF_E_INVALID_VALUE;
+	memset(&o, 0, sizeof(o));
+	n = (double)b->n_streams;
+	/* The experts a step reads: each is skipped by all n tokens with (1 - k/E)^n. */
+	if (b->n_experts > 0 && b->expert_bytes > 0) {
+		double k_share = (double)b->n_experts_used / (double)b->n_experts;
+		dense = in->weight_bytes - b->expert_bytes * k_share;
+		if (dense < 0)
+			dense = 0;
+		share = 1 - pow(1 - k_share, n);
+		step_in.weight_bytes = dense + b->expert_bytes * share;
+		if (step_in.weight_bytes < 1)
+			step_in.weight_bytes = 1;
+	}
+	t_mem = decode_time(&step_in, params, n * b->kv_bytes_per_stream);
+	t_mem1 = decode_time(in, params, b->kv_bytes_per_stream);
+	/* A 512-token prefill reads the weights once: what is left of its time per token is
+	 * the compute a token adds to a step. */
+	t_c = t_pp - decode_time(in, params, 0) / 512.0;
+	if (t_c < 0)
+		t_c = 0;
+	prompt = b->prompt_tokens > 0 ? b->prompt_tokens : 512;
+	o.memory_ms = t_mem * 1e3;
+	o.compute_ms = n * t_c * 1e3;
+	o.step_ms = o.memory_ms + o.compute_ms;
+	o.aggregate_tokens_per_s = n / (t_mem + n * t_c);
+	o.per_stream_tokens_per_s = 1 / (t_mem + n * t_c);
+	/* The prompt's prefill reads whatever experts its micro-batches route to. */
+	o.time_to_first_token_s = prompt * prefill_time(in, params) + t_mem1 + t_c;
+	o.experts_read_share = share;
+	*out = o;
+	return 0;
 }
 
 /* ---- fitting --------------------------------------------------------------------------- */
@@ -506,11 +616,12 @@ struct group_stats {
 	int rows;
 	bool has_quant, has_f16;
 	int distinct_peaks; /* compute peaks for prefill groups, bandwidths for decode */
+	int hbm_rows;       /* rows on HBM-class devices */
 };
 
 static struct group_stats stats(const struct fit_ctx *c)
 {
-	struct group_stats s = {0, false, false, 0};
+	struct group_stats s = {0, false, false, 0, 0};
 	double peaks[64];
 	int np = 0;
 
@@ -521,6 +632,8 @@ static struct group_stats stats(const struct fit_ctx *c)
 		if (!in_group(c, o))
 			continue;
 		s.rows++;
+		if (o->in.n_devices > 0 && o->in.devices[0].hbm)
+			s.hbm_rows++;
 		if (o->in.quantized)
 			s.has_quant = true;
 		else
@@ -555,8 +668,11 @@ static void fill_unidentified(struct fit_ctx *c, const struct group_stats *s)
 			p->layer_ms = c->backend == SPEED_BACKEND_CPU ? 0 :
 				      cuda->rows_decode >= 3          ? cuda->layer_ms :
 									p->layer_ms;
-		if (s->distinct_peaks < 3)
-			p->mem_ceiling_gbs = 0;
+		/* No ceiling: HBM parts have their own share of the peak instead, fitted where
+		 * three rows show it, else none (mem_eff applies). */
+		p->mem_ceiling_gbs = 0;
+		if (s->hbm_rows < 3)
+			p->mem_eff_hbm = 0;
 		break;
 	case G_TENSOR:
 		if (s->distinct_peaks < 3)
@@ -583,10 +699,10 @@ static void fit_group(struct fit_ctx *c)
 		fill_unidentified(c, &s);
 	switch (c->group) {
 	case G_DECODE: {
-		double *x[3] = {&p->mem_eff, &p->layer_ms, &p->mem_ceiling_gbs};
+		double *x[3] = {&p->mem_eff, &p->layer_ms, &p->mem_eff_hbm};
 		struct grid g[3] = {{0.30, 0.96, 0.01, true},
 				    {0, 0.40, 0.005, s.rows >= 3},
-				    {0, 4000, 50, s.distinct_peaks >= 3}};
+				    {0.20, 0.96, 0.01, s.hbm_rows >= 3}};
 		p->rows_decode = s.rows;
 		if (s.rows == 0)
 			return;

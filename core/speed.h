@@ -10,7 +10,9 @@
  *            peak; it is what holds HBM parts such as the A100 and H100 far below theirs)
  *   prefill: time per token = sum over devices of FLOPs on the device / (eff x peak)
  *            + FLOPs / ceiling                          (tensor peaks: the kernels' own limit)
- *            + the host's share at threads x GFLOPS per thread
+ *            + the host's share: with a GPU, llama.cpp runs batches on it, copying the
+ *              host layers' weights over the link once per micro-batch; on the CPU backend,
+ *              threads x GFLOPS per thread
  *
  * A layer split over several devices runs one device after the other, so bandwidths are not
  * summed. The efficiencies, the per-layer cost and the ceilings are fitted per backend to
@@ -65,6 +67,7 @@ struct speed_device {
 	double compute_tflops;      /* dense peak of the kind below; <= 0 unknown */
 	enum speed_compute compute; /* what compute_tflops is */
 	bool tensor_units_unrated;  /* has tensor units but only a vector rate is known */
+	bool hbm;                   /* HBM-class memory (device_hbm_class): mem_eff_hbm applies */
 	double layer_share;         /* share of the offloaded layers; <= 0 on all: equal shares */
 };
 
@@ -72,7 +75,14 @@ struct speed_host {
 	double bandwidth_gbs;    /* <= 0 unknown */
 	bool bandwidth_measured; /* a measurement rather than the theoretical peak */
 	int threads;             /* threads doing CPU work; <= 0 unknown */
+	double link_gbs;         /* host to GPU copies (PCIe); <= 0 unknown */
 };
+
+/* Host-to-GPU copy rate assumed when the link is unknown: PCIe 4.0 x16 (31.5 GB/s) at 80%. */
+#define SPEED_ASSUMED_HOST_LINK_GBS 25.0
+/* llama.cpp's prefill micro-batch (n_ubatch): a partial offload copies the host layers'
+ * weights to the GPU once per micro-batch. */
+#define SPEED_PREFILL_UBATCH 512
 
 struct speed_input {
 	enum speed_backend backend;
@@ -80,6 +90,8 @@ struct speed_input {
 	double kv_bytes_start;  /* KV bytes read per token at the start of generation (tg128: ~0) */
 	double kv_bytes_full;   /* KV bytes read per token with the whole context filled */
 	double flops_per_token; /* about 2 x active parameters */
+	double moe_batch_bytes; /* MoE: the weight bytes a 512-token micro-batch reads beyond
+				   weight_bytes (the experts its tokens route to); 0: dense */
 	int n_layers;           /* repeating blocks; <= 0 unknown */
 	bool quantized;         /* weights in a quantized type (dequantised when prefilling) */
 	double gpu_fraction;    /* share of the layers on the devices (n_gpu_layers / layers) */
@@ -93,6 +105,7 @@ struct speed_input {
 struct speed_params {
 	double mem_eff;               /* share of peak bandwidth reached while decoding */
 	double mem_ceiling_gbs;       /* decode kernels' own bandwidth limit; 0: none */
+	double mem_eff_hbm;           /* share of peak reached on HBM devices; <= 0: mem_eff */
 	double layer_ms;              /* fixed cost per layer per generated token, ms */
 	double tensor_eff;            /* share of a tensor peak reached by prefill (F16 weights) */
 	double tensor_ceiling_tflops; /* prefill kernels' own throughput limit; 0: none */
@@ -140,6 +153,43 @@ int speed_estimate_with(const struct speed_input *in,
  * cannot be known (prefill without a compute rate). No assumptions are collected. */
 double speed_predict(const struct speed_input *in,
 		     const struct speed_params params[SPEED_BACKEND_COUNT], enum speed_test test);
+
+/* Batched decode: n_streams sequences generating together (llama-server with n_parallel
+ * slots busy, vLLM's running batch). One step produces one token per stream: the weights are
+ * read once per step (for MoE, the union of the experts the streams route to), each stream's
+ * KV cache is read on its own, and each stream's token costs its FLOPs. The step is
+ *   memory time (weights + n x KV, as decode) + n x marginal compute per token
+ * where the marginal compute is the prefill time per token less the weight pass a 512-token
+ * prefill shares, so that 512 streams process tokens at the pp512 rate. Pure roofline
+ * arithmetic over speed_estimate's fitted constants; checked against llama.cpp runs at
+ * micro-batch sizes 16-128 (tests/core/test_speed.c). */
+struct speed_batch {
+	int n_streams;              /* >= 1 */
+	double kv_bytes_per_stream; /* KV read per step by one stream, at its mean context */
+	double expert_bytes;        /* bytes of all routed experts; 0: dense */
+	int n_experts;              /* routed experts per MoE layer; 0: dense */
+	int n_experts_used;         /* experts each token routes to */
+	double prompt_tokens;       /* for the time to first token; <= 0: 512 */
+};
+
+struct speed_batch_output {
+	double aggregate_tokens_per_s;  /* tokens per second over all streams */
+	double per_stream_tokens_per_s; /* what each stream sees */
+	double time_to_first_token_s;   /* prefill of prompt_tokens on an idle server + one step */
+	double step_ms, memory_ms, compute_ms;
+	double experts_read_share; /* share of the routed experts one step reads (1 dense) */
+};
+
+/* Estimates n_streams decoding together on in's hardware with speed_fitted. Returns 0 and
+ * *out, or RF_E_INVALID_VALUE (in invalid, n_streams outside 1..65536, negative sizes, experts
+ * used above experts, prefill unknown) with *out untouched. */
+int speed_batched(const struct speed_input *in, const struct speed_batch *b,
+		  struct speed_batch_output *out /* OUT */);
+
+/* Like speed_batched with an explicit constants table (another runtime's kernels). */
+int speed_batched_with(const struct speed_input *in,
+		       const struct speed_params params[SPEED_BACKEND_COUNT],
+		       const struct speed_batch *b, struct speed_batch_output *out /* OUT */);
 
 /* One measured run: the inputs that describe it, which test, and the tokens per second. */
 struct speed_obs {

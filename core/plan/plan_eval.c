@@ -89,6 +89,9 @@ void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights
 		expert_bytes += (double)w->layer_expert_bytes[l];
 	}
 	in->weight_bytes = (layer_bytes + (double)w->output_bytes) * active_share;
+	/* A prefill micro-batch of MoE tokens reads (nearly) every expert. */
+	in->moe_batch_bytes =
+		mp->expert > 0 ? (layer_bytes + (double)w->output_bytes) * (1 - active_share) : 0;
 	in->kv_bytes_start = 0;
 	in->kv_bytes_full =
 		(double)m->kv_cache_bytes / (double)(p->n_parallel > 0 ? p->n_parallel : 1);

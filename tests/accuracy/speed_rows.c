@@ -312,6 +312,8 @@ static void build_row(struct speed_row *row, const struct t_csv *c, int r, const
 	in->kv_bytes_start = ar.kv_bytes_per_token * mean_context(row->test);
 	in->kv_bytes_full = in->kv_bytes_start;
 	in->flops_per_token = 2.0 * active * 1e9;
+	/* MoE: a micro-batch reads the experts beyond the active ones too. */
+	in->moe_batch_bytes = active < params_b ? size_gib * GIB - in->weight_bytes : 0;
 	in->n_layers = ar.layers;
 	in->quantized = !is_float_type(row->quant);
 	row->obs.test = decode ? SPEED_TEST_DECODE : SPEED_TEST_PREFILL;
@@ -358,6 +360,7 @@ static void build_row(struct speed_row *row, const struct t_csv *c, int r, const
 		in->devices[i].bandwidth_gbs =
 			p->memory_bandwidth_gbs > 0 ? p->memory_bandwidth_gbs : 1;
 		in->devices[i].compute_tflops = tf;
+		in->devices[i].hbm = device_hbm_class(p);
 		in->devices[i].compute = ck == DEVICE_COMPUTE_TENSOR  ? SPEED_COMPUTE_TENSOR :
 					 ck == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
 									SPEED_COMPUTE_VECTOR;
@@ -573,18 +576,18 @@ out:
 static void print_params(FILE *f, const char *title, const struct speed_params *t)
 {
 	fprintf(f,
-		"\n%s\nbackend, mem_eff, mem_ceiling_gbs, layer_ms, tensor_eff, "
+		"\n%s\nbackend, mem_eff, mem_eff_hbm, layer_ms, tensor_eff, "
 		"tensor_ceiling_tflops, tensor_quant_factor, vector_eff, vector_quant_factor, "
 		"cpu_gflops_per_thread, rows (decode/tensor/vector/cpu prefill)\n",
 		title);
 	for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
 		fprintf(f,
-			"%s, %.3f, %.0f, %.3f, %.2f, %.0f, %.2f, %.2f, %.2f, %.1f, %d/%d/%d/%d\n",
-			speed_backend_name((enum speed_backend)b), t[b].mem_eff,
-			t[b].mem_ceiling_gbs, t[b].layer_ms, t[b].tensor_eff,
-			t[b].tensor_ceiling_tflops, t[b].tensor_quant_factor, t[b].vector_eff,
-			t[b].vector_quant_factor, t[b].cpu_gflops_per_thread, t[b].rows_decode,
-			t[b].rows_tensor, t[b].rows_vector, t[b].rows_cpu_prefill);
+			"%s, %.3f, %.3f, %.3f, %.2f, %.0f, %.2f, %.2f, %.2f, %.1f, %d/%d/%d/%d\n",
+			speed_backend_name((enum speed_backend)b), t[b].mem_eff, t[b].mem_eff_hbm,
+			t[b].layer_ms, t[b].tensor_eff, t[b].tensor_ceiling_tflops,
+			t[b].tensor_quant_factor, t[b].vector_eff, t[b].vector_quant_factor,
+			t[b].cpu_gflops_per_thread, t[b].rows_decode, t[b].rows_tensor,
+			t[b].rows_vector, t[b].rows_cpu_prefill);
 }
 
 static void print_rows(FILE *f, const struct speed_rows *r, enum speed_row_use use)

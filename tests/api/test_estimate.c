@@ -71,6 +71,11 @@ static double num(const cJSON *o, const char *path)
 	return cur->valuedouble;
 }
 
+static const cJSON *item(const cJSON *o, const char *a, const char *b)
+{
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
+}
+
 static void assert_error(const char *body, int status, const char *code, const char *field)
 {
 	cJSON *j;
@@ -94,11 +99,34 @@ static void assert_error(const char *body, int status, const char *code, const c
 START_TEST(reproduces_llama_cpp_buffers_through_the_route)
 {
 	cJSON *j, *dev;
+	/* The log was taken with flash attention off (llama.cpp of 2024); today's default
+	 * (auto: on for CUDA) needs no KQ score matrix and a smaller buffer. */
 	int st = run("{\"model\":{\"id\":\"meta-llama/Meta-Llama-3-8B\"},\"quant\":\"Q4_K_M\","
-		     "\"n_ctx\":8192,\"hardware_profile\":\"NVIDIA GeForce RTX 3090\"}",
+		     "\"n_ctx\":8192,\"flash_attn\":false,\"hardware_profile\":\"NVIDIA GeForce "
+		     "RTX 3090\"}",
 		     &j);
+	cJSON *fa;
 
 	ck_assert_int_eq(st, 200);
+	ck_assert_int_eq(run("{\"model\":{\"id\":\"meta-llama/Meta-Llama-3-8B\"},\"quant\":"
+			     "\"Q4_K_M\",\"n_ctx\":8192,\"hardware_profile\":\"NVIDIA GeForce RTX "
+			     "3090\"}",
+			     &fa),
+			 200);
+	ck_assert(cJSON_IsTrue(item(fa, "settings", "flash_attn")));
+	/* Every default taken is said: the flash attention choice and llama.cpp's others. */
+	{
+		const cJSON *a;
+		int said = 0;
+		cJSON_ArrayForEach(a, cJSON_GetObjectItem(fa, "assumptions"))
+		{
+			said += strstr(a->valuestring, "-fa auto") != NULL;
+			said += strstr(a->valuestring, "n_batch 2048, n_ubatch 512") != NULL;
+		}
+		ck_assert_int_eq(said, 2);
+	}
+	ck_assert(num(fa, "memory.compute_bytes") < num(j, "memory.compute_bytes"));
+	cJSON_Delete(fa);
 	dev = cJSON_GetArrayItem(
 		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "per_device"), 0);
 	ck_assert_ptr_nonnull(dev);
@@ -411,6 +439,167 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 }
 END_TEST
 
+/* ---- serving: vLLM and batched speed ------------------------------------------------- */
+
+START_TEST(vllm_capacity_through_the_route_matches_a_logged_start)
+{
+	cJSON *j;
+	/* vLLM 0.19 on an H100 80GB, Llama 3.1 8B bf16, max_model_len 8192, utilisation 0.95:
+	 * "GPU KV cache size: 476,000 tokens", "Maximum concurrency for 8,192 tokens per
+	 * request: 58.11x" (tests/fixtures/vllm/kv_capacity.csv, row llama31_8b_h100). */
+	int st = run("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"hardware_profile\":"
+		     "\"h100-sxm\",\"max_model_len\":8192,\"gpu_memory_utilization\":0.95}",
+		     &j);
+
+	ck_assert_int_eq(st, 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	ck_assert(fabs(num(j, "serving.kv_cache_tokens") / 476000 - 1) < 0.10);
+	ck_assert(fabs(num(j, "serving.max_concurrency") / 58.11 - 1) < 0.10);
+	/* vLLM's H100 defaults, and the figures behind the pool. */
+	ck_assert_double_eq(num(j, "serving.max_num_seqs"), 1024);
+	ck_assert_double_eq(num(j, "serving.max_num_batched_tokens"), 8192);
+	ck_assert(fabs(num(j, "serving.weights_bytes_per_gpu") / (14.99 * MIB * 1024) - 1) < 0.03);
+	ck_assert_str_eq(item(j, "settings", "runtime")->valuestring, "vllm");
+	/* Batched: many streams at once, each slower than one alone. */
+	ck_assert(num(j, "speed.concurrency") > 1);
+	ck_assert(num(j, "speed.aggregate_decode_tokens_per_s") >
+		  5 * num(j, "speed.decode_tokens_per_s"));
+	ck_assert(num(j, "speed.per_stream_decode_tokens_per_s") <
+		  num(j, "speed.decode_tokens_per_s"));
+	ck_assert(num(j, "speed.time_to_first_token_s") > 0);
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* Llama 3.1 70B on two A100 80GB with tensor parallelism, priced at $4 an hour. */
+static void tp2_body(char *buf, size_t len, int concurrency)
+{
+	snprintf(buf, len,
+		 "{\"model\":\"meta-llama/Llama-3.1-70B\",\"runtime\":\"vllm\",\"hardware\":{"
+		 "\"gpus\":[{\"name\":\"NVIDIA A100 SXM4 80GB\"},{\"name\":\"NVIDIA A100 SXM4 "
+		 "80GB\"}]},\"tensor_parallel_size\":2,\"max_model_len\":8192,\"usd_per_hour\":4,"
+		 "\"concurrency\":%d}",
+		 concurrency);
+}
+
+START_TEST(vllm_tensor_parallel_cost_and_refusal)
+{
+	cJSON *one, *two, *j;
+	char body[512];
+
+	tp2_body(body, sizeof(body), 1);
+	ck_assert_int_eq(run(body, &one), 200);
+	tp2_body(body, sizeof(body), 16);
+	ck_assert_int_eq(run(body, &two), 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(two, "fits")));
+	/* Half the bf16 weights per GPU. */
+	ck_assert(fabs(num(two, "serving.weights_bytes_per_gpu") / (70.55e9 * 2 / 2) - 1) < 0.03);
+	/* The cost follows the aggregate at the stated concurrency, so 16 streams cost far less
+	 * per token than one. */
+	ck_assert(fabs(num(two, "speed.usd_per_million_tokens") -
+		       4 / (num(two, "speed.aggregate_decode_tokens_per_s") * 3600) * 1e6) < 1e-6);
+	ck_assert(num(two, "speed.usd_per_million_tokens") <
+		  num(one, "speed.usd_per_million_tokens") / 5);
+	cJSON_Delete(one);
+	cJSON_Delete(two);
+	/* 70B in bf16 on one 80 GB GPU cannot start: no speed for it. */
+	ck_assert_int_eq(run("{\"model\":\"meta-llama/Llama-3.1-70B\",\"runtime\":\"vllm\","
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &j),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+	ck_assert(cJSON_IsString(item(j, "serving", "refusal")));
+	ck_assert(cJSON_IsNull(item(j, "speed", "decode_tokens_per_s")));
+	ck_assert_str_eq(cJSON_GetObjectItem(j, "fit_band")->valuestring, "over");
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(llama_cpp_slots_give_an_aggregate_speed)
+{
+	cJSON *one, *eight;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\",\"n_ctx\":8192,"
+			     "\"hardware_profile\":\"rtx-4090\",\"usd_per_hour\":0.5}",
+			     &one),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\",\"n_ctx\":8192,"
+			     "\"n_parallel\":8,\"hardware_profile\":\"rtx-4090\","
+			     "\"usd_per_hour\":0.5}",
+			     &eight),
+			 200);
+	ck_assert_double_eq(num(one, "speed.concurrency"), 1);
+	ck_assert_double_eq(num(eight, "speed.concurrency"), 8);
+	ck_assert_str_eq(item(eight, "serving", "runtime")->valuestring, "llama.cpp");
+	ck_assert_double_eq(num(eight, "serving.slots"), 8);
+	ck_assert_double_eq(num(eight, "serving.tokens_per_slot"), 1024);
+	/* More streams than slots: llama-server runs n_parallel of them, the rest wait. */
+	{
+		cJSON *many;
+		ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\","
+				     "\"n_ctx\":8192,\"n_parallel\":8,\"concurrency\":64,"
+				     "\"hardware_profile\":\"rtx-4090\"}",
+				     &many),
+				 200);
+		ck_assert_double_eq(num(many, "speed.concurrency"), 8);
+		cJSON_Delete(many);
+	}
+	/* One slot: the aggregate is the single-stream decode (within the compute a token adds). */
+	ck_assert(fabs(num(one, "speed.aggregate_decode_tokens_per_s") /
+			       num(one, "speed.decode_tokens_per_s") -
+		       1) < 0.10);
+	ck_assert(num(eight, "speed.aggregate_decode_tokens_per_s") >
+		  4 * num(one, "speed.aggregate_decode_tokens_per_s"));
+	ck_assert(num(eight, "speed.usd_per_million_tokens") <
+		  num(one, "speed.usd_per_million_tokens") / 4);
+	cJSON_Delete(one);
+	cJSON_Delete(eight);
+	/* 70B in Q8_0 cannot load on a 24 GB card: no speed for it. */
+	ck_assert_int_eq(run("{\"model\":\"meta-llama/Llama-3.1-70B\",\"quant\":\"Q8_0\","
+			     "\"hardware_profile\":\"rtx-4090\"}",
+			     &one),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(one, "fits")));
+	ck_assert(cJSON_IsNull(item(one, "speed", "decode_tokens_per_s")));
+	ck_assert(cJSON_IsNull(item(one, "speed", "aggregate_decode_tokens_per_s")));
+	ck_assert_str_eq(item(one, "speed", "basis")->valuestring, "none");
+	cJSON_Delete(one);
+}
+END_TEST
+
+/* Asserts that llama-3.1-8b on one H100 with the extra fields (runtime vllm when vllm) is a
+ * 422 naming field. */
+static void serving_error(bool vllm, const char *extra, const char *field)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"llama-3.1-8b\",%s\"hardware_profile\":\"h100-sxm\",%s}",
+		 vllm ? "\"runtime\":\"vllm\"," : "", extra);
+	assert_error(body, 422, "invalid_value", field);
+}
+
+START_TEST(serving_settings_are_checked_per_runtime)
+{
+	serving_error(true, "\"quant\":\"Q4_K_M\"", "quant");
+	serving_error(false, "\"tensor_parallel_size\":2", "tensor_parallel_size");
+	serving_error(true, "\"tensor_parallel_size\":2", "tensor_parallel_size"); /* one GPU */
+	serving_error(true, "\"precision\":\"q4\"", "precision");
+	serving_error(true, "\"gpu_memory_utilization\":1.5", "gpu_memory_utilization");
+	serving_error(false, "\"runtime\":\"tgi\"", "runtime");
+	serving_error(false, "\"concurrency\":0", "concurrency");
+	serving_error(true, "\"max_model_len\":1000000", "max_model_len"); /* 131072 at most */
+	/* 32 heads do not split over 3 GPUs. */
+	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"hardware\":{\"gpus\":[{"
+		     "\"name\":\"NVIDIA H100 SXM5 80GB\",\"count\":3}]},"
+		     "\"tensor_parallel_size\":3}",
+		     422, "invalid_value", "tensor_parallel_size");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"hardware_profile\":"
+		     "\"apple-m1-max\"}",
+		     422, "invalid_value", "runtime");
+}
+END_TEST
+
 Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -425,6 +614,10 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, fine_tuning_mechanisms_and_apple);
 	tcase_add_test(tc, a_pasted_config_json_is_estimated);
 	tcase_add_test(tc, bad_input_is_a_422_naming_the_field);
+	tcase_add_test(tc, vllm_capacity_through_the_route_matches_a_logged_start);
+	tcase_add_test(tc, vllm_tensor_parallel_cost_and_refusal);
+	tcase_add_test(tc, llama_cpp_slots_give_an_aggregate_speed);
+	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
 	suite_add_tcase(s, tc);
 	return s;
 }

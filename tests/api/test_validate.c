@@ -510,6 +510,34 @@ START_TEST(the_cli_prints_the_routes_json)
 }
 END_TEST
 
+START_TEST(a_tensor_split_that_overloads_a_gpu_is_an_error)
+{
+	/* Llama 3.3 70B Q4_K_M (about 40 GiB) on two RTX 3090: by free memory it fits, 70:10
+	 * puts seven eighths of the layers on the first card. */
+	const char *lopsided =
+		"{\"backend\":\"cuda\",\"model\":{\"id\":\"llama-3.3-70b\"},\"settings\":{"
+		"\"n_ctx\":4096,\"n_gpu_layers\":-1,\"tensor_split\":[70,10]},\"metadata\":{"
+		"\"precision\":\"Q4_K_M\"},\"hardware\":{\"gpus\":[{\"name\":\"RTX 3090\","
+		"\"count\":2}]}}";
+	const char *even =
+		"{\"backend\":\"cuda\",\"model\":{\"id\":\"llama-3.3-70b\"},\"settings\":{"
+		"\"n_ctx\":4096,\"n_gpu_layers\":-1,\"tensor_split\":[1,1]},\"metadata\":{"
+		"\"precision\":\"Q4_K_M\"},\"hardware\":{\"gpus\":[{\"name\":\"RTX 3090\","
+		"\"count\":2}]}}";
+	cJSON *j = validate(lopsided), *j2 = validate(even);
+	const cJSON *k = find(j, "tensor_split_overloads_gpu", true);
+
+	ck_assert(!valid(j));
+	ck_assert_ptr_nonnull(k);
+	ck_assert_str_eq(cJSON_GetObjectItem(k, "field")->valuestring, "settings.tensor_split");
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(k, "suggestion")->valuestring, "10:10"));
+	ck_assert(find(j, "vram_exceeded", true) == NULL);
+	ck_assert_msg(valid(j2), "an even split of the same settings is valid");
+	cJSON_Delete(j);
+	cJSON_Delete(j2);
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -527,6 +555,7 @@ Suite *validate_suite(void)
 	tcase_add_test(tc, laptops_and_jetsons_get_a_thermal_warning);
 	tcase_add_test(tc, an_unknown_model_is_a_check);
 	tcase_add_test(tc, malformed_input_is_refused_naming_the_field);
+	tcase_add_test(tc, a_tensor_split_that_overloads_a_gpu_is_an_error);
 	tcase_add_test(tc, the_cli_prints_the_routes_json);
 	suite_add_tcase(s, tc);
 	return s;

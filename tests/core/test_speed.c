@@ -80,12 +80,17 @@ START_TEST(decode_is_bytes_over_effective_bandwidth_plus_per_layer_cost)
 	twice = decode(&in);
 	ck_assert_double_lt(twice, want);
 	ck_assert_double_gt(twice, want / 2);
-	/* HBM parts: beyond the kernels' ceiling a faster memory does not help. */
+	/* HBM parts have their own share of the peak, with no ceiling: an H200 (4800 GB/s)
+	 * reads the weights 4800/3350 times as fast as an H100 SXM. */
 	in = one_gpu();
+	in.devices[0].hbm = true;
 	in.devices[0].bandwidth_gbs = 3350;
-	twice = decode(&in);
-	in.devices[0].bandwidth_gbs = 2039;
-	ck_assert_double_eq_tol(decode(&in), twice, twice * 1e-12);
+	twice = 4 * GB / (1 / decode(&in) - 32 * p->layer_ms * 1e-3);
+	in.devices[0].bandwidth_gbs = 4800;
+	ck_assert_double_eq_tol(4 * GB / (1 / decode(&in) - 32 * p->layer_ms * 1e-3) / twice,
+				4800.0 / 3350.0, 1e-9);
+	ck_assert_double_gt(p->mem_eff_hbm, 0);
+	ck_assert_double_lt(p->mem_eff_hbm, p->mem_eff);
 }
 END_TEST
 
@@ -129,7 +134,21 @@ START_TEST(partial_offload_puts_the_rest_on_host_bandwidth)
 	/* A measured host bandwidth is used as measured. */
 	half.host.bandwidth_measured = true;
 	ck_assert_double_gt(decode(&half), want);
-	/* Host prefill: threads x GFLOPS per thread. */
+	/* Prefill runs the host half on the GPU too, its 2 GB copied once per 512-token
+	 * micro-batch over the link (PCIe 4.0 x16 at 80% when unknown). */
+	ck_assert_double_eq_tol(
+		1 / prefill(&half),
+		1 / prefill(&all) + 2 * GB / (SPEED_ASSUMED_HOST_LINK_GBS * GB) / 512, 1e-12);
+	half.host.link_gbs = 12.5;
+	ck_assert_double_eq_tol(1 / prefill(&half), 1 / prefill(&all) + 2 * GB / (12.5 * GB) / 512,
+				1e-12);
+	ck_assert_double_gt(prefill(&half), prefill(&all) / 4);
+	/* With no layer on the GPU llama.cpp still prefills there; only the CPU backend computes
+	 * on the host's threads. */
+	half.gpu_fraction = 0;
+	ck_assert_double_eq_tol(1 / prefill(&half), 1 / prefill(&all) + 4 * GB / (12.5 * GB) / 512,
+				1e-12);
+	half.backend = SPEED_BACKEND_CPU;
 	ck_assert_double_lt(prefill(&half), prefill(&all) / 4);
 }
 END_TEST
@@ -144,6 +163,21 @@ START_TEST(kv_reads_at_full_context_slow_decode)
 	ck_assert_double_gt(out.decode_tokens_per_s, out.decode_tokens_per_s_at_full_ctx);
 	ck_assert_double_lt(out.decode_tokens_per_s_at_full_ctx, out.decode_tokens_per_s * 0.7);
 	ck_assert_str_eq(out.basis, "roofline");
+}
+END_TEST
+
+START_TEST(moe_prefill_reads_the_experts_its_micro_batch_routes_to)
+{
+	struct speed_input dense = one_gpu(), moe = one_gpu();
+	const struct speed_params *p = &speed_fitted[SPEED_BACKEND_CUDA];
+
+	/* The same active weights and FLOPs; the MoE one has 8 GB more experts, read once per
+	 * 512-token micro-batch. */
+	moe.moe_batch_bytes = 8 * GB;
+	ck_assert_double_eq_tol(1 / prefill(&moe),
+				1 / prefill(&dense) + 8 * GB / (p->mem_eff * 1008 * GB) / 512,
+				1e-12);
+	ck_assert_double_eq_tol(decode(&moe), decode(&dense), 1e-9);
 }
 END_TEST
 
@@ -371,14 +405,26 @@ START_TEST(the_constants_are_what_the_fit_finds)
 	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
 		const struct speed_params *a = &speed_fitted[b], *f = &fit[b];
 		const char *be = speed_backend_name((enum speed_backend)b);
-		const double got[] = {
-			f->mem_eff,    f->mem_ceiling_gbs,       f->layer_ms,
-			f->tensor_eff, f->tensor_ceiling_tflops, f->tensor_quant_factor,
-			f->vector_eff, f->vector_quant_factor,   f->cpu_gflops_per_thread};
-		const double want[] = {
-			a->mem_eff,    a->mem_ceiling_gbs,       a->layer_ms,
-			a->tensor_eff, a->tensor_ceiling_tflops, a->tensor_quant_factor,
-			a->vector_eff, a->vector_quant_factor,   a->cpu_gflops_per_thread};
+		const double got[] = {f->mem_eff,
+				      f->mem_ceiling_gbs,
+				      f->layer_ms,
+				      f->mem_eff_hbm,
+				      f->tensor_eff,
+				      f->tensor_ceiling_tflops,
+				      f->tensor_quant_factor,
+				      f->vector_eff,
+				      f->vector_quant_factor,
+				      f->cpu_gflops_per_thread};
+		const double want[] = {a->mem_eff,
+				       a->mem_ceiling_gbs,
+				       a->layer_ms,
+				       a->mem_eff_hbm,
+				       a->tensor_eff,
+				       a->tensor_ceiling_tflops,
+				       a->tensor_quant_factor,
+				       a->vector_eff,
+				       a->vector_quant_factor,
+				       a->cpu_gflops_per_thread};
 		for (size_t k = 0; k < sizeof(got) / sizeof(got[0]); k++)
 			ck_assert_msg(fabs(got[k] - want[k]) < 1e-6,
 				      "%s parameter %zu: fit %g, speed.c %g", be, k, got[k],
@@ -423,6 +469,7 @@ Suite *speed_suite(void)
 	tcase_add_test(model, partial_offload_puts_the_rest_on_host_bandwidth);
 	tcase_add_test(model, kv_reads_at_full_context_slow_decode);
 	tcase_add_test(model, prefill_is_flops_over_throughput_with_a_kernel_ceiling);
+	tcase_add_test(model, moe_prefill_reads_the_experts_its_micro_batch_routes_to);
 	tcase_add_test(model, cpu_backend_uses_the_host_only);
 	tcase_add_test(model, estimates_list_their_assumptions);
 	tcase_add_test(model, bad_inputs_are_refused_and_leave_the_output_alone);
