@@ -20,15 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "core/cpu/repack.h"
 #include "core/estimate.h"
 #include "core/gguf.h"
-#include "core/hw.h"
-#include "core/hw_parse.h"
 #include "tests/core/cpu/gguf_synth.h"
+#include "tests/core/cpu/oracle.h"
 #include "tests/test.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -169,47 +166,9 @@ static void make_arch(const struct fam *f, struct model_arch *a)
 	ck_assert_msg(model_arch_validate(a, &field) == 0, "%s: %s", f->name, field);
 }
 
-/* Runs the oracle on jobs_path; returns its stdout (malloc'd). Fails the test when node or
- * the package is missing or the oracle fails. */
-static char *run_oracle(const char *dir, const char *jobs_path)
-{
-	char *out_path = t_path(dir, "oracle.out");
-	char *script = t_path(t_src_dir(), "tests/llama/oracle.mjs");
-	const char *ldir = getenv("RIGFIT_LLAMA_DIR");
-	char *ldir_def = t_path(t_src_dir(), "build/llama");
-	char *text;
-	size_t len;
-	int st = 0;
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		FILE *o = freopen(out_path, "w", stdout);
-		if (!o)
-			_exit(126);
-		setenv("RIGFIT_LLAMA_DIR", ldir && *ldir ? ldir : ldir_def, 1);
-		execlp("node", "node", script, jobs_path, (char *)NULL);
-		fprintf(stderr, "llama_oracle: cannot run node (install Node.js 20 and run make "
-				"deps)\n");
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		      "the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
-		      "build/llama are needed (make deps)",
-		      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	text = t_read_file(out_path, &len);
-	ck_assert_ptr_nonnull(text);
-	free(out_path);
-	free(script);
-	free(ldir_def);
-	return text;
-}
-
 static double num(const cJSON *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+	return oracle_num(o, k);
 }
 
 /* terms: how many rounded figures of the log llama_mib adds up. */
@@ -229,58 +188,21 @@ static void near_tol(const char *what, const char *job, double llama_mib, int64_
 		      llama_mib, mib, tol);
 }
 
-/* This host's repack class, from its /proc/cpuinfo as the product's probe parses it. */
-static int host_repack_isa(void)
-{
-	size_t len;
-	char *text = t_read_file("/proc/cpuinfo", &len);
-	struct hw_cpu cpu;
-	int cls = RF_REPACK_NONE;
-
-	memset(&cpu, 0, sizeof(cpu));
-	if (text && hw_parse_cpuinfo(text, len, &cpu) == 0)
-		cls = rf_repack_isa_from_bits(cpu.isa);
-	free(text);
-	return cls;
-}
-
-/* rigfit's estimate for one job: the file as the product reads it, the job's settings. */
+/* rigfit's estimate for one job, with the settings llama.cpp logged (node-llama-cpp adds a
+ * token to the batch of some models). */
 static void estimate_job(const char *path, const struct setting *s, const cJSON *ctx, int isa,
 			 struct rf_mem_estimate *m)
 {
-	size_t len;
-	char *buf = t_read_file(path, &len);
-	struct gguf_file *g = NULL;
-	struct model_arch a;
-	struct rf_mem_weights *w = calloc(1, sizeof(*w));
-	struct rf_infer_params p;
-	struct rf_mem_host host = {.budget_bytes = -1, .repack_isa = isa};
-	char field[96], msg[128];
+	struct oracle_settings os = {.kv = s->kv, .use_mmap = s->mmap, .swa_full = s->swa_full};
+	char msg[160];
 
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_ptr_nonnull(w);
-	ck_assert_msg(gguf_parse(buf, len, len, &g, msg, sizeof(msg)) == 0, "%s: %s", path, msg);
-	ck_assert_msg(gguf_to_arch(g, &a, field, sizeof(field)) == 0, "%s: %s", path, field);
-	ck_assert_int_eq(rf_weights_from_tensors(&a, g->tensors, g->n_tensors, w), 0);
-	rf_infer_params_default(&p);
-	/* The settings llama.cpp ran with, as it logs them (node-llama-cpp adds a token to the
-	 * batch of some models). */
-	p.n_ctx = (int64_t)num(ctx, "n_ctx");
-	p.n_batch = (int64_t)num(ctx, "n_batch");
-	p.n_ubatch = (int64_t)num(ctx, "n_ubatch");
-	ck_assert_int_eq(p.n_ctx, s->n_ctx);
-	ck_assert_int_ge(p.n_ubatch, s->n_batch);
-	ck_assert_int_le(p.n_ubatch, s->n_batch + 1);
-	p.flash_attn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ctx, "flash_attn"));
-	ck_assert_int_eq(p.flash_attn, s->fa);
-	p.type_k = p.type_v = rf_gtype_from_name(s->kv);
-	p.use_mmap = s->mmap;
-	p.swa_full = s->swa_full;
-	p.n_gpu_layers = 0;
-	ck_assert_int_eq(rf_estimate_inference(&a, w, &p, NULL, 0, &host, m), 0);
-	gguf_free(g);
-	free(w);
-	free(buf);
+	oracle_settings_from_log(ctx, &os);
+	ck_assert_int_eq(os.n_ctx, s->n_ctx);
+	ck_assert_int_ge(os.n_ubatch, s->n_batch);
+	ck_assert_int_le(os.n_ubatch, s->n_batch + 1);
+	ck_assert_int_eq(os.flash_attn, s->fa);
+	ck_assert_msg(oracle_estimate(path, &os, isa, m, msg, sizeof(msg)) == 0, "%s: %s", path,
+		      msg);
 }
 
 static void check_job(const cJSON *r, const char *job, const struct rf_mem_estimate *m)
@@ -336,7 +258,8 @@ START_TEST(buffers_match_real_llama_cpp)
 	cJSON *jobs = cJSON_CreateArray();
 	char *paths[N_FAMS];
 	char *text, *line, *next, *json;
-	int isa = host_repack_isa();
+	int isa = oracle_host_isa();
+	int exit_code = 0;
 	size_t n_jobs = 0, n_seen = 0, n_repacked = 0;
 
 	for (size_t i = 0; i < N_FAMS; i++) {
@@ -369,7 +292,11 @@ START_TEST(buffers_match_real_llama_cpp)
 	free(json);
 	cJSON_Delete(jobs);
 
-	text = run_oracle(dir, jobs_path);
+	text = oracle_run(t_src_dir(), dir, jobs_path, &exit_code);
+	ck_assert_msg(text != NULL,
+		      "the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
+		      "build/llama are needed (make deps)",
+		      exit_code);
 	for (line = text; line && *line; line = next) {
 		cJSON *r;
 		next = strchr(line, '\n');
