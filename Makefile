@@ -40,7 +40,8 @@ define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
-.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy
+.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy \
+  calibrate-cpu
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -146,6 +147,14 @@ $(ACCURACY_SRC:%.c=$(B)/rel/%.o): $(B)/gen/suites.h
 
 $(B)/accuracy: $(ACCURACY_OBJ)
 	$(CC) $(CFLAGS_REL) -o $@ $^ $(ACCURACY_LIBS)
+
+# rigfit's host memory against the real llama.cpp (node-llama-cpp's CPU build, installed by
+# make deps) on full-size shapes of catalog models; writes tests/llama/cpu_memory_calibration.csv.
+CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/cpu/gguf_synth.c tests/core/cpu/oracle.c
+$(B)/calibrate_cpu: $(REL_OBJ) $(CALIBRATE_CPU_SRC)
+	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(REL_OBJ) $(CALIBRATE_CPU_SRC) $(PKG_LIBS)
+calibrate-cpu: deps $(B)/calibrate_cpu
+	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp}
 
 accuracy: $(B)/accuracy
 	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$${RIGFIT_SHARED_DIR:-$(CURDIR)/../shared} ./$(B)/accuracy

@@ -63,6 +63,7 @@ char *oracle_run(const char *src_dir, const char *dir, const char *jobs_path, in
 	*exit_code = -1;
 	if (!out_path || !script || !ldir_def)
 		goto out;
+	fflush(NULL); /* the child must not write the parent's buffered output again */
 	pid = fork();
 	if (pid < 0)
 		goto out;
