@@ -81,6 +81,11 @@ static double sum_kv(const cJSON *kv)
 	return s;
 }
 
+static const char *str_or(const cJSON *v, const char *dflt)
+{
+	return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
 int main(int argc, char **argv)
 {
 	const char *src = argc > 1 ? argv[1] : ".";
@@ -199,15 +204,15 @@ int main(int argc, char **argv)
 			       e->id, models[i].quant, (long long)os.n_ctx, (long long)os.n_ubatch,
 			       os.flash_attn, os.kv, os.use_mmap, llama, ours, 100 * error);
 			fprintf(csv,
-				"%s,%s,%lld,%lld,%d,%s,%d,%s %s,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f\n",
+				"%s,%s,%lld,%lld,%d,%s,%d,llama.cpp %s (node-llama-cpp %s),%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f\n",
 				e->id, models[i].quant, (long long)os.n_ctx, (long long)os.n_ubatch,
 				os.flash_attn, os.kv, os.use_mmap,
 				cJSON_GetStringValue(
 					cJSON_GetObjectItemCaseSensitive(r, "llama_cpp")),
 				cJSON_GetStringValue(
 					cJSON_GetObjectItemCaseSensitive(r, "node_llama_cpp")),
-				cJSON_GetStringValue(
-					cJSON_GetObjectItemCaseSensitive(r, "cpu_variant")),
+				str_or(cJSON_GetObjectItemCaseSensitive(r, "cpu_variant"),
+				       "unknown"),
 				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "model")),
 				sum_kv(cJSON_GetObjectItemCaseSensitive(r, "kv")),
 				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "compute")),

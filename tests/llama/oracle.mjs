@@ -80,7 +80,7 @@ async function settle(re) {
 }
 
 const models = new Map();
-let cpuVariant = null;
+let cpuVariant = parse(log).cpu_variant; // logged while the backends load
 for (const job of jobs) {
   const out = { file: job.file, node_llama_cpp: info.version, llama_cpp: cppInfo.tag };
   try {
