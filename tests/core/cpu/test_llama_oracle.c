@@ -125,6 +125,22 @@ static void shape_phi3(struct model_arch *a)
 	a->n_kv_heads = 4;
 }
 
+/* gpt-oss: biases everywhere, attention sinks, windowed layers every other layer, MXFP4
+ * experts (repacked with AVX2). */
+static void shape_gptoss(struct model_arch *a)
+{
+	base(a);
+	a->n_heads = 8;
+	a->intermediate_size = 0;
+	a->n_experts = 4;
+	a->n_experts_per_tok = 2;
+	a->moe_intermediate_size = 256;
+	a->attn_bias = a->attn_out_bias = a->mlp_bias = a->attn_sinks = true;
+	a->sliding_window = 128;
+	a->swa_pattern = 2;
+	a->n_layers = 4;
+}
+
 static const struct fam fams[] = {
 	{"llama-q8_0", "llama", "Q8_0", false, shape_llama},
 	{"llama-tied-q4_0", "llama", "Q4_0", true, shape_llama},
@@ -136,6 +152,7 @@ static const struct fam fams[] = {
 	{"gemma2-tied-q8_0", "gemma2", "Q8_0", true, shape_gemma2},
 	{"gemma3-tied-q4_0", "gemma3", "Q4_0", true, shape_gemma3},
 	{"phi3-q4_0", "phi3", "Q4_0", false, shape_phi3},
+	{"gpt-oss-mxfp4", "gpt-oss", "MXFP4_MOE", false, shape_gptoss},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
