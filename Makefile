@@ -94,7 +94,8 @@ $(B)/fake/libnvidia-ml-nov2.so.1: $(wildcard tests/fake/nvml_fake.c)
 	@mkdir -p $(dir $@)
 	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -DNO_V2 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
 
-TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared \
+# The daemons the tests start do not measure the host (tests/server/test_hostbench.c does).
+TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared RIGFIT_NO_HOST_BENCH=1 \
   RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1 \
   RIGFIT_FAKE_NVML_NOV2_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml-nov2.so.1
 

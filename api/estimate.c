@@ -653,8 +653,19 @@ static int est_speed_json(const struct api_env *env, struct est *e, const struct
 		speed, "decode_tokens_per_s_at_full_ctx",
 		known && dec->factor > 0 ? sp.decode_tokens_per_s_at_full_ctx * dec->factor : -1);
 	add_num_or_null(speed, "prefill_tokens_per_s", pre->tokens_per_s);
-	cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
-	cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+	if (in->backend == SPEED_BACKEND_CPU && in->host.bandwidth_gbs > 0 &&
+	    strcmp(e->hw_source, "snapshot") == 0 &&
+	    strcmp(speed_basis_name(h->result.basis), "roofline") == 0) {
+		/* No run recorded, but this host's bandwidth was measured (the daemon's host
+		 * measurement, once per fingerprint): the roofline stands on a measured figure. */
+		cJSON_AddStringToObject(speed, "basis", "measured_host");
+		cJSON_AddStringToObject(speed, "decode_basis", "measured_host");
+		assume(e, "speed: this host's read bandwidth as measured: %.1f GB/s",
+		       in->host.bandwidth_gbs);
+	} else {
+		cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
+		cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+	}
 	cJSON_AddStringToObject(speed, "prefill_basis", speed_basis_name(pre->basis));
 	cJSON_AddNumberToObject(speed, "runs", h->result.runs);
 	if (known) {

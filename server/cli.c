@@ -44,7 +44,8 @@ static const char usage[] =
 	"  config       a runtime config (llama-server or vllm): the JSON of POST /api/config\n"
 	"  validate     check a runtime config here: --config FILE, the JSON of POST /api/validate\n"
 	"  bench        record [-|FILE] (llama-bench -o json, llama-server timings or a run) or\n"
-	"               list the benchmark history: --db PATH, --model M, --hardware FP...\n"
+	"               list the benchmark history: --db PATH, --model M, --hardware FP...;\n"
+	"               host: measure this host's memory bandwidth and kernels (about 2 s)\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
 	"  version      print the version\n";
 

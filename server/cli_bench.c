@@ -17,10 +17,14 @@
 
 #include "api/api.h"
 #include "api/benchmarks.h"
+#include "core/err.h"
+#include "core/hw_fingerprint.h"
 #include "core/hw_profile.h"
+#include "core/numparse.h"
 #include "server/cli_priv.h"
 #include "server/detect/detect.h"
 #include "server/embedded.h"
+#include "server/hostbench.h"
 #include "server/profiles.h"
 #include "server/store/store.h"
 
@@ -230,15 +234,86 @@ out:
 	return rc;
 }
 
+/* rigfit bench host [--threads N] [--budget-ms MS]: measures this host (server/hostbench.h)
+ * with one thread per physical core and prints the figures with the hardware fingerprint they
+ * belong to, as JSON. */
+static int bench_host(int argc, char **argv)
+{
+	struct rf_detect_opts opts = {.root = "/"};
+	struct hw_snapshot *s = malloc(sizeof(*s));
+	struct rf_hostbench h;
+	char fp[64] = "";
+	uint64_t v;
+	int threads = 0, budget = 1500, rc;
+	cJSON *o;
+	char *text;
+
+	for (int i = 0; i < argc; i += 2) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(argv[i], "--threads") == 0 && val &&
+		    rf_parse_u64_str(val, 1024, &v) == 0 && v >= 1)
+			threads = (int)v;
+		else if (strcmp(argv[i], "--budget-ms") == 0 && val &&
+			 rf_parse_u64_str(val, 2500, &v) == 0 && v >= 300)
+			budget = (int)v;
+		else {
+			free(s);
+			return cli_usage_error("bench host: unknown or bad option '%.60s' "
+					       "(--threads 1..1024, --budget-ms 300..2500)",
+					       argv[i]);
+		}
+	}
+	if (!s)
+		return 1;
+	/* The scan the daemon makes, so that the fingerprint is the one it files hardware under. */
+	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
+	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
+	rf_detect_scan(&opts, s);
+	if (hw_fingerprint(s, fp, sizeof(fp)) < 0)
+		fp[0] = '\0';
+	if (threads == 0)
+		threads = s->cpu.physical_cores > 0 ? s->cpu.physical_cores :
+			  s->cpu.logical_cores > 0  ? s->cpu.logical_cores :
+						      1;
+	free(s);
+	rc = rf_hostbench_run(threads, budget, &h);
+	if (rc < 0) {
+		fprintf(stderr, "rigfit: bench host: %s\n", rf_err_code(rc));
+		return 1;
+	}
+	o = cJSON_CreateObject();
+	if (!o)
+		return 1;
+	if (fp[0])
+		cJSON_AddStringToObject(o, "fingerprint", fp);
+	else
+		cJSON_AddNullToObject(o, "fingerprint");
+	cJSON_AddNumberToObject(o, "threads", h.threads);
+	cJSON_AddNumberToObject(o, "memory_bandwidth_gbs", h.memory_bandwidth_gbs);
+	cJSON_AddNumberToObject(o, "int8_gops_per_thread", h.int8_gops_per_thread);
+	cJSON_AddNumberToObject(o, "f32_gflops_per_thread", h.f32_gflops_per_thread);
+	cJSON_AddStringToObject(o, "kernel_isa", h.kernel_isa);
+	cJSON_AddNumberToObject(o, "duration_ms", h.duration_ms);
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!text)
+		return 1;
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
 int rf_cli_bench(int argc, char **argv)
 {
 	if (argc < 1)
-		return cli_usage_error("bench: record or list? (rigfit bench record [-|FILE] "
+		return cli_usage_error("bench: record, list or host? (rigfit bench record [-|FILE] "
 				       "[--model M] [--db PATH] | rigfit bench list [--model M] "
 				       "[--hardware FP] [--since T] [--limit N] [--db PATH])");
 	if (strcmp(argv[0], "record") == 0)
 		return bench_record(argc - 1, argv + 1);
 	if (strcmp(argv[0], "list") == 0)
 		return bench_list(argc - 1, argv + 1);
-	return cli_usage_error("bench: unknown subcommand '%.60s' (record or list)", argv[0]);
+	if (strcmp(argv[0], "host") == 0)
+		return bench_host(argc - 1, argv + 1);
+	return cli_usage_error("bench: unknown subcommand '%.60s' (record, list or host)", argv[0]);
 }

@@ -77,6 +77,7 @@ static const struct opt opts[] = {
 	{"--nfd-dir", "RIGFIT_NFD_DIR", OPT_STR, FIELD(nfd_dir), 0, 0, 0},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
+	{"--no-host-bench", "RIGFIT_NO_HOST_BENCH", OPT_BOOL, FIELD(no_host_bench), 0, 0, 0},
 };
 
 int rf_log_level_parse(const char *s)
