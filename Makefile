@@ -41,7 +41,7 @@ $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
 .PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy \
-  calibrate-cpu
+  calibrate-cpu bench-cpu
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -156,6 +156,9 @@ $(B)/calibrate_cpu: $(REL_OBJ) $(CALIBRATE_CPU_SRC)
 	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(REL_OBJ) $(CALIBRATE_CPU_SRC) $(PKG_LIBS)
 calibrate-cpu: deps $(B)/calibrate_cpu
 	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp}
+# rigfit's CPU decode and prefill beside llama.cpp's, measured on this host (6 loads).
+bench-cpu: deps $(B)/calibrate_cpu
+	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp} --speed
 
 accuracy: $(B)/accuracy
 	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$${RIGFIT_SHARED_DIR:-$(CURDIR)/../shared} ./$(B)/accuracy

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/gguf.h"
+#include "core/speed.h"
 #include "core/hw.h"
 #include "core/hw_parse.h"
 
@@ -124,33 +125,47 @@ void oracle_settings_from_log(const cJSON *ctx, struct oracle_settings *s)
 	s->flash_attn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ctx, "flash_attn"));
 }
 
-int oracle_estimate(const char *path, const struct oracle_settings *s, int isa,
-		    struct rf_mem_estimate *m, char *msg, size_t msglen)
+/* Reads the GGUF header at path into its architecture and weights. Returns the file (free with
+ * gguf_free) or NULL with a reason in msg. */
+static struct gguf_file *load(const char *path, struct model_arch *a, struct rf_mem_weights *w,
+			      char *msg, size_t msglen)
 {
 	size_t len = 0, size = 0;
 	char *buf = read_head(path, ORACLE_HEADER_MAX, &len, &size);
 	struct gguf_file *g = NULL;
-	struct model_arch a;
-	struct rf_mem_weights *w = calloc(1, sizeof(*w));
-	struct rf_infer_params p;
-	struct rf_mem_host host = {.budget_bytes = -1, .repack_isa = isa};
 	char field[96];
-	int rc = -1;
 
-	if (!buf || !w) {
+	if (!buf) {
 		snprintf(msg, msglen, "cannot read %s", path);
-		goto out;
+		return NULL;
 	}
 	if (gguf_parse(buf, len, size, &g, msg, msglen) < 0)
-		goto out;
-	if (gguf_to_arch(g, &a, field, sizeof(field)) < 0) {
+		g = NULL;
+	else if (gguf_to_arch(g, a, field, sizeof(field)) < 0) {
 		snprintf(msg, msglen, "gguf_to_arch: %s", field);
-		goto out;
-	}
-	if (rf_weights_from_tensors(&a, g->tensors, g->n_tensors, w) < 0) {
+		gguf_free(g);
+		g = NULL;
+	} else if (rf_weights_from_tensors(a, g->tensors, g->n_tensors, w) < 0) {
 		snprintf(msg, msglen, "rf_weights_from_tensors failed");
-		goto out;
+		gguf_free(g);
+		g = NULL;
 	}
+	free(buf);
+	return g;
+}
+
+int oracle_estimate(const char *path, const struct oracle_settings *s, int isa,
+		    struct rf_mem_estimate *m, char *msg, size_t msglen)
+{
+	struct model_arch a;
+	struct rf_mem_weights *w = calloc(1, sizeof(*w));
+	struct gguf_file *g = w ? load(path, &a, w, msg, msglen) : NULL;
+	struct rf_infer_params p;
+	struct rf_mem_host host = {.budget_bytes = -1, .repack_isa = isa};
+	int rc = -1;
+
+	if (!g)
+		goto out;
 	rf_infer_params_default(&p);
 	p.n_ctx = s->n_ctx;
 	p.n_batch = s->n_batch;
@@ -169,6 +184,45 @@ int oracle_estimate(const char *path, const struct oracle_settings *s, int isa,
 out:
 	gguf_free(g);
 	free(w);
-	free(buf);
+	return rc;
+}
+
+int oracle_speed(const char *path, int threads, double bandwidth_gbs, double *decode,
+		 double *prefill, char *msg, size_t msglen)
+{
+	struct model_arch a;
+	struct rf_mem_weights *w = calloc(1, sizeof(*w));
+	struct gguf_file *g = w ? load(path, &a, w, msg, msglen) : NULL;
+	struct model_params mp;
+	struct speed_input in;
+	struct speed_output o;
+	double layer_bytes = 0;
+	int ft, rc = -1;
+
+	if (!g || model_param_counts(&a, &mp) < 0)
+		goto out;
+	ft = gguf_file_type(g);
+	memset(&in, 0, sizeof(in));
+	in.backend = SPEED_BACKEND_CPU;
+	for (int64_t l = 0; l < w->n_layer; l++)
+		layer_bytes += (double)w->layer_bytes[l];
+	in.weight_bytes = (layer_bytes + (double)w->output_bytes) *
+			  (mp.total > 0 ? (double)mp.active / (double)mp.total : 1);
+	in.flops_per_token = 2.0 * (double)mp.active;
+	in.n_layers = (int)w->n_layer;
+	in.quantized = ft >= 0 && ft != RF_FT_F16 && ft != RF_FT_BF16 && ft != RF_FT_F32;
+	in.host.bandwidth_gbs = bandwidth_gbs;
+	in.host.bandwidth_measured = bandwidth_gbs > 0;
+	in.host.threads = threads;
+	if (speed_estimate(&in, &o) < 0) {
+		snprintf(msg, msglen, "speed_estimate failed");
+		goto out;
+	}
+	*decode = o.decode_tokens_per_s;
+	*prefill = o.prefill_tokens_per_s;
+	rc = 0;
+out:
+	gguf_free(g);
+	free(w);
 	return rc;
 }

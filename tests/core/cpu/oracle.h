@@ -41,4 +41,10 @@ void oracle_settings_from_log(const cJSON *ctx, struct oracle_settings *s);
 int oracle_estimate(const char *path, const struct oracle_settings *s, int isa,
 		    struct rf_mem_estimate *m /* OUT */, char *msg, size_t msglen);
 
+/* rigfit's speed for the GGUF file at path on a CPU host with `threads` threads and a measured
+ * read bandwidth of bandwidth_gbs, as POST /api/estimate computes it for a CPU. Returns 0 and
+ * *decode / *prefill (tokens per second), or -1 with a reason in msg. */
+int oracle_speed(const char *path, int threads, double bandwidth_gbs, double *decode /* OUT */,
+		 double *prefill /* OUT */, char *msg, size_t msglen);
+
 #endif
