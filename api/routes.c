@@ -16,6 +16,8 @@
 static const struct api_route api_route_table[] = {
 	{API_GET, "/healthz", api_health, API_ROUTE_PUBLIC},
 	{API_GET, "/openapi.yaml", api_openapi, API_ROUTE_PUBLIC},
+	{API_GET, "/", api_ui_index, API_ROUTE_PUBLIC},
+	{API_GET, "/ui/{id}", api_ui_asset, API_ROUTE_PUBLIC | API_ROUTE_HAS_ID},
 	{API_GET, "/metrics", api_metrics_route, 0},
 	{API_GET, "/api/hardware", api_hardware_get, 0},
 	{API_POST, "/api/hardware/rescan", api_hardware_rescan, API_ROUTE_JSON_BODY},
@@ -25,6 +27,7 @@ static const struct api_route api_route_table[] = {
 	{API_POST, "/api/recommend", api_recommend, API_ROUTE_JSON_BODY},
 	{API_POST, "/api/validate", api_validate, API_ROUTE_JSON_BODY},
 	{API_POST, "/api/config", api_config, API_ROUTE_JSON_BODY},
+	{API_GET, "/api/models", api_models_list, 0},
 	{API_GET, "/api/profiles", api_profiles_list, 0},
 	{API_GET, "/api/profiles/{id}", api_profile_get, API_ROUTE_HAS_ID},
 	{API_PUT, "/api/profiles/{id}", api_profile_put, API_ROUTE_HAS_ID | API_ROUTE_JSON_BODY},

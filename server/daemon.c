@@ -22,6 +22,8 @@
 #include "server/embedded.h"
 #include "server/log.h"
 #include "server/models_dir.h"
+#include "server/models_list.h"
+#include "server/ollama_models.h"
 #include "server/notify.h"
 
 /* Descriptors wanted: the 1024 connections of server/http.c, plus the store, the log, the
@@ -53,6 +55,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->snapshot = d->snapshot;
 	env->openapi = rf_embed_openapi;
 	env->openapi_len = rf_embed_openapi_len;
+	env->ui = d->cfg->no_ui ? NULL : rf_embed_ui;
 	env->metrics = d->metrics;
 	env->store = rf_store_api(d->store);
 	env->scan_interval_s = d->cfg->scan_interval_s;
@@ -64,6 +67,13 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;
 	}
+	/* Folders need a models dir (checked when read); the HF cache is read by id. */
+	env->read_model_dir = rf_model_dir_read_cfg;
+	env->read_model_dir_ctx = d->cfg;
+	env->read_ollama = rf_ollama_read_cfg;
+	env->read_ollama_ctx = d->cfg;
+	env->list_models = rf_list_models_cfg;
+	env->list_models_ctx = d->cfg;
 	if (d->snapshot) {
 		stats.last_scan_age_s = (double)(env->now_ms - d->snapshot->hw.scanned_at_ms) / 1e3;
 		if (stats.last_scan_age_s < 0)
