@@ -118,7 +118,7 @@ valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/rigfit $(B)/fake/libnvidia
   $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze,*/nvidia-smi' \
+	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/node,*/systemd-analyze,*/nvidia-smi' \
 	  ./$(B)/plain/unit
 
 lint: deps deps-lint
