@@ -126,22 +126,23 @@ END_TEST
  * data (llama-bench's size, ../shared/calibration/gguf_sizes.csv), its head tied to
  * token_embd. On the host the head is token_embd itself; with AVX2 the Q4_K weights are
  * repacked, and with mmap (the default) the mapped file and the copy are both held. */
+#define CPU_HOST_BODY                                                                              \
+	"{\"model\":{\"id\":\"llama-3.2-1b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"                \
+	"\"hardware\":{\"cpu\":{\"physical_cores\":2,\"isa\":[\"avx2\",\"fma\"]},"                 \
+	"\"memory\":{\"total_bytes\":25769803776,\"available_bytes\":20000000000},"                \
+	"\"gpus\":[]}%s}"
+
 START_TEST(a_cpu_host_maps_once_and_repacks)
 {
-	static const char *const fmt =
-		"{\"model\":{\"id\":\"llama-3.2-1b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"
-		"\"hardware\":{\"cpu\":{\"physical_cores\":2,\"isa\":[\"avx2\",\"fma\"]},"
-		"\"memory\":{\"total_bytes\":25769803776,\"available_bytes\":20000000000},"
-		"\"gpus\":[]}%s}";
 	char body[600];
 	cJSON *mapped, *plain, *locked;
 	double file = 762.81 * MIB, repacked;
 
-	snprintf(body, sizeof(body), fmt, "");
+	snprintf(body, sizeof(body), CPU_HOST_BODY, "");
 	ck_assert_int_eq(run(body, &mapped), 200);
-	snprintf(body, sizeof(body), fmt, ",\"use_mmap\":false");
+	snprintf(body, sizeof(body), CPU_HOST_BODY, ",\"use_mmap\":false");
 	ck_assert_int_eq(run(body, &plain), 200);
-	snprintf(body, sizeof(body), fmt, ",\"mlock\":true");
+	snprintf(body, sizeof(body), CPU_HOST_BODY, ",\"mlock\":true");
 	ck_assert_int_eq(run(body, &locked), 200);
 
 	/* Without mmap: the file's tensors once (the repacked ones as their copy). */

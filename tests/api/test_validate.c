@@ -266,19 +266,20 @@ END_TEST
 
 /* use_mmap reaches the estimate: a Q4_0 model on an AVX2 host holds the mapped file and the
  * repacked copy with mmap, only the copy without; a setting of the wrong type names itself. */
+#define MMAP_BODY                                                                                  \
+	"{\"model\":\"llama-3.1-8b\",\"metadata\":{\"precision\":\"Q4_0\"},"                       \
+	"\"settings\":{\"n_ctx\":4096,\"n_gpu_layers\":0%s},\"hardware\":{\"gpus\":[],"            \
+	"\"cpu\":{\"isa\":[\"avx2\"]},\"memory\":{\"total_bytes\":34359738368}}}"
+
 START_TEST(use_mmap_reaches_the_estimate)
 {
-	static const char *const fmt =
-		"{\"model\":\"llama-3.1-8b\",\"metadata\":{\"precision\":\"Q4_0\"},"
-		"\"settings\":{\"n_ctx\":4096,\"n_gpu_layers\":0%s},\"hardware\":{\"gpus\":[],"
-		"\"cpu\":{\"isa\":[\"avx2\"]},\"memory\":{\"total_bytes\":34359738368}}}";
 	char body[512];
 	cJSON *on, *off, *j;
 	double w_on, w_off;
 
-	snprintf(body, sizeof(body), fmt, "");
+	snprintf(body, sizeof(body), MMAP_BODY, "");
 	on = validate(body);
-	snprintf(body, sizeof(body), fmt, ",\"use_mmap\":false,\"swa_full\":true");
+	snprintf(body, sizeof(body), MMAP_BODY, ",\"use_mmap\":false,\"swa_full\":true");
 	off = validate(body);
 	w_on = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(on, "estimate"),
 						       "memory"),
@@ -292,7 +293,7 @@ START_TEST(use_mmap_reaches_the_estimate)
 	ck_assert_msg(w_on > 1.7 * w_off && w_on < 2.0 * w_off, "%.0f vs %.0f", w_on, w_off);
 	cJSON_Delete(on);
 	cJSON_Delete(off);
-	snprintf(body, sizeof(body), fmt, ",\"use_mmap\":\"no\"");
+	snprintf(body, sizeof(body), MMAP_BODY, ",\"use_mmap\":\"no\"");
 	ck_assert_int_eq(run(body, &j), 422);
 	{
 		char *text = cJSON_PrintUnformatted(j);
