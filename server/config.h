@@ -44,7 +44,7 @@ struct rf_config {
 	enum rf_log_level log_level;
 	bool insecure;
 	bool no_host_bench; /* do not measure this host (memory bandwidth, kernels) */
-	bool no_ui; /* --no-ui: GET / and /ui/ answer 404 */
+	bool no_ui;         /* --no-ui: GET / and /ui/ answer 404 */
 };
 
 /* Fills cfg with the defaults, then RIGFIT_* environment variables, then the flags in
