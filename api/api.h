@@ -217,6 +217,9 @@ struct api_profile_hooks {
 	void (*changed)(void *ctx);
 };
 
+struct api_process_stats;
+struct api_ft_session;
+
 /* A file the daemon serves as it is (the web page's HTML, script and style sheet). */
 struct api_asset {
 	const char *name; /* base name: "index.html", "app.js" */
@@ -250,6 +253,14 @@ struct api_env {
 	api_list_models_fn list_models; /* NULL: only the catalog is listed */
 	void *list_models_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
+	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
+	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
+	int (*read_process)(struct api_process_stats *out);
+	/* ModelForge's session (api/finetune_session.h), kept by the daemon; NULL: none. */
+	struct api_ft_session *session;
+	/* Free bytes of the data directory's file system (--data-dir), when known. */
+	bool data_disk_known;
+	int64_t data_disk_free_bytes;
 };
 
 struct api_request {

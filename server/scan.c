@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/hardware_json.h"
 #include "api/hardware_nfd.h"
@@ -14,6 +15,7 @@
 #include "core/hw_fingerprint.h"
 #include "core/hw_profile.h"
 #include "server/daemon_priv.h"
+#include "server/data_dir.h"
 #include "server/detect/detect.h"
 #include "server/log.h"
 #include "server/nfd_file.h"
@@ -29,6 +31,8 @@ struct rf_scan_job {
 	struct rf_hostbench bench; /* the daemon's measurement when the job started */
 	char bench_fp[64];         /* its fingerprint; "" : none */
 	char fp[64];               /* the fingerprint of the machine scanned */
+	int disk_rc;               /* of data_disk_free; the data directory's free bytes */
+	int64_t data_disk_free;
 };
 
 struct rf_hostbench_job {
@@ -92,6 +96,12 @@ static void scan_work(uv_work_t *w)
 		char *nfd = api_hardware_nfd(&snap->hw);
 		job->nfd_rc = nfd ? rf_nfd_write(c->nfd_dir, nfd) : RF_E_NOMEM;
 		free(nfd);
+	}
+	/* statvfs can block on a network file system, so it runs here, off the loop. */
+	{
+		char dir[RF_CONFIG_PATH_MAX];
+		rf_data_dir(c, dir, sizeof(dir));
+		job->disk_rc = rf_disk_free_bytes(dir, &job->data_disk_free);
 	}
 	if (d->store)
 		job->store_rc = rf_store_scan_append(d->store, snap->hw.scanned_at_ms,
@@ -165,6 +175,7 @@ static void scan_done(uv_work_t *w, int status)
 	rf_catalogs_unref(job->catalogs);
 	if (status == UV_ECANCELED || job->rc < 0) {
 		d->scan_failures++;
+		d->last_scan_failed_s = time(NULL);
 		if (status != UV_ECANCELED)
 			rf_log_error("scan failed: %s", rf_err_code(job->rc));
 		rf_snapshot_free(job->result);
@@ -178,6 +189,8 @@ static void scan_done(uv_work_t *w, int status)
 	if (job->store_rc < 0)
 		rf_log_warn("scan history: could not store the scan (%s)",
 			    rf_err_code(job->store_rc));
+	d->data_disk_known = job->disk_rc == 0;
+	d->data_disk_free = job->data_disk_free;
 	job->result->seq = ++d->scan_seq;
 	rf_snapshot_free(d->snapshot);
 	d->snapshot = job->result;
