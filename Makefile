@@ -42,7 +42,8 @@ define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
-.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy
+.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy \
+  calibrate-cpu bench-cpu
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -99,7 +100,8 @@ $(B)/fake/libnvidia-ml-nov2.so.1: $(wildcard tests/fake/nvml_fake.c)
 	@mkdir -p $(dir $@)
 	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -DNO_V2 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
 
-TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared \
+# The daemons the tests start do not measure the host (tests/server/test_hostbench.c does).
+TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared RIGFIT_NO_HOST_BENCH=1 \
   RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1 \
   RIGFIT_FAKE_NVML_NOV2_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml-nov2.so.1
 
@@ -121,7 +123,7 @@ valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/rigfit $(B)/fake/libnvidia
   $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/plain/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit RIGFIT_VALGRIND=1 CK_FORK=no CK_DEFAULT_TIMEOUT=120 \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/systemd-analyze,*/nvidia-smi' \
+	  --show-leak-kinds=definite,indirect --trace-children=yes --trace-children-skip='*/sh,*/bash,*/sleep,*/node,*/systemd-analyze,*/nvidia-smi' \
 	  ./$(B)/plain/unit
 
 lint: deps deps-lint
@@ -152,6 +154,17 @@ $(ACCURACY_SRC:%.c=$(B)/rel/%.o): $(B)/gen/suites.h
 
 $(B)/accuracy: $(ACCURACY_OBJ)
 	$(CC) $(CFLAGS_REL) -o $@ $^ $(ACCURACY_LIBS)
+
+# rigfit's host memory against the real llama.cpp (node-llama-cpp's CPU build, installed by
+# make deps) on full-size shapes of catalog models; writes tests/llama/cpu_memory_calibration.csv.
+CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/cpu/gguf_synth.c tests/core/cpu/oracle.c
+$(B)/calibrate_cpu: $(REL_OBJ) $(CALIBRATE_CPU_SRC)
+	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(REL_OBJ) $(CALIBRATE_CPU_SRC) $(PKG_LIBS)
+calibrate-cpu: deps $(B)/calibrate_cpu
+	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp}
+# rigfit's CPU decode and prefill beside llama.cpp's, measured on this host (6 loads).
+bench-cpu: deps $(B)/calibrate_cpu
+	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp} --speed
 
 accuracy: $(B)/accuracy
 	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$${RIGFIT_SHARED_DIR:-$(CURDIR)/../shared} ./$(B)/accuracy

@@ -94,6 +94,7 @@ struct est_request {
 	int kv_type;
 	bool has_kv_type;
 	bool flash_attn, has_flash_attn;
+	bool use_mmap, has_use_mmap, mlock, has_mlock, swa_full, has_swa_full;
 	int64_t batch_size, seq_len, lora_rank;
 	bool has_batch_size, has_seq_len, has_lora_rank;
 	bool gradient_checkpointing, has_gradient_checkpointing;
@@ -152,6 +153,9 @@ static const struct jm_field est_fields[] = {
 	F("n_parallel", JM_INT, n_parallel, 0, 1, 4096, has_n_parallel),
 	E("kv_cache_type", kv_type, has_kv_type, est_kv_types),
 	F("flash_attn", JM_BOOL, flash_attn, 0, 0, 0, has_flash_attn),
+	F("use_mmap", JM_BOOL, use_mmap, 0, 0, 0, has_use_mmap),
+	F("mlock", JM_BOOL, mlock, 0, 0, 0, has_mlock),
+	F("swa_full", JM_BOOL, swa_full, 0, 0, 0, has_swa_full),
 	F("history", JM_BOOL, history, 0, 0, 0, has_history),
 	F("n_gpu_layers", JM_INT, n_gpu_layers, 0, -1, MODEL_MAX_LAYERS + 1, has_n_gpu_layers),
 	F("n_cpu_moe", JM_INT, n_cpu_moe, 0, 0, MODEL_MAX_LAYERS, has_n_cpu_moe),
@@ -669,6 +673,7 @@ static int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_h
 		n++;
 	}
 	host->budget_bytes = ram_avail >= 0 ? rf_budget_host(ram_avail, ram_total, limit, -1) : -1;
+	host->repack_isa = rf_repack_isa_from_bits(e->hw.cpu.isa);
 	return n;
 }
 
@@ -740,6 +745,9 @@ static cJSON *est_memory_json(const struct rf_mem_estimate *m)
 	cJSON_AddNumberToObject(o, "total_bytes", (double)m->total_bytes);
 	cJSON_AddNumberToObject(o, "host_bytes", (double)m->host_bytes);
 	cJSON_AddNumberToObject(o, "experts_host_bytes", (double)m->experts_host_bytes);
+	cJSON_AddNumberToObject(o, "host_reclaimable_bytes", (double)m->host_reclaimable_bytes);
+	cJSON_AddNumberToObject(o, "host_weights_mapped_bytes", (double)m->weights_mapped_bytes);
+	cJSON_AddNumberToObject(o, "host_weights_repacked_bytes", (double)m->weights_repack_bytes);
 	arr = cJSON_AddArrayToObject(o, "per_device");
 	for (int i = 0; arr && i < m->n_devices; i++) {
 		const struct rf_mem_device_use *u = &m->per_device[i];
@@ -860,8 +868,19 @@ static int est_speed_json(const struct api_env *env, struct est *e, const struct
 		speed, "decode_tokens_per_s_at_full_ctx",
 		known && dec->factor > 0 ? sp.decode_tokens_per_s_at_full_ctx * dec->factor : -1);
 	add_num_or_null(speed, "prefill_tokens_per_s", pre->tokens_per_s);
-	cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
-	cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+	if (in->backend == SPEED_BACKEND_CPU && in->host.bandwidth_gbs > 0 &&
+	    strcmp(e->hw_source, "snapshot") == 0 &&
+	    strcmp(speed_basis_name(h->result.basis), "roofline") == 0) {
+		/* No run recorded, but this host's bandwidth was measured (the daemon's host
+		 * measurement, once per fingerprint): the roofline stands on a measured figure. */
+		cJSON_AddStringToObject(speed, "basis", "measured_host");
+		cJSON_AddStringToObject(speed, "decode_basis", "measured_host");
+		assume(e, "speed: this host's read bandwidth as measured: %.1f GB/s",
+		       in->host.bandwidth_gbs);
+	} else {
+		cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
+		cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+	}
 	cJSON_AddStringToObject(speed, "prefill_basis", speed_basis_name(pre->basis));
 	cJSON_AddNumberToObject(speed, "runs", h->result.runs);
 	if (known) {
@@ -1052,6 +1071,12 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		       "CUDA, Metal and CPU since September 2025)",
 		       p.flash_attn ? "on" : "off", e->hw.backend[0] ? e->hw.backend : "cpu");
 	}
+	if (e->rq.has_use_mmap)
+		p.use_mmap = e->rq.use_mmap;
+	if (e->rq.has_mlock)
+		p.mlock = e->rq.mlock;
+	if (e->rq.has_swa_full)
+		p.swa_full = e->rq.swa_full;
 	if (e->rq.has_n_gpu_layers)
 		p.n_gpu_layers = e->rq.n_gpu_layers;
 	if (e->rq.has_n_cpu_moe)
@@ -1119,6 +1144,8 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 	}
 	for (int i = 0; i < m->n_notes; i++)
 		assume(e, "%s", m->notes[i]);
+	assume(e, "memory: buffers as %s allocates them; CPU weight repacking for %s",
+	       RF_LLAMA_CPP_BUILD, rf_repack_isa_name(host.repack_isa));
 
 	mem = est_memory_json(m);
 	if (mem)
@@ -1141,6 +1168,9 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddStringToObject(settings, "kv_cache_type",
 					est_kv_types[e->rq.has_kv_type ? e->rq.kv_type : 0]);
 		cJSON_AddBoolToObject(settings, "flash_attn", p.flash_attn);
+		cJSON_AddBoolToObject(settings, "use_mmap", p.use_mmap);
+		cJSON_AddBoolToObject(settings, "mlock", p.mlock);
+		cJSON_AddBoolToObject(settings, "swa_full", p.swa_full);
 		cJSON_AddNumberToObject(settings, "n_gpu_layers", (double)m->n_gpu_layers);
 		cJSON_AddNumberToObject(settings, "n_cpu_moe", (double)m->n_cpu_moe);
 		cJSON_AddBoolToObject(settings, "output_on_gpu", m->output_on_gpu);

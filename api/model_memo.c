@@ -28,8 +28,10 @@ struct memo_slot {
 	/* The weights (ftype >= 0), layer_bytes holding n_layer entries, then n_layer of
 	 * layer_expert_bytes. */
 	int64_t n_layer;
-	uint64_t input_bytes, output_bytes, file_bytes, largest_matrix;
-	uint64_t *layer_bytes;
+	uint64_t input_bytes, output_bytes, file_bytes, largest_matrix, tied_head_bytes;
+	uint64_t output_repack_bytes[RF_REPACK_N];
+	uint64_t *layer_bytes; /* n_layer entries, n_layer of layer_expert_bytes, then n_layer per
+				  repack class */
 };
 
 static struct memo_slot memo_slots[API_MODEL_MEMO_SLOTS];
@@ -90,12 +92,16 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 	struct memo_slot *s;
 
 	if (w) {
-		layers = malloc((size_t)(w->n_layer > 0 ? 2 * w->n_layer : 1) * sizeof(*layers));
+		layers = malloc((size_t)(w->n_layer > 0 ? w->n_layer : 1) * (RF_REPACK_N + 2) *
+				sizeof(*layers));
 		if (!layers)
 			return;
 		memcpy(layers, w->layer_bytes, (size_t)w->n_layer * sizeof(*layers));
 		memcpy(layers + w->n_layer, w->layer_expert_bytes,
 		       (size_t)w->n_layer * sizeof(*layers));
+		for (int c = 0; c < RF_REPACK_N; c++)
+			memcpy(layers + (size_t)(c + 2) * (size_t)w->n_layer,
+			       w->layer_repack_bytes[c], (size_t)w->n_layer * sizeof(*layers));
 	}
 	if (!memo_lock()) {
 		free(layers);
@@ -117,6 +123,9 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		s->output_bytes = w->output_bytes;
 		s->file_bytes = w->file_bytes;
 		s->largest_matrix = w->largest_matrix;
+		s->tied_head_bytes = w->tied_head_bytes;
+		memcpy(s->output_repack_bytes, w->output_repack_bytes,
+		       sizeof(s->output_repack_bytes));
 		s->layer_bytes = layers;
 	}
 	mtx_unlock(&memo_mtx);
@@ -168,6 +177,13 @@ int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weight
 			       (size_t)s->n_layer * sizeof(*s->layer_bytes));
 			memcpy(out->layer_expert_bytes, s->layer_bytes + s->n_layer,
 			       (size_t)s->n_layer * sizeof(*s->layer_bytes));
+			out->tied_head_bytes = s->tied_head_bytes;
+			memcpy(out->output_repack_bytes, s->output_repack_bytes,
+			       sizeof(out->output_repack_bytes));
+			for (int c = 0; c < RF_REPACK_N; c++)
+				memcpy(out->layer_repack_bytes[c],
+				       s->layer_bytes + (size_t)(c + 2) * (size_t)s->n_layer,
+				       (size_t)s->n_layer * sizeof(*s->layer_bytes));
 		} else if ((s = memo_find(a, hash, MEMO_PARAMS_ONLY)) != NULL) {
 			p = s->params;
 			have_params = true;

@@ -63,6 +63,7 @@ struct val_cfg {
 	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel, n_cpu_moe;
 	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel, has_cpu_moe;
 	bool flash_attn, has_fa;
+	bool use_mmap, has_mmap, mlock, has_mlock, swa_full, has_swa_full;
 	int cache_k, cache_v; /* index in val_cache_types; -1: not given */
 	int rope;             /* index in val_rope; -1: not given */
 	double rope_scale;    /* <= 0: not given */
@@ -175,6 +176,16 @@ static int get_enum(const cJSON *it, const char *prefix, const char *const *choi
 	}
 }
 
+static int get_bool(const cJSON *it, const char *prefix, bool *val, bool *has,
+		    struct api_reply *out)
+{
+	if (!cJSON_IsBool(it))
+		return bad(out, RF_E_INVALID_VALUE, prefix, it->string, "must be true or false");
+	*val = cJSON_IsTrue(it);
+	*has = true;
+	return 0;
+}
+
 /* One llama.cpp setting; returns 1 when name is not a setting, 0 when taken, or an error. */
 static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out)
 {
@@ -194,13 +205,14 @@ static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out
 		return get_int(it, p, 1, 1 << 24, &c->n_ctx, &c->has_ctx, out);
 	if (strcmp(k, "n_parallel") == 0)
 		return get_int(it, p, 1, 4096, &c->n_parallel, &c->has_parallel, out);
-	if (strcmp(k, "flash_attn") == 0) {
-		if (!cJSON_IsBool(it))
-			return bad(out, RF_E_INVALID_VALUE, p, k, "must be true or false");
-		c->flash_attn = cJSON_IsTrue(it);
-		c->has_fa = true;
-		return 0;
-	}
+	if (strcmp(k, "flash_attn") == 0)
+		return get_bool(it, p, &c->flash_attn, &c->has_fa, out);
+	if (strcmp(k, "use_mmap") == 0)
+		return get_bool(it, p, &c->use_mmap, &c->has_mmap, out);
+	if (strcmp(k, "mlock") == 0)
+		return get_bool(it, p, &c->mlock, &c->has_mlock, out);
+	if (strcmp(k, "swa_full") == 0)
+		return get_bool(it, p, &c->swa_full, &c->has_swa_full, out);
 	if (strcmp(k, "cache_type_k") == 0)
 		return get_enum(it, p, val_cache_types, &c->cache_k, out);
 	if (strcmp(k, "cache_type_v") == 0)
@@ -434,6 +446,12 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 		cJSON_AddBoolToObject(r, "flash_attn", true);
 	else if (c->has_fa)
 		cJSON_AddBoolToObject(r, "flash_attn", c->flash_attn);
+	if (c->has_mmap)
+		cJSON_AddBoolToObject(r, "use_mmap", c->use_mmap);
+	if (c->has_mlock)
+		cJSON_AddBoolToObject(r, "mlock", c->mlock);
+	if (c->has_swa_full)
+		cJSON_AddBoolToObject(r, "swa_full", c->swa_full);
 	if (o && o->set_ngl)
 		cJSON_AddNumberToObject(r, "n_gpu_layers", (double)o->ngl);
 	else if (c->backend >= 0 && strcmp(val_backends[c->backend], "cpu") == 0)

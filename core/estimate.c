@@ -22,6 +22,7 @@ void rf_infer_params_default(struct rf_infer_params *p)
 	p->type_v = RF_GT_F16;
 	p->flash_attn = false;
 	p->n_gpu_layers = -1;
+	p->use_mmap = true;
 }
 
 /* ---- weights ---------------------------------------------------------------------------- */
@@ -56,13 +57,32 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 			w.output_bytes += x->bytes; /* output layer (and layers past n_layer) */
 		if (x->bytes > w.largest_matrix)
 			w.largest_matrix = x->bytes;
+		/* Weights a matrix product reads, as the CPU backend may repack them. */
+		if (x->n_dims < 2 || !rf_tensor_quantizable(x))
+			continue;
+		for (int c = 1; c < RF_REPACK_N; c++) {
+			if (!rf_repack_takes(c, x->type, x->ne[1], x->expert))
+				continue;
+			if (x->layer >= 0 && x->layer < w.n_layer)
+				w.layer_repack_bytes[c][x->layer] += x->bytes;
+			else
+				w.output_repack_bytes[c] += x->bytes;
+		}
 	}
 	/* A tied model's head is token_embd, which llama.cpp loads a second time into the output
-	 * layer's buffer (the input copy stays on the host). */
+	 * layer's buffer when that buffer is not token_embd's (see tied_head_bytes). */
 	if (!head && a->family != MODEL_ENCODER) {
 		w.output_bytes += tok;
+		w.tied_head_bytes = tok;
 		if (tok > w.largest_matrix)
 			w.largest_matrix = tok;
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(t[i].name, "token_embd.weight") != 0)
+				continue;
+			for (int c = 1; c < RF_REPACK_N; c++)
+				if (rf_repack_takes(c, t[i].type, t[i].ne[1], false))
+					w.output_repack_bytes[c] += tok;
+		}
 	}
 	*out = w;
 	return 0;
@@ -208,21 +228,33 @@ static struct cparts compute_parts(const struct model_arch *a, int64_t n_tok, in
 	struct cparts c = {0};
 	const int64_t h = a->hidden_size;
 	const int64_t q_dim = a->n_heads * a->head_dim;
-	const int64_t n_masks = n_kv_swa != n_kv ? 2 : 1;
+	bool swa_any = false, full_any = false;
+	int64_t n_masks;
 	int64_t kv_attn = n_kv;
 	int64_t ffn_dense = 0, ffn_moe = 0;
 	bool any_dense = false, any_moe = false;
 
+	/* Windowed and full layers side by side: a second mask (even with swa_full). */
+	for (int64_t il = 0; il < model_n_layer(a); il++) {
+		if (model_layer_is_swa(a, il))
+			swa_any = true;
+		else
+			full_any = true;
+	}
+	n_masks = swa_any && full_any ? 2 : 1;
 	if (a->family == MODEL_ENCODER)
 		kv_attn = n_tok; /* no cache: the batch attends to itself */
 	if (a->swa_pattern == 1)
 		kv_attn = n_kv_swa;
 	/* The mask is f32 [n_kv, n_tok] without flash attention, f16 with the token dim padded
-	 * with it. A second one serves the windowed cache. */
-	if (fa)
-		c.mask = kv_attn * pad(n_tok, RF_KQ_MASK_PAD) * 2 * n_masks;
-	else
-		c.mask = kv_attn * n_tok * F32 * n_masks;
+	 * with it. A second one, over the windowed cache's cells, serves the windowed layers. */
+	{
+		int64_t mask_kv = kv_attn + (n_masks == 2 ? n_kv_swa : 0);
+		if (fa)
+			c.mask = mask_kv * pad(n_tok, RF_KQ_MASK_PAD) * 2;
+		else
+			c.mask = mask_kv * n_tok * F32;
+	}
 	c.attn = n_tok * F32 * (2 * h + 2 * q_dim);
 	if (!fa)
 		c.attn += kv_attn * n_tok * a->n_heads * F32;
@@ -277,6 +309,48 @@ static void copy_name(char *dst, const char *src)
 	dst[n] = '\0';
 }
 
+/* Splits the host's weights by llama.cpp's buffers. Weights the CPU backend repacks get a
+ * copy in the extra buffer; with mmap the file's span of host tensors stays mapped beside it
+ * (the originals of repacked weights are read once and left as page cache), without mmap only
+ * the copy is kept. A tied head that is repacked is a copy of token_embd in both cases. */
+static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct rf_infer_params *p,
+				   int isa, const int *layer_dev, bool output_on_host,
+				   struct rf_mem_estimate *e)
+{
+	int64_t orig = 0, copy = 0;
+
+	if (isa <= RF_REPACK_NONE || isa >= RF_REPACK_N)
+		isa = RF_REPACK_NONE;
+	for (int64_t il = 0; il < w->n_layer && isa != RF_REPACK_NONE; il++)
+		if (layer_dev[il] < 0)
+			orig += (int64_t)w->layer_repack_bytes[isa][il];
+	if (output_on_host && isa != RF_REPACK_NONE) {
+		if (w->tied_head_bytes > 0)
+			copy += (int64_t)w->output_repack_bytes[isa];
+		else
+			orig += (int64_t)w->output_repack_bytes[isa];
+	}
+	e->weights_repack_bytes = orig + copy;
+	if (p->use_mmap) {
+		e->weights_mapped_bytes = e->weights_host_bytes;
+		e->weights_host_bytes += orig + copy;
+		e->host_reclaimable_bytes = p->mlock ? 0 : orig;
+	} else {
+		e->weights_cpu_bytes = e->weights_host_bytes - orig;
+		e->weights_host_bytes += copy;
+	}
+	e->weights_bytes += (p->use_mmap ? orig : 0) + copy;
+	if (orig + copy > 0)
+		note(e, p->use_mmap ? "CPU weight repacking: with mmap the mapped file and the "
+				      "repacked copy both count" :
+				      "CPU weight repacking: without mmap only the repacked copy "
+				      "is kept");
+	if (isa == RF_REPACK_AMX && orig + copy > 0)
+		note(e, "AMX: weights packed for AMX are counted at their GGUF size");
+	if (p->mlock && p->use_mmap)
+		note(e, "mlock: the mapped file is locked in RAM (needs RLIMIT_MEMLOCK)");
+}
+
 static int bad(struct rf_mem_estimate *out, const char *field)
 {
 	memset(out, 0, sizeof(*out));
@@ -328,7 +402,7 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	n_tok = min64(min64(p->n_ubatch, p->n_batch), cells);
 	cells_swa = cells;
 	for (int64_t il = 0; il < n_layer; il++)
-		if ((swa[il] = model_layer_is_swa(a, il)))
+		if ((swa[il] = model_layer_is_swa(a, il)) && !p->swa_full)
 			cells_swa = min64(cells, pad(a->sliding_window * p->n_parallel + n_tok,
 						     RF_KV_PAD));
 	e.n_ctx = cells;
@@ -344,6 +418,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	note(&e, "KV cache padded to 256 cells; n_ctx is shared by the n_parallel sequences");
 	if (cells_swa < cells)
 		note(&e, "sliding-window layers keep n_swa x n_parallel + n_ubatch cells");
+	if (p->swa_full && a->sliding_window > 0 && a->swa_pattern > 0)
+		note(&e, "swa_full: sliding-window layers keep the whole context");
 	if (a->kv_lora_rank > 0)
 		note(&e,
 		     "MLA: the KV cache holds one latent row of kv_lora_rank + qk_rope_head_dim");
@@ -435,12 +511,16 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			 "attention and the KV cache stay on the GPU");
 	e.weights_bytes += (int64_t)w->input_bytes + (int64_t)w->output_bytes;
 	if (out_dev < 0) {
-		e.weights_host_bytes += (int64_t)w->output_bytes;
+		/* A tied head beside token_embd on the host is token_embd itself. */
+		e.weights_host_bytes += (int64_t)(w->output_bytes - w->tied_head_bytes);
+		e.weights_bytes -= (int64_t)w->tied_head_bytes;
 	} else {
 		e.per_device[out_dev].output = true;
 		e.per_device[out_dev].weights_bytes += (int64_t)w->output_bytes;
 		e.output_on_gpu = true;
 	}
+	host_weights_by_buffer(w, p, host ? host->repack_isa : RF_REPACK_NONE, layer_dev,
+			       out_dev < 0, &e);
 
 	/* Compute buffers: one per GPU that holds layers, one on the host. */
 	{

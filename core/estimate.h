@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/cpu/repack.h"
 #include "core/model.h"
 #include "core/quant.h"
 
@@ -41,6 +42,10 @@
 
 #define RF_MIB (1024LL * 1024LL)
 #define RF_GIB (1024LL * RF_MIB)
+
+/* The llama.cpp build whose buffers these figures follow: the one the oracle tests load
+ * (tests/llama/oracle.mjs), which asserts this name. */
+#define RF_LLAMA_CPP_BUILD "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)"
 
 /* llama.cpp pads the KV cache to a multiple of this many cells. */
 #define RF_KV_PAD 256
@@ -76,6 +81,7 @@ struct rf_mem_device {
 
 struct rf_mem_host {
 	int64_t budget_bytes; /* RAM the process may use: rf_budget_host(); < 0: unknown */
+	int repack_isa;       /* enum rf_repack_isa of the host CPU (rf_repack_isa_from_bits) */
 };
 
 struct rf_infer_params {
@@ -92,10 +98,14 @@ struct rf_infer_params {
 			      stay in host memory (attention, norms, shared experts and the KV
 			      cache stay with their layer); >= n_layer: all of them, as
 			      `-ot exps=CPU` */
+	bool use_mmap;        /* map the file (llama.cpp's default); false: --no-mmap, read it into
+			  buffers */
+	bool mlock;    /* --mlock: the mapped pages are locked, none left for the OS to reclaim */
+	bool swa_full; /* --swa-full: sliding-window layers keep the whole context */
 };
 
 /* Sets llama.cpp's defaults: n_ctx 4096, n_batch 2048, n_ubatch 512, one sequence, f16 cache,
- * no flash attention, every layer on the GPU. */
+ * no flash attention, every layer on the GPU, the file mapped, no mlock, windowed caches. */
 void rf_infer_params_default(struct rf_infer_params *p /* OUT */);
 
 /* Where the weights are, by llama.cpp's layers. */
@@ -107,6 +117,15 @@ struct rf_mem_weights {
 	uint64_t layer_expert_bytes[MODEL_MAX_LAYERS]; /* the routed experts within layer_bytes */
 	uint64_t file_bytes;     /* all tensor data as the file holds it (tied embeddings once) */
 	uint64_t largest_matrix; /* the largest tensor outside the input layer */
+	/* A tied model's head: the part of output_bytes that is the copy of token_embd. llama.cpp
+	 * holds it twice only where the output layer's buffer is another one (a GPU, or the CPU's
+	 * repack buffer); on the host beside token_embd it is the same tensor. */
+	uint64_t tied_head_bytes;
+	/* Per instruction-set class (enum rf_repack_isa): the bytes of each layer's and of the
+	 * output layer's weights that llama.cpp's CPU backend repacks (core/cpu/repack.h) when
+	 * that layer runs on the host. A tied head's repacked copy is in output_repack_bytes. */
+	uint64_t layer_repack_bytes[RF_REPACK_N][MODEL_MAX_LAYERS];
+	uint64_t output_repack_bytes[RF_REPACK_N];
 };
 
 /* Sums tensors (from a GGUF header or model_tensors() + rf_quant_apply()) into layers. a gives
@@ -159,7 +178,17 @@ struct rf_mem_estimate {
 	int64_t output_buffer_bytes; /* host logits (or embeddings) buffer */
 	int64_t overhead_bytes;
 	int64_t total_bytes;
-	int64_t host_bytes;   /* host RAM this needs (weights, KV, compute, output on the host) */
+	int64_t host_bytes; /* host RAM this needs (weights, KV, compute, output on the host) */
+	/* Host weights by llama.cpp's buffer: the mapped span of the file (use_mmap; 0
+	 * without), the extra buffer of repacked copies (CPU_REPACK or AMX), and the plain CPU
+	 * buffer (without mmap). They add up to weights_host_bytes. */
+	int64_t weights_mapped_bytes;
+	int64_t weights_repack_bytes;
+	int64_t weights_cpu_bytes;
+	/* Of host_bytes: file pages that llama.cpp read once and no longer touches (the
+	 * originals of repacked weights in the mapping), which the OS may reclaim; 0 with mlock
+	 * or without mmap. */
+	int64_t host_reclaimable_bytes;
 	int64_t n_ctx;        /* KV cells after padding */
 	int64_t kv_cells_swa; /* cells of windowed layers (n_ctx when there are none) */
 	int64_t n_ubatch;     /* tokens of the reserved micro-batch */

@@ -322,7 +322,10 @@ static int add_decoder_layer(struct rf_tensor_list *l, const struct model_arch *
 		return rc;
 	if (a->post_norms)
 		ADD(l, a->hidden_size, 1, 1, "%spost_attention_norm.weight", pfx);
-	if ((rc = add_norm(l, a, a->hidden_size, pfx, "ffn_norm")) < 0)
+	/* gpt-oss names the norm before its FFN post_attention_norm, as its converter maps it. */
+	if ((rc = add_norm(l, a, a->hidden_size, pfx,
+			   strcmp(a->llm_arch, "gpt-oss") == 0 ? "post_attention_norm" :
+								 "ffn_norm")) < 0)
 		return rc;
 	if (model_layer_is_moe(a, il))
 		rc = add_moe(l, a, pfx);

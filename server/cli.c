@@ -479,7 +479,7 @@ static const struct cli_command commands[] = {
 	{"recommend", "models that fit here for a task, or hardware for a model", NULL,
 	 cli_question_help, rf_cli_question},
 	{"validate", "check a runtime config here", NULL, cli_question_help, rf_cli_question},
-	{"bench", "record or list measured speeds (the benchmark history)", rf_cli_bench_usage,
+	{"bench", "record or list measured speeds; measure this host (host)", rf_cli_bench_usage,
 	 NULL, cmd_bench},
 	{"healthcheck", "exit 0 when the daemon answers /healthz", healthcheck_usage, NULL,
 	 cmd_healthcheck},

@@ -18,10 +18,14 @@
 
 #include "api/api.h"
 #include "api/benchmarks.h"
+#include "core/err.h"
+#include "core/hw_fingerprint.h"
 #include "core/hw_profile.h"
+#include "core/numparse.h"
 #include "server/cli_priv.h"
 #include "server/detect/detect.h"
 #include "server/embedded.h"
+#include "server/hostbench.h"
 #include "server/profiles.h"
 #include "server/store/store.h"
 
@@ -32,11 +36,14 @@ const char rf_cli_bench_usage[] =
 	"                           [--db PATH] [--profiles DIR] [--root DIR] [--format F]\n"
 	"       rigfit bench list [--model M] [--hardware FP] [--since T] [--limit N]\n"
 	"                         [--cursor C] [--db PATH] [--format F]\n"
+	"       rigfit bench host [--threads N] [--budget-ms MS]\n"
 	"record stores measured speeds (llama-bench -o json, llama-server timings, or a run as\n"
 	"POST /api/benchmarks takes it) under this machine's hardware fingerprint; list prints\n"
 	"the history, newest first, as GET /api/benchmarks does. --db defaults to RIGFIT_DB,\n"
 	"then ./var/rigfit.db (the daemon's database may be shared: SQLite WAL mode).\n"
-	"--format is json (default), table or summary.\n";
+	"--format is json (default), table or summary. host measures this machine's memory\n"
+	"read bandwidth (one thread per physical core) and its int8 and f32 dot-product rates\n"
+	"per thread, in about 2 s, and prints them as JSON with the hardware fingerprint.\n";
 
 /* What one bench command holds open. */
 struct bench_cli {
@@ -260,13 +267,84 @@ out:
 	return rc;
 }
 
+/* rigfit bench host [--threads N] [--budget-ms MS]: measures this host (server/hostbench.h)
+ * with one thread per physical core and prints the figures with the hardware fingerprint they
+ * belong to, as JSON. */
+static int bench_host(int argc, char **argv)
+{
+	struct rf_detect_opts opts = {.root = "/"};
+	struct hw_snapshot *s = malloc(sizeof(*s));
+	struct rf_hostbench h;
+	char fp[64] = "";
+	uint64_t v;
+	int threads = 0, budget = 1500, rc;
+	cJSON *o;
+	char *text;
+
+	for (int i = 0; i < argc; i += 2) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(argv[i], "--threads") == 0 && val &&
+		    rf_parse_u64_str(val, 1024, &v) == 0 && v >= 1)
+			threads = (int)v;
+		else if (strcmp(argv[i], "--budget-ms") == 0 && val &&
+			 rf_parse_u64_str(val, 2500, &v) == 0 && v >= 300)
+			budget = (int)v;
+		else {
+			free(s);
+			return cli_usage_error("bench host: unknown or bad option '%.60s' "
+					       "(--threads 1..1024, --budget-ms 300..2500)",
+					       argv[i]);
+		}
+	}
+	if (!s)
+		return 1;
+	/* The scan the daemon makes, so that the fingerprint is the one it files hardware under. */
+	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
+	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
+	rf_detect_scan(&opts, s);
+	if (hw_fingerprint(s, fp, sizeof(fp)) < 0)
+		fp[0] = '\0';
+	if (threads == 0)
+		threads = s->cpu.physical_cores > 0 ? s->cpu.physical_cores :
+			  s->cpu.logical_cores > 0  ? s->cpu.logical_cores :
+						      1;
+	free(s);
+	rc = rf_hostbench_run(threads, budget, &h);
+	if (rc < 0) {
+		fprintf(stderr, "rigfit: bench host: %s\n", rf_err_code(rc));
+		return 1;
+	}
+	o = cJSON_CreateObject();
+	if (!o)
+		return 1;
+	if (fp[0])
+		cJSON_AddStringToObject(o, "fingerprint", fp);
+	else
+		cJSON_AddNullToObject(o, "fingerprint");
+	cJSON_AddNumberToObject(o, "threads", h.threads);
+	cJSON_AddNumberToObject(o, "memory_bandwidth_gbs", h.memory_bandwidth_gbs);
+	cJSON_AddNumberToObject(o, "int8_gops_per_thread", h.int8_gops_per_thread);
+	cJSON_AddNumberToObject(o, "f32_gflops_per_thread", h.f32_gflops_per_thread);
+	cJSON_AddStringToObject(o, "kernel_isa", h.kernel_isa);
+	cJSON_AddNumberToObject(o, "duration_ms", h.duration_ms);
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!text)
+		return 1;
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
 int rf_cli_bench(int argc, char **argv)
 {
 	if (argc < 1)
-		return cli_usage_error("bench: record or list? (see rigfit help bench)");
+		return cli_usage_error("bench: record, list or host? (see rigfit help bench)");
 	if (strcmp(argv[0], "record") == 0)
 		return bench_record(argc, argv);
 	if (strcmp(argv[0], "list") == 0)
 		return bench_list(argc, argv);
-	return cli_usage_error("bench: unknown subcommand '%.60s' (record or list)", argv[0]);
+	if (strcmp(argv[0], "host") == 0)
+		return bench_host(argc - 1, argv + 1);
+	return cli_usage_error("bench: unknown subcommand '%.60s' (record, list or host)", argv[0]);
 }

@@ -105,6 +105,7 @@ static const struct opt opts[] = {
 	{"--static-dir", "RIGFIT_STATIC_DIR", OPT_STR, FIELD(static_dir), 0, 0, 0},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
+	{"--no-host-bench", "RIGFIT_NO_HOST_BENCH", OPT_BOOL, FIELD(no_host_bench), 0, 0, 0},
 	{"--no-ui", "RIGFIT_NO_UI", OPT_BOOL, FIELD(no_ui), 0, 0, 0},
 };
 

@@ -49,7 +49,8 @@ struct rf_config {
 	char token[RF_TOKEN_MAX];            /* loaded from token_file; empty: no token */
 	enum rf_log_level log_level;
 	bool insecure;
-	bool no_ui; /* --no-ui: GET / and /ui/ answer 404 */
+	bool no_host_bench; /* do not measure this host (memory bandwidth, kernels) */
+	bool no_ui;         /* --no-ui: GET / and /ui/ answer 404 */
 };
 
 /* Fills cfg with the defaults, then RIGFIT_* environment variables, then the flags in

@@ -140,6 +140,11 @@ static void finish(struct rf_daemon *d)
 			uv_stop(&d->loop);
 		}
 	}
+	if (rf_hostbench_cancel(d)) {
+		rf_log_warn("the host measurement is still running; exiting without it");
+		d->scan_abandoned = true;
+		uv_stop(&d->loop);
+	}
 }
 
 static void on_drain_tick(uv_timer_t *t)

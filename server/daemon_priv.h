@@ -15,10 +15,12 @@
 #include "api/metrics.h"
 #include "api/finetune_session.h"
 #include "server/config.h"
+#include "server/hostbench.h"
 #include "server/profiles.h"
 #include "server/store/store.h"
 
 struct rf_scan_job;
+struct rf_hostbench_job;
 struct rf_req;
 struct rf_conn;
 struct rf_linger;
@@ -86,6 +88,13 @@ struct rf_daemon {
 	bool stopping;
 	uint64_t stop_deadline_ns;
 	bool scan_abandoned; /* a hung scan was left behind at shutdown */
+
+	/* The host measurement (scan.c): made once per hardware fingerprint of this machine, in a
+	 * worker, after a scan finds a fingerprint not measured yet; the scans that follow put
+	 * its bandwidth in the snapshot. Read and written on the loop thread only. */
+	struct rf_hostbench_job *hostbench_job;
+	struct rf_hostbench hostbench;
+	char hostbench_fp[64]; /* the fingerprint hostbench belongs to; "" : none yet */
 };
 
 /* http.c: starts libmicrohttpd on cfg->listen and wires it into the loop. Returns 0 or a
@@ -102,6 +111,9 @@ void rf_http_stop(struct rf_daemon *d);
 
 /* scan.c: starts a scan now unless one is running. */
 void rf_scan_start(struct rf_daemon *d);
+/* scan.c: cancels a host measurement that has not started; returns true when one is still
+ * running (it ends within its budget, about 2 s). */
+bool rf_hostbench_cancel(struct rf_daemon *d);
 /* scan.c: frees a snapshot. NULL is a no-op. */
 void rf_snapshot_free(struct api_snapshot *s);
 

@@ -12,6 +12,7 @@
 #include "api/hardware_json.h"
 #include "api/hardware_nfd.h"
 #include "core/err.h"
+#include "core/hw_fingerprint.h"
 #include "core/hw_profile.h"
 #include "server/daemon_priv.h"
 #include "server/data_dir.h"
@@ -27,9 +28,24 @@ struct rf_scan_job {
 	int rc;
 	int store_rc;
 	int nfd_rc;
-	int disk_rc; /* of data_disk_free; the data directory's free bytes */
+	struct rf_hostbench bench; /* the daemon's measurement when the job started */
+	char bench_fp[64];         /* its fingerprint; "" : none */
+	char fp[64];               /* the fingerprint of the machine scanned */
+	int disk_rc;               /* of data_disk_free; the data directory's free bytes */
 	int64_t data_disk_free;
 };
+
+struct rf_hostbench_job {
+	uv_work_t work;
+	struct rf_daemon *d;
+	int threads;
+	char fp[64];
+	struct rf_hostbench result;
+	int rc;
+};
+
+/* The measurement's share of a scan interval: bounded, so that a host is never busy long. */
+#define HOSTBENCH_BUDGET_MS 1500
 
 void rf_snapshot_free(struct api_snapshot *s)
 {
@@ -60,6 +76,12 @@ static void scan_work(uv_work_t *w)
 	job->rc = rf_detect_scan(&opts, &snap->hw);
 	if (job->rc == 0)
 		hw_apply_device_profiles(&snap->hw, job->catalogs ? &job->catalogs->table : NULL);
+	if (job->rc == 0 && hw_fingerprint(&snap->hw, job->fp, sizeof(job->fp)) < 0)
+		job->fp[0] = '\0';
+	/* This machine measured: its bandwidth is a measured figure, not a guess. */
+	if (job->rc == 0 && job->fp[0] && strcmp(job->fp, job->bench_fp) == 0 &&
+	    job->bench.memory_bandwidth_gbs > 0)
+		snap->hw.cpu.memory_bandwidth_gbs = job->bench.memory_bandwidth_gbs;
 	if (job->rc == 0) {
 		snap->json = api_hardware_render(&snap->hw, &snap->json_len);
 		if (!snap->json)
@@ -85,6 +107,63 @@ static void scan_work(uv_work_t *w)
 		job->store_rc = rf_store_scan_append(d->store, snap->hw.scanned_at_ms,
 						     snap->hw.scan_duration_ms, snap->json,
 						     snap->json_len, d->cfg->scan_history_keep);
+}
+
+static void hostbench_work(uv_work_t *w)
+{
+	struct rf_hostbench_job *job = w->data;
+
+	job->rc = rf_hostbench_run(job->threads, HOSTBENCH_BUDGET_MS, &job->result);
+}
+
+static void hostbench_done(uv_work_t *w, int status)
+{
+	struct rf_hostbench_job *job = w->data;
+	struct rf_daemon *d = job->d;
+
+	d->hostbench_job = NULL;
+	if (status == 0 && job->rc == 0) {
+		d->hostbench = job->result;
+		snprintf(d->hostbench_fp, sizeof(d->hostbench_fp), "%s", job->fp);
+		rf_log_info("host measured in %.0f ms: %.1f GB/s read with %d threads, %.1f int8 "
+			    "GOPS and %.1f f32 GFLOPS per thread (%s)",
+			    job->result.duration_ms, job->result.memory_bandwidth_gbs,
+			    job->result.threads, job->result.int8_gops_per_thread,
+			    job->result.f32_gflops_per_thread, job->result.kernel_isa);
+		if (!d->stopping)
+			rf_scan_start(d); /* publish the measured bandwidth now */
+	} else if (status != UV_ECANCELED) {
+		rf_log_warn("host measurement failed: %s", rf_err_code(job->rc));
+		snprintf(d->hostbench_fp, sizeof(d->hostbench_fp), "%s", job->fp);
+	}
+	free(job);
+}
+
+/* Measures this machine once per fingerprint, after a scan of it (never of a --root tree). */
+static void hostbench_maybe_start(struct rf_daemon *d, const char *fp, int threads)
+{
+	struct rf_hostbench_job *job;
+
+	if (d->cfg->no_host_bench || d->stopping || d->hostbench_job || !fp[0] ||
+	    strcmp(d->cfg->root, "/") != 0 || strcmp(fp, d->hostbench_fp) == 0)
+		return;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return;
+	job->d = d;
+	job->work.data = job;
+	job->threads = threads > 0 ? threads : 1;
+	snprintf(job->fp, sizeof(job->fp), "%s", fp);
+	if (uv_queue_work(&d->loop, &job->work, hostbench_work, hostbench_done) != 0) {
+		free(job);
+		return;
+	}
+	d->hostbench_job = job;
+}
+
+bool rf_hostbench_cancel(struct rf_daemon *d)
+{
+	return d->hostbench_job && uv_cancel((uv_req_t *)d->hostbench_job) != 0;
 }
 
 static void scan_done(uv_work_t *w, int status)
@@ -115,6 +194,10 @@ static void scan_done(uv_work_t *w, int status)
 	job->result->seq = ++d->scan_seq;
 	rf_snapshot_retire(d, d->snapshot);
 	d->snapshot = job->result;
+	hostbench_maybe_start(d, job->fp,
+			      d->snapshot->hw.cpu.physical_cores > 0 ?
+				      d->snapshot->hw.cpu.physical_cores :
+				      d->snapshot->hw.cpu.logical_cores);
 	d->scans_total++;
 	rf_log_debug("scan %llu done in %.2f ms", (unsigned long long)d->scan_seq,
 		     d->snapshot->hw.scan_duration_ms);
@@ -136,6 +219,8 @@ void rf_scan_start(struct rf_daemon *d)
 	job->d = d;
 	job->work.data = job;
 	job->catalogs = rf_catalogs_ref(d->catalogs);
+	job->bench = d->hostbench;
+	snprintf(job->bench_fp, sizeof(job->bench_fp), "%s", d->hostbench_fp);
 	if (uv_queue_work(&d->loop, &job->work, scan_work, scan_done) != 0) {
 		d->scan_failures++;
 		rf_catalogs_unref(job->catalogs);

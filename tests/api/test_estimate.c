@@ -150,6 +150,59 @@ START_TEST(reproduces_llama_cpp_buffers_through_the_route)
 }
 END_TEST
 
+/* A CPU host as llama.cpp uses it: Llama-3.2-1B-Instruct Q4_K_M holds 762.81 MiB of tensor
+ * data (llama-bench's size, ../shared/calibration/gguf_sizes.csv), its head tied to
+ * token_embd. On the host the head is token_embd itself; with AVX2 the Q4_K weights are
+ * repacked, and with mmap (the default) the mapped file and the copy are both held. */
+#define CPU_HOST_BODY                                                                              \
+	"{\"model\":{\"id\":\"llama-3.2-1b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"                \
+	"\"hardware\":{\"cpu\":{\"physical_cores\":2,\"isa\":[\"avx2\",\"fma\"]},"                 \
+	"\"memory\":{\"total_bytes\":25769803776,\"available_bytes\":20000000000},"                \
+	"\"gpus\":[]}%s}"
+
+START_TEST(a_cpu_host_maps_once_and_repacks)
+{
+	char body[600];
+	cJSON *mapped, *plain, *locked;
+	double file = 762.81 * MIB, repacked;
+
+	snprintf(body, sizeof(body), CPU_HOST_BODY, "");
+	ck_assert_int_eq(run(body, &mapped), 200);
+	snprintf(body, sizeof(body), CPU_HOST_BODY, ",\"use_mmap\":false");
+	ck_assert_int_eq(run(body, &plain), 200);
+	snprintf(body, sizeof(body), CPU_HOST_BODY, ",\"mlock\":true");
+	ck_assert_int_eq(run(body, &locked), 200);
+
+	/* Without mmap: the file's tensors once (the repacked ones as their copy). */
+	ck_assert_msg(fabs(num(plain, "memory.weights_bytes") - file) < 0.01 * file,
+		      "weights %.2f MiB", num(plain, "memory.weights_bytes") / MIB);
+	ck_assert_double_eq(num(plain, "memory.host_weights_mapped_bytes"), 0);
+	ck_assert_double_eq(num(plain, "memory.host_reclaimable_bytes"), 0);
+	repacked = num(plain, "memory.host_weights_repacked_bytes");
+	/* Most of a Q4_K_M file is Q4_K (attn_v and half of ffn_down are Q6_K, the head is
+	 * token_embd's Q6_K): well over half is repacked, not all of it. */
+	ck_assert(repacked > 0.5 * file && repacked < 0.9 * file);
+	/* With mmap: the mapped file plus the copy; the originals are reclaimable page cache. */
+	ck_assert_double_eq_tol(num(mapped, "memory.host_weights_mapped_bytes"),
+				num(plain, "memory.weights_bytes"), 1);
+	ck_assert_double_eq_tol(num(mapped, "memory.weights_bytes"),
+				num(plain, "memory.weights_bytes") + repacked, 1);
+	ck_assert_double_eq_tol(num(mapped, "memory.host_reclaimable_bytes"), repacked, 1);
+	ck_assert_double_eq_tol(num(mapped, "memory.host_bytes") - num(plain, "memory.host_bytes"),
+				repacked, 1);
+	ck_assert_double_eq(num(locked, "memory.host_reclaimable_bytes"), 0);
+	ck_assert(cJSON_IsFalse(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(plain, "settings"), "use_mmap")));
+	cJSON_Delete(mapped);
+	cJSON_Delete(plain);
+	cJSON_Delete(locked);
+	assert_error("{\"model\":{\"id\":\"llama-3.2-1b\"},\"use_mmap\":1}", 422, "invalid_value",
+		     "use_mmap");
+	assert_error("{\"model\":{\"id\":\"llama-3.2-1b\"},\"swa_full\":\"yes\"}", 422,
+		     "invalid_value", "swa_full");
+}
+END_TEST
+
 START_TEST(splits_over_described_gpus_and_finds_the_largest_context)
 {
 	cJSON *j, *pd;
@@ -618,6 +671,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, vllm_tensor_parallel_cost_and_refusal);
 	tcase_add_test(tc, llama_cpp_slots_give_an_aggregate_speed);
 	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
+	tcase_add_test(tc, a_cpu_host_maps_once_and_repacks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -265,6 +265,46 @@ START_TEST(ram_exceeded_on_a_cpu_only_machine)
 }
 END_TEST
 
+/* use_mmap reaches the estimate: a Q4_0 model on an AVX2 host holds the mapped file and the
+ * repacked copy with mmap, only the copy without; a setting of the wrong type names itself. */
+#define MMAP_BODY                                                                                  \
+	"{\"model\":\"llama-3.1-8b\",\"metadata\":{\"precision\":\"Q4_0\"},"                       \
+	"\"settings\":{\"n_ctx\":4096,\"n_gpu_layers\":0%s},\"hardware\":{\"gpus\":[],"            \
+	"\"cpu\":{\"isa\":[\"avx2\"]},\"memory\":{\"total_bytes\":34359738368}}}"
+
+START_TEST(use_mmap_reaches_the_estimate)
+{
+	char body[512];
+	cJSON *on, *off, *j;
+	double w_on, w_off;
+
+	snprintf(body, sizeof(body), MMAP_BODY, "");
+	on = validate(body);
+	snprintf(body, sizeof(body), MMAP_BODY, ",\"use_mmap\":false,\"swa_full\":true");
+	off = validate(body);
+	w_on = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(on, "estimate"),
+						       "memory"),
+				   "weights_bytes")
+		       ->valuedouble;
+	w_off = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(off, "estimate"),
+							"memory"),
+				    "weights_bytes")
+			->valuedouble;
+	/* Nearly every weight of a Q4_0 file is Q4_0 and repacked: close to twice the file. */
+	ck_assert_msg(w_on > 1.7 * w_off && w_on < 2.0 * w_off, "%.0f vs %.0f", w_on, w_off);
+	cJSON_Delete(on);
+	cJSON_Delete(off);
+	snprintf(body, sizeof(body), MMAP_BODY, ",\"use_mmap\":\"no\"");
+	ck_assert_int_eq(run(body, &j), 422);
+	{
+		char *text = cJSON_PrintUnformatted(j);
+		ck_assert_ptr_nonnull(strstr(text, "use_mmap"));
+		free(text);
+	}
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(settings_checks_name_their_fields)
 {
 	const char *hybrid = "\"hardware\":{\"cpu\":{\"physical_cores\":16,\"logical_cores\":24,"
@@ -550,6 +590,7 @@ Suite *validate_suite(void)
 	tcase_add_test(tc, vram_exceeded_suggests_partial_offload_when_no_context_fits);
 	tcase_add_test(tc, ram_exceeded_on_a_cpu_only_machine);
 	tcase_add_test(tc, settings_checks_name_their_fields);
+	tcase_add_test(tc, use_mmap_reaches_the_estimate);
 	tcase_add_test(tc, context_and_layers_beyond_the_model);
 	tcase_add_test(tc, backend_must_exist_here);
 	tcase_add_test(tc, laptops_and_jetsons_get_a_thermal_warning);

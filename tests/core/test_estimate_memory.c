@@ -512,7 +512,7 @@ START_TEST(unified_memory_is_counted_once)
 	struct rf_mem_weights *w = weights(e, "Q8_0");
 	struct rf_infer_params p;
 	struct rf_mem_device d;
-	struct rf_mem_host h;
+	struct rf_mem_host h = {0};
 	struct rf_mem_estimate m;
 
 	/* Apple's working set: 2/3 of RAM up to 32 GiB, 3/4 above, as the logs print it. */

@@ -24,6 +24,27 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
 fi
+if [ "${1:-}" != "--lint" ]; then
+  # The llama.cpp oracle of the tests (tests/llama/oracle.mjs): node-llama-cpp, pinned, with
+  # only its prebuilt CPU binary for this platform, into a folder git ignores. Node.js 20 or
+  # newer comes from Debian when it is not on PATH.
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "deps: installing nodejs npm"
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+  case "$(uname -m)" in
+    aarch64|arm64) nlc_bin=linux-arm64 ;;
+    *) nlc_bin=linux-x64 ;;
+  esac
+  if [ ! -f build/llama/node_modules/node-llama-cpp/package.json ] ||
+     [ ! -d "build/llama/node_modules/@node-llama-cpp/$nlc_bin" ]; then
+    mkdir -p build/llama
+    npm install --silent --no-audit --no-fund --omit=optional --ignore-scripts --prefix build/llama \
+      node-llama-cpp@3.22.1 "@node-llama-cpp/$nlc_bin@3.22.1" >/dev/null
+  fi
+fi
 if [ "${1:-}" = "--lint" ]; then
   # The OpenAPI linter comes from npm, pinned, into a folder git ignores.
   if [ ! -x build/npm/node_modules/.bin/redocly ]; then

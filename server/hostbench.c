@@ -1,0 +1,255 @@
+/*
+ * The host measurement (see hostbench.h). Bandwidth: every thread sums its own slice of one
+ * buffer (faulted in before the clock starts, far larger than the caches) pass after pass
+ * until the deadline; the bytes read over the slowest thread's time. Kernels: one thread runs
+ * an int8 and an f32 dot product over L1-resident rows, with AVX2 (and FMA) when the CPU has
+ * them, so that the figure is what the CPU's SIMD does, not its memory.
+ */
+#include "server/hostbench.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HB_X86 1
+#endif
+
+#include "core/err.h"
+
+#define HB_SLICE_MAX (64u << 20)   /* bytes per thread */
+#define HB_BUFFER_MAX (512u << 20) /* bytes in all */
+#define HB_SLICE_MIN (16u << 20)
+#define HB_ROW 4096 /* elements of the kernels' rows: 4-16 KiB, in L1 */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- bandwidth ------------------------------------------------------------------------------ */
+
+struct hb_reader {
+	pthread_t tid;
+	const uint64_t *p;
+	size_t n; /* uint64_t words */
+	const int *go;
+	const double *deadline_ms;
+	uint64_t bytes;
+	double elapsed_ms;
+	uint64_t sink;
+};
+
+static void *hb_read(void *arg)
+{
+	struct hb_reader *r = arg;
+	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	double t0;
+
+	/* Start together: wait for the go, then read until the common deadline. */
+	while (!__atomic_load_n(r->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	t0 = now_ms();
+	while (now_ms() < *r->deadline_ms) {
+		for (size_t i = 0; i + 4 <= r->n; i += 4) {
+			s0 += r->p[i];
+			s1 += r->p[i + 1];
+			s2 += r->p[i + 2];
+			s3 += r->p[i + 3];
+		}
+		r->bytes += r->n * sizeof(uint64_t);
+	}
+	r->elapsed_ms = now_ms() - t0;
+	r->sink = s0 ^ s1 ^ s2 ^ s3;
+	return NULL;
+}
+
+static int hb_bandwidth(int threads, double ms, double *gbs)
+{
+	size_t slice = HB_BUFFER_MAX / (size_t)threads;
+	struct hb_reader *r = calloc((size_t)threads, sizeof(*r));
+	uint64_t *buf = NULL, bytes = 0, sink = 0;
+	double slowest = 0, deadline = 0;
+	int started = 0, go = 0;
+
+	if (slice > HB_SLICE_MAX)
+		slice = HB_SLICE_MAX;
+	if (slice < HB_SLICE_MIN)
+		slice = HB_SLICE_MIN;
+	if (r)
+		buf = malloc(slice * (size_t)threads);
+	if (!r || !buf) {
+		free(r);
+		free(buf);
+		return RF_E_NOMEM;
+	}
+	memset(buf, 1, slice * (size_t)threads); /* fault every page in before the clock */
+	for (; started < threads; started++) {
+		struct hb_reader *x = &r[started];
+		x->p = buf + (size_t)started * (slice / sizeof(uint64_t));
+		x->n = slice / sizeof(uint64_t);
+		x->go = &go;
+		x->deadline_ms = &deadline;
+		if (pthread_create(&x->tid, NULL, hb_read, x) != 0)
+			break;
+	}
+	/* A thread that could not start: the others go with a deadline already past. */
+	deadline = started < threads ? 0 : now_ms() + ms;
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < started; i++) {
+		pthread_join(r[i].tid, NULL);
+		bytes += r[i].bytes;
+		sink ^= r[i].sink;
+		if (r[i].elapsed_ms > slowest)
+			slowest = r[i].elapsed_ms;
+	}
+	free(buf);
+	free(r);
+	if (started < threads)
+		return RF_E_INTERNAL;
+	*gbs = slowest > 0 ? (double)bytes / (slowest * 1e6) + (double)(sink & 0) : 0;
+	return 0;
+}
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+static uint8_t hb_a[HB_ROW] __attribute__((aligned(64)));
+static int8_t hb_b[HB_ROW] __attribute__((aligned(64)));
+static float hb_x[HB_ROW] __attribute__((aligned(64)));
+static float hb_y[HB_ROW] __attribute__((aligned(64)));
+
+static int32_t dot_i8_c(void)
+{
+	int32_t s = 0;
+	for (int i = 0; i < HB_ROW; i++)
+		s += (int32_t)hb_a[i] * (int32_t)hb_b[i];
+	return s;
+}
+
+static float dot_f32_c(void)
+{
+	float s[8] = {0};
+	for (int i = 0; i < HB_ROW; i += 8)
+		for (int k = 0; k < 8; k++)
+			s[k] += hb_x[i + k] * hb_y[i + k];
+	return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
+#ifdef HB_X86
+__attribute__((target("avx2"))) static int32_t dot_i8_avx2(void)
+{
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+	int32_t out[8];
+
+	for (int i = 0; i < HB_ROW; i += 64) {
+		__m256i a0 = _mm256_load_si256((const __m256i *)(hb_a + i));
+		__m256i b0 = _mm256_load_si256((const __m256i *)(hb_b + i));
+		__m256i a1 = _mm256_load_si256((const __m256i *)(hb_a + i + 32));
+		__m256i b1 = _mm256_load_si256((const __m256i *)(hb_b + i + 32));
+		acc0 = _mm256_add_epi32(acc0,
+					_mm256_madd_epi16(_mm256_maddubs_epi16(a0, b0), ones));
+		acc1 = _mm256_add_epi32(acc1,
+					_mm256_madd_epi16(_mm256_maddubs_epi16(a1, b1), ones));
+	}
+	_mm256_storeu_si256((__m256i *)out, _mm256_add_epi32(acc0, acc1));
+	return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
+__attribute__((target("avx2,fma"))) static float dot_f32_avx2(void)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+	__m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+	float out[8];
+
+	for (int i = 0; i < HB_ROW; i += 32) {
+		a0 = _mm256_fmadd_ps(_mm256_load_ps(hb_x + i), _mm256_load_ps(hb_y + i), a0);
+		a1 = _mm256_fmadd_ps(_mm256_load_ps(hb_x + i + 8), _mm256_load_ps(hb_y + i + 8),
+				     a1);
+		a2 = _mm256_fmadd_ps(_mm256_load_ps(hb_x + i + 16), _mm256_load_ps(hb_y + i + 16),
+				     a2);
+		a3 = _mm256_fmadd_ps(_mm256_load_ps(hb_x + i + 24), _mm256_load_ps(hb_y + i + 24),
+				     a3);
+	}
+	_mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+	return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+#endif
+
+/* Runs one kernel (fi or ff) for about ms; returns operations per second (2 per element). */
+static double hb_rate(int32_t (*fi)(void), float (*ff)(void), double ms)
+{
+	volatile uint32_t si = 0;
+	volatile float sf = 0;
+	double t0 = now_ms(), t;
+	uint64_t n = 0;
+
+	do {
+		for (int k = 0; k < 64; k++) {
+			if (fi)
+				si = si + (uint32_t)fi();
+			else
+				sf = sf + ff();
+		}
+		n += 64;
+		t = now_ms() - t0;
+	} while (t < ms);
+	(void)si;
+	(void)sf;
+	return (double)n * HB_ROW * 2 / (t * 1e-3);
+}
+
+int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out)
+{
+	struct rf_hostbench h;
+	double t0 = now_ms(), gbs = 0;
+	int32_t (*i8)(void) = dot_i8_c;
+	float (*f32)(void) = dot_f32_c;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	if (threads < 1)
+		threads = 1;
+	if (threads > 1024)
+		threads = 1024;
+	if (budget_ms < 300)
+		budget_ms = 300;
+	if (budget_ms > 2500)
+		budget_ms = 2500;
+	for (int i = 0; i < HB_ROW; i++) {
+		hb_a[i] = (uint8_t)(i * 7 % 64);
+		hb_b[i] = (int8_t)(i * 13 % 64 - 32);
+		hb_x[i] = (float)(i % 17) * 0.01f;
+		hb_y[i] = (float)(i % 13) * 0.02f;
+	}
+	h.kernel_isa = "scalar";
+#ifdef HB_X86
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2")) {
+		i8 = dot_i8_avx2;
+		h.kernel_isa = "avx2";
+		if (__builtin_cpu_supports("fma"))
+			f32 = dot_f32_avx2;
+	}
+#elif defined(__aarch64__)
+	h.kernel_isa = "neon";
+#endif
+	/* Half of the budget for the bandwidth (memory is what decode waits on), a quarter for
+	 * each kernel; faulting the buffer in comes on top. */
+	rc = hb_bandwidth(threads, budget_ms * 0.5, &gbs);
+	if (rc < 0)
+		return rc;
+	h.threads = threads;
+	h.memory_bandwidth_gbs = gbs;
+	h.int8_gops_per_thread = hb_rate(i8, NULL, budget_ms * 0.25) / 1e9;
+	h.f32_gflops_per_thread = hb_rate(NULL, f32, budget_ms * 0.25) / 1e9;
+	h.duration_ms = now_ms() - t0;
+	*out = h;
+	return 0;
+}

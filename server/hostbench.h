@@ -1,0 +1,28 @@
+/*
+ * A short measurement of this host, for CPU inference estimates: the memory read bandwidth
+ * with one thread per physical core (what decoding on the CPU streams the weights with), and
+ * the throughput of one thread in the dot-product kernels CPU inference runs: int8 (the
+ * quantized types' dot products against Q8 activations) and f32 fused multiply-add (what
+ * F16/BF16 weights become once converted), each with the widest instruction set the CPU has.
+ *
+ * Bounded: the whole run takes about budget_ms (at most a few seconds), whatever the host.
+ * Used by `rigfit bench host` and by the daemon, once per hardware fingerprint, in a worker.
+ */
+#ifndef RIGFIT_SERVER_HOSTBENCH_H
+#define RIGFIT_SERVER_HOSTBENCH_H
+
+struct rf_hostbench {
+	int threads;                  /* threads the bandwidth was read with */
+	double memory_bandwidth_gbs;  /* read bandwidth, GB/s (1e9 bytes) */
+	double int8_gops_per_thread;  /* int8 multiply-adds x 2, per second, one thread */
+	double f32_gflops_per_thread; /* f32 FMA x 2, per second, one thread */
+	const char *kernel_isa;       /* "avx2", "sse2", "neon", "scalar" (static) */
+	double duration_ms;
+};
+
+/* Measures this host with `threads` threads (<= 0: one) in about budget_ms milliseconds
+ * (clamped to 300..2500). Returns 0 and *out, or a negative rf_err (out of memory, a thread
+ * that could not start). */
+int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out /* OUT */);
+
+#endif

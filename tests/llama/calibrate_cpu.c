@@ -1,0 +1,370 @@
+/*
+ * make calibrate-cpu: rigfit's host memory against the real llama.cpp on full-size shapes of
+ * catalog models that the unit tests do not load. For each model and quantization it writes a
+ * GGUF file of the real shape (profiles/models.json; random finite weights), has llama.cpp's
+ * CPU build load it under a few settings (tests/llama/oracle.mjs), prints llama.cpp's buffers
+ * beside rigfit's and writes the rows, with the llama.cpp build, to
+ * tests/llama/cpu_memory_calibration.csv. It exits 1 when a row's model + KV + compute + output
+ * is more than 3% off.
+ *
+ *   build/calibrate_cpu [SRC_DIR] [TMP_DIR]
+ *   build/calibrate_cpu SRC_DIR TMP_DIR --speed     (make bench-cpu: rigfit's CPU speed
+ *                                                    beside llama.cpp's measured pp and tg)
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/model_json.h"
+#include "core/estimate.h"
+#include "core/hw.h"
+#include "core/model.h"
+#include "core/quant.h"
+#include "server/detect/detect.h"
+#include "server/hostbench.h"
+#include "tests/core/cpu/gguf_synth.h"
+#include "tests/core/cpu/oracle.h"
+
+#define MIB (1024.0 * 1024.0)
+#define TOLERANCE 0.03
+
+static const struct {
+	const char *id;
+	const char *quant;
+} models[] = {
+	{"llama-3.2-1b", "Q4_0"},        {"llama-3.2-1b", "Q8_0"},
+	{"qwen2.5-0.5b", "Q4_K_M"},      {"Qwen/Qwen2.5-1.5B", "Q4_0"},
+	{"Qwen/Qwen3-0.6B", "Q8_0"},     {"google/gemma-3-1b-it", "Q4_0"},
+	{"google/gemma-2-2b", "Q4_K_M"}, {"microsoft/Phi-3-mini-4k-instruct", "Q4_0"},
+};
+
+static const struct oracle_settings settings[] = {
+	{4096, 512, 512, true, "F16", true, false},
+	{8192, 256, 256, false, "F16", false, false},
+	{8192, 512, 512, true, "Q8_0", true, false},
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) != NULL) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static double sum_obj(const cJSON *o)
+{
+	const cJSON *it;
+	double s = 0;
+	cJSON_ArrayForEach(it, o) s += cJSON_IsNumber(it) ? it->valuedouble : 0;
+	return s;
+}
+
+static double sum_kv(const cJSON *kv)
+{
+	const cJSON *it;
+	double s = 0;
+	cJSON_ArrayForEach(it, kv) s += oracle_num(it, "mib");
+	return s;
+}
+
+static const char *str_or(const cJSON *v, const char *dflt)
+{
+	return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+/* Writes the jobs of file under settings set[0..n) (with a bench object when given) to
+ * dir/jobs.json and runs the oracle on them. Returns its output (malloc'd) or NULL. */
+static char *run_jobs(const char *src, const char *dir, const char *file,
+		      const struct oracle_settings *set, size_t n, int threads, int pp, int tg)
+{
+	char jobs_path[4200];
+	cJSON *jobs = cJSON_CreateArray();
+	char *json, *out;
+	FILE *f;
+	int code = 0;
+
+	for (size_t s = 0; s < n; s++) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "file", file);
+		cJSON_AddNumberToObject(j, "n_ctx", (double)set[s].n_ctx);
+		cJSON_AddNumberToObject(j, "n_batch", (double)set[s].n_batch);
+		cJSON_AddBoolToObject(j, "flash_attn", set[s].flash_attn);
+		cJSON_AddStringToObject(j, "type_k", set[s].kv);
+		cJSON_AddStringToObject(j, "type_v", set[s].kv);
+		cJSON_AddBoolToObject(j, "use_mmap", set[s].use_mmap);
+		if (pp > 0) {
+			cJSON *b = cJSON_AddObjectToObject(j, "bench");
+			cJSON_AddNumberToObject(j, "threads", threads);
+			cJSON_AddNumberToObject(b, "pp", pp);
+			cJSON_AddNumberToObject(b, "tg", tg);
+			cJSON_AddNumberToObject(b, "reps", 1);
+		}
+		cJSON_AddItemToArray(jobs, j);
+	}
+	json = cJSON_PrintUnformatted(jobs);
+	cJSON_Delete(jobs);
+	snprintf(jobs_path, sizeof(jobs_path), "%s/jobs.json", dir);
+	f = fopen(jobs_path, "w");
+	if (!json || !f || fputs(json, f) < 0) {
+		if (f)
+			fclose(f);
+		free(json);
+		fprintf(stderr, "calibrate-cpu: cannot write %s\n", jobs_path);
+		return NULL;
+	}
+	fclose(f);
+	free(json);
+	out = oracle_run(src, dir, jobs_path, &code);
+	if (!out)
+		fprintf(stderr, "calibrate-cpu: the oracle failed (exit %d; make deps)\n", code);
+	return out;
+}
+
+/* make bench-cpu: rigfit's CPU speed beside llama.cpp's measured prefill and decode. */
+static const struct {
+	const char *id;
+	const char *quant;
+} speed_models[] = {
+	{"qwen2.5-0.5b", "Q4_0"},    {"qwen2.5-0.5b", "Q8_0"}, {"Qwen/Qwen3-0.6B", "Q4_0"},
+	{"Qwen/Qwen3-0.6B", "Q8_0"}, {"llama-3.2-1b", "Q4_0"}, {"llama-3.2-1b", "Q8_0"},
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n == 0 ? 0 : (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+static int bench_speed(const struct model_catalog *cat, const char *src, const char *dir)
+{
+	static const struct oracle_settings one = {1024, 512, 512, true, "F16", true, false};
+	double err_tg[N(speed_models)], err_pp[N(speed_models)];
+	struct rf_hostbench h;
+	size_t n = 0;
+	int threads = 0;
+
+	{
+		struct hw_snapshot *s = malloc(sizeof(*s));
+		struct rf_detect_opts opts = {.root = "/", .nvml_lib = "", .nvidia_smi = ""};
+		if (s && rf_detect_scan(&opts, s) == 0)
+			threads = s->cpu.physical_cores;
+		free(s);
+	}
+	if (threads < 1)
+		threads = 1;
+	if (rf_hostbench_run(threads, 1500, &h) < 0) {
+		fprintf(stderr, "bench-cpu: the host measurement failed\n");
+		return 2;
+	}
+	printf("host: %d threads, %.1f GB/s read, %.1f int8 GOPS and %.1f f32 GFLOPS per thread "
+	       "(%s)\n",
+	       threads, h.memory_bandwidth_gbs, h.int8_gops_per_thread, h.f32_gflops_per_thread,
+	       h.kernel_isa);
+	printf("%-26s %-6s %10s %10s %7s %10s %10s %7s\n", "model", "quant", "tg rigfit",
+	       "tg llama", "error", "pp rigfit", "pp llama", "error");
+	for (size_t i = 0; i < N(speed_models); i++) {
+		const struct model_entry *e = model_catalog_find(cat, speed_models[i].id);
+		char file[4200], msg[200];
+		double tg = 0, pp = 0, mtg, mpp;
+		char *out;
+		cJSON *r, *sp;
+
+		if (!e)
+			return 2;
+		snprintf(file, sizeof(file), "%s/model.gguf", dir);
+		if (gguf_synth_write(file, &e->arch, rf_ftype_from_name(speed_models[i].quant), 5,
+				     msg, sizeof(msg)) < 0 ||
+		    oracle_speed(file, threads, h.memory_bandwidth_gbs, &tg, &pp, msg,
+				 sizeof(msg)) < 0) {
+			fprintf(stderr, "bench-cpu: %s: %s\n", e->id, msg);
+			return 2;
+		}
+		out = run_jobs(src, dir, file, &one, 1, threads, 128, 32);
+		unlink(file);
+		if (!out)
+			return 2;
+		r = cJSON_Parse(out);
+		free(out);
+		sp = cJSON_GetObjectItemCaseSensitive(r, "speed");
+		if (!sp) {
+			fprintf(stderr, "bench-cpu: %s: no speed measured\n", e->id);
+			cJSON_Delete(r);
+			return 2;
+		}
+		mtg = oracle_num(sp, "tg_tokens_per_s");
+		mpp = oracle_num(sp, "pp_tokens_per_s");
+		err_tg[n] = fabs(tg - mtg) / mtg;
+		err_pp[n] = fabs(pp - mpp) / mpp;
+		n++;
+		printf("%-26s %-6s %10.1f %10.1f %+6.0f%% %10.1f %10.1f %+6.0f%%\n", e->id,
+		       speed_models[i].quant, tg, mtg, 100 * (tg - mtg) / mtg, pp, mpp,
+		       100 * (pp - mpp) / mpp);
+		cJSON_Delete(r);
+	}
+	printf("median |error|: decode %.0f%%, prefill %.0f%% (llama.cpp pp128 and tg32, %d "
+	       "threads)\n",
+	       100 * median(err_tg, n), 100 * median(err_pp, n), threads);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *src = argc > 1 ? argv[1] : ".";
+	const char *tmp = argc > 2 ? argv[2] : "/tmp";
+	char path[4096], dir[4096], jobs_path[4200], csv_path[4200], err[256];
+	struct model_catalog *cat = NULL;
+	cJSON *doc;
+	char *text;
+	FILE *csv;
+	int isa = oracle_host_isa(), bad = 0, rows = 0;
+	double worst = 0;
+
+	snprintf(path, sizeof(path), "%s/profiles/models.json", src);
+	text = slurp(path);
+	doc = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	if (!doc || model_catalog_from_json(doc, &cat, err, sizeof(err)) < 0) {
+		fprintf(stderr, "calibrate-cpu: cannot load %s\n", path);
+		return 2;
+	}
+	cJSON_Delete(doc);
+	snprintf(dir, sizeof(dir), "%s/rigfit-calibrate-XXXXXX", tmp);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "calibrate-cpu: cannot make a folder under %s\n", tmp);
+		return 2;
+	}
+	if (argc > 3 && strcmp(argv[3], "--speed") == 0) {
+		int rc = bench_speed(cat, src, dir);
+		snprintf(jobs_path, sizeof(jobs_path), "%s/jobs.json", dir);
+		unlink(jobs_path);
+		snprintf(jobs_path, sizeof(jobs_path), "%s/oracle.out", dir);
+		unlink(jobs_path);
+		rmdir(dir);
+		model_catalog_free(cat);
+		return rc;
+	}
+	snprintf(csv_path, sizeof(csv_path), "%s/tests/llama/cpu_memory_calibration.csv", src);
+	csv = fopen(csv_path, "w");
+	if (!csv) {
+		fprintf(stderr, "calibrate-cpu: cannot write %s\n", csv_path);
+		return 2;
+	}
+	fprintf(csv, "model,quant,n_ctx,n_ubatch,flash_attn,kv_type,use_mmap,llama_cpp,"
+		     "cpu_variant,model_mib,kv_mib,compute_mib,output_mib,total_mib,"
+		     "rigfit_total_mib,error_pct\n");
+	printf("%-34s %-7s %6s %5s %2s %-4s %4s %10s %10s %7s\n", "model", "quant", "n_ctx", "ubat",
+	       "fa", "kv", "mmap", "llama.cpp", "rigfit", "error");
+	for (size_t i = 0; i < N(models); i++) {
+		const struct model_entry *e = model_catalog_find(cat, models[i].id);
+		char file[4200], msg[200];
+		char *out, *line, *next;
+		size_t k = 0;
+
+		if (!e) {
+			fprintf(stderr, "calibrate-cpu: %s is not in the catalog\n", models[i].id);
+			return 2;
+		}
+		snprintf(file, sizeof(file), "%s/model.gguf", dir);
+		if (gguf_synth_write(file, &e->arch, rf_ftype_from_name(models[i].quant), 11, msg,
+				     sizeof(msg)) < 0) {
+			fprintf(stderr, "calibrate-cpu: %s: %s\n", models[i].id, msg);
+			return 2;
+		}
+		out = run_jobs(src, dir, file, settings, N(settings), 0, 0, 0);
+		if (!out)
+			return 2;
+		for (line = out; line && *line && k < N(settings); line = next, k++) {
+			struct oracle_settings os = settings[k];
+			struct rf_mem_estimate m;
+			cJSON *r;
+			double llama, ours, error;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			r = cJSON_Parse(line);
+			if (!r || cJSON_GetObjectItemCaseSensitive(r, "error")) {
+				fprintf(stderr, "calibrate-cpu: %s: %s\n", models[i].id, line);
+				return 2;
+			}
+			oracle_settings_from_log(cJSON_GetObjectItemCaseSensitive(r, "context"),
+						 &os);
+			if (oracle_estimate(file, &os, isa, &m, msg, sizeof(msg)) < 0) {
+				fprintf(stderr, "calibrate-cpu: %s: %s\n", models[i].id, msg);
+				return 2;
+			}
+			llama = sum_obj(cJSON_GetObjectItemCaseSensitive(r, "model")) +
+				sum_kv(cJSON_GetObjectItemCaseSensitive(r, "kv")) +
+				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "compute")) +
+				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "output"));
+			ours = (double)(m.weights_host_bytes + m.kv_cache_bytes +
+					m.compute_host_bytes + m.output_buffer_bytes) /
+			       MIB;
+			error = (ours - llama) / llama;
+			worst = fmax(worst, fabs(error));
+			if (fabs(error) > TOLERANCE)
+				bad++;
+			rows++;
+			printf("%-34s %-7s %6lld %5lld %2d %-4s %4d %10.2f %10.2f %+6.2f%%\n",
+			       e->id, models[i].quant, (long long)os.n_ctx, (long long)os.n_ubatch,
+			       os.flash_attn, os.kv, os.use_mmap, llama, ours, 100 * error);
+			fprintf(csv,
+				"%s,%s,%lld,%lld,%d,%s,%d,llama.cpp %s (node-llama-cpp %s),%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f\n",
+				e->id, models[i].quant, (long long)os.n_ctx, (long long)os.n_ubatch,
+				os.flash_attn, os.kv, os.use_mmap,
+				cJSON_GetStringValue(
+					cJSON_GetObjectItemCaseSensitive(r, "llama_cpp")),
+				cJSON_GetStringValue(
+					cJSON_GetObjectItemCaseSensitive(r, "node_llama_cpp")),
+				str_or(cJSON_GetObjectItemCaseSensitive(r, "cpu_variant"),
+				       "unknown"),
+				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "model")),
+				sum_kv(cJSON_GetObjectItemCaseSensitive(r, "kv")),
+				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "compute")),
+				sum_obj(cJSON_GetObjectItemCaseSensitive(r, "output")), llama, ours,
+				100 * error);
+			cJSON_Delete(r);
+		}
+		free(out);
+		unlink(file);
+		if (k != N(settings)) {
+			fprintf(stderr, "calibrate-cpu: %s: %zu of %zu loads answered\n",
+				models[i].id, k, N(settings));
+			return 2;
+		}
+	}
+	fclose(csv);
+	snprintf(jobs_path, sizeof(jobs_path), "%s/jobs.json", dir);
+	unlink(jobs_path);
+	snprintf(jobs_path, sizeof(jobs_path), "%s/oracle.out", dir);
+	unlink(jobs_path);
+	rmdir(dir);
+	model_catalog_free(cat);
+	printf("%d rows, worst error %.2f%%, %d over %.0f%% (%s)\n", rows, 100 * worst, bad,
+	       100 * TOLERANCE, csv_path);
+	return bad ? 1 : 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * The host measurement: rf_hostbench_run's figures, `rigfit bench host`, and the daemon, which
+ * measures this machine once per hardware fingerprint in a worker and then reports the read
+ * bandwidth in GET /api/hardware and estimates on it with basis "measured_host". The other
+ * daemon tests run with RIGFIT_NO_HOST_BENCH=1 (the Makefile's test environment), which the
+ * flag's own check below relies on too.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/hostbench.h"
+#include "tests/server/harness.h"
+#include "tests/test.h"
+
+START_TEST(measures_bandwidth_and_kernels)
+{
+	struct rf_hostbench h;
+
+	ck_assert_int_eq(rf_hostbench_run(2, 300, &h), 0);
+	ck_assert_int_eq(h.threads, 2);
+	ck_assert(h.memory_bandwidth_gbs > 0);
+	ck_assert(h.int8_gops_per_thread > 0);
+	ck_assert(h.f32_gflops_per_thread > 0);
+	ck_assert_ptr_nonnull(h.kernel_isa);
+	/* Bounds are clamped, never trusted. */
+	ck_assert_int_eq(rf_hostbench_run(-5, 1, &h), 0);
+	ck_assert_int_eq(h.threads, 1);
+}
+END_TEST
+
+START_TEST(bench_host_prints_the_figures)
+{
+	const char *argv[] = {t_bin(), "bench", "host", "--budget-ms", "300", NULL};
+	const char *bad[] = {t_bin(), "bench", "host", "--threads", "0", NULL};
+	char *out = NULL, *err = NULL;
+	cJSON *j;
+
+	ck_assert_int_eq(t_run(argv, &out, &err, 30000), 0);
+	j = cJSON_Parse(out);
+	ck_assert_msg(j != NULL, "not JSON: %s", out);
+	ck_assert(cJSON_GetObjectItem(j, "threads")->valuedouble >= 1);
+	ck_assert(cJSON_GetObjectItem(j, "memory_bandwidth_gbs")->valuedouble > 0);
+	ck_assert(cJSON_GetObjectItem(j, "int8_gops_per_thread")->valuedouble > 0);
+	ck_assert(cJSON_GetObjectItem(j, "f32_gflops_per_thread")->valuedouble > 0);
+	ck_assert(cJSON_IsString(cJSON_GetObjectItem(j, "kernel_isa")));
+	ck_assert_ptr_nonnull(
+		strstr(cJSON_GetStringValue(cJSON_GetObjectItem(j, "fingerprint")), "hw-"));
+	cJSON_Delete(j);
+	free(out);
+	free(err);
+	out = err = NULL;
+	ck_assert_int_eq(t_run(bad, &out, &err, 30000), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--threads"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* GET path's JSON from the daemon on port. */
+static cJSON *get_json(int port, const char *method, const char *path, const char *body)
+{
+	struct t_resp r;
+	cJSON *j;
+
+	ck_assert_int_eq(t_http(port, method, path,
+				body ? "Content-Type: application/json\r\n" : NULL, body,
+				body ? strlen(body) : 0, &r),
+			 0);
+	ck_assert_int_eq(r.status, 200);
+	j = cJSON_Parse(r.body);
+	ck_assert_ptr_nonnull(j);
+	t_resp_free(&r);
+	return j;
+}
+
+static double cpu_bandwidth(int port)
+{
+	cJSON *j = get_json(port, "GET", "/api/hardware", NULL);
+	const cJSON *bw =
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "cpu"), "memory_bandwidth_gbs");
+	double v = cJSON_IsNumber(bw) ? bw->valuedouble : -1;
+
+	cJSON_Delete(j);
+	return v;
+}
+
+START_TEST(the_daemon_measures_this_host_once)
+{
+	struct t_daemon d;
+	double bw = -1;
+	char *log;
+	cJSON *est;
+	/* The daemon's profiles folder is empty: the model as a pasted config.json. */
+	const char *body = "{\"model\":{\"architecture\":{\"model_type\":\"llama\","
+			   "\"hidden_size\":2048,\"num_hidden_layers\":16,"
+			   "\"num_attention_heads\":32,\"num_key_value_heads\":8,"
+			   "\"intermediate_size\":8192,\"vocab_size\":128256}},"
+			   "\"quant\":\"Q4_0\",\"n_ctx\":2048}";
+
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	t_daemon_start(&d, NULL);
+	t_wait_scan(d.port);
+	/* The measurement runs after the first scan; the scan it triggers publishes it. */
+	for (int i = 0; i < 600 && bw < 0; i++) {
+		usleep(100 * 1000);
+		bw = cpu_bandwidth(d.port);
+	}
+	ck_assert_msg(bw > 0, "no measured bandwidth in /api/hardware");
+	est = get_json(d.port, "POST", "/api/estimate", body);
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(est, "speed"), "basis")),
+			 "measured_host");
+	cJSON_Delete(est);
+	/* Once per fingerprint: a rescan does not measure again. */
+	{
+		struct t_resp r;
+		ck_assert_int_eq(t_http(d.port, "POST", "/api/hardware/rescan", NULL, "", 0, &r),
+				 0);
+		t_resp_free(&r);
+	}
+	usleep(500 * 1000);
+	log = t_daemon_log(&d);
+	ck_assert_ptr_nonnull(strstr(log, "host measured in"));
+	ck_assert_ptr_null(strstr(strstr(log, "host measured in") + 1, "host measured in"));
+	free(log);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(no_host_bench_turns_it_off)
+{
+	struct t_daemon d;
+	const char *extra[] = {"--no-host-bench", NULL};
+	char *log;
+
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	usleep(300 * 1000);
+	ck_assert(cpu_bandwidth(d.port) < 0);
+	log = t_daemon_log(&d);
+	ck_assert_ptr_null(strstr(log, "host measured"));
+	free(log);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+Suite *hostbench_suite(void)
+{
+	Suite *s = suite_create("hostbench");
+	TCase *tc = tcase_create("hostbench");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, measures_bandwidth_and_kernels);
+	tcase_add_test(tc, bench_host_prints_the_figures);
+	tcase_add_test(tc, the_daemon_measures_this_host_once);
+	tcase_add_test(tc, no_host_bench_turns_it_off);
+	suite_add_tcase(s, tc);
+	return s;
+}
