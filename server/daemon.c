@@ -20,6 +20,7 @@
 #include "core/err.h"
 #include "server/daemon_priv.h"
 #include "server/embedded.h"
+#include "server/hub.h"
 #include "server/log.h"
 #include "server/models_dir.h"
 #include "server/models_list.h"
@@ -74,6 +75,10 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->read_ollama_ctx = d->cfg;
 	env->list_models = rf_list_models_cfg;
 	env->list_models_ctx = d->cfg;
+	if (d->hub) { /* --hub: on the loop, bounded by --hub-timeout-ms (see server/hub.h) */
+		env->read_hub = rf_hub_read;
+		env->read_hub_ctx = d->hub;
+	}
 	if (d->snapshot) {
 		stats.last_scan_age_s = (double)(env->now_ms - d->snapshot->hw.scanned_at_ms) / 1e3;
 		if (stats.last_scan_age_s < 0)
@@ -198,6 +203,7 @@ static void open_store(struct rf_daemon *d)
 
 static void teardown(struct rf_daemon *d)
 {
+	rf_hub_free(d->hub);
 	rf_store_close(d->store);
 	rf_profiles_free(d->profiles);
 	rf_catalogs_unref(d->catalogs);
@@ -244,6 +250,16 @@ int rf_serve(struct rf_config *cfg)
 		return 1;
 	}
 	open_store(d);
+	if (cfg->hub[0]) {
+		struct rf_hub_opts ho = {cfg->hub, cfg->hub_token, cfg->hub_timeout_ms};
+		if (rf_hub_new(&ho, d->store, &d->hub, err, sizeof(err)) < 0) {
+			rf_log_error("%s", err);
+			teardown(d);
+			uv_loop_close(&d->loop);
+			free(d);
+			return 1;
+		}
+	}
 	rf_daemon_profiles_reload(d, true);
 	if (!d->catalogs) {
 		/* No profiles: an empty device table, so a scan never has to check. */
