@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,6 +73,17 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* libcurl (and the TLS library under it) is initialized once per process and never cleaned
+ * up: a TLS library cannot always be initialized again after its cleanup, and its fork
+ * handlers must stay valid for the commands the daemon runs. */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hub **out, char *err,
 	       size_t errlen)
 {
@@ -95,13 +107,13 @@ int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hu
 		set_msg(err, errlen, "--hub-token-file: the token is too long");
 		return RF_E_INVALID_VALUE;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK) {
 		set_msg(err, errlen, "cannot initialize libcurl");
 		return RF_E_NOMEM;
 	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
-		curl_global_cleanup();
 		set_msg(err, errlen, "out of memory");
 		return RF_E_NOMEM;
 	}
@@ -122,7 +134,6 @@ void rf_hub_free(struct rf_hub *h)
 		return;
 	explicit_bzero(h->auth, sizeof(h->auth));
 	free(h);
-	curl_global_cleanup();
 }
 
 /* An id as the Hub names a model: ORG/NAME of letters, digits, '.', '_' and '-', neither part

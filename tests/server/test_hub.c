@@ -35,6 +35,7 @@
 #include "server/store/store.h"
 #include "server/store/store_hub.h"
 #include "tests/api/profiles_fixture.h"
+#include "tests/server/harness.h"
 #include "tests/server/hf_fixture.h"
 #include "tests/test.h"
 
@@ -562,6 +563,49 @@ START_TEST(an_unknown_id_and_odd_hubs)
 }
 END_TEST
 
+/* The daemon with --hub: the flags, the token file, the lookup, then the stored copy with the
+ * Hub gone. A URL that is not http(s) stops it at start. */
+START_TEST(the_daemon_looks_ids_up_with_hub_and_keeps_them)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	char url[64], *tok = t_path(tmp, "hub-token"), *log;
+	/* The daemon's profiles may not name the GPU: its memory is given. */
+	const char body[] = "{\"model\":\"" QWEN "\",\"hardware\":{\"gpus\":[{\"name\":"
+			    "\"RTX 4090\",\"memory_total_bytes\":25757220864}]}}";
+	const char *extra[] = {"--hub", url, "--hub-token-file", tok, "--hub-timeout-ms",
+			       "5000",  NULL};
+	const char *bad[] = {"--hub", "file:///etc", NULL};
+
+	ck_assert_int_eq(t_write_file(tok, "hf_test-token\n", 14), 0);
+	fake_start(FAKE_UP);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	/* First from the Hub (with the token), then, the Hub gone, from the daemon's store. */
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+					"Content-Type: application/json\r\n", body, strlen(body),
+					&r),
+				 0);
+		ck_assert_msg(r.status == 200, "pass %d: %d %s", pass, r.status, r.body);
+		ck_assert_ptr_nonnull(strstr(r.body, "\"source\":\"hub\""));
+		ck_assert_ptr_nonnull(strstr(r.body, "494032768 parameters"));
+		t_resp_free(&r);
+		ck_assert_str_eq(fake.auth, "Bearer hf_test-token");
+		fake_stop();
+	}
+	t_daemon_stop(&dmn);
+	ck_assert_int_eq(t_daemon_try_start(&dmn, bad, 10000), 1);
+	log = t_daemon_log(&dmn);
+	ck_assert_ptr_nonnull(strstr(log, "--hub: expected an http:// or https:// URL"));
+	free(log);
+	t_rmtree(dmn.dir);
+	free(dmn.dir);
+	free(dmn.log);
+	free(tok);
+}
+END_TEST
+
 Suite *hub_suite(void)
 {
 	Suite *s = suite_create("hub");
@@ -574,6 +618,7 @@ Suite *hub_suite(void)
 	tcase_add_test(tc, a_hub_that_is_down_slow_or_failing_is_a_clear_error);
 	tcase_add_test(tc, a_lying_hub_is_refused_and_not_stored);
 	tcase_add_test(tc, an_unknown_id_and_odd_hubs);
+	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
