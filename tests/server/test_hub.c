@@ -606,6 +606,52 @@ START_TEST(the_daemon_looks_ids_up_with_hub_and_keeps_them)
 }
 END_TEST
 
+/* The store's half alone: a round trip, a second answer replacing the first (its shards
+ * too), what the schema refuses, and no store at all. */
+START_TEST(the_store_keeps_one_answer_per_hub_id_and_revision)
+{
+	struct api_model_dir d = {0}, got = {0};
+	const char *url = "https://hub.example";
+
+	d.config = strdup("{\"model_type\":\"llama\"}");
+	d.config_len = strlen(d.config);
+	for (int k = 0; k < 3; k++) {
+		d.headers[k] = strdup("{\"__metadata__\":{}}");
+		d.header_len[k] = strlen(d.headers[k]);
+	}
+	d.n_shards = 3;
+	d.file_bytes = 123;
+	d.fetched_at_ms = 1000;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), 0);
+	d.n_shards = 2;
+	d.fetched_at_ms = 2000;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), 0);
+	ck_assert_int_eq(rows_in("hub_model_shards"), 2);
+	ck_assert_int_eq(rf_store_hub_get(store, url, "a/b", "main", &got), 0);
+	ck_assert_int_eq(got.n_shards, 2);
+	ck_assert_int_eq(got.fetched_at_ms, 2000);
+	ck_assert_uint_eq(got.file_bytes, 123);
+	ck_assert_str_eq(got.config, d.config);
+	ck_assert_str_eq(got.where, "hub");
+	api_model_dir_free(&got);
+	ck_assert_int_eq(rf_store_hub_get(store, url, "a/b", "other", &got), RF_E_NOT_FOUND);
+	ck_assert_int_eq(rf_store_hub_get(store, "https://other.example", "a/b", "main", &got),
+			 RF_E_NOT_FOUND);
+	/* A config that is not a JSON object is refused, and the old answer stays. */
+	free(d.config);
+	d.config = strdup("[1]");
+	d.config_len = 3;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(rows_in("hub_model_shards"), 2);
+	d.n_shards = 0;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), RF_E_INVALID_VALUE);
+	d.n_shards = 3;
+	ck_assert_int_eq(rf_store_hub_put(NULL, url, "a/b", "main", &d), RF_E_STORE_UNAVAILABLE);
+	ck_assert_int_eq(rf_store_hub_get(NULL, url, "a/b", "main", &got), RF_E_STORE_UNAVAILABLE);
+	api_model_dir_free(&d);
+}
+END_TEST
+
 Suite *hub_suite(void)
 {
 	Suite *s = suite_create("hub");
@@ -619,6 +665,7 @@ Suite *hub_suite(void)
 	tcase_add_test(tc, a_lying_hub_is_refused_and_not_stored);
 	tcase_add_test(tc, an_unknown_id_and_odd_hubs);
 	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
+	tcase_add_test(tc, the_store_keeps_one_answer_per_hub_id_and_revision);
 	suite_add_tcase(s, tc);
 	return s;
 }
