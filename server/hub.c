@@ -182,7 +182,7 @@ struct call {
  * answers a range request with 200 and the whole file has its first skip bytes dropped. */
 struct body {
 	char *p;
-	size_t len, want;
+	size_t len, want, room;
 	uint64_t skip;
 	long status; /* of the response being received (the last one after redirects) */
 	bool over;
@@ -206,10 +206,21 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 		b->over = true;
 	}
 	if (take > 0) {
-		if (!b->p) {
-			b->p = malloc(b->want + 1);
-			if (!b->p)
+		if (b->len + take + 1 > b->room) {
+			/* Grows toward want (+1 for the NUL), so a small file costs little. */
+			size_t room = b->room ? b->room : 16384, need = b->len + take + 1;
+			char *p;
+			while (room < need)
+				room *= 2;
+			if (room > b->want + 1)
+				room = b->want + 1;
+			p = realloc(b->p, room);
+			if (!p) {
+				b->over = false;
 				return 0;
+			}
+			b->p = p;
+			b->room = room;
 		}
 		memcpy(b->p + b->len, data, take);
 		b->len += take;
@@ -456,10 +467,14 @@ static int fetch(struct call *c, struct api_model_dir *d)
 				c->id);
 		return rc;
 	}
-	if (rc == 0)
-		rc = idx.p ? rf_model_index_shards(idx.p, idx.len, read_shard, &w, c->msg,
-						   c->msglen) :
-			     RF_E_INVALID_VALUE;
+	if (rc == 0 && !idx.p) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub's model.safetensors.index.json for '%.160s' is empty",
+			c->id);
+		rc = RF_E_INVALID_VALUE;
+	} else if (rc == 0) {
+		rc = rf_model_index_shards(idx.p, idx.len, read_shard, &w, c->msg, c->msglen);
+	}
 	free(idx.p);
 	return rc;
 }
