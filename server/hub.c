@@ -257,11 +257,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* GETs the file of the lookup's model, bytes [from, from + len) when len > 0, else the whole
- * file up to cap bytes (more: RF_E_TOO_LARGE). Returns 0 with the body in *b (the caller
- * frees b->p), RF_E_NOT_FOUND (HTTP 404) or another negative rf_err with msg set. */
-static int get(struct call *c, const char *file, uint64_t from, uint64_t len, size_t cap,
-	       struct body *b)
+/* get's transfer, which may leave a partial body in b->p on error. */
+static int get_once(struct call *c, const char *file, uint64_t from, uint64_t len, size_t cap,
+		    struct body *b)
 {
 	char url[RF_HUB_URL_MAX + ID_MAX + 300], range[64];
 	int64_t left = c->deadline_ms - mono_ms();
@@ -347,6 +345,22 @@ static int get(struct call *c, const char *file, uint64_t from, uint64_t len, si
 	if (b->p)
 		b->p[b->len] = '\0';
 	return 0;
+}
+
+/* GETs the file of the lookup's model, bytes [from, from + len) when len > 0, else the whole
+ * file up to cap bytes (more: RF_E_TOO_LARGE). Returns 0 with the body in *b (the caller
+ * frees b->p), RF_E_NOT_FOUND (HTTP 404) or another negative rf_err with msg set (b->p
+ * NULL). */
+static int get(struct call *c, const char *file, uint64_t from, uint64_t len, size_t cap,
+	       struct body *b)
+{
+	int rc = get_once(c, file, from, len, cap, b);
+
+	if (rc < 0) { /* what arrived before the error is not the caller's */
+		free(b->p);
+		b->p = NULL;
+	}
+	return rc;
 }
 
 /* The file's part [from, from + len): exactly len bytes, or a lying Hub. */

@@ -52,6 +52,7 @@ enum fake_mode {
 	FAKE_REDIRECT,
 	FAKE_REDIRECT_LOOP,
 	FAKE_NO_RANGE,
+	FAKE_HUGE_CONFIG,
 };
 
 struct fake_hub {
@@ -212,6 +213,21 @@ static void serve_one(int c)
 			sizeof(bad) - 1);
 		send_all(c, head, (size_t)n);
 		send_all(c, bad, sizeof(bad) - 1);
+		return;
+	}
+	if (fake.mode == FAKE_HUGE_CONFIG && strstr(file, "config.json")) {
+		/* 2 MiB of JSON whitespace before the object: past the 1 MiB cap. */
+		static char pad[65536];
+		char head[256];
+		int n = snprintf(
+			head, sizeof(head),
+			"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+			32 * 65536 + 2);
+		memset(pad, ' ', sizeof(pad));
+		send_all(c, head, (size_t)n);
+		for (int i = 0; i < 32; i++)
+			send_all(c, pad, sizeof(pad));
+		send_all(c, "{}", 2);
 		return;
 	}
 	reply_file(c, file, from, to, ranged);
@@ -517,6 +533,7 @@ START_TEST(a_lying_hub_is_refused_and_not_stored)
 {
 	fake_refuses(FAKE_LIE_LEN, 2000, 422, "is not possible for a");
 	fake_refuses(FAKE_BAD_JSON, 2000, 422, "config.json for '" QWEN "' is not a JSON object");
+	fake_refuses(FAKE_HUGE_CONFIG, 2000, 422, "config.json on the Hugging Face Hub is larger");
 	/* Nothing was kept for the offline path to serve. */
 	ck_assert_int_eq(rows_in("hub_models"), 0);
 	ck_assert_int_eq(rows_in("hub_model_shards"), 0);
