@@ -10,7 +10,7 @@
 
 CC       ?= cc
 B        ?= build
-PKGS     := libmicrohttpd libcjson libuv sqlite3
+PKGS     := libmicrohttpd libcjson libuv sqlite3 libcurl
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \

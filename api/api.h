@@ -176,9 +176,10 @@ struct api_model_dir {
 	int n_shards;
 	char *headers[API_MODEL_DIR_MAX_SHARDS]; /* each shard's JSON header, NUL-terminated */
 	size_t header_len[API_MODEL_DIR_MAX_SHARDS];
-	uint64_t file_bytes; /* the shards' sizes on disk, headers included */
-	char where[16];      /* "models_dir" or "hf_cache" */
-	char revision[64];   /* the HF cache snapshot read ("" for a models dir) */
+	uint64_t file_bytes;   /* the shards' sizes on disk, headers included */
+	char where[16];        /* "models_dir", "hf_cache" or "hub" */
+	char revision[64];     /* the HF cache snapshot read ("" for a models dir; "main": hub) */
+	int64_t fetched_at_ms; /* hub: when the Hub answered (Unix ms; the store's copy may be old) */
 };
 
 /* Frees what d holds (not d itself) and zeroes it. NULL is a no-op. */
@@ -249,6 +250,10 @@ struct api_env {
 	void *read_model_ctx;
 	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
 	void *read_model_dir_ctx;
+	/* A Hugging Face id looked up on the Hub (--hub; kind 2, path: the id) when neither the
+	 * catalog nor the HF cache knows it. NULL: no Hub is asked (the default). */
+	api_read_model_dir_fn read_hub;
+	void *read_hub_ctx;
 	/* The GGUF header of an Ollama tag in Ollama's local store (path: the reference);
 	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
 	api_read_model_fn read_ollama;

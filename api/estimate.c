@@ -203,7 +203,7 @@ struct est {
 	struct model_params params;
 	const struct model_entry *entry;
 	char model_id[MODEL_ID_LEN];
-	char model_source[16]; /* catalog, ollama, architecture, gguf, folder, hf_cache */
+	char model_source[16]; /* catalog, ollama, architecture, gguf, folder, hf_cache, hub */
 	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
 	struct api_checkpoint checkpoint;
 	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
@@ -288,22 +288,25 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 }
 
 /* Reads a Hugging Face folder (kind 0: a path under --models-dir; kind 1: an id in the HF
- * cache) as the model: the architecture from config.json, the census of its safetensors.
- * field names the request field in errors. */
+ * cache; kind 2: an id on the Hub) as the model: the architecture from config.json, the census
+ * of its safetensors. field names the request field in errors. */
 static int est_model_folder(const struct api_env *env, struct est *e, int kind, const char *path,
 			    const char *field, struct api_reply *out)
 {
+	static const char *const sources[] = {"folder", "hf_cache", "hub"};
+	api_read_model_dir_fn read = kind == 2 ? env->read_hub : env->read_model_dir;
+	void *ctx = kind == 2 ? env->read_hub_ctx : env->read_model_dir_ctx;
 	struct api_model_dir *d;
-	char msg[256] = "";
+	char msg[256] = "", from[160];
 	const char *base;
 	int rc;
 
-	if (!env->read_model_dir)
+	if (!read)
 		return api_error(out, RF_E_FORBIDDEN, field, "model folders cannot be read here");
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = env->read_model_dir(env->read_model_dir_ctx, kind, path, d, msg, sizeof(msg));
+	rc = read(ctx, kind, path, d, msg, sizeof(msg));
 	if (rc < 0) {
 		free(d);
 		return api_error(out, rc, field, "%s", msg[0] ? msg : rf_err_message(rc));
@@ -317,14 +320,27 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 		e->folder_info.file_bytes = d->file_bytes;
 		base = strrchr(path, '/');
 		snprintf(e->model_id, sizeof(e->model_id), "%s",
-			 kind == 1 ? path : (base && base[1] ? base + 1 : path));
-		snprintf(e->model_source, sizeof(e->model_source), "%s",
-			 kind == 1 ? "hf_cache" : "folder");
+			 kind >= 1 ? path : (base && base[1] ? base + 1 : path));
+		snprintf(e->model_source, sizeof(e->model_source), "%s", sources[kind]);
+		if (kind == 2) {
+			int64_t age_s = (env->now_ms - d->fetched_at_ms) / 1000;
+			if (age_s < 60)
+				snprintf(from, sizeof(from),
+					 "the Hugging Face Hub (revision main, looked up now)");
+			else
+				snprintf(
+					from, sizeof(from),
+					"the Hugging Face Hub (revision main, as stored %lld h %lld "
+					"min ago)",
+					(long long)(age_s / 3600), (long long)(age_s / 60 % 60));
+		} else {
+			snprintf(from, sizeof(from), "%s",
+				 kind == 1 ? "the Hugging Face cache's snapshot" : "the folder");
+		}
 		assume(e,
 		       "model: config.json and the safetensors headers of %s (%d file%s, %lld "
 		       "parameters in %s)",
-		       kind == 1 ? "the Hugging Face cache's snapshot" : "the folder",
-		       e->checkpoint.shards, e->checkpoint.shards == 1 ? "" : "s",
+		       from, e->checkpoint.shards, e->checkpoint.shards == 1 ? "" : "s",
 		       (long long)e->checkpoint.params, e->checkpoint.dtype);
 	}
 	api_model_dir_free(d);
@@ -381,10 +397,18 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 	rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
 				   sizeof(tag_quant));
 
-	/* A Hugging Face id the catalog does not know may be in this host's HF cache. */
-	if (rc < 0 && strchr(name, '/') && !strchr(name, ':') && env->read_model_dir) {
-		struct api_reply cache = {0};
-		int crc = est_model_folder(env, e, 1, name, "model.id", &cache);
+	/* A Hugging Face id the catalog does not know may be in this host's HF cache, else (with
+	 * --hub) on the Hub. */
+	if (rc < 0 && strchr(name, '/') && !strchr(name, ':') &&
+	    (env->read_model_dir || env->read_hub)) {
+		struct api_reply cache = {.status = 404};
+		int crc = RF_E_NOT_FOUND;
+		if (env->read_model_dir)
+			crc = est_model_folder(env, e, 1, name, "model.id", &cache);
+		if (crc < 0 && cache.status == 404 && env->read_hub) {
+			api_reply_reset(&cache);
+			crc = est_model_folder(env, e, 2, name, "model.id", &cache);
+		}
 		if (crc == 0 || cache.status != 404) {
 			api_reply_reset(out);
 			*out = cache;

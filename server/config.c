@@ -26,6 +26,7 @@ const char rf_serve_usage[] =
 	"                    [--hf-cache DIR] [--ollama-models DIR]\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--nfd-dir DIR] [--data-dir DIR] [--static-dir DIR]\n"
+	"                    [--hub URL] [--hub-token-file FILE] [--hub-timeout-ms MS]\n"
 	"                    [--insecure] [--no-ui]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
@@ -35,7 +36,8 @@ const char rf_serve_usage[] =
 	"RIGFIT_OLLAMA_MODELS, "
 	"RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
-	"RIGFIT_NFD_DIR, RIGFIT_DATA_DIR, RIGFIT_STATIC_DIR,\n"
+	"RIGFIT_NFD_DIR, RIGFIT_DATA_DIR, RIGFIT_STATIC_DIR, RIGFIT_HUB, RIGFIT_HUB_TOKEN_FILE,\n"
+	"RIGFIT_HUB_TIMEOUT_MS,\n"
 	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1. Flags win over the environment.\n"
 	"--no-ui: do not serve the web page at / (the API is unchanged).\n"
 	"Limits: a connection must send a request's line and headers within --header-timeout\n"
@@ -47,7 +49,9 @@ const char rf_serve_usage[] =
 	"Without --profiles, the profiles are found in ../share/rigfit/profiles beside the\n"
 	"binary, then in ./profiles. --data-dir: whose free space ModelForge's detection shows\n"
 	"(default: the database's directory). --static-dir: serve a built web app (ModelForge's)\n"
-	"from DIR at /, index.html for its client routes; /api/ stays the API.\n";
+	"from DIR at /, index.html for its client routes; /api/ stays the API.\n"
+	"--hub URL: look Hugging Face ids that neither the catalog nor the HF cache holds up on\n"
+	"this Hub (https://huggingface.co, or a mirror as HF_ENDPOINT names one); off by default.\n";
 
 enum opt_kind {
 	OPT_STR,
@@ -103,6 +107,10 @@ static const struct opt opts[] = {
 	{"--nfd-dir", "RIGFIT_NFD_DIR", OPT_STR, FIELD(nfd_dir), 0, 0, 0},
 	{"--data-dir", "RIGFIT_DATA_DIR", OPT_STR, FIELD(data_dir), 0, 0, 0},
 	{"--static-dir", "RIGFIT_STATIC_DIR", OPT_STR, FIELD(static_dir), 0, 0, 0},
+	{"--hub", "RIGFIT_HUB", OPT_STR, FIELD(hub), 0, 0, 0},
+	{"--hub-token-file", "RIGFIT_HUB_TOKEN_FILE", OPT_STR, FIELD(hub_token_file), 0, 0, 0},
+	{"--hub-timeout-ms", "RIGFIT_HUB_TIMEOUT_MS", OPT_INT, FIELD(hub_timeout_ms), 0, 100,
+	 60000},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
 	{"--no-host-bench", "RIGFIT_NO_HOST_BENCH", OPT_BOOL, FIELD(no_host_bench), 0, 0, 0},
@@ -225,6 +233,7 @@ static void config_defaults(struct rf_config *cfg)
 	/* profiles stays empty: `rigfit serve` finds the directory (server/profiles_find.h). */
 	cfg->scan_interval_s = 30;
 	cfg->probe_timeout_ms = 5000;
+	cfg->hub_timeout_ms = 5000;
 	cfg->connection_timeout_s = 15;
 	cfg->header_timeout_s = 10;
 	cfg->body_timeout_s = 30;
@@ -359,26 +368,28 @@ bool rf_host_is_loopback(const char *host)
 	return false;
 }
 
-int rf_config_load_token(struct rf_config *cfg, char *err, size_t errlen)
+/* Reads the token file path (named flag in messages) into token (size RF_TOKEN_MAX). */
+static int load_token_file(const char *flag, const char *path, char *token, char *err,
+			   size_t errlen)
 {
 	char buf[4097];
 	ssize_t n;
 	size_t len = 0, start = 0;
 	int fd;
 
-	cfg->token[0] = '\0';
-	if (!cfg->token_file[0])
+	token[0] = '\0';
+	if (!path[0])
 		return 0;
-	fd = open(cfg->token_file, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "--token-file %.200s: %s", cfg->token_file, strerror(errno));
+		snprintf(err, errlen, "%s %.200s: %s", flag, path, strerror(errno));
 		return RF_E_IO;
 	}
 	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(fd);
 	if (len >= sizeof(buf) - 1) {
-		snprintf(err, errlen, "--token-file %.200s: larger than 4 KiB", cfg->token_file);
+		snprintf(err, errlen, "%s %.200s: larger than 4 KiB", flag, path);
 		return RF_E_INVALID_VALUE;
 	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
@@ -386,21 +397,31 @@ int rf_config_load_token(struct rf_config *cfg, char *err, size_t errlen)
 		len--;
 	while (start < len && (buf[start] == ' ' || buf[start] == '\t' || buf[start] == '\n'))
 		start++;
-	if (len - start == 0 || len - start >= sizeof(cfg->token)) {
-		snprintf(err, errlen, "--token-file %.200s: the token must be 1 to %d characters",
-			 cfg->token_file, RF_TOKEN_MAX - 1);
+	if (len - start == 0 || len - start >= RF_TOKEN_MAX) {
+		snprintf(err, errlen, "%s %.200s: the token must be 1 to %d characters", flag, path,
+			 RF_TOKEN_MAX - 1);
 		return RF_E_INVALID_VALUE;
 	}
 	for (size_t i = start; i < len; i++) {
 		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e) {
 			snprintf(err, errlen,
-				 "--token-file %.200s: the token must be printable ASCII without "
+				 "%s %.200s: the token must be printable ASCII without "
 				 "spaces",
-				 cfg->token_file);
+				 flag, path);
 			return RF_E_INVALID_VALUE;
 		}
 	}
-	memcpy(cfg->token, buf + start, len - start);
-	cfg->token[len - start] = '\0';
+	memcpy(token, buf + start, len - start);
+	token[len - start] = '\0';
 	return 0;
+}
+
+int rf_config_load_token(struct rf_config *cfg, char *err, size_t errlen)
+{
+	int rc = load_token_file("--token-file", cfg->token_file, cfg->token, err, errlen);
+
+	if (rc == 0)
+		rc = load_token_file("--hub-token-file", cfg->hub_token_file, cfg->hub_token, err,
+				     errlen);
+	return rc;
 }

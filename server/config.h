@@ -47,6 +47,10 @@ struct rf_config {
 	char data_dir[RF_CONFIG_PATH_MAX];   /* "" : the database's directory */
 	char static_dir[RF_CONFIG_PATH_MAX]; /* "" : no web app served from files */
 	char token[RF_TOKEN_MAX];            /* loaded from token_file; empty: no token */
+	char hub[512];                    /* --hub: a Hugging Face Hub URL; "": no lookup */
+	char hub_token_file[RF_CONFIG_PATH_MAX];
+	char hub_token[RF_TOKEN_MAX]; /* loaded from hub_token_file; empty: none */
+	int hub_timeout_ms;           /* the whole lookup of one model */
 	enum rf_log_level log_level;
 	bool insecure;
 	bool no_host_bench; /* do not measure this host (memory bandwidth, kernels) */
@@ -61,7 +65,8 @@ int rf_config_parse(int argc, char **argv, struct rf_config *cfg /* OUT */, char
 		    size_t errlen);
 
 /* Reads cfg->token_file (at most 4 KiB, surrounding whitespace trimmed, non-empty) into
- * cfg->token. A config without token_file is left without a token. Returns 0 or a negative
+ * cfg->token, and cfg->hub_token_file the same way into cfg->hub_token. A config without
+ * token_file (hub_token_file) is left without that token. Returns 0 or a negative
  * rf_err with a message in err. */
 int rf_config_load_token(struct rf_config *cfg, char *err, size_t errlen);
 

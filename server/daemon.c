@@ -20,6 +20,7 @@
 #include "core/err.h"
 #include "server/daemon_priv.h"
 #include "server/embedded.h"
+#include "server/hub.h"
 #include "server/log.h"
 #include "server/models_dir.h"
 #include "server/models_list.h"
@@ -96,6 +97,10 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->data_disk_free_bytes = d->data_disk_free;
 	if (d->last_scan_failed_s > 0)
 		stats.last_failure_timestamp_s = (double)d->last_scan_failed_s;
+	if (d->hub) { /* --hub: on the loop, bounded by --hub-timeout-ms (see server/hub.h) */
+		env->read_hub = rf_hub_read;
+		env->read_hub_ctx = d->hub;
+	}
 	api_metrics_set_scan(d->metrics, &stats);
 }
 
@@ -275,6 +280,7 @@ static void on_store_timer(uv_timer_t *t)
 static void teardown(struct rf_daemon *d)
 {
 	rf_write_jobs_teardown(d);
+	rf_hub_free(d->hub);
 	rf_store_close(d->store);
 	rf_profiles_free(d->profiles);
 	rf_catalogs_unref(d->catalogs);
@@ -323,6 +329,16 @@ int rf_serve(struct rf_config *cfg)
 	}
 	rf_store_log_install();
 	open_store(d, false);
+	if (cfg->hub[0]) {
+		struct rf_hub_opts ho = {cfg->hub, cfg->hub_token, cfg->hub_timeout_ms};
+		if (rf_hub_new(&ho, d->store, &d->hub, err, sizeof(err)) < 0) {
+			rf_log_error("%s", err);
+			teardown(d);
+			uv_loop_close(&d->loop);
+			free(d);
+			return 1;
+		}
+	}
 	rf_daemon_profiles_reload(d, true);
 	if (!d->catalogs) {
 		/* No profiles: an empty device table, so a scan never has to check. */

@@ -61,6 +61,7 @@ struct rf_daemon {
 	/* state read by requests; replaced only on the loop thread */
 	struct api_snapshot *snapshot;
 	struct rf_store *store;
+	struct rf_hub *hub; /* --hub: the Hugging Face Hub lookup; NULL: off */
 	struct api_metrics *metrics;
 	struct rf_profiles *profiles;
 	struct rf_catalogs *catalogs; /* devices.json and models.json; never NULL once started */

@@ -149,8 +149,7 @@ out:
 	return rc;
 }
 
-/* A shard's file name as an index may list it: a plain name ending in .safetensors. */
-static int shard_name_ok(const char *s)
+int rf_model_shard_name_ok(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 
@@ -158,29 +157,13 @@ static int shard_name_ok(const char *s)
 	       strcmp(s + n - 12, ".safetensors") == 0;
 }
 
-/* Reads every shard the index names (each once) or model.safetensors. */
-static int read_shards(const char *const *dirs, int n_dirs, const char *dir,
-		       struct api_model_dir *d, char *msg, size_t msglen)
+int rf_model_index_shards(const char *idx, size_t len, int (*each)(void *ctx, const char *name),
+			  void *ctx, char *msg, size_t msglen)
 {
-	char *idx = NULL;
-	size_t idx_len = 0, budget = HEADERS_CAP;
-	cJSON *doc = NULL;
-	const cJSON *map, *e;
-	int rc = read_small(dirs, n_dirs, dir, "model.safetensors.index.json", INDEX_CAP, &idx,
-			    &idx_len, msg, msglen);
+	cJSON *doc = cJSON_ParseWithLength(idx, len);
+	const cJSON *map = cJSON_GetObjectItemCaseSensitive(doc, "weight_map"), *e;
+	int rc = 0;
 
-	if (rc == RF_E_NOT_FOUND) {
-		rc = read_header(dirs, n_dirs, dir, "model.safetensors", &budget, d, msg, msglen);
-		if (rc == RF_E_NOT_FOUND)
-			set_msg(msg, msglen,
-				"the folder has no model.safetensors or "
-				"model.safetensors.index.json");
-		return rc;
-	}
-	if (rc < 0)
-		return rc;
-	doc = cJSON_ParseWithLength(idx, idx_len);
-	map = cJSON_GetObjectItemCaseSensitive(doc, "weight_map");
 	if (!cJSON_IsObject(map) || !map->child) {
 		set_msg(msg, msglen, "model.safetensors.index.json has no weight_map");
 		rc = RF_E_INVALID_VALUE;
@@ -189,7 +172,7 @@ static int read_shards(const char *const *dirs, int n_dirs, const char *dir,
 	cJSON_ArrayForEach(e, map)
 	{
 		bool seen = false;
-		if (!cJSON_IsString(e) || !shard_name_ok(e->valuestring)) {
+		if (!cJSON_IsString(e) || !rf_model_shard_name_ok(e->valuestring)) {
 			set_msg(msg, msglen,
 				"model.safetensors.index.json names a file that is not a "
 				".safetensors file in the folder");
@@ -203,13 +186,54 @@ static int read_shards(const char *const *dirs, int n_dirs, const char *dir,
 			}
 		if (seen)
 			continue;
-		rc = read_header(dirs, n_dirs, dir, e->valuestring, &budget, d, msg, msglen);
+		rc = each(ctx, e->valuestring);
 		if (rc < 0)
 			goto out;
 	}
-	rc = 0;
 out:
 	cJSON_Delete(doc);
+	return rc;
+}
+
+/* What read_shard needs of read_shards' arguments. */
+struct shard_walk {
+	const char *const *dirs;
+	int n_dirs;
+	const char *dir;
+	size_t budget;
+	struct api_model_dir *d;
+	char *msg;
+	size_t msglen;
+};
+
+static int read_shard(void *ctx, const char *name)
+{
+	struct shard_walk *w = ctx;
+
+	return read_header(w->dirs, w->n_dirs, w->dir, name, &w->budget, w->d, w->msg, w->msglen);
+}
+
+/* Reads every shard the index names (each once) or model.safetensors. */
+static int read_shards(const char *const *dirs, int n_dirs, const char *dir,
+		       struct api_model_dir *d, char *msg, size_t msglen)
+{
+	struct shard_walk w = {dirs, n_dirs, dir, HEADERS_CAP, d, msg, msglen};
+	char *idx = NULL;
+	size_t idx_len = 0;
+	int rc = read_small(dirs, n_dirs, dir, "model.safetensors.index.json", INDEX_CAP, &idx,
+			    &idx_len, msg, msglen);
+
+	if (rc == RF_E_NOT_FOUND) {
+		rc = read_header(dirs, n_dirs, dir, "model.safetensors", &w.budget, d, msg, msglen);
+		if (rc == RF_E_NOT_FOUND)
+			set_msg(msg, msglen,
+				"the folder has no model.safetensors or "
+				"model.safetensors.index.json");
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	rc = rf_model_index_shards(idx, idx_len, read_shard, &w, msg, msglen);
 	free(idx);
 	return rc;
 }

@@ -30,4 +30,15 @@ int rf_hf_cache_read(const char *hub, const char *id, struct api_model_dir *out 
  * $HF_HUB_CACHE, $HF_HOME/hub or $HOME/.cache/huggingface/hub; "" when none is known. */
 void rf_hf_hub_dir(const char *configured, char *buf, size_t buflen);
 
+/* Calls each(ctx, name) once for every distinct shard file that the safetensors index idx
+ * (len bytes of model.safetensors.index.json) lists in its weight_map, in order, stopping at
+ * the first negative return, which it returns. Returns 0, that error, or RF_E_INVALID_VALUE
+ * (no weight_map, a name that rf_model_shard_name_ok refuses) with msg set. */
+int rf_model_index_shards(const char *idx, size_t len, int (*each)(void *ctx, const char *name),
+			  void *ctx, char *msg, size_t msglen);
+
+/* Returns 1 when s is a shard's file name as an index may list it: a plain name (no '/', not
+ * starting with '.') ending in .safetensors, shorter than 256 bytes; else 0. */
+int rf_model_shard_name_ok(const char *s);
+
 #endif

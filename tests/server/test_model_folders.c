@@ -21,150 +21,10 @@
 #include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "tests/api/profiles_fixture.h"
+#include "tests/server/hf_fixture.h"
 #include "tests/test.h"
 
 #define HW "\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\"}]}"
-
-struct tensor {
-	char name[96];
-	int64_t shape[2];
-	int rank;
-};
-
-struct tlist {
-	struct tensor t[400];
-	int n;
-};
-
-static void add(struct tlist *l, const char *name, int64_t a, int64_t b)
-{
-	struct tensor *t = &l->t[l->n++];
-	ck_assert_int_le(l->n, 400);
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	t->shape[0] = a;
-	t->shape[1] = b;
-	t->rank = b > 0 ? 2 : 1;
-}
-
-/* The tensors of a Llama-family decoder as transformers names them (bias on q/k/v for Qwen2). */
-static void decoder(struct tlist *l, int layers, int64_t hidden, int64_t inter, int heads, int kv,
-		    int64_t head_dim, int64_t vocab, int qkv_bias, int tied)
-{
-	char n[96];
-
-	add(l, "model.embed_tokens.weight", vocab, hidden);
-	for (int i = 0; i < layers; i++) {
-#define T(suffix, a, b)                                                                            \
-	do {                                                                                       \
-		snprintf(n, sizeof(n), "model.layers.%d.%s", i, suffix);                           \
-		add(l, n, a, b);                                                                   \
-	} while (0)
-		T("input_layernorm.weight", hidden, 0);
-		T("post_attention_layernorm.weight", hidden, 0);
-		T("self_attn.q_proj.weight", heads * head_dim, hidden);
-		T("self_attn.k_proj.weight", kv * head_dim, hidden);
-		T("self_attn.v_proj.weight", kv * head_dim, hidden);
-		T("self_attn.o_proj.weight", hidden, heads * head_dim);
-		if (qkv_bias) {
-			T("self_attn.q_proj.bias", heads * head_dim, 0);
-			T("self_attn.k_proj.bias", kv * head_dim, 0);
-			T("self_attn.v_proj.bias", kv * head_dim, 0);
-		}
-		T("mlp.gate_proj.weight", inter, hidden);
-		T("mlp.up_proj.weight", inter, hidden);
-		T("mlp.down_proj.weight", hidden, inter);
-#undef T
-	}
-	add(l, "model.norm.weight", hidden, 0);
-	if (!tied)
-		add(l, "lm_head.weight", vocab, hidden);
-}
-
-/* Writes tensors [from, to) of l as the safetensors file path (BF16, data sparse). bad: 1
- * makes the first tensor's data_offsets disagree with its shape. */
-static void write_safetensors(const char *path, const struct tlist *l, int from, int to, int bad)
-{
-	cJSON *h = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(h, "__metadata__");
-	uint64_t off = 0, n;
-	unsigned char len8[8];
-	char *json;
-	int fd;
-
-	cJSON_AddStringToObject(meta, "format", "pt");
-	for (int i = from; i < to; i++) {
-		const struct tensor *t = &l->t[i];
-		cJSON *o = cJSON_AddObjectToObject(h, t->name), *shape, *offs;
-		uint64_t bytes =
-			(uint64_t)t->shape[0] * (t->rank == 2 ? (uint64_t)t->shape[1] : 1) * 2;
-		cJSON_AddStringToObject(o, "dtype", "BF16");
-		shape = cJSON_AddArrayToObject(o, "shape");
-		for (int k = 0; k < t->rank; k++)
-			cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[k]));
-		offs = cJSON_AddArrayToObject(o, "data_offsets");
-		cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
-		cJSON_AddItemToArray(
-			offs,
-			cJSON_CreateNumber((double)(off + bytes + (bad && i == from ? 2 : 0))));
-		off += bytes + (bad && i == from ? 2 : 0);
-	}
-	json = cJSON_PrintUnformatted(h);
-	n = strlen(json);
-	for (int i = 0; i < 8; i++)
-		len8[i] = (unsigned char)(n >> (8 * i));
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, len8, 8), 8);
-	ck_assert_int_eq(write(fd, json, n), (ssize_t)n);
-	ck_assert_int_eq(ftruncate(fd, (off_t)(8 + n + off)), 0);
-	close(fd);
-	cJSON_free(json);
-	cJSON_Delete(h);
-}
-
-static const char qwen05_config[] =
-	"{\"architectures\":[\"Qwen2ForCausalLM\"],\"hidden_size\":896,"
-	"\"intermediate_size\":4864,\"max_position_embeddings\":32768,\"model_type\":\"qwen2\","
-	"\"num_attention_heads\":14,\"num_hidden_layers\":24,\"num_key_value_heads\":2,"
-	"\"rms_norm_eps\":1e-06,\"rope_theta\":1000000.0,\"tie_word_embeddings\":true,"
-	"\"torch_dtype\":\"bfloat16\",\"vocab_size\":151936}";
-static const char llama32_1b_config[] =
-	"{\"architectures\":[\"LlamaForCausalLM\"],\"head_dim\":64,\"hidden_size\":2048,"
-	"\"intermediate_size\":8192,\"max_position_embeddings\":131072,\"model_type\":\"llama\","
-	"\"num_attention_heads\":32,\"num_hidden_layers\":16,\"num_key_value_heads\":8,"
-	"\"rope_theta\":500000.0,\"tie_word_embeddings\":true,\"torch_dtype\":\"bfloat16\","
-	"\"vocab_size\":128256}";
-
-/* Writes a Qwen2.5-0.5B folder at dir: two shards and their index. */
-static void write_qwen05(const char *dir)
-{
-	struct tlist *l = calloc(1, sizeof(*l));
-	char p[4096];
-	cJSON *idx = cJSON_CreateObject(), *map;
-	char *text;
-	int half;
-
-	mkdir(dir, 0755);
-	decoder(l, 24, 896, 4864, 14, 2, 64, 151936, 1, 1);
-	half = l->n / 2;
-	snprintf(p, sizeof(p), "%s/config.json", dir);
-	ck_assert_int_eq(t_write_file(p, qwen05_config, strlen(qwen05_config)), 0);
-	snprintf(p, sizeof(p), "%s/model-00001-of-00002.safetensors", dir);
-	write_safetensors(p, l, 0, half, 0);
-	snprintf(p, sizeof(p), "%s/model-00002-of-00002.safetensors", dir);
-	write_safetensors(p, l, half, l->n, 0);
-	cJSON_AddObjectToObject(idx, "metadata");
-	map = cJSON_AddObjectToObject(idx, "weight_map");
-	for (int i = 0; i < l->n; i++)
-		cJSON_AddStringToObject(map, l->t[i].name,
-					i < half ? "model-00001-of-00002.safetensors" :
-						   "model-00002-of-00002.safetensors");
-	text = cJSON_Print(idx);
-	snprintf(p, sizeof(p), "%s/model.safetensors.index.json", dir);
-	ck_assert_int_eq(t_write_file(p, text, strlen(text)), 0);
-	cJSON_free(text);
-	cJSON_Delete(idx);
-	free(l);
-}
 
 static struct device_table devices;
 static struct model_catalog *models;
@@ -246,7 +106,7 @@ START_TEST(a_sharded_folder_counts_the_published_parameters)
 	cJSON *j;
 
 	snprintf(dir, sizeof(dir), "%s/Qwen2.5-0.5B", cfg.models_dirs[0]);
-	write_qwen05(dir);
+	t_hf_write_qwen05(dir);
 	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},\"quant\":\"Q8_0\",%s}", dir,
 		 HW);
 	ck_assert_int_eq(estimate(body, &j), 200);
@@ -265,21 +125,22 @@ END_TEST
 
 START_TEST(a_single_file_folder_and_a_vision_tower)
 {
-	struct tlist *l = calloc(1, sizeof(*l));
+	struct t_tlist *l = calloc(1, sizeof(*l));
 	char dir[4200], p[4400], body[4400];
 	cJSON *j;
 
 	snprintf(dir, sizeof(dir), "%s/Llama-3.2-1B", cfg.models_dirs[0]);
 	mkdir(dir, 0755);
-	decoder(l, 16, 2048, 8192, 32, 8, 64, 128256, 0, 1);
+	t_hf_decoder(l, 16, 2048, 8192, 32, 8, 64, 128256, 0, 1);
 	/* A vision tower and projector beside the text model, as multimodal checkpoints store
 	 * them: counted apart. */
-	add(l, "vision_tower.patch_embedding.weight", 1024, 588);
-	add(l, "multi_modal_projector.linear_1.weight", 2048, 1024);
+	t_hf_add(l, "vision_tower.patch_embedding.weight", 1024, 588);
+	t_hf_add(l, "multi_modal_projector.linear_1.weight", 2048, 1024);
 	snprintf(p, sizeof(p), "%s/config.json", dir);
-	ck_assert_int_eq(t_write_file(p, llama32_1b_config, strlen(llama32_1b_config)), 0);
+	ck_assert_int_eq(t_write_file(p, t_hf_llama32_1b_config, strlen(t_hf_llama32_1b_config)),
+			 0);
 	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
-	write_safetensors(p, l, 0, l->n, 0);
+	t_hf_write_safetensors(p, l, 0, l->n, 0);
 	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s/\"},%s}", dir, HW);
 	ck_assert_int_eq(estimate(body, &j), 200);
 	ck_assert_double_eq(num_at(j, "model", "checkpoint", "params"),
@@ -294,12 +155,12 @@ END_TEST
 
 START_TEST(folders_are_confined_and_checked)
 {
-	struct tlist *l = calloc(1, sizeof(*l));
+	struct t_tlist *l = calloc(1, sizeof(*l));
 	char dir[4200], p[4400], body[4600], outside[4200];
 
 	/* Outside every models dir, by path, by "..", by a symlink. */
 	snprintf(outside, sizeof(outside), "%s/elsewhere", root);
-	write_qwen05(outside);
+	t_hf_write_qwen05(outside);
 	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", outside, HW);
 	assert_refused(body, 403, "model.path");
 	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s/../elsewhere\"},%s}",
@@ -322,11 +183,12 @@ START_TEST(folders_are_confined_and_checked)
 	/* A header whose offsets disagree with its shape, and an index naming a file outside. */
 	snprintf(dir, sizeof(dir), "%s/bad", cfg.models_dirs[0]);
 	mkdir(dir, 0755);
-	decoder(l, 16, 2048, 8192, 32, 8, 64, 128256, 0, 1);
+	t_hf_decoder(l, 16, 2048, 8192, 32, 8, 64, 128256, 0, 1);
 	snprintf(p, sizeof(p), "%s/config.json", dir);
-	ck_assert_int_eq(t_write_file(p, llama32_1b_config, strlen(llama32_1b_config)), 0);
+	ck_assert_int_eq(t_write_file(p, t_hf_llama32_1b_config, strlen(t_hf_llama32_1b_config)),
+			 0);
 	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
-	write_safetensors(p, l, 0, l->n, 1);
+	t_hf_write_safetensors(p, l, 0, l->n, 1);
 	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", dir, HW);
 	assert_refused(body, 422, "model.path");
 	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
@@ -351,7 +213,7 @@ START_TEST(an_id_in_the_hugging_face_cache_resolves_offline)
 	snprintf(repo, sizeof(repo), "%s/hub/models--acme--qwen-tuned", root);
 	mkdir(repo, 0755);
 	snprintf(p, sizeof(p), "%s/blobs", repo);
-	write_qwen05(p);
+	t_hf_write_qwen05(p);
 	snprintf(p, sizeof(p), "%s/refs", repo);
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/refs/main", repo);
@@ -385,7 +247,7 @@ START_TEST(an_id_in_the_hugging_face_cache_resolves_offline)
 	snprintf(p, sizeof(p), "%s/snapshots/%s/config.json", repo, rev);
 	unlink(p);
 	snprintf(q, sizeof(q), "%s/elsewhere.json", root);
-	ck_assert_int_eq(t_write_file(q, qwen05_config, strlen(qwen05_config)), 0);
+	ck_assert_int_eq(t_write_file(q, t_hf_qwen05_config, strlen(t_hf_qwen05_config)), 0);
 	ck_assert_int_eq(symlink(q, p), 0);
 	assert_refused("{\"model\":{\"id\":\"acme/qwen-tuned\"}," HW "}", 403, "model.id");
 }
@@ -505,7 +367,7 @@ START_TEST(the_models_on_this_host_are_listed_with_sizes)
 	cJSON *j;
 
 	snprintf(dir, sizeof(dir), "%s/Qwen2.5-0.5B", cfg.models_dirs[0]);
-	write_qwen05(dir);
+	t_hf_write_qwen05(dir);
 	snprintf(p, sizeof(p), "%s/tiny.gguf", cfg.models_dirs[0]);
 	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
 	write_ollama_tag("tiny", "1b-q8_0");

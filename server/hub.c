@@ -1,0 +1,591 @@
+/*
+ * The Hub lookup (see hub.h) with libcurl's easy interface, one handle per lookup so that the
+ * requests of one lookup share a connection.
+ *
+ * Bounds: one deadline for the whole lookup (each request gets what is left of it, for
+ * connecting too), a cap on every body (config.json 1 MiB, the index 16 MiB, all headers
+ * together 64 MiB, as for folders on disk), at most 3 redirects and only to the Hub's own
+ * scheme (the Hub redirects resolve URLs to its CDN), TLS verification left on. A server that
+ * ignores the Range header is cut off once the bytes asked for have arrived. The token is sent
+ * as a Bearer header, which libcurl does not forward when a redirect leaves the Hub's host.
+ */
+#include "server/hub.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "api/model_folder.h"
+#include "core/err.h"
+#include "core/numparse.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/model_dir.h"
+#include "server/store/store_hub.h"
+
+#define CONFIG_CAP ((size_t)1 << 20)
+#define INDEX_CAP ((size_t)16 << 20)
+#define HEADERS_CAP ((size_t)64 << 20)
+#define ID_MAX 200
+#define MAX_REDIRS 3L
+#define AUTH_MAX (RF_TOKEN_MAX + 32) /* "Authorization: Bearer " and the token */
+
+struct rf_hub {
+	char url[RF_HUB_URL_MAX]; /* without a trailing '/' */
+	char auth[AUTH_MAX];
+	bool https;
+	int timeout_ms;
+	struct rf_store *store;
+};
+
+static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!msg || !msglen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libcurl (and the TLS library under it) is initialized once per process and never cleaned
+ * up: a TLS library cannot always be initialized again after its cleanup, and its fork
+ * handlers must stay valid for the commands the daemon runs. */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hub **out, char *err,
+	       size_t errlen)
+{
+	struct rf_hub *h;
+	size_t n;
+
+	*out = NULL;
+	n = o && o->url ? strlen(o->url) : 0;
+	while (n > 0 && o->url[n - 1] == '/')
+		n--;
+	if (!o || !o->url ||
+	    (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0) || n <= 8 ||
+	    n >= RF_HUB_URL_MAX) {
+		set_msg(err, errlen,
+			"--hub: expected an http:// or https:// URL of at most %d "
+			"characters",
+			RF_HUB_URL_MAX - 1);
+		return RF_E_INVALID_VALUE;
+	}
+	if (o->token && strlen(o->token) >= RF_TOKEN_MAX) {
+		set_msg(err, errlen, "--hub-token-file: the token is too long");
+		return RF_E_INVALID_VALUE;
+	}
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK) {
+		set_msg(err, errlen, "cannot initialize libcurl");
+		return RF_E_NOMEM;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		set_msg(err, errlen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	memcpy(h->url, o->url, n);
+	h->url[n] = '\0';
+	h->https = strncmp(h->url, "https://", 8) == 0;
+	if (o->token && o->token[0])
+		snprintf(h->auth, sizeof(h->auth), "Authorization: Bearer %s", o->token);
+	h->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : RF_HUB_TIMEOUT_MS_DEFAULT;
+	h->store = store;
+	*out = h;
+	return 0;
+}
+
+void rf_hub_free(struct rf_hub *h)
+{
+	if (!h)
+		return;
+	explicit_bzero(h->auth, sizeof(h->auth));
+	free(h);
+}
+
+/* An id as the Hub names a model: ORG/NAME of letters, digits, '.', '_' and '-', neither part
+ * empty or starting with '.' or '-'. */
+static bool id_ok(const char *id)
+{
+	size_t n = strlen(id), slashes = 0;
+
+	if (n < 3 || n > ID_MAX || id[0] == '.' || id[0] == '-' || strstr(id, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		if (c == '/') {
+			if (++slashes > 1 || i + 1 >= n || id[i + 1] == '.' || id[i + 1] == '-')
+				return false;
+		} else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) {
+			return false;
+		}
+	}
+	return slashes == 1 && id[0] != '/';
+}
+
+/* A file name that goes into a URL as it is. */
+static bool file_ok(const char *f)
+{
+	for (const char *p = f; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+			return false;
+	return rf_model_shard_name_ok(f);
+}
+
+/* One lookup: the handle, the deadline and what the requests have in common. */
+struct call {
+	struct rf_hub *h;
+	const char *id;
+	CURL *easy;
+	struct curl_slist *headers;
+	int64_t deadline_ms;
+	char *msg;
+	size_t msglen;
+};
+
+/* One response body: at most want bytes are kept; more is cut off (over). A server that
+ * answers a range request with 200 and the whole file has its first skip bytes dropped. */
+struct body {
+	char *p;
+	size_t len, want, room;
+	uint64_t skip;
+	long status; /* of the response being received (the last one after redirects) */
+	bool over;
+	uint64_t total; /* the file's size from Content-Range (or Content-Length of a 200) */
+	bool has_total;
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct body *b = ud;
+	size_t n = size * nmemb, take = n;
+
+	if (b->status == 200 && b->skip > 0) {
+		size_t drop = b->skip < n ? (size_t)b->skip : n;
+		b->skip -= drop;
+		data += drop;
+		take -= drop;
+	}
+	if (b->len + take > b->want) {
+		take = b->want - b->len;
+		b->over = true;
+	}
+	if (take > 0) {
+		if (b->len + take + 1 > b->room) {
+			/* Grows toward want (+1 for the NUL), so a small file costs little. */
+			size_t room = b->room ? b->room : 16384, need = b->len + take + 1;
+			char *p;
+			while (room < need)
+				room *= 2;
+			if (room > b->want + 1)
+				room = b->want + 1;
+			p = realloc(b->p, room);
+			if (!p) {
+				b->over = false;
+				return 0;
+			}
+			b->p = p;
+			b->room = room;
+		}
+		memcpy(b->p + b->len, data, take);
+		b->len += take;
+	}
+	return b->over ? 0 : n; /* 0 stops the transfer: what was asked for is here */
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct body *b = ud;
+	size_t n = size * nmemb;
+	char line[160];
+	const char *slash;
+	uint64_t v;
+
+	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+		const char *sp = memchr(data, ' ', n);
+		b->has_total = false; /* a new response (after a redirect) */
+		b->status = sp && (size_t)(sp - data) + 4 <= n && sp[1] >= '1' && sp[1] <= '5' ?
+				    (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0') :
+				    0;
+		return n;
+	}
+	if (n < 15 || n >= sizeof(line) || strncasecmp(data, "content-range:", 14) != 0)
+		return n;
+	memcpy(line, data, n);
+	line[n] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	slash = strrchr(line, '/');
+	if (slash && rf_parse_u64_str(slash + 1, UINT64_MAX / 2, &v) == 0) {
+		b->total = v;
+		b->has_total = true;
+	}
+	return n;
+}
+
+/* get's transfer, which may leave a partial body in b->p on error. */
+static int get_once(struct call *c, const char *file, uint64_t from, uint64_t len, size_t cap,
+		    struct body *b)
+{
+	char url[RF_HUB_URL_MAX + ID_MAX + 300], range[64];
+	int64_t left = c->deadline_ms - mono_ms();
+	long status = 0;
+	CURLcode cc;
+
+	memset(b, 0, sizeof(*b));
+	b->want = len > 0 ? (size_t)len : cap + 1;
+	b->skip = len > 0 ? from : 0;
+	if (left <= 0) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub at %.200s did not answer within %d ms", c->h->url,
+			c->h->timeout_ms);
+		return RF_E_TIMEOUT;
+	}
+	snprintf(url, sizeof(url), "%s/%s/resolve/main/%s", c->h->url, c->id, file);
+	curl_easy_reset(c->easy);
+	curl_easy_setopt(c->easy, CURLOPT_URL, url);
+	curl_easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->easy, CURLOPT_PROTOCOLS_STR, c->h->https ? "https" : "http");
+	curl_easy_setopt(c->easy, CURLOPT_REDIR_PROTOCOLS_STR, c->h->https ? "https" : "http");
+	curl_easy_setopt(c->easy, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c->easy, CURLOPT_MAXREDIRS, MAX_REDIRS);
+	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, (long)left);
+	curl_easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
+	curl_easy_setopt(c->easy, CURLOPT_USERAGENT, "rigfit/" RIGFIT_VERSION);
+	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c->easy, CURLOPT_HEADERDATA, b);
+	if (c->headers)
+		curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
+	if (len > 0) {
+		snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)from,
+			 (unsigned long long)(from + len - 1));
+		curl_easy_setopt(c->easy, CURLOPT_RANGE, range);
+	}
+	cc = curl_easy_perform(c->easy);
+	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (cc == CURLE_WRITE_ERROR && b->over && len > 0)
+		cc = CURLE_OK; /* a 200 with the whole file: the bytes asked for are here */
+	if (cc == CURLE_WRITE_ERROR && !b->over) {
+		set_msg(c->msg, c->msglen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	if (cc == CURLE_WRITE_ERROR) {
+		set_msg(c->msg, c->msglen, "%s on the Hugging Face Hub is larger than %zu MiB",
+			file, cap >> 20);
+		return RF_E_TOO_LARGE;
+	}
+	if (cc == CURLE_OPERATION_TIMEDOUT) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub at %.200s did not answer within %d ms", c->h->url,
+			c->h->timeout_ms);
+		return RF_E_TIMEOUT;
+	}
+	if (cc != CURLE_OK) {
+		set_msg(c->msg, c->msglen, "cannot reach the Hugging Face Hub at %.200s: %s",
+			c->h->url, curl_easy_strerror(cc));
+		return RF_E_UNAVAILABLE;
+	}
+	if (status == 404)
+		return RF_E_NOT_FOUND;
+	if (status == 401 || status == 403) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub refused '%.160s' (HTTP %ld): it is private, gated or "
+			"missing; a token (--hub-token-file) may be needed",
+			c->id, status);
+		return RF_E_INVALID_VALUE;
+	}
+	if (status != 200 && status != 206) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub at %.200s answered HTTP %ld for %s", c->h->url,
+			status, file);
+		return RF_E_UNAVAILABLE;
+	}
+	if (status == 200) {
+		curl_off_t cl = -1;
+		curl_easy_getinfo(c->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		b->has_total = cl >= 0;
+		b->total = cl >= 0 ? (uint64_t)cl : 0;
+	}
+	if (b->p)
+		b->p[b->len] = '\0';
+	return 0;
+}
+
+/* GETs the file of the lookup's model, bytes [from, from + len) when len > 0, else the whole
+ * file up to cap bytes (more: RF_E_TOO_LARGE). Returns 0 with the body in *b (the caller
+ * frees b->p), RF_E_NOT_FOUND (HTTP 404) or another negative rf_err with msg set (b->p
+ * NULL). */
+static int get(struct call *c, const char *file, uint64_t from, uint64_t len, size_t cap,
+	       struct body *b)
+{
+	int rc = get_once(c, file, from, len, cap, b);
+
+	if (rc < 0) { /* what arrived before the error is not the caller's */
+		free(b->p);
+		b->p = NULL;
+	}
+	return rc;
+}
+
+/* The file's part [from, from + len): exactly len bytes, or a lying Hub. */
+static int get_range(struct call *c, const char *file, uint64_t from, uint64_t len, struct body *b)
+{
+	int rc = get(c, file, from, len, 0, b);
+
+	if (rc == 0 && b->len != len) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub sent %zu bytes of %s where %llu were asked for",
+			b->len, file, (unsigned long long)len);
+		rc = RF_E_INVALID_VALUE;
+	}
+	if (rc == RF_E_NOT_FOUND)
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub has no %.100s for '%.160s', which its index names",
+			file, c->id);
+	if (rc == RF_E_NOT_FOUND)
+		rc = RF_E_INVALID_VALUE;
+	return rc;
+}
+
+/* What read_shard needs: the lookup, the answer and the header bytes still allowed. */
+struct walk {
+	struct call *c;
+	struct api_model_dir *d;
+	size_t budget;
+};
+
+/* Reads one shard's header: its 8-byte length, then the JSON header. */
+static int read_shard(void *ctx, const char *file)
+{
+	struct walk *w = ctx;
+	struct api_model_dir *d = w->d;
+	struct body b;
+	uint64_t n = 0, total;
+	int rc;
+
+	if (!file_ok(file)) {
+		set_msg(w->c->msg, w->c->msglen,
+			"the Hugging Face Hub's index names '%.100s', not a safetensors file name",
+			file);
+		return RF_E_INVALID_VALUE;
+	}
+	if (d->n_shards >= API_MODEL_DIR_MAX_SHARDS) {
+		set_msg(w->c->msg, w->c->msglen, "the model has more than %d safetensors files",
+			API_MODEL_DIR_MAX_SHARDS);
+		return RF_E_TOO_LARGE;
+	}
+	rc = get_range(w->c, file, 0, 8, &b);
+	if (rc < 0)
+		goto out;
+	for (int i = 7; i >= 0; i--)
+		n = n << 8 | (unsigned char)b.p[i];
+	total = b.has_total ? b.total : 0;
+	if (n < 2 || n > w->budget || !b.has_total || total < 8 || n > total - 8) {
+		set_msg(w->c->msg, w->c->msglen,
+			"the Hugging Face Hub's %.100s: a safetensors header length of %llu is not "
+			"possible for a %llu-byte file (or exceeds the %zu MiB read for headers)",
+			file, (unsigned long long)n, (unsigned long long)total, HEADERS_CAP >> 20);
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	free(b.p);
+	rc = get_range(w->c, file, 8, n, &b);
+	if (rc < 0)
+		goto out;
+	if (b.p[0] != '{') {
+		set_msg(w->c->msg, w->c->msglen,
+			"the Hugging Face Hub's %.100s does not start with a JSON header", file);
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	w->budget -= (size_t)n;
+	d->headers[d->n_shards] = b.p;
+	d->header_len[d->n_shards] = (size_t)n;
+	d->n_shards++;
+	d->file_bytes += total;
+	b.p = NULL;
+out:
+	free(b.p);
+	return rc;
+}
+
+/* The lookup proper, on c's handle. */
+static int fetch(struct call *c, struct api_model_dir *d)
+{
+	struct walk w = {c, d, HEADERS_CAP};
+	struct body cfg, idx = {0};
+	cJSON *doc;
+	int rc = get(c, "config.json", 0, 0, CONFIG_CAP, &cfg);
+
+	if (rc == RF_E_NOT_FOUND) {
+		set_msg(c->msg, c->msglen, "the Hugging Face Hub at %.200s has no model '%.160s'",
+			c->h->url, c->id);
+		return RF_E_INVALID_VALUE;
+	}
+	if (rc < 0)
+		return rc;
+	doc = cfg.p ? cJSON_ParseWithLength(cfg.p, cfg.len) : NULL;
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		free(cfg.p);
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub's config.json for '%.160s' is not a JSON object",
+			c->id);
+		return RF_E_INVALID_VALUE;
+	}
+	cJSON_Delete(doc);
+	d->config = cfg.p;
+	d->config_len = cfg.len;
+	rc = get(c, "model.safetensors.index.json", 0, 0, INDEX_CAP, &idx);
+	if (rc == RF_E_NOT_FOUND) {
+		rc = read_shard(&w, "model.safetensors");
+		if (rc == RF_E_INVALID_VALUE && d->n_shards == 0 && strstr(c->msg, "has no"))
+			set_msg(c->msg, c->msglen,
+				"the Hugging Face Hub has no safetensors weights for '%.160s'",
+				c->id);
+		return rc;
+	}
+	if (rc == 0 && !idx.p) {
+		set_msg(c->msg, c->msglen,
+			"the Hugging Face Hub's model.safetensors.index.json for '%.160s' is empty",
+			c->id);
+		rc = RF_E_INVALID_VALUE;
+	} else if (rc == 0) {
+		rc = rf_model_index_shards(idx.p, idx.len, read_shard, &w, c->msg, c->msglen);
+	}
+	free(idx.p);
+	return rc;
+}
+
+int rf_hub_fetch(struct rf_hub *h, const char *id, struct api_model_dir *out, char *msg,
+		 size_t msglen)
+{
+	struct api_model_dir *d;
+	struct call c = {h, id, NULL, NULL, 0, msg, msglen};
+	int rc;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!h || !id || !id_ok(id)) {
+		set_msg(msg, msglen, "'%.160s' is not a Hugging Face model id (ORG/NAME)",
+			id ? id : "");
+		return RF_E_INVALID_VALUE;
+	}
+	d = calloc(1, sizeof(*d));
+	c.easy = curl_easy_init();
+	if (h->auth[0])
+		c.headers = curl_slist_append(NULL, h->auth);
+	if (!d || !c.easy || (h->auth[0] && !c.headers)) {
+		set_msg(msg, msglen, "out of memory");
+		rc = RF_E_NOMEM;
+		goto out;
+	}
+	c.deadline_ms = mono_ms() + h->timeout_ms;
+	rc = fetch(&c, d);
+	if (rc == 0) {
+		snprintf(d->where, sizeof(d->where), "hub");
+		snprintf(d->revision, sizeof(d->revision), "main");
+		d->fetched_at_ms = wall_ms();
+		*out = *d;
+		free(d);
+		d = NULL;
+	}
+out:
+	api_model_dir_free(d);
+	free(d);
+	curl_slist_free_all(c.headers);
+	curl_easy_cleanup(c.easy);
+	return rc;
+}
+
+/* Copies the message of the error envelope in r into msg. */
+static void reply_message(const struct api_reply *r, char *msg, size_t msglen)
+{
+	cJSON *doc = r->body ? cJSON_ParseWithLength(r->body, r->len) : NULL;
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(doc, "error"), "message");
+
+	set_msg(msg, msglen, "the Hugging Face Hub's answer is not a model: %s",
+		cJSON_IsString(m) ? m->valuestring : "invalid");
+	cJSON_Delete(doc);
+}
+
+int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out, char *msg,
+		size_t msglen)
+{
+	struct rf_hub *h = ctx;
+	struct api_reply reply = {0};
+	struct api_checkpoint ck;
+	struct model_arch *arch;
+	int rc;
+
+	(void)kind;
+	if (!h || !id || !id_ok(id)) {
+		set_msg(msg, msglen, "'%.160s' is not a Hugging Face model id (ORG/NAME)",
+			id ? id : "");
+		return RF_E_INVALID_VALUE;
+	}
+	rc = rf_store_hub_get(h->store, h->url, id, "main", out);
+	if (rc == 0)
+		return 0;
+	if (rc != RF_E_NOT_FOUND && rc != RF_E_STORE_UNAVAILABLE)
+		return rc;
+	rc = rf_hub_fetch(h, id, out, msg, msglen);
+	if (rc < 0)
+		return rc;
+	/* Only a model that maps is kept: a lying Hub must not poison the offline copy. */
+	arch = malloc(sizeof(*arch));
+	if (!arch) {
+		api_model_dir_free(out);
+		set_msg(msg, msglen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	rc = api_model_folder(out, "model.id", arch, &ck, &reply);
+	free(arch);
+	if (rc < 0) {
+		reply_message(&reply, msg, msglen);
+		api_reply_reset(&reply);
+		api_model_dir_free(out);
+		return rc == RF_E_NOMEM ? rc : RF_E_INVALID_VALUE;
+	}
+	if (rf_store_hub_put(h->store, h->url, id, "main", out) < 0 && h->store)
+		rf_log_warn("hub: could not store the answer for %s; it will be looked up again",
+			    id);
+	return 0;
+}

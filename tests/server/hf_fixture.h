@@ -1,0 +1,44 @@
+/*
+ * Hugging Face checkpoints written by the tests: config.json as Hugging Face publishes it and
+ * safetensors files whose headers list every tensor of the real checkpoint by its
+ * transformers name, shape and dtype, the tensor data left sparse (the file has its full
+ * size; nothing past the header is ever read). Qwen2.5-0.5B has 494,032,768 parameters and
+ * Llama-3.2-1B 1,235,814,400 (their model cards' safetensors totals).
+ */
+#ifndef RIGFIT_TESTS_SERVER_HF_FIXTURE_H
+#define RIGFIT_TESTS_SERVER_HF_FIXTURE_H
+
+#include <stdint.h>
+
+struct t_tensor {
+	char name[96];
+	int64_t shape[2];
+	int rank;
+};
+
+struct t_tlist {
+	struct t_tensor t[400];
+	int n;
+};
+
+#define T_QWEN05_PARAMS 494032768LL
+
+extern const char t_hf_qwen05_config[];
+extern const char t_hf_llama32_1b_config[];
+
+/* Appends tensor name of shape [a] (b <= 0) or [a, b] to l. */
+void t_hf_add(struct t_tlist *l, const char *name, int64_t a, int64_t b);
+
+/* Appends the tensors of a Llama-family decoder as transformers names them (bias on q/k/v for
+ * Qwen2 when qkv_bias; no lm_head when tied). */
+void t_hf_decoder(struct t_tlist *l, int layers, int64_t hidden, int64_t inter, int heads, int kv,
+		  int64_t head_dim, int64_t vocab, int qkv_bias, int tied);
+
+/* Writes tensors [from, to) of l as the safetensors file path (BF16, data sparse). bad: 1
+ * makes the first tensor's data_offsets disagree with its shape. */
+void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from, int to, int bad);
+
+/* Writes a Qwen2.5-0.5B folder at dir (created): config.json, two shards and their index. */
+void t_hf_write_qwen05(const char *dir);
+
+#endif

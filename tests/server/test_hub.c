@@ -1,0 +1,688 @@
+/*
+ * The Hugging Face Hub lookup (--hub) against a fake Hub that the tests start on a loopback
+ * port: a small HTTP/1.1 server on a thread serving a Qwen2.5-0.5B checkpoint written by the
+ * tests (real tensor names and shapes, data sparse) under /{id}/resolve/main/{file}, with
+ * Range requests answered 206 as the Hub's CDN does. It can also be slow (never answers), fail
+ * (500), lie (a header length past the end of the file, a config.json that is not JSON),
+ * redirect (to a /cdn/ path, or in a loop), ignore Range (200 with the whole file), or be
+ * gone (a port nothing listens on). What is checked: the parameters counted from the headers
+ * are the published 494,032,768; each failure is a clear error naming model.id with the
+ * status openapi.yaml documents; a model looked up once resolves from the store with the
+ * Hub gone.
+ */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/model_folder.h"
+#include "core/err.h"
+#include "server/embedded.h"
+#include "server/hub.h"
+#include "server/store/store.h"
+#include "server/store/store_hub.h"
+#include "tests/api/profiles_fixture.h"
+#include "tests/server/harness.h"
+#include "tests/server/hf_fixture.h"
+#include "tests/test.h"
+
+/* Qwen2.5-0.5B under an id that the catalog does not know. */
+#define QWEN "rigfit-test/Qwen2.5-0.5B-copy"
+#define HW "\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\"}]}"
+
+enum fake_mode {
+	FAKE_UP,
+	FAKE_SLOW,
+	FAKE_FAIL,
+	FAKE_LIE_LEN,
+	FAKE_BAD_JSON,
+	FAKE_REDIRECT,
+	FAKE_REDIRECT_LOOP,
+	FAKE_NO_RANGE,
+	FAKE_HUGE_CONFIG,
+};
+
+struct fake_hub {
+	int fd, port;
+	pthread_t th;
+	atomic_int stop, mode, requests;
+	char root[1024];
+	char auth[256]; /* the last Authorization header received */
+};
+
+static struct fake_hub fake;
+static struct device_table devices;
+static struct model_catalog *models;
+static char *tmp;
+static struct rf_store *store;
+
+static void send_all(int c, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(c, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void reply_status(int c, int status, const char *extra)
+{
+	char head[512];
+	int n = snprintf(head, sizeof(head),
+			 "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close\r\n%s\r\n",
+			 status, extra ? extra : "");
+	send_all(c, head, (size_t)n);
+}
+
+/* Sends bytes [from, to] of path (206 when ranged, else 200 and the whole file). */
+static void reply_file(int c, const char *path, long long from, long long to, int ranged)
+{
+	char head[512], buf[65536];
+	struct stat st;
+	int fd = open(path, O_RDONLY), n;
+	long long size;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
+		reply_status(c, 404, NULL);
+		return;
+	}
+	size = st.st_size;
+	if (!ranged) {
+		from = 0;
+		to = size - 1;
+	}
+	if (to >= size)
+		to = size - 1;
+	if (ranged)
+		n = snprintf(
+			head, sizeof(head),
+			"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes %lld-%lld/%lld\r\n"
+			"Content-Length: %lld\r\nConnection: close\r\n\r\n",
+			from, to, size, to - from + 1);
+	else
+		n = snprintf(head, sizeof(head),
+			     "HTTP/1.1 200 OK\r\nContent-Length: %lld\r\nConnection: close\r\n\r\n",
+			     size);
+	send_all(c, head, (size_t)n);
+	for (long long off = from; off <= to;) {
+		size_t want = (size_t)(to - off + 1) < sizeof(buf) ? (size_t)(to - off + 1) :
+								     sizeof(buf);
+		ssize_t r = pread(fd, buf, want, off);
+		if (r <= 0)
+			break;
+		if (fake.mode == FAKE_LIE_LEN && off == 0 && r >= 8 && strlen(path) > 12 &&
+		    strcmp(path + strlen(path) - 12, ".safetensors") == 0) {
+			unsigned long long lie = (unsigned long long)size + 100;
+			for (int i = 0; i < 8; i++)
+				buf[i] = (char)(lie >> (8 * i));
+		}
+		if (send(c, buf, (size_t)r, MSG_NOSIGNAL) != r)
+			break;
+		off += r;
+	}
+	close(fd);
+}
+
+static void serve_one(int c)
+{
+	char req[8192], path[1024], file[2048], loc[1200];
+	const char *h, *p;
+	long long from = 0, to = -1;
+	size_t len = 0;
+	int ranged = 0;
+
+	struct timeval tv = {2, 0};
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (len < sizeof(req) - 1) {
+		ssize_t r = recv(c, req + len, sizeof(req) - 1 - len, 0);
+		if (r <= 0)
+			return;
+		len += (size_t)r;
+		req[len] = '\0';
+		if (strstr(req, "\r\n\r\n"))
+			break;
+	}
+	fake.requests++;
+	if (sscanf(req, "GET %1023s HTTP/1.1", path) != 1) {
+		reply_status(c, 400, NULL);
+		return;
+	}
+	h = strstr(req, "\r\nAuthorization: ");
+	if (h) {
+		h += 17;
+		snprintf(fake.auth, sizeof(fake.auth), "%.*s", (int)strcspn(h, "\r\n"), h);
+	}
+	h = strstr(req, "\r\nRange: bytes=");
+	if (h && sscanf(h + 15, "%lld-%lld", &from, &to) == 2 && fake.mode != FAKE_NO_RANGE)
+		ranged = 1;
+	switch (fake.mode) {
+	case FAKE_SLOW:
+		/* Never answers within the client's timeout; gives up when the test ends. */
+		for (int i = 0; i < 150 && !fake.stop; i++)
+			usleep(20000);
+		return;
+	case FAKE_FAIL:
+		reply_status(c, 500, NULL);
+		return;
+	case FAKE_REDIRECT_LOOP:
+		snprintf(loc, sizeof(loc), "Location: /loop%d\r\n", fake.requests);
+		reply_status(c, 302, loc);
+		return;
+	case FAKE_REDIRECT:
+		if (strncmp(path, "/cdn/", 5) != 0) {
+			snprintf(loc, sizeof(loc), "Location: http://127.0.0.1:%d/cdn%s\r\n",
+				 fake.port, path);
+			reply_status(c, 302, loc);
+			return;
+		}
+		memmove(path, path + 4, strlen(path + 4) + 1);
+		break;
+	default:
+		break;
+	}
+	/* /{org}/{name}/resolve/main/{file} */
+	p = strstr(path, "/resolve/main/");
+	if (!p || strstr(path, "..")) {
+		reply_status(c, 404, NULL);
+		return;
+	}
+	snprintf(file, sizeof(file), "%s%.*s/%s", fake.root, (int)(p - path), path, p + 14);
+	if (fake.mode == FAKE_BAD_JSON && strstr(file, "config.json")) {
+		static const char bad[] = "{\"hidden_size\": 896, \"num_hidden";
+		char head[256];
+		int n = snprintf(
+			head, sizeof(head),
+			"HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+			sizeof(bad) - 1);
+		send_all(c, head, (size_t)n);
+		send_all(c, bad, sizeof(bad) - 1);
+		return;
+	}
+	if (fake.mode == FAKE_HUGE_CONFIG && strstr(file, "config.json")) {
+		/* 2 MiB of JSON whitespace before the object: past the 1 MiB cap. */
+		static char pad[65536];
+		char head[256];
+		int n = snprintf(
+			head, sizeof(head),
+			"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+			32 * 65536 + 2);
+		memset(pad, ' ', sizeof(pad));
+		send_all(c, head, (size_t)n);
+		for (int i = 0; i < 32; i++)
+			send_all(c, pad, sizeof(pad));
+		send_all(c, "{}", 2);
+		return;
+	}
+	reply_file(c, file, from, to, ranged);
+}
+
+static void *fake_main(void *arg)
+{
+	(void)arg;
+	while (!fake.stop) {
+		struct pollfd pfd = {fake.fd, POLLIN, 0};
+		int c;
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		c = accept(fake.fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		serve_one(c);
+		close(c);
+	}
+	return NULL;
+}
+
+/* Binds a loopback listening socket on an ephemeral port; writes the port. */
+static int listen_loopback(int *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	ck_assert_int_ge(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void fake_start(enum fake_mode mode)
+{
+	fake.fd = listen_loopback(&fake.port);
+	fake.stop = 0;
+	fake.mode = (int)mode;
+	fake.requests = 0;
+	fake.auth[0] = '\0';
+	ck_assert_int_eq(pthread_create(&fake.th, NULL, fake_main, NULL), 0);
+}
+
+static void fake_stop(void)
+{
+	if (fake.fd < 0)
+		return;
+	fake.stop = 1;
+	pthread_join(fake.th, NULL);
+	close(fake.fd);
+	fake.fd = -1;
+}
+
+/* A port that nothing listens on: bound, then closed. */
+static int dead_port(void)
+{
+	int port, fd = listen_loopback(&port);
+
+	close(fd);
+	return port;
+}
+
+static void setup(void)
+{
+	char err[256], *path;
+
+	t_profiles_load(&devices, &models, NULL);
+	tmp = t_mkdtemp();
+	memset(&fake, 0, sizeof(fake));
+	fake.fd = -1;
+	snprintf(fake.root, sizeof(fake.root), "%s/hub", tmp);
+	mkdir(fake.root, 0755);
+	{
+		char dir[1200];
+		snprintf(dir, sizeof(dir), "%s/rigfit-test", fake.root);
+		mkdir(dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/" QWEN, fake.root);
+		t_hf_write_qwen05(dir);
+	}
+	path = t_path(tmp, "rigfit.db");
+	ck_assert_int_eq(rf_store_open(path, rf_embed_migrations, &store, err, sizeof(err)), 0);
+	free(path);
+}
+
+static void teardown(void)
+{
+	fake_stop();
+	rf_store_close(store);
+	t_rmtree(tmp);
+	free(tmp);
+	t_profiles_free(&devices, &models, NULL);
+}
+
+/* A client of the fake Hub (port: the fake's, or another) over the test's store. */
+static struct rf_hub *hub_at(int port, const char *token, int timeout_ms, struct rf_store *st)
+{
+	char url[64], err[256];
+	struct rf_hub_opts o = {url, token, timeout_ms};
+	struct rf_hub *h = NULL;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
+	ck_assert_msg(rf_hub_new(&o, st, &h, err, sizeof(err)) == 0, "%s", err);
+	return h;
+}
+
+/* POST /api/estimate with h as the env's Hub (NULL: none); now_ms is the env's clock. */
+static int estimate(struct rf_hub *h, int64_t now_ms, const char *id, cJSON **out)
+{
+	char body[512];
+	struct api_env env = {.version = "test",
+			      .now_ms = now_ms,
+			      .devices = &devices,
+			      .models = models,
+			      .read_hub = h ? rf_hub_read : NULL,
+			      .read_hub_ctx = h};
+
+	snprintf(body, sizeof(body), "{\"model\":{\"id\":\"%s\"},%s}", id, HW);
+	return t_route_post(api_estimate, &env, "/api/estimate", body, out);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The parameters api_model_folder counts in d. */
+static int64_t params_of(const struct api_model_dir *d)
+{
+	struct api_reply r = {0};
+	struct api_checkpoint ck;
+	struct model_arch *arch = malloc(sizeof(*arch));
+	int rc;
+
+	ck_assert_ptr_nonnull(arch);
+	rc = api_model_folder(d, "model.id", arch, &ck, &r);
+	free(arch);
+	api_reply_reset(&r);
+	ck_assert_int_eq(rc, 0);
+	return ck.params;
+}
+
+/* Asserts that an estimate of id through h is refused with status and model.id named, and
+ * that the message holds words; returns nothing. */
+static void assert_refused(struct rf_hub *h, const char *id, int status, const char *words)
+{
+	cJSON *out = NULL;
+	const cJSON *e;
+	int got = estimate(h, now_ms(), id, &out);
+
+	ck_assert_msg(got == status, "%s: status %d, want %d", id, got, status);
+	e = cJSON_GetObjectItemCaseSensitive(out, "error");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "field")->valuestring, "model.id");
+	ck_assert_msg(strstr(cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring, words),
+		      "message '%s' lacks '%s'",
+		      cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring, words);
+	cJSON_Delete(out);
+}
+
+static const char *assumption_with(const cJSON *out, const char *words)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(
+				      out, "assumptions")) if (cJSON_IsString(a) &&
+							       strstr(a->valuestring,
+								      words)) return a->valuestring;
+	return NULL;
+}
+
+/* Rows of table in the test's database, read by a connection of its own. */
+static int rows_in(const char *table)
+{
+	char *path = t_path(tmp, "rigfit.db"), sql[128];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int n = -1;
+
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	free(path);
+	return n;
+}
+
+START_TEST(an_id_on_the_hub_resolves_with_the_published_parameter_count)
+{
+	struct rf_hub *h;
+	struct api_model_dir d = {0};
+	char msg[256] = "";
+	cJSON *out = NULL;
+	const cJSON *model;
+
+	fake_start(FAKE_UP);
+	h = hub_at(fake.port, "s3cret-token", 5000, store);
+	ck_assert_msg(rf_hub_fetch(h, QWEN, &d, msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_int_eq(d.n_shards, 2);
+	ck_assert_str_eq(d.where, "hub");
+	ck_assert_int_eq(params_of(&d), T_QWEN05_PARAMS);
+	/* Two sparse BF16 shards: the files' sizes from Content-Range, headers included. */
+	ck_assert_uint_gt(d.file_bytes, (uint64_t)T_QWEN05_PARAMS * 2);
+	ck_assert_uint_lt(d.file_bytes, (uint64_t)T_QWEN05_PARAMS * 2 + 200000);
+	api_model_dir_free(&d);
+	/* config.json, the index, then two range requests per shard: never the data. */
+	ck_assert_int_eq(fake.requests, 6);
+	ck_assert_str_eq(fake.auth, "Bearer s3cret-token");
+
+	ck_assert_int_eq(estimate(h, now_ms(), QWEN, &out), 200);
+	model = cJSON_GetObjectItemCaseSensitive(out, "model");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(model, "source")->valuestring, "hub");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(model, "id")->valuestring, QWEN);
+	ck_assert_ptr_nonnull(
+		assumption_with(out, "Hugging Face Hub (revision main, looked up now)"));
+	ck_assert_ptr_nonnull(assumption_with(out, "494032768 parameters"));
+	cJSON_Delete(out);
+	rf_hub_free(h);
+}
+END_TEST
+
+START_TEST(a_model_looked_up_once_resolves_offline_from_the_store)
+{
+	struct rf_hub *h;
+	struct api_model_dir d = {0};
+	char msg[256] = "";
+	cJSON *out = NULL;
+	int64_t t0 = now_ms();
+
+	fake_start(FAKE_UP);
+	h = hub_at(fake.port, NULL, 5000, store);
+	ck_assert_msg(rf_hub_read(h, 2, QWEN, &d, msg, sizeof(msg)) == 0, "%s", msg);
+	api_model_dir_free(&d);
+	ck_assert_int_eq(fake.requests, 6);
+	fake_stop();
+	ck_assert_int_eq(rows_in("hub_models"), 1);
+	ck_assert_int_eq(rows_in("hub_model_shards"), 2);
+
+	/* The Hub is gone: the stored answer, as fetched. */
+	ck_assert_msg(rf_hub_read(h, 2, QWEN, &d, msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_int_eq(d.n_shards, 2);
+	ck_assert_int_ge(d.fetched_at_ms, t0 - 1000);
+	ck_assert_int_eq(params_of(&d), T_QWEN05_PARAMS);
+	api_model_dir_free(&d);
+	/* Two hours later by the request's clock, the answer says how old the copy is. */
+	ck_assert_int_eq(estimate(h, now_ms() + 2 * 3600 * 1000 + 5 * 60 * 1000, QWEN, &out), 200);
+	ck_assert_ptr_nonnull(assumption_with(out, "as stored 2 h 5 min ago"));
+	cJSON_Delete(out);
+	rf_hub_free(h);
+
+	/* The store is keyed by the Hub's URL: another Hub does not see this one's copy. */
+	h = hub_at(dead_port(), NULL, 2000, store);
+	ck_assert_int_eq(rf_hub_read(h, 2, QWEN, &d, msg, sizeof(msg)), RF_E_UNAVAILABLE);
+	rf_hub_free(h);
+}
+END_TEST
+
+/* Starts the fake Hub in mode, asks it for QWEN with a timeout of timeout_ms and asserts the
+ * refusal (see assert_refused); returns how many requests the fake received. */
+static int fake_refuses(enum fake_mode mode, int timeout_ms, int status, const char *words)
+{
+	struct rf_hub *h;
+	int n;
+
+	fake_start(mode);
+	h = hub_at(fake.port, NULL, timeout_ms, store);
+	assert_refused(h, QWEN, status, words);
+	rf_hub_free(h);
+	fake_stop();
+	n = fake.requests;
+	return n;
+}
+
+START_TEST(a_hub_that_is_down_slow_or_failing_is_a_clear_error)
+{
+	struct rf_hub *h;
+
+	/* Down: nothing listens. */
+	h = hub_at(dead_port(), NULL, 2000, store);
+	assert_refused(h, QWEN, 503, "cannot reach the Hugging Face Hub");
+	rf_hub_free(h);
+	/* Slow: never answers; the lookup gives up at its timeout. */
+	fake_refuses(FAKE_SLOW, 300, 504, "did not answer within 300 ms");
+	/* Failing: 500. */
+	fake_refuses(FAKE_FAIL, 2000, 503, "answered HTTP 500");
+	/* Redirected in a loop: at most 3 redirects are followed. */
+	ck_assert_int_eq(fake_refuses(FAKE_REDIRECT_LOOP, 2000, 503,
+				      "cannot reach the Hugging Face Hub"),
+			 4);
+	ck_assert_int_eq(rows_in("hub_models"), 0);
+}
+END_TEST
+
+START_TEST(a_lying_hub_is_refused_and_not_stored)
+{
+	fake_refuses(FAKE_LIE_LEN, 2000, 422, "is not possible for a");
+	fake_refuses(FAKE_BAD_JSON, 2000, 422, "config.json for '" QWEN "' is not a JSON object");
+	fake_refuses(FAKE_HUGE_CONFIG, 2000, 422, "config.json on the Hugging Face Hub is larger");
+	/* Nothing was kept for the offline path to serve. */
+	ck_assert_int_eq(rows_in("hub_models"), 0);
+	ck_assert_int_eq(rows_in("hub_model_shards"), 0);
+}
+END_TEST
+
+START_TEST(an_unknown_id_and_odd_hubs)
+{
+	struct rf_hub *h;
+	struct api_model_dir d = {0};
+	char msg[256] = "", err[256];
+	struct rf_hub_opts bad = {"ftp://example.org", NULL, 0};
+
+	fake_start(FAKE_UP);
+	h = hub_at(fake.port, NULL, 2000, store);
+	assert_refused(h, "nobody/no-such-model", 422, "has no model 'nobody/no-such-model'");
+	/* Not an id: never sent. */
+	ck_assert_int_eq(rf_hub_read(h, 2, "a/../b", &d, msg, sizeof(msg)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(rf_hub_read(h, 2, "a/b/c", &d, msg, sizeof(msg)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(fake.requests, 1);
+	rf_hub_free(h);
+	fake_stop();
+
+	/* A CDN redirect is followed; a Hub that ignores Range is cut off after the bytes asked. */
+	for (int m = 0; m < 2; m++) {
+		fake_start(m == 0 ? FAKE_REDIRECT : FAKE_NO_RANGE);
+		h = hub_at(fake.port, NULL, 5000, NULL);
+		ck_assert_msg(rf_hub_fetch(h, QWEN, &d, msg, sizeof(msg)) == 0, "mode %d: %s", m,
+			      msg);
+		ck_assert_int_eq(params_of(&d), T_QWEN05_PARAMS);
+		api_model_dir_free(&d);
+		rf_hub_free(h);
+		fake_stop();
+	}
+
+	ck_assert_int_eq(rf_hub_new(&bad, NULL, &h, err, sizeof(err)), RF_E_INVALID_VALUE);
+	ck_assert_ptr_null(h);
+	/* Without --hub the id is the catalog's unknown model, as before. */
+	{
+		cJSON *out = NULL;
+		ck_assert_int_ne(estimate(NULL, now_ms(), QWEN, &out), 200);
+		cJSON_Delete(out);
+	}
+}
+END_TEST
+
+/* The daemon with --hub: the flags, the token file, the lookup, then the stored copy with the
+ * Hub gone. A URL that is not http(s) stops it at start. */
+START_TEST(the_daemon_looks_ids_up_with_hub_and_keeps_them)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	char url[64], *tok = t_path(tmp, "hub-token"), *log;
+	/* The daemon's profiles may not name the GPU: its memory is given. */
+	const char body[] = "{\"model\":\"" QWEN "\",\"hardware\":{\"gpus\":[{\"name\":"
+			    "\"RTX 4090\",\"memory_total_bytes\":25757220864}]}}";
+	const char *extra[] = {"--hub", url, "--hub-token-file", tok, "--hub-timeout-ms",
+			       "5000",  NULL};
+	const char *bad[] = {"--hub", "file:///etc", NULL};
+
+	ck_assert_int_eq(t_write_file(tok, "hf_test-token\n", 14), 0);
+	fake_start(FAKE_UP);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	/* First from the Hub (with the token), then, the Hub gone, from the daemon's store. */
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+					"Content-Type: application/json\r\n", body, strlen(body),
+					&r),
+				 0);
+		ck_assert_msg(r.status == 200, "pass %d: %d %s", pass, r.status, r.body);
+		ck_assert_ptr_nonnull(strstr(r.body, "\"source\":\"hub\""));
+		ck_assert_ptr_nonnull(strstr(r.body, "494032768 parameters"));
+		t_resp_free(&r);
+		ck_assert_str_eq(fake.auth, "Bearer hf_test-token");
+		fake_stop();
+	}
+	t_daemon_stop(&dmn);
+	ck_assert_int_eq(t_daemon_try_start(&dmn, bad, 10000), 1);
+	log = t_daemon_log(&dmn);
+	ck_assert_ptr_nonnull(strstr(log, "--hub: expected an http:// or https:// URL"));
+	free(log);
+	t_rmtree(dmn.dir);
+	free(dmn.dir);
+	free(dmn.log);
+	free(tok);
+}
+END_TEST
+
+/* The store's half alone: a round trip, a second answer replacing the first (its shards
+ * too), what the schema refuses, and no store at all. */
+START_TEST(the_store_keeps_one_answer_per_hub_id_and_revision)
+{
+	struct api_model_dir d = {0}, got = {0};
+	const char *url = "https://hub.example";
+
+	d.config = strdup("{\"model_type\":\"llama\"}");
+	d.config_len = strlen(d.config);
+	for (int k = 0; k < 3; k++) {
+		d.headers[k] = strdup("{\"__metadata__\":{}}");
+		d.header_len[k] = strlen(d.headers[k]);
+	}
+	d.n_shards = 3;
+	d.file_bytes = 123;
+	d.fetched_at_ms = 1000;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), 0);
+	d.n_shards = 2;
+	d.fetched_at_ms = 2000;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), 0);
+	ck_assert_int_eq(rows_in("hub_model_shards"), 2);
+	ck_assert_int_eq(rf_store_hub_get(store, url, "a/b", "main", &got), 0);
+	ck_assert_int_eq(got.n_shards, 2);
+	ck_assert_int_eq(got.fetched_at_ms, 2000);
+	ck_assert_uint_eq(got.file_bytes, 123);
+	ck_assert_str_eq(got.config, d.config);
+	ck_assert_str_eq(got.where, "hub");
+	api_model_dir_free(&got);
+	ck_assert_int_eq(rf_store_hub_get(store, url, "a/b", "other", &got), RF_E_NOT_FOUND);
+	ck_assert_int_eq(rf_store_hub_get(store, "https://other.example", "a/b", "main", &got),
+			 RF_E_NOT_FOUND);
+	/* A config that is not a JSON object is refused, and the old answer stays. */
+	free(d.config);
+	d.config = strdup("[1]");
+	d.config_len = 3;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(rows_in("hub_model_shards"), 2);
+	d.n_shards = 0;
+	ck_assert_int_eq(rf_store_hub_put(store, url, "a/b", "main", &d), RF_E_INVALID_VALUE);
+	d.n_shards = 3;
+	ck_assert_int_eq(rf_store_hub_put(NULL, url, "a/b", "main", &d), RF_E_STORE_UNAVAILABLE);
+	ck_assert_int_eq(rf_store_hub_get(NULL, url, "a/b", "main", &got), RF_E_STORE_UNAVAILABLE);
+	api_model_dir_free(&d);
+}
+END_TEST
+
+Suite *hub_suite(void)
+{
+	Suite *s = suite_create("hub");
+	TCase *tc = tcase_create("fake_hub");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, an_id_on_the_hub_resolves_with_the_published_parameter_count);
+	tcase_add_test(tc, a_model_looked_up_once_resolves_offline_from_the_store);
+	tcase_add_test(tc, a_hub_that_is_down_slow_or_failing_is_a_clear_error);
+	tcase_add_test(tc, a_lying_hub_is_refused_and_not_stored);
+	tcase_add_test(tc, an_unknown_id_and_odd_hubs);
+	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
+	tcase_add_test(tc, the_store_keeps_one_answer_per_hub_id_and_revision);
+	suite_add_tcase(s, tc);
+	return s;
+}
