@@ -9,7 +9,7 @@
 
 CC       ?= cc
 B        ?= build
-PKGS     := libmicrohttpd libcjson libuv sqlite3
+PKGS     := libmicrohttpd libcjson libuv sqlite3 yaml-0.1
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \

@@ -30,6 +30,7 @@
 #include "server/daemon.h"
 #include "server/detect/detect.h"
 #include "server/healthcheck.h"
+#include "server/mcp_stdio.h"
 #include "server/models_dir.h"
 #include "server/profiles.h"
 
@@ -46,6 +47,7 @@ static const char usage[] =
 	"  bench        record [-|FILE] (llama-bench -o json, llama-server timings or a run) or\n"
 	"               list the benchmark history: --db PATH, --model M, --hardware FP...\n"
 	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
+	"  mcp          serve MCP on stdin/stdout for LLM clients: --profiles DIR, --db PATH\n"
 	"  version      print the version\n";
 
 /* Prints "rigfit: <message>" on one line and returns the usage exit status. */
@@ -433,6 +435,8 @@ int rf_cli_main(int argc, char **argv)
 		return rf_cli_bench(argc - 2, argv + 2);
 	if (strcmp(cmd, "healthcheck") == 0)
 		return cmd_healthcheck(argc - 2, argv + 2);
+	if (strcmp(cmd, "mcp") == 0)
+		return rf_cli_mcp(argc - 2, argv + 2);
 	if (strcmp(cmd, "estimate") == 0)
 		return rf_cli_run_route(argc - 2, argv + 2, "estimate", "/api/estimate",
 					api_estimate);

@@ -4,7 +4,7 @@
 set -eu
 # libclang-rt-dev holds libFuzzer and clang's sanitizer runtimes: clang only recommends it,
 # and recommends are not installed here.
-pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind"
+pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev libyaml-dev check libsubunit-dev valgrind"
 if [ "${1:-}" = "--lint" ]; then
   pkgs="clang-format npm"
 fi
