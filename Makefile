@@ -3,6 +3,7 @@
 #   make            build build/rigfit (optimised, warnings are errors)
 #   make run        install missing packages, build, serve on 127.0.0.1:8080 (db under ./var)
 #   make test       install missing packages, build the tests with ASan+UBSan, run them all
+#   make mcp-test   MCP against the official conformance suite and SDK client (node, npm)
 #   make valgrind   the same tests, built without sanitizers, under valgrind
 #   make lint       banned functions, include rules, clang-format, OpenAPI lint
 #   make deps       install the Debian packages the build and the tests need
@@ -40,7 +41,7 @@ define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
-.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy
+.PHONY: all run test unit mcp-test valgrind lint deps deps-lint clean format check-format bench accuracy
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -103,7 +104,13 @@ run: deps $(B)/rigfit
 
 test: deps
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory mcp-test
 	$(MAKE) --no-print-directory fuzz-short
+
+# The MCP transports against the official conformance suite and SDK client (node, from npm:
+# installed by make deps under $(B)/mcp-npm).
+mcp-test: $(B)/asan/rigfit
+	B=$(B) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit sh tests/mcp/run.sh
 
 unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1

@@ -53,8 +53,9 @@ static const struct mcp_tool mcp_tool_table[] = {
 	 "(ModelForge-compatible), the recommended model and its estimate. Example: {\"task\": "
 	 "\"text-generation\"}."},
 	{"lookup_model", "Look up a model", "getProfile", API_GET, "/api/profiles/{id}",
-	 "One catalog entry (model, device or tier profile) by id; a model may also be named by "
-	 "an alias or its Hugging Face id. Example: {\"id\": \"llama-3.1-8b\"}."},
+	 "One catalog entry (model, device or tier profile) by its profile id (a model's '/' "
+	 "written '--', as Qwen--Qwen2.5-7B); a model may also be named by one of its aliases. "
+	 "Example: {\"id\": \"llama-3.1-8b\"}."},
 };
 
 const struct mcp_tool *mcp_tools(size_t *n)
@@ -372,16 +373,18 @@ static void say_validate(const cJSON *r, char *buf, size_t len)
 	if (cJSON_IsTrue(jget(r, "is_valid", NULL)))
 		snprintf(buf, len, "The config is valid here, with %d warning(s).", nw);
 	else
-		snprintf(buf, len, "The config will not work here: %s %s",
-			 jstr(jget(first, "message", NULL), "see errors."),
-			 jstr(jget(first, "suggestion", NULL), ""));
+		snprintf(buf, len, "The config will not work here: %s; %s.",
+			 jstr(jget(first, "message", NULL), "see errors"),
+			 jstr(jget(first, "suggestion", NULL), "see the errors"));
 }
 
 static void say_finetune(const cJSON *r, char *buf, size_t len)
 {
-	snprintf(buf, len, "Tier %s; recommended model %s. %s", jstr(jget(r, "profile", NULL), "?"),
-		 jstr(jget(r, "recommended_model", NULL), "none"),
-		 jstr(jget(r, "explanation", NULL), ""));
+	const char *why = jstr(jget(r, "explanation", NULL), "");
+
+	snprintf(buf, len, "Tier %s; recommended model %s.%s%s",
+		 jstr(jget(r, "profile", NULL), "?"),
+		 jstr(jget(r, "recommended_model", NULL), "none"), why[0] ? " " : "", why);
 }
 
 static void say_profile(const cJSON *r, char *buf, size_t len)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/hardware_json.h"
 #include "server/cli_priv.h"
 #include "server/embedded.h"
 #include "server/log.h"
@@ -55,12 +56,21 @@ int rf_cli_mcp(int argc, char **argv)
 		else
 			ce.env.store = rf_store_api(store);
 	}
+	/* The snapshot's JSON, which GET /api/hardware and detect_hardware answer with. */
+	ce.snap->json = api_hardware_render(&ce.snap->hw, &ce.snap->json_len);
+	if (!ce.snap->json) {
+		rf_log_error("mcp: out of memory");
+		rf_openapi_json_free(spec);
+		rf_cli_env_close(&ce);
+		return 1;
+	}
 	ce.env.openapi_tree = spec;
 	signal(SIGPIPE, SIG_IGN);
 	rf_log_info("mcp: serving on standard input and output");
 	rc = rf_mcp_stdio_serve(&ce.env, stdin, stdout) < 0 ? 1 : 0;
 	rf_store_close(store);
 	rf_openapi_json_free(spec);
+	free(ce.snap->json);
 	rf_cli_env_close(&ce);
 	return rc;
 }
