@@ -381,7 +381,8 @@ int mcp_handle(const struct api_env *env, struct mcp_session *s, const char *tex
 	       char **reply)
 {
 	unsigned long failed = api_json_failed_allocs();
-	cJSON *msg = cJSON_ParseWithLength(text, len);
+	/* A raw NUL ends the text for cJSON, which could then accept a prefix of the message. */
+	cJSON *msg = memchr(text, '\0', len) ? NULL : cJSON_ParseWithLength(text, len);
 	int rc;
 
 	*reply = NULL;

@@ -205,7 +205,10 @@ static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct 
 		    struct api_reply *out)
 {
 	unsigned long failed = api_json_failed_allocs();
-	cJSON *msg = cJSON_ParseWithLength(req->body ? req->body : "", req->body_len);
+	/* A raw NUL ends the text for cJSON, which could then accept a prefix of the body. */
+	cJSON *msg = !req->body || memchr(req->body, '\0', req->body_len) ?
+			     NULL :
+			     cJSON_ParseWithLength(req->body, req->body_len);
 	enum mcp_kind kind;
 	struct mcp_slot *slot;
 	char *reply = NULL;
