@@ -172,7 +172,7 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address
                 -fno-sanitize-recover=undefined
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles.c server/log.c \
-                $(sort $(wildcard server/detect/*.c))
+                server/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c))
 FUZZ_HELPERS := tests/fuzz/fuzz_env.c
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
                   $(sort $(wildcard tests/fuzz/fuzz_*.c))))
@@ -184,7 +184,8 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=$(B)/fuzz/bin/%)
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-$(B)/fuzz/librigfit.a: $(FUZZ_LIB_SRC:%.c=$(B)/fuzz/%.o) $(FUZZ_HELPERS:%.c=$(B)/fuzz/%.o)
+$(B)/fuzz/librigfit.a: $(FUZZ_LIB_SRC:%.c=$(B)/fuzz/%.o) $(FUZZ_HELPERS:%.c=$(B)/fuzz/%.o) \
+  $(B)/fuzz/embed.o
 	rm -f $@ && ar rcs $@ $^
 $(B)/fuzz/bin/%: $(B)/fuzz/tests/fuzz/fuzz_%.o $(B)/fuzz/librigfit.a
 	@mkdir -p $(dir $@)
