@@ -212,7 +212,7 @@ static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct 
 	enum mcp_kind kind;
 	struct mcp_slot *slot;
 	char *reply = NULL;
-	int rc;
+	int rc, status = 200;
 
 	if (!msg) {
 		if (api_json_failed_allocs() != failed)
@@ -222,41 +222,49 @@ static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct 
 	}
 	kind = mcp_message_kind(msg);
 	if (kind == MCP_KIND_INITIALIZE) {
-		slot = open_session(h);
-		if (!slot) {
-			cJSON_Delete(msg);
+		/* A slot is taken only for an initialize that succeeds, so refused ones never
+		 * push a live session out of a full table. */
+		struct mcp_session fresh = {0};
+		rc = mcp_handle_json(env, &fresh, msg, &reply);
+		cJSON_Delete(msg);
+		if (rc < 0)
+			return api_error(out, rc, NULL, NULL);
+		slot = fresh.initialized ? open_session(h) : NULL;
+		if (fresh.initialized && !slot) {
+			free(reply);
 			return api_error(out, RF_E_UNAVAILABLE, NULL, "no session id available");
 		}
-	} else if (kind == MCP_KIND_INVALID) {
-		slot = NULL; /* answered below, without a session */
+		api_reply_json(out, 200, reply);
+		if (slot) {
+			slot->s = fresh;
+			slot->last_used = ++h->clock;
+			snprintf(out->mcp_session, sizeof(out->mcp_session), "%s", slot->id);
+		}
+		return 0;
+	}
+	if (kind == MCP_KIND_INVALID) {
+		struct mcp_session none = {0};
+		rc = mcp_handle_json(env, &none, msg, &reply);
+		status = 400;
 	} else {
 		slot = session_of(h, req, out);
 		if (!slot) {
 			cJSON_Delete(msg);
 			return 0;
 		}
-	}
-	if (slot) {
 		slot->last_used = ++h->clock;
 		rc = mcp_handle_json(env, &slot->s, msg, &reply);
-	} else {
-		struct mcp_session none = {0};
-		rc = mcp_handle_json(env, &none, msg, &reply);
 	}
 	cJSON_Delete(msg);
 	if (rc < 0)
 		return api_error(out, rc, NULL, NULL);
-	if (kind == MCP_KIND_INITIALIZE && !slot->s.initialized)
-		slot->id[0] = '\0'; /* refused: no session */
 	if (!reply) {
 		/* A notification or a response: accepted, nothing to answer. */
 		out->status = 202;
 		out->content_type = NULL;
 		return 0;
 	}
-	api_reply_json(out, kind == MCP_KIND_INVALID ? 400 : 200, reply);
-	if (kind == MCP_KIND_INITIALIZE && slot->s.initialized)
-		snprintf(out->mcp_session, sizeof(out->mcp_session), "%s", slot->id);
+	api_reply_json(out, status, reply);
 	return 0;
 }
 

@@ -9,10 +9,12 @@
  */
 #include "server/daemon.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,6 +203,21 @@ static void teardown(struct rf_daemon *d)
 	rf_openapi_json_free(d->openapi_tree);
 }
 
+/* Fills buf[0..n) from the kernel's random source: MCP session ids. Returns 0 or -1. */
+static int random_bytes(void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = getrandom((char *)buf + got, n - got, 0);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r > 0)
+			got += (size_t)r;
+	}
+	return 0;
+}
+
 /* Opens the MCP session table: Host checked when listening on loopback only, and the
  * --cors-origin values accepted as Origins. */
 static struct mcp_http *open_mcp(const struct rf_config *cfg, const char *host)
@@ -209,8 +226,7 @@ static struct mcp_http *open_mcp(const struct rf_config *cfg, const char *host)
 
 	for (int i = 0; i < cfg->n_cors_origins && i < RF_CONFIG_MAX_LIST; i++)
 		origins[i] = cfg->cors_origins[i];
-	return mcp_http_new(rf_host_is_loopback(host), origins, cfg->n_cors_origins,
-			    rf_random_bytes);
+	return mcp_http_new(rf_host_is_loopback(host), origins, cfg->n_cors_origins, random_bytes);
 }
 
 int rf_serve(struct rf_config *cfg)

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <yaml.h>
 
 #include "server/embedded.h"
@@ -175,20 +174,4 @@ void *rf_openapi_json(void)
 void rf_openapi_json_free(void *tree)
 {
 	cJSON_Delete(tree);
-}
-
-int rf_random_bytes(void *buf, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = getrandom((char *)buf + got, n - got, 0);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		got += (size_t)r;
-	}
-	return 0;
 }

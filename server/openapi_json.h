@@ -19,7 +19,4 @@ void *rf_openapi_json(void);
 /* Frees a tree of rf_yaml_to_json or rf_openapi_json. NULL is a no-op. */
 void rf_openapi_json_free(void *tree);
 
-/* Fills buf[0..n) from the kernel's random source (getrandom). Returns 0 or -1. */
-int rf_random_bytes(void *buf, size_t n);
-
 #endif

@@ -123,8 +123,8 @@ static void via_http(const uint8_t *data, size_t size)
 {
 	static struct mcp_http *h;
 	struct api_env env = *mcp_env();
-	struct api_request req = {.method = API_POST, .path = "/mcp", .query = "",
-				  .header = header};
+	struct api_request req = {
+		.method = API_POST, .path = "/mcp", .query = "", .header = header};
 	struct api_reply reply = {0};
 	char *body;
 

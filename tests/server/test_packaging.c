@@ -1041,6 +1041,7 @@ static const struct {
 	{"libcjson1", "libcjson.so.1"},
 	{"libuv1", "libuv.so.1"},
 	{"libsqlite3-0", "libsqlite3.so.0"},
+	{"libyaml-0-2", "libyaml-0.so.2"},
 };
 
 /* Libraries every debian:bookworm-slim image has (libc6, libgcc-s1). */
