@@ -32,7 +32,8 @@ LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
 TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/api/*.c tests/server/*.c \
                 tests/fault/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
-EMBEDDED   := openapi.yaml $(MIGRATIONS)
+UI_FILES   := server/ui/index.html server/ui/app.js server/ui/app.css
+EMBEDDED   := openapi.yaml $(MIGRATIONS) $(UI_FILES)
 
 # Three build flavours share the sources: release (the product), asan (make test), plain
 # (valgrind cannot run sanitized binaries).
@@ -46,7 +47,7 @@ all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
 	@mkdir -p $(dir $@)
-	sh tests/tools/gen_embed.sh $@ openapi.yaml $(MIGRATIONS)
+	sh tests/tools/gen_embed.sh $@ openapi.yaml $(MIGRATIONS) --ui $(UI_FILES)
 
 $(B)/gen/suites.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)

@@ -181,12 +181,20 @@ struct api_profile_hooks {
 	void (*changed)(void *ctx);
 };
 
+/* A file the daemon serves as it is (the web page's HTML, script and style sheet). */
+struct api_asset {
+	const char *name; /* base name: "index.html", "app.js" */
+	const char *data; /* NUL-terminated */
+	size_t len;
+};
+
 struct api_env {
 	const char *version;
 	double uptime_s;
 	int64_t now_ms;
 	const struct api_snapshot *snapshot; /* NULL until the first scan finished */
 	const char *openapi;                 /* the embedded spec */
+	const struct api_asset *ui; /* the web page's files, ended by a NULL name; NULL: --no-ui */
 	size_t openapi_len;
 	struct api_metrics *metrics;
 	struct api_store store;
@@ -289,6 +297,9 @@ const struct api_route *api_dispatch(const struct api_env *env, struct api_reque
 /* Handlers, one file each. */
 int api_health(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_openapi(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+/* GET / (the web page) and GET /ui/{id} (its script and style sheet): api/ui.c. */
+int api_ui_index(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+int api_ui_asset(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_metrics_route(const struct api_env *env, const struct api_request *req,
 		      struct api_reply *out);
 int api_hardware_get(const struct api_env *env, const struct api_request *req,

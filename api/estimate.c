@@ -79,7 +79,8 @@ struct est_request {
 	bool has_dataset_tokens, has_epochs, has_usd_per_hour;
 	char hardware_profile[64];
 	bool has_hardware_profile;
-	unsigned lora_targets; /* train_lora_target bits; 0: all linear layers */
+	unsigned lora_targets;     /* train_lora_target bits; 0: all linear layers */
+	bool history, has_history; /* false: the roofline alone, without recorded runs */
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -105,6 +106,7 @@ static const struct jm_field est_fields[] = {
 	F("n_parallel", JM_INT, n_parallel, 0, 1, 4096, has_n_parallel),
 	E("kv_cache_type", kv_type, has_kv_type, est_kv_types),
 	F("flash_attn", JM_BOOL, flash_attn, 0, 0, 0, has_flash_attn),
+	F("history", JM_BOOL, history, 0, 0, 0, has_history),
 	F("n_gpu_layers", JM_INT, n_gpu_layers, 0, -1, MODEL_MAX_LAYERS + 1, has_n_gpu_layers),
 	F("batch_size", JM_INT_OR_MAX, batch_size, 0, 1, EST_MAX_BATCH, has_batch_size),
 	F("seq_len", JM_INT_OR_MAX, seq_len, 0, 1, 1 << 24, has_seq_len),
@@ -623,7 +625,8 @@ static int est_speed_json(const struct api_env *env, struct est *e, const struct
 	if (!h)
 		return RF_E_NOMEM;
 	memset(&q, 0, sizeof(q));
-	q.fingerprint = e->fingerprint;
+	/* "history": false asks for the roofline alone (what the page compares runs with). */
+	q.fingerprint = e->rq.has_history && !e->rq.history ? NULL : e->fingerprint;
 	q.backend = in->backend;
 	q.entry = e->entry;
 	q.model_name = e->gguf ? e->model_id : NULL;

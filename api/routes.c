@@ -17,6 +17,8 @@
 static const struct api_route api_route_table[] = {
 	{API_GET, "/healthz", api_health, API_ROUTE_PUBLIC},
 	{API_GET, "/openapi.yaml", api_openapi, API_ROUTE_PUBLIC},
+	{API_GET, "/", api_ui_index, API_ROUTE_PUBLIC},
+	{API_GET, "/ui/{id}", api_ui_asset, API_ROUTE_PUBLIC | API_ROUTE_HAS_ID},
 	{API_GET, "/metrics", api_metrics_route, 0},
 	{API_GET, "/api/hardware", api_hardware_get, 0},
 	{API_POST, "/api/hardware/rescan", api_hardware_rescan, API_ROUTE_JSON_BODY},

@@ -23,14 +23,15 @@ const char rf_serve_usage[] =
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--nfd-dir DIR]\n"
-	"                    [--insecure]\n"
+	"                    [--insecure] [--no-ui]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
 	"RIGFIT_CONNECTION_TIMEOUT,\n"
 	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
 	"RIGFIT_NFD_DIR,\n"
-	"RIGFIT_INSECURE=1. Flags win over the environment.\n";
+	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1. Flags win over the environment.\n"
+	"--no-ui: do not serve the web page at / (the API is unchanged).\n";
 
 enum opt_kind {
 	OPT_STR,
@@ -77,6 +78,7 @@ static const struct opt opts[] = {
 	{"--nfd-dir", "RIGFIT_NFD_DIR", OPT_STR, FIELD(nfd_dir), 0, 0, 0},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
+	{"--no-ui", "RIGFIT_NO_UI", OPT_BOOL, FIELD(no_ui), 0, 0, 0},
 };
 
 int rf_log_level_parse(const char *s)

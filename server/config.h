@@ -41,6 +41,7 @@ struct rf_config {
 	char token[RF_TOKEN_MAX];         /* loaded from token_file; empty: no token */
 	enum rf_log_level log_level;
 	bool insecure;
+	bool no_ui; /* --no-ui: GET / and /ui/ answer 404 */
 };
 
 /* Fills cfg with the defaults, then RIGFIT_* environment variables, then the flags in

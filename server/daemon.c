@@ -57,6 +57,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->snapshot = d->snapshot;
 	env->openapi = rf_embed_openapi;
 	env->openapi_len = rf_embed_openapi_len;
+	env->ui = d->cfg->no_ui ? NULL : rf_embed_ui;
 	env->metrics = d->metrics;
 	env->store = rf_store_api(d->store);
 	env->scan_interval_s = d->cfg->scan_interval_s;

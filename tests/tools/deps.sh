@@ -2,9 +2,11 @@
 # Installs the Debian packages that the build and the tests need, and nothing that is already
 # there. Runs apt-get as root, through sudo otherwise. `--lint` adds the lint tools (npm).
 set -eu
+# chromium is the real browser the web page's tests load it in (tests/server/test_ui.c).
 # libclang-rt-dev holds libFuzzer and clang's sanitizer runtimes: clang only recommends it,
 # and recommends are not installed here.
-pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev libyaml-dev check libsubunit-dev valgrind npm"
+# npm installs the MCP tests' pinned clients (tests/mcp/run.sh).
+pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev libyaml-dev check libsubunit-dev valgrind chromium npm"
 if [ "${1:-}" = "--lint" ]; then
   pkgs="clang-format npm"
 fi
