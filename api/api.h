@@ -167,6 +167,43 @@ struct mcp_http;      /* api/mcp.h */
 typedef int (*api_read_model_fn)(void *ctx, const char *path, char **buf, size_t *len,
 				 uint64_t *file_size, char *msg, size_t msglen);
 
+/* A Hugging Face model folder as read for an estimate: config.json and the JSON header of
+ * every safetensors file (the 8-byte length and the header only; the tensor data is never
+ * read). Filled by the process (api_read_model_dir_fn); freed with api_model_dir_free. */
+#define API_MODEL_DIR_MAX_SHARDS 512
+struct api_model_dir {
+	char *config; /* config.json, NUL-terminated */
+	size_t config_len;
+	int n_shards;
+	char *headers[API_MODEL_DIR_MAX_SHARDS]; /* each shard's JSON header, NUL-terminated */
+	size_t header_len[API_MODEL_DIR_MAX_SHARDS];
+	uint64_t file_bytes;   /* the shards' sizes on disk, headers included */
+	char where[16];        /* "models_dir" or "hf_cache" */
+	char revision[64];     /* the HF cache snapshot read ("" for a models dir) */
+};
+
+/* Frees what d holds (not d itself) and zeroes it. NULL is a no-op. */
+void api_model_dir_free(struct api_model_dir *d);
+
+/* Reads the model folder at path (kind 0: a directory under --models-dir) or the Hugging Face
+ * cache's snapshot of the model id path (kind 1: "Qwen/Qwen2.5-7B-Instruct", offline) into
+ * *out. Returns 0, or a negative rf_err (RF_E_FORBIDDEN outside the models dirs, RF_E_NOT_FOUND,
+ * RF_E_INVALID_VALUE, RF_E_TOO_LARGE...) with one line for the client in msg. */
+typedef int (*api_read_model_dir_fn)(void *ctx, int kind, const char *path,
+				     struct api_model_dir *out, char *msg, size_t msglen);
+
+/* A model file or folder found on this host (GET /api/models). */
+struct api_local_model {
+	char id[160];    /* how a request names it: a path, an HF id, an Ollama tag */
+	char where[16];  /* "models_dir", "hf_cache", "ollama" */
+	char format[16]; /* "gguf", "safetensors" */
+	int64_t size_bytes;
+};
+
+/* Lists at most max models found on this host into out; returns how many (>= 0), or a
+ * negative rf_err. Bounded: a few directory levels, a capped number of entries. */
+typedef int (*api_list_models_fn)(void *ctx, struct api_local_model *out, int max);
+
 /* How the profile routes reach the catalogs behind api_env.devices and .models, which the
  * process builds from the profile files and the store's custom rows. */
 struct api_profile_hooks {
@@ -205,6 +242,14 @@ struct api_env {
 	const void *tiers; /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
 	api_read_model_fn read_model; /* NULL: model files cannot be read here */
 	void *read_model_ctx;
+	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
+	void *read_model_dir_ctx;
+	/* The GGUF header of an Ollama tag in Ollama's local store (path: the reference);
+	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
+	api_read_model_fn read_ollama;
+	void *read_ollama_ctx;
+	api_list_models_fn list_models; /* NULL: only the catalog is listed */
+	void *list_models_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
 	const void *openapi_tree; /* the spec as a cJSON tree (const cJSON *); NULL: not parsed */
 	struct mcp_http *mcp;     /* the MCP sessions of POST /mcp (api/mcp.h); NULL: none */
@@ -297,6 +342,9 @@ const struct api_route *api_dispatch(const struct api_env *env, struct api_reque
 /* Handlers, one file each. */
 int api_health(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_openapi(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+/* GET /api/models: the catalog and the models on this host (api/models.c). */
+int api_models_list(const struct api_env *env, const struct api_request *req,
+		    struct api_reply *out);
 /* GET / (the web page) and GET /ui/{id} (its script and style sheet): api/ui.c. */
 int api_ui_index(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 int api_ui_asset(const struct api_env *env, const struct api_request *req, struct api_reply *out);

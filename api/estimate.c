@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/api.h"
 #include "api/estimate.h"
@@ -19,12 +20,14 @@
 #include "api/hardware_input.h"
 #include "api/json_print.h"
 #include "api/jsonmap.h"
+#include "api/model_folder.h"
 #include "api/model_json.h"
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
+#include "core/ollama_ref.h"
 #include "core/estimate.h"
 #include "core/gguf.h"
 #include "core/hw_fingerprint.h"
@@ -129,7 +132,10 @@ struct est {
 	struct model_params params;
 	const struct model_entry *entry;
 	char model_id[MODEL_ID_LEN];
-	char model_source[16]; /* catalog, architecture, gguf */
+	char model_source[16]; /* catalog, ollama, architecture, gguf, folder, hf_cache */
+	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
+	struct api_checkpoint checkpoint;
+	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
 	struct gguf_file *gguf;
 	int ftype;
 	struct rf_mem_weights weights;
@@ -155,10 +161,39 @@ static void assume(struct est *e, const char *fmt, ...)
 
 /* ---- the model -------------------------------------------------------------------------- */
 
+/* Takes the GGUF header in buf (the whole file is fsize bytes; buf is freed here) as the
+ * model; field names the request field in errors. */
+static int est_model_gguf_buf(struct est *e, char *buf, size_t len, uint64_t fsize,
+			      const char *field, struct api_reply *out)
+{
+	char msg[256] = "", bad[64] = "";
+	int rc = gguf_parse(buf, len, fsize, &e->gguf, msg, sizeof(msg));
+
+	free(buf);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field, "the GGUF header is invalid: %s",
+				 msg);
+	rc = gguf_to_arch(e->gguf, &e->arch, bad, sizeof(bad));
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "the GGUF header does not describe a supported model (%s)", bad);
+	e->ftype = gguf_file_type(e->gguf);
+	rc = rf_weights_from_tensors(&e->arch, e->gguf->tensors, (size_t)e->gguf->n_tensors,
+				     &e->weights);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "the GGUF tensors do not fit the architecture");
+	return 0;
+}
+
 static int est_model_gguf(const struct api_env *env, struct est *e, const char *path,
 			  struct api_reply *out)
 {
-	char *buf = NULL, msg[256] = "", field[64] = "";
+	char *buf = NULL, msg[256] = "";
 	size_t len = 0;
 	uint64_t fsize = 0;
 	int rc;
@@ -170,30 +205,146 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 	rc = env->read_model(env->read_model_ctx, path, &buf, &len, &fsize, msg, sizeof(msg));
 	if (rc < 0)
 		return api_error(out, rc, "model.gguf", "%s", msg[0] ? msg : rf_err_message(rc));
-	rc = gguf_parse(buf, len, fsize, &e->gguf, msg, sizeof(msg));
-	free(buf);
-	if (rc == RF_E_NOMEM)
-		return api_error(out, rc, NULL, NULL);
+	rc = est_model_gguf_buf(e, buf, len, fsize, "model.gguf", out);
 	if (rc < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
-				 "the GGUF header is invalid: %s", msg);
-	rc = gguf_to_arch(e->gguf, &e->arch, field, sizeof(field));
-	if (rc < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
-				 "the GGUF header does not describe a supported model (%s)", field);
-	e->ftype = gguf_file_type(e->gguf);
-	rc = rf_weights_from_tensors(&e->arch, e->gguf->tensors, (size_t)e->gguf->n_tensors,
-				     &e->weights);
-	if (rc == RF_E_NOMEM)
-		return api_error(out, rc, NULL, NULL);
-	if (rc < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "model.gguf",
-				 "the GGUF tensors do not fit the architecture");
+		return rc;
 	snprintf(e->model_source, sizeof(e->model_source), "gguf");
 	snprintf(e->model_id, sizeof(e->model_id), "%s",
 		 gguf_get_str(e->gguf, "general.name") ? gguf_get_str(e->gguf, "general.name") :
 							 "gguf");
 	assume(e, "weights: exact tensor sizes and types from the GGUF header");
+	return 0;
+}
+
+/* Reads a Hugging Face folder (kind 0: a path under --models-dir; kind 1: an id in the HF
+ * cache) as the model: the architecture from config.json, the census of its safetensors.
+ * field names the request field in errors. */
+static int est_model_folder(const struct api_env *env, struct est *e, int kind, const char *path,
+			    const char *field, struct api_reply *out)
+{
+	struct api_model_dir *d;
+	char msg[256] = "";
+	const char *base;
+	int rc;
+
+	if (!env->read_model_dir)
+		return api_error(out, RF_E_FORBIDDEN, field, "model folders cannot be read here");
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = env->read_model_dir(env->read_model_dir_ctx, kind, path, d, msg, sizeof(msg));
+	if (rc < 0) {
+		free(d);
+		return api_error(out, rc, field, "%s", msg[0] ? msg : rf_err_message(rc));
+	}
+	rc = api_model_folder(d, field, &e->arch, &e->checkpoint, out);
+	if (rc == 0) {
+		e->has_checkpoint = true;
+		snprintf(e->folder_info.where, sizeof(e->folder_info.where), "%s", d->where);
+		snprintf(e->folder_info.revision, sizeof(e->folder_info.revision), "%s",
+			 d->revision);
+		e->folder_info.file_bytes = d->file_bytes;
+		base = strrchr(path, '/');
+		snprintf(e->model_id, sizeof(e->model_id), "%s",
+			 kind == 1 ? path : (base && base[1] ? base + 1 : path));
+		snprintf(e->model_source, sizeof(e->model_source), "%s",
+			 kind == 1 ? "hf_cache" : "folder");
+		assume(e,
+		       "model: config.json and the safetensors headers of %s (%d file%s, %lld "
+		       "parameters in %s)",
+		       kind == 1 ? "the Hugging Face cache's snapshot" : "the folder",
+		       e->checkpoint.shards, e->checkpoint.shards == 1 ? "" : "s",
+		       (long long)e->checkpoint.params, e->checkpoint.dtype);
+	}
+	api_model_dir_free(d);
+	free(d);
+	return rc;
+}
+
+/* Reads the GGUF blob of Ollama tag name from Ollama's local store. Returns RF_E_NOT_FOUND
+ * (out untouched) when the tag is not pulled there, else 0 or the error in out. */
+static int est_model_ollama_blob(const struct api_env *env, struct est *e, const char *name,
+				 struct api_reply *out)
+{
+	char *buf = NULL, msg[256] = "";
+	size_t len = 0;
+	uint64_t fsize = 0;
+	int rc = env->read_ollama(env->read_ollama_ctx, name, &buf, &len, &fsize, msg, sizeof(msg));
+
+	if (rc == RF_E_NOT_FOUND || rc == RF_E_INVALID_VALUE)
+		return RF_E_NOT_FOUND; /* not in the store: the catalog may still know it */
+	if (rc < 0)
+		return api_error(out, rc, "model.id", "%s", msg[0] ? msg : rf_err_message(rc));
+	rc = est_model_gguf_buf(e, buf, len, fsize, "model.id", out);
+	if (rc < 0)
+		return rc;
+	if (e->rq.has_quant &&
+	    strcasecmp(e->rq.quant, rf_ftype_name(e->ftype) ? rf_ftype_name(e->ftype) : "") != 0)
+		return api_error(out, RF_E_INVALID_VALUE, "quant",
+				 "the Ollama model '%.100s' is %s; leave quant out", name,
+				 rf_ftype_name(e->ftype) ? rf_ftype_name(e->ftype) : "its own");
+	e->rq.has_quant = false; /* the file has its own, which the request repeated */
+	snprintf(e->model_id, sizeof(e->model_id), "%s", name);
+	snprintf(e->model_source, sizeof(e->model_source), "ollama_store");
+	assume(e, "model: the GGUF file Ollama's local store holds for '%.100s' (its header)",
+	       name);
+	return 0;
+}
+
+/* Resolves a model name: a catalog id or alias, or an Ollama tag, whose quantization (the
+ * tag's, else the Q4_K_M Ollama serves) becomes the inference quant unless the request names
+ * one; a request naming another than the tag's is refused. */
+static int est_model_by_name(const struct api_env *env, struct est *e, const char *name,
+			     struct api_reply *out)
+{
+	char tag_quant[OLLAMA_QUANT_LEN];
+	const char *q;
+	int rc;
+
+	/* A tag pulled into Ollama's local store is the very file Ollama runs. */
+	if (strchr(name, ':') && env->read_ollama && e->rq.mode == EST_INFERENCE) {
+		rc = est_model_ollama_blob(env, e, name, out);
+		if (rc != RF_E_NOT_FOUND)
+			return rc;
+	}
+	rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
+				   sizeof(tag_quant));
+
+	/* A Hugging Face id the catalog does not know may be in this host's HF cache. */
+	if (rc < 0 && strchr(name, '/') && !strchr(name, ':') && env->read_model_dir) {
+		struct api_reply cache = {0};
+		int crc = est_model_folder(env, e, 1, name, "model.id", &cache);
+		if (crc == 0 || cache.status != 404) {
+			api_reply_reset(out);
+			*out = cache;
+			e->entry = NULL;
+			return crc;
+		}
+		api_reply_reset(&cache);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (strchr(name, ':')) /* an Ollama name, listed among the catalog's aliases or not */
+		snprintf(e->model_source, sizeof(e->model_source), "ollama");
+	if (model_catalog_find(env->models, name))
+		return rc;
+	/* Resolved as an Ollama tag. */
+	if (e->rq.mode != EST_INFERENCE)
+		return 0;
+	q = tag_quant[0] ? tag_quant : OLLAMA_DEFAULT_QUANT;
+	if (e->rq.has_quant) {
+		if (tag_quant[0] && strcasecmp(e->rq.quant, tag_quant) != 0)
+			return api_error(out, RF_E_INVALID_VALUE, "quant",
+					 "quant %.20s contradicts the Ollama tag '%.100s', which "
+					 "serves %s; leave quant out",
+					 e->rq.quant, name, tag_quant);
+		return 0;
+	}
+	snprintf(e->rq.quant, sizeof(e->rq.quant), "%s", q);
+	e->rq.has_quant = true;
+	assume(e, "model: the Ollama tag '%.100s' is %s at %s, as Ollama's library serves it", name,
+	       e->entry->id, q);
 	return 0;
 }
 
@@ -204,29 +355,37 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(m, "architecture");
 	const cJSON *gguf = cJSON_GetObjectItemCaseSensitive(m, "gguf");
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
 	const cJSON *k;
-	int given = (id != NULL) + (arch != NULL) + (gguf != NULL);
+	int given = (id != NULL) + (arch != NULL) + (gguf != NULL) + (path != NULL);
 	const char *bad_field = NULL;
 	int rc;
 
 	if (cJSON_IsString(m)) {
 		id = m; /* "model": "llama-3.1-8b" is accepted as a shorthand */
 		given = 1;
+	} else if (given == 0 && cJSON_IsObject(m) &&
+		   cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "model_type"))) {
+		/* A Hugging Face config.json pasted as it is: every config.json names its
+		 * model_type, and none of the model object's own keys. */
+		arch = m;
+		given = 1;
 	} else if (!cJSON_IsObject(m)) {
 		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "model must be an object with id, architecture or gguf");
+				 "model must be an object with id, architecture, gguf or path");
 	} else {
 		cJSON_ArrayForEach(k, m)
 		{
 			if (strcmp(k->string, "id") && strcmp(k->string, "architecture") &&
-			    strcmp(k->string, "gguf") && strcmp(k->string, "params_b"))
+			    strcmp(k->string, "gguf") && strcmp(k->string, "path") &&
+			    strcmp(k->string, "params_b"))
 				return api_error(out, RF_E_UNKNOWN_FIELD, "model",
 						 "model has an unknown field");
 		}
 	}
 	if (given != 1)
 		return api_error(out, RF_E_INVALID_VALUE, "model",
-				 "model needs exactly one of id, architecture or gguf");
+				 "model needs exactly one of id, architecture, gguf or path");
 	/* params_b is informative (the architecture is counted), but a value that cannot be a
 	 * parameter count is still a client error, not something to ignore. */
 	if (cJSON_IsObject(m)) {
@@ -244,17 +403,27 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		if (!env->models)
 			return api_error(out, RF_E_UNAVAILABLE, "model.id",
 					 "no model catalog is loaded (profiles/models.json)");
-		rc = api_model_resolve(env->models, id->valuestring, "model.id", out, &e->entry);
+		snprintf(e->model_source, sizeof(e->model_source), "catalog");
+		rc = est_model_by_name(env, e, id->valuestring, out);
 		if (rc < 0)
 			return rc;
-		e->arch = e->entry->arch;
-		snprintf(e->model_id, sizeof(e->model_id), "%s", e->entry->id);
-		snprintf(e->model_source, sizeof(e->model_source), "catalog");
+		if (e->entry) { /* else read from the Hugging Face cache */
+			e->arch = e->entry->arch;
+			snprintf(e->model_id, sizeof(e->model_id), "%s", e->entry->id);
+		}
+	} else if (path) {
+		if (!cJSON_IsString(path) || !path->valuestring)
+			return api_error(out, RF_E_INVALID_VALUE, "model.path",
+					 "model.path must be the path of a model folder");
+		rc = est_model_folder(env, e, 0, path->valuestring, "model.path", out);
+		if (rc < 0)
+			return rc;
 	} else if (arch) {
 		if (!cJSON_IsObject(arch))
 			return api_error(out, RF_E_INVALID_VALUE, "model.architecture",
 					 "model.architecture must be a config.json object");
-		rc = api_model_arch_from_hf(arch, "model.architecture", &e->arch, out);
+		rc = api_model_arch_from_hf(arch, arch == m ? "model" : "model.architecture",
+					    &e->arch, out);
 		if (rc < 0)
 			return rc;
 		snprintf(e->model_id, sizeof(e->model_id), "%s", e->arch.model_type);
@@ -1092,6 +1261,9 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 						(double)e->arch.max_position_embeddings);
 		cJSON_AddNumberToObject(model, "n_layers",
 					(double)(e->arch.n_layers + e->arch.n_encoder_layers));
+		if (e->has_checkpoint)
+			cJSON_AddItemToObject(model, "checkpoint",
+					      api_checkpoint_json(&e->checkpoint, &e->folder_info));
 	}
 	cJSON_AddStringToObject(root, "mode", est_modes[e->rq.mode]);
 	hw = cJSON_AddObjectToObject(root, "hardware");

@@ -1,15 +1,16 @@
 /*
  * POST /api/finetune/detect: which models a machine can fine-tune for a task, ModelForge's
- * way. The machine (this host's snapshot, a described one or a device profile) is classified
- * by seed 000's rules (hw_tier on the largest GPU's memory and the RAM, in GiB), or the tier is
- * forced with compute_specs. The tier's template in profiles/tiers.json gives the settings
- * (4-bit, batch, gradient accumulation, sequence length, provider, strategy), adapted to what
- * the host can run (bitsandbytes 4-bit needs CUDA or ROCm, Unsloth needs NVIDIA, bf16 needs
- * compute capability 8.0, AMD CDNA 2+ or Apple). Candidates are the catalog models for the
- * task, the tier's own models first, then by parameters, largest first; each is asked of the
- * estimator with the settings, which shrink (sequence length halving down to 256, batch 1,
- * then 4-bit) before a model is dropped, so every model offered fits. The answer carries the
- * seed's shape and ModelForge's flat one with the same values.
+ * way, with the settings rigfit's planner proves best. The machine (this host's snapshot, a
+ * described one or a device profile) is classified by seed 000's rules (hw_tier on the largest
+ * GPU's memory and the RAM, in GiB) for the ModelForge field compute_profile, or the tier is
+ * forced with compute_specs; the tier's template is returned as tier_settings. The settings
+ * themselves come from core/plan/plan_finetune.h, planned on the GPU's real budget, compute
+ * and bf16 support for every catalog model of the task (method, provider, optimizer,
+ * checkpointing, micro-batch toward the effective batch, sequence up to the task's length and
+ * never below its floor), and the models are ranked by plan_ft_rank: those that reach the
+ * task's length first, the class that suits the task, the tier's own models, the largest.
+ * The answer carries the seed's shape and ModelForge's flat one with the same values, and
+ * settings equals recommended_settings.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -22,18 +23,21 @@
 #include "api/estimate.h"
 #include "api/finetune_detect.h"
 #include "api/hardware_input.h"
-#include "api/jsonmap.h"
 #include "api/json_alloc.h"
+#include "api/jsonmap.h"
+#include "api/model_memo.h"
 #include "core/classify.h"
 #include "core/device.h"
 #include "core/err.h"
+#include "core/estimate.h"
 #include "core/hw.h"
 #include "core/hw_profile.h"
 #include "core/model.h"
+#include "core/plan/plan_finetune.h"
 
 #define FD_GIB 1073741824.0
 #define FD_MAX_OFFERED 8
-#define FD_MIN_SEQ 256
+#define FD_MAX_SEQ 131072
 #define FD_MAX_ASSUMPTIONS 24
 #define FD_ASSUMPTION_LEN 256
 
@@ -55,7 +59,22 @@ struct fd_request {
 	bool has_compute_specs;
 	char hardware_profile[64];
 	bool has_hardware_profile;
+	int64_t max_seq_length;
+	bool has_max_seq_length;
+	int64_t effective_batch;
+	bool has_effective_batch;
+	int method;
+	bool has_method;
 };
+
+/* As enum train_mode orders them. */
+static const char *const fd_methods[] = {"full", "lora", "qlora", NULL};
+
+#define FD_F(name, kind, field, lo, hi, has)                                                       \
+	{                                                                                          \
+		name, kind, offsetof(struct fd_request, field), 0, lo, hi, false,                  \
+			offsetof(struct fd_request, has), NULL                                     \
+	}
 
 static const struct jm_field fd_fields[] = {
 	{"task", JM_ENUM, offsetof(struct fd_request, task), 0, 0, 0, true,
@@ -66,16 +85,11 @@ static const struct jm_field fd_fields[] = {
 	{"hardware_profile", JM_STRING, offsetof(struct fd_request, hardware_profile),
 	 sizeof(((struct fd_request *)0)->hardware_profile), 0, 0, false,
 	 offsetof(struct fd_request, has_hardware_profile), NULL},
-};
-
-/* Fine-tuning settings as ModelForge names them. */
-struct fd_settings {
-	bool use_4bit;
-	int64_t batch;
-	int64_t accum;
-	int64_t seq;
-	const char *strategy_16bit; /* "sft" or "lora": the strategy when not 4-bit */
-	const char *provider;
+	FD_F("max_seq_length", JM_INT, max_seq_length, 64, FD_MAX_SEQ, has_max_seq_length),
+	FD_F("effective_batch_size", JM_INT, effective_batch, 1, PLAN_FT_MAX_EFFECTIVE_BATCH,
+	     has_effective_batch),
+	{"method", JM_ENUM, offsetof(struct fd_request, method), 0, 0, 0, false,
+	 offsetof(struct fd_request, has_method), fd_methods},
 };
 
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
@@ -84,8 +98,8 @@ struct fd {
 	struct hw_snapshot hw;
 	const cJSON *hardware;    /* the request's "hardware", or NULL */
 	const struct hw_gpu *gpu; /* the largest GPU, or NULL */
-	bool bf16;
-	bool allow_4bit;
+	struct plan_ft_device dev;
+	long evaluated; /* setups the planner asked of the estimator */
 	int n_assumptions;
 	char assumptions[FD_MAX_ASSUMPTIONS][FD_ASSUMPTION_LEN];
 };
@@ -274,7 +288,7 @@ static const char *fd_tier(struct fd *f, const char **detected)
 	return t;
 }
 
-/* ---- the template ----------------------------------------------------------------------- */
+/* ---- the plan -------------------------------------------------------------------------- */
 
 static const cJSON *fd_tier_object(const cJSON *tiers, const char *id)
 {
@@ -289,77 +303,59 @@ static const cJSON *fd_tier_object(const cJSON *tiers, const char *id)
 	return NULL;
 }
 
-static int64_t fd_int(const cJSON *o, const char *name, int64_t dflt)
+static enum plan_ft_backend fd_backend(const char *b)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 1e6 ?
-		       (int64_t)v->valuedouble :
-		       dflt;
+	if (strcmp(b, "cuda") == 0)
+		return PLAN_FT_BACKEND_CUDA;
+	if (strcmp(b, "rocm") == 0)
+		return PLAN_FT_BACKEND_ROCM;
+	if (strcmp(b, "metal") == 0)
+		return PLAN_FT_BACKEND_METAL;
+	return b[0] && strcmp(b, "cpu") != 0 ? PLAN_FT_BACKEND_OTHER : PLAN_FT_BACKEND_NONE;
 }
 
-/* The tier's settings, adapted to what this host can run. */
-static void fd_template(struct fd *f, const cJSON *tier, struct fd_settings *s)
+/* The GPU that trains, as /api/estimate picks it: the largest budget (free memory less the
+ * reserve; for unified memory the GPU's share of the RAM). Its compute is the device's dense
+ * 16-bit rate, from the scan or its profile. */
+static void fd_device(const struct api_env *env, struct fd *f)
 {
-	const cJSON *set = cJSON_GetObjectItemCaseSensitive(tier, "settings");
-	const cJSON *prov = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(tier, "provider"), "primary");
-	const cJSON *st;
-	const char *backend = f->hw.backend;
+	int64_t ram_total = f->hw.memory.total_bytes, ram_avail = f->hw.memory.available_bytes;
+	const struct hw_gpu *train = NULL;
 
-	s->use_4bit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(set, "use_4bit"));
-	s->batch = fd_int(set, "per_device_train_batch_size", 1);
-	s->accum = fd_int(set, "gradient_accumulation_steps", 1);
-	s->seq = fd_int(set, "max_seq_length", 512);
-	s->strategy_16bit = "lora";
-	cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(tier, "strategies"))
-	{
-		if (cJSON_IsString(st) && strcmp(st->valuestring, "sft") == 0)
-			s->strategy_16bit = "sft";
+	f->dev.backend = fd_backend(f->hw.backend);
+	f->dev.budget_bytes = -1;
+	f->dev.tflops = -1;
+	for (int i = 0; i < f->hw.n_gpus; i++) {
+		const struct hw_gpu *g = &f->hw.gpus[i];
+		int64_t free_b, budget;
+		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
+			continue;
+		free_b = g->memory_free_bytes >= 0 ? g->memory_free_bytes : g->memory_total_bytes;
+		budget = g->unified_memory && ram_total > 0 ?
+				 rf_budget_unified(ram_total, ram_avail) :
+				 rf_budget_device(free_b, g->memory_total_bytes);
+		if (g->unified_memory && budget > g->memory_total_bytes)
+			budget = g->memory_total_bytes;
+		if (budget > f->dev.budget_bytes) {
+			f->dev.budget_bytes = budget;
+			train = g;
+		}
 	}
-	s->provider = cJSON_IsString(prov) && strcmp(prov->valuestring, "unsloth") == 0 ?
-			      "unsloth" :
-			      "huggingface";
-	f->allow_4bit = strcmp(backend, "cuda") == 0 || strcmp(backend, "rocm") == 0;
-	if (s->use_4bit && !f->allow_4bit) {
-		s->use_4bit = false;
-		fd_assume(f,
-			  "use_4bit: false; bitsandbytes 4-bit needs CUDA or ROCm and this host "
-			  "runs %s, so adapters train on 16-bit weights%s",
-			  backend[0] ? backend : "no GPU backend",
-			  strcmp(backend, "metal") == 0 ? " (PyTorch MPS)" : "");
+	if (!train) {
+		f->dev.backend = PLAN_FT_BACKEND_NONE;
+		return;
 	}
-	if (strcmp(s->provider, "unsloth") == 0 && strcmp(backend, "cuda") != 0) {
-		s->provider = "huggingface";
-		fd_assume(f, "provider: huggingface; Unsloth needs an NVIDIA GPU on Linux or WSL");
+	f->dev.bf16 = fd_bf16(env, train);
+	f->dev.tflops = train->fp16_tflops;
+	if (f->dev.tflops <= 0 && env->devices) {
+		const struct device_profile *p = NULL;
+		enum device_compute_kind kind;
+		if (device_resolve_mem(env->devices, train->name, train->memory_total_bytes, &p) ==
+			    0 &&
+		    p)
+			f->dev.tflops = device_compute_tflops(p, &kind);
 	}
-	if (s->strategy_16bit[0] == 's')
-		fd_assume(f, "strategy sft: ModelForge's SFT trains LoRA adapters on the 16-bit "
-			     "model; estimated as mode lora");
 }
-
-static const char *fd_strategy(const struct fd_settings *s)
-{
-	return s->use_4bit ? "qlora" : s->strategy_16bit;
-}
-
-static cJSON *fd_settings_json(const struct fd *f, const struct fd_settings *s)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o)
-		return NULL;
-	cJSON_AddBoolToObject(o, "use_4bit", s->use_4bit);
-	cJSON_AddBoolToObject(o, "bf16", f->bf16);
-	cJSON_AddBoolToObject(o, "fp16", f->gpu && !f->bf16);
-	cJSON_AddNumberToObject(o, "per_device_train_batch_size", (double)s->batch);
-	cJSON_AddNumberToObject(o, "gradient_accumulation_steps", (double)s->accum);
-	cJSON_AddNumberToObject(o, "max_seq_length", (double)s->seq);
-	cJSON_AddStringToObject(o, "strategy", fd_strategy(s));
-	cJSON_AddStringToObject(o, "provider", s->provider);
-	return o;
-}
-
-/* ---- the candidates --------------------------------------------------------------------- */
 
 static bool fd_task_fits(const struct model_entry *m, int task)
 {
@@ -375,65 +371,142 @@ static bool fd_task_fits(const struct model_entry *m, int task)
 	}
 }
 
-static int fd_by_params(const void *a, const void *b)
-{
-	const struct model_entry *x = *(const struct model_entry *const *)a;
-	const struct model_entry *y = *(const struct model_entry *const *)b;
+static const unsigned fd_task_bits[] = {MODEL_TASK_TEXT_GENERATION, MODEL_TASK_SUMMARIZATION,
+					MODEL_TASK_EXTRACTIVE_QA, MODEL_TASK_QUESTION_ANSWERING};
+static const enum plan_ft_task fd_plan_tasks[] = {PLAN_FT_TEXT_GENERATION, PLAN_FT_SUMMARIZATION,
+						  PLAN_FT_QUESTION_ANSWERING,
+						  PLAN_FT_QUESTION_ANSWERING};
 
-	if (x->params_b != y->params_b)
-		return x->params_b < y->params_b ? 1 : -1;
-	return strcmp(x->id, y->id);
-}
+#define FD_MAX_LISTED 16
 
-/* Writes the candidates, ranked, to list (room for the catalog) and returns their count. */
-static size_t fd_candidates(const struct api_env *env, struct fd *f, const cJSON *tier,
-			    const struct model_entry **list)
+/* Resolves the tier's own models for the task (in its order) into listed. Returns how many. */
+static int fd_listed(const struct api_env *env, const struct fd *f, const cJSON *tier,
+		     const struct model_entry **listed)
 {
 	const char *key = f->rq.task == FD_EXTRACTIVE_QA ? "question-answering" :
 							   fd_tasks[f->rq.task];
 	const cJSON *tm;
-	size_t n = 0, n_tpl;
+	int n = 0;
 
 	cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(
 				       cJSON_GetObjectItemCaseSensitive(tier, "models"), key))
 	{
-		const struct model_entry *m =
-			cJSON_IsString(tm) ? model_catalog_find(env->models, tm->valuestring) :
-					     NULL;
-		bool dup = false;
-		if (!cJSON_IsString(tm))
-			continue;
-		if (!m) {
-			fd_assume(f, "the tier's model %.120s is not in the catalog; not estimated",
-				  tm->valuestring);
-			continue;
-		}
-		if (!fd_task_fits(m, f->rq.task))
-			continue;
-		for (size_t i = 0; i < n; i++)
-			dup = dup || list[i] == m;
-		if (!dup)
-			list[n++] = m;
+		if (n < FD_MAX_LISTED)
+			listed[n++] = cJSON_IsString(tm) ?
+					      model_catalog_find(env->models, tm->valuestring) :
+					      NULL;
 	}
-	n_tpl = n;
-	for (size_t i = 0; i < env->models->n; i++) {
-		const struct model_entry *m = &env->models->models[i];
-		bool dup = false;
-		if (!fd_task_fits(m, f->rq.task))
-			continue;
-		for (size_t j = 0; j < n_tpl; j++)
-			dup = dup || list[j] == m;
-		if (!dup)
-			list[n++] = m;
-	}
-	qsort(list + n_tpl, n - n_tpl, sizeof(*list), fd_by_params);
 	return n;
 }
 
-/* Asks the estimator about model m with settings s. Returns 0 and the answer, or < 0 when the
- * estimator refused the question (the envelope is dropped). */
+/* Plans every catalog model of the task on the machine and ranks them, best first, into
+ * list (room for the catalog). Returns how many, or a negative rf_err. */
+static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tier,
+		       struct plan_ft_candidate *list, size_t *n_out)
+{
+	struct plan_ft_request r = {0};
+	const struct model_entry *listed[FD_MAX_LISTED];
+	int n_listed = fd_listed(env, f, tier, listed);
+	size_t n = 0;
+
+	r.task = fd_plan_tasks[f->rq.task];
+	r.seq_len = f->rq.has_max_seq_length ? f->rq.max_seq_length : 0;
+	r.effective_batch = f->rq.has_effective_batch ? f->rq.effective_batch : 0;
+	r.methods = f->rq.has_method ? PLAN_FT_METHOD_BIT((enum train_mode)f->rq.method) : 0;
+	for (size_t i = 0; i < env->models->n; i++) {
+		const struct model_entry *m = &env->models->models[i];
+		struct model_params params;
+		struct plan_ft_model pm = {&m->arch, &params};
+		struct plan_ft_candidate *c = &list[n];
+		int rc;
+		if (!fd_task_fits(m, f->rq.task))
+			continue;
+		rc = api_memo_params(&m->arch, &params);
+		if (rc == RF_E_NOMEM)
+			return rc;
+		if (rc < 0)
+			continue;
+		memset(c, 0, sizeof(*c));
+		c->index = i;
+		c->params_b = m->params_b > 0 ? m->params_b : (double)params.total / 1e9;
+		c->listed = -1;
+		for (int k = n_listed - 1; k >= 0; k--)
+			if (listed[k] == m)
+				c->listed = k;
+		c->suits = plan_ft_suits(fd_task_bits[f->rq.task], m->tasks);
+		rc = plan_finetune(&pm, &f->dev, &r, &c->plan);
+		if (rc < 0)
+			return rc;
+		f->evaluated += c->plan.n_evaluated;
+		n++;
+	}
+	plan_ft_rank(list, n);
+	*n_out = n;
+	return 0;
+}
+
+/* ModelForge's settings for a planned setup, with rigfit's names for what it adds. */
+static cJSON *fd_settings_json(const struct plan_ft_setup *s, int64_t effective)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddBoolToObject(o, "use_4bit", s->mode == TRAIN_QLORA);
+	cJSON_AddBoolToObject(o, "bf16", s->bf16);
+	cJSON_AddBoolToObject(o, "fp16", !s->bf16);
+	cJSON_AddNumberToObject(o, "per_device_train_batch_size", (double)s->batch_size);
+	cJSON_AddNumberToObject(o, "gradient_accumulation_steps", (double)s->grad_accum);
+	cJSON_AddNumberToObject(o, "effective_batch_size", (double)effective);
+	cJSON_AddNumberToObject(o, "max_seq_length", (double)s->seq_len);
+	cJSON_AddStringToObject(o, "strategy", s->mode == TRAIN_QLORA ? "qlora" : "sft");
+	cJSON_AddStringToObject(o, "method", plan_ft_method_name(s->mode));
+	cJSON_AddStringToObject(o, "provider", plan_ft_provider_name(s->provider));
+	cJSON_AddBoolToObject(o, "gradient_checkpointing", s->gradient_checkpointing);
+	cJSON_AddStringToObject(o, "optim", plan_ft_optimizer_name(s->optimizer));
+	if (s->mode == TRAIN_FULL)
+		cJSON_AddNullToObject(o, "lora_r");
+	else
+		cJSON_AddNumberToObject(o, "lora_r", (double)s->lora_rank);
+	return o;
+}
+
+/* One model_settings entry: the plan of one model and what the estimator says of it. */
+static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
+			    const struct plan_ft_result *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct plan_ft_setup *s = &p->best;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "model", m->id);
+	api_json_add(o, "settings", fd_settings_json(s, p->effective_batch));
+	cJSON_AddBoolToObject(o, "reached_task_length", p->reached_target);
+	cJSON_AddBoolToObject(o, "shrunk", !p->reached_target);
+	cJSON_AddNumberToObject(o, "task_seq_len", (double)p->target_seq);
+	if (p->usable_seq > 0)
+		cJSON_AddNumberToObject(o, "usable_seq_len", (double)p->usable_seq);
+	else
+		cJSON_AddNullToObject(o, "usable_seq_len");
+	cJSON_AddNumberToObject(o, "memory_total_bytes", (double)s->memory.total_bytes);
+	cJSON_AddNumberToObject(o, "budget_bytes", (double)f->dev.budget_bytes);
+	cJSON_AddNumberToObject(o, "utilization",
+				f->dev.budget_bytes > 0 ? (double)s->memory.total_bytes /
+								  (double)f->dev.budget_bytes :
+							  0);
+	if (s->tokens_per_s > 0)
+		cJSON_AddNumberToObject(o, "tokens_per_s", round(s->tokens_per_s));
+	else
+		cJSON_AddNullToObject(o, "tokens_per_s");
+	return o;
+}
+
+/* Asks /api/estimate about the recommended setup, so that the answer carries the estimator's
+ * own account of it. Returns 0 and the answer in *res (NULL when it refused the question), or
+ * RF_E_NOMEM. */
 static int fd_estimate(const struct api_env *env, const struct fd *f, const struct model_entry *m,
-		       const struct fd_settings *s, cJSON **res)
+		       const struct plan_ft_setup *s, cJSON **res)
 {
 	cJSON *body = cJSON_CreateObject();
 	struct api_reply tmp = {0};
@@ -443,10 +516,16 @@ static int fd_estimate(const struct api_env *env, const struct fd *f, const stru
 	if (!body)
 		return RF_E_NOMEM;
 	cJSON_AddStringToObject(body, "model", m->id);
-	cJSON_AddStringToObject(body, "mode", s->use_4bit ? "qlora" : "lora");
-	cJSON_AddNumberToObject(body, "batch_size", (double)s->batch);
-	cJSON_AddNumberToObject(body, "seq_len", (double)s->seq);
-	cJSON_AddStringToObject(body, "provider", s->provider);
+	cJSON_AddStringToObject(body, "mode", plan_ft_method_name(s->mode));
+	cJSON_AddNumberToObject(body, "batch_size", (double)s->batch_size);
+	cJSON_AddNumberToObject(body, "seq_len", (double)s->seq_len);
+	cJSON_AddStringToObject(body, "provider", plan_ft_provider_name(s->provider));
+	cJSON_AddBoolToObject(body, "gradient_checkpointing", s->gradient_checkpointing);
+	cJSON_AddStringToObject(
+		body, "optimizer",
+		s->optimizer == TRAIN_OPT_ADAMW ? "adamw" : plan_ft_optimizer_name(s->optimizer));
+	if (s->mode != TRAIN_FULL)
+		cJSON_AddNumberToObject(body, "lora_rank", (double)s->lora_rank);
 	if (f->hardware)
 		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
 	else if (f->rq.has_hardware_profile)
@@ -454,34 +533,9 @@ static int fd_estimate(const struct api_env *env, const struct fd *f, const stru
 	rc = api_estimate_object(env, body, res, &tmp);
 	api_reply_reset(&tmp);
 	cJSON_Delete(body);
-	return rc;
-}
-
-/* Finds settings under which m fits, shrinking s. Returns true and the answer in *res. */
-static bool fd_fit(const struct api_env *env, const struct fd *f, const struct model_entry *m,
-		   struct fd_settings *s, cJSON **res)
-{
-	int64_t mpe = m->arch.max_position_embeddings;
-
-	if (mpe > 0 && s->seq > mpe)
-		s->seq = mpe;
-	for (;;) {
-		if (fd_estimate(env, f, m, s, res) < 0)
-			return false;
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*res, "fits")))
-			return true;
-		cJSON_Delete(*res);
+	if (rc < 0)
 		*res = NULL;
-		if (s->seq > FD_MIN_SEQ)
-			s->seq = s->seq / 2 > FD_MIN_SEQ ? s->seq / 2 : FD_MIN_SEQ;
-		else if (s->batch > 1) {
-			s->accum *= s->batch; /* the same effective batch */
-			s->batch = 1;
-		} else if (!s->use_4bit && f->allow_4bit)
-			s->use_4bit = true;
-		else
-			return false;
-	}
+	return rc == RF_E_NOMEM ? rc : 0;
 }
 
 /* ---- the answer ------------------------------------------------------------------------- */
@@ -530,25 +584,99 @@ static void fd_machine_json(const struct fd *f, cJSON *root)
 
 static const char *fd_none_reason(const struct fd *f)
 {
-	if (!f->gpu)
+	if (f->dev.backend == PLAN_FT_BACKEND_NONE)
 		return "no GPU with a known memory size: rigfit estimates fine-tuning on a GPU only; "
 		       "training on the CPU is possible for the smallest models but very slow and "
 		       "not estimated here";
-	return "no candidate model fits this GPU even with max_seq_length 256, batch size 1 and "
-	       "4-bit weights where the host supports them";
+	if (f->rq.has_method && f->rq.method == TRAIN_QLORA &&
+	    f->dev.backend != PLAN_FT_BACKEND_CUDA && f->dev.backend != PLAN_FT_BACKEND_ROCM)
+		return f->dev.backend == PLAN_FT_BACKEND_METAL ?
+			       "QLoRA needs bitsandbytes, which runs on CUDA and ROCm, not on Apple "
+			       "silicon: use LoRA on 16-bit weights (method lora, PyTorch MPS) or "
+			       "MLX's LoRA/QLoRA" :
+			       "QLoRA needs bitsandbytes, which runs on CUDA and ROCm only";
+	return "no candidate model fits this GPU at the task's shortest sequence (text "
+	       "generation 1024, summarization 2048, question answering 384 tokens), even with "
+	       "batch size 1, gradient checkpointing and 4-bit weights where bitsandbytes runs";
+}
+
+static void fd_plan_json(const struct fd *f, cJSON *root)
+{
+	cJSON *p = cJSON_AddObjectToObject(root, "plan");
+	int64_t target, floor;
+
+	if (!p)
+		return;
+	plan_ft_task_lengths(fd_plan_tasks[f->rq.task], &target, &floor);
+	cJSON_AddNumberToObject(p, "task_seq_len",
+				(double)(f->rq.has_max_seq_length ? f->rq.max_seq_length : target));
+	cJSON_AddNumberToObject(p, "floor_seq_len", (double)floor);
+	cJSON_AddNumberToObject(p, "effective_batch_size",
+				(double)(f->rq.has_effective_batch ?
+						 f->rq.effective_batch :
+						 PLAN_FT_DEFAULT_EFFECTIVE_BATCH));
+	if (f->rq.has_method)
+		cJSON_AddStringToObject(p, "method", fd_methods[f->rq.method]);
+	else
+		cJSON_AddNullToObject(p, "method");
+	cJSON_AddStringToObject(p, "objective",
+				"the task's sequence length first (never below its floor), then "
+				"the most tokens per second");
+	cJSON_AddBoolToObject(p, "bf16", f->dev.bf16);
+	cJSON_AddNumberToObject(p, "budget_bytes", (double)f->dev.budget_bytes);
+	if (f->dev.tflops > 0)
+		cJSON_AddNumberToObject(p, "device_tflops", f->dev.tflops);
+	else
+		cJSON_AddNullToObject(p, "device_tflops");
+	cJSON_AddNumberToObject(p, "setups_evaluated", (double)f->evaluated);
+}
+
+static void fd_assumptions(struct fd *f)
+{
+	fd_assume(f, "available_diskspace_gb: null, the disk is not measured");
+	fd_assume(f,
+		  "candidates: catalog models for the task (text-generation: decoder models; "
+		  "question-answering also takes extractive ones); at most %d offered",
+		  FD_MAX_OFFERED);
+	fd_assume(f, "ranking: models that reach the task's sequence length, then those that "
+		     "reach only its floor, then those whose own length is below it; within "
+		     "each, the class that suits the task (for question answering a model "
+		     "trained to answer), the tier's own models, then the largest");
+	fd_assume(f, "settings: for each model the best of every method (full, LoRA, QLoRA where "
+		     "bitsandbytes runs), provider (Unsloth for decoders on CUDA), optimizer, "
+		     "gradient checkpointing and micro-batch toward the effective batch: the "
+		     "longest sequence up to the task's first, then the most tokens/s");
+	fd_assume(f, "tokens_per_s: training FLOPs per token (2N forward, 4N backward for full "
+		     "or 2N for adapters, +2N with checkpointing, attention by sequence) over "
+		     "30%% of the device's 16-bit rate for LoRA, 23%% for QLoRA and 21%% for full "
+		     "(their ratios fitted to torchtune's runs); Unsloth's speed-up is not "
+		     "counted; /api/estimate's own training speed may differ");
+	if (f->dev.backend == PLAN_FT_BACKEND_CUDA)
+		fd_assume(f,
+			  "provider unsloth: its checkpoints are offloaded to host RAM, which is "
+			  "not counted in the GPU's memory or checked here");
+	if (!f->dev.bf16 && f->dev.backend != PLAN_FT_BACKEND_NONE)
+		fd_assume(f, "fp16: the GPU has no bf16, so training runs in fp16 mixed precision "
+			     "(full fine-tuning keeps fp32 master weights)");
+	if (f->dev.backend == PLAN_FT_BACKEND_METAL)
+		fd_assume(f,
+			  "Apple silicon: training runs on PyTorch MPS within the GPU's share of "
+			  "the unified memory; no bitsandbytes (no QLoRA, no 8-bit optimizers) "
+			  "and no Unsloth");
 }
 
 int api_finetune_detect(const struct api_env *env, const struct api_request *req,
 			struct api_reply *out)
 {
 	cJSON *body = NULL, *root = NULL, *possible, *options, *per, *est = NULL, *arr;
-	const struct model_entry **list = NULL;
-	const char *tier_id, *detected = NULL, *recommended = NULL;
+	struct plan_ft_candidate *list = NULL;
+	const struct model_entry *rec = NULL;
+	const struct plan_ft_result *rec_plan = NULL;
+	const char *tier_id, *detected = NULL;
 	const cJSON *tier;
-	struct fd_settings base, best = {0};
 	struct fd *f = NULL;
 	size_t n = 0;
-	int offered = 0, checked = 0, rc;
+	int offered = 0, rc;
 	char *json;
 
 	rc = jm_parse_body(req, false, &body, out);
@@ -571,7 +699,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	rc = fd_hardware(env, f, out);
 	if (rc < 0)
 		goto done;
-	f->bf16 = f->gpu && fd_bf16(env, f->gpu);
+	fd_device(env, f);
 	tier_id = fd_tier(f, &detected);
 	tier = fd_tier_object((const cJSON *)env->tiers, tier_id);
 	if (!tier) {
@@ -579,14 +707,17 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 			       tier_id);
 		goto done;
 	}
-	fd_template(f, tier, &base);
-	list = calloc(env->models->n + 16, sizeof(*list));
+	list = calloc(env->models->n + 1, sizeof(*list));
 	root = cJSON_CreateObject();
 	if (!list || !root) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
 		goto done;
 	}
-	n = fd_candidates(env, f, tier, list);
+	rc = fd_plan_all(env, f, tier, list, &n);
+	if (rc < 0) {
+		rc = api_error(out, rc, NULL, NULL);
+		goto done;
+	}
 
 	cJSON_AddNumberToObject(root, "status_code", 200);
 	cJSON_AddStringToObject(root, "task", fd_tasks[f->rq.task]);
@@ -596,72 +727,59 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	cJSON_AddStringToObject(root, "profile_source",
 				f->rq.has_compute_specs ? "compute_specs" : "hardware");
 	fd_machine_json(f, root);
-	api_json_add(root, "settings", fd_settings_json(f, &base));
 	possible = cJSON_AddArrayToObject(root, "possible_models");
 	options = cJSON_AddArrayToObject(root, "possible_options");
 	per = cJSON_AddArrayToObject(root, "model_settings");
-	for (size_t i = 0; i < n && offered < FD_MAX_OFFERED && f->gpu; i++) {
-		struct fd_settings s = base;
-		cJSON *res = NULL, *ms;
-		checked++;
-		if (!fd_fit(env, f, list[i], &s, &res))
-			continue;
+	for (size_t i = 0; i < n && offered < FD_MAX_OFFERED; i++) {
+		const struct model_entry *m = &env->models->models[list[i].index];
+		if (!list[i].plan.feasible)
+			break;
 		offered++;
-		api_json_append(possible, cJSON_CreateString(list[i]->id));
-		api_json_append(options, cJSON_CreateString(list[i]->id));
-		ms = cJSON_CreateObject();
-		if (ms) {
-			const cJSON *mem = cJSON_GetObjectItemCaseSensitive(res, "memory");
-			const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "utilization");
-			cJSON_AddStringToObject(ms, "model", list[i]->id);
-			api_json_add(ms, "settings", fd_settings_json(f, &s));
-			cJSON_AddBoolToObject(ms, "shrunk",
-					      s.seq != base.seq || s.batch != base.batch ||
-						      s.use_4bit != base.use_4bit);
-			api_json_add(ms, "memory_total_bytes",
-				     cJSON_Duplicate(
-					     cJSON_GetObjectItemCaseSensitive(mem, "total_bytes"),
-					     true));
-			cJSON_AddNumberToObject(ms, "utilization",
-						cJSON_IsNumber(u) ? u->valuedouble : 0);
-			api_json_append(per, ms);
+		api_json_append(possible, cJSON_CreateString(m->id));
+		api_json_append(options, cJSON_CreateString(m->id));
+		api_json_append(per, fd_model_json(f, m, &list[i].plan));
+		if (!rec) {
+			rec = m;
+			rec_plan = &list[i].plan;
 		}
-		if (!recommended) {
-			recommended = list[i]->id;
-			best = s;
-			est = res;
-			res = NULL;
-		}
-		cJSON_Delete(res);
 	}
-	fd_add_str_or_null(root, "recommended_model", recommended);
-	fd_add_str_or_null(root, "model_recommendation", recommended);
-	if (recommended) {
-		api_json_add(root, "recommended_settings", fd_settings_json(f, &best));
-		api_json_add(root, "estimate", est);
+	fd_add_str_or_null(root, "recommended_model", rec ? rec->id : NULL);
+	fd_add_str_or_null(root, "model_recommendation", rec ? rec->id : NULL);
+	if (rec) {
+		/* One object, rendered twice: settings is what recommended_settings says. */
+		api_json_add(root, "settings",
+			     fd_settings_json(&rec_plan->best, rec_plan->effective_batch));
+		api_json_add(root, "recommended_settings",
+			     fd_settings_json(&rec_plan->best, rec_plan->effective_batch));
+		rc = fd_estimate(env, f, rec, &rec_plan->best, &est);
+		if (rc < 0) {
+			rc = api_error(out, rc, NULL, NULL);
+			goto done;
+		}
+		if (est)
+			api_json_add(root, "estimate", est);
+		else
+			cJSON_AddNullToObject(root, "estimate");
 		est = NULL;
 		cJSON_AddNullToObject(root, "explanation");
 	} else {
+		cJSON_AddNullToObject(root, "settings");
 		cJSON_AddNullToObject(root, "recommended_settings");
 		cJSON_AddNullToObject(root, "estimate");
 		cJSON_AddStringToObject(root, "explanation", fd_none_reason(f));
 	}
-	cJSON_AddNumberToObject(root, "candidates_checked", checked);
-	fd_assume(f, "available_diskspace_gb: null, the disk is not measured");
-	fd_assume(f,
-		  "candidates: catalog models for the task (text-generation: decoder models; "
-		  "question-answering also takes extractive ones), the tier's own models first, "
-		  "then by parameters, largest first; at most %d offered",
-		  FD_MAX_OFFERED);
-	fd_assume(f,
-		  "every model offered fits by the estimator; settings shrink (max_seq_length "
-		  "halving to %d, batch 1 with the same effective batch, then 4-bit) before a "
-		  "model is dropped; model_settings lists those used",
-		  FD_MIN_SEQ);
-	if (strcmp(f->hw.backend, "metal") == 0)
+	api_json_add(root, "tier_settings",
+		     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tier, "settings"), true));
+	fd_plan_json(f, root);
+	cJSON_AddNumberToObject(root, "candidates_checked", (double)n);
+	fd_assumptions(f);
+	if (rec_plan && !rec_plan->best.flash_attention)
+		fd_assume(f, "estimate: /api/estimate assumes SDPA attention; the plan counted the "
+			     "eager attention scores this model runs with (T5's position bias)");
+	if (rec_plan && rec_plan->best.weight_bits == 32)
 		fd_assume(f,
-			  "Apple silicon: training runs on PyTorch MPS within the GPU's share of "
-			  "the unified memory; slower than CUDA");
+			  "estimate: /api/estimate takes full fine-tuning as pure 16-bit; the plan "
+			  "counted fp32 master weights, as fp16 mixed precision needs");
 	arr = cJSON_AddArrayToObject(root, "assumptions");
 	for (int i = 0; arr && i < f->n_assumptions; i++)
 		api_json_append(arr, cJSON_CreateString(f->assumptions[i]));

@@ -42,8 +42,9 @@ int api_model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_ar
 int model_catalog_from_json(const cJSON *doc, struct model_catalog **out /* OUT */, char *err,
 			    size_t errlen);
 
-/* Resolves name (an exact HF id or alias, any case) in c. Returns 0 and the entry in *out, or
- * a 422 invalid_value envelope in reply naming field (the request field the name came from). */
+/* Resolves name (an exact HF id or alias, any case; else an Ollama reference such as
+ * "llama3.1:8b", core/ollama_ref.h) in c. Returns 0 and the entry in *out, or a 422
+ * invalid_value envelope in reply naming field (the request field the name came from). */
 int api_model_resolve(const struct model_catalog *c, const char *name, const char *field,
 		      struct api_reply *reply, const struct model_entry **out /* OUT */);
 
@@ -54,5 +55,12 @@ cJSON *api_model_arch_json(const struct model_arch *a);
 /* Renders a catalog entry: id, name, aliases, tasks, license, params_b (published),
  * parameters (computed: total, active, embedding), architecture. Returns a new object or NULL. */
 cJSON *api_model_entry_json(const struct model_entry *e);
+
+/* The same, also writing the quantization an Ollama tag names ("Q8_0" for
+ * "llama3.1:8b-instruct-q8_0"; "" when the name is no tag or its tag names none) into quant
+ * (size quantlen). */
+int api_model_resolve_ref(const struct model_catalog *c, const char *name, const char *field,
+			  struct api_reply *reply, const struct model_entry **out /* OUT */,
+			  char *quant, size_t quantlen);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "api/model_json.h"
 #include "core/err.h"
+#include "core/ollama_ref.h"
 
 int api_model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *out,
 			   struct api_reply *reply)
@@ -20,17 +21,28 @@ int api_model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_ar
 	return 0;
 }
 
-int api_model_resolve(const struct model_catalog *c, const char *name, const char *field,
-		      struct api_reply *reply, const struct model_entry **out)
+int api_model_resolve_ref(const struct model_catalog *c, const char *name, const char *field,
+			  struct api_reply *reply, const struct model_entry **out, char *quant,
+			  size_t quantlen)
 {
 	const struct model_entry *e = model_catalog_find(c, name);
 
+	if (quant && quantlen)
+		quant[0] = '\0';
+	if (!e)
+		e = ollama_ref_find(c, name, quant, quantlen);
 	if (!e)
 		return api_error(reply, RF_E_INVALID_VALUE, field,
-				 "unknown model '%.100s': use a Hugging Face id or an alias from "
-				 "the catalog (matched exactly, ignoring case), or give "
-				 "\"architecture\" or \"gguf\"",
+				 "unknown model '%.100s': use a Hugging Face id, an alias from "
+				 "the catalog (matched exactly, ignoring case) or an Ollama tag "
+				 "(llama3.1:8b), or give \"architecture\" or \"gguf\"",
 				 name ? name : "");
 	*out = e;
 	return 0;
+}
+
+int api_model_resolve(const struct model_catalog *c, const char *name, const char *field,
+		      struct api_reply *reply, const struct model_entry **out)
+{
+	return api_model_resolve_ref(c, name, field, reply, out, NULL, 0);
 }

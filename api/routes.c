@@ -28,6 +28,7 @@ static const struct api_route api_route_table[] = {
 	{API_POST, "/api/recommend", api_recommend, API_ROUTE_JSON_BODY},
 	{API_POST, "/api/validate", api_validate, API_ROUTE_JSON_BODY},
 	{API_POST, "/api/config", api_config, API_ROUTE_JSON_BODY},
+	{API_GET, "/api/models", api_models_list, 0},
 	{API_GET, "/api/profiles", api_profiles_list, 0},
 	{API_GET, "/api/profiles/{id}", api_profile_get, API_ROUTE_HAS_ID},
 	{API_PUT, "/api/profiles/{id}", api_profile_put, API_ROUTE_HAS_ID | API_ROUTE_JSON_BODY},

@@ -32,6 +32,8 @@
 #include "server/healthcheck.h"
 #include "server/mcp_stdio.h"
 #include "server/models_dir.h"
+#include "server/models_list.h"
+#include "server/ollama_models.h"
 #include "server/profiles.h"
 
 static const char usage[] =
@@ -326,6 +328,12 @@ int rf_cli_env_open(struct rf_cli_env *ce, int argc, char **argv, const char *na
 		ce->env.read_model = rf_model_file_read_cfg;
 		ce->env.read_model_ctx = &ce->cfg;
 	}
+	ce->env.read_model_dir = rf_model_dir_read_cfg;
+	ce->env.read_model_dir_ctx = &ce->cfg;
+	ce->env.read_ollama = rf_ollama_read_cfg;
+	ce->env.read_ollama_ctx = &ce->cfg;
+	ce->env.list_models = rf_list_models_cfg;
+	ce->env.list_models_ctx = &ce->cfg;
 	ce->req.method = API_POST;
 	ce->req.query = "";
 	ce->req.body = ce->body;

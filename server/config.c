@@ -21,13 +21,16 @@ const char rf_serve_usage[] =
 	"                    [--nvml-lib PATH] [--nvidia-smi PATH] [--sysctl PATH]\n"
 	"                    [--probe-timeout-ms MS] [--connection-timeout S]\n"
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
+	"                    [--hf-cache DIR] [--ollama-models DIR]\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--nfd-dir DIR]\n"
 	"                    [--insecure] [--no-ui]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
 	"RIGFIT_CONNECTION_TIMEOUT,\n"
-	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_MODELS_DIR and\n"
+	"RIGFIT_SCAN_INTERVAL, RIGFIT_SCAN_HISTORY_KEEP, RIGFIT_PROFILES, RIGFIT_HF_CACHE,\n"
+	"RIGFIT_OLLAMA_MODELS, "
+	"RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
 	"RIGFIT_NFD_DIR,\n"
 	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1. Flags win over the environment.\n"
@@ -72,6 +75,8 @@ static const struct opt opts[] = {
 	 10000000},
 	{"--profiles", "RIGFIT_PROFILES", OPT_STR, FIELD(profiles), 0, 0, 0},
 	{"--models-dir", "RIGFIT_MODELS_DIR", OPT_LIST, LISTF(models_dirs, n_models_dirs), 0, 0},
+	{"--hf-cache", "RIGFIT_HF_CACHE", OPT_STR, FIELD(hf_cache), 0, 0, 0},
+	{"--ollama-models", "RIGFIT_OLLAMA_MODELS", OPT_STR, FIELD(ollama_models), 0, 0, 0},
 	{"--cors-origin", "RIGFIT_CORS_ORIGIN", OPT_LIST, LISTF(cors_origins, n_cors_origins), 0,
 	 0},
 	{"--token-file", "RIGFIT_TOKEN_FILE", OPT_STR, FIELD(token_file), 0, 0, 0},

@@ -34,6 +34,8 @@ struct rf_config {
 	char profiles[RF_CONFIG_PATH_MAX];
 	int n_models_dirs;
 	char models_dirs[RF_CONFIG_MAX_LIST][RF_CONFIG_PATH_MAX];
+	char hf_cache[RF_CONFIG_PATH_MAX]; /* --hf-cache: the Hugging Face hub cache; "": default */
+	char ollama_models[RF_CONFIG_PATH_MAX]; /* --ollama-models: Ollama's store; "": default */
 	int n_cors_origins;
 	char cors_origins[RF_CONFIG_MAX_LIST][256];
 	char token_file[RF_CONFIG_PATH_MAX];

@@ -25,6 +25,8 @@
 #include "server/embedded.h"
 #include "server/log.h"
 #include "server/models_dir.h"
+#include "server/models_list.h"
+#include "server/ollama_models.h"
 #include "server/notify.h"
 #include "server/openapi_json.h"
 
@@ -71,6 +73,13 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;
 	}
+	/* Folders need a models dir (checked when read); the HF cache is read by id. */
+	env->read_model_dir = rf_model_dir_read_cfg;
+	env->read_model_dir_ctx = d->cfg;
+	env->read_ollama = rf_ollama_read_cfg;
+	env->read_ollama_ctx = d->cfg;
+	env->list_models = rf_list_models_cfg;
+	env->list_models_ctx = d->cfg;
 	if (d->snapshot) {
 		stats.last_scan_age_s = (double)(env->now_ms - d->snapshot->hw.scanned_at_ms) / 1e3;
 		if (stats.last_scan_age_s < 0)

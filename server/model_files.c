@@ -12,6 +12,7 @@
 #include "server/model_files.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +27,19 @@ static void set_msg(char *msg, size_t msglen, const char *text)
 {
 	if (msg && msglen > 0)
 		snprintf(msg, msglen, "%s", text);
+}
+
+/* set_msg with a format: the kind of file ("gguf", "model") in place of %s. */
+__attribute__((format(printf, 3, 4))) static void set_msgf(char *msg, size_t msglen,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!msg || msglen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
 }
 
 /* Returns 1 when the canonical path real lies inside the canonical directory dir: dir followed
@@ -68,8 +82,8 @@ static int find_dir(const char *const *dirs, int n_dirs, const char *real, int a
 
 /* The answer for a path that realpath() could not resolve (its errno in err): FORBIDDEN unless
  * the nearest ancestor that does resolve is inside a models dir, then by err. */
-static int unresolved(const char *const *dirs, int n_dirs, const char *path, int err, char *msg,
-		      size_t msglen)
+static int unresolved(const char *const *dirs, int n_dirs, const char *path, int err,
+		      const char *noun, char *msg, size_t msglen)
 {
 	char *tmp = strdup(path);
 	int inside = 0;
@@ -98,26 +112,27 @@ static int unresolved(const char *const *dirs, int n_dirs, const char *path, int
 	}
 	free(tmp);
 	if (!inside) {
-		set_msg(msg, msglen, "the gguf file is not inside a models directory");
+		set_msgf(msg, msglen, "the %s file is not inside a models directory", noun);
 		return RF_E_FORBIDDEN;
 	}
 	switch (err) {
 	case ENOENT:
 	case ENOTDIR:
-		set_msg(msg, msglen, "the gguf file does not exist");
+		set_msgf(msg, msglen, "the %s file does not exist", noun);
 		return RF_E_NOT_FOUND;
 	case ELOOP:
 	case ENAMETOOLONG:
-		set_msg(msg, msglen, "the gguf path has too many symbolic links or is too long");
+		set_msgf(msg, msglen, "the %s path has too many symbolic links or is too long",
+			 noun);
 		return RF_E_INVALID_VALUE;
 	case ENOMEM:
 		set_msg(msg, msglen, "out of memory");
 		return RF_E_NOMEM;
 	case EACCES:
-		set_msg(msg, msglen, "the gguf file cannot be read: permission denied");
+		set_msgf(msg, msglen, "the %s file cannot be read: permission denied", noun);
 		return RF_E_IO;
 	default:
-		set_msg(msg, msglen, "the gguf file cannot be read");
+		set_msgf(msg, msglen, "the %s file cannot be read", noun);
 		return RF_E_IO;
 	}
 }
@@ -125,8 +140,8 @@ static int unresolved(const char *const *dirs, int n_dirs, const char *path, int
 /* Opens real (canonical, inside the canonical dir dreal) from dreal one component at a time,
  * never following a symlink, for reading. Returns 0 and the descriptor in *fd, or a negative
  * rf_err with msg set. */
-static int open_under(const char *dreal, const char *real, int *fd /* OUT */, char *msg,
-		      size_t msglen)
+static int open_under(const char *dreal, const char *real, const char *noun, int *fd /* OUT */,
+		      char *msg, size_t msglen)
 {
 	size_t n = strlen(dreal);
 	const char *rel = real + (n == 1 ? 1 : n + 1);
@@ -161,22 +176,22 @@ static int open_under(const char *dreal, const char *real, int *fd /* OUT */, ch
 fail:
 	switch (errno) {
 	case ENOENT:
-		set_msg(msg, msglen, "the gguf file does not exist");
+		set_msgf(msg, msglen, "the %s file does not exist", noun);
 		rc = RF_E_NOT_FOUND;
 		break;
 	case ELOOP:
 	case ENOTDIR:
 		/* A component became a symlink or a non-directory after it was checked. */
-		set_msg(msg, msglen, "the gguf file is not inside a models directory");
+		set_msgf(msg, msglen, "the %s file is not inside a models directory", noun);
 		rc = RF_E_FORBIDDEN;
 		break;
 	case EACCES:
 	case EPERM:
-		set_msg(msg, msglen, "the gguf file cannot be read: permission denied");
+		set_msgf(msg, msglen, "the %s file cannot be read: permission denied", noun);
 		rc = RF_E_IO;
 		break;
 	default:
-		set_msg(msg, msglen, "the gguf file cannot be opened");
+		set_msgf(msg, msglen, "the %s file cannot be opened", noun);
 		rc = RF_E_IO;
 		break;
 	}
@@ -187,93 +202,128 @@ out:
 	return rc;
 }
 
-int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, size_t cap,
-		       char **buf, size_t *len, uint64_t *file_size, char *msg, size_t msglen)
+int rf_model_file_open(const char *const *dirs, int n_dirs, const char *path, const char *noun,
+		       int *fd, uint64_t *size, char *msg, size_t msglen)
 {
-	char *real = NULL, *dreal = NULL, *b = NULL;
+	char *real = NULL, *dreal = NULL;
 	struct stat st, fst;
-	size_t want, got = 0;
-	int fd = -1, rc;
+	int rc;
 
+	*fd = -1;
 	set_msg(msg, msglen, "");
 	if (!dirs || n_dirs <= 0) {
-		set_msg(msg, msglen,
-			"reading gguf files is off: no models directory is configured");
+		set_msgf(msg, msglen, "reading %s files is off: no models directory is configured",
+			 noun);
 		rc = RF_E_FORBIDDEN;
 		goto out;
 	}
 	if (!path || !path[0]) {
-		set_msg(msg, msglen, "the gguf path is empty");
+		set_msgf(msg, msglen, "the %s path is empty", noun);
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
 	if (path[0] != '/') {
-		set_msg(msg, msglen, "the gguf path must be absolute");
+		set_msgf(msg, msglen, "the %s path must be absolute", noun);
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
 	if (strnlen(path, PATH_MAX) >= PATH_MAX) {
-		set_msg(msg, msglen, "the gguf path is too long");
+		set_msgf(msg, msglen, "the %s path is too long", noun);
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
 	real = realpath(path, NULL);
 	if (!real) {
-		rc = unresolved(dirs, n_dirs, path, errno, msg, msglen);
+		rc = unresolved(dirs, n_dirs, path, errno, noun, msg, msglen);
 		goto out;
 	}
 	if (!find_dir(dirs, n_dirs, real, 0, &dreal)) {
-		set_msg(msg, msglen, "the gguf file is not inside a models directory");
+		set_msgf(msg, msglen, "the %s file is not inside a models directory", noun);
 		rc = RF_E_FORBIDDEN;
 		goto out;
 	}
 	/* Judged before opening, so that opening never touches a FIFO or a device. */
 	if (stat(real, &st) != 0) {
 		rc = errno == ENOENT ? RF_E_NOT_FOUND : RF_E_IO;
-		set_msg(msg, msglen,
-			rc == RF_E_NOT_FOUND ? "the gguf file does not exist" :
-					       "the gguf file cannot be read");
+		set_msgf(msg, msglen,
+			 rc == RF_E_NOT_FOUND ? "the %s file does not exist" :
+						"the %s file cannot be read",
+			 noun);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		set_msg(msg, msglen, "the gguf path does not name a regular file");
+		set_msgf(msg, msglen, "the %s path does not name a regular file", noun);
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
-	rc = open_under(dreal, real, &fd, msg, msglen);
+	rc = open_under(dreal, real, noun, fd, msg, msglen);
 	if (rc < 0)
 		goto out;
-	if (fstat(fd, &fst) != 0) {
-		set_msg(msg, msglen, "the gguf file cannot be read");
+	if (fstat(*fd, &fst) != 0) {
+		set_msgf(msg, msglen, "the %s file cannot be read", noun);
 		rc = RF_E_IO;
 		goto out;
 	}
 	/* Still inside (the walk above followed no symlink), but replaced since the check. */
 	if (!S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
-		set_msg(msg, msglen, "the gguf file changed while it was opened; try again");
+		set_msgf(msg, msglen, "the %s file changed while it was opened; try again", noun);
 		rc = RF_E_IO;
 		goto out;
 	}
-	want = (uint64_t)fst.st_size < cap ? (size_t)fst.st_size : cap;
+	*size = (uint64_t)fst.st_size;
+	rc = 0;
+out:
+	if (rc < 0 && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	free(real);
+	free(dreal);
+	return rc;
+}
+
+long rf_model_file_pread(int fd, char *b, size_t want, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < want) {
+		ssize_t r = pread(fd, b + got, want - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break; /* truncated since fstat: what there is */
+		got += (size_t)r;
+	}
+	return (long)got;
+}
+
+int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, size_t cap,
+		       char **buf, size_t *len, uint64_t *file_size, char *msg, size_t msglen)
+{
+	char *b = NULL;
+	uint64_t size = 0;
+	size_t want;
+	long got;
+	int fd = -1, rc;
+
+	rc = rf_model_file_open(dirs, n_dirs, path, "gguf", &fd, &size, msg, msglen);
+	if (rc < 0)
+		goto out;
+	want = size < cap ? (size_t)size : cap;
 	b = malloc(want ? want : 1);
 	if (!b) {
 		set_msg(msg, msglen, "out of memory");
 		rc = RF_E_NOMEM;
 		goto out;
 	}
-	while (got < want) {
-		ssize_t r = read(fd, b + got, want - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			set_msg(msg, msglen, "reading the gguf file failed");
-			rc = RF_E_IO;
-			goto out;
-		}
-		if (r == 0)
-			break; /* truncated since fstat: parse what there is */
-		got += (size_t)r;
+	got = rf_model_file_pread(fd, b, want, 0);
+	if (got < 0) {
+		set_msg(msg, msglen, "reading the gguf file failed");
+		rc = RF_E_IO;
+		goto out;
 	}
 	if (got < 4 || memcmp(b, "GGUF", 4) != 0) {
 		set_msg(msg, msglen, "not a GGUF file");
@@ -282,14 +332,12 @@ int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, si
 	}
 	*buf = b;
 	b = NULL;
-	*len = got;
-	*file_size = (uint64_t)fst.st_size;
+	*len = (size_t)got;
+	*file_size = size;
 	rc = 0;
 out:
 	if (fd >= 0)
 		close(fd);
 	free(b);
-	free(real);
-	free(dreal);
 	return rc;
 }

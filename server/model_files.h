@@ -35,4 +35,15 @@ int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, si
 		       char **buf /* OUT */, size_t *len /* OUT */, uint64_t *file_size /* OUT */,
 		       char *msg, size_t msglen);
 
+/* Opens the regular file at path for reading under the same confinement as
+ * rf_model_file_read (noun names the kind of file in messages: "gguf", "model"). Returns 0
+ * with the descriptor in *fd (the caller closes it) and the file's size in *size, or a
+ * negative rf_err with one line for the client in msg. */
+int rf_model_file_open(const char *const *dirs, int n_dirs, const char *path, const char *noun,
+		       int *fd /* OUT */, uint64_t *size /* OUT */, char *msg, size_t msglen);
+
+/* Reads up to want bytes at offset off of fd into b. Returns the count (short at the end of
+ * the file) or -1 on an error. */
+long rf_model_file_pread(int fd, char *b, size_t want, uint64_t off);
+
 #endif

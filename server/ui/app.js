@@ -464,16 +464,21 @@ async function runFinetune(ev) {
   const s = d.recommended_settings || d.settings || {};
   const dl = el('dl', { class: 'facts' });
   fact(dl, 'model', d.recommended_model);
-  fact(dl, 'method', s.use_4bit ? 'QLoRA (4-bit)' : 'LoRA');
+  const names = { full: 'full fine-tuning', lora: 'LoRA', qlora: 'QLoRA (4-bit)' };
+  const mode = s.method || (s.use_4bit ? 'qlora' : 'lora');
+  fact(dl, 'method', `${names[mode] || mode}${s.provider ? ', ' + s.provider : ''}`);
   fact(dl, 'max_seq_length', s.max_seq_length);
   fact(dl, 'batch x accumulation', `${s.per_device_train_batch_size} x ${s.gradient_accumulation_steps}`);
   out.append(el('p', { 'data-field': 'ft-verdict' }, d.explanation || ''), dl);
-  const mode = s.use_4bit ? 'qlora' : 'lora';
   const limit = Math.max(512, Math.min(32768, s.max_seq_length * 8));
   const xs = [];
   for (let x = 128; x <= limit; x *= 2) xs.push(x);
   const answers = await Promise.all(xs.map((n) => api('POST', 'api/estimate', {
     model: { id: d.recommended_model }, mode, seq_len: n, batch_size: s.per_device_train_batch_size || 1, ...hw,
+    ...(s.provider ? { provider: s.provider } : {}),
+    ...(typeof s.gradient_checkpointing === 'boolean' ? { gradient_checkpointing: s.gradient_checkpointing } : {}),
+    ...(s.optim ? { optimizer: s.optim === 'adamw_torch' ? 'adamw' : s.optim } : {}),
+    ...(typeof s.lora_r === 'number' ? { lora_rank: s.lora_r } : {}),
   }).catch(() => null)));
   const pts = [];
   let budget = null, best = 0;

@@ -4,6 +4,7 @@
 #include "tests/api/profiles_fixture.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/device_json.h"
 #include "api/model_json.h"
@@ -43,4 +44,23 @@ void t_profiles_free(struct device_table *devices, struct model_catalog **models
 		cJSON_Delete(*tiers);
 		*tiers = NULL;
 	}
+}
+
+int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
+		 const char *body, cJSON **out)
+{
+	struct api_request req = {.method = API_POST,
+				  .path = path,
+				  .query = "",
+				  .body = body,
+				  .body_len = strlen(body)};
+	struct api_reply r = {0};
+	int status;
+
+	handler(env, &req, &r);
+	status = r.status;
+	*out = cJSON_ParseWithLength(r.body ? r.body : r.borrowed_body, r.len);
+	ck_assert_msg(*out != NULL, "not JSON: %.*s", (int)r.len, r.body ? r.body : "");
+	api_reply_reset(&r);
+	return status;
 }

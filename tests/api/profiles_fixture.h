@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "api/api.h"
 #include "core/device.h"
 #include "core/model.h"
 
@@ -19,5 +20,10 @@ void t_profiles_free(struct device_table *devices, struct model_catalog **models
 
 /* Returns profiles/<rel> parsed; fails the test when it cannot be read. Free with cJSON_Delete. */
 cJSON *t_profiles_json(const char *rel);
+
+/* POSTs body to handler (the route at path) with env; returns the status and the answer parsed
+ * in *out (fails the test when it is not JSON). Free *out with cJSON_Delete. */
+int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
+		 const char *body, cJSON **out /* OUT */);
 
 #endif

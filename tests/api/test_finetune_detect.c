@@ -19,6 +19,7 @@
 #include "api/model_json.h"
 #include "core/device.h"
 #include "core/model.h"
+#include "core/plan/plan_finetune.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
@@ -77,12 +78,48 @@ static const char *str(const cJSON *o, const char *a)
 	return v->valuestring;
 }
 
-/* Both shapes agree, and every model offered fits when estimated again with its settings. */
+/* Re-asks /api/estimate about one model_settings entry with every setting it names; it must
+ * fit there too. */
+static void check_estimate(const cJSON *it, const char *hw_field, const char *hw_json)
+{
+	const cJSON *s = get(it, "settings", NULL);
+	struct api_env env = env_of();
+	char body[2048], rank[32] = "";
+	cJSON *res = NULL, *parsed;
+	struct api_reply r = {0};
+	const char *optim = str(s, "optim");
+
+	if (cJSON_IsNumber(get(s, "lora_r", NULL)))
+		snprintf(rank, sizeof(rank), ",\"lora_rank\":%d",
+			 (int)get(s, "lora_r", NULL)->valuedouble);
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"%s\",\"mode\":\"%s\",\"batch_size\":%d,\"seq_len\":%d,"
+		 "\"provider\":\"%s\",\"gradient_checkpointing\":%s,\"optimizer\":\"%s\"%s,"
+		 "\"%s\":%s}",
+		 str(it, "model"), str(s, "method"),
+		 (int)get(s, "per_device_train_batch_size", NULL)->valuedouble,
+		 (int)get(s, "max_seq_length", NULL)->valuedouble, str(s, "provider"),
+		 cJSON_IsTrue(get(s, "gradient_checkpointing", NULL)) ? "true" : "false",
+		 strcmp(optim, "adamw_torch") == 0 ? "adamw" : optim, rank, hw_field, hw_json);
+	parsed = cJSON_Parse(body);
+	ck_assert_msg(parsed != NULL, "%s", body);
+	ck_assert_int_eq(api_estimate_object(&env, parsed, &res, &r), 0);
+	ck_assert_msg(cJSON_IsTrue(get(res, "fits", NULL)), "%s does not fit", str(it, "model"));
+	ck_assert_double_le(get(res, "utilization", NULL)->valuedouble, 1.0);
+	cJSON_Delete(res);
+	cJSON_Delete(parsed);
+	api_reply_reset(&r);
+}
+
+/* Both shapes agree; settings is recommended_settings; models that reach the task's length
+ * come before shrunk ones and none is below the floor; Unsloth only for decoders on CUDA and
+ * 4-bit only with bitsandbytes; every model offered fits when estimated again. */
 static void check_answer(const cJSON *a, const char *hw_field, const char *hw_json)
 {
 	const cJSON *pm = get(a, "possible_models", NULL), *po = get(a, "possible_options", NULL);
 	const cJSON *ms = get(a, "model_settings", NULL), *it;
-	struct api_env env = env_of();
+	const char *backend = str(a, "backend");
+	bool shrunk_seen = false;
 	int i = 0;
 
 	ck_assert_int_eq((int)get(a, "status_code", NULL)->valuedouble, 200);
@@ -97,39 +134,50 @@ static void check_answer(const cJSON *a, const char *hw_field, const char *hw_js
 	ck_assert(cJSON_Compare(get(a, "hardware_specs", "ram_gb"), get(a, "ram_total_gb", NULL),
 				true));
 	ck_assert(cJSON_IsNull(get(a, "available_diskspace_gb", NULL)));
+	ck_assert(cJSON_Compare(get(a, "settings", NULL), get(a, "recommended_settings", NULL),
+				true));
+	ck_assert(cJSON_IsObject(get(a, "tier_settings", NULL)));
 	ck_assert_int_eq(cJSON_GetArraySize(pm), cJSON_GetArraySize(ms));
 	if (cJSON_GetArraySize(pm) > 0) {
 		ck_assert_str_eq(str(a, "recommended_model"),
 				 cJSON_GetArrayItem(pm, 0)->valuestring);
 		ck_assert(cJSON_IsTrue(get(a, "estimate", "fits")));
+		ck_assert(cJSON_Compare(get(a, "settings", NULL),
+					get(cJSON_GetArrayItem(ms, 0), "settings", NULL), true));
 	} else {
 		ck_assert(cJSON_IsNull(get(a, "recommended_model", NULL)));
+		ck_assert(cJSON_IsNull(get(a, "settings", NULL)));
 		ck_assert(cJSON_IsString(get(a, "explanation", NULL)));
 	}
 	cJSON_ArrayForEach(it, ms)
 	{
 		const cJSON *s = get(it, "settings", NULL);
-		char body[2048];
-		cJSON *res = NULL, *parsed;
-		struct api_reply r = {0};
+		const struct model_entry *m = model_catalog_find(models, str(it, "model"));
+		int seq = (int)get(s, "max_seq_length", NULL)->valuedouble;
+		int floor = (int)get(a, "plan", "floor_seq_len")->valuedouble;
+		const cJSON *usable = get(it, "usable_seq_len", NULL);
 		ck_assert_str_eq(str(it, "model"), cJSON_GetArrayItem(pm, i++)->valuestring);
-		snprintf(body, sizeof(body),
-			 "{\"model\":\"%s\",\"mode\":\"%s\",\"batch_size\":%d,\"seq_len\":%d,"
-			 "\"provider\":\"%s\",\"%s\":%s}",
-			 str(it, "model"),
-			 cJSON_IsTrue(get(s, "use_4bit", NULL)) ? "qlora" : "lora",
-			 (int)get(s, "per_device_train_batch_size", NULL)->valuedouble,
-			 (int)get(s, "max_seq_length", NULL)->valuedouble, str(s, "provider"),
-			 hw_field, hw_json);
-		parsed = cJSON_Parse(body);
-		ck_assert_msg(parsed != NULL, "%s", body);
-		ck_assert_int_eq(api_estimate_object(&env, parsed, &res, &r), 0);
-		ck_assert_msg(cJSON_IsTrue(get(res, "fits", NULL)), "%s does not fit",
-			      str(it, "model"));
-		ck_assert_double_le(get(res, "utilization", NULL)->valuedouble, 1.0);
-		cJSON_Delete(res);
-		cJSON_Delete(parsed);
-		api_reply_reset(&r);
+		ck_assert_ptr_nonnull(m);
+		if (cJSON_IsTrue(get(it, "reached_task_length", NULL)))
+			ck_assert_msg(!shrunk_seen,
+				      "%s reached the task's length but ranks after "
+				      "a shrunk model",
+				      m->id);
+		else
+			shrunk_seen = true;
+		if (!cJSON_IsNumber(usable) || usable->valuedouble >= floor)
+			ck_assert_msg(seq >= floor, "%s at %d, below the floor %d", m->id, seq,
+				      floor);
+		ck_assert_int_le(seq, (int)get(it, "task_seq_len", NULL)->valuedouble);
+		ck_assert_int_eq(
+			(int)get(s, "per_device_train_batch_size", NULL)->valuedouble *
+				(int)get(s, "gradient_accumulation_steps", NULL)->valuedouble,
+			(int)get(s, "effective_batch_size", NULL)->valuedouble);
+		if (strcmp(str(s, "provider"), "unsloth") == 0)
+			ck_assert(m->arch.family == MODEL_DECODER && strcmp(backend, "cuda") == 0);
+		if (cJSON_IsTrue(get(s, "use_4bit", NULL)) || strstr(str(s, "optim"), "8bit"))
+			ck_assert(strcmp(backend, "cuda") == 0 || strcmp(backend, "rocm") == 0);
+		check_estimate(it, hw_field, hw_json);
 	}
 }
 
@@ -161,18 +209,20 @@ START_TEST(gtx_1650_low_end_qlora)
 	cJSON *a = detect("text-generation", "", "hardware_profile", "\"gtx-1650\"");
 
 	ck_assert_str_eq(str(a, "compute_profile"), "low_end");
+	/* The seed's template stays for reference; the settings are planned on the 4 GB. */
+	ck_assert_int_eq((int)get(a, "tier_settings", "max_seq_length")->valuedouble, 512);
 	ck_assert(cJSON_IsTrue(get(a, "settings", "use_4bit")));
 	ck_assert_str_eq(str(get(a, "settings", NULL), "strategy"), "qlora");
-	ck_assert_str_eq(str(get(a, "settings", NULL), "provider"), "huggingface");
+	ck_assert_str_eq(str(get(a, "settings", NULL), "provider"), "unsloth");
 	ck_assert_int_eq((int)get(a, "settings", "per_device_train_batch_size")->valuedouble, 1);
-	ck_assert_int_eq((int)get(a, "settings", "gradient_accumulation_steps")->valuedouble, 8);
-	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 512);
+	ck_assert_int_eq((int)get(a, "settings", "gradient_accumulation_steps")->valuedouble, 16);
+	/* A 3-4B model at the task's 2048 tokens, rather than the template's 512. */
+	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 2048);
 	ck_assert(cJSON_IsFalse(get(a, "settings", "bf16"))); /* Turing, 7.5 */
 	ck_assert(cJSON_IsTrue(get(a, "settings", "fp16")));
 	ck_assert_double_eq_tol(get(a, "gpu_total_memory_gb", NULL)->valuedouble, 4.0, 0.01);
-	ck_assert_int_ge(cJSON_GetArraySize(get(a, "possible_models", NULL)), 1);
-	/* The tier's own model leads when it fits. */
-	ck_assert_str_eq(str(a, "recommended_model"), "Qwen/Qwen2.5-3B");
+	ck_assert_int_ge(cJSON_GetArraySize(get(a, "possible_models", NULL)), 4);
+	ck_assert_double_ge(model_catalog_find(models, str(a, "recommended_model"))->params_b, 2.5);
 	cJSON_Delete(a);
 }
 END_TEST
@@ -186,8 +236,12 @@ START_TEST(rtx_3070_mid_range)
 	ck_assert_double_eq_tol(get(a, "ram_total_gb", NULL)->valuedouble, 16.0, 0.01);
 	ck_assert_double_eq_tol(get(a, "gpu_total_memory_gb", NULL)->valuedouble, 8.0, 0.01);
 	ck_assert_str_eq(str(get(a, "hardware_specs", NULL), "cuda_version"), "12.6");
-	ck_assert_int_eq((int)get(a, "settings", "per_device_train_batch_size")->valuedouble, 2);
-	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 1024);
+	/* The tier's own 8B, QLoRA at the task's 2048 tokens, one sequence per micro-batch. */
+	ck_assert_str_eq(str(a, "recommended_model"),
+			 model_catalog_find(models, "meta-llama/Llama-3.1-8B-Instruct")->id);
+	ck_assert_int_eq((int)get(a, "settings", "per_device_train_batch_size")->valuedouble, 1);
+	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 2048);
+	ck_assert(cJSON_IsTrue(get(a, "settings", "use_4bit")));
 	ck_assert_str_eq(str(get(a, "settings", NULL), "provider"), "unsloth");
 	ck_assert(cJSON_IsTrue(get(a, "settings", "bf16")));
 	ck_assert_int_ge(cJSON_GetArraySize(get(a, "possible_models", NULL)), 1);
@@ -195,19 +249,81 @@ START_TEST(rtx_3070_mid_range)
 }
 END_TEST
 
+/* Issue scenario: the old shrink loop offered Qwen2.5-32B QLoRA at 256 tokens on a 4090;
+ * batch 1 at 2048 fits, so that is the answer, and every model offered is at 2048. */
 START_TEST(rtx_4090_high_end_bf16)
 {
 	cJSON *a = detect("text-generation", "", "hardware", RTX4090_64);
+	const cJSON *it;
 
 	ck_assert_str_eq(str(a, "compute_profile"), "high_end");
+	ck_assert_str_eq(str(a, "recommended_model"), "Qwen/Qwen2.5-32B");
 	ck_assert(cJSON_IsTrue(get(a, "settings", "bf16")));
 	ck_assert(cJSON_IsFalse(get(a, "settings", "fp16")));
-	ck_assert(cJSON_IsFalse(get(a, "settings", "use_4bit")));
-	ck_assert_str_eq(str(get(a, "settings", NULL), "strategy"), "sft");
-	ck_assert_int_eq((int)get(a, "settings", "per_device_train_batch_size")->valuedouble, 4);
+	ck_assert(cJSON_IsTrue(get(a, "settings", "use_4bit")));
+	ck_assert_str_eq(str(get(a, "settings", NULL), "strategy"), "qlora");
+	ck_assert_int_eq((int)get(a, "settings", "per_device_train_batch_size")->valuedouble, 1);
+	ck_assert_int_eq((int)get(a, "settings", "gradient_accumulation_steps")->valuedouble, 16);
 	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 2048);
-	ck_assert_int_ge(cJSON_GetArraySize(get(a, "possible_models", NULL)), 1);
+	ck_assert(cJSON_IsTrue(get(a, "settings", "gradient_checkpointing")));
+	/* The template (16-bit, batch 4) is kept apart, not presented as the settings. */
+	ck_assert(cJSON_IsFalse(get(a, "tier_settings", "use_4bit")));
+	ck_assert_int_eq((int)get(a, "tier_settings", "per_device_train_batch_size")->valuedouble,
+			 4);
+	ck_assert_int_eq(cJSON_GetArraySize(get(a, "possible_models", NULL)), 8);
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+	{
+		ck_assert_int_eq((int)get(it, "settings", "max_seq_length")->valuedouble, 2048);
+		ck_assert(cJSON_IsTrue(get(it, "reached_task_length", NULL)));
+	}
+	/* The estimator's own answer for it: about 17 GiB of 4-bit weights, under 95% of the
+	 * budget. */
+	ck_assert_double_gt(get(a, "estimate", "memory")->child->valuedouble, 16.0 * GIB);
+	ck_assert_double_le(get(a, "estimate", "utilization")->valuedouble, 0.95);
 	cJSON_Delete(a);
+}
+END_TEST
+
+/* Issue scenario: on an H100, summarization offered eight 70-141B models at 256 tokens. Every
+ * model offered now reaches the task's 4096 tokens (70B-class in 4 bits does), and the 141B
+ * Mixtral, which does not fit at the 2048 floor, is not offered at all. */
+START_TEST(h100_summarization_at_task_length)
+{
+	cJSON *a = detect("summarization", "", "hardware_profile", "\"h100-sxm\"");
+	const cJSON *it;
+
+	ck_assert_int_eq((int)get(a, "plan", "task_seq_len")->valuedouble, 4096);
+	ck_assert_int_eq((int)get(a, "plan", "floor_seq_len")->valuedouble, 2048);
+	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 4096);
+	ck_assert_int_eq(cJSON_GetArraySize(get(a, "possible_models", NULL)), 8);
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+	{
+		ck_assert_int_eq((int)get(it, "settings", "max_seq_length")->valuedouble, 4096);
+		ck_assert_str_ne(str(it, "model"), "mistralai/Mixtral-8x22B-v0.1");
+	}
+	cJSON_Delete(a);
+}
+END_TEST
+
+/* A T4 has 16 GB like many high_end cards but no bf16 and a fifth of an A100's compute: the
+ * seed tier stays for the ModelForge field, the plan is the T4's own. */
+START_TEST(t4_not_planned_like_an_a100)
+{
+	cJSON *t4 = detect("text-generation", "", "hardware_profile", "\"tesla-t4\"");
+	cJSON *a100 = detect("text-generation", "", "hardware_profile", "\"a100-sxm4-80gb\"");
+
+	ck_assert_str_eq(str(t4, "compute_profile"), "high_end");
+	ck_assert(cJSON_IsFalse(get(t4, "settings", "bf16")));
+	ck_assert(cJSON_IsTrue(get(t4, "settings", "fp16")));
+	ck_assert(cJSON_IsFalse(get(t4, "plan", "bf16")));
+	/* 16 GB: 4-bit, where the template would train 16-bit weights. */
+	ck_assert(cJSON_IsTrue(get(t4, "settings", "use_4bit")));
+	ck_assert(cJSON_IsFalse(get(t4, "tier_settings", "use_4bit")));
+	ck_assert_double_lt(get(t4, "plan", "device_tflops")->valuedouble * 4,
+			    get(a100, "plan", "device_tflops")->valuedouble);
+	ck_assert(cJSON_IsTrue(get(a100, "settings", "bf16")));
+	cJSON_Delete(t4);
+	cJSON_Delete(a100);
 }
 END_TEST
 
@@ -266,9 +382,12 @@ START_TEST(compute_specs_override)
 	ck_assert_str_eq(str(a, "compute_profile"), "low_end");
 	ck_assert_str_eq(str(a, "detected_profile"), "high_end");
 	ck_assert_str_eq(str(a, "profile_source"), "compute_specs");
-	ck_assert(cJSON_IsTrue(get(a, "settings", "use_4bit")));
-	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 512);
+	ck_assert(cJSON_IsTrue(get(a, "tier_settings", "use_4bit")));
+	ck_assert_int_eq((int)get(a, "tier_settings", "max_seq_length")->valuedouble, 512);
+	/* The tier's own model leads; planned on the 4090 it has, at the task's 4096 tokens. */
 	ck_assert_str_eq(str(a, "recommended_model"), "google/flan-t5-large");
+	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 4096);
+	ck_assert_str_eq(str(get(a, "settings", NULL), "provider"), "huggingface");
 	cJSON_Delete(a);
 }
 END_TEST
@@ -285,6 +404,18 @@ START_TEST(tasks_pick_their_models)
 		ck_assert(m && (m->tasks & MODEL_TASK_EXTRACTIVE_QA));
 	}
 	cJSON_Delete(a);
+	/* On an A100 nothing favours either by the tier: the SQuAD-tuned reader still leads the
+	 * bare encoder, and both stop at RoBERTa's 512 usable positions (not 514). */
+	a = detect("extractive-question-answering", "", "hardware", A100_80);
+	ck_assert_int_eq(cJSON_GetArraySize(get(a, "model_settings", NULL)), 2);
+	ck_assert_str_eq(str(a, "recommended_model"), "deepset/roberta-base-squad2");
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+	{
+		ck_assert_int_eq((int)get(it, "settings", "max_seq_length")->valuedouble, 512);
+		ck_assert_int_eq((int)get(it, "usable_seq_len", NULL)->valuedouble, 512);
+		ck_assert_str_eq(str(get(it, "settings", NULL), "provider"), "huggingface");
+	}
+	cJSON_Delete(a);
 	/* text-generation offers decoder models only (no flan-t5). */
 	a = detect("text-generation", "", "hardware", A100_80);
 	cJSON_ArrayForEach(it, get(a, "possible_models", NULL))
@@ -296,26 +427,159 @@ START_TEST(tasks_pick_their_models)
 }
 END_TEST
 
+/* The request's length and effective batch are the plan's. */
+START_TEST(request_length_and_batch)
+{
+	cJSON *a = detect("text-generation", ",\"max_seq_length\":1024,\"effective_batch_size\":8",
+			  "hardware", RTX4090_64);
+	const cJSON *it;
+
+	ck_assert_int_eq((int)get(a, "plan", "task_seq_len")->valuedouble, 1024);
+	ck_assert_int_eq((int)get(a, "plan", "effective_batch_size")->valuedouble, 8);
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+	{
+		ck_assert_int_eq((int)get(it, "settings", "max_seq_length")->valuedouble, 1024);
+		ck_assert_int_eq((int)get(it, "settings", "effective_batch_size")->valuedouble, 8);
+	}
+	cJSON_Delete(a);
+	/* A method asked for is the only one searched. */
+	a = detect("text-generation", ",\"method\":\"full\"", "hardware", A100_80);
+	ck_assert_str_eq(str(get(a, "plan", NULL), "method"), "full");
+	ck_assert_int_ge(cJSON_GetArraySize(get(a, "model_settings", NULL)), 1);
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+	{
+		ck_assert_str_eq(str(get(it, "settings", NULL), "method"), "full");
+		ck_assert(cJSON_IsFalse(get(it, "settings", "use_4bit")));
+		ck_assert(cJSON_IsNull(get(it, "settings", "lora_r")));
+	}
+	cJSON_Delete(a);
+	/* QLoRA on Apple silicon: refused with what to use instead. */
+	a = detect("text-generation", ",\"method\":\"qlora\"", "hardware_profile",
+		   "\"apple-m3-max\"");
+	ck_assert(cJSON_IsNull(get(a, "recommended_model", NULL)));
+	ck_assert_ptr_nonnull(strstr(str(a, "explanation"), "MLX"));
+	cJSON_Delete(a);
+}
+END_TEST
+
+static const char *const prop_tasks[] = {"text-generation", "summarization",
+					 "extractive-question-answering", "question-answering"};
+
+static bool prop_candidate(const struct model_entry *m, int task)
+{
+	switch (task) {
+	case 0:
+		return (m->tasks & MODEL_TASK_TEXT_GENERATION) && m->arch.family == MODEL_DECODER;
+	case 1:
+		return (m->tasks & MODEL_TASK_SUMMARIZATION) != 0;
+	case 2:
+		return (m->tasks & MODEL_TASK_EXTRACTIVE_QA) != 0;
+	default:
+		return (m->tasks & (MODEL_TASK_QUESTION_ANSWERING | MODEL_TASK_EXTRACTIVE_QA)) != 0;
+	}
+}
+
+/* Property, over every catalog model x device profiles of every size x every task: when any
+ * candidate has a setup that fits at the task's floor (the planner asked model by model, on
+ * the machine the answer describes), detect recommends one at or above the floor, and what
+ * it offers fits (check_answer re-estimates each); when none has, it recommends nothing. */
+START_TEST(never_below_the_floor)
+{
+	double seen[64];
+	int n_seen = 0, n_devices = 0;
+
+	for (int d = 0; d < devices.n; d++) {
+		const struct device_profile *p = &devices.devices[d];
+		bool dup = false;
+		if (p->kind == DEVICE_KIND_CPU || p->memory_gib <= 0)
+			continue;
+		/* One profile per memory size and kind keeps the run short. */
+		for (int k = 0; k < n_seen; k++)
+			dup = dup || seen[k] == p->memory_gib + (p->unified ? 0.5 : 0);
+		if (dup || n_seen >= 64)
+			continue;
+		seen[n_seen++] = p->memory_gib + (p->unified ? 0.5 : 0);
+		n_devices++;
+		for (int t = 0; t < 4; t++) {
+			char body[256];
+			const char *backend;
+			struct plan_ft_device dev;
+			struct plan_ft_request r = {0};
+			bool any = false;
+			cJSON *a;
+			snprintf(body, sizeof(body),
+				 "{\"task\":\"%s\",\"hardware_profile\":\"%s\"}", prop_tasks[t],
+				 p->id);
+			ck_assert_int_eq(run(body, &a), 200);
+			snprintf(body, sizeof(body), "\"%s\"", p->id);
+			check_answer(a, "hardware_profile", body);
+			backend = str(a, "backend");
+			dev.backend = strcmp(backend, "cuda") == 0  ? PLAN_FT_BACKEND_CUDA :
+				      strcmp(backend, "rocm") == 0  ? PLAN_FT_BACKEND_ROCM :
+				      strcmp(backend, "metal") == 0 ? PLAN_FT_BACKEND_METAL :
+				      strcmp(backend, "cpu") == 0   ? PLAN_FT_BACKEND_NONE :
+								      PLAN_FT_BACKEND_OTHER;
+			dev.budget_bytes = (int64_t)get(a, "plan", "budget_bytes")->valuedouble;
+			dev.bf16 = cJSON_IsTrue(get(a, "plan", "bf16"));
+			dev.tflops = cJSON_IsNumber(get(a, "plan", "device_tflops")) ?
+					     get(a, "plan", "device_tflops")->valuedouble :
+					     -1;
+			r.task = t == 0 ? PLAN_FT_TEXT_GENERATION :
+				 t == 1 ? PLAN_FT_SUMMARIZATION :
+					  PLAN_FT_QUESTION_ANSWERING;
+			for (size_t i = 0; i < models->n && !any; i++) {
+				const struct model_entry *m = &models->models[i];
+				struct model_params mp;
+				struct plan_ft_model pm = {&m->arch, &mp};
+				struct plan_ft_result res;
+				if (!prop_candidate(m, t))
+					continue;
+				ck_assert_int_eq(model_param_counts(&m->arch, &mp), 0);
+				ck_assert_int_eq(plan_finetune(&pm, &dev, &r, &res), 0);
+				any = res.feasible && !res.capped_by_model;
+			}
+			if (any) {
+				ck_assert_msg(cJSON_IsString(get(a, "recommended_model", NULL)),
+					      "%s %s: nothing recommended", p->id, prop_tasks[t]);
+				ck_assert_msg(get(a, "settings", "max_seq_length")->valuedouble >=
+						      get(a, "plan", "floor_seq_len")->valuedouble,
+					      "%s %s: below the floor", p->id, prop_tasks[t]);
+			} else {
+				ck_assert_msg(cJSON_IsNull(get(a, "recommended_model", NULL)),
+					      "%s %s: a recommendation without a feasible setup",
+					      p->id, prop_tasks[t]);
+			}
+			cJSON_Delete(a);
+		}
+	}
+	ck_assert_int_ge(n_devices, 20);
+}
+END_TEST
+
 START_TEST(input_errors)
 {
+	static const struct {
+		const char *body, *field;
+	} bad[] = {
+		{"{\"task\":\"summarization\",\"max_seq_length\":16}", "max_seq_length"},
+		{"{\"task\":\"summarization\",\"effective_batch_size\":0}", "effective_batch_size"},
+		{"{\"task\":\"summarization\",\"effective_batch_size\":1.5}",
+		 "effective_batch_size"},
+		{"{\"task\":\"summarization\",\"method\":\"dpo\"}", "method"},
+		{"{\"task\":\"translation\"}", "task"},
+		{"{}", "task"},
+		{"{\"task\":\"summarization\",\"bogus\":1}", "bogus"},
+		{"{\"task\":\"summarization\",\"compute_specs\":\"huge\"}", "compute_specs"},
+		{"{\"task\":\"summarization\",\"hardware_profile\":\"nope-9000\"}",
+		 "hardware_profile"},
+	};
 	cJSON *a;
 
-	ck_assert_int_eq(run("{\"task\":\"translation\"}", &a), 422);
-	ck_assert_str_eq(str(get(a, "error", NULL), "field"), "task");
-	cJSON_Delete(a);
-	ck_assert_int_eq(run("{}", &a), 422);
-	ck_assert_str_eq(str(get(a, "error", NULL), "field"), "task");
-	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"task\":\"summarization\",\"bogus\":1}", &a), 422);
-	ck_assert_str_eq(str(get(a, "error", NULL), "field"), "bogus");
-	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"task\":\"summarization\",\"compute_specs\":\"huge\"}", &a), 422);
-	ck_assert_str_eq(str(get(a, "error", NULL), "field"), "compute_specs");
-	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"task\":\"summarization\",\"hardware_profile\":\"nope-9000\"}", &a),
-			 422);
-	ck_assert_str_eq(str(get(a, "error", NULL), "field"), "hardware_profile");
-	cJSON_Delete(a);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(run(bad[i].body, &a), 422);
+		ck_assert_str_eq(str(get(a, "error", NULL), "field"), bad[i].field);
+		cJSON_Delete(a);
+	}
 	ck_assert_int_eq(run("{\"task\":", &a), 400);
 	cJSON_Delete(a);
 	/* No scan yet and no hardware described: 503, not a crash. */
@@ -371,6 +635,10 @@ Suite *finetune_detect_suite(void)
 	tcase_add_test(tc, gtx_1650_low_end_qlora);
 	tcase_add_test(tc, rtx_3070_mid_range);
 	tcase_add_test(tc, rtx_4090_high_end_bf16);
+	tcase_add_test(tc, h100_summarization_at_task_length);
+	tcase_add_test(tc, t4_not_planned_like_an_a100);
+	tcase_add_test(tc, request_length_and_batch);
+	tcase_add_test(tc, never_below_the_floor);
 	tcase_add_test(tc, a100_high_end);
 	tcase_add_test(tc, m3_max_apple);
 	tcase_add_test(tc, cpu_only_honest);

@@ -1,0 +1,144 @@
+/*
+ * Ollama's local model store (see ollama_models.h).
+ */
+#include "server/ollama_models.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/ollama_ref.h"
+#include "server/config.h"
+#include "server/model_files.h"
+
+#define MANIFEST_CAP ((size_t)256 << 10)
+#define MODEL_LAYER "application/vnd.ollama.image.model"
+
+void rf_ollama_dir(const char *configured, char *buf, size_t buflen)
+{
+	const char *v;
+
+	buf[0] = '\0';
+	if (configured && configured[0])
+		snprintf(buf, buflen, "%s", configured);
+	else if ((v = getenv("OLLAMA_MODELS")) && v[0] == '/')
+		snprintf(buf, buflen, "%s", v);
+	else if ((v = getenv("HOME")) && v[0] == '/')
+		snprintf(buf, buflen, "%s/.ollama/models", v);
+}
+
+/* Reads the manifest file path (confined to dir) into a malloc'd NUL-terminated buffer. */
+static int read_manifest(const char *dir, const char *path, char **out, char *msg, size_t msglen)
+{
+	const char *dirs[1] = {dir};
+	uint64_t size = 0;
+	char *b;
+	long got;
+	int fd, rc = rf_model_file_open(dirs, 1, path, "manifest", &fd, &size, msg, msglen);
+
+	if (rc < 0)
+		return rc;
+	if (size > MANIFEST_CAP) {
+		close(fd);
+		snprintf(msg, msglen, "the Ollama manifest is larger than %zu KiB",
+			 MANIFEST_CAP >> 10);
+		return RF_E_TOO_LARGE;
+	}
+	b = malloc((size_t)size + 1);
+	if (!b) {
+		close(fd);
+		return RF_E_NOMEM;
+	}
+	got = rf_model_file_pread(fd, b, (size_t)size, 0);
+	close(fd);
+	if (got < 0) {
+		free(b);
+		snprintf(msg, msglen, "the Ollama manifest cannot be read");
+		return RF_E_IO;
+	}
+	b[got] = '\0';
+	*out = b;
+	return 0;
+}
+
+/* Writes the blob path of the manifest's model layer into path. */
+static int model_blob(const char *dir, const char *manifest, char *path, size_t pathlen, char *msg,
+		      size_t msglen)
+{
+	cJSON *doc = cJSON_Parse(manifest);
+	const cJSON *layer;
+	int rc = RF_E_INVALID_VALUE;
+
+	snprintf(msg, msglen, "the Ollama manifest has no model layer");
+	cJSON_ArrayForEach(layer, cJSON_GetObjectItemCaseSensitive(doc, "layers"))
+	{
+		const cJSON *mt = cJSON_GetObjectItemCaseSensitive(layer, "mediaType");
+		const cJSON *dg = cJSON_GetObjectItemCaseSensitive(layer, "digest");
+		const char *hex;
+		size_t n;
+
+		if (!cJSON_IsString(mt) || strcmp(mt->valuestring, MODEL_LAYER) != 0)
+			continue;
+		if (!cJSON_IsString(dg) || strncmp(dg->valuestring, "sha256:", 7) != 0)
+			break;
+		hex = dg->valuestring + 7;
+		n = strspn(hex, "0123456789abcdef");
+		if (n != 64 || hex[n] != '\0') {
+			snprintf(msg, msglen, "the Ollama manifest's model digest is not a sha256");
+			break;
+		}
+		if ((size_t)snprintf(path, pathlen, "%s/blobs/sha256-%s", dir, hex) >= pathlen)
+			break;
+		rc = 0;
+		break;
+	}
+	cJSON_Delete(doc);
+	return rc;
+}
+
+int rf_ollama_read(const char *dir, const char *ref, char **buf, size_t *len, uint64_t *file_size,
+		   char *msg, size_t msglen)
+{
+	struct ollama_ref r;
+	const char *dirs[1] = {dir};
+	const char *colon = ref ? strchr(ref, ':') : NULL;
+	const char *tag = colon ? colon + 1 : "latest";
+	char path[PATH_MAX], blob[PATH_MAX], *manifest = NULL;
+	int rc;
+
+	if (!dir || !dir[0])
+		return RF_E_NOT_FOUND;
+	if (!ollama_ref_parse(ref, &r) || strchr(tag, '/') || strstr(tag, "..")) {
+		snprintf(msg, msglen, "not an Ollama library tag");
+		return RF_E_INVALID_VALUE;
+	}
+	/* The manifest is named by the tag as written ("8b-instruct-q4_K_M"), the model name in
+	 * lower case as Ollama stores it. */
+	if ((size_t)snprintf(path, sizeof(path), "%s/manifests/registry.ollama.ai/library/%s/%s",
+			     dir, r.name, tag) >= sizeof(path))
+		return RF_E_INVALID_VALUE;
+	if (access(path, F_OK) != 0)
+		return RF_E_NOT_FOUND;
+	rc = read_manifest(dir, path, &manifest, msg, msglen);
+	if (rc == 0)
+		rc = model_blob(dir, manifest, blob, sizeof(blob), msg, msglen);
+	free(manifest);
+	if (rc < 0)
+		return rc;
+	return rf_model_file_read(dirs, 1, blob, RF_MODEL_HEADER_CAP, buf, len, file_size, msg,
+				  msglen);
+}
+
+int rf_ollama_read_cfg(void *ctx, const char *ref, char **buf, size_t *len, uint64_t *file_size,
+		       char *msg, size_t msglen)
+{
+	const struct rf_config *cfg = ctx;
+	char dir[PATH_MAX];
+
+	rf_ollama_dir(cfg->ollama_models, dir, sizeof(dir));
+	return rf_ollama_read(dir, ref, buf, len, file_size, msg, msglen);
+}

@@ -1,0 +1,30 @@
+/*
+ * Ollama's local model store ($OLLAMA_MODELS, else ~/.ollama/models): a tag's manifest
+ * (manifests/registry.ollama.ai/library/NAME/TAG, JSON) names the layer that holds the model,
+ * a GGUF file in blobs/sha256-<digest>. rigfit reads that blob's header as it reads any GGUF
+ * file, confined to the store (server/model_files.c), so an estimate of "llama3.1:8b" is
+ * exactly the file Ollama runs.
+ */
+#ifndef RIGFIT_SERVER_OLLAMA_MODELS_H
+#define RIGFIT_SERVER_OLLAMA_MODELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes Ollama's model store directory into buf: configured (--ollama-models) when set,
+ * else $OLLAMA_MODELS, else $HOME/.ollama/models; "" when none is known. */
+void rf_ollama_dir(const char *configured, char *buf, size_t buflen);
+
+/* Reads the header of the GGUF blob that Ollama reference ref ("qwen2.5:32b-instruct-q8_0",
+ * ":latest" when no tag) names in the store dir, as rf_model_file_read does. Returns 0 and
+ * the malloc'd buffer, or RF_E_NOT_FOUND when the store has no such tag, RF_E_INVALID_VALUE
+ * for a manifest without a model layer or a reference that is no Ollama library tag, or the
+ * errors of rf_model_file_read, with one line for the client in msg. */
+int rf_ollama_read(const char *dir, const char *ref, char **buf /* OUT */, size_t *len /* OUT */,
+		   uint64_t *file_size /* OUT */, char *msg, size_t msglen);
+
+/* ctx is a struct rf_config: rf_ollama_read in its store (api_read_model_fn). */
+int rf_ollama_read_cfg(void *ctx, const char *ref, char **buf, size_t *len, uint64_t *file_size,
+		       char *msg, size_t msglen);
+
+#endif

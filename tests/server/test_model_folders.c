@@ -1,0 +1,560 @@
+/*
+ * Hugging Face model folders and the Hugging Face cache as the model of an estimate. The tests
+ * write real folders: config.json as Hugging Face publishes it and safetensors files whose
+ * headers list every tensor of the real checkpoint by its transformers name, shape and dtype,
+ * with the tensor data left sparse (the file has its full size; nothing is read past the
+ * header). The parameter counts found must be the published ones: Qwen2.5-0.5B 494,032,768
+ * and Llama-3.2-1B 1,235,814,400 (their model cards' safetensors totals). The cache follows
+ * huggingface_hub's layout: refs/main, snapshots/<commit>/ with links into blobs/.
+ */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "server/config.h"
+#include "server/models_dir.h"
+#include "server/models_list.h"
+#include "server/ollama_models.h"
+#include "tests/api/profiles_fixture.h"
+#include "tests/test.h"
+
+#define HW "\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\"}]}"
+
+struct tensor {
+	char name[96];
+	int64_t shape[2];
+	int rank;
+};
+
+struct tlist {
+	struct tensor t[400];
+	int n;
+};
+
+static void add(struct tlist *l, const char *name, int64_t a, int64_t b)
+{
+	struct tensor *t = &l->t[l->n++];
+	ck_assert_int_le(l->n, 400);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->shape[0] = a;
+	t->shape[1] = b;
+	t->rank = b > 0 ? 2 : 1;
+}
+
+/* The tensors of a Llama-family decoder as transformers names them (bias on q/k/v for Qwen2). */
+static void decoder(struct tlist *l, int layers, int64_t hidden, int64_t inter, int heads, int kv,
+		    int64_t head_dim, int64_t vocab, int qkv_bias, int tied)
+{
+	char n[96];
+
+	add(l, "model.embed_tokens.weight", vocab, hidden);
+	for (int i = 0; i < layers; i++) {
+#define T(suffix, a, b)                                                                            \
+	do {                                                                                       \
+		snprintf(n, sizeof(n), "model.layers.%d.%s", i, suffix);                           \
+		add(l, n, a, b);                                                                   \
+	} while (0)
+		T("input_layernorm.weight", hidden, 0);
+		T("post_attention_layernorm.weight", hidden, 0);
+		T("self_attn.q_proj.weight", heads * head_dim, hidden);
+		T("self_attn.k_proj.weight", kv * head_dim, hidden);
+		T("self_attn.v_proj.weight", kv * head_dim, hidden);
+		T("self_attn.o_proj.weight", hidden, heads * head_dim);
+		if (qkv_bias) {
+			T("self_attn.q_proj.bias", heads * head_dim, 0);
+			T("self_attn.k_proj.bias", kv * head_dim, 0);
+			T("self_attn.v_proj.bias", kv * head_dim, 0);
+		}
+		T("mlp.gate_proj.weight", inter, hidden);
+		T("mlp.up_proj.weight", inter, hidden);
+		T("mlp.down_proj.weight", hidden, inter);
+#undef T
+	}
+	add(l, "model.norm.weight", hidden, 0);
+	if (!tied)
+		add(l, "lm_head.weight", vocab, hidden);
+}
+
+/* Writes tensors [from, to) of l as the safetensors file path (BF16, data sparse). bad: 1
+ * makes the first tensor's data_offsets disagree with its shape. */
+static void write_safetensors(const char *path, const struct tlist *l, int from, int to, int bad)
+{
+	cJSON *h = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(h, "__metadata__");
+	uint64_t off = 0, n;
+	unsigned char len8[8];
+	char *json;
+	int fd;
+
+	cJSON_AddStringToObject(meta, "format", "pt");
+	for (int i = from; i < to; i++) {
+		const struct tensor *t = &l->t[i];
+		cJSON *o = cJSON_AddObjectToObject(h, t->name), *shape, *offs;
+		uint64_t bytes =
+			(uint64_t)t->shape[0] * (t->rank == 2 ? (uint64_t)t->shape[1] : 1) * 2;
+		cJSON_AddStringToObject(o, "dtype", "BF16");
+		shape = cJSON_AddArrayToObject(o, "shape");
+		for (int k = 0; k < t->rank; k++)
+			cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[k]));
+		offs = cJSON_AddArrayToObject(o, "data_offsets");
+		cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
+		cJSON_AddItemToArray(
+			offs,
+			cJSON_CreateNumber((double)(off + bytes + (bad && i == from ? 2 : 0))));
+		off += bytes + (bad && i == from ? 2 : 0);
+	}
+	json = cJSON_PrintUnformatted(h);
+	n = strlen(json);
+	for (int i = 0; i < 8; i++)
+		len8[i] = (unsigned char)(n >> (8 * i));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, len8, 8), 8);
+	ck_assert_int_eq(write(fd, json, n), (ssize_t)n);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(8 + n + off)), 0);
+	close(fd);
+	cJSON_free(json);
+	cJSON_Delete(h);
+}
+
+static const char qwen05_config[] =
+	"{\"architectures\":[\"Qwen2ForCausalLM\"],\"hidden_size\":896,"
+	"\"intermediate_size\":4864,\"max_position_embeddings\":32768,\"model_type\":\"qwen2\","
+	"\"num_attention_heads\":14,\"num_hidden_layers\":24,\"num_key_value_heads\":2,"
+	"\"rms_norm_eps\":1e-06,\"rope_theta\":1000000.0,\"tie_word_embeddings\":true,"
+	"\"torch_dtype\":\"bfloat16\",\"vocab_size\":151936}";
+static const char llama32_1b_config[] =
+	"{\"architectures\":[\"LlamaForCausalLM\"],\"head_dim\":64,\"hidden_size\":2048,"
+	"\"intermediate_size\":8192,\"max_position_embeddings\":131072,\"model_type\":\"llama\","
+	"\"num_attention_heads\":32,\"num_hidden_layers\":16,\"num_key_value_heads\":8,"
+	"\"rope_theta\":500000.0,\"tie_word_embeddings\":true,\"torch_dtype\":\"bfloat16\","
+	"\"vocab_size\":128256}";
+
+/* Writes a Qwen2.5-0.5B folder at dir: two shards and their index. */
+static void write_qwen05(const char *dir)
+{
+	struct tlist *l = calloc(1, sizeof(*l));
+	char p[4096];
+	cJSON *idx = cJSON_CreateObject(), *map;
+	char *text;
+	int half;
+
+	mkdir(dir, 0755);
+	decoder(l, 24, 896, 4864, 14, 2, 64, 151936, 1, 1);
+	half = l->n / 2;
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	ck_assert_int_eq(t_write_file(p, qwen05_config, strlen(qwen05_config)), 0);
+	snprintf(p, sizeof(p), "%s/model-00001-of-00002.safetensors", dir);
+	write_safetensors(p, l, 0, half, 0);
+	snprintf(p, sizeof(p), "%s/model-00002-of-00002.safetensors", dir);
+	write_safetensors(p, l, half, l->n, 0);
+	cJSON_AddObjectToObject(idx, "metadata");
+	map = cJSON_AddObjectToObject(idx, "weight_map");
+	for (int i = 0; i < l->n; i++)
+		cJSON_AddStringToObject(map, l->t[i].name,
+					i < half ? "model-00001-of-00002.safetensors" :
+						   "model-00002-of-00002.safetensors");
+	text = cJSON_Print(idx);
+	snprintf(p, sizeof(p), "%s/model.safetensors.index.json", dir);
+	ck_assert_int_eq(t_write_file(p, text, strlen(text)), 0);
+	cJSON_free(text);
+	cJSON_Delete(idx);
+	free(l);
+}
+
+static struct device_table devices;
+static struct model_catalog *models;
+static struct rf_config cfg;
+static char *root;
+
+static void setup(void)
+{
+	t_profiles_load(&devices, &models, NULL);
+	root = t_mkdtemp();
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.models_dirs[0], sizeof(cfg.models_dirs[0]), "%s/models", root);
+	cfg.n_models_dirs = 1;
+	snprintf(cfg.hf_cache, sizeof(cfg.hf_cache), "%s/hub", root);
+	snprintf(cfg.ollama_models, sizeof(cfg.ollama_models), "%s/ollama", root);
+	mkdir(cfg.models_dirs[0], 0755);
+}
+
+static void teardown(void)
+{
+	t_rmtree(root);
+	free(root);
+	t_profiles_free(&devices, &models, NULL);
+}
+
+static int estimate(const char *body, cJSON **out)
+{
+	struct api_env env = {.version = "test",
+			      .devices = &devices,
+			      .models = models,
+			      .read_model_dir = rf_model_dir_read_cfg,
+			      .read_model_dir_ctx = &cfg,
+			      .read_ollama = rf_ollama_read_cfg,
+			      .read_ollama_ctx = &cfg};
+
+	return t_route_post(api_estimate, &env, "/api/estimate", body, out);
+}
+
+/* Returns o.a.b (.c when c is not NULL), failing the test when it is missing. */
+static const cJSON *item_at(const cJSON *o, const char *a, const char *b, const char *c)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+	v = cJSON_GetObjectItemCaseSensitive(v, b);
+	if (c)
+		v = cJSON_GetObjectItemCaseSensitive(v, c);
+	ck_assert_msg(v != NULL, "no %s.%s.%s", a, b, c ? c : "");
+	return v;
+}
+
+static double num_at(const cJSON *o, const char *a, const char *b, const char *c)
+{
+	const cJSON *v = item_at(o, a, b, c);
+	ck_assert(cJSON_IsNumber(v));
+	return v->valuedouble;
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b, const char *c)
+{
+	const cJSON *v = item_at(o, a, b, c);
+	ck_assert(cJSON_IsString(v));
+	return v->valuestring;
+}
+
+/* Asserts body answers status with the error envelope naming field. */
+static void assert_refused(const char *body, int status, const char *field)
+{
+	cJSON *j;
+	int got = estimate(body, &j);
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+
+	ck_assert_msg(got == status, "%s: %d, want %d", body, got, status);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "field")->valuestring, field);
+	cJSON_Delete(j);
+}
+
+START_TEST(a_sharded_folder_counts_the_published_parameters)
+{
+	char dir[4200], body[4400];
+	cJSON *j;
+
+	snprintf(dir, sizeof(dir), "%s/Qwen2.5-0.5B", cfg.models_dirs[0]);
+	write_qwen05(dir);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},\"quant\":\"Q8_0\",%s}", dir,
+		 HW);
+	ck_assert_int_eq(estimate(body, &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "folder");
+	ck_assert_str_eq(str_at(j, "model", "id", NULL), "Qwen2.5-0.5B");
+	ck_assert_double_eq(num_at(j, "model", "checkpoint", "params"), 494032768.0);
+	ck_assert_double_eq(num_at(j, "model", "checkpoint", "shards"), 2);
+	ck_assert_double_eq(num_at(j, "model", "checkpoint", "data_bytes"), 2 * 494032768.0);
+	ck_assert_str_eq(str_at(j, "model", "checkpoint", "dtype"), "BF16");
+	ck_assert(cJSON_IsTrue(item_at(j, "model", "checkpoint", "tied_embeddings")));
+	/* The architecture from config.json counts what the headers hold. */
+	ck_assert_double_eq(num_at(j, "model", "params_total", NULL), 494032768.0);
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_single_file_folder_and_a_vision_tower)
+{
+	struct tlist *l = calloc(1, sizeof(*l));
+	char dir[4200], p[4400], body[4400];
+	cJSON *j;
+
+	snprintf(dir, sizeof(dir), "%s/Llama-3.2-1B", cfg.models_dirs[0]);
+	mkdir(dir, 0755);
+	decoder(l, 16, 2048, 8192, 32, 8, 64, 128256, 0, 1);
+	/* A vision tower and projector beside the text model, as multimodal checkpoints store
+	 * them: counted apart. */
+	add(l, "vision_tower.patch_embedding.weight", 1024, 588);
+	add(l, "multi_modal_projector.linear_1.weight", 2048, 1024);
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	ck_assert_int_eq(t_write_file(p, llama32_1b_config, strlen(llama32_1b_config)), 0);
+	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+	write_safetensors(p, l, 0, l->n, 0);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s/\"},%s}", dir, HW);
+	ck_assert_int_eq(estimate(body, &j), 200);
+	ck_assert_double_eq(num_at(j, "model", "checkpoint", "params"),
+			    1235814400.0 + 1024 * 588 + 2048 * 1024);
+	ck_assert_double_eq(num_at(j, "model", "checkpoint", "vision_params"),
+			    1024 * 588 + 2048 * 1024);
+	ck_assert_double_eq(num_at(j, "model", "params_total", NULL), 1235814400.0);
+	cJSON_Delete(j);
+	free(l);
+}
+END_TEST
+
+START_TEST(folders_are_confined_and_checked)
+{
+	struct tlist *l = calloc(1, sizeof(*l));
+	char dir[4200], p[4400], body[4600], outside[4200];
+
+	/* Outside every models dir, by path, by "..", by a symlink. */
+	snprintf(outside, sizeof(outside), "%s/elsewhere", root);
+	write_qwen05(outside);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", outside, HW);
+	assert_refused(body, 403, "model.path");
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s/../elsewhere\"},%s}",
+		 cfg.models_dirs[0], HW);
+	assert_refused(body, 403, "model.path");
+	snprintf(p, sizeof(p), "%s/link", cfg.models_dirs[0]);
+	ck_assert_int_eq(symlink(outside, p), 0);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", p, HW);
+	assert_refused(body, 403, "model.path");
+	/* Missing folder, folder without config.json, relative path. */
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s/none\"},%s}", cfg.models_dirs[0],
+		 HW);
+	assert_refused(body, 404, "model.path");
+	snprintf(dir, sizeof(dir), "%s/empty", cfg.models_dirs[0]);
+	mkdir(dir, 0755);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", dir, HW);
+	assert_refused(body, 404, "model.path");
+	assert_refused("{\"model\":{\"path\":\"models/x\"}," HW "}", 422, "model.path");
+	assert_refused("{\"model\":{\"path\":7}," HW "}", 422, "model.path");
+	/* A header whose offsets disagree with its shape, and an index naming a file outside. */
+	snprintf(dir, sizeof(dir), "%s/bad", cfg.models_dirs[0]);
+	mkdir(dir, 0755);
+	decoder(l, 16, 2048, 8192, 32, 8, 64, 128256, 0, 1);
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	ck_assert_int_eq(t_write_file(p, llama32_1b_config, strlen(llama32_1b_config)), 0);
+	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+	write_safetensors(p, l, 0, l->n, 1);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", dir, HW);
+	assert_refused(body, 422, "model.path");
+	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+	ck_assert_int_eq(t_write_file(p, "\xff\xff\xff\xff\x00\x00\x00\x00{}", 10), 0);
+	assert_refused(body, 422, "model.path");
+	snprintf(p, sizeof(p), "%s/model.safetensors.index.json", dir);
+	ck_assert_int_eq(t_write_file(p, "{\"weight_map\":{\"a\":\"../x.safetensors\"}}", 40), 0);
+	assert_refused(body, 422, "model.path");
+	free(l);
+}
+END_TEST
+
+START_TEST(an_id_in_the_hugging_face_cache_resolves_offline)
+{
+	char repo[4200], p[4400], q[4400];
+	const char *rev = "0123456789abcdef0123456789abcdef01234567";
+	cJSON *j;
+
+	/* hub/models--acme--qwen-tuned: blobs hold the files, the snapshot links to them. */
+	snprintf(repo, sizeof(repo), "%s/hub", root);
+	mkdir(repo, 0755);
+	snprintf(repo, sizeof(repo), "%s/hub/models--acme--qwen-tuned", root);
+	mkdir(repo, 0755);
+	snprintf(p, sizeof(p), "%s/blobs", repo);
+	write_qwen05(p);
+	snprintf(p, sizeof(p), "%s/refs", repo);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/refs/main", repo);
+	ck_assert_int_eq(t_write_file(p, rev, strlen(rev)), 0);
+	snprintf(p, sizeof(p), "%s/snapshots", repo);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/snapshots/%s", repo, rev);
+	mkdir(p, 0755);
+	{
+		const char *files[] = {"config.json", "model.safetensors.index.json",
+				       "model-00001-of-00002.safetensors",
+				       "model-00002-of-00002.safetensors"};
+		for (size_t i = 0; i < 4; i++) {
+			snprintf(p, sizeof(p), "%s/snapshots/%s/%s", repo, rev, files[i]);
+			snprintf(q, sizeof(q), "../../blobs/%s", files[i]);
+			ck_assert_int_eq(symlink(q, p), 0);
+		}
+	}
+	ck_assert_int_eq(estimate("{\"model\":{\"id\":\"acme/qwen-tuned\"}," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "hf_cache");
+	ck_assert_str_eq(str_at(j, "model", "id", NULL), "acme/qwen-tuned");
+	ck_assert_str_eq(str_at(j, "model", "checkpoint", "revision"), rev);
+	ck_assert_double_eq(num_at(j, "model", "checkpoint", "params"), 494032768.0);
+	cJSON_Delete(j);
+	/* The catalog still answers its own ids; an id in neither is the usual 422. */
+	ck_assert_int_eq(estimate("{\"model\":{\"id\":\"Qwen/Qwen2.5-7B\"}," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "catalog");
+	cJSON_Delete(j);
+	assert_refused("{\"model\":{\"id\":\"acme/not-cached\"}," HW "}", 422, "model.id");
+	/* A snapshot link that leads out of the cache is refused. */
+	snprintf(p, sizeof(p), "%s/snapshots/%s/config.json", repo, rev);
+	unlink(p);
+	snprintf(q, sizeof(q), "%s/elsewhere.json", root);
+	ck_assert_int_eq(t_write_file(q, qwen05_config, strlen(qwen05_config)), 0);
+	ck_assert_int_eq(symlink(q, p), 0);
+	assert_refused("{\"model\":{\"id\":\"acme/qwen-tuned\"}," HW "}", 403, "model.id");
+}
+END_TEST
+
+/* Writes Ollama's store with tag NAME:TAG whose model layer is the tiny GGUF file. */
+static void write_ollama_tag(const char *name, const char *tag)
+{
+	const char *digest = "4b1e8d7a9f5b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5";
+	char p[4400], manifest[1024];
+	size_t len = 0;
+	unsigned char *gguf = t_gguf_write_tiny(&len);
+	const char *dirs[] = {"ollama", "ollama/blobs", "ollama/manifests",
+			      "ollama/manifests/registry.ollama.ai",
+			      "ollama/manifests/registry.ollama.ai/library"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/%s", root, name);
+	mkdir(p, 0755);
+	snprintf(manifest, sizeof(manifest),
+		 "{\"schemaVersion\":2,\"mediaType\":"
+		 "\"application/vnd.docker.distribution.manifest.v2+json\",\"config\":{"
+		 "\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":"
+		 "\"sha256:%s\",\"size\":485},\"layers\":[{\"mediaType\":"
+		 "\"application/vnd.ollama.image.model\",\"digest\":\"sha256:%s\",\"size\":%zu},"
+		 "{\"mediaType\":\"application/vnd.ollama.image.template\",\"digest\":"
+		 "\"sha256:%s\",\"size\":1}]}",
+		 digest, digest, len, digest);
+	snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/%s/%s", root, name,
+		 tag);
+	ck_assert_int_eq(t_write_file(p, manifest, strlen(manifest)), 0);
+	snprintf(p, sizeof(p), "%s/ollama/blobs/sha256-%s", root, digest);
+	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
+	free(gguf);
+}
+
+START_TEST(a_tag_pulled_into_ollama_is_read_as_its_gguf)
+{
+	cJSON *j;
+
+	write_ollama_tag("tiny", "1b-q8_0");
+	ck_assert_int_eq(estimate("{\"model\":\"tiny:1b-q8_0\"," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "ollama_store");
+	ck_assert_str_eq(str_at(j, "model", "id", NULL), "tiny:1b-q8_0");
+	cJSON_Delete(j);
+	/* A pulled tag wins over the catalog's name for it; one not pulled still maps. */
+	write_ollama_tag("llama3.1", "8b");
+	ck_assert_int_eq(estimate("{\"model\":\"llama3.1:8b\"," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "ollama_store");
+	cJSON_Delete(j);
+	ck_assert_int_eq(estimate("{\"model\":\"llama3.1:70b\"," HW "}", &j), 200);
+	ck_assert_str_eq(str_at(j, "model", "source", NULL), "ollama");
+	cJSON_Delete(j);
+	/* A manifest without a model layer, and a blob that leads out of the store. */
+	{
+		char p[4400], q[4400];
+		snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/tiny/broken",
+			 root);
+		ck_assert_int_eq(t_write_file(p, "{\"layers\":[]}", 13), 0);
+		snprintf(
+			p, sizeof(p),
+			"%s/ollama/blobs/sha256-4b1e8d7a9f5b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5"
+			"f60718293a4b5",
+			root);
+		unlink(p);
+		snprintf(q, sizeof(q), "%s/models", root);
+		ck_assert_int_eq(symlink(q, p), 0);
+	}
+	assert_refused("{\"model\":\"tiny:1b-q8_0\"," HW "}", 403, "model.id");
+	assert_refused("{\"model\":\"tiny:broken\"," HW "}", 422, "model.id");
+}
+END_TEST
+
+/* GET /api/models?query with this suite's hooks; returns the status and the answer. */
+static int list_models(const char *query, cJSON **out)
+{
+	struct api_env env = {.version = "test",
+			      .devices = &devices,
+			      .models = models,
+			      .list_models = rf_list_models_cfg,
+			      .list_models_ctx = &cfg};
+	struct api_request req = {.method = API_GET, .path = "/api/models", .query = query};
+	struct api_reply r = {0};
+	int status;
+
+	api_models_list(&env, &req, &r);
+	status = r.status;
+	*out = cJSON_ParseWithLength(r.body, r.len);
+	ck_assert_ptr_nonnull(*out);
+	api_reply_reset(&r);
+	return status;
+}
+
+/* Returns the entry of list with this id, or NULL. */
+static const cJSON *find_model(const cJSON *list, const char *id)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(list, "models"))
+	{
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, id) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+START_TEST(the_models_on_this_host_are_listed_with_sizes)
+{
+	char dir[4200], p[4400];
+	size_t len = 0;
+	unsigned char *gguf = t_gguf_write_tiny(&len);
+	const cJSON *m;
+	cJSON *j;
+
+	snprintf(dir, sizeof(dir), "%s/Qwen2.5-0.5B", cfg.models_dirs[0]);
+	write_qwen05(dir);
+	snprintf(p, sizeof(p), "%s/tiny.gguf", cfg.models_dirs[0]);
+	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
+	write_ollama_tag("tiny", "1b-q8_0");
+	ck_assert_int_eq(list_models("", &j), 200);
+	/* The folder: both shards' sizes; the GGUF file by the path a request gives. */
+	m = find_model(j, dir);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "format")->valuestring, "safetensors");
+	ck_assert_double_gt(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
+			    2 * 494032768.0);
+	m = find_model(j, p);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
+			    (double)len);
+	/* Ollama's tag with its layers' sizes, and the catalog beside them. */
+	m = find_model(j, "tiny:1b-q8_0");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "where")->valuestring, "ollama");
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
+			    (double)len + 1);
+	ck_assert_ptr_nonnull(find_model(j, "meta-llama/Llama-3.1-8B"));
+	cJSON_Delete(j);
+	/* source narrows the list; a bad one is a 422. */
+	ck_assert_int_eq(list_models("source=local", &j), 200);
+	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-3.1-8B"));
+	ck_assert_ptr_nonnull(find_model(j, "tiny:1b-q8_0"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=catalog", &j), 200);
+	ck_assert_ptr_null(find_model(j, "tiny:1b-q8_0"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=disk", &j), 422);
+	cJSON_Delete(j);
+	free(gguf);
+}
+END_TEST
+
+Suite *model_folders_suite(void)
+{
+	Suite *s = suite_create("model_folders");
+	TCase *tc = tcase_create("folders");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_sharded_folder_counts_the_published_parameters);
+	tcase_add_test(tc, a_single_file_folder_and_a_vision_tower);
+	tcase_add_test(tc, folders_are_confined_and_checked);
+	tcase_add_test(tc, an_id_in_the_hugging_face_cache_resolves_offline);
+	tcase_add_test(tc, a_tag_pulled_into_ollama_is_read_as_its_gguf);
+	tcase_add_test(tc, the_models_on_this_host_are_listed_with_sizes);
+	suite_add_tcase(s, tc);
+	return s;
+}
