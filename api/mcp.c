@@ -14,9 +14,7 @@
 
 #include "api/json_alloc.h"
 #include "api/json_print.h"
-#include "api/model_json.h"
 #include "core/err.h"
-#include "core/model.h"
 
 /* tools/list answers this many tools a page; the next page is asked for with nextCursor. */
 #define MCP_TOOLS_PAGE 5
@@ -26,9 +24,6 @@ static const char *const mcp_versions[] = {MCP_PROTOCOL_LATEST, MCP_PROTOCOL_PRE
 /* RFC 5424 severities as MCP names them, least severe first. */
 static const char *const mcp_log_levels[] = {"debug", "info",     "notice", "warning",
 					     "error", "critical", "alert",  "emergency"};
-
-#define MCP_RES_HARDWARE "rigfit://hardware"
-#define MCP_RES_MODELS "rigfit://models"
 
 static cJSON *rpc_envelope(const cJSON *id)
 {
@@ -228,84 +223,77 @@ static int do_tools_call(const struct api_env *env, const cJSON *id, const cJSON
 	return rpc_result(id, mcp_tool_call(env, t, cJSON_IsObject(args) ? args : NULL), reply);
 }
 
-static cJSON *resource_entry(const char *uri, const char *name, const char *title,
-			     const char *description)
-{
-	cJSON *r = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(r, "uri", uri);
-	cJSON_AddStringToObject(r, "name", name);
-	cJSON_AddStringToObject(r, "title", title);
-	cJSON_AddStringToObject(r, "description", description);
-	cJSON_AddStringToObject(r, "mimeType", "application/json");
-	return r;
-}
+/* The resources: each is the answer of a GET route, read through api_dispatch as the
+ * tools are, so that it is what the REST client sees. */
+static const struct mcp_resource {
+	const char *uri, *name, *title, *description, *path, *query;
+} mcp_resources[] = {
+	{"rigfit://hardware", "hardware", "This machine",
+	 "The latest hardware scan of the host rigfit runs on: the JSON of GET /api/hardware.",
+	 "/api/hardware", ""},
+	{"rigfit://models", "models", "Model catalog",
+	 "The models rigfit knows, with their parameter counts: the JSON of GET "
+	 "/api/models?source=catalog.",
+	 "/api/models", "source=catalog"},
+};
 
 static int do_resources_list(const cJSON *id, char **reply)
 {
 	cJSON *result = cJSON_CreateObject();
 	cJSON *list = cJSON_AddArrayToObject(result, "resources");
 
-	api_json_append(list, resource_entry(MCP_RES_HARDWARE, "hardware", "This machine",
-					     "The latest hardware scan of the host rigfit runs "
-					     "on: the JSON of GET /api/hardware."));
-	api_json_append(list, resource_entry(MCP_RES_MODELS, "models", "Model catalog",
-					     "The models rigfit knows by id or alias, with "
-					     "their architectures."));
+	for (size_t i = 0; i < sizeof(mcp_resources) / sizeof(mcp_resources[0]); i++) {
+		const struct mcp_resource *r = &mcp_resources[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "uri", r->uri);
+		cJSON_AddStringToObject(e, "name", r->name);
+		cJSON_AddStringToObject(e, "title", r->title);
+		cJSON_AddStringToObject(e, "description", r->description);
+		cJSON_AddStringToObject(e, "mimeType", "application/json");
+		api_json_append(list, e);
+	}
 	return rpc_result(id, result, reply);
-}
-
-/* The catalog as {"models": [entry...]}, printed. */
-static char *models_text(const struct api_env *env)
-{
-	cJSON *doc = cJSON_CreateObject();
-	cJSON *list = cJSON_AddArrayToObject(doc, "models");
-	char *text;
-
-	for (size_t i = 0; env->models && i < env->models->n; i++)
-		api_json_append(list, api_model_entry_json(&env->models->models[i]));
-	text = api_json_print(doc);
-	cJSON_Delete(doc);
-	return text;
 }
 
 static int do_resources_read(const struct api_env *env, const cJSON *id, const cJSON *params,
 			     char **reply)
 {
 	const cJSON *uri = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	const struct mcp_resource *res = NULL;
+	struct api_request req = {.method = API_GET, .query = ""};
+	struct api_reply out = {0};
 	cJSON *result, *contents, *c;
-	char *text = NULL;
+	const char *text;
 
 	if (!cJSON_IsString(uri))
 		return rpc_error(id, MCP_INVALID_PARAMS,
 				 "resources/read needs params.uri (a string)", NULL, reply);
-	if (strcmp(uri->valuestring, MCP_RES_HARDWARE) == 0) {
-		if (!env->snapshot)
-			return rpc_error(id, MCP_INTERNAL_ERROR,
-					 "no hardware scan has finished yet; retry shortly", NULL,
-					 reply);
-		text = strndup(env->snapshot->json, env->snapshot->json_len);
-	} else if (strcmp(uri->valuestring, MCP_RES_MODELS) == 0) {
-		if (!env->models)
-			return rpc_error(id, MCP_INTERNAL_ERROR, "no model catalog is loaded", NULL,
-					 reply);
-		text = models_text(env);
-	} else {
+	for (size_t i = 0; i < sizeof(mcp_resources) / sizeof(mcp_resources[0]); i++)
+		if (strcmp(uri->valuestring, mcp_resources[i].uri) == 0)
+			res = &mcp_resources[i];
+	if (!res) {
 		cJSON *data = cJSON_CreateObject();
 		cJSON_AddStringToObject(data, "uri", uri->valuestring);
 		return rpc_error(id, MCP_RESOURCE_NOT_FOUND, "Resource not found", data, reply);
 	}
-	if (!text) {
-		*reply = NULL;
-		return RF_E_NOMEM;
+	req.path = res->path;
+	req.query = res->query;
+	api_dispatch(env, &req, &out);
+	text = out.body ? out.body : out.borrowed_body;
+	if (out.status != 200 || !text) {
+		/* The route's error envelope says why (no scan yet, no catalog). */
+		cJSON *data = text ? cJSON_ParseWithLength(text, out.len) : NULL;
+		api_reply_reset(&out);
+		return rpc_error(id, MCP_INTERNAL_ERROR, "the resource is not available now", data,
+				 reply);
 	}
 	result = cJSON_CreateObject();
 	contents = cJSON_AddArrayToObject(result, "contents");
 	c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "uri", uri->valuestring);
+	cJSON_AddStringToObject(c, "uri", res->uri);
 	cJSON_AddStringToObject(c, "mimeType", "application/json");
-	cJSON_AddStringToObject(c, "text", text);
-	free(text);
+	api_json_add(c, "text", cJSON_CreateString(text));
+	api_reply_reset(&out);
 	api_json_append(contents, c);
 	return rpc_result(id, result, reply);
 }

@@ -540,12 +540,27 @@ START_TEST(resources)
 	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "contents"),
 			       0);
 	{
+		/* The catalog as GET /api/models?source=catalog answers it. */
+		struct api_request req = {
+			.method = API_GET, .path = "/api/models", .query = "source=catalog"};
+		struct api_reply want = {0};
 		cJSON *doc = cJSON_Parse(cJSON_GetObjectItem(c, "text")->valuestring);
-		ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "models")),
+		api_models_list(&env, &req, &want);
+		ck_assert_int_eq(want.status, 200);
+		ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, want.body);
+		ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "models")),
 				 (int)models->n);
+		api_reply_reset(&want);
 		cJSON_Delete(doc);
 	}
 	cJSON_Delete(r);
+	/* Before the first scan the hardware resource is an error, not an empty text. */
+	env.snapshot = NULL;
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+		     "\"params\":{\"uri\":\"rigfit://hardware\"}}",
+		     MCP_INTERNAL_ERROR);
+	env.snapshot = &snap;
 }
 END_TEST
 
