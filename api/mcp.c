@@ -8,6 +8,7 @@
 #include "api/mcp.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +77,13 @@ char *mcp_error_text(int code, const char *message)
 	return reply;
 }
 
+/* An id is a string or an integer; numbers beyond 2^53 cannot be told apart, so they are not
+ * ids (and converting them to an integer type would be undefined). */
 static bool valid_id(const cJSON *id)
 {
 	return cJSON_IsString(id) ||
-	       (cJSON_IsNumber(id) && id->valuedouble == (double)(int64_t)id->valuedouble);
+	       (cJSON_IsNumber(id) && fabs(id->valuedouble) <= 9007199254740992.0 &&
+		id->valuedouble == floor(id->valuedouble));
 }
 
 enum mcp_kind mcp_message_kind(const void *msg_)

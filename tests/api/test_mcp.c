@@ -121,6 +121,10 @@ START_TEST(protocol_faults)
 		     MCP_INVALID_REQUEST);
 	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
 		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":-1e19,\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
 	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", MCP_INVALID_REQUEST);
 	/* Out of order: tools before initialize. */
 	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
