@@ -9,6 +9,7 @@
 #include "api/mcp.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #define REF_PREFIX "#/components/schemas/"
 #define DEFS_PREFIX "#/$defs/"
 #define TOOL_PATH_MAX (sizeof("/api/profiles/") + API_PROFILE_ID_LEN + 1)
+#define TOOL_QUERY_MAX 1024
 
 static const struct mcp_tool mcp_tool_table[] = {
 	{"detect_hardware", "Detect this machine's hardware", "getHardware", API_GET,
@@ -52,6 +54,10 @@ static const struct mcp_tool mcp_tool_table[] = {
 	 "For a fine-tuning task, the hardware tier of this host, the models and settings that fit "
 	 "(ModelForge-compatible), the recommended model and its estimate. Example: {\"task\": "
 	 "\"text-generation\"}."},
+	{"list_models", "List the models", "listModels", API_GET, "/api/models",
+	 "The models a request can name: the catalog, and the models this host holds (GGUF "
+	 "files and Hugging Face folders under --models-dir, the Hugging Face cache, Ollama's "
+	 "store) with their sizes on disk. Example: {\"source\": \"local\"}."},
 	{"lookup_model", "Look up a model", "getProfile", API_GET, "/api/profiles/{id}",
 	 "One catalog entry (model, device or tier profile) by its profile id (a model's '/' "
 	 "written '--', as Qwen--Qwen2.5-7B); a model may also be named by one of its aliases. "
@@ -169,7 +175,7 @@ static cJSON *standalone_schema(const cJSON *schema, const cJSON *spec)
 	return out;
 }
 
-/* The input schema of an operation without a request body: its path parameters. */
+/* The input schema of an operation without a request body: its path and query parameters. */
 static cJSON *params_schema(const cJSON *op, const cJSON *item, const cJSON *spec)
 {
 	cJSON *s = cJSON_CreateObject();
@@ -188,8 +194,9 @@ static cJSON *params_schema(const cJSON *op, const cJSON *item, const cJSON *spe
 			const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
 			const cJSON *desc = cJSON_GetObjectItemCaseSensitive(p, "description");
 			cJSON *ps;
-			if (!cJSON_IsString(in) || strcmp(in->valuestring, "path") != 0 ||
-			    !cJSON_IsString(name))
+			if (!cJSON_IsString(in) || !cJSON_IsString(name) ||
+			    (strcmp(in->valuestring, "path") != 0 &&
+			     strcmp(in->valuestring, "query") != 0))
 				continue;
 			ps = standalone_schema(cJSON_GetObjectItemCaseSensitive(p, "schema"), spec);
 			if (!ps) {
@@ -200,7 +207,8 @@ static cJSON *params_schema(const cJSON *op, const cJSON *item, const cJSON *spe
 			    !cJSON_GetObjectItemCaseSensitive(ps, "description"))
 				cJSON_AddStringToObject(ps, "description", desc->valuestring);
 			api_json_add(props, name->valuestring, ps);
-			api_json_append(req, cJSON_CreateString(name->valuestring));
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "required")))
+				api_json_append(req, cJSON_CreateString(name->valuestring));
 		}
 	}
 	cJSON_AddBoolToObject(s, "additionalProperties", false);
@@ -393,6 +401,21 @@ static void say_profile(const cJSON *r, char *buf, size_t len)
 		 jstr(jget(r, "source", NULL), "?"), jstr(jget(r, "kind", NULL), "?"));
 }
 
+static void say_models(const cJSON *r, char *buf, size_t len)
+{
+	const cJSON *m;
+	int catalog = 0, local = 0;
+
+	cJSON_ArrayForEach(m, jget(r, "models", NULL))
+	{
+		if (strcmp(jstr(jget(m, "where", NULL), ""), "catalog") == 0)
+			catalog++;
+		else
+			local++;
+	}
+	snprintf(buf, len, "%d model(s) in the catalog and %d on this host.", catalog, local);
+}
+
 static void say(const struct mcp_tool *t, const cJSON *r, char *buf, size_t len)
 {
 	if (strcmp(t->name, "detect_hardware") == 0)
@@ -407,6 +430,8 @@ static void say(const struct mcp_tool *t, const cJSON *r, char *buf, size_t len)
 		say_validate(r, buf, len);
 	else if (strcmp(t->name, "plan_finetuning") == 0)
 		say_finetune(r, buf, len);
+	else if (strcmp(t->name, "list_models") == 0)
+		say_models(r, buf, len);
 	else
 		say_profile(r, buf, len);
 }
@@ -433,11 +458,20 @@ static cJSON *error_result(const char *envelope)
 	return res;
 }
 
-static cJSON *error_result_of(int err, const char *field, const char *msg)
+static cJSON *error_result_of(int err, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A tool result for err with a printf-style message, naming field. */
+static cJSON *error_result_of(int err, const char *field, const char *fmt, ...)
 {
 	struct api_reply r = {0};
+	char msg[256];
+	va_list ap;
 	cJSON *res;
 
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	api_error(&r, err, field, "%s", msg);
 	res = error_result(r.body ? r.body : r.borrowed_body);
 	api_reply_reset(&r);
@@ -482,12 +516,89 @@ static int profile_path(const struct api_env *env, const cJSON *args, char *path
 	return 0;
 }
 
+/* Whether the operation of t has a query parameter named name. */
+static bool has_query_param(const struct api_env *env, const struct mcp_tool *t, const char *name)
+{
+	const cJSON *item = NULL;
+	const cJSON *op = env->openapi_tree ?
+				  find_operation(env->openapi_tree, t->operation_id, &item) :
+				  NULL;
+	const cJSON *p;
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(op, "parameters"))
+	{
+		const cJSON *in = cJSON_GetObjectItemCaseSensitive(p, "in");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+		if (cJSON_IsString(in) && strcmp(in->valuestring, "query") == 0 &&
+		    cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Builds the query string of a GET tool from its arguments, each one of the operation's
+ * query parameters with a string, number or boolean value, percent-encoded. Returns 0, or -1
+ * with an error result in *err_res. */
+static int query_of(const struct api_env *env, const struct mcp_tool *t, const cJSON *args,
+		    char *buf, size_t len, cJSON **err_res)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const cJSON *a;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(a, args)
+	{
+		char val[256];
+		if (!has_query_param(env, t, a->string)) {
+			*err_res = error_result_of(RF_E_UNKNOWN_FIELD, a->string,
+						   "%s takes no argument '%.60s'", t->name,
+						   a->string);
+			return -1;
+		}
+		if (cJSON_IsString(a) && strlen(a->valuestring) < sizeof(val))
+			snprintf(val, sizeof(val), "%s", a->valuestring);
+		else if (cJSON_IsNumber(a))
+			snprintf(val, sizeof(val), "%.17g", a->valuedouble);
+		else if (cJSON_IsBool(a))
+			snprintf(val, sizeof(val), "%s", cJSON_IsTrue(a) ? "true" : "false");
+		else {
+			*err_res = error_result_of(RF_E_INVALID_VALUE, a->string,
+						   "%.60s must be a string of at most 255 bytes, a "
+						   "number or a boolean",
+						   a->string);
+			return -1;
+		}
+		/* name=value&: the name is a parameter of the spec, plain ASCII. */
+		if (used + strlen(a->string) + 3 * strlen(val) + 3 > len) {
+			*err_res = error_result_of(RF_E_TOO_LARGE, a->string, "%s",
+						   "the arguments are too long");
+			return -1;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%s=", used ? "&" : "",
+					 a->string);
+		for (const unsigned char *c = (const unsigned char *)val; *c; c++) {
+			if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			    (*c >= '0' && *c <= '9') || strchr("-._~", *c)) {
+				buf[used++] = (char)*c;
+			} else {
+				buf[used++] = '%';
+				buf[used++] = hex[*c >> 4];
+				buf[used++] = hex[*c & 15];
+			}
+		}
+		buf[used] = '\0';
+	}
+	return 0;
+}
+
 void *mcp_tool_call(const struct api_env *env, const struct mcp_tool *t, const void *args_)
 {
 	const cJSON *args = args_;
 	struct api_request req = {0};
 	struct api_reply out = {0};
 	char path[TOOL_PATH_MAX + 16];
+	char query[TOOL_QUERY_MAX];
 	char *body = NULL;
 	cJSON *res = NULL, *structured, *content;
 	const char *text;
@@ -501,9 +612,9 @@ void *mcp_tool_call(const struct api_env *env, const struct mcp_tool *t, const v
 			return res;
 		req.path = path;
 	} else if (t->method == API_GET) {
-		if (cJSON_GetArraySize(args) > 0)
-			return error_result_of(RF_E_UNKNOWN_FIELD, args->child->string,
-					       "this tool takes no arguments");
+		if (query_of(env, t, args, query, sizeof(query), &res) < 0)
+			return res;
+		req.query = query;
 	} else {
 		body = args ? api_json_print(args) : strdup("{}");
 		if (!body)

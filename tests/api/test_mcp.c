@@ -468,6 +468,33 @@ START_TEST(tools_answer_as_the_routes)
 }
 END_TEST
 
+START_TEST(get_tools_pass_their_query)
+{
+	struct mcp_session s = {0};
+	struct api_request req = {
+		.method = API_GET, .path = "/api/models", .query = "source=catalog"};
+	struct api_reply want = {0};
+	cJSON *res, *wantj;
+
+	init_session(&s);
+	api_models_list(&env, &req, &want);
+	ck_assert_int_eq(want.status, 200);
+	wantj = cJSON_Parse(want.body);
+	res = call_tool(&s, "list_models", "{\"source\":\"catalog\"}");
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(res, "isError")));
+	ck_assert(cJSON_Compare(cJSON_GetObjectItem(res, "structuredContent"), wantj, true));
+	ck_assert_ptr_nonnull(strstr(content_text(res, 0), "in the catalog"));
+	cJSON_Delete(res);
+	cJSON_Delete(wantj);
+	api_reply_reset(&want);
+	/* The route refuses a value that is not one of the enum, naming the parameter. */
+	res = call_tool(&s, "list_models", "{\"source\":\"nowhere\"}");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")));
+	ck_assert_ptr_nonnull(strstr(content_text(res, 0), "\"field\":\"source\""));
+	cJSON_Delete(res);
+}
+END_TEST
+
 START_TEST(tool_sentences_quote_the_answer)
 {
 	struct mcp_session s = {0};
@@ -499,6 +526,9 @@ START_TEST(bad_arguments_are_tool_errors)
 		{"detect_hardware", "{\"x\":1}", "unknown_field", "x"},
 		{"lookup_model", "{}", "missing_field", "id"},
 		{"lookup_model", "{\"id\":\"a\",\"b\":2}", "unknown_field", "b"},
+		{"list_models", "{\"colour\":\"red\"}", "unknown_field", "colour"},
+		{"list_models", "{\"source\":[1]}", "invalid_value", "source"},
+		{"list_models", "{\"source\":\"every&where\"}", "invalid_value", "source"},
 	};
 	struct mcp_session s = {0};
 
@@ -791,6 +821,7 @@ Suite *api_mcp_suite(void)
 	tcase_add_test(tc, lifecycle_and_versions);
 	tcase_add_test(tc, tools_schemas_agree_with_openapi);
 	tcase_add_test(tc, tools_answer_as_the_routes);
+	tcase_add_test(tc, get_tools_pass_their_query);
 	tcase_add_test(tc, tool_sentences_quote_the_answer);
 	tcase_add_test(tc, bad_arguments_are_tool_errors);
 	tcase_add_test(tc, resources);

@@ -34,6 +34,7 @@ const cases = [
             metadata: { precision: 'Q4_K_M' }, hardware_profile: 'rtx-3060-12gb' } },
   { tool: 'plan_finetuning', method: 'POST', path: '/api/finetune/detect',
     args: { task: 'text-generation', hardware_profile: 'rtx-4090' } },
+  { tool: 'list_models', method: 'GET', path: '/api/models?source=catalog', args: { source: 'catalog' } },
   { tool: 'lookup_model', method: 'GET', path: null, args: { id: 'llama-3.1-8b' } },
 ];
 
