@@ -316,6 +316,50 @@ static const cJSON *op_schema(const cJSON *op, const char *a, const char *b)
 	return cJSON_GetObjectItem(o, "schema");
 }
 
+/* A tool without a request body takes its operation's path and query parameters: each is a
+ * property of inputSchema with the parameter's schema, and there is no other. */
+static void check_param_schemas(const struct mcp_tool *t, const cJSON *in)
+{
+	const cJSON *item =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(spec, "paths"), t->path);
+	const cJSON *lists[2] = {cJSON_GetObjectItem(item, "parameters"),
+				 cJSON_GetObjectItem(spec_op(t->path, t->method), "parameters")};
+	const cJSON *props = cJSON_GetObjectItem(in, "properties"), *p;
+	int n = 0;
+
+	for (int l = 0; l < 2; l++) {
+		cJSON_ArrayForEach(p, lists[l])
+		{
+			const char *name = cJSON_GetObjectItem(p, "name")->valuestring;
+			const cJSON *mine = cJSON_GetObjectItemCaseSensitive(props, name);
+			cJSON *want = cJSON_Duplicate(cJSON_GetObjectItem(p, "schema"), true);
+			const cJSON *desc = cJSON_GetObjectItem(p, "description");
+			if (strcmp(cJSON_GetObjectItem(p, "in")->valuestring, "header") == 0) {
+				cJSON_Delete(want);
+				continue;
+			}
+			n++;
+			/* A referenced schema is the tool's top level; the parameter's description
+			 * is carried into it. */
+			if (cJSON_GetObjectItem(want, "$ref")) {
+				cJSON *r = cJSON_Duplicate(
+					deref(spec, cJSON_GetObjectItem(want, "$ref")->valuestring),
+					true);
+				cJSON_Delete(want);
+				want = r;
+			}
+			if (desc && !cJSON_GetObjectItem(want, "description"))
+				cJSON_AddStringToObject(want, "description", desc->valuestring);
+			ck_assert_msg(mine != NULL, "%s: no argument %s", t->name, name);
+			ck_assert_msg(same_schema(spec, want, in, mine, 0),
+				      "%s: argument %s differs from openapi.yaml", t->name, name);
+			cJSON_Delete(want);
+		}
+	}
+	ck_assert_int_eq(cJSON_GetArraySize(props), n);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(in, "additionalProperties")));
+}
+
 START_TEST(tools_schemas_agree_with_openapi)
 {
 	struct mcp_session s = {0};
@@ -350,6 +394,8 @@ START_TEST(tools_schemas_agree_with_openapi)
 		if (body)
 			ck_assert_msg(same_schema(spec, body, in, in, 0),
 				      "%s: inputSchema differs from openapi.yaml", tools[i].name);
+		else
+			check_param_schemas(&tools[i], in);
 		/* No reference may point outside the tool's own schema. */
 		{
 			char *text = cJSON_PrintUnformatted(t);
