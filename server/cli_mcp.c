@@ -18,6 +18,13 @@
 
 #define MCP_MAX_ARGS 64
 
+static const char mcp_usage[] =
+	"usage: rigfit mcp [--profiles DIR] [--models-dir DIR]... [--root DIR] [--db PATH]\n"
+	"Serves the Model Context Protocol on standard input and output (one JSON-RPC message\n"
+	"a line; logs on standard error) for LLM clients such as Claude Desktop or VS Code.\n"
+	"Tools: detect_hardware, estimate, recommend_models, write_runtime_config,\n"
+	"validate_config, plan_finetuning, list_models, lookup_model (needs --db).\n";
+
 int rf_cli_mcp(int argc, char **argv)
 {
 	struct rf_cli_env ce;
@@ -32,6 +39,10 @@ int rf_cli_mcp(int argc, char **argv)
 	/* The shared options are the other commands'; the request is not read from standard
 	 * input, which carries the protocol, so it is pointed at /dev/null. */
 	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(mcp_usage, stdout);
+			return 0;
+		}
 		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
 			db = argv[++i];
 			continue;

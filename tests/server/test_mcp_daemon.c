@@ -148,6 +148,11 @@ START_TEST(cli_mcp_usage_error)
 	ck_assert_str_eq(out, "");
 	free(out);
 	free(err);
+	argv[2] = "--help";
+	ck_assert_int_eq(t_run(argv, &out, &err, 10000), 0);
+	ck_assert_ptr_nonnull(strstr(out, "usage: rigfit mcp"));
+	free(out);
+	free(err);
 }
 END_TEST
 
