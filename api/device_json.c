@@ -55,6 +55,7 @@ static const struct field fields[] = {
 	{"fp16_tflops", F_NUM, OFF(fp16_tflops), 0, 1e6, false},
 	{"fp16_kind", F_FP16, 0, 0, 0, false},
 	{"fp32_tflops", F_NUM, OFF(fp32_tflops), 0, 1e6, false},
+	{"bf16_tflops", F_NUM, OFF(bf16_tflops), 0, 1e6, false},
 	{"architecture", F_STR, OFF(architecture), SZ(architecture), 0, false},
 	{"compute_capability", F_CC, OFF(compute_capability), SZ(compute_capability), 0, false},
 	{"gpu_cores", F_INT, OFF(gpu_cores), 0, 100000, false},
@@ -459,6 +460,7 @@ cJSON *api_device_to_cjson(const struct device_profile *p)
 			      o, "fp16_kind",
 			      p->fp16_kind == DEVICE_FP16_TENSOR ? "tensor" : "vector") != NULL) &&
 	     add_num(o, "fp32_tflops", p->fp32_tflops) &&
+	     add_num(o, "bf16_tflops", p->bf16_tflops) &&
 	     cJSON_AddStringToObject(o, "architecture", p->architecture) &&
 	     cJSON_AddStringToObject(o, "compute_capability", p->compute_capability) &&
 	     add_num(o, "usd_per_hour", p->usd_per_hour) &&

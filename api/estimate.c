@@ -37,18 +37,18 @@
 #include "core/speed.h"
 #include "core/speed_history.h"
 #include "core/train_memory.h"
+#include "core/train_parallel.h"
+#include "core/train_speed.h"
 
 #define EST_MAX_ASSUMPTIONS 48
 #define EST_ASSUMPTION_LEN 240
 #define EST_DEFAULT_QUANT "Q4_K_M"
 #define EST_DEFAULT_SEQ_LEN 2048
 #define EST_MAX_BATCH 4096
-/* Share of the peak tensor throughput training reaches (model FLOPs utilisation). Published
- * multi-GPU runs sit at 30-45%; the single-GPU figures at hand contradict their own spec sheets,
- * so this is a stated assumption, not a fit. */
-#define EST_TRAIN_MFU_FULL 0.35
-#define EST_TRAIN_MFU_ADAPTER 0.30
-#define EST_TRAIN_MFU_QLORA 0.25
+/* GPUs per node the fine-tuning estimate accepts (nodes x GPUs in the hardware). */
+#define EST_MAX_NODES 1024
+/* GPUs of one fine-tuning run, all nodes together (core/train_parallel.c's cap). */
+#define EST_MAX_TRAIN_GPUS 4096
 
 enum est_mode {
 	EST_INFERENCE,
@@ -62,6 +62,14 @@ static const char *const est_kv_types[] = {"f16", "q8_0", "q4_0", NULL};
 static const char *const est_optimizers[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", "sgd",
 					     NULL};
 static const char *const est_providers[] = {"huggingface", "unsloth", NULL};
+static const char *const est_precisions[] = {"bf16", "amp", NULL};
+static const char *const est_losses[] = {"auto", "transformers", "chunked", NULL};
+static const char *const est_attentions[] = {"sdpa", "flash", "eager", NULL};
+static const char *const est_objectives[] = {"sft", "dpo", "orpo", NULL};
+/* "auto" first, then enum train_strategy's order. */
+static const char *const est_strategies[] = {"auto",  "none", "ddp",        "zero1", "zero2",
+					     "zero3", "fsdp", "fsdp_qlora", NULL};
+static const char *const est_offloads[] = {"none", "optimizer", "optimizer_and_params", NULL};
 
 struct est_request {
 	int mode;
@@ -84,6 +92,12 @@ struct est_request {
 	bool has_hardware_profile;
 	unsigned lora_targets;     /* train_lora_target bits; 0: all linear layers */
 	bool history, has_history; /* false: the roofline alone, without recorded runs */
+	/* Fine-tuning, added later. */
+	int precision, loss, attention, objective, strategy, offload;
+	bool has_precision, has_loss, has_attention, has_objective, has_strategy, has_offload;
+	bool precomputed_ref_logps, has_precomputed_ref_logps;
+	int64_t nodes;
+	bool has_nodes;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -123,6 +137,15 @@ static const struct jm_field est_fields[] = {
 	F("usd_per_hour", JM_DOUBLE, usd_per_hour, 0, 0, 1e6, has_usd_per_hour),
 	F("hardware_profile", JM_STRING, hardware_profile,
 	  sizeof(((struct est_request *)0)->hardware_profile), 0, 0, has_hardware_profile),
+	E("precision", precision, has_precision, est_precisions),
+	E("loss", loss, has_loss, est_losses),
+	E("attention", attention, has_attention, est_attentions),
+	E("objective", objective, has_objective, est_objectives),
+	F("precomputed_ref_logps", JM_BOOL, precomputed_ref_logps, 0, 0, 0,
+	  has_precomputed_ref_logps),
+	E("strategy", strategy, has_strategy, est_strategies),
+	E("offload", offload, has_offload, est_offloads),
+	F("nodes", JM_INT, nodes, 0, 1, EST_MAX_NODES, has_nodes),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -993,38 +1016,197 @@ static void est_train_model(const struct est *e, struct train_model *t)
 	t->n_experts_per_tok = a->n_experts_per_tok;
 }
 
-/* The budget of a training run: the largest single GPU (data parallelism replicates). */
-static int64_t est_train_budget(struct est *e, const char **device)
+/* The GPUs a training run may use (those est_devices counts, in its order) with their budgets.
+ * Unified memory gets one budget however the machine was described: the GPU's working-set
+ * share of RAM, taking the GPU's memory as the RAM when the request gave no host memory. */
+struct est_train_gpus {
+	int n;
+	int gpu[RF_MAX_DEVICES]; /* index into hw.gpus */
+	int64_t budget[RF_MAX_DEVICES];
+	int largest;         /* position in gpu[] of the largest budget */
+	int64_t min_budget;  /* the smallest budget of all */
+	int64_t host_budget; /* RAM of one node the run may use; < 0 unknown */
+	bool apple;          /* a GPU runs Metal (MPS) */
+};
+
+static void est_train_gpus(const struct api_env *env, struct est *e, struct est_train_gpus *t)
 {
 	struct rf_mem_device dev[RF_MAX_DEVICES];
 	struct rf_mem_host host;
-	int n = est_devices(e, dev, &host);
-	int64_t best = -1;
+	int n = est_devices(e, dev, &host), k = 0;
 
-	*device = NULL;
-	for (int i = 0; i < n; i++)
-		if (dev[i].budget_bytes > best) {
-			best = dev[i].budget_bytes;
-			*device = e->hw.gpus[i].name;
+	memset(t, 0, sizeof(*t));
+	t->host_budget = host.budget_bytes;
+	t->min_budget = -1;
+	for (int i = 0; i < e->hw.n_gpus && k < n; i++) {
+		const struct hw_gpu *g = &e->hw.gpus[i];
+		const struct device_profile *p = NULL;
+		int64_t b = dev[k].budget_bytes;
+		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
+			continue;
+		if (g->unified_memory && e->hw.memory.total_bytes <= 0) {
+			int64_t ws = -1;
+			if (env->devices &&
+			    device_resolve_mem(env->devices, g->name, -1, &p) == 0 && p)
+				ws = device_gpu_working_set_bytes(p, g->memory_total_bytes);
+			b = ws > 0 ? ws : rf_budget_unified(g->memory_total_bytes, -1);
+			assume(e,
+			       "%s: unified memory; %.1f GiB of its %.0f GiB taken as the GPU's "
+			       "working set",
+			       g->name, (double)b / (double)RF_GIB,
+			       (double)g->memory_total_bytes / (double)RF_GIB);
 		}
-	return best;
+		if (strcmp(g->vendor, "apple") == 0 || strcmp(e->hw.backend, "metal") == 0)
+			t->apple = true;
+		t->gpu[k] = i;
+		t->budget[k] = b;
+		if (b > t->budget[t->largest])
+			t->largest = k;
+		if (t->min_budget < 0 || b < t->min_budget)
+			t->min_budget = b;
+		k++;
+	}
+	t->n = k;
 }
 
-static int est_training(struct est *e, cJSON *root, struct api_reply *out)
+/* Estimates s on the GPUs of t: with strategy auto (want_auto) the cheapest placement that
+ * fits, else s as given. Writes the settings used and the estimate; returns 1 when it fits
+ * the GPUs' (and, when known, the host's) memory, 0 when not, or a negative error. */
+static int est_train_fit(const struct train_model *tm, const struct train_settings *s,
+			 bool want_auto, int64_t budget, int64_t host_budget,
+			 struct train_settings *used, struct train_memory *r)
 {
-	struct train_model tm;
-	struct train_settings s = {0};
-	struct train_memory r;
-	const char *device = NULL;
-	int64_t budget = est_train_budget(e, &device);
-	cJSON *mem, *tr;
-	double tflops = -1, mfu, flops, tps = -1;
 	int rc;
 
+	if (want_auto)
+		return train_strategy_auto(tm, s, budget, host_budget, used, r);
+	*used = *s;
+	rc = train_memory_estimate(tm, s, r);
+	if (rc < 0)
+		return rc;
+	train_page_optimizer(s, budget, r);
+	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
+}
+
+static enum train_device_class est_train_class(const struct device_profile *p)
+{
+	if (!p)
+		return TRAIN_CLASS_CONSUMER;
+	if (strcmp(p->device_class, "workstation") == 0)
+		return TRAIN_CLASS_WORKSTATION;
+	if (strcmp(p->device_class, "datacenter") == 0)
+		return TRAIN_CLASS_DATACENTER;
+	if (strcmp(p->device_class, "consumer") == 0 || strcmp(p->device_class, "laptop") == 0)
+		return TRAIN_CLASS_CONSUMER;
+	return TRAIN_CLASS_OTHER;
+}
+
+/* The training speed on the GPU at hw.gpus[gi], as tokens/s of the whole run; < 0 unknown. */
+static double est_train_speed(const struct api_env *env, struct est *e, int gi,
+			      const struct train_model *tm, const struct train_settings *s,
+			      const struct train_memory *r, struct train_speed *sp)
+{
+	const struct hw_gpu *g = &e->hw.gpus[gi];
+	const struct device_profile *p = NULL;
+	struct train_device d = {0};
+
+	if (env->devices)
+		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
+	d.device_class = est_train_class(p);
+	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
+			  p                           ? p->memory_bandwidth_gbs :
+							-1;
+	if (p && p->bf16_tflops > 0) {
+		d.bf16_tflops = p->bf16_tflops;
+	} else if (g->fp16_tflops > 0) {
+		d.bf16_tflops = g->fp16_tflops;
+		assume(e,
+		       "training speed: %s has no known bf16 (fp32 accumulate) peak; its FP16 "
+		       "figure %.0f TFLOPS is used, which overstates GeForce cards 2x",
+		       g->name, g->fp16_tflops);
+	}
+	if (train_speed_estimate(tm, s, r, &d, sp) < 0) {
+		assume(e, "training speed: unknown (no bf16 peak known for %s)", g->name);
+		return -1;
+	}
+	assume(e,
+	       "training speed: %.3g FLOPs per token at %.0f%% of %.0f bf16 TFLOPS (fitted to "
+	       "published runs for %s cards)%s",
+	       sp->flops_per_token, sp->utilisation * 100, d.bf16_tflops,
+	       d.device_class == TRAIN_CLASS_WORKSTATION ? "workstation" :
+	       d.device_class == TRAIN_CLASS_DATACENTER  ? "data-centre" :
+	       d.device_class == TRAIN_CLASS_CONSUMER    ? "consumer" :
+							   "consumer (no figure for this class)",
+	       s->provider == TRAIN_PROVIDER_UNSLOTH ? ", Unsloth's stated 2x" : "");
+	return sp->tokens_per_s;
+}
+
+static void est_train_memory_json(cJSON *root, const struct train_memory *r, const struct est *e,
+				  const struct est_train_gpus *t, bool one_gpu)
+{
+	cJSON *mem = cJSON_AddObjectToObject(root, "memory"), *pd;
+
+	if (!mem)
+		return;
+	cJSON_AddNumberToObject(mem, "weights_bytes", (double)r->weights_bytes);
+	cJSON_AddNumberToObject(mem, "adapter_bytes", (double)r->adapter_bytes);
+	cJSON_AddNumberToObject(mem, "gradients_bytes", (double)r->gradients_bytes);
+	cJSON_AddNumberToObject(mem, "optimizer_bytes", (double)r->optimizer_bytes);
+	cJSON_AddNumberToObject(mem, "activations_bytes", (double)r->activations_bytes);
+	cJSON_AddNumberToObject(mem, "checkpoint_bytes", (double)r->checkpoint_bytes);
+	cJSON_AddNumberToObject(mem, "logits_bytes", (double)r->logits_bytes);
+	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
+	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
+	cJSON_AddNumberToObject(mem, "compute_bytes",
+				(double)(r->activations_bytes + r->logits_bytes));
+	cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r->overhead_bytes);
+	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
+	cJSON_AddNumberToObject(mem, "host_bytes", (double)r->host_bytes);
+	if (t->host_budget >= 0)
+		cJSON_AddNumberToObject(mem, "host_budget_bytes", (double)t->host_budget);
+	else
+		cJSON_AddNullToObject(mem, "host_budget_bytes");
+	pd = cJSON_AddArrayToObject(mem, "per_device");
+	/* One node's GPUs: the others hold the same. */
+	for (int k = 0; pd && k < t->n; k++) {
+		cJSON *d;
+		if (one_gpu && k != t->largest)
+			continue;
+		d = cJSON_CreateObject();
+		if (!d)
+			break;
+		cJSON_AddStringToObject(d, "device", e->hw.gpus[t->gpu[k]].name);
+		cJSON_AddNumberToObject(d, "bytes", (double)r->total_bytes);
+		cJSON_AddNumberToObject(d, "budget_bytes", (double)t->budget[k]);
+		api_json_append(pd, d);
+	}
+}
+
+static int est_training(const struct api_env *env, struct est *e, cJSON *root,
+			struct api_reply *out)
+{
+	struct train_model tm;
+	struct train_settings s = {0}, used;
+	struct train_memory r;
+	struct train_speed sp;
+	struct est_train_gpus t;
+	int64_t budget, nodes = e->rq.has_nodes ? e->rq.nodes : 1;
+	bool want_auto = !e->rq.has_strategy || e->rq.strategy == 0, one_gpu;
+	cJSON *tr;
+	double tps = -1;
+	int fits, rc;
+
+	est_train_gpus(env, e, &t);
 	est_train_model(e, &tm);
 	s.mode = e->rq.mode == EST_FULL ? TRAIN_FULL :
 		 e->rq.mode == EST_LORA ? TRAIN_LORA :
 					  TRAIN_QLORA;
+	if (s.mode == TRAIN_QLORA && t.apple)
+		return api_error(out, RF_E_INVALID_VALUE,
+				 strcmp(e->hw_source, "profile") == 0 ? "hardware_profile" :
+									"hardware",
+				 "QLoRA with bitsandbytes does not run on Apple GPUs (MPS); use "
+				 "MLX LoRA on a 4-bit model (mlx-lm) or 16-bit LoRA (mode lora)");
 	s.weight_bits = 16;
 	s.batch_size = e->rq.has_batch_size && e->rq.batch_size > 0 ? e->rq.batch_size : 1;
 	s.seq_len = e->rq.has_seq_len && e->rq.seq_len > 0 ? e->rq.seq_len : EST_DEFAULT_SEQ_LEN;
@@ -1037,17 +1219,57 @@ static int est_training(struct est *e, cJSON *root, struct api_reply *out)
 								     TRAIN_OPT_ADAMW);
 	s.provider = e->rq.has_provider ? (enum train_provider)e->rq.provider :
 					  TRAIN_PROVIDER_HUGGINGFACE;
-	s.flash_attention = true;
+	/* attention "eager" (or flash_attn false) keeps the scores; sdpa and flash do not. */
+	s.flash_attention = e->rq.has_attention  ? e->rq.attention != 2 :
+			    e->rq.has_flash_attn ? e->rq.flash_attn :
+						   true;
+	s.precision = (enum train_precision)(e->rq.has_precision ? e->rq.precision : 0);
+	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
+	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
+	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
+	/* Without a GPU nothing is spread: the answer is fits false. */
+	s.nodes = t.n > 0 ? (int)nodes : 1;
+	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
+	if (t.n * nodes > EST_MAX_TRAIN_GPUS)
+		return api_error(out, RF_E_INVALID_VALUE, "nodes",
+				 "%lld GPUs in all (%d per node x %lld nodes); at most %d",
+				 (long long)(t.n * nodes), t.n, (long long)nodes,
+				 EST_MAX_TRAIN_GPUS);
+	s.offload = (enum train_offload)(e->rq.has_offload ? e->rq.offload : 0);
+	if (!want_auto) {
+		s.strategy = (enum train_strategy)(e->rq.strategy - 1);
+	} else if (e->rq.has_offload && s.offload != TRAIN_OFFLOAD_NONE) {
+		/* Offloading is ZeRO-3's (FSDP-QLoRA's for a 4-bit base). */
+		s.strategy = s.mode == TRAIN_QLORA ? TRAIN_STRATEGY_FSDP_QLORA :
+						     TRAIN_STRATEGY_ZERO3;
+		want_auto = false;
+	}
+	if (train_parallel_check(&s) < 0)
+		return api_error(out, RF_E_INVALID_VALUE,
+				 e->rq.has_offload ? "offload" : "strategy",
+				 "strategy %s with offload %s cannot run %s fine-tuning on %d GPUs "
+				 "(fsdp_qlora needs qlora; optimizer offload a ZeRO stage or FSDP; "
+				 "parameter offload zero3, fsdp or fsdp_qlora)",
+				 train_strategy_name(s.strategy), train_offload_name(s.offload),
+				 est_modes[e->rq.mode], s.n_gpus);
+	one_gpu = (!want_auto && s.strategy == TRAIN_STRATEGY_NONE) || t.n <= 1;
+	budget = t.n == 0 ? -1 : one_gpu && nodes == 1 ? t.budget[t.largest] : t.min_budget;
 	if (!e->rq.has_seq_len)
 		assume(e, "seq_len: %d as none was given", EST_DEFAULT_SEQ_LEN);
 	if (!e->rq.has_lora_rank && s.mode != TRAIN_FULL)
 		assume(e, "lora_rank: 16 as none was given");
 	if (!e->rq.lora_targets && s.mode != TRAIN_FULL)
 		assume(e, "lora_targets: every linear layer (q, k, v, o, gate, up, down)");
-	assume(e, "training: 16-bit weights and activations, SDPA/flash attention, one GPU holds "
-		  "the whole model (data parallelism replicates it)");
 	if (s.mode == TRAIN_FULL)
-		assume(e, "full fine-tuning keeps no fp32 master copy (a bf16 model)");
+		assume(e, "precision: %s (%s)", est_precisions[s.precision],
+		       s.precision == TRAIN_PRECISION_AMP ?
+			       "fp32 master weights, gradients and AdamW moments, bf16 compute" :
+			       "weights, gradients and AdamW moments in bf16, as torch keeps "
+			       "them for a bf16 model");
+	assume(e, "batch_size is per GPU; activations in 16 bits; loss: %s",
+	       train_loss_resolve(s.loss, s.provider) == TRAIN_LOSS_CHUNKED ?
+		       "chunked/fused cross-entropy (no full logits)" :
+		       "transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient)");
 
 	/* "max": the largest value that fits, by bisection over the monotonic estimate. */
 	if ((e->rq.has_seq_len && e->rq.seq_len < 0) ||
@@ -1065,12 +1287,13 @@ static int est_training(struct est *e, cJSON *root, struct api_reply *out)
 					 "only one of seq_len and batch_size can be \"max\"");
 		while (lo < hi) {
 			int64_t mid = lo + (hi - lo + 1) / 2;
-			struct train_settings t = s;
+			struct train_settings c = s;
 			if (seq)
-				t.seq_len = mid;
+				c.seq_len = mid;
 			else
-				t.batch_size = mid;
-			if (train_memory_estimate(&tm, &t, &r) == 0 && r.total_bytes <= budget)
+				c.batch_size = mid;
+			if (est_train_fit(&tm, &c, want_auto, budget, t.host_budget, &used, &r) ==
+			    1)
 				lo = mid;
 			else
 				hi = mid - 1;
@@ -1080,80 +1303,78 @@ static int est_training(struct est *e, cJSON *root, struct api_reply *out)
 		else
 			s.batch_size = lo > 0 ? lo : 1;
 	}
-	rc = train_memory_estimate(&tm, &s, &r);
-	if (rc < 0)
+	fits = est_train_fit(&tm, &s, want_auto, budget >= 0 ? budget : 0, t.host_budget, &used,
+			     &r);
+	if (fits < 0)
 		return api_error(out, RF_E_INVALID_VALUE, "seq_len",
 				 "the settings are out of range for this model");
+	s = used;
+	one_gpu = one_gpu || s.strategy == TRAIN_STRATEGY_NONE;
 
-	mem = cJSON_AddObjectToObject(root, "memory");
-	if (mem) {
-		cJSON_AddNumberToObject(mem, "weights_bytes", (double)r.weights_bytes);
-		cJSON_AddNumberToObject(mem, "adapter_bytes", (double)r.adapter_bytes);
-		cJSON_AddNumberToObject(mem, "gradients_bytes", (double)r.gradients_bytes);
-		cJSON_AddNumberToObject(mem, "optimizer_bytes", (double)r.optimizer_bytes);
-		cJSON_AddNumberToObject(mem, "activations_bytes", (double)r.activations_bytes);
-		cJSON_AddNumberToObject(mem, "logits_bytes", (double)r.logits_bytes);
-		cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
-		cJSON_AddNumberToObject(mem, "compute_bytes",
-					(double)(r.activations_bytes + r.logits_bytes));
-		cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r.overhead_bytes);
-		cJSON_AddNumberToObject(mem, "total_bytes", (double)r.total_bytes);
-		cJSON *pd = cJSON_AddArrayToObject(mem, "per_device");
-		if (pd && device) {
-			cJSON *d = cJSON_CreateObject();
-			if (d) {
-				cJSON_AddStringToObject(d, "device", device);
-				cJSON_AddNumberToObject(d, "bytes", (double)r.total_bytes);
-				cJSON_AddNumberToObject(d, "budget_bytes", (double)budget);
-				api_json_append(pd, d);
-			}
-		}
-	}
-	cJSON_AddBoolToObject(root, "fits", budget >= 0 && r.total_bytes <= budget);
+	est_train_memory_json(root, &r, e, &t, one_gpu);
+	cJSON_AddBoolToObject(root, "fits", budget >= 0 && fits == 1);
 	if (budget > 0) {
 		double u = (double)r.total_bytes / (double)budget;
 		cJSON_AddNumberToObject(root, "utilization", u);
 		cJSON_AddStringToObject(root, "fit_band", rf_fit_band(u));
+		if (t.host_budget >= 0 && r.host_bytes > t.host_budget)
+			assume(e,
+			       "fits: the GPUs hold it, but host memory does not (%.1f GiB "
+			       "needed per node, %.1f GiB available)",
+			       (double)r.host_bytes / (double)RF_GIB,
+			       (double)t.host_budget / (double)RF_GIB);
+		else if (t.host_budget < 0 && r.host_bytes > 0)
+			assume(e, "fits: host memory not known; %.1f GiB per node needed",
+			       (double)r.host_bytes / (double)RF_GIB);
 	} else {
 		cJSON_AddNullToObject(root, "utilization");
 		cJSON_AddNullToObject(root, "fit_band");
 		assume(e, "fits: no GPU with a known memory size; training needs one");
 	}
+	if (t.n > 0)
+		tps = est_train_speed(env, e, t.gpu[t.largest], &tm, &s, &r, &sp);
+	else
+		assume(e, "training speed: unknown (no GPU)");
 
-	/* Time: training FLOPs per token (forward 2P, backward 4P for full or 2P for frozen
-	 * weights, +2P recomputation with checkpointing) over a stated utilisation of the peak. */
-	for (int i = 0; i < e->hw.n_gpus; i++)
-		if (e->hw.gpus[i].fp16_tflops > tflops &&
-		    strcmp(e->hw.gpus[i].vendor, "intel") != 0)
-			tflops = e->hw.gpus[i].fp16_tflops;
-	mfu = s.mode == TRAIN_FULL ? EST_TRAIN_MFU_FULL :
-	      s.mode == TRAIN_LORA ? EST_TRAIN_MFU_ADAPTER :
-				     EST_TRAIN_MFU_QLORA;
-	flops = (double)e->params.active *
-		((s.mode == TRAIN_FULL ? 6.0 : 4.0) + (s.gradient_checkpointing ? 2.0 : 0.0));
-	if (tflops > 0 && flops > 0)
-		tps = tflops * 1e12 * mfu / flops;
 	tr = cJSON_AddObjectToObject(root, "training");
 	if (tr) {
 		cJSON_AddStringToObject(tr, "mode", est_modes[e->rq.mode]);
 		cJSON_AddStringToObject(tr, "provider", est_providers[s.provider]);
 		cJSON_AddStringToObject(tr, "optimizer", est_optimizers[s.optimizer]);
+		if (s.mode == TRAIN_FULL)
+			cJSON_AddStringToObject(tr, "precision", est_precisions[s.precision]);
+		cJSON_AddStringToObject(tr, "loss",
+					est_losses[train_loss_resolve(s.loss, s.provider)]);
+		cJSON_AddStringToObject(tr, "attention", s.flash_attention ? "sdpa" : "eager");
+		cJSON_AddStringToObject(tr, "objective", est_objectives[s.objective]);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
 		if (s.mode != TRAIN_FULL)
 			cJSON_AddNumberToObject(tr, "lora_rank", (double)s.lora_rank);
 		cJSON_AddBoolToObject(tr, "gradient_checkpointing", s.gradient_checkpointing);
 		cJSON_AddNumberToObject(tr, "trainable_params", (double)r.trainable_params);
+		cJSON_AddStringToObject(tr, "strategy", train_strategy_name(s.strategy));
+		cJSON_AddStringToObject(tr, "offload", train_offload_name(s.offload));
+		cJSON_AddNumberToObject(tr, "n_gpus", (double)r.n_gpus);
+		cJSON_AddNumberToObject(tr, "nodes", (double)nodes);
+		cJSON_AddNumberToObject(tr, "comm_bytes_per_step", (double)r.comm_bytes_per_step);
 		add_num_or_null(tr, "tokens_per_s", tps);
+		if (tps > 0) {
+			cJSON_AddNumberToObject(tr, "flops_per_token", sp.flops_per_token);
+			cJSON_AddNumberToObject(tr, "utilisation", sp.utilisation);
+			cJSON_AddNumberToObject(tr, "scaling_efficiency", sp.scaling);
+		}
 		if (tps > 0 && e->rq.has_dataset_tokens) {
 			double hours = e->rq.dataset_tokens / tps / 3600.0;
 			double epochs = e->rq.has_epochs ? e->rq.epochs : 1.0;
 			cJSON_AddNumberToObject(tr, "hours_per_epoch", hours);
 			cJSON_AddNumberToObject(tr, "epochs", epochs);
 			cJSON_AddNumberToObject(tr, "total_hours", hours * epochs);
+			/* usd_per_hour is per GPU: the run pays for every GPU it uses. */
 			if (e->rq.has_usd_per_hour)
 				cJSON_AddNumberToObject(tr, "cost_usd",
-							hours * epochs * e->rq.usd_per_hour);
+							hours * epochs * e->rq.usd_per_hour *
+								(double)r.n_gpus);
 			else
 				cJSON_AddNullToObject(tr, "cost_usd");
 		} else {
@@ -1162,14 +1383,18 @@ static int est_training(struct est *e, cJSON *root, struct api_reply *out)
 			cJSON_AddNullToObject(tr, "cost_usd");
 		}
 	}
-	if (tps > 0)
-		assume(e,
-		       "training speed: %.0f%% of the GPU's %.0f FP16 TFLOPS (a stated "
-		       "utilisation, not a fit)",
-		       mfu * 100, tflops);
-	else
-		assume(e, "training speed: unknown (no GPU with a known FP16 throughput)");
-	return 0;
+	if (r.n_gpus > 1)
+		assume(e, "strategy: %s%s over %d GPUs on %lld node(s)%s",
+		       train_strategy_name(s.strategy),
+		       s.offload ? (s.offload == TRAIN_OFFLOAD_OPTIMIZER ?
+					    " with the optimizer on "
+					    "the host" :
+					    " with optimizer and weights "
+					    "on the host") :
+				   "",
+		       r.n_gpus, (long long)nodes, want_auto ? " (the cheapest that fits)" : "");
+	rc = 0;
+	return rc;
 }
 
 /* Reads "lora_targets": PEFT module names, or "all-linear". */
@@ -1278,7 +1503,7 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 		cJSON_AddStringToObject(hw, "fingerprint", e->fingerprint);
 	}
 	rc = e->rq.mode == EST_INFERENCE ? est_inference(env, e, root, out) :
-					   est_training(e, root, out);
+					   est_training(env, e, root, out);
 	if (rc < 0)
 		goto done;
 	arr = cJSON_AddArrayToObject(root, "assumptions");

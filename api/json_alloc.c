@@ -31,6 +31,11 @@ unsigned long api_json_failed_allocs(void)
 	return api_json_failures;
 }
 
+void api_json_note_failed_alloc(void)
+{
+	api_json_failures++;
+}
+
 bool api_json_add(cJSON *object, const char *key, cJSON *item)
 {
 	if (object && cJSON_AddItemToObject(object, key, item))

@@ -18,6 +18,11 @@ void api_json_init(void);
 /* Returns how many of cJSON's allocations have failed on the calling thread so far. */
 unsigned long api_json_failed_allocs(void);
 
+/* Counts a failed allocation outside cJSON on the calling thread (api_error does so for
+ * RF_E_NOMEM), so that a handler which folds a sub-answer's out-of-memory error into a larger
+ * answer (a candidate that "does not fit") still has its reply replaced by a 503. */
+void api_json_note_failed_alloc(void);
+
 /* cJSON_AddItemToObject that deletes item when it cannot be added (a NULL object, or no
  * memory for the key), so that a failed add does not leak. Returns whether it was added. */
 bool api_json_add(cJSON *object, const char *key, cJSON *item);

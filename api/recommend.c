@@ -218,6 +218,19 @@ static cJSON *rec_settings(int mode, int quant, int64_t n, bool flash_attn)
 	return s;
 }
 
+/* Fine-tuning: how the estimate spread the run over the GPUs (strategy, offload). */
+static void rec_training_strategy(const cJSON *a, cJSON *s)
+{
+	const cJSON *tr = cJSON_GetObjectItemCaseSensitive(a, "training");
+	const char *keys[] = {"strategy", "offload"};
+
+	for (int i = 0; i < 2; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(tr, keys[i]);
+		if (cJSON_IsString(v))
+			cJSON_AddStringToObject(s, keys[i], v->valuestring);
+	}
+}
+
 /* The summary of an answer every entry carries. */
 static cJSON *rec_summary(const cJSON *a, int mode)
 {
@@ -253,6 +266,7 @@ static cJSON *rec_summary(const cJSON *a, int mode)
 			cJSON_AddNumberToObject(s, "training_tokens_per_s", round(v * 10) / 10);
 		else
 			cJSON_AddNullToObject(s, "training_tokens_per_s");
+		rec_training_strategy(a, s);
 	}
 	return s;
 }

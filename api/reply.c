@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "api/api.h"
+#include "api/json_alloc.h"
 #include "core/err.h"
 #include "core/numparse.h"
 
@@ -65,6 +66,8 @@ int api_error(struct api_reply *r, int err, const char *field, const char *fmt, 
 
 	if (!rf_err_valid(err))
 		err = RF_E_INTERNAL;
+	if (err == RF_E_NOMEM)
+		api_json_note_failed_alloc();
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);

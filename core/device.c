@@ -172,6 +172,7 @@ void device_profile_init(struct device_profile *p)
 	p->fp16_tflops = -1;
 	p->fp16_kind = DEVICE_FP16_UNKNOWN;
 	p->fp32_tflops = -1;
+	p->bf16_tflops = -1;
 	p->usd_per_hour = -1;
 }
 

@@ -73,6 +73,11 @@ struct device_profile {
 	double fp16_tflops;                   /* dense; < 0 unknown */
 	enum device_fp16_kind fp16_kind;
 	double fp32_tflops; /* < 0 unknown */
+	/* Dense bf16 matrix peak with fp32 accumulate, what mixed-precision training runs at
+	 * (fp16 with fp32 accumulate on parts without bf16; the ALU rate on Apple GPUs), kept
+	 * apart from fp16_tflops, which for GeForce cards is the FP16-accumulate rate; < 0
+	 * unknown. */
+	double bf16_tflops;
 	char architecture[DEVICE_SHORT_LEN];
 	char compute_capability[DEVICE_CC_LEN]; /* NVIDIA "8.9"; empty otherwise */
 	int gpu_cores;                          /* Apple GPU cores; 0 unknown */

@@ -3,11 +3,18 @@
  */
 #include "tests/train_calib.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "api/device_json.h"
+#include "core/device.h"
 #include "core/train_memory.h"
+#include "core/train_parallel.h"
+#include "core/train_speed.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 
@@ -23,7 +30,10 @@ struct case_row {
 	enum train_optimizer optimizer;
 	int64_t batch, seq, rank;
 	bool flash;
-	double tolerance; /* |error| allowed for this row */
+	double tolerance;             /* |error| allowed for this row */
+	unsigned targets;             /* LoRA targets; 0: every linear layer */
+	enum train_strategy strategy; /* several GPUs */
+	int n_gpus;
 };
 
 /* The Unsloth benchmark (Llama 2 7B, batch 4, seq 1024, rank 8, grad accum 2): gradient
@@ -32,35 +42,59 @@ struct case_row {
  * 8-bit AdamW as its notebooks use); they are vendor statements, so they get a wider band. */
 static const struct case_row cases[] = {
 	{"Llama 2 7B", "LoRA", "16", "HF", "Llama-2-7B", 0, TRAIN_LORA, TRAIN_PROVIDER_HUGGINGFACE,
-	 TRAIN_OPT_ADAMW, 4, 1024, 8, false, 0.25},
+	 TRAIN_OPT_ADAMW, 4, 1024, 8, false, 0.25, 0, TRAIN_STRATEGY_NONE, 1},
 	{"Llama 2 7B", "LoRA", "16", "HF+FA2", "Llama-2-7B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_HUGGINGFACE, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25},
+	 TRAIN_PROVIDER_HUGGINGFACE, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"Llama 2 7B", "LoRA", "16", "Unsloth+FA2", "Llama-2-7B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.25, 0, TRAIN_STRATEGY_NONE,
+	 1},
+	/* LLaMA-Factory keeps the embeddings and head in 16 bits, where PEFT's
+	 * prepare_model_for_kbit_training (which the estimate follows for Hugging Face) upcasts
+	 * them to fp32: +0.5 GiB on this model, on a figure rounded to the GB. */
 	{"Llama 2 7B", "QLoRA", "4", "HF", "Llama-2-7B", 0, TRAIN_QLORA, TRAIN_PROVIDER_HUGGINGFACE,
-	 TRAIN_OPT_ADAMW, 4, 1024, 8, false, 0.25},
+	 TRAIN_OPT_ADAMW, 4, 1024, 8, false, 0.30, 0, TRAIN_STRATEGY_NONE, 1},
 	{"Llama 2 7B", "QLoRA", "4", "Unsloth+FA2", "Llama-2-7B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.30},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW, 4, 1024, 8, true, 0.30, 0, TRAIN_STRATEGY_NONE,
+	 1},
 	{"generic 3B model", "QLoRA", "4", "Unsloth", "Llama-3.2-3B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 3B model", "LoRA", "16", "Unsloth", "Llama-3.2-3B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 8B model", "QLoRA", "4", "Unsloth", "Llama-3.1-8B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 8B model", "LoRA", "16", "Unsloth", "Llama-3.1-8B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
+	/* Below what NF4 linears and Qwen's 16-bit 152k-vocabulary embedding and head take
+	 * together (9.2 GiB) before any context: a vendor minimum, not a run. */
 	{"generic 14B model", "QLoRA", "4", "Unsloth", "Qwen2.5-14B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.40, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 14B model", "LoRA", "16", "Unsloth", "Qwen2.5-14B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 70B model", "QLoRA", "4", "Unsloth", "Llama-3.1-70B", 0, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 70B model", "LoRA", "16", "Unsloth", "Llama-3.1-70B", 0, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 405B model", "QLoRA", "4", "Unsloth", "Llama-3.1-405B", 405.85, TRAIN_QLORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
 	{"generic 405B model", "LoRA", "16", "Unsloth", "Llama-3.1-405B", 405.85, TRAIN_LORA,
-	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35},
+	 TRAIN_PROVIDER_UNSLOTH, TRAIN_OPT_ADAMW_8BIT, 1, 512, 16, true, 0.35, 0,
+	 TRAIN_STRATEGY_NONE, 1},
+	/* LongLoRA's plain-LoRA baseline at 8k tokens (its Table 12): LoRA rank 8 on q, k, v, o,
+	 * FlashAttention 2, gradient checkpointing, DeepSpeed ZeRO-2 over 8 A100s, batch 1 per
+	 * GPU, transformers' loss. */
+	{"Llama 2 7B", "LoRA (plain)", "bf16", "LongLoRA codebase (FA2, DeepSpeed ZeRO-2, 8x A100)",
+	 "Llama-2-7B", 0, TRAIN_LORA, TRAIN_PROVIDER_HUGGINGFACE, TRAIN_OPT_ADAMW, 1, 8192, 8, true,
+	 0.20, TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V | TRAIN_LORA_O, TRAIN_STRATEGY_ZERO2, 8},
 };
 
 /* Fills m from the model_arch.csv row whose name starts with arch. Returns 0 or -1. */
@@ -144,6 +178,9 @@ int train_calib_run(const char *shared_dir, struct train_calib_result *out, int 
 			.optimizer = c->optimizer,
 			.provider = c->provider,
 			.flash_attention = c->flash,
+			.lora_targets = c->targets,
+			.strategy = c->strategy,
+			.n_gpus = c->n_gpus,
 		};
 		struct train_memory r;
 		double want;
@@ -172,4 +209,264 @@ out:
 	free(tp);
 	free(ap);
 	return rc < 0 ? rc : n;
+}
+
+/* Unsloth README @ 2025 ("Llama 3.1 (8B) max. context length" and "Llama 3.3 (70B) max.
+ * context length"): 4-bit QLoRA on q, k, v, o, gate, up, down with rank 32, batch 1, every
+ * sequence padded to the length; Unsloth's offloaded gradient checkpointing against Hugging
+ * Face with FlashAttention 2 and gradient checkpointing. The optimizer is not stated; the
+ * notebooks the table accompanies use AdamW in fp32 states for the adapters ("adamw_torch"
+ * default) for Hugging Face, and Unsloth's notebooks 8-bit AdamW ("adamw_8bit"), taken so. The
+ * cards' memory is taken in GiB (nvidia-smi's total). */
+static const struct {
+	const char *arch, *framework;
+	double card_gib, published;
+	double hi; /* the largest estimate / published allowed */
+} contexts[] = {
+	{"Llama-3.1-8B", "Unsloth", 8, 2972, 1.1},    {"Llama-3.1-8B", "Unsloth", 12, 21848, 1.1},
+	{"Llama-3.1-8B", "Unsloth", 16, 40724, 1.1},  {"Llama-3.1-8B", "Unsloth", 24, 78475, 1.1},
+	{"Llama-3.1-8B", "Unsloth", 40, 153977, 1.1}, {"Llama-3.1-8B", "Unsloth", 48, 191728, 1.1},
+	{"Llama-3.1-8B", "Unsloth", 80, 342733, 1.1}, {"Llama-3.1-8B", "HF+FA2", 12, 932, 1.1},
+	{"Llama-3.1-8B", "HF+FA2", 16, 2551, 1.1},    {"Llama-3.1-8B", "HF+FA2", 24, 5789, 1.1},
+	{"Llama-3.1-8B", "HF+FA2", 40, 12264, 1.1},   {"Llama-3.1-8B", "HF+FA2", 48, 15502, 1.1},
+	{"Llama-3.1-8B", "HF+FA2", 80, 28454, 1.1},   {"Llama-3.1-70B", "Unsloth", 48, 12106, 1.1},
+	{"Llama-3.1-70B", "Unsloth", 80, 89389, 1.1}, /* Hugging Face on the 70B needs 2.5 GiB more than the model gives: a
+	 * transient the 8B does not show (the fp32 head's bf16 autocast copy would be 2 GiB). */
+	{"Llama-3.1-70B", "HF+FA2", 80, 6916, 1.2},
+};
+
+int train_calib_contexts(const char *shared_dir, struct train_context_result *out, int cap,
+			 char *err, size_t errlen)
+{
+	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	struct t_csv *arch = t_csv_read(ap);
+	int n = 0, rc = 0;
+
+	if (!arch) {
+		snprintf(err, errlen, "cannot read %s", ap);
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(contexts) / sizeof(contexts[0]) && n < cap; i++) {
+		bool unsloth = strcmp(contexts[i].framework, "Unsloth") == 0;
+		struct train_model m;
+		struct train_settings s = {
+			.mode = TRAIN_QLORA,
+			.weight_bits = 16,
+			.batch_size = 1,
+			.seq_len = 1,
+			.lora_rank = 32,
+			.lora_targets = TRAIN_LORA_ALL_LINEAR,
+			.gradient_checkpointing = true,
+			.optimizer = unsloth ? TRAIN_OPT_ADAMW_8BIT : TRAIN_OPT_ADAMW,
+			.provider = unsloth ? TRAIN_PROVIDER_UNSLOTH : TRAIN_PROVIDER_HUGGINGFACE,
+			.flash_attention = true,
+		};
+		if (arch_dims(arch, contexts[i].arch, 0, &m) < 0) {
+			snprintf(err, errlen, "no architecture %s", contexts[i].arch);
+			rc = -1;
+			goto out;
+		}
+		out[n].model = contexts[i].arch;
+		out[n].framework = contexts[i].framework;
+		out[n].card_gib = contexts[i].card_gib;
+		out[n].published = contexts[i].published;
+		out[n].estimate = (double)train_max_seq_len(
+			&m, &s, 1 << 22, (int64_t)(contexts[i].card_gib * GIB), -1);
+		out[n].ratio = out[n].estimate / out[n].published;
+		out[n].hi = contexts[i].hi;
+		n++;
+	}
+out:
+	t_csv_free(arch);
+	free(ap);
+	return rc < 0 ? rc : n;
+}
+
+/* torchtune README @bd2a0fc7c3 ("Memory and training speed"): batch 2, packed to 2048,
+ * torch.compile. Its configs: LoRA rank 8 on q, v, output and the MLP for 8B, rank 16 on every
+ * linear layer for 70B; QLoRA likewise; full single-device with a paged 8-bit AdamW; 70B full
+ * with FSDP and CPU offload, 70B LoRA with FSDP, 405B QLoRA with FSDP. Activation
+ * checkpointing is taken as off: with its recomputation counted the RTX A6000 rows would
+ * exceed the card's peak. */
+static const struct {
+	const char *model, *method, *gpu; /* training_memory.csv columns, exact */
+	const char *arch;                 /* model_arch.csv prefix */
+	double params_b;
+	const char *device; /* profiles/devices.json id */
+	int n_gpus;
+	enum train_mode mode;
+	int64_t rank;
+	unsigned targets;
+	enum train_optimizer optimizer;
+	enum train_strategy strategy;
+	enum train_offload offload;
+} speeds[] = {
+	{"Llama 3.1 8B", "full", "1x RTX 4090", "Llama-3.1-8B", 0, "rtx-4090", 1, TRAIN_FULL, 0, 0,
+	 TRAIN_OPT_PAGED_ADAMW_8BIT, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "full", "1x RTX A6000", "Llama-3.1-8B", 0, "rtx-a6000", 1, TRAIN_FULL, 0,
+	 0, TRAIN_OPT_PAGED_ADAMW_8BIT, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "LoRA", "1x RTX 4090", "Llama-3.1-8B", 0, "rtx-4090", 1, TRAIN_LORA, 8,
+	 TRAIN_LORA_Q | TRAIN_LORA_V | TRAIN_LORA_O | TRAIN_LORA_GATE | TRAIN_LORA_UP |
+		 TRAIN_LORA_DOWN,
+	 TRAIN_OPT_ADAMW, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "LoRA", "1x RTX A6000", "Llama-3.1-8B", 0, "rtx-a6000", 1, TRAIN_LORA, 8,
+	 TRAIN_LORA_Q | TRAIN_LORA_V | TRAIN_LORA_O | TRAIN_LORA_GATE | TRAIN_LORA_UP |
+		 TRAIN_LORA_DOWN,
+	 TRAIN_OPT_ADAMW, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 8B", "QLoRA", "1x RTX 4090", "Llama-3.1-8B", 0, "rtx-4090", 1, TRAIN_QLORA, 8,
+	 TRAIN_LORA_Q | TRAIN_LORA_V | TRAIN_LORA_O | TRAIN_LORA_GATE | TRAIN_LORA_UP |
+		 TRAIN_LORA_DOWN,
+	 TRAIN_OPT_ADAMW, TRAIN_STRATEGY_NONE, TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 70B", "full", "8x A100 (per GPU)", "Llama-3.1-70B", 0, "a100-sxm4-80gb", 8,
+	 TRAIN_FULL, 0, 0, TRAIN_OPT_ADAMW, TRAIN_STRATEGY_FSDP,
+	 TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS},
+	{"Llama 3.1 70B", "LoRA", "8x A100 (per GPU)", "Llama-3.1-70B", 0, "a100-sxm4-80gb", 8,
+	 TRAIN_LORA, 16, TRAIN_LORA_ALL_LINEAR, TRAIN_OPT_ADAMW, TRAIN_STRATEGY_FSDP,
+	 TRAIN_OFFLOAD_NONE},
+	{"Llama 3.1 405B", "QLoRA", "8x A100 (per GPU)", "Llama-3.1-405B", 405.85, "a100-sxm4-80gb",
+	 8, TRAIN_QLORA, 16, TRAIN_LORA_ALL_LINEAR, TRAIN_OPT_ADAMW, TRAIN_STRATEGY_FSDP_QLORA,
+	 TRAIN_OFFLOAD_NONE},
+};
+
+/* Loads src_dir's profiles/devices.json into t. Returns 0 or -1. */
+static int load_devices(const char *src_dir, struct device_table *t, char *err, size_t errlen)
+{
+	char *path = t_path(src_dir, "profiles/devices.json");
+	size_t len = 0;
+	char *text = t_read_file(path, &len);
+	cJSON *doc = text ? cJSON_ParseWithLength(text, len) : NULL;
+	int rc = doc && api_device_table_from_json(doc, t, err, errlen) == 0 ? 0 : -1;
+
+	if (rc < 0 && !doc)
+		snprintf(err, errlen, "cannot read %s", path);
+	cJSON_Delete(doc);
+	free(text);
+	free(path);
+	return rc;
+}
+
+static enum train_device_class device_class(const struct device_profile *p)
+{
+	if (strcmp(p->device_class, "workstation") == 0)
+		return TRAIN_CLASS_WORKSTATION;
+	if (strcmp(p->device_class, "datacenter") == 0)
+		return TRAIN_CLASS_DATACENTER;
+	return strcmp(p->device_class, "consumer") == 0 || strcmp(p->device_class, "laptop") == 0 ?
+		       TRAIN_CLASS_CONSUMER :
+		       TRAIN_CLASS_OTHER;
+}
+
+int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
+		       int cap, char *err, size_t errlen)
+{
+	char *tp = t_path(shared_dir, "calibration/training_memory.csv");
+	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	struct t_csv *train = t_csv_read(tp), *arch = t_csv_read(ap);
+	struct device_table devices = {0};
+	int n = 0, rc = 0;
+
+	if (!train || !arch || load_devices(src_dir, &devices, err, errlen) < 0) {
+		if (!train || !arch)
+			snprintf(err, errlen, "cannot read %s or %s", tp, ap);
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]) && n < cap; i++) {
+		const struct device_profile *p = NULL;
+		struct train_model m;
+		struct train_settings s = {
+			.mode = speeds[i].mode,
+			.weight_bits = 16,
+			.batch_size = 2,
+			.seq_len = 2048,
+			.lora_rank = speeds[i].rank,
+			.lora_targets = speeds[i].targets,
+			.optimizer = speeds[i].optimizer,
+			.flash_attention = true,
+			.loss = TRAIN_LOSS_CHUNKED,
+			.strategy = speeds[i].strategy,
+			.offload = speeds[i].offload,
+			.n_gpus = speeds[i].n_gpus,
+		};
+		struct train_memory mem;
+		struct train_speed sp;
+		struct train_device dev = {0};
+		double want = -1;
+
+		for (int r = 0; r < train->n_rows; r++) {
+			const char *x = t_csv_get(train, r, "extra_settings");
+			if (strcmp(t_csv_get(train, r, "model"), speeds[i].model) == 0 &&
+			    strcmp(t_csv_get(train, r, "method"), speeds[i].method) == 0 &&
+			    strcmp(t_csv_get(train, r, "gpu"), speeds[i].gpu) == 0 &&
+			    strncmp(x, "tokens/sec ", 11) == 0)
+				want = strtod(x + 11, NULL);
+		}
+		if (want <= 0 || arch_dims(arch, speeds[i].arch, speeds[i].params_b, &m) < 0 ||
+		    device_resolve(&devices, speeds[i].device, &p) < 0 || !p ||
+		    train_memory_estimate(&m, &s, &mem) < 0) {
+			snprintf(err, errlen,
+				 "speed case %s/%s/%s: row, architecture, device or "
+				 "estimate missing",
+				 speeds[i].model, speeds[i].method, speeds[i].gpu);
+			rc = -1;
+			goto out;
+		}
+		dev.bf16_tflops = p->bf16_tflops;
+		dev.bandwidth_gbs = p->memory_bandwidth_gbs;
+		dev.device_class = device_class(p);
+		if (train_speed_estimate(&m, &s, &mem, &dev, &sp) < 0) {
+			snprintf(err, errlen, "speed case %s: no bf16 peak for %s", speeds[i].model,
+				 speeds[i].device);
+			rc = -1;
+			goto out;
+		}
+		out[n].model = speeds[i].model;
+		out[n].method = speeds[i].method;
+		out[n].gpu = speeds[i].gpu;
+		out[n].measured = want;
+		out[n].estimate = sp.tokens_per_s;
+		out[n].error = sp.tokens_per_s / want - 1;
+		n++;
+	}
+out:
+	device_table_clear(&devices);
+	t_csv_free(train);
+	t_csv_free(arch);
+	free(tp);
+	free(ap);
+	return rc < 0 ? rc : n;
+}
+
+int train_calib_devices_check(const char *src_dir, char *err, size_t errlen)
+{
+	struct device_table t = {0};
+	int rc = load_devices(src_dir, &t, err, errlen);
+
+	for (int i = 0; rc == 0 && i < t.n; i++) {
+		const struct device_profile *p = &t.devices[i];
+		bool nvidia = strcmp(p->vendor, "nvidia") == 0;
+		bool geforce = nvidia && (strcmp(p->device_class, "consumer") == 0 ||
+					  strcmp(p->device_class, "laptop") == 0);
+		double want = -1;
+		if (p->kind == DEVICE_KIND_CPU)
+			continue;
+		if (strcmp(p->vendor, "apple") == 0)
+			want = p->fp32_tflops;
+		else if (nvidia && p->fp16_kind == DEVICE_FP16_TENSOR && p->fp16_tflops > 0)
+			want = geforce && strcmp(p->id, "titan-rtx") != 0 ? p->fp16_tflops / 2 :
+									    p->fp16_tflops;
+		else if (p->fp16_kind == DEVICE_FP16_TENSOR && p->bf16_tflops <= 0)
+			want = 0; /* a tensor part without a bf16 peak: missing */
+		if (want < 0)
+			continue;
+		if (!(p->bf16_tflops > 0) ||
+		    (want > 0 && fabs(p->bf16_tflops - want) > want * 0.01)) {
+			snprintf(err, errlen, "%s: bf16_tflops %.3f, expected %.3f", p->id,
+				 p->bf16_tflops, want);
+			rc = -1;
+		}
+	}
+	device_table_clear(&t);
+	return rc;
 }

@@ -19,4 +19,38 @@ struct train_calib_result {
 int train_calib_run(const char *shared_dir, struct train_calib_result *out, int cap, char *err,
 		    size_t errlen);
 
+/* One published longest trainable context: the sequence length a framework reached on a card of
+ * card_gib, against the estimate's largest seq_len that fits the same card. */
+struct train_context_result {
+	const char *model, *framework;
+	double card_gib;
+	double published, estimate, ratio; /* ratio = estimate / published */
+	double hi;                         /* the largest ratio allowed (the smallest is 0.8) */
+};
+
+/* Estimates every published longest context (Unsloth's README tables: Llama 3.1 8B and Llama
+ * 3.3 70B QLoRA, rank 32 on all linear layers, batch 1, sequences padded to the length, for
+ * Unsloth and for Hugging Face + FlashAttention 2). Returns how many were written to out (at
+ * most cap), or -1 with a reason in err. */
+int train_calib_contexts(const char *shared_dir, struct train_context_result *out, int cap,
+			 char *err, size_t errlen);
+
+/* One published training speed (tokens/s of all GPUs) against the estimate. */
+struct train_speed_result {
+	const char *model, *method, *gpu;
+	double measured, estimate, error; /* error = estimate / measured - 1 */
+};
+
+/* Estimates every training_memory.csv row that states tokens/s (torchtune's table), with the
+ * devices' bf16 peaks from src_dir's profiles/devices.json. Returns how many were written to
+ * out (at most cap), or -1 with a reason in err. */
+int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
+		       int cap, char *err, size_t errlen);
+
+/* Checks src_dir's profiles/devices.json: every GPU or SoC with a tensor fp16 rate has
+ * bf16_tflops, half the fp16 rate for NVIDIA GeForce (consumer, laptop) cards except the Titan,
+ * the fp16 rate for NVIDIA workstation and data-centre cards; Apple GPUs their fp32 rate.
+ * Returns 0, or -1 with the first offending entry in err. */
+int train_calib_devices_check(const char *src_dir, char *err, size_t errlen);
+
 #endif

@@ -283,6 +283,134 @@ START_TEST(bad_input_is_a_422_naming_the_field)
 }
 END_TEST
 
+/* Several GPUs: an 8B full fine-tune (AMP) on 8x H100 fits with ZeRO-1 and says so, each
+ * GPU's peak listed; a 70B QLoRA on two RTX 3090 in a 128 GiB machine fits with FSDP-QLoRA,
+ * offloading to host memory that the answer counts. */
+START_TEST(fine_tuning_spreads_over_gpus_with_a_stated_strategy)
+{
+	char body[2048];
+	size_t off;
+	cJSON *j;
+
+	off = (size_t)snprintf(
+		body, sizeof(body),
+		"{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"precision\":\"amp\","
+		"\"hardware\":{\"memory\":{\"total_bytes\":%lld},\"gpus\":[",
+		2048LL << 30);
+	for (int i = 0; i < 8; i++)
+		off += (size_t)snprintf(body + off, sizeof(body) - off, "%s{\"name\":\"H100 SXM\"}",
+					i ? "," : "");
+	snprintf(body + off, sizeof(body) - off, "]}}");
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	ck_assert_str_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "training"), "strategy")->valuestring,
+		"zero1");
+	ck_assert_double_eq(num(j, "training.n_gpus"), 8);
+	ck_assert(num(j, "training.comm_bytes_per_step") > 8e9);
+	ck_assert(num(j, "training.tokens_per_s") > 0);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"),
+								"per_device")),
+			 8);
+	cJSON_Delete(j);
+	/* One H100 alone: no strategy makes AMP's 16 bytes per parameter fit without host
+	 * memory known. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"precision\":\"amp\","
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &j),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+	cJSON_Delete(j);
+
+	snprintf(
+		body, sizeof(body),
+		"{\"model\":\"llama-3.1-70b\",\"mode\":\"qlora\",\"hardware\":{\"memory\":{"
+		"\"total_bytes\":%lld},\"gpus\":[{\"name\":\"RTX 3090\"},{\"name\":\"RTX 3090\"}]}}",
+		128LL << 30);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	ck_assert_str_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "training"), "strategy")->valuestring,
+		"fsdp_qlora");
+	ck_assert(num(j, "memory.host_bytes") > 0);
+	ck_assert(num(j, "memory.host_bytes") <= num(j, "memory.host_budget_bytes"));
+	cJSON_Delete(j);
+	/* The same with 32 GiB of RAM: the offloaded states do not fit the host. */
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"llama-3.1-70b\",\"mode\":\"qlora\",\"strategy\":\"fsdp_qlora\","
+		 "\"offload\":\"optimizer_and_params\",\"hardware\":{\"memory\":{\"total_bytes\":"
+		 "%lld},\"gpus\":[{\"name\":\"RTX 3090\"},{\"name\":\"RTX 3090\"}]}}",
+		 32LL << 30);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+	cJSON_Delete(j);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"strategy\":\"fsdp_qlora\","
+		     "\"hardware_profile\":\"rtx-4090\"}",
+		     422, "invalid_value", "strategy");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"strategy\":\"zero4\","
+		     "\"hardware_profile\":\"rtx-4090\"}",
+		     422, "invalid_value", "strategy");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"nodes\":0,"
+		     "\"hardware_profile\":\"rtx-4090\"}",
+		     422, "invalid_value", "nodes");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"nodes\":1024,\"hardware\":{"
+		     "\"gpus\":[{\"name\":\"H100 SXM\",\"count\":16}]}}",
+		     422, "invalid_value", "nodes");
+}
+END_TEST
+
+/* Precision and the loss kernel change what they should; bitsandbytes QLoRA is refused on
+ * Apple GPUs; a Mac gets one budget whether named by profile or by GPU name. */
+START_TEST(fine_tuning_mechanisms_and_apple)
+{
+	cJSON *a, *b;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"hardware_profile\":"
+			     "\"h100-sxm\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"precision\":\"amp\","
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &b),
+			 200);
+	ck_assert_double_eq_tol(num(b, "memory.optimizer_bytes"),
+				2 * num(a, "memory.optimizer_bytes"), 1e3);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"seq_len\":8192,"
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"seq_len\":8192,"
+			     "\"loss\":\"chunked\",\"hardware_profile\":\"h100-sxm\"}",
+			     &b),
+			 200);
+	ck_assert(num(b, "memory.logits_bytes") * 10 < num(a, "memory.logits_bytes"));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
+		     "\"apple-m1-max\"}",
+		     422, "invalid_value", "hardware_profile");
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"hardware_profile\":"
+			     "\"apple-m1-max\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"hardware\":{"
+			     "\"gpus\":[{\"name\":\"Apple M1 Max\"}]}}",
+			     &b),
+			 200);
+	const cJSON *pa = cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "memory"), "per_device"), 0);
+	const cJSON *pb = cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(b, "memory"), "per_device"), 0);
+	ck_assert(pa && pb);
+	ck_assert_double_eq(num(pa, "budget_bytes"), num(pb, "budget_bytes"));
+	ck_assert(num(pa, "budget_bytes") <= 48.0 * 1024 * MIB);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+END_TEST
+
 Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -293,6 +421,8 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, reproduces_llama_cpp_buffers_through_the_route);
 	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
+	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);
+	tcase_add_test(tc, fine_tuning_mechanisms_and_apple);
 	tcase_add_test(tc, a_pasted_config_json_is_estimated);
 	tcase_add_test(tc, bad_input_is_a_422_naming_the_field);
 	suite_add_tcase(s, tc);

@@ -236,9 +236,11 @@ START_TEST(rtx_3070_mid_range)
 	ck_assert_double_eq_tol(get(a, "ram_total_gb", NULL)->valuedouble, 16.0, 0.01);
 	ck_assert_double_eq_tol(get(a, "gpu_total_memory_gb", NULL)->valuedouble, 8.0, 0.01);
 	ck_assert_str_eq(str(get(a, "hardware_specs", NULL), "cuda_version"), "12.6");
-	/* The tier's own 8B, QLoRA at the task's 2048 tokens, one sequence per micro-batch. */
-	ck_assert_str_eq(str(a, "recommended_model"),
-			 model_catalog_find(models, "meta-llama/Llama-3.1-8B-Instruct")->id);
+	/* A 7-8B, QLoRA at the task's 2048 tokens, one sequence per micro-batch. The tier's own
+	 * Llama 3.1 8B needs 7.4 GiB there with Unsloth (its 128k-vocabulary embeddings and head
+	 * stay in 16 bits), just over the 95% of the 3070's budget the plan allows; Unsloth's
+	 * published table gives it 2972 tokens on a whole 8 GB card at rank 32. */
+	ck_assert_double_ge(model_catalog_find(models, str(a, "recommended_model"))->params_b, 7.0);
 	ck_assert_int_eq((int)get(a, "settings", "per_device_train_batch_size")->valuedouble, 1);
 	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 2048);
 	ck_assert(cJSON_IsTrue(get(a, "settings", "use_4bit")));

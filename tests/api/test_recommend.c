@@ -345,6 +345,34 @@ START_TEST(hardware_for_a_70b)
 }
 END_TEST
 
+/* Fine-tuning: each device comes with the fewest GPUs and the strategy that spreads the run
+ * over them (a 70B QLoRA needs FSDP-QLoRA on 24 GB cards, nothing on an 80 GB one). */
+START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
+{
+	cJSON *j, *e;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-70b\",\"for\":\"hardware\",\"mode\":"
+			     "\"qlora\",\"limit\":50}",
+			     &j),
+			 200);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "hardware"))
+	{
+		ck_assert_ptr_nonnull(
+			str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"));
+		ck_assert_str_ne(str(e, "kind"), "soc"); /* no bitsandbytes on Apple GPUs */
+	}
+	e = (cJSON *)find_device(j, "rtx-4090");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"),
+			 "fsdp_qlora");
+	e = (cJSON *)find_device(j, "h100-sxm");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_double_eq(num(e, "count", NULL), 1);
+	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"), "none");
+	cJSON_Delete(j);
+}
+END_TEST
+
 static void assert_error(const char *body, const char *code, const char *field)
 {
 	cJSON *j;
@@ -426,6 +454,7 @@ Suite *recommend_suite(void)
 	tcase_add_test(tc, qlora_on_a_gtx_1650_gives_small_models_or_a_reason);
 	tcase_add_test(tc, cpu_only_gives_small_models);
 	tcase_add_test(tc, hardware_for_a_70b);
+	tcase_add_test(tc, hardware_for_a_70b_qlora_states_the_strategy);
 	tcase_add_test(tc, bad_input_names_the_field);
 	tcase_add_test(tc, cli_prints_the_handler_bytes);
 	suite_add_tcase(s, tc);

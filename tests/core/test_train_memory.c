@@ -50,6 +50,29 @@ START_TEST(reproduces_measured_training_peaks)
 }
 END_TEST
 
+START_TEST(reaches_published_longest_contexts)
+{
+	struct train_context_result res[32];
+	char err[256];
+	int n = train_calib_contexts(t_shared_dir(), res, 32, err, sizeof(err));
+
+	int bad = -1;
+
+	ck_assert_msg(n >= 16, "%s", err);
+	for (int i = 0; i < n; i++) {
+		printf("%-14s %-8s %4.0f GiB  published %7.0f  estimate %7.0f  x%.2f\n",
+		       res[i].model, res[i].framework, res[i].card_gib, res[i].published,
+		       res[i].estimate, res[i].ratio);
+		if (bad < 0 && (res[i].ratio < 0.8 || res[i].ratio > res[i].hi))
+			bad = i;
+	}
+	ck_assert_msg(bad < 0, "%s %s on %.0f GiB: %.0f tokens vs %.0f published",
+		      res[bad < 0 ? 0 : bad].model, res[bad < 0 ? 0 : bad].framework,
+		      res[bad < 0 ? 0 : bad].card_gib, res[bad < 0 ? 0 : bad].estimate,
+		      res[bad < 0 ? 0 : bad].published);
+}
+END_TEST
+
 static struct train_model llama2_7b(void)
 {
 	struct train_model m = {
@@ -61,16 +84,16 @@ static struct train_model llama2_7b(void)
 START_TEST(each_mechanism_moves_the_estimate_the_right_way)
 {
 	struct train_model m = llama2_7b();
-	struct train_settings base = {TRAIN_LORA,
-				      16,
-				      2,
-				      2048,
-				      8,
-				      TRAIN_LORA_Q | TRAIN_LORA_V,
-				      true,
-				      TRAIN_OPT_ADAMW,
-				      TRAIN_PROVIDER_HUGGINGFACE,
-				      true};
+	struct train_settings base = {.mode = TRAIN_LORA,
+				      .weight_bits = 16,
+				      .batch_size = 2,
+				      .seq_len = 2048,
+				      .lora_rank = 8,
+				      .lora_targets = TRAIN_LORA_Q | TRAIN_LORA_V,
+				      .gradient_checkpointing = true,
+				      .optimizer = TRAIN_OPT_ADAMW,
+				      .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				      .flash_attention = true};
 	struct train_settings s;
 	struct train_memory a, b;
 
@@ -99,12 +122,20 @@ START_TEST(each_mechanism_moves_the_estimate_the_right_way)
 	s.mode = TRAIN_QLORA;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
 	ck_assert(b.weights_bytes < a.weights_bytes / 3);
-	/* Full fine-tuning with AdamW: 2 + 2 + 8 bytes per parameter before activations. */
+	/* Full fine-tuning of a bf16 model with torch's AdamW: the moments stay in bf16, 2 + 2 +
+	 * 4 bytes per parameter; with AMP the fp32 master weights, gradients and moments make
+	 * 4 + 4 + 8. */
 	s = base;
 	s.mode = TRAIN_FULL;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
 	ck_assert_int_eq(b.trainable_params, m.params_total);
-	ck_assert_int_eq(b.optimizer_bytes, 8 * m.params_total);
+	ck_assert_int_eq(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes,
+			 8 * m.params_total);
+	s.precision = TRAIN_PRECISION_AMP;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert_int_eq(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes,
+			 16 * m.params_total);
+	s.precision = TRAIN_PRECISION_BF16;
 	s.optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
 	ck_assert_int_eq(b.optimizer_bytes, 2 * m.params_total);
@@ -115,19 +146,141 @@ START_TEST(each_mechanism_moves_the_estimate_the_right_way)
 	s.seq_len = 8192;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
 	ck_assert(b.logits_bytes > b.activations_bytes);
+	/* transformers' chain: 16 bytes per token and vocabulary entry. */
+	ck_assert_int_eq(b.logits_bytes, 2LL * 8192 * 128256 * 16);
+	/* A chunked loss (Liger, torchtune) on the Hugging Face stack drops the logits only. */
+	s.loss = TRAIN_LOSS_CHUNKED;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &a), 0);
+	ck_assert(a.logits_bytes * 20 < b.logits_bytes);
+	ck_assert_int_eq(a.activations_bytes, b.activations_bytes);
+	ck_assert_int_eq(a.host_bytes, 0);
+	/* Unsloth: fused loss, and the checkpoints move to host memory. */
+	s.loss = TRAIN_LOSS_AUTO;
 	s.provider = TRAIN_PROVIDER_UNSLOTH;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &a), 0);
-	ck_assert(a.logits_bytes * 4 < b.logits_bytes);
+	ck_assert(a.logits_bytes * 20 < b.logits_bytes);
 	ck_assert(a.activations_bytes < b.activations_bytes);
+	ck_assert_int_eq(a.checkpoint_bytes, 2LL * 8192 * 32 * 4096 * 2);
+	ck_assert_int_eq(a.host_bytes, a.checkpoint_bytes);
+}
+END_TEST
+
+/* Checkpointing off keeps every layer; eager attention adds seq x seq per head and layer,
+ * which grows quadratically: the ratio of no-checkpointing to checkpointing activations is
+ * about the layer count (each layer's tensors against one layer plus the inputs). */
+START_TEST(activations_follow_checkpointing_and_attention)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 4096,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				   .flash_attention = true};
+	struct train_memory on, off, eager2k, eager4k;
+	int64_t per_layer = train_activation_bytes_per_token_layer(&m, 4096, true);
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &on), 0);
+	s.gradient_checkpointing = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &off), 0);
+	ck_assert(off.activations_bytes >= 4096 * per_layer * 32);
+	ck_assert(off.activations_bytes > 10 * on.activations_bytes);
+	s.gradient_checkpointing = true;
+	s.flash_attention = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager4k), 0);
+	s.seq_len = 2048;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager2k), 0);
+	/* The scores of one layer (kept and backward's): 14 bytes x 32 heads x 4096^2. */
+	ck_assert_int_eq(eager4k.activations_bytes - on.activations_bytes, 14LL * 32 * 4096 * 4096);
+	ck_assert(eager4k.activations_bytes - 2 * eager2k.activations_bytes >
+		  6LL * 32 * 4096 * 4096);
+}
+END_TEST
+
+/* DPO runs chosen and rejected sequences and, for full fine-tuning, a reference copy of the
+ * weights; ORPO the sequences only; precomputed reference log-probs drop the copy. */
+START_TEST(preference_objectives_add_their_mechanisms)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 1024,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				   .flash_attention = true};
+	struct train_memory sft, dpo, orpo, pre;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &sft), 0);
+	s.objective = TRAIN_OBJECTIVE_DPO;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &dpo), 0);
+	ck_assert_int_eq(dpo.reference_bytes, 2 * m.params_total);
+	ck_assert_int_eq(dpo.logits_bytes, 2 * sft.logits_bytes);
+	s.precomputed_ref_logps = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &pre), 0);
+	ck_assert_int_eq(pre.reference_bytes, 0);
+	s.objective = TRAIN_OBJECTIVE_ORPO;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &orpo), 0);
+	ck_assert_int_eq(orpo.reference_bytes, 0);
+	ck_assert_int_eq(orpo.activations_bytes, 2 * sft.activations_bytes);
+	/* LoRA's reference is the base with the adapter disabled: no copy. */
+	s.mode = TRAIN_LORA;
+	s.lora_rank = 16;
+	s.objective = TRAIN_OBJECTIVE_DPO;
+	s.precomputed_ref_logps = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &dpo), 0);
+	ck_assert_int_eq(dpo.reference_bytes, 0);
+}
+END_TEST
+
+/* A paged 8-bit optimizer's states page out to host RAM when the GPU runs short; a plain
+ * 8-bit one's do not. */
+START_TEST(paged_optimizer_states_page_to_the_host)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 1024,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT,
+				   .flash_attention = true};
+	struct train_memory r, paged;
+	int64_t budget;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &r), 0);
+	budget = r.total_bytes - r.optimizer_bytes / 2;
+	paged = r;
+	ck_assert(train_page_optimizer(&s, budget, &paged));
+	ck_assert_int_eq(paged.optimizer_bytes, 0);
+	ck_assert_int_eq(paged.host_bytes, r.optimizer_bytes);
+	ck_assert(paged.total_bytes <= budget);
+	/* Nothing to do when it fits, or when even the states' room is not enough. */
+	paged = r;
+	ck_assert(!train_page_optimizer(&s, r.total_bytes, &paged));
+	ck_assert(!train_page_optimizer(&s, r.total_bytes - 2 * r.optimizer_bytes, &paged));
+	s.optimizer = TRAIN_OPT_ADAMW_8BIT;
+	ck_assert(!train_page_optimizer(&s, budget, &paged));
+	ck_assert_int_eq(paged.optimizer_bytes, r.optimizer_bytes);
 }
 END_TEST
 
 START_TEST(absurd_inputs_are_refused)
 {
 	struct train_model m = llama2_7b();
-	struct train_settings s = {
-		TRAIN_LORA, 16, 2, 2048, 8, 0, true, TRAIN_OPT_ADAMW, TRAIN_PROVIDER_HUGGINGFACE,
-		true};
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 2,
+				   .seq_len = 2048,
+				   .lora_rank = 8,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				   .flash_attention = true};
 	struct train_memory out;
 
 	m.n_layers = 0;
@@ -147,6 +300,15 @@ START_TEST(absurd_inputs_are_refused)
 	s.seq_len = 2048;
 	s.batch_size = 1LL << 20;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	/* Eager attention over 16M tokens without checkpointing: the activations would overflow
+	 * int64 in a large model, and are refused before they are formed. */
+	m.n_layers = 126;
+	m.n_heads = 128;
+	s.batch_size = 16;
+	s.seq_len = 1LL << 24;
+	s.flash_attention = false;
+	s.gradient_checkpointing = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
 }
 END_TEST
 
@@ -156,6 +318,10 @@ Suite *train_memory_suite(void)
 	TCase *tc = tcase_create("train");
 
 	tcase_add_test(tc, reproduces_measured_training_peaks);
+	tcase_add_test(tc, reaches_published_longest_contexts);
+	tcase_add_test(tc, activations_follow_checkpointing_and_attention);
+	tcase_add_test(tc, preference_objectives_add_their_mechanisms);
+	tcase_add_test(tc, paged_optimizer_states_page_to_the_host);
 	tcase_add_test(tc, each_mechanism_moves_the_estimate_the_right_way);
 	tcase_add_test(tc, absurd_inputs_are_refused);
 	suite_add_tcase(s, tc);

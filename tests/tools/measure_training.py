@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Measure fine-tuning peaks and speed on a real GPU, as calibration rows for rigfit.
+
+Builds models of real architectures from their config.json fields with random weights
+(nothing is downloaded), runs a few optimizer steps per case with the Hugging Face stack
+(transformers + peft; bitsandbytes for QLoRA and 8-bit optimizers when it is installed), and
+writes one CSV row per case: torch.cuda.max_memory_reserved() and max_memory_allocated(), the
+CUDA context and other non-PyTorch memory (the device's used memory at the peak minus what
+PyTorch reserved), and tokens/s over the timed steps. A case that runs out of memory is a
+row too ("OOM"), because the largest setting that fits is what the estimator predicts.
+
+Not run by the tests: it needs a CUDA GPU. Example:
+
+    python3 tests/tools/measure_training.py --models llama-3.1-8b,qwen2.5-7b \
+        --methods lora,full --seq-lens 2048,8192,16384,24576 --checkpointing on,off \
+        --attention sdpa,eager --out build/training_runs.csv
+
+Columns follow ../shared/calibration/training_memory.csv where they exist (model, method,
+bits, batch_size, seq_len, grad_checkpointing, peak_gib, framework, gpu) and add what the
+estimator needs to reproduce the run.
+"""
+
+import argparse
+import csv
+import gc
+import os
+import sys
+import time
+
+# Architectures as their config.json files give them (Hugging Face model repositories).
+CONFIGS = {
+    "llama-3.2-3b": dict(model_type="llama", hidden_size=3072, intermediate_size=8192,
+                         num_hidden_layers=28, num_attention_heads=24, num_key_value_heads=8,
+                         head_dim=128, vocab_size=128256, tie_word_embeddings=True,
+                         max_position_embeddings=131072, rope_theta=500000.0),
+    "llama-3.1-8b": dict(model_type="llama", hidden_size=4096, intermediate_size=14336,
+                         num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                         head_dim=128, vocab_size=128256, tie_word_embeddings=False,
+                         max_position_embeddings=131072, rope_theta=500000.0),
+    "qwen2.5-7b": dict(model_type="qwen2", hidden_size=3584, intermediate_size=18944,
+                       num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4,
+                       vocab_size=152064, tie_word_embeddings=False,
+                       max_position_embeddings=32768, rope_theta=1000000.0),
+    "qwen2.5-14b": dict(model_type="qwen2", hidden_size=5120, intermediate_size=13824,
+                        num_hidden_layers=48, num_attention_heads=40, num_key_value_heads=8,
+                        vocab_size=152064, tie_word_embeddings=False,
+                        max_position_embeddings=32768, rope_theta=1000000.0),
+    "mistral-7b-v0.3": dict(model_type="mistral", hidden_size=4096, intermediate_size=14336,
+                            num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                            vocab_size=32768, tie_word_embeddings=False,
+                            max_position_embeddings=32768, sliding_window=None),
+}
+
+FIELDS = ["model", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
+          "grad_checkpointing", "attention", "lora_rank", "lora_targets", "peak_gib",
+          "allocated_gib", "non_torch_gib", "tokens_per_s", "framework", "gpu", "torch",
+          "transformers", "peft", "status", "notes"]
+
+GIB = 1024.0 ** 3
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="llama-3.1-8b")
+    p.add_argument("--methods", default="lora,full",
+                   help="lora, qlora (needs bitsandbytes), full (bf16) and full_amp")
+    p.add_argument("--seq-lens", default="2048,8192")
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--checkpointing", default="on,off")
+    p.add_argument("--attention", default="sdpa", help="sdpa, eager, flash_attention_2")
+    p.add_argument("--optimizer", default="adamw", help="adamw or adamw_8bit")
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--lora-targets", default="all-linear",
+                   help="all-linear or a comma-free list such as q_proj+v_proj")
+    p.add_argument("--steps", type=int, default=4, help="optimizer steps; the first is untimed")
+    p.add_argument("--out", default="training_runs.csv")
+    return p.parse_args()
+
+
+def device_used_bytes(torch):
+    free, total = torch.cuda.mem_get_info()
+    return total - free
+
+
+def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn):
+    """Returns the measured row (a dict of FIELDS)."""
+    cfg = dict(CONFIGS[name])
+    model_type = cfg.pop("model_type")
+    config = transformers.AutoConfig.for_model(model_type, **cfg)
+    config._attn_implementation = attn
+    row = dict(model=name, method=method, batch_size=args.batch_size, seq_len=seq_len,
+               grad_checkpointing="yes" if ckpt else "no", attention=attn,
+               optimizer=args.optimizer, framework="transformers+peft",
+               gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
+               transformers=transformers.__version__,
+               peft=getattr(peft, "__version__", ""), notes="random weights from config")
+    amp = method == "full_amp"
+    row["precision"] = "amp" if amp else "bf16"
+    row["bits"] = "4 (NF4 base)" if method == "qlora" else ("fp32 master" if amp else "bf16")
+    model = None
+    try:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        dtype = torch.float32 if amp else torch.bfloat16
+        with torch.device("cuda"):
+            model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+        if method == "qlora":
+            import bitsandbytes  # noqa: F401  (fails early when it is missing)
+            # Quantise the random model's linear layers as from_pretrained would.
+            from transformers.integrations import replace_with_bnb_linear
+            qc = transformers.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                                 bnb_4bit_use_double_quant=True,
+                                                 bnb_4bit_compute_dtype=torch.bfloat16)
+            model = model.cpu()
+            model = replace_with_bnb_linear(model, quantization_config=qc)
+            model = model.cuda()
+            model = peft.prepare_model_for_kbit_training(model, use_gradient_checkpointing=ckpt)
+        if ckpt:
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.config.use_cache = False
+        if method in ("lora", "qlora"):
+            targets = args.lora_targets
+            targets = "all-linear" if targets == "all-linear" else targets.split("+")
+            lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
+                                 lora_dropout=0.05, target_modules=targets,
+                                 task_type="CAUSAL_LM")
+            model = peft.get_peft_model(model, lc)
+            if ckpt:
+                model.enable_input_require_grads()
+            row["lora_rank"] = args.lora_rank
+            row["lora_targets"] = args.lora_targets
+        params = [p for p in model.parameters() if p.requires_grad]
+        if args.optimizer == "adamw_8bit":
+            import bitsandbytes as bnb
+            opt = bnb.optim.AdamW8bit(params, lr=1e-5)
+        else:
+            opt = torch.optim.AdamW(params, lr=1e-5)
+        model.train()
+        tokens = args.batch_size * seq_len
+        ids = torch.randint(0, config.vocab_size, (args.batch_size, seq_len), device="cuda")
+        non_torch = 0
+        t0 = None
+        for step in range(args.steps):
+            if step == 1:
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+                loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            non_torch = max(non_torch, device_used_bytes(torch) - torch.cuda.memory_reserved())
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0 if t0 else float("nan")
+        row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
+        row["allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
+        row["non_torch_gib"] = round(non_torch / GIB, 3)
+        row["tokens_per_s"] = round(tokens * (args.steps - 1) / elapsed, 1)
+        row["status"] = "ok"
+    except torch.cuda.OutOfMemoryError:
+        row["status"] = "OOM"
+        row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
+    except ImportError as exc:
+        row["status"] = "skipped: %s" % exc
+    finally:
+        del model
+        gc.collect()
+        torch.cuda.empty_cache()
+    return row
+
+
+def main():
+    args = parse_args()
+    try:
+        import torch
+        import transformers
+        import peft
+    except ImportError as exc:
+        sys.exit("measure_training: needs torch, transformers and peft (%s)" % exc)
+    if not torch.cuda.is_available():
+        sys.exit("measure_training: no CUDA device")
+    for name in args.models.split(","):
+        if name not in CONFIGS:
+            sys.exit("measure_training: unknown model %s (known: %s)" %
+                     (name, ", ".join(sorted(CONFIGS))))
+    new = not os.path.exists(args.out)
+    with open(args.out, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        for name in args.models.split(","):
+            for method in args.methods.split(","):
+                for seq_len in (int(s) for s in args.seq_lens.split(",")):
+                    for ckpt in (c == "on" for c in args.checkpointing.split(",")):
+                        for attn in args.attention.split(","):
+                            row = run_case(torch, transformers, peft, args, name, method,
+                                           seq_len, ckpt, attn)
+                            w.writerow(row)
+                            f.flush()
+                            print(row["model"], row["method"], row["seq_len"],
+                                  row["grad_checkpointing"], row["attention"], row["status"],
+                                  row.get("peak_gib"), row.get("tokens_per_s"), flush=True)
+
+
+if __name__ == "__main__":
+    main()
