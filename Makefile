@@ -7,6 +7,7 @@
 #   make valgrind   the same tests, built without sanitizers, under valgrind
 #   make lint       banned functions, include rules, clang-format, OpenAPI lint
 #   make deps       install the Debian packages the build and the tests need
+#   make install    install under PREFIX (/usr/local) and DESTDIR; make deb: a Debian package
 
 CC       ?= cc
 B        ?= build
@@ -203,6 +204,50 @@ bench: deps
 
 soak: deps
 	sh tests/bench/soak.sh
+
+# --- Install and package -----------------------------------------------------------------
+# make install   PREFIX (default /usr/local) and DESTDIR: the binary, the profiles under
+#                share/rigfit/ (where the binary looks for them, relative to itself), the man
+#                page, bash and zsh completions, and the systemd unit pointing at PREFIX/bin.
+# make deb       a Debian package of the same files with PREFIX=/usr, made by dpkg-deb, with a
+#                `rigfit` system user; build/rigfit_VERSION_ARCH.deb
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+PROFILES   := $(sort $(wildcard profiles/*.json))
+
+.PHONY: install deb
+install: $(B)/rigfit
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/rigfit/profiles $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(B)/rigfit $(DESTDIR)$(BINDIR)/rigfit
+	install -m 0644 $(PROFILES) $(DESTDIR)$(DATADIR)/rigfit/profiles/
+	install -m 0644 doc/rigfit.1 $(DESTDIR)$(MANDIR)/man1/rigfit.1
+	install -m 0644 doc/completions/rigfit.bash $(DESTDIR)$(BASHCOMPDIR)/rigfit
+	install -m 0644 doc/completions/_rigfit $(DESTDIR)$(ZSHCOMPDIR)/_rigfit
+	sed -e 's|/usr/local/bin/rigfit|$(BINDIR)/rigfit|g' \
+	    -e 's|/usr/local/share/rigfit/|$(DATADIR)/rigfit/|g' systemd/rigfit.service \
+	  > $(DESTDIR)$(UNITDIR)/rigfit.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/rigfit.service
+
+DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB_ROOT = $(B)/deb/root
+deb: $(B)/rigfit
+	rm -rf $(B)/deb
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr \
+	  UNITDIR=/lib/systemd/system ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	sed -i 's|^DynamicUser=yes|User=rigfit\nGroup=rigfit\nDynamicUser=yes|' \
+	  $(DEB_ROOT)/lib/systemd/system/rigfit.service
+	install -d $(DEB_ROOT)/DEBIAN
+	install -m 0755 systemd/debian/postinst systemd/debian/prerm systemd/debian/postrm \
+	  $(DEB_ROOT)/DEBIAN/
+	sh tests/tools/deb_control.sh $(B)/rigfit $(VERSION) $(DEB_ARCH) > $(DEB_ROOT)/DEBIAN/control
+	dpkg-deb --root-owner-group --build $(DEB_ROOT) $(B)/rigfit_$(VERSION)_$(DEB_ARCH).deb
 
 clean:
 	rm -rf $(B)

@@ -177,9 +177,9 @@ struct api_model_dir {
 	int n_shards;
 	char *headers[API_MODEL_DIR_MAX_SHARDS]; /* each shard's JSON header, NUL-terminated */
 	size_t header_len[API_MODEL_DIR_MAX_SHARDS];
-	uint64_t file_bytes;   /* the shards' sizes on disk, headers included */
-	char where[16];        /* "models_dir" or "hf_cache" */
-	char revision[64];     /* the HF cache snapshot read ("" for a models dir) */
+	uint64_t file_bytes; /* the shards' sizes on disk, headers included */
+	char where[16];      /* "models_dir" or "hf_cache" */
+	char revision[64];   /* the HF cache snapshot read ("" for a models dir) */
 };
 
 /* Frees what d holds (not d itself) and zeroes it. NULL is a no-op. */
@@ -218,6 +218,9 @@ struct api_profile_hooks {
 	void (*changed)(void *ctx);
 };
 
+struct api_process_stats;
+struct api_ft_session;
+
 /* A file the daemon serves as it is (the web page's HTML, script and style sheet). */
 struct api_asset {
 	const char *name; /* base name: "index.html", "app.js" */
@@ -251,6 +254,14 @@ struct api_env {
 	api_list_models_fn list_models; /* NULL: only the catalog is listed */
 	void *list_models_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
+	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
+	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
+	int (*read_process)(struct api_process_stats *out);
+	/* ModelForge's session (api/finetune_session.h), kept by the daemon; NULL: none. */
+	struct api_ft_session *session;
+	/* Free bytes of the data directory's file system (--data-dir), when known. */
+	bool data_disk_known;
+	int64_t data_disk_free_bytes;
 	const void *openapi_tree; /* the spec as a cJSON tree (const cJSON *); NULL: not parsed */
 	struct mcp_http *mcp;     /* the MCP sessions of POST /mcp (api/mcp.h); NULL: none */
 };

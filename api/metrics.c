@@ -5,6 +5,7 @@
 #include "api/metrics.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ struct api_metrics *api_metrics_new(void)
 	struct api_metrics *m = calloc(1, sizeof(*m));
 	if (m) {
 		m->scan.last_scan_duration_s = -1;
-		m->scan.last_scan_age_s = -1;
+		m->scan.last_success_timestamp_s = -1;
+		m->scan.last_failure_timestamp_s = -1;
 	}
 	return m;
 }
@@ -212,6 +214,53 @@ static void render_snapshot(struct metrics_buf *b, const struct hw_snapshot *s)
 			  strcmp(s->compute_profile, tiers[t]) == 0 ? 1 : 0);
 }
 
+/* Renders the gauge name with its help when v is known (>= 0), with decimals digits. */
+static void mb_gauge(struct metrics_buf *b, const char *name, const char *help, int decimals,
+		     double v)
+{
+	if (v >= 0)
+		mb_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %.*f\n", name, help, name, name,
+			  decimals, v);
+}
+
+/* The process series every Prometheus client library exports, under their standard names, so
+ * the usual dashboards and alerts work unchanged. */
+static void render_process(struct metrics_buf *b, const struct api_env *env)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+	} series[] = {
+		{"process_cpu_seconds_total", "counter",
+		 "Total user and system CPU time spent in "
+		 "seconds.",
+		 offsetof(struct api_process_stats, cpu_seconds)},
+		{"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+		 offsetof(struct api_process_stats, resident_bytes)},
+		{"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+		 offsetof(struct api_process_stats, virtual_bytes)},
+		{"process_open_fds", "gauge", "Number of open file descriptors.",
+		 offsetof(struct api_process_stats, open_fds)},
+		{"process_max_fds", "gauge", "Maximum number of open file descriptors.",
+		 offsetof(struct api_process_stats, max_fds)},
+		{"process_start_time_seconds", "gauge",
+		 "Start time of the process since unix epoch "
+		 "in seconds.",
+		 offsetof(struct api_process_stats, start_time_s)},
+	};
+	struct api_process_stats p;
+
+	if (!env->read_process || env->read_process(&p) < 0)
+		return;
+	for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++) {
+		double v = *(const double *)(const void *)((const char *)&p + series[i].offset);
+		if (v < 0)
+			continue;
+		mb_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %.15g\n", series[i].name,
+			  series[i].help, series[i].name, series[i].type, series[i].name, v);
+	}
+}
+
 char *api_metrics_render(const struct api_metrics *m, const struct api_env *env, size_t *len)
 {
 	struct metrics_buf b = {malloc(8192), 0, 8192, 0};
@@ -225,10 +274,7 @@ char *api_metrics_render(const struct api_metrics *m, const struct api_env *env,
 		  "# TYPE rigfit_build_info gauge\n"
 		  "rigfit_build_info{version=\"%s\"} 1\n",
 		  env->version ? env->version : "");
-	mb_printf(&b,
-		  "# HELP rigfit_uptime_seconds Seconds since the daemon started.\n"
-		  "# TYPE rigfit_uptime_seconds gauge\nrigfit_uptime_seconds %.3f\n",
-		  env->uptime_s);
+	render_process(&b, env);
 	mb_printf(&b,
 		  "# HELP rigfit_store_up Whether the SQLite store is usable (1) or not (0).\n"
 		  "# TYPE rigfit_store_up gauge\nrigfit_store_up %d\n",
@@ -274,19 +320,14 @@ char *api_metrics_render(const struct api_metrics *m, const struct api_env *env,
 			  "# TYPE rigfit_scan_failures_total counter\n"
 			  "rigfit_scan_failures_total %llu\n",
 			  (unsigned long long)m->scan.scan_failures_total);
-		if (m->scan.last_scan_duration_s >= 0)
-			mb_printf(&b,
-				  "# HELP rigfit_scan_duration_seconds Duration of the last scan.\n"
-				  "# TYPE rigfit_scan_duration_seconds gauge\n"
-				  "rigfit_scan_duration_seconds %.6f\n",
-				  m->scan.last_scan_duration_s);
-		if (m->scan.last_scan_age_s >= 0)
-			mb_printf(
-				&b,
-				"# HELP rigfit_scan_age_seconds Age of the snapshot being served.\n"
-				"# TYPE rigfit_scan_age_seconds gauge\n"
-				"rigfit_scan_age_seconds %.3f\n",
-				m->scan.last_scan_age_s);
+		mb_gauge(&b, "rigfit_scan_duration_seconds", "Duration of the last scan.", 6,
+			 m->scan.last_scan_duration_s);
+		mb_gauge(&b, "rigfit_scan_last_success_timestamp_seconds",
+			 "When the snapshot being served was scanned (Unix time).", 3,
+			 m->scan.last_success_timestamp_s);
+		mb_gauge(&b, "rigfit_scan_last_failure_timestamp_seconds",
+			 "When a scan last failed (Unix time).", 3,
+			 m->scan.last_failure_timestamp_s);
 	}
 	if (env->snapshot)
 		render_snapshot(&b, &env->snapshot->hw);

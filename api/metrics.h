@@ -14,12 +14,26 @@
 
 struct api_metrics;
 
-/* Scan figures the /metrics route shows beside the request metrics. */
+/* Scan figures the /metrics route shows beside the request metrics. Points in time are Unix
+ * timestamps, as Prometheus prefers them (an age is `time() - x` in a query, and stays right
+ * however late the scrape is). */
 struct api_scan_stats {
 	uint64_t scans_total;
 	uint64_t scan_failures_total;
-	double last_scan_duration_s; /* < 0: no scan yet */
-	double last_scan_age_s;      /* < 0: no scan yet */
+	double last_scan_duration_s;     /* < 0: no scan yet */
+	double last_success_timestamp_s; /* of the snapshot being served; < 0: no scan yet */
+	double last_failure_timestamp_s; /* < 0: no scan failed */
+};
+
+/* The process figures of the standard `process_*` series; a value below 0 is unknown and its
+ * series left out. */
+struct api_process_stats {
+	double cpu_seconds; /* user + system */
+	double resident_bytes;
+	double virtual_bytes;
+	double open_fds;
+	double max_fds;
+	double start_time_s; /* Unix time the process started */
 };
 
 /* Returns a new, empty metrics registry (NULL when out of memory). Free with
@@ -39,8 +53,8 @@ void api_metrics_observe(struct api_metrics *m, const char *route, enum api_meth
 /* Sets the scan figures shown by the next render. */
 void api_metrics_set_scan(struct api_metrics *m, const struct api_scan_stats *s);
 
-/* Renders the metrics with the process figures in env (uptime, version, store) as Prometheus
- * text. Returns a malloc'd NUL-terminated string (length in *len) or NULL when out of memory. */
+/* Renders the metrics with the figures in env (version, store, and the process figures that
+ * env->read_process returns, when set) as Prometheus text. Returns a malloc'd NUL-terminated string (length in *len) or NULL when out of memory. */
 char *api_metrics_render(const struct api_metrics *m, const struct api_env *env,
 			 size_t *len /* OUT */);
 

@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "api/benchmarks.h"
 #include "api/finetune_detect.h"
+#include "api/finetune_session.h"
 #include "api/json_alloc.h"
 #include "api/mcp.h"
 #include "api/recommend.h"
@@ -24,7 +25,11 @@ static const struct api_route api_route_table[] = {
 	{API_POST, "/api/hardware/rescan", api_hardware_rescan, API_ROUTE_JSON_BODY},
 	{API_GET, "/api/hardware/history", api_hardware_history, 0},
 	{API_POST, "/api/estimate", api_estimate, API_ROUTE_JSON_BODY},
-	{API_POST, "/api/finetune/detect", api_finetune_detect, API_ROUTE_JSON_BODY},
+	{API_POST, "/api/finetune/detect", api_finetune_session_detect, API_ROUTE_JSON_BODY},
+	{API_POST, "/api/finetune/set_model", api_finetune_set_model, API_ROUTE_JSON_BODY},
+	{API_GET, "/api/finetune/session", api_finetune_session_get, 0},
+	{API_GET, "/api/finetune/load_settings", api_finetune_load_settings, 0},
+	{API_GET, "/api/info", api_info, 0},
 	{API_POST, "/api/recommend", api_recommend, API_ROUTE_JSON_BODY},
 	{API_POST, "/api/validate", api_validate, API_ROUTE_JSON_BODY},
 	{API_POST, "/api/config", api_config, API_ROUTE_JSON_BODY},

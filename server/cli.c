@@ -1,6 +1,8 @@
 /*
- * Command-line dispatch (see cli.h). Usage errors print one line to stderr and exit 2;
- * failures exit 1.
+ * Command-line dispatch (see cli.h). Commands are rows of one table: name, one line for
+ * `rigfit help`, the full help, and the function that runs it with getopt_long. Every command
+ * answers `--help` and `rigfit help CMD` from its row, before its own parsing. Usage errors
+ * print one line to stderr and exit 2; failures exit 1.
  */
 #include "server/cli.h"
 #include "server/cli_priv.h"
@@ -9,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,9 +23,6 @@
 #include "api/hardware_json.h"
 #include "api/hardware_nfd.h"
 #include "api/hardware_summary.h"
-#include "api/recommend.h"
-#include "api/runtime_config.h"
-#include "api/validate.h"
 #include "core/err.h"
 #include "core/hw_profile.h"
 #include "core/numparse.h"
@@ -35,22 +35,7 @@
 #include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "server/profiles.h"
-
-static const char usage[] =
-	"usage: rigfit <command> [options]\n"
-	"  serve        run the daemon (rigfit serve --help for its options)\n"
-	"  detect       scan this machine: --format summary|json, --root DIR, --nvml-lib PATH,\n"
-	"               --nvidia-smi PATH, --sysctl PATH, --probe-timeout-ms MS, --profiles DIR\n"
-	"  estimate     memory and speed of a model here: the JSON of POST /api/estimate on\n"
-	"               stdin or in FILE; --profiles DIR, --models-dir DIR, --root DIR\n"
-	"  recommend    models that fit here, or hardware for a model: POST /api/recommend's JSON\n"
-	"  config       a runtime config (llama-server or vllm): the JSON of POST /api/config\n"
-	"  validate     check a runtime config here: --config FILE, the JSON of POST /api/validate\n"
-	"  bench        record [-|FILE] (llama-bench -o json, llama-server timings or a run) or\n"
-	"               list the benchmark history: --db PATH, --model M, --hardware FP...\n"
-	"  healthcheck  exit 0 when the daemon answers /healthz: --listen HOST:PORT\n"
-	"  mcp          serve MCP on stdin/stdout for LLM clients: --profiles DIR, --db PATH\n"
-	"  version      print the version\n";
+#include "server/profiles_find.h"
 
 /* Prints "rigfit: <message>" on one line and returns the usage exit status. */
 int cli_usage_error(const char *fmt, ...)
@@ -65,123 +50,38 @@ int cli_usage_error(const char *fmt, ...)
 	return 2;
 }
 
-static int cmd_detect(int argc, char **argv)
+int cli_getopt_error(const char *name, int c, char **argv)
 {
-	const char *format = isatty(STDOUT_FILENO) ? "summary" : "json";
-	const char *root = getenv("RIGFIT_ROOT");
-	const char *profiles = getenv("RIGFIT_PROFILES");
-	bool profiles_given = profiles && *profiles;
-	struct rf_profiles *set = NULL;
-	struct rf_catalogs *catalogs = NULL;
-	char err[512];
-	struct rf_detect_opts opts = {0};
-	struct hw_snapshot *s;
-	uint64_t timeout = 0;
-	int rc = 0;
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
 
-	for (int i = 0; i + 1 < argc; i += 2)
-		if (strcmp(argv[i], "--task") == 0)
-			return rf_cli_detect_task(argv[i + 1], argc, argv);
-	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
-	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
-	opts.sysctl = getenv("RIGFIT_SYSCTL");
-	for (int i = 0; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(argv[i], "--format") == 0 && v)
-			format = v;
-		else if (strcmp(argv[i], "--root") == 0 && v)
-			root = v;
-		else if (strcmp(argv[i], "--nvml-lib") == 0 && v)
-			opts.nvml_lib = v;
-		else if (strcmp(argv[i], "--nvidia-smi") == 0 && v)
-			opts.nvidia_smi = v;
-		else if (strcmp(argv[i], "--sysctl") == 0 && v)
-			opts.sysctl = v;
-		else if (strcmp(argv[i], "--profiles") == 0 && v) {
-			profiles = v;
-			profiles_given = true;
-		} else if (strcmp(argv[i], "--probe-timeout-ms") == 0 && v) {
-			if (rf_parse_u64_str(v, 60000, &timeout) < 0 || timeout < 50)
-				return cli_usage_error(
-					"detect: --probe-timeout-ms must be 50 to 60000");
-			opts.probe_timeout_ms = (int)timeout;
-		} else
-			return cli_usage_error("detect: unknown or incomplete option '%.60s'",
-					       argv[i]);
-		i++;
-	}
-	if (strcmp(format, "json") != 0 && strcmp(format, "summary") != 0 &&
-	    strcmp(format, "nfd") != 0)
-		return cli_usage_error("detect: --format must be summary, json or nfd, not '%.40s'",
-				       format);
-	/* The same device profiles the daemon would use; ./profiles is optional, a named
-	 * directory is not. */
-	if (!profiles_given)
-		profiles = "./profiles";
-	if (rf_profiles_load(profiles, &set, err, sizeof(err)) < 0) {
-		if (profiles_given) {
-			fprintf(stderr, "rigfit: profiles: %s\n", err);
-			return 1;
-		}
-		set = NULL;
-	}
-	if (rf_catalogs_from_profiles(set, &catalogs, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rigfit: profiles: %s\n", err);
-		rf_profiles_free(set);
-		return 1;
-	}
-	s = malloc(sizeof(*s));
-	if (!s) {
-		rf_catalogs_unref(catalogs);
-		rf_profiles_free(set);
-		return 1;
-	}
-	opts.root = root && *root ? root : "/";
-	rf_detect_scan(&opts, s);
-	hw_apply_device_profiles(s, &catalogs->table);
-	rf_catalogs_unref(catalogs);
-	rf_profiles_free(set);
-	if (strcmp(format, "json") == 0) {
-		size_t len;
-		char *json = api_hardware_render(s, &len);
-		if (json) {
-			fwrite(json, 1, len, stdout);
-			fputc('\n', stdout);
-			free(json);
-		} else {
-			fprintf(stderr, "rigfit: out of memory\n");
-			rc = 1;
-		}
-	} else {
-		char *text = strcmp(format, "nfd") == 0 ? api_hardware_nfd(s) :
-							  api_hardware_summary(s);
-		if (text) {
-			fputs(text, stdout);
-			free(text);
-		} else {
-			fprintf(stderr, "rigfit: out of memory\n");
-			rc = 1;
-		}
-	}
-	free(s);
-	return rc;
+	if (c == ':')
+		return cli_usage_error("%s: %.60s needs a value", name, arg);
+	return cli_usage_error("%s: unknown option '%.60s' (see rigfit help %s)", name, arg, name);
 }
 
-/* Loads the profile set of dir (./profiles quietly when dir is NULL) into catalogs. */
+int cli_profiles_dir(const char *given, char *out, size_t outlen)
+{
+	char exe[4096], err[600];
+
+	rf_self_exe(exe, sizeof(exe));
+	if (rf_profiles_find(given, getenv("RIGFIT_PROFILES"), exe, out, outlen, err, sizeof(err)) <
+	    0) {
+		fprintf(stderr, "rigfit: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 int cli_catalogs(const char *dir, struct rf_profiles **set, struct rf_catalogs **cat)
 {
-	char err[512];
-	bool given = dir != NULL;
+	char err[512], found[4200];
 
 	*set = NULL;
-	if (!dir)
-		dir = "./profiles";
-	if (rf_profiles_load(dir, set, err, sizeof(err)) < 0) {
-		if (given) {
-			fprintf(stderr, "rigfit: profiles: %s\n", err);
-			return 1;
-		}
-		*set = NULL;
+	if (cli_profiles_dir(dir, found, sizeof(found)) != 0)
+		return 1;
+	if (rf_profiles_load(found, set, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: profiles: %s\n", err);
+		return 1;
 	}
 	if (rf_catalogs_from_profiles(*set, cat, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rigfit: profiles: %s\n", err);
@@ -190,6 +90,20 @@ int cli_catalogs(const char *dir, struct rf_profiles **set, struct rf_catalogs *
 		return 1;
 	}
 	return 0;
+}
+
+void cli_scan(const struct rf_detect_opts *opts, struct hw_snapshot *s)
+{
+	static const struct rf_detect_opts live = {0};
+	bool note = isatty(STDERR_FILENO);
+
+	/* A scan takes milliseconds, or seconds when a driver probe times out: say what is
+	 * happening, then erase the note so that only the answer stays on screen. */
+	if (note)
+		fputs("rigfit: scanning this machine...", stderr);
+	rf_detect_scan(opts ? opts : &live, s);
+	if (note)
+		fputs("\r\033[K", stderr);
 }
 
 /* Prints a reply: the JSON body on stdout (exit 0), or the error envelope as one line on
@@ -263,50 +177,8 @@ char *cli_read_input(const char *path, size_t *len)
 	return buf;
 }
 
-int rf_cli_env_open(struct rf_cli_env *ce, int argc, char **argv, const char *name)
+int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf_detect_opts *opts)
 {
-	const char *profiles = getenv("RIGFIT_PROFILES");
-	struct rf_detect_opts opts = {0};
-
-	memset(ce, 0, sizeof(*ce));
-	ce->input = "-";
-	if (profiles && !*profiles)
-		profiles = NULL;
-	for (int i = 0; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(argv[i], "--profiles") == 0 && v) {
-			profiles = v;
-			i++;
-		} else if (strcmp(argv[i], "--models-dir") == 0 && v) {
-			if (ce->cfg.n_models_dirs >= RF_CONFIG_MAX_LIST ||
-			    strlen(v) >= sizeof(ce->cfg.models_dirs[0]))
-				return cli_usage_error("%s: too many or too long --models-dir",
-						       name);
-			snprintf(ce->cfg.models_dirs[ce->cfg.n_models_dirs++],
-				 sizeof(ce->cfg.models_dirs[0]), "%s", v);
-			i++;
-		} else if (strcmp(argv[i], "--root") == 0 && v) {
-			opts.root = v;
-			i++;
-		} else if ((strcmp(argv[i], "--config") == 0 ||
-			    strcmp(argv[i], "--request") == 0) &&
-			   v) {
-			ce->input = v;
-			i++;
-		} else if (argv[i][0] != '-' || strcmp(argv[i], "-") == 0) {
-			ce->input = argv[i];
-		} else {
-			return cli_usage_error("%s: unknown or incomplete option '%.60s'", name,
-					       argv[i]);
-		}
-	}
-	ce->body = cli_read_input(ce->input, &ce->body_len);
-	if (!ce->body) {
-		fprintf(stderr, "rigfit: %s: cannot read %s: %s\n", name,
-			strcmp(ce->input, "-") == 0 ? "standard input" : ce->input,
-			strerror(errno));
-		return 2;
-	}
 	if (cli_catalogs(profiles, &ce->set, &ce->cat) != 0) {
 		rf_cli_env_close(ce);
 		return 1;
@@ -316,7 +188,7 @@ int rf_cli_env_open(struct rf_cli_env *ce, int argc, char **argv, const char *na
 		rf_cli_env_close(ce);
 		return 1;
 	}
-	rf_detect_scan(&opts, &ce->snap->hw);
+	cli_scan(opts, &ce->snap->hw);
 	hw_apply_device_profiles(&ce->snap->hw, &ce->cat->table);
 	ce->snap->seq = 1;
 	ce->env.version = RIGFIT_VERSION;
@@ -350,41 +222,164 @@ void rf_cli_env_close(struct rf_cli_env *ce)
 	memset(ce, 0, sizeof(*ce));
 }
 
-int rf_cli_run_route(int argc, char **argv, const char *name, const char *path,
-		     api_handler_fn handler)
-{
-	struct rf_cli_env ce;
-	struct api_reply reply = {0};
-	int rc = rf_cli_env_open(&ce, argc, argv, name);
+static const char detect_usage[] =
+	"usage: rigfit detect [--format summary|json|table|nfd] [--task T] [--root DIR]\n"
+	"                     [--nvml-lib PATH] [--nvidia-smi PATH] [--sysctl PATH]\n"
+	"                     [--probe-timeout-ms MS] [--profiles DIR]\n"
+	"Scans this machine: CPU, memory, GPUs (NVML, nvidia-smi, sysfs, sysctl), container\n"
+	"limits. The JSON is GET /api/hardware's; nfd is a Node Feature Discovery feature file.\n"
+	"With --task T, answers POST /api/finetune/detect for task T (ModelForge's detect).\n"
+	"  --format F            summary (default on a terminal), json (default otherwise),\n"
+	"                        table or nfd\n"
+	"  --task T              tier, fine-tuning settings and models that fit for task T\n"
+	"  --root DIR            read /proc, /sys and /dev under DIR (a recorded machine)\n"
+	"  --nvml-lib PATH       the NVML library to load (libnvidia-ml.so.1)\n"
+	"  --nvidia-smi PATH     the nvidia-smi to run when NVML fails\n"
+	"  --sysctl PATH         a program printing macOS sysctl output (the Apple probe)\n"
+	"  --probe-timeout-ms MS per probe, 50 to 60000 (default 5000)\n"
+	"  --profiles DIR        device profiles (default: found beside the binary)\n"
+	"Environment: RIGFIT_ROOT, RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL,\n"
+	"RIGFIT_PROFILES.\n";
 
-	if (rc != 0)
-		return rc;
-	ce.req.path = path;
-	handler(&ce.env, &ce.req, &reply);
-	rc = cli_print_reply(&reply);
-	api_reply_reset(&reply);
-	rf_cli_env_close(&ce);
+static int cmd_detect(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"task", required_argument, NULL, 't'},
+		{"root", required_argument, NULL, 'r'},
+		{"nvml-lib", required_argument, NULL, 'n'},
+		{"nvidia-smi", required_argument, NULL, 's'},
+		{"sysctl", required_argument, NULL, 'c'},
+		{"probe-timeout-ms", required_argument, NULL, 'p'},
+		{"profiles", required_argument, NULL, 'P'},
+		{NULL, 0, NULL, 0},
+	};
+	enum cli_format fmt = cli_format_default();
+	bool nfd = false;
+	const char *root = getenv("RIGFIT_ROOT");
+	const char *profiles = NULL, *task = NULL;
+	struct rf_profiles *set = NULL;
+	struct rf_catalogs *catalogs = NULL;
+	struct rf_detect_opts opts = {0};
+	struct hw_snapshot *s;
+	uint64_t timeout = 0;
+	char *text = NULL;
+	size_t len = 0;
+	int c, rc = 0;
+
+	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
+	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
+	opts.sysctl = getenv("RIGFIT_SYSCTL");
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			nfd = strcmp(optarg, "nfd") == 0;
+			if (!nfd && cli_format_parse("detect", optarg, &fmt) != 0)
+				return cli_usage_error(
+					"detect: --format must be summary, json, table or nfd");
+			break;
+		case 't':
+			task = optarg;
+			break;
+		case 'r':
+			root = optarg;
+			break;
+		case 'n':
+			opts.nvml_lib = optarg;
+			break;
+		case 's':
+			opts.nvidia_smi = optarg;
+			break;
+		case 'c':
+			opts.sysctl = optarg;
+			break;
+		case 'p':
+			if (rf_parse_u64_str(optarg, 60000, &timeout) < 0 || timeout < 50)
+				return cli_usage_error(
+					"detect: --probe-timeout-ms must be 50 to 60000");
+			opts.probe_timeout_ms = (int)timeout;
+			break;
+		case 'P':
+			profiles = optarg;
+			break;
+		default:
+			return cli_getopt_error("detect", c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("detect: unexpected argument '%.60s'", argv[optind]);
+	opts.root = root && *root ? root : "/";
+	if (task) {
+		if (nfd)
+			return cli_usage_error("detect: --task answers in summary, json or table");
+		return rf_cli_detect_task(task, &opts, profiles, fmt);
+	}
+	/* The same device profiles the daemon would use. */
+	if (cli_catalogs(profiles, &set, &catalogs) != 0)
+		return 1;
+	s = malloc(sizeof(*s));
+	if (!s) {
+		rf_catalogs_unref(catalogs);
+		rf_profiles_free(set);
+		return 1;
+	}
+	cli_scan(&opts, s);
+	hw_apply_device_profiles(s, &catalogs->table);
+	rf_catalogs_unref(catalogs);
+	rf_profiles_free(set);
+	if (nfd)
+		text = api_hardware_nfd(s);
+	else if (fmt == CLI_FMT_SUMMARY)
+		text = api_hardware_summary(s);
+	else
+		text = api_hardware_render(s, &len);
+	if (!text) {
+		fprintf(stderr, "rigfit: out of memory\n");
+		rc = 1;
+	} else if (nfd || fmt == CLI_FMT_SUMMARY) {
+		fputs(text, stdout);
+	} else {
+		rc = cli_print_json_as(text, len, fmt, NULL);
+	}
+	free(text);
+	free(s);
 	return rc;
 }
 
+static const char healthcheck_usage[] =
+	"usage: rigfit healthcheck [--listen HOST:PORT] [--timeout-ms MS]\n"
+	"Exits 0 when the daemon at HOST:PORT answers /healthz, 1 otherwise (for container\n"
+	"health checks; no curl needed). --listen defaults to RIGFIT_LISTEN, then\n"
+	"127.0.0.1:8080; a daemon bound to every address is reached on loopback.\n";
+
 static int cmd_healthcheck(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"timeout-ms", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
 	const char *listen = getenv("RIGFIT_LISTEN");
 	char addr[300], host[128], err[256];
-	int port;
+	int port, c;
 	uint64_t timeout_ms = 2000;
 
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
-			listen = argv[++i];
-		else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
-			if (rf_parse_u64_str(argv[++i], 60000, &timeout_ms) < 0 || timeout_ms == 0)
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		if (c == 'l')
+			listen = optarg;
+		else if (c == 't') {
+			if (rf_parse_u64_str(optarg, 60000, &timeout_ms) < 0 || timeout_ms == 0)
 				return cli_usage_error(
 					"healthcheck: --timeout-ms must be 1 to 60000");
 		} else
-			return cli_usage_error("healthcheck: unknown or incomplete option '%.60s'",
-					       argv[i]);
+			return cli_getopt_error("healthcheck", c, argv);
 	}
+	if (optind < argc)
+		return cli_usage_error("healthcheck: unexpected argument '%.60s'", argv[optind]);
 	if (!listen || !*listen)
 		listen = "127.0.0.1:8080";
 	if (rf_listen_parse(listen, host, sizeof(host), &port) < 0)
@@ -409,52 +404,162 @@ static int cmd_serve(int argc, char **argv)
 	static struct rf_config cfg;
 	char err[512];
 
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(rf_serve_usage, stdout);
-			return 0;
-		}
-	}
-	if (rf_config_parse(argc, argv, &cfg, err, sizeof(err)) < 0) {
+	if (rf_config_parse(argc - 1, argv + 1, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rigfit: %s\n", err);
 		return 2;
 	}
+	if (cfg.static_dir[0]) {
+		char index[RF_CONFIG_PATH_MAX + 16];
+		snprintf(index, sizeof(index), "%s/index.html", cfg.static_dir);
+		if (access(index, R_OK) != 0) {
+			fprintf(stderr, "rigfit: --static-dir %s has no readable index.html\n",
+				cfg.static_dir);
+			return 2;
+		}
+	}
+	/* Without --profiles or RIGFIT_PROFILES, the daemon finds them as every command does. */
+	if (!cfg.profiles[0] && cli_profiles_dir(NULL, cfg.profiles, sizeof(cfg.profiles)) != 0)
+		return 1;
 	return rf_serve(&cfg);
+}
+
+static const char version_usage[] = "usage: rigfit version [--format summary|json]\n"
+				    "Prints rigfit's version.\n";
+
+static int cmd_version(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{NULL, 0, NULL, 0},
+	};
+	enum cli_format fmt = CLI_FMT_SUMMARY;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		if (c != 'f')
+			return cli_getopt_error("version", c, argv);
+		if (cli_format_parse("version", optarg, &fmt) != 0)
+			return 2;
+	}
+	if (optind < argc)
+		return cli_usage_error("version: unexpected argument '%.60s'", argv[optind]);
+	if (fmt == CLI_FMT_JSON)
+		printf("{\"version\":\"%s\"}\n", RIGFIT_VERSION);
+	else
+		printf("rigfit %s\n", RIGFIT_VERSION);
+	return 0;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	return rf_cli_bench(argc - 1, argv + 1);
+}
+
+/* One command: what `rigfit help` lists, what `rigfit help NAME` prints (usage, or help()
+ * when the text is built from the command's own tables) and the function run with argv[0]
+ * the command's name. */
+struct cli_command {
+	const char *name;
+	const char *summary;
+	const char *usage;
+	int (*help)(const char *name, FILE *out);
+	int (*run)(int argc, char **argv);
+};
+
+static const struct cli_command commands[] = {
+	{"serve", "run the daemon (HTTP API on 127.0.0.1:8080)", rf_serve_usage, NULL, cmd_serve},
+	{"detect", "scan this machine (or answer ModelForge's detect with --task)", detect_usage,
+	 NULL, cmd_detect},
+	{"estimate", "memory and speed of a model with given settings", NULL, cli_question_help,
+	 rf_cli_question},
+	{"config", "a runtime config for a model (llama-server or vLLM)", NULL, cli_question_help,
+	 rf_cli_question},
+	{"recommend", "models that fit here for a task, or hardware for a model", NULL,
+	 cli_question_help, rf_cli_question},
+	{"validate", "check a runtime config here", NULL, cli_question_help, rf_cli_question},
+	{"bench", "record or list measured speeds (the benchmark history)", rf_cli_bench_usage,
+	 NULL, cmd_bench},
+	{"healthcheck", "exit 0 when the daemon answers /healthz", healthcheck_usage, NULL,
+	 cmd_healthcheck},
+	{"mcp", "serve MCP on standard input and output for LLM clients", rf_cli_mcp_usage, NULL,
+	 rf_cli_mcp},
+	{"version", "print the version", version_usage, NULL, cmd_version},
+	{"help", "help on a command: rigfit help COMMAND", NULL, NULL, NULL},
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct cli_command *command_find(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage_print(FILE *out)
+{
+	fputs("usage: rigfit <command> [options]\n", out);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fputs("rigfit help COMMAND or rigfit COMMAND --help tells more; man rigfit tells all.\n",
+	      out);
+}
+
+static int command_help(const struct cli_command *c, FILE *out)
+{
+	if (c->help)
+		return c->help(c->name, out) < 0 ? 1 : 0;
+	if (c->usage)
+		fputs(c->usage, out);
+	else
+		usage_print(out);
+	return 0;
+}
+
+/* Returns true when argv asks for help (-h or --help before a "--"). */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	}
+	return false;
 }
 
 int rf_cli_main(int argc, char **argv)
 {
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	const char *name = argc > 1 ? argv[1] : NULL;
+	const struct cli_command *c;
 
-	if (!cmd || strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
-	    strcmp(cmd, "-h") == 0) {
-		fputs(usage, cmd ? stdout : stderr);
-		return cmd ? 0 : 2;
+	if (!name) {
+		usage_print(stderr);
+		return 2;
 	}
-	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-		printf("rigfit %s\n", RIGFIT_VERSION);
-		return 0;
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+		name = "help";
+	if (strcmp(name, "--version") == 0)
+		name = "version";
+	c = command_find(name);
+	if (!c)
+		return cli_usage_error("unknown command '%.60s' (try rigfit help)", name);
+	if (!c->run) {
+		const struct cli_command *topic = argc > 2 ? command_find(argv[2]) : NULL;
+		if (argc > 2 && !topic)
+			return cli_usage_error("help: unknown command '%.60s' (try rigfit help)",
+					       argv[2]);
+		if (argc > 3)
+			return cli_usage_error("help: one command at a time");
+		if (!topic) {
+			usage_print(stdout);
+			return 0;
+		}
+		return command_help(topic, stdout);
 	}
-	if (strcmp(cmd, "serve") == 0)
-		return cmd_serve(argc - 2, argv + 2);
-	if (strcmp(cmd, "detect") == 0)
-		return cmd_detect(argc - 2, argv + 2);
-	if (strcmp(cmd, "bench") == 0)
-		return rf_cli_bench(argc - 2, argv + 2);
-	if (strcmp(cmd, "healthcheck") == 0)
-		return cmd_healthcheck(argc - 2, argv + 2);
-	if (strcmp(cmd, "mcp") == 0)
-		return rf_cli_mcp(argc - 2, argv + 2);
-	if (strcmp(cmd, "estimate") == 0)
-		return rf_cli_run_route(argc - 2, argv + 2, "estimate", "/api/estimate",
-					api_estimate);
-	if (strcmp(cmd, "recommend") == 0)
-		return rf_cli_run_route(argc - 2, argv + 2, "recommend", "/api/recommend",
-					api_recommend);
-	if (strcmp(cmd, "validate") == 0)
-		return rf_cli_run_route(argc - 2, argv + 2, "validate", "/api/validate",
-					api_validate);
-	if (strcmp(cmd, "config") == 0)
-		return rf_cli_run_route(argc - 2, argv + 2, "config", "/api/config", api_config);
-	return cli_usage_error("unknown command '%.60s' (try rigfit help)", cmd);
+	if (wants_help(argc - 1, argv + 1))
+		return command_help(c, stdout);
+	return c->run(argc - 1, argv + 1);
 }

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,17 @@
 
 #define BENCH_QUERY_MAX 2048
 
+const char rf_cli_bench_usage[] =
+	"usage: rigfit bench record [-|FILE] [--model M] [--precision P] [--hardware FP]\n"
+	"                           [--db PATH] [--profiles DIR] [--root DIR] [--format F]\n"
+	"       rigfit bench list [--model M] [--hardware FP] [--since T] [--limit N]\n"
+	"                         [--cursor C] [--db PATH] [--format F]\n"
+	"record stores measured speeds (llama-bench -o json, llama-server timings, or a run as\n"
+	"POST /api/benchmarks takes it) under this machine's hardware fingerprint; list prints\n"
+	"the history, newest first, as GET /api/benchmarks does. --db defaults to RIGFIT_DB,\n"
+	"then ./var/rigfit.db (the daemon's database may be shared: SQLite WAL mode).\n"
+	"--format is json (default), table or summary.\n";
+
 /* What one bench command holds open. */
 struct bench_cli {
 	const char *db;
@@ -35,6 +47,7 @@ struct bench_cli {
 	char query[BENCH_QUERY_MAX];
 	size_t query_len;
 	bool has_hardware; /* --hardware was given */
+	enum cli_format format;
 	struct rf_profiles *set;
 	struct rf_catalogs *cat;
 	struct api_snapshot *snap;
@@ -67,40 +80,55 @@ static int query_add(struct bench_cli *b, const char *name, const char *value)
 	return 0;
 }
 
-/* Parses the options of subcommand name: the common ones (--db, --profiles, --root), the
- * query ones in `params` (each --NAME VALUE becomes NAME=VALUE) and, when input is allowed,
- * one FILE or "-". Returns 0 or the exit status after a message. */
+/* Parses the options of subcommand name (argv[0]): the common ones (--db, --profiles, --root,
+ * --format), the query ones in `params` (each --NAME VALUE becomes NAME=VALUE) and, when
+ * input is allowed, one FILE or "-". Returns 0 or the exit status after a message. */
 static int bench_args(struct bench_cli *b, int argc, char **argv, const char *name,
 		      const char *const *params, bool input)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool known = false;
-		int rc;
+	enum {
+		O_DB = 1,
+		O_PROFILES,
+		O_ROOT,
+		O_FORMAT,
+		O_PARAM = 0x100
+	};
+	struct option longopts[16] = {
+		{"db", required_argument, NULL, O_DB},
+		{"profiles", required_argument, NULL, O_PROFILES},
+		{"root", required_argument, NULL, O_ROOT},
+		{"format", required_argument, NULL, O_FORMAT},
+	};
+	int n = 4, c, rc;
 
-		if (strcmp(a, "--db") == 0 && v)
-			b->db = v;
-		else if (strcmp(a, "--profiles") == 0 && v)
-			b->profiles = v;
-		else if (strcmp(a, "--root") == 0 && v)
-			b->root = v;
-		else if (input && (a[0] != '-' || strcmp(a, "-") == 0) && !b->input) {
-			b->input = a;
-			continue;
-		} else {
-			for (int k = 0; params[k] && !known; k++)
-				if (strncmp(a, "--", 2) == 0 && strcmp(a + 2, params[k]) == 0 && v)
-					known = true;
-			if (!known)
-				return cli_usage_error("bench %s: unknown or incomplete option "
-						       "'%.60s'",
-						       name, a);
-			if ((rc = query_add(b, a + 2, v)) != 0)
+	for (int k = 0; params[k] && n < 15; k++, n++)
+		longopts[n] = (struct option){params[k], required_argument, NULL, O_PARAM + k};
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		if (c == O_DB)
+			b->db = optarg;
+		else if (c == O_PROFILES)
+			b->profiles = optarg;
+		else if (c == O_ROOT)
+			b->root = optarg;
+		else if (c == O_FORMAT) {
+			if ((rc = cli_format_parse(name, optarg, &b->format)) != 0)
 				return rc;
-			if (strcmp(a, "--hardware") == 0)
+		} else if (c >= O_PARAM && c < O_PARAM + n) {
+			const char *p = params[c - O_PARAM];
+			if ((rc = query_add(b, p, optarg)) != 0)
+				return rc;
+			if (strcmp(p, "hardware") == 0)
 				b->has_hardware = true;
+		} else {
+			return cli_getopt_error(name, c, argv);
 		}
-		i++;
+	}
+	for (int i = optind; i < argc; i++) {
+		if (!input || b->input)
+			return cli_usage_error("%s: unexpected argument '%.60s'", name, argv[i]);
+		b->input = argv[i];
 	}
 	return 0;
 }
@@ -160,7 +188,7 @@ static int bench_scan(struct bench_cli *b)
 		return 1;
 	}
 	opts.root = b->root && *b->root ? b->root : "/";
-	rf_detect_scan(&opts, &b->snap->hw);
+	cli_scan(&opts, &b->snap->hw);
 	hw_apply_device_profiles(&b->snap->hw, &b->cat->table);
 	b->snap->seq = 1;
 	b->env.snapshot = b->snap;
@@ -178,7 +206,8 @@ static int bench_record(int argc, char **argv)
 	int rc;
 
 	memset(&b, 0, sizeof(b));
-	if ((rc = bench_args(&b, argc, argv, "record", params, true)) != 0)
+	b.format = CLI_FMT_JSON;
+	if ((rc = bench_args(&b, argc, argv, "bench record", params, true)) != 0)
 		return rc;
 	if (!b.input)
 		b.input = "-";
@@ -198,7 +227,7 @@ static int bench_record(int argc, char **argv)
 	req.body = body;
 	req.body_len = len;
 	api_benchmarks_post(&b.env, &req, &reply);
-	rc = cli_print_reply(&reply);
+	rc = cli_print_reply_as(&reply, b.format, "bench");
 	api_reply_reset(&reply);
 out:
 	bench_close(&b);
@@ -215,7 +244,8 @@ static int bench_list(int argc, char **argv)
 	int rc;
 
 	memset(&b, 0, sizeof(b));
-	if ((rc = bench_args(&b, argc, argv, "list", params, false)) != 0)
+	b.format = CLI_FMT_JSON;
+	if ((rc = bench_args(&b, argc, argv, "bench list", params, false)) != 0)
 		return rc;
 	if ((rc = bench_open(&b)) != 0)
 		goto out;
@@ -223,7 +253,7 @@ static int bench_list(int argc, char **argv)
 	req.path = "/api/benchmarks";
 	req.query = b.query;
 	api_benchmarks_list(&b.env, &req, &reply);
-	rc = cli_print_reply(&reply);
+	rc = cli_print_reply_as(&reply, b.format, "bench");
 	api_reply_reset(&reply);
 out:
 	bench_close(&b);
@@ -233,12 +263,10 @@ out:
 int rf_cli_bench(int argc, char **argv)
 {
 	if (argc < 1)
-		return cli_usage_error("bench: record or list? (rigfit bench record [-|FILE] "
-				       "[--model M] [--db PATH] | rigfit bench list [--model M] "
-				       "[--hardware FP] [--since T] [--limit N] [--db PATH])");
+		return cli_usage_error("bench: record or list? (see rigfit help bench)");
 	if (strcmp(argv[0], "record") == 0)
-		return bench_record(argc - 1, argv + 1);
+		return bench_record(argc, argv);
 	if (strcmp(argv[0], "list") == 0)
-		return bench_list(argc - 1, argv + 1);
+		return bench_list(argc, argv);
 	return cli_usage_error("bench: unknown subcommand '%.60s' (record or list)", argv[0]);
 }

@@ -11,4 +11,7 @@
  * mistakes, after one line on stderr). */
 int rf_cli_bench(int argc, char **argv);
 
+/* The help of `rigfit bench`. */
+extern const char rf_cli_bench_usage[];
+
 #endif

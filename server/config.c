@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ const char rf_serve_usage[] =
 	"                    [--scan-history-keep N] [--profiles DIR] [--models-dir DIR]...\n"
 	"                    [--hf-cache DIR] [--ollama-models DIR]\n"
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
-	"                    [--nfd-dir DIR]\n"
+	"                    [--nfd-dir DIR] [--data-dir DIR] [--static-dir DIR]\n"
 	"                    [--insecure] [--no-ui]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
@@ -32,9 +33,13 @@ const char rf_serve_usage[] =
 	"RIGFIT_OLLAMA_MODELS, "
 	"RIGFIT_MODELS_DIR and\n"
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
-	"RIGFIT_NFD_DIR,\n"
+	"RIGFIT_NFD_DIR, RIGFIT_DATA_DIR, RIGFIT_STATIC_DIR,\n"
 	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1. Flags win over the environment.\n"
-	"--no-ui: do not serve the web page at / (the API is unchanged).\n";
+	"--no-ui: do not serve the web page at / (the API is unchanged).\n"
+	"Without --profiles, the profiles are found in ../share/rigfit/profiles beside the\n"
+	"binary, then in ./profiles. --data-dir: whose free space ModelForge's detection shows\n"
+	"(default: the database's directory). --static-dir: serve a built web app (ModelForge's)\n"
+	"from DIR at /, index.html for its client routes; /api/ stays the API.\n";
 
 enum opt_kind {
 	OPT_STR,
@@ -53,6 +58,9 @@ struct opt {
 	size_t count_offset; /* OPT_LIST: offset of the int count */
 	long min, max;       /* OPT_INT */
 };
+
+/* getopt_long's value for row i of the table is OPT_INDEX_BASE + i. */
+#define OPT_INDEX_BASE 0x100
 
 #define FIELD(f) offsetof(struct rf_config, f), sizeof(((struct rf_config *)0)->f)
 #define LISTF(f, n)                                                                                \
@@ -81,6 +89,8 @@ static const struct opt opts[] = {
 	 0},
 	{"--token-file", "RIGFIT_TOKEN_FILE", OPT_STR, FIELD(token_file), 0, 0, 0},
 	{"--nfd-dir", "RIGFIT_NFD_DIR", OPT_STR, FIELD(nfd_dir), 0, 0, 0},
+	{"--data-dir", "RIGFIT_DATA_DIR", OPT_STR, FIELD(data_dir), 0, 0, 0},
+	{"--static-dir", "RIGFIT_STATIC_DIR", OPT_STR, FIELD(static_dir), 0, 0, 0},
 	{"--log-level", "RIGFIT_LOG_LEVEL", OPT_LEVEL, FIELD(log_level), 0, 0, 0},
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
 	{"--no-ui", "RIGFIT_NO_UI", OPT_BOOL, FIELD(no_ui), 0, 0, 0},
@@ -199,7 +209,7 @@ static void config_defaults(struct rf_config *cfg)
 		snprintf(cfg->db, sizeof(cfg->db), "./var/rigfit.db");
 	}
 	snprintf(cfg->root, sizeof(cfg->root), "/");
-	snprintf(cfg->profiles, sizeof(cfg->profiles), "./profiles");
+	/* profiles stays empty: `rigfit serve` finds the directory (server/profiles_find.h). */
 	cfg->scan_interval_s = 30;
 	cfg->probe_timeout_ms = 5000;
 	cfg->connection_timeout_s = 15;
@@ -223,35 +233,52 @@ int rf_config_parse(int argc, char **argv, struct rf_config *cfg, char *err, siz
 		if (rc < 0)
 			return rc;
 	}
-	for (int a = 0; a < argc; a++) {
-		const char *arg = argv[a];
-		const char *eq = strchr(arg, '=');
-		size_t flen = eq ? (size_t)(eq - arg) : strlen(arg);
-		const struct opt *o = NULL;
-		size_t idx = 0;
-		const char *v;
+	/* getopt_long wants the program's name first and may reorder its array: give it a
+	 * copy, with one long option per row of the table (the row's index as its value). */
+	{
+		struct option longopts[sizeof(opts) / sizeof(opts[0]) + 1];
+		char **args = calloc((size_t)argc + 2, sizeof(*args));
+		int c;
 
-		for (size_t i = 0; i < n_opts; i++)
-			if (strlen(opts[i].flag) == flen && strncmp(opts[i].flag, arg, flen) == 0) {
-				o = &opts[i];
-				idx = i;
+		if (!args) {
+			snprintf(err, errlen, "out of memory");
+			return RF_E_NOMEM;
+		}
+		args[0] = "serve";
+		for (int a = 0; a < argc; a++)
+			args[a + 1] = argv[a];
+		memset(longopts, 0, sizeof(longopts));
+		for (size_t i = 0; i < n_opts; i++) {
+			longopts[i].name = opts[i].flag + 2;
+			longopts[i].has_arg = opts[i].kind == OPT_BOOL ? optional_argument :
+									 required_argument;
+			longopts[i].val = OPT_INDEX_BASE + (int)i;
+		}
+		optind = 0;
+		opterr = 0;
+		rc = 0;
+		while (rc == 0 && (c = getopt_long(argc + 1, args, ":", longopts, NULL)) != -1) {
+			const char *arg = args[optind - 1];
+			if (c == ':') {
+				snprintf(err, errlen, "%.60s needs a value", arg);
+				rc = RF_E_INVALID_VALUE;
+			} else if (c < OPT_INDEX_BASE || c >= OPT_INDEX_BASE + (int)n_opts) {
+				snprintf(err, errlen,
+					 "unknown option '%.60s' (see rigfit serve --help)", arg);
+				rc = RF_E_INVALID_VALUE;
+			} else {
+				size_t i = (size_t)(c - OPT_INDEX_BASE);
+				rc = opt_apply(&opts[i], optarg ? optarg : "1", false, &reset[i],
+					       cfg, err, errlen);
 			}
-		if (!o) {
-			snprintf(err, errlen, "unknown option '%.60s' (see rigfit serve --help)",
-				 arg);
-			return RF_E_INVALID_VALUE;
 		}
-		if (o->kind == OPT_BOOL && !eq) {
-			v = "1";
-		} else if (eq) {
-			v = eq + 1;
-		} else if (a + 1 < argc) {
-			v = argv[++a];
-		} else {
-			snprintf(err, errlen, "%s needs a value", o->flag);
-			return RF_E_INVALID_VALUE;
+		if (rc == 0 && optind < argc + 1) {
+			snprintf(err, errlen,
+				 "unexpected argument '%.60s' (see rigfit serve --help)",
+				 args[optind]);
+			rc = RF_E_INVALID_VALUE;
 		}
-		rc = opt_apply(o, v, false, &reset[idx], cfg, err, errlen);
+		free(args);
 		if (rc < 0)
 			return rc;
 	}

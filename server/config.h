@@ -39,8 +39,10 @@ struct rf_config {
 	int n_cors_origins;
 	char cors_origins[RF_CONFIG_MAX_LIST][256];
 	char token_file[RF_CONFIG_PATH_MAX];
-	char nfd_dir[RF_CONFIG_PATH_MAX]; /* "" : no feature file */
-	char token[RF_TOKEN_MAX];         /* loaded from token_file; empty: no token */
+	char nfd_dir[RF_CONFIG_PATH_MAX];    /* "" : no feature file */
+	char data_dir[RF_CONFIG_PATH_MAX];   /* "" : the database's directory */
+	char static_dir[RF_CONFIG_PATH_MAX]; /* "" : no web app served from files */
+	char token[RF_TOKEN_MAX];            /* loaded from token_file; empty: no token */
 	enum rf_log_level log_level;
 	bool insecure;
 	bool no_ui; /* --no-ui: GET / and /ui/ answer 404 */

@@ -29,6 +29,7 @@
 #include "server/ollama_models.h"
 #include "server/notify.h"
 #include "server/openapi_json.h"
+#include "server/process_stats.h"
 
 /* Descriptors wanted: the 1024 connections of server/http.c, plus the store, the log, the
  * loop's own and a probe's pipes. */
@@ -49,7 +50,8 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 		.scans_total = d->scans_total,
 		.scan_failures_total = d->scan_failures,
 		.last_scan_duration_s = d->snapshot ? d->snapshot->hw.scan_duration_ms / 1e3 : -1,
-		.last_scan_age_s = -1,
+		.last_success_timestamp_s = d->snapshot ? d->snapshot->hw.scanned_at_ms / 1e3 : -1,
+		.last_failure_timestamp_s = -1,
 	};
 
 	memset(env, 0, sizeof(*env));
@@ -80,11 +82,12 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->read_ollama_ctx = d->cfg;
 	env->list_models = rf_list_models_cfg;
 	env->list_models_ctx = d->cfg;
-	if (d->snapshot) {
-		stats.last_scan_age_s = (double)(env->now_ms - d->snapshot->hw.scanned_at_ms) / 1e3;
-		if (stats.last_scan_age_s < 0)
-			stats.last_scan_age_s = 0;
-	}
+	env->read_process = rf_process_stats_self;
+	env->session = &d->session;
+	env->data_disk_known = d->data_disk_known;
+	env->data_disk_free_bytes = d->data_disk_free;
+	if (d->last_scan_failed_s > 0)
+		stats.last_failure_timestamp_s = (double)d->last_scan_failed_s;
 	api_metrics_set_scan(d->metrics, &stats);
 }
 
@@ -245,6 +248,7 @@ int rf_serve(struct rf_config *cfg)
 	char host[128], err[512];
 	int port, rc;
 
+	rf_log_init();
 	rf_log_set_level(cfg->log_level);
 	if (rf_config_load_token(cfg, err, sizeof(err)) < 0) {
 		rf_log_error("%s", err);

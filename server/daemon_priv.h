@@ -13,6 +13,7 @@
 
 #include "api/api.h"
 #include "api/metrics.h"
+#include "api/finetune_session.h"
 #include "server/config.h"
 #include "server/profiles.h"
 #include "server/store/store.h"
@@ -51,6 +52,10 @@ struct rf_daemon {
 	struct rf_scan_job *scan_job;
 	uint64_t scans_total;
 	uint64_t scan_failures;
+	int64_t last_scan_failed_s; /* Unix time of the last failed scan; 0: none */
+	bool data_disk_known;       /* the data directory's free bytes, from the last scan */
+	int64_t data_disk_free;
+	struct api_ft_session session; /* ModelForge's one session */
 	uint64_t scan_seq;
 	struct rf_req *scan_waiters;  /* requests suspended until the scan finishes */
 	uint64_t last_forced_scan_ns; /* when POST /api/hardware/rescan last started one */

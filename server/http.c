@@ -23,6 +23,7 @@
 #include "core/numparse.h"
 #include "server/daemon_priv.h"
 #include "server/log.h"
+#include "server/static_files.h"
 
 /* Bodies that keep coming after the 1 MiB cap are read and dropped up to this much more, so
  * the client can read its 413; past it the connection is closed. */
@@ -264,9 +265,22 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 				  &id, &id_len);
 	if (r->method == API_OPTIONS) {
 		r->route = NULL;
+		/* An allowed origin's preflight is answered on any path, so a browser reports the
+		 * real answer (a JSON 404, say) instead of a CORS failure. */
+		if (!allowed && r->allowed_origin &&
+		    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						"Access-Control-Request-Method"))
+			allowed = API_GET | API_POST | API_PUT | API_DELETE;
 		if (!allowed)
 			return send_error(r, c, RF_E_NOT_FOUND, "no route for %s", path);
 		return send_options(r, c, allowed | API_OPTIONS);
+	}
+	/* --static-dir: the web app's files in place of the embedded page; /api/ stays the API. */
+	if (d->cfg->static_dir[0] && (r->method == API_GET || r->method == API_HEAD) &&
+	    (!r->route || r->route->handler == api_ui_index || r->route->handler == api_ui_asset)) {
+		struct api_reply reply = {0};
+		if (rf_static_reply(d->cfg->static_dir, path, &reply) == 0)
+			return send_reply(r, c, &reply, NULL, NULL);
 	}
 	if (!r->route) {
 		struct api_reply reply = {0};

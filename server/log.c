@@ -1,17 +1,43 @@
 /*
  * stderr logging (see log.h). Lines are assembled in a buffer and written at once so that
- * lines from the loop and the scan worker never interleave mid-line.
+ * lines from the loop and the scan worker never interleave mid-line. When stderr is the
+ * journal, each line starts with its syslog priority as "<N>" (sd-daemon(3)) and leaves the
+ * time to the journal, so `journalctl -p warning` finds the warnings.
  */
 #include "server/log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static atomic_int rf_log_level_cur = RF_LOG_INFO;
+static atomic_bool rf_log_journal = false;
+
+bool rf_log_stream_is_journal(const char *journal_stream, int fd)
+{
+	unsigned long long dev, ino;
+	struct stat st;
+	char tail;
+
+	/* systemd sets JOURNAL_STREAM=DEVICE:INODE of the stream it connected; stderr is that
+	 * stream only while its device and inode match (a redirect in between breaks it). */
+	if (!journal_stream || sscanf(journal_stream, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+		return false;
+	if (fstat(fd, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void rf_log_init(void)
+{
+	atomic_store(&rf_log_journal,
+		     rf_log_stream_is_journal(getenv("JOURNAL_STREAM"), STDERR_FILENO));
+}
 
 void rf_log_set_level(enum rf_log_level level)
 {
@@ -21,6 +47,8 @@ void rf_log_set_level(enum rf_log_level level)
 void rf_log(enum rf_log_level level, const char *fmt, ...)
 {
 	static const char *const names[] = {"error", "warn", "info", "debug"};
+	/* syslog priorities: LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG */
+	static const char priorities[] = {'3', '4', '6', '7'};
 	char line[2048];
 	struct timespec ts;
 	struct tm tm;
@@ -30,12 +58,16 @@ void rf_log(enum rf_log_level level, const char *fmt, ...)
 
 	if ((int)level > atomic_load(&rf_log_level_cur))
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	w = snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000L,
-		     names[level]);
-	n += w > 0 ? (size_t)w : 0;
+	if (atomic_load(&rf_log_journal)) {
+		n = (size_t)snprintf(line, sizeof(line), "<%c>", priorities[level]);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+		w = snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000L,
+			     names[level]);
+		n += w > 0 ? (size_t)w : 0;
+	}
 	va_start(ap, fmt);
 	w = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);

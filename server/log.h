@@ -5,7 +5,18 @@
 #ifndef RIGFIT_SERVER_LOG_H
 #define RIGFIT_SERVER_LOG_H
 
+#include <stdbool.h>
+
 #include "server/config.h"
+
+/* Chooses the line format from the environment: with stderr connected to the journal
+ * (JOURNAL_STREAM names stderr's device and inode), lines are "<N>message" with N the syslog
+ * priority; otherwise "TIME LEVEL message". Call once at start. */
+void rf_log_init(void);
+
+/* Returns true when journal_stream (JOURNAL_STREAM's "DEVICE:INODE", may be NULL) names the
+ * file open on fd. */
+bool rf_log_stream_is_journal(const char *journal_stream, int fd);
 
 /* Sets the most verbose level that is printed. */
 void rf_log_set_level(enum rf_log_level level);

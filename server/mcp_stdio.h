@@ -15,9 +15,12 @@
  * written (the client went away) or no reply could be built for lack of memory. */
 int rf_mcp_stdio_serve(const struct api_env *env, FILE *in, FILE *out);
 
-/* `rigfit mcp [--profiles DIR] [--models-dir DIR]... [--root DIR] [--db PATH]`: scans this
- * machine, loads the catalogs (and the store, with --db or $RIGFIT_DB) and serves MCP on
- * standard input and output. Returns the exit status. */
+/* `rigfit mcp [--profiles DIR] [--models-dir DIR]... [--root DIR] [--db PATH]`, with argv[0]
+ * the command's name: scans this machine, loads the catalogs (and the store, with --db or
+ * $RIGFIT_DB) and serves MCP on standard input and output. Returns the exit status. */
 int rf_cli_mcp(int argc, char **argv);
+
+/* The help of `rigfit mcp`. */
+extern const char rf_cli_mcp_usage[];
 
 #endif

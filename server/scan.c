@@ -7,12 +7,14 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/hardware_json.h"
 #include "api/hardware_nfd.h"
 #include "core/err.h"
 #include "core/hw_profile.h"
 #include "server/daemon_priv.h"
+#include "server/data_dir.h"
 #include "server/detect/detect.h"
 #include "server/log.h"
 #include "server/nfd_file.h"
@@ -25,6 +27,8 @@ struct rf_scan_job {
 	int rc;
 	int store_rc;
 	int nfd_rc;
+	int disk_rc; /* of data_disk_free; the data directory's free bytes */
+	int64_t data_disk_free;
 };
 
 void rf_snapshot_free(struct api_snapshot *s)
@@ -71,6 +75,12 @@ static void scan_work(uv_work_t *w)
 		job->nfd_rc = nfd ? rf_nfd_write(c->nfd_dir, nfd) : RF_E_NOMEM;
 		free(nfd);
 	}
+	/* statvfs can block on a network file system, so it runs here, off the loop. */
+	{
+		char dir[RF_CONFIG_PATH_MAX];
+		rf_data_dir(c, dir, sizeof(dir));
+		job->disk_rc = rf_disk_free_bytes(dir, &job->data_disk_free);
+	}
 	if (d->store)
 		job->store_rc = rf_store_scan_append(d->store, snap->hw.scanned_at_ms,
 						     snap->hw.scan_duration_ms, snap->json,
@@ -86,6 +96,7 @@ static void scan_done(uv_work_t *w, int status)
 	rf_catalogs_unref(job->catalogs);
 	if (status == UV_ECANCELED || job->rc < 0) {
 		d->scan_failures++;
+		d->last_scan_failed_s = time(NULL);
 		if (status != UV_ECANCELED)
 			rf_log_error("scan failed: %s", rf_err_code(job->rc));
 		rf_snapshot_free(job->result);
@@ -99,6 +110,8 @@ static void scan_done(uv_work_t *w, int status)
 	if (job->store_rc < 0)
 		rf_log_warn("scan history: could not store the scan (%s)",
 			    rf_err_code(job->store_rc));
+	d->data_disk_known = job->disk_rc == 0;
+	d->data_disk_free = job->data_disk_free;
 	job->result->seq = ++d->scan_seq;
 	rf_snapshot_free(d->snapshot);
 	d->snapshot = job->result;

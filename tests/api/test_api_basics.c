@@ -266,7 +266,7 @@ START_TEST(metrics_text_is_prometheus_shaped)
 {
 	struct api_metrics *m = api_metrics_new();
 	struct api_env env = {.version = "9.9.9", .uptime_s = 12.5};
-	struct api_scan_stats st = {3, 1, 0.004, 7.0};
+	struct api_scan_stats st = {3, 1, 0.004, 1700000000.5, -1};
 	size_t len = 0;
 	char *text;
 
@@ -294,7 +294,9 @@ START_TEST(metrics_text_is_prometheus_shaped)
 	ck_assert_ptr_nonnull(strstr(text, "{route=\"/healthz\",method=\"GET\",le=\"+Inf\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_scans_total 3\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_scan_failures_total 1\n"));
-	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_scan_age_seconds 7.000\n"));
+	ck_assert_ptr_nonnull(
+		strstr(text, "\nrigfit_scan_last_success_timestamp_seconds 1700000000.500\n"));
+	ck_assert_ptr_null(strstr(text, "rigfit_scan_last_failure_timestamp_seconds"));
 	ck_assert_ptr_nonnull(strstr(text, "\nrigfit_store_up 0\n"));
 	/* Every line is a comment or "name{labels} value". */
 	for (char *line = text; *line; line = strchr(line, '\n') + 1) {

@@ -483,7 +483,7 @@ START_TEST(tools_answer_as_the_routes)
 		{"recommend_models", api_recommend, "/api/recommend",
 		 "{\"hardware_profile\":\"rtx-4090\"}"},
 		{"plan_finetuning", api_finetune_detect, "/api/finetune/detect",
-		 "{\"task\":\"text-generation\"}"},
+		 "{\"task\":\"text-generation\",\"hardware_profile\":\"rtx-4090\"}"},
 		{"detect_hardware", api_hardware_get, "/api/hardware", NULL},
 	};
 	struct mcp_session s = {0};

@@ -452,3 +452,36 @@ void t_wait_scan(int port)
 	}
 	ck_abort_msg("the daemon never finished its first scan");
 }
+
+int t_chromium(const char *url, const char *const *extra, char **out, char **log, int timeout_ms)
+{
+	static const char *const cands[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
+	const char *env = getenv("RIGFIT_CHROMIUM"), *bin = NULL;
+	const char *argv[24];
+	char *profile = t_mkdtemp(), user_dir[4200];
+	int n = 0, rc;
+
+	if (env && *env)
+		bin = env;
+	for (size_t i = 0; !bin && i < sizeof(cands) / sizeof(cands[0]); i++)
+		if (access(cands[i], X_OK) == 0)
+			bin = cands[i];
+	ck_assert_msg(bin != NULL,
+		      "chromium is not installed (make deps installs Debian's chromium)");
+	snprintf(user_dir, sizeof(user_dir), "--user-data-dir=%s", profile);
+	argv[n++] = bin;
+	argv[n++] = "--headless=new";
+	argv[n++] = "--no-sandbox";
+	argv[n++] = "--disable-gpu";
+	argv[n++] = "--no-first-run";
+	argv[n++] = "--disable-extensions";
+	argv[n++] = user_dir;
+	for (int i = 0; extra && extra[i] && n < 22; i++)
+		argv[n++] = extra[i];
+	argv[n++] = url;
+	argv[n] = NULL;
+	rc = t_run(argv, out, log, timeout_ms);
+	t_rmtree(profile);
+	free(profile);
+	return rc;
+}

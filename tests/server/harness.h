@@ -71,4 +71,11 @@ int t_connect(int port);
  * Returns the exit status, or -1. */
 int t_run(const char *const *argv, char **out, char **err, int timeout_ms);
 
+/* Runs Debian's headless chromium (RIGFIT_CHROMIUM overrides the path; fails the test when
+ * none is installed, since make deps installs it) on url with a fresh profile, without its
+ * sandbox (the tests run as root, where it refuses to start), with the extra arguments
+ * (NULL-terminated, at most 12). Returns the exit status; stdout and the browser's log in
+ * *out and *log (malloc'd). */
+int t_chromium(const char *url, const char *const *extra, char **out, char **log, int timeout_ms);
+
 #endif

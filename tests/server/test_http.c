@@ -168,7 +168,7 @@ START_TEST(metrics_count_requests_and_scans)
 			       "method=\"GET\"} 3\n"));
 	ck_assert_ptr_nonnull(strstr(r.body, "\nrigfit_scans_total 1\n"));
 	ck_assert_ptr_nonnull(strstr(r.body, "\nrigfit_scan_duration_seconds "));
-	ck_assert_ptr_nonnull(strstr(r.body, "\nrigfit_scan_age_seconds "));
+	ck_assert_ptr_nonnull(strstr(r.body, "\nrigfit_scan_last_success_timestamp_seconds "));
 	ck_assert_ptr_nonnull(strstr(r.body, "\nrigfit_store_up 1\n"));
 	t_resp_free(&r);
 }

@@ -46,57 +46,25 @@ static void stop_ui(void)
 	profiles_dir = NULL;
 }
 
-/* Returns the path of Debian's chromium (malloc'd); fails the test when it is missing, since
- * make deps installs it. */
-static char *chromium_path(void)
-{
-	const char *env = getenv("RIGFIT_CHROMIUM");
-	const char *cands[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
-
-	if (env && *env)
-		return strdup(env);
-	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
-		if (access(cands[i], X_OK) == 0)
-			return strdup(cands[i]);
-	ck_abort_msg("chromium is not installed (make deps installs Debian's chromium)");
-	return NULL;
-}
-
 /* Runs headless chromium on the page with one more argument (--dump-dom or --screenshot=F)
  * at a window width; returns stdout (malloc'd) and the browser's log in *log. */
 static char *browse(const char *what, int width, char **log)
 {
-	char url[64], size[32], user_dir[4200];
-	char *bin = chromium_path();
-	char *profile = t_mkdtemp();
+	char url[64], size[32];
 	char *out = NULL;
+	const char *extra[] = {"--hide-scrollbars",
+			       "--enable-logging=stderr",
+			       "--v=0",
+			       "--virtual-time-budget=20000",
+			       size,
+			       what,
+			       NULL};
 	int rc;
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", dmn.port);
 	snprintf(size, sizeof(size), "--window-size=%d,2400", width);
-	snprintf(user_dir, sizeof(user_dir), "--user-data-dir=%s", profile);
-	{
-		const char *argv[] = {bin,
-				      "--headless=new",
-				      "--no-sandbox",
-				      "--disable-gpu",
-				      "--no-first-run",
-				      "--disable-extensions",
-				      "--hide-scrollbars",
-				      "--enable-logging=stderr",
-				      "--v=0",
-				      "--virtual-time-budget=20000",
-				      user_dir,
-				      size,
-				      what,
-				      url,
-				      NULL};
-		rc = t_run(argv, &out, log, BROWSER_TIMEOUT_MS);
-	}
+	rc = t_chromium(url, extra, &out, log, BROWSER_TIMEOUT_MS);
 	ck_assert_msg(rc == 0, "chromium exited %d: %s", rc, *log ? *log : "");
-	t_rmtree(profile);
-	free(profile);
-	free(bin);
 	return out;
 }
 

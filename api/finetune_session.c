@@ -1,0 +1,251 @@
+/*
+ * ModelForge's session routes (see finetune_session.h). The detect answer itself is
+ * api_finetune_detect's; this file completes it with what only the server knows (its disk,
+ * its logical cores), remembers the question, and answers the later steps of the flow from
+ * the same estimator by asking the remembered question again, so the settings a user gets are
+ * always the ones rigfit fitted for the model they chose.
+ */
+#include "api/finetune_session.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/finetune_detect.h"
+#include "api/json_print.h"
+#include "core/err.h"
+#include "core/model.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* Replaces key of o with a number (rounded to 2 decimals). */
+static void set_number(cJSON *o, const char *key, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddNumberToObject(o, key, round(v * 100) / 100);
+}
+
+/* Returns the body of a reply (owned or borrowed). */
+static const char *reply_body(const struct api_reply *r)
+{
+	return r->body ? r->body : r->borrowed_body;
+}
+
+/* Remembers the detect request of body (its task, and the body when it fits) and forgets
+ * the chosen model. */
+static void session_remember(struct api_ft_session *s, const cJSON *in, const char *body,
+			     size_t len)
+{
+	const cJSON *task = cJSON_GetObjectItemCaseSensitive(in, "task");
+
+	memset(s, 0, sizeof(*s));
+	if (len >= sizeof(s->body) || !cJSON_IsString(task))
+		return; /* nothing to ask again: load_settings answers 409 */
+	snprintf(s->task, sizeof(s->task), "%s", task->valuestring);
+	memcpy(s->body, body, len);
+	s->body[len] = '\0';
+	s->body_len = len;
+	s->detected = true;
+}
+
+int api_finetune_session_detect(const struct api_env *env, const struct api_request *req,
+				struct api_reply *out)
+{
+	int rc = api_finetune_detect(env, req, out);
+	cJSON *in, *ans;
+	bool about_host;
+
+	if (rc < 0 || out->status != 200)
+		return rc;
+	in = cJSON_ParseWithLength(req->body, req->body_len);
+	ans = cJSON_ParseWithLength(reply_body(out), out->len);
+	if (!in || !ans) {
+		cJSON_Delete(in);
+		cJSON_Delete(ans);
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	}
+	/* Described hardware has no disk, and its cores are what the client said. */
+	about_host = !cJSON_GetObjectItemCaseSensitive(in, "hardware") &&
+		     !cJSON_GetObjectItemCaseSensitive(in, "hardware_profile");
+	if (about_host && env->data_disk_known)
+		set_number(ans, "available_diskspace_gb", (double)env->data_disk_free_bytes / GIB);
+	/* ModelForge shows os.cpu_count(): logical cores. */
+	if (about_host && env->snapshot && env->snapshot->hw.cpu.logical_cores > 0)
+		set_number(ans, "cpu_cores", env->snapshot->hw.cpu.logical_cores);
+	if (env->session)
+		session_remember(env->session, in, req->body, req->body_len);
+	cJSON_Delete(in);
+	return api_reply_cjson(out, 200, ans);
+}
+
+int api_finetune_set_model(const struct api_env *env, const struct api_request *req,
+			   struct api_reply *out)
+{
+	cJSON *in = cJSON_ParseWithLength(req->body ? req->body : "", req->body_len);
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(in, "selected_model"), *it;
+	cJSON *o;
+
+	if (!cJSON_IsObject(in)) {
+		cJSON_Delete(in);
+		return api_error(out, RF_E_INVALID_JSON, NULL,
+				 "the body must be a JSON object {\"selected_model\": ID}");
+	}
+	cJSON_ArrayForEach(it, in)
+	{
+		if (strcmp(it->string, "selected_model") != 0) {
+			int rc = api_error(out, RF_E_UNKNOWN_FIELD, it->string,
+					   "unknown field; the body is {\"selected_model\": ID}");
+			cJSON_Delete(in);
+			return rc;
+		}
+	}
+	if (!cJSON_IsString(m) || !*m->valuestring ||
+	    strlen(m->valuestring) >= API_SESSION_MODEL_MAX) {
+		int rc = api_error(out, m ? RF_E_INVALID_VALUE : RF_E_MISSING_FIELD,
+				   "selected_model",
+				   "selected_model must be a model id of 1 to %d "
+				   "characters",
+				   API_SESSION_MODEL_MAX - 1);
+		cJSON_Delete(in);
+		return rc;
+	}
+	if (!env->session) {
+		cJSON_Delete(in);
+		return api_error(out, RF_E_UNAVAILABLE, NULL, "no session is kept here");
+	}
+	snprintf(env->session->selected_model, sizeof(env->session->selected_model), "%s",
+		 m->valuestring);
+	o = cJSON_CreateObject();
+	cJSON_AddTrueToObject(o, "success");
+	cJSON_AddStringToObject(o, "selected_model", m->valuestring);
+	cJSON_AddStringToObject(o, "message", "Model selection saved successfully");
+	cJSON_Delete(in);
+	return api_reply_cjson(out, 200, o);
+}
+
+/* Adds s as a string, or null when it is empty. */
+static void add_str_or_null(cJSON *o, const char *key, const char *s)
+{
+	if (s && *s)
+		cJSON_AddStringToObject(o, key, s);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+int api_finetune_session_get(const struct api_env *env, const struct api_request *req,
+			     struct api_reply *out)
+{
+	const struct api_ft_session *s = env->session;
+	cJSON *o = cJSON_CreateObject();
+
+	(void)req;
+	cJSON_AddTrueToObject(o, "success");
+	add_str_or_null(o, "task", s && s->detected ? s->task : NULL);
+	add_str_or_null(o, "selected_model", s ? s->selected_model : NULL);
+	cJSON_AddBoolToObject(o, "is_custom_model",
+			      s && s->selected_model[0] && env->models &&
+				      !model_catalog_find(env->models, s->selected_model));
+	return api_reply_cjson(out, 200, o);
+}
+
+/* Returns the model_settings entry of the detect answer for model, or NULL. */
+static const cJSON *fitted_for(const cJSON *ans, const char *model)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ans, "model_settings"))
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "model");
+		if (cJSON_IsString(m) && strcmp(m->valuestring, model) == 0)
+			return it;
+	}
+	return NULL;
+}
+
+int api_finetune_load_settings(const struct api_env *env, const struct api_request *req,
+			       struct api_reply *out)
+{
+	const struct api_ft_session *s = env->session;
+	struct api_request again = {0};
+	struct api_reply detect = {0};
+	const cJSON *entry, *settings, *rec;
+	const char *model;
+	cJSON *ans, *o, *dv;
+	int rc;
+
+	(void)req;
+	if (!s || !s->detected)
+		return api_error(out, RF_E_CONFLICT, NULL,
+				 "no hardware detection yet: POST /api/finetune/detect first");
+	again.method = API_POST;
+	again.path = "/api/finetune/detect";
+	again.query = "";
+	again.body = s->body;
+	again.body_len = s->body_len;
+	rc = api_finetune_detect(env, &again, &detect);
+	if (rc < 0 || detect.status != 200) {
+		/* The detect's own error (no scan yet, profiles reloaded without the task...). */
+		*out = detect;
+		return rc;
+	}
+	ans = cJSON_ParseWithLength(reply_body(&detect), detect.len);
+	api_reply_reset(&detect);
+	if (!ans)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rec = cJSON_GetObjectItemCaseSensitive(ans, "recommended_model");
+	model = s->selected_model[0] ? s->selected_model :
+		cJSON_IsString(rec)  ? rec->valuestring :
+				       NULL;
+	entry = model ? fitted_for(ans, model) : NULL;
+	settings = entry ? cJSON_GetObjectItemCaseSensitive(entry, "settings") :
+			   cJSON_GetObjectItemCaseSensitive(ans, "settings");
+	/* Nothing fits: the tier's template, said so by fits false. */
+	if (!cJSON_IsObject(settings))
+		settings = cJSON_GetObjectItemCaseSensitive(ans, "tier_settings");
+	o = cJSON_CreateObject();
+	dv = cJSON_IsObject(settings) ? cJSON_Duplicate(settings, true) : cJSON_CreateObject();
+	if (!o || !dv) {
+		cJSON_Delete(o);
+		cJSON_Delete(dv);
+		cJSON_Delete(ans);
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	}
+	cJSON_AddStringToObject(dv, "task", s->task);
+	add_str_or_null(dv, "model_name", model);
+	cJSON_AddItemReferenceToObject(dv, "compute_specs",
+				       cJSON_GetObjectItemCaseSensitive(ans, "profile"));
+	cJSON_AddItemToObject(o, "default_values", dv);
+	add_str_or_null(o, "selected_model", model);
+	cJSON_AddBoolToObject(o, "fits", entry != NULL);
+	if (entry) {
+		cJSON_AddItemReferenceToObject(
+			o, "memory_total_bytes",
+			cJSON_GetObjectItemCaseSensitive(entry, "memory_total_bytes"));
+		cJSON_AddItemReferenceToObject(
+			o, "utilization", cJSON_GetObjectItemCaseSensitive(entry, "utilization"));
+	} else {
+		cJSON_AddStringToObject(
+			o, "explanation",
+			model ? "the chosen model does not fit this hardware with any "
+				"settings tried; these are the tier's settings" :
+				"no model fits this hardware; these are the tier's "
+				"settings");
+	}
+	rc = api_reply_cjson(out, 200, o);
+	cJSON_Delete(ans);
+	return rc;
+}
+
+int api_info(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	(void)req;
+	cJSON_AddStringToObject(o, "app_name", "rigfit");
+	cJSON_AddStringToObject(o, "version", env->version ? env->version : "");
+	cJSON_AddStringToObject(o, "description",
+				"which LLMs fit this machine, and how to set them up");
+	cJSON_AddStringToObject(o, "openapi", "/openapi.yaml");
+	return api_reply_cjson(out, 200, o);
+}

@@ -1,0 +1,59 @@
+/*
+ * ModelForge's session routes, so its web app runs its whole flow against rigfit:
+ * POST /api/finetune/detect (api_finetune_detect's answer, completed with this host's free
+ * disk and logical cores, and remembered), POST /api/finetune/set_model, GET
+ * /api/finetune/session, GET /api/finetune/load_settings (the fitted settings of the chosen
+ * model as `default_values`) and GET /api/info. ModelForge keeps one session per server, and
+ * so does rigfit: a small, fixed-size struct owned by the daemon, touched only on the loop
+ * thread.
+ */
+#ifndef RIGFIT_API_FINETUNE_SESSION_H
+#define RIGFIT_API_FINETUNE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/api.h"
+
+#define API_SESSION_MODEL_MAX 256
+#define API_SESSION_BODY_MAX 4096
+
+/* The one session: the last detect's request and the model chosen since. */
+struct api_ft_session {
+	bool detected;                   /* a detect answered 200 */
+	char task[64];                   /* its task */
+	char body[API_SESSION_BODY_MAX]; /* its request body, to ask again */
+	size_t body_len;
+	char selected_model[API_SESSION_MODEL_MAX]; /* "" : none chosen */
+};
+
+/* POST /api/finetune/detect: api_finetune_detect, then available_diskspace_gb from
+ * env->data_disk_free_bytes and cpu_cores as this host's logical cores (when the question is
+ * about this host), and, with env->session, the request remembered and the chosen model
+ * cleared (as ModelForge does on a new detection). */
+int api_finetune_session_detect(const struct api_env *env, const struct api_request *req,
+				struct api_reply *out);
+
+/* POST /api/finetune/set_model {"selected_model": ID}: remembers the choice. 200 with
+ * {"success", "selected_model", "message"}; 422 naming the field for a missing, empty, too
+ * long or non-string model or another field. */
+int api_finetune_set_model(const struct api_env *env, const struct api_request *req,
+			   struct api_reply *out);
+
+/* GET /api/finetune/session: {"success", "task", "selected_model", "is_custom_model"} (null
+ * where nothing is known yet; a custom model is one the catalog does not know). */
+int api_finetune_session_get(const struct api_env *env, const struct api_request *req,
+			     struct api_reply *out);
+
+/* GET /api/finetune/load_settings: asks the remembered detect again and answers
+ * {"default_values": the chosen model's fitted settings (or the recommended model's when none
+ * was chosen) with task, model_name and compute_specs, "selected_model", "fits",
+ * "estimate"}. 409 before any detect; a chosen model that fits nowhere gets the tier's
+ * settings with fits false. */
+int api_finetune_load_settings(const struct api_env *env, const struct api_request *req,
+			       struct api_reply *out);
+
+/* GET /api/info: {"app_name": "rigfit", "version", "description", "openapi"}. */
+int api_info(const struct api_env *env, const struct api_request *req, struct api_reply *out);
+
+#endif

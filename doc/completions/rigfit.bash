@@ -1,0 +1,37 @@
+# bash completion for rigfit. Commands and flags come from the binary itself (`rigfit help`
+# and `rigfit COMMAND --help`), so they never fall behind it.
+_rigfit()
+{
+	local cur prev bin cmd
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	bin=${COMP_WORDS[0]}
+	cmd=${COMP_WORDS[1]}
+	if [ "$COMP_CWORD" -eq 1 ] || { [ "$COMP_CWORD" -eq 2 ] && [ "$cmd" = help ]; }; then
+		mapfile -t COMPREPLY < <(compgen -W "$("$bin" help 2>/dev/null |
+			sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')" -- "$cur")
+		return
+	fi
+	case $prev in
+	--format) mapfile -t COMPREPLY < <(compgen -W "summary json table nfd" -- "$cur"); return ;;
+	--use-case) mapfile -t COMPREPLY < <(compgen -W "general long_context speed quality" -- "$cur"); return ;;
+	--mode) mapfile -t COMPREPLY < <(compgen -W "inference lora qlora full" -- "$cur"); return ;;
+	--log-level) mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur"); return ;;
+	--kv-cache-type) mapfile -t COMPREPLY < <(compgen -W "f16 q8_0 q4_0" -- "$cur"); return ;;
+	--json|--config|--request|--db|--token-file|--nvml-lib|--nvidia-smi|--sysctl)
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+	--profiles|--models-dir|--root|--nfd-dir|--static-dir|--data-dir)
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+	esac
+	if [ "$cmd" = bench ] && [ "$COMP_CWORD" -eq 2 ]; then
+		mapfile -t COMPREPLY < <(compgen -W "record list" -- "$cur")
+		return
+	fi
+	if [[ $cur == -* ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "$("$bin" "$cmd" --help 2>/dev/null |
+			grep -o -- '--[a-z0-9][a-z0-9-]*' | sort -u) --help" -- "$cur")
+		return
+	fi
+	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+}
+complete -F _rigfit rigfit

@@ -1,0 +1,132 @@
+/*
+ * Files of --static-dir (see static_files.h). Files are read whole (web app bundles are a few
+ * MiB at most, and the cap bounds them) into the reply, so they go out through the same reply
+ * path, headers and metrics as every route.
+ */
+#include "server/static_files.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/err.h"
+
+static const struct {
+	const char *ext, *type;
+} static_types[] = {
+	{".html", "text/html; charset=utf-8"},
+	{".js", "text/javascript; charset=utf-8"},
+	{".mjs", "text/javascript; charset=utf-8"},
+	{".css", "text/css; charset=utf-8"},
+	{".json", "application/json"},
+	{".map", "application/json"},
+	{".svg", "image/svg+xml"},
+	{".png", "image/png"},
+	{".jpg", "image/jpeg"},
+	{".ico", "image/x-icon"},
+	{".webp", "image/webp"},
+	{".woff2", "font/woff2"},
+	{".txt", "text/plain; charset=utf-8"},
+};
+
+static const char *static_type(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	for (size_t i = 0; dot && i < sizeof(static_types) / sizeof(static_types[0]); i++)
+		if (strcmp(dot, static_types[i].ext) == 0)
+			return static_types[i].type;
+	return "application/octet-stream";
+}
+
+/* Returns true when rel (no leading '/') is a plain relative path: no empty, "." or hidden
+ * segment. */
+static bool plain_path(const char *rel)
+{
+	for (const char *seg = rel; *seg;) {
+		size_t n = strcspn(seg, "/");
+		if (n == 0 || seg[0] == '.')
+			return false;
+		seg += n + (seg[n] == '/');
+	}
+	return true;
+}
+
+/* Reads dir/rel into out when it is a regular file inside dir. Returns 0, RF_E_NOT_FOUND or
+ * RF_E_TOO_LARGE (out untouched then), or RF_E_NOMEM. */
+static int read_inside(const char *dir, const char *rel, struct api_reply *out)
+{
+	char full[PATH_MAX], real[PATH_MAX], root[PATH_MAX];
+	struct stat st;
+	size_t got = 0, rootlen;
+	char *buf;
+	int fd;
+
+	if (snprintf(full, sizeof(full), "%s/%s", dir, rel) >= (int)sizeof(full) ||
+	    !realpath(dir, root) || !realpath(full, real))
+		return RF_E_NOT_FOUND;
+	rootlen = strlen(root);
+	if (strncmp(real, root, rootlen) != 0 || (real[rootlen] != '/' && rootlen > 1))
+		return RF_E_NOT_FOUND; /* a link out of the directory */
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return RF_E_NOT_FOUND;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return RF_E_NOT_FOUND;
+	}
+	if ((uint64_t)st.st_size > RF_STATIC_MAX_BYTES) {
+		close(fd);
+		return RF_E_TOO_LARGE;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return RF_E_NOMEM;
+	api_reply_reset(out);
+	out->status = 200;
+	out->content_type = static_type(real);
+	out->body = buf;
+	out->len = got;
+	return 0;
+}
+
+int rf_static_reply(const char *dir, const char *path, struct api_reply *out)
+{
+	const char *rel = path[0] == '/' ? path + 1 : path;
+	const char *last = strrchr(path, '/');
+	int rc;
+
+	if (strcmp(path, "/api") == 0 || strncmp(path, "/api/", 5) == 0)
+		return -1;
+	if (*rel && plain_path(rel)) {
+		rc = read_inside(dir, rel, out);
+		if (rc == 0)
+			return 0;
+		if (rc == RF_E_NOMEM || rc == RF_E_TOO_LARGE) {
+			api_error(out, rc, NULL, NULL);
+			return 0;
+		}
+	}
+	/* A client-side route (/finetune/settings) gets the app, which routes it itself; a
+	 * missing asset (/static/x.js) is a 404, not HTML where a script was expected. */
+	if (*rel && last && strchr(last, '.')) {
+		api_error(out, RF_E_NOT_FOUND, NULL, "no such file: %.200s", path);
+		return 0;
+	}
+	rc = read_inside(dir, "index.html", out);
+	if (rc < 0)
+		api_error(out, rc, NULL, "--static-dir %.200s has no index.html", dir);
+	return 0;
+}
