@@ -13,7 +13,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc libc6-dev make pkg-config \
-      libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev libcurl4-openssl-dev \
+      libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev libcurl4-openssl-dev libyaml-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Exactly what `make build/rigfit` reads: the sources, the spec and migrations it embeds, the
@@ -34,7 +34,7 @@ FROM debian:bookworm-slim
 # verifies a --hub's TLS with; no curl or wget: the HEALTHCHECK below is the rigfit binary.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libcjson1 libuv1 libsqlite3-0 libcurl4 ca-certificates \
+      libmicrohttpd12 libcjson1 libuv1 libsqlite3-0 libcurl4 ca-certificates libyaml-0-2 \
  && rm -rf /var/lib/apt/lists/*
 # A fixed numeric uid, so that `USER` below can name it by number: Kubernetes' runAsNonRoot can
 # only verify a numeric user, and volume ownership stays stable across image rebuilds.

@@ -3,6 +3,7 @@
 #   make            build build/rigfit (optimised, warnings are errors)
 #   make run        install missing packages, build, serve on 127.0.0.1:8080 (db under ./var)
 #   make test       install missing packages, build the tests with ASan+UBSan, run them all
+#   make mcp-test   MCP against the official conformance suite and SDK client (node, npm)
 #   make valgrind   the same tests, built without sanitizers, under valgrind
 #   make lint       banned functions, include rules, clang-format, OpenAPI lint
 #   make deps       install the Debian packages the build and the tests need
@@ -10,7 +11,7 @@
 
 CC       ?= cc
 B        ?= build
-PKGS     := libmicrohttpd libcjson libuv sqlite3 libcurl
+PKGS     := libmicrohttpd libcjson libuv sqlite3 libcurl yaml-0.1
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -42,8 +43,8 @@ define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
-.PHONY: all run test unit valgrind lint deps deps-lint clean format check-format bench accuracy \
-  calibrate-cpu bench-cpu
+.PHONY: all run test unit mcp-test valgrind lint deps deps-lint clean format check-format bench \
+  accuracy calibrate-cpu bench-cpu
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -111,7 +112,13 @@ run: deps $(B)/rigfit
 
 test: deps
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory mcp-test
 	$(MAKE) --no-print-directory fuzz-short
+
+# The MCP transports against the official conformance suite and SDK client (node, from npm:
+# installed by make deps under $(B)/mcp-npm).
+mcp-test: $(B)/asan/rigfit
+	B=$(B) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit sh tests/mcp/run.sh
 
 unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1
@@ -184,7 +191,7 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address
                 -fno-sanitize-recover=undefined
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles.c server/log.c \
-                $(sort $(wildcard server/detect/*.c))
+                server/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c))
 FUZZ_HELPERS := tests/fuzz/fuzz_env.c
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
                   $(sort $(wildcard tests/fuzz/fuzz_*.c))))
@@ -196,7 +203,8 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=$(B)/fuzz/bin/%)
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-$(B)/fuzz/librigfit.a: $(FUZZ_LIB_SRC:%.c=$(B)/fuzz/%.o) $(FUZZ_HELPERS:%.c=$(B)/fuzz/%.o)
+$(B)/fuzz/librigfit.a: $(FUZZ_LIB_SRC:%.c=$(B)/fuzz/%.o) $(FUZZ_HELPERS:%.c=$(B)/fuzz/%.o) \
+  $(B)/fuzz/embed.o
 	rm -f $@ && ar rcs $@ $^
 $(B)/fuzz/bin/%: $(B)/fuzz/tests/fuzz/fuzz_%.o $(B)/fuzz/librigfit.a
 	@mkdir -p $(dir $@)

@@ -158,6 +158,7 @@ void api_scan_rows_free(struct api_scan_row *rows, int n);
 struct api_metrics;   /* api/metrics.h */
 struct device_table;  /* core/device.h */
 struct model_catalog; /* core/model.h */
+struct mcp_http;      /* api/mcp.h */
 
 /* Reads the start of a model file the client named ({"gguf": PATH}) for its header. The
  * process decides what may be read (--models-dir). Returns 0 and a malloc'd buffer (length
@@ -269,6 +270,8 @@ struct api_env {
 	/* Free bytes of the data directory's file system (--data-dir), when known. */
 	bool data_disk_known;
 	int64_t data_disk_free_bytes;
+	const void *openapi_tree; /* the spec as a cJSON tree (const cJSON *); NULL: not parsed */
+	struct mcp_http *mcp;     /* the MCP sessions of POST /mcp (api/mcp.h); NULL: none */
 };
 
 struct api_request {
@@ -278,6 +281,9 @@ struct api_request {
 	const char *body;  /* NULL when there is none */
 	size_t body_len;
 	const char *path_id; /* the {id} segment of routes that have one, else NULL */
+	/* Looks up a request header by name (any case); NULL: absent, or no headers (the CLI) */
+	const char *(*header)(void *ctx, const char *name);
+	void *header_ctx;
 };
 
 struct api_reply {
@@ -291,6 +297,8 @@ struct api_reply {
 	int retry_after_s;  /* > 0: a Retry-After header (429, 503) */
 	bool wait_for_scan; /* the handler asks the transport for a fresh scan and to
 				      answer with it (POST /api/hardware/rescan) */
+	/* Non-empty: the Mcp-Session-Id header of the reply (POST /mcp's initialize). */
+	char mcp_session[40];
 };
 
 /* Frees the owned body of r and resets it. */

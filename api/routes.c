@@ -9,6 +9,7 @@
 #include "api/finetune_detect.h"
 #include "api/finetune_session.h"
 #include "api/json_alloc.h"
+#include "api/mcp.h"
 #include "api/recommend.h"
 #include "api/validate.h"
 #include "api/runtime_config.h"
@@ -46,6 +47,8 @@ static const struct api_route api_route_table[] = {
 	{API_GET, "/api/benchmarks/{id}", api_benchmarks_get, API_ROUTE_HAS_ID},
 	{API_DELETE, "/api/benchmarks/{id}", api_benchmarks_delete,
 	 API_ROUTE_HAS_ID | API_ROUTE_STORE_WRITE},
+	{API_POST, "/mcp", api_mcp, API_ROUTE_JSON_BODY},
+	{API_DELETE, "/mcp", api_mcp, 0},
 };
 
 const struct api_route *api_routes(size_t *n)

@@ -30,6 +30,7 @@
 #include "server/daemon.h"
 #include "server/detect/detect.h"
 #include "server/healthcheck.h"
+#include "server/mcp_stdio.h"
 #include "server/models_dir.h"
 #include "server/models_list.h"
 #include "server/ollama_models.h"
@@ -483,6 +484,8 @@ static const struct cli_command commands[] = {
 	 NULL, cmd_bench},
 	{"healthcheck", "exit 0 when the daemon answers /healthz", healthcheck_usage, NULL,
 	 cmd_healthcheck},
+	{"mcp", "serve MCP on standard input and output for LLM clients", rf_cli_mcp_usage, NULL,
+	 rf_cli_mcp},
 	{"version", "print the version", version_usage, NULL, cmd_version},
 	{"help", "help on a command: rigfit help COMMAND", NULL, NULL, NULL},
 };

@@ -9,14 +9,17 @@
  */
 #include "server/daemon.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "api/mcp.h"
 #include "core/err.h"
 #include "server/daemon_priv.h"
 #include "server/embedded.h"
@@ -26,6 +29,7 @@
 #include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "server/notify.h"
+#include "server/openapi_json.h"
 #include "server/process_stats.h"
 
 /* Descriptors wanted: the 1024 connections of server/http.c, plus the store, the log, the
@@ -80,6 +84,8 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->tiers = rf_profiles_get(d->profiles, "tiers.json");
 	env->quality = rf_profiles_get(d->profiles, "quality.json");
 	env->profiles = rf_daemon_profile_hooks(d);
+	env->openapi_tree = d->openapi_tree;
+	env->mcp = d->mcp;
 	if (d->cfg->n_models_dirs > 0) {
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;
@@ -286,6 +292,34 @@ static void teardown(struct rf_daemon *d)
 	rf_catalogs_unref(d->catalogs);
 	rf_snapshot_free(d->snapshot);
 	api_metrics_free(d->metrics);
+	mcp_http_free(d->mcp);
+	rf_openapi_json_free(d->openapi_tree);
+}
+
+/* Fills buf[0..n) from the kernel's random source: MCP session ids. Returns 0 or -1. */
+static int random_bytes(void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = getrandom((char *)buf + got, n - got, 0);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r > 0)
+			got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Opens the MCP session table: Host checked when listening on loopback only, and the
+ * --cors-origin values accepted as Origins. */
+static struct mcp_http *open_mcp(const struct rf_config *cfg, const char *host)
+{
+	const char *origins[RF_CONFIG_MAX_LIST];
+
+	for (int i = 0; i < cfg->n_cors_origins && i < RF_CONFIG_MAX_LIST; i++)
+		origins[i] = cfg->cors_origins[i];
+	return mcp_http_new(rf_host_is_loopback(host), origins, cfg->n_cors_origins, random_bytes);
 }
 
 int rf_serve(struct rf_config *cfg)
@@ -322,8 +356,12 @@ int rf_serve(struct rf_config *cfg)
 	d->started_ns = uv_hrtime();
 	d->started_ms = wall_ms();
 	d->metrics = api_metrics_new();
-	if (!d->metrics || uv_loop_init(&d->loop) != 0) {
+	d->openapi_tree = rf_openapi_json();
+	d->mcp = open_mcp(cfg, host);
+	if (!d->metrics || !d->mcp || uv_loop_init(&d->loop) != 0) {
 		api_metrics_free(d->metrics);
+		mcp_http_free(d->mcp);
+		rf_openapi_json_free(d->openapi_tree);
 		free(d);
 		return 1;
 	}

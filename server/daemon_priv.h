@@ -65,6 +65,8 @@ struct rf_daemon {
 	struct api_metrics *metrics;
 	struct rf_profiles *profiles;
 	struct rf_catalogs *catalogs; /* devices.json and models.json; never NULL once started */
+	void *openapi_tree;           /* the embedded spec as a cJSON tree (the MCP schemas) */
+	struct mcp_http *mcp;         /* the sessions of /mcp */
 
 	/* the scan in progress, if any */
 	struct rf_scan_job *scan_job;

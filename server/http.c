@@ -579,7 +579,10 @@ static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
 	}
 	if (extra_name)
 		MHD_add_response_header(resp, extra_name, extra_value);
+	if (reply->mcp_session[0])
+		MHD_add_response_header(resp, "Mcp-Session-Id", reply->mcp_session);
 	if (r->allowed_origin) {
+		MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Mcp-Session-Id");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN,
 					r->allowed_origin);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
@@ -652,7 +655,8 @@ static enum MHD_Result send_options(struct rf_req *r, struct MHD_Connection *c, 
 					r->allowed_origin);
 		MHD_add_response_header(resp, "Access-Control-Allow-Methods", methods);
 		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type");
+					"Authorization, Content-Type, Mcp-Session-Id, "
+					"MCP-Protocol-Version");
 		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
 	}
@@ -892,6 +896,12 @@ void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
 	mhd_run(d);
 }
 
+/* The request headers, for handlers that read some (POST /mcp). */
+static const char *request_header(void *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
 static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *c)
 {
 	struct rf_daemon *d = r->d;
@@ -917,6 +927,8 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	req.query = qmark ? qmark + 1 : "";
 	req.body = r->body;
 	req.body_len = r->body_len;
+	req.header = request_header;
+	req.header_ctx = c;
 	rf_daemon_env(d, &env);
 	if (r->resumed) {
 		/* Back from waiting for a rescan: the new snapshot, or why there is none. */

@@ -20,7 +20,7 @@ run_one() {
 	maxlen=65536 timeout=10
 	case $t in
 	profiles) maxlen=262144 ;;
-	request) timeout=60 ;;
+	request | mcp) timeout=60 ;;
 	esac
 	set -- -max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=2048 -max_len="$maxlen" \
 		-print_final_stats=1 -artifact_prefix="$dir/artifacts/$t-"

@@ -267,6 +267,14 @@ static bool entry_check(const struct entry *e, const struct t_resp *r, struct bu
 	code = cJSON_GetObjectItemCaseSensitive(err, "code");
 	msg = cJSON_GetObjectItemCaseSensitive(err, "message");
 	field = cJSON_GetObjectItemCaseSensitive(err, "field");
+	/* /mcp answers its protocol's envelope, a JSON-RPC error whose code is a number. */
+	if (cJSON_IsNumber(code) &&
+	    cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "jsonrpc"))) {
+		char num[24];
+		snprintf(num, sizeof(num), "%d", code->valueint);
+		cJSON_ReplaceItemInObjectCaseSensitive(err, "code", cJSON_CreateString(num));
+		code = cJSON_GetObjectItemCaseSensitive(err, "code");
+	}
 	if (!ct || strcmp(ct, "application/json") != 0 || !cJSON_IsString(code) ||
 	    !cJSON_IsString(msg) || !msg->valuestring[0]) {
 		snprintf(line, sizeof(line), "%s: not the error envelope (%s): %.300s\n", name,

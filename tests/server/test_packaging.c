@@ -1044,6 +1044,7 @@ static const struct {
 	{"libsqlite3-0", "libsqlite3.so.0"},
 	{"libcurl4", "libcurl.so.4"},
 	{"ca-certificates", NULL},
+	{"libyaml-0-2", "libyaml-0.so.2"},
 };
 
 /* Libraries every debian:bookworm-slim image has (libc6, libgcc-s1). */

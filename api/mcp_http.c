@@ -1,0 +1,289 @@
+/*
+ * The Streamable HTTP transport of MCP on POST and DELETE /mcp (GET, the server-to-client
+ * stream, is not offered: every answer here is a single JSON reply, so GET is a 405).
+ *
+ * Before anything else the Origin and Host headers are checked against DNS rebinding: a page
+ * on another site must not reach a daemon on loopback through the victim's browser, so an
+ * Origin that is neither a loopback origin nor a --cors-origin is refused, and so is a Host
+ * that does not name a loopback address while the daemon listens on loopback only (403).
+ * Tokens are checked by the transport before this handler runs, as for every other route.
+ *
+ * initialize opens a session (a random Mcp-Session-Id); every later message must carry it
+ * (400 without, 404 for an unknown or closed one); DELETE closes it. The table is bounded: when
+ * it is full the session idle the longest is dropped, and its client re-initializes on its
+ * 404, as the transport prescribes.
+ */
+#include "api/mcp.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/json_alloc.h"
+#include "core/err.h"
+
+#define MCP_MAX_SESSIONS 256
+#define MCP_SESSION_ID_BYTES 16
+#define MCP_MAX_ORIGINS 16
+
+struct mcp_slot {
+	char id[2 * MCP_SESSION_ID_BYTES + 1]; /* "" : free */
+	struct mcp_session s;
+	uint64_t last_used; /* a tick of h->clock */
+};
+
+struct mcp_http {
+	bool loopback;
+	char origins[MCP_MAX_ORIGINS][256];
+	int n_origins;
+	mcp_random_fn random;
+	uint64_t clock; /* +1 per request: the recency of the sessions */
+	struct mcp_slot slots[MCP_MAX_SESSIONS];
+};
+
+struct mcp_http *mcp_http_new(bool loopback, const char *const *origins, int n_origins,
+			      mcp_random_fn random)
+{
+	struct mcp_http *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->loopback = loopback;
+	h->random = random;
+	for (int i = 0; i < n_origins && h->n_origins < MCP_MAX_ORIGINS; i++)
+		if (strlen(origins[i]) < sizeof(h->origins[0]))
+			snprintf(h->origins[h->n_origins++], sizeof(h->origins[0]), "%s",
+				 origins[i]);
+	return h;
+}
+
+void mcp_http_free(struct mcp_http *h)
+{
+	free(h);
+}
+
+size_t mcp_http_sessions(const struct mcp_http *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; h && i < MCP_MAX_SESSIONS; i++)
+		n += h->slots[i].id[0] != '\0';
+	return n;
+}
+
+/* Whether host (a Host header value, or the authority of an Origin) names loopback, with or
+ * without a port. */
+static bool loopback_host(const char *host, size_t len)
+{
+	static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+		if (len >= n && strncasecmp(host, names[i], n) == 0 &&
+		    (len == n || host[n] == ':')) {
+			for (size_t k = n + 1; k < len; k++)
+				if (host[k] < '0' || host[k] > '9')
+					return false;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool origin_allowed(const struct mcp_http *h, const char *origin)
+{
+	const char *authority;
+
+	for (int i = 0; i < h->n_origins; i++)
+		if (strcmp(h->origins[i], origin) == 0 || strcmp(h->origins[i], "*") == 0)
+			return true;
+	if (strncmp(origin, "http://", 7) == 0)
+		authority = origin + 7;
+	else if (strncmp(origin, "https://", 8) == 0)
+		authority = origin + 8;
+	else
+		return false;
+	return loopback_host(authority, strlen(authority));
+}
+
+static const char *header(const struct api_request *req, const char *name)
+{
+	return req->header ? req->header(req->header_ctx, name) : NULL;
+}
+
+/* Sets out to a JSON-RPC error (id null) with HTTP status. Returns -1, so that a check can
+ * `return rpc_http_error(...)` to say it answered. */
+static int rpc_http_error(struct api_reply *out, int status, int code, const char *message)
+{
+	char *text = mcp_error_text(code, message);
+
+	if (!text)
+		api_error(out, RF_E_NOMEM, NULL, NULL);
+	else
+		api_reply_json(out, status, text);
+	return -1;
+}
+
+static struct mcp_slot *find_session(struct mcp_http *h, const char *id)
+{
+	for (size_t i = 0; i < MCP_MAX_SESSIONS; i++)
+		if (h->slots[i].id[0] && strcmp(h->slots[i].id, id) == 0)
+			return &h->slots[i];
+	return NULL;
+}
+
+/* Opens a session in a free slot, or in the one idle the longest. */
+static struct mcp_slot *open_session(struct mcp_http *h)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[MCP_SESSION_ID_BYTES];
+	struct mcp_slot *slot = &h->slots[0];
+
+	for (size_t i = 0; i < MCP_MAX_SESSIONS; i++) {
+		if (!h->slots[i].id[0]) {
+			slot = &h->slots[i];
+			break;
+		}
+		if (h->slots[i].last_used < slot->last_used)
+			slot = &h->slots[i];
+	}
+	if (!h->random || h->random(raw, sizeof(raw)) < 0)
+		return NULL;
+	memset(slot, 0, sizeof(*slot));
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		slot->id[2 * i] = hex[raw[i] >> 4];
+		slot->id[2 * i + 1] = hex[raw[i] & 15];
+	}
+	return slot;
+}
+
+/* The checks of every /mcp request: Origin, Host, and a known protocol version. */
+static int preflight(const struct mcp_http *h, const struct api_request *req, struct api_reply *out)
+{
+	const char *origin = header(req, "Origin");
+	const char *host = header(req, "Host");
+	const char *version = header(req, "MCP-Protocol-Version");
+
+	if (origin && !origin_allowed(h, origin))
+		return rpc_http_error(out, 403, MCP_INVALID_REQUEST,
+				      "Forbidden: this Origin may not use /mcp (add it with "
+				      "--cors-origin)");
+	if (h->loopback && (!host || !loopback_host(host, strlen(host))))
+		return rpc_http_error(out, 403, MCP_INVALID_REQUEST,
+				      "Forbidden: the Host header must name a loopback address");
+	/* Without the header a client speaks 2025-03-26, whose messages are the same here. */
+	if (version && strcmp(version, MCP_PROTOCOL_LATEST) != 0 &&
+	    strcmp(version, MCP_PROTOCOL_PREVIOUS) != 0 && strcmp(version, "2025-03-26") != 0)
+		return rpc_http_error(out, 400, MCP_INVALID_REQUEST,
+				      "Bad Request: unsupported MCP-Protocol-Version");
+	return 0;
+}
+
+/* Finds the request's session: 400 without the header, 404 when unknown. */
+static struct mcp_slot *session_of(struct mcp_http *h, const struct api_request *req,
+				   struct api_reply *out)
+{
+	const char *id = header(req, "Mcp-Session-Id");
+	struct mcp_slot *slot;
+
+	if (!id) {
+		rpc_http_error(out, 400, MCP_INVALID_REQUEST,
+			       "Bad Request: Mcp-Session-Id header is required (send initialize "
+			       "first)");
+		return NULL;
+	}
+	slot = find_session(h, id);
+	if (!slot)
+		rpc_http_error(out, 404, MCP_INVALID_REQUEST,
+			       "Session not found: initialize a new session");
+	return slot;
+}
+
+static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct api_request *req,
+		    struct api_reply *out)
+{
+	unsigned long failed = api_json_failed_allocs();
+	/* A raw NUL ends the text for cJSON, which could then accept a prefix of the body. */
+	cJSON *msg = !req->body || memchr(req->body, '\0', req->body_len) ?
+			     NULL :
+			     cJSON_ParseWithLength(req->body, req->body_len);
+	enum mcp_kind kind;
+	struct mcp_slot *slot;
+	char *reply = NULL;
+	int rc, status = 200;
+
+	if (!msg) {
+		if (api_json_failed_allocs() != failed)
+			return api_error(out, RF_E_NOMEM, NULL, NULL);
+		return rpc_http_error(out, 400, MCP_PARSE_ERROR,
+				      "Parse error: the body is not JSON");
+	}
+	kind = mcp_message_kind(msg);
+	if (kind == MCP_KIND_INITIALIZE) {
+		/* A slot is taken only for an initialize that succeeds, so refused ones never
+		 * push a live session out of a full table. */
+		struct mcp_session fresh = {0};
+		rc = mcp_handle_json(env, &fresh, msg, &reply);
+		cJSON_Delete(msg);
+		if (rc < 0)
+			return api_error(out, rc, NULL, NULL);
+		slot = fresh.initialized ? open_session(h) : NULL;
+		if (fresh.initialized && !slot) {
+			free(reply);
+			return api_error(out, RF_E_UNAVAILABLE, NULL, "no session id available");
+		}
+		api_reply_json(out, 200, reply);
+		if (slot) {
+			slot->s = fresh;
+			slot->last_used = ++h->clock;
+			snprintf(out->mcp_session, sizeof(out->mcp_session), "%s", slot->id);
+		}
+		return 0;
+	}
+	if (kind == MCP_KIND_INVALID) {
+		struct mcp_session none = {0};
+		rc = mcp_handle_json(env, &none, msg, &reply);
+		status = 400;
+	} else {
+		slot = session_of(h, req, out);
+		if (!slot) {
+			cJSON_Delete(msg);
+			return 0;
+		}
+		slot->last_used = ++h->clock;
+		rc = mcp_handle_json(env, &slot->s, msg, &reply);
+	}
+	cJSON_Delete(msg);
+	if (rc < 0)
+		return api_error(out, rc, NULL, NULL);
+	if (!reply) {
+		/* A notification or a response: accepted, nothing to answer. */
+		out->status = 202;
+		out->content_type = NULL;
+		return 0;
+	}
+	api_reply_json(out, status, reply);
+	return 0;
+}
+
+int api_mcp(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+{
+	struct mcp_http *h = env->mcp;
+	struct mcp_slot *slot;
+
+	if (!h)
+		return api_error(out, RF_E_UNAVAILABLE, NULL, "MCP is not available here");
+	if (preflight(h, req, out) < 0)
+		return 0;
+	if (req->method == API_DELETE) {
+		slot = session_of(h, req, out);
+		if (!slot)
+			return 0;
+		memset(slot, 0, sizeof(*slot));
+		out->status = 204;
+		return 0;
+	}
+	return mcp_post(env, h, req, out);
+}

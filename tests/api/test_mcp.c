@@ -1,0 +1,881 @@
+/*
+ * MCP without a socket: the JSON-RPC layer (api/mcp.c), the tools (api/mcp_tools.c), the
+ * Streamable HTTP handler (api/mcp_http.c) with headers given by a callback, the stdio reader
+ * (server/mcp_stdio.c) over memory streams, and the YAML reader that turns the embedded
+ * openapi.yaml into the tools' schemas (server/openapi_json.c).
+ *
+ * The schema test does not trust the code that builds the schemas: it walks the spec itself,
+ * follows every $ref on both sides, and requires the two expanded trees to be equal.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/api.h"
+#include "api/finetune_detect.h"
+#include "api/hardware_json.h"
+#include "api/mcp.h"
+#include "api/recommend.h"
+#include "api/runtime_config.h"
+#include "core/err.h"
+#include "core/hw.h"
+#include "server/embedded.h"
+#include "server/mcp_stdio.h"
+#include "server/openapi_json.h"
+#include "tests/api/profiles_fixture.h"
+#include "tests/test.h"
+
+static struct device_table devices;
+static struct model_catalog *models;
+static cJSON *spec;
+static cJSON *tiers;
+static struct api_snapshot snap;
+static struct api_env env;
+
+static void setup(void)
+{
+	char *root = t_path(t_src_dir(), "tests/fixtures/machines/amd-ryzen5-1600-desktop");
+	struct hw_snapshot *hw = t_scan(root);
+
+	t_profiles_load(&devices, &models, &tiers);
+	spec = rf_openapi_json();
+	ck_assert_msg(spec != NULL, "the embedded openapi.yaml does not parse");
+	snap.hw = *hw;
+	snap.json = api_hardware_render(hw, &snap.json_len);
+	ck_assert_ptr_nonnull(snap.json);
+	snap.seq = 1;
+	free(hw);
+	free(root);
+	memset(&env, 0, sizeof(env));
+	env.version = "test";
+	env.devices = &devices;
+	env.models = models;
+	env.tiers = tiers;
+	env.snapshot = &snap;
+	env.openapi_tree = spec;
+}
+
+static void teardown(void)
+{
+	free(snap.json);
+	memset(&snap, 0, sizeof(snap));
+	cJSON_Delete(spec);
+	spec = NULL;
+	t_profiles_free(&devices, &models, &tiers);
+}
+
+/* Sends one message text; returns the parsed reply (NULL when there is none). */
+static cJSON *send_msg(struct mcp_session *s, const char *text)
+{
+	char *reply = NULL;
+	cJSON *j;
+
+	ck_assert_int_eq(mcp_handle(&env, s, text, strlen(text), &reply), 0);
+	if (!reply)
+		return NULL;
+	j = cJSON_Parse(reply);
+	ck_assert_msg(j != NULL, "reply is not JSON: %s", reply);
+	free(reply);
+	return j;
+}
+
+static void init_session(struct mcp_session *s)
+{
+	cJSON *r = send_msg(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+			       "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+			       "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+	ck_assert_ptr_nonnull(cJSON_GetObjectItem(r, "result"));
+	cJSON_Delete(r);
+}
+
+static int error_code(const cJSON *r)
+{
+	const cJSON *c = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "code");
+
+	ck_assert_msg(cJSON_IsNumber(c), "no error in the reply");
+	return c->valueint;
+}
+
+static void expect_error(struct mcp_session *s, const char *text, int code)
+{
+	cJSON *r = send_msg(s, text);
+
+	ck_assert_msg(r != NULL, "no reply to %s", text);
+	ck_assert_msg(error_code(r) == code, "%s: code %d, want %d", text, error_code(r), code);
+	cJSON_Delete(r);
+}
+
+START_TEST(protocol_faults)
+{
+	struct mcp_session s = {0};
+
+	expect_error(&s, "{not json", MCP_PARSE_ERROR);
+	expect_error(&s, "[]", MCP_INVALID_REQUEST);
+	expect_error(&s, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "42", MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":-1e19,\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", MCP_INVALID_REQUEST);
+	/* Out of order: tools before initialize. */
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}",
+		     MCP_INVALID_PARAMS);
+	ck_assert(!s.initialized);
+	init_session(&s);
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+		     "{\"protocolVersion\":\"2025-11-25\"}}",
+		     MCP_INVALID_REQUEST);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"no/such\"}",
+		     MCP_METHOD_NOT_FOUND);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":[]}",
+		     MCP_INVALID_PARAMS);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{}}",
+		     MCP_INVALID_PARAMS);
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"rm_rf\"}}",
+		     MCP_INVALID_PARAMS);
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"estimate\",\"arguments\":[1]}}",
+		     MCP_INVALID_PARAMS);
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\","
+		     "\"params\":{\"level\":\"loud\"}}",
+		     MCP_INVALID_PARAMS);
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\","
+		     "\"params\":{\"uri\":\"file:///etc/passwd\"}}",
+		     MCP_RESOURCE_NOT_FOUND);
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":"
+		     "{\"cursor\":\"99\"}}",
+		     MCP_INVALID_PARAMS);
+}
+END_TEST
+
+START_TEST(lifecycle_and_versions)
+{
+	struct mcp_session s = {0}, old = {0}, future = {0};
+	cJSON *r;
+
+	/* Ping is allowed before initialize; notifications and responses get no reply. */
+	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	ck_assert_int_eq(cJSON_GetObjectItem(r, "id")->valueint, 7);
+	ck_assert(cJSON_IsObject(cJSON_GetObjectItem(r, "result")));
+	cJSON_Delete(r);
+	ck_assert_ptr_null(
+		send_msg(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+	ck_assert_ptr_null(send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}"));
+
+	r = send_msg(&old, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"initialize\",\"params\":"
+			   "{\"protocolVersion\":\"2025-06-18\"}}");
+	ck_assert_str_eq(cJSON_GetObjectItem(r, "id")->valuestring, "x");
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "protocolVersion")
+				 ->valuestring,
+			 "2025-06-18");
+	ck_assert_ptr_nonnull(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "capabilities"), "tools"));
+	cJSON_Delete(r);
+	r = send_msg(&future, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+			      "{\"protocolVersion\":\"2099-01-01\"}}");
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "protocolVersion")
+				 ->valuestring,
+			 MCP_PROTOCOL_LATEST);
+	cJSON_Delete(r);
+	r = send_msg(&future, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\","
+			      "\"params\":{\"level\":\"error\"}}");
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "result")), 0);
+	ck_assert_int_eq(future.log_level, 4);
+	cJSON_Delete(r);
+}
+END_TEST
+
+/* Lists every tool, following nextCursor. Returns a new array of the tools. */
+static cJSON *list_tools(struct mcp_session *s, int *pages)
+{
+	cJSON *all = cJSON_CreateArray();
+	char cursor[32] = "";
+
+	*pages = 0;
+	for (;;) {
+		char msg[160];
+		cJSON *r, *res, *t, *next;
+		snprintf(msg, sizeof(msg),
+			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"%s%s%s}",
+			 cursor[0] ? ",\"params\":{\"cursor\":\"" : "", cursor,
+			 cursor[0] ? "\"}" : "");
+		r = send_msg(s, msg);
+		res = cJSON_GetObjectItem(r, "result");
+		ck_assert_msg(res != NULL, "tools/list failed");
+		(*pages)++;
+		cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "tools"))
+			cJSON_AddItemToArray(all, cJSON_Duplicate(t, true));
+		next = cJSON_GetObjectItem(res, "nextCursor");
+		if (!next) {
+			cJSON_Delete(r);
+			break;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", next->valuestring);
+		cJSON_Delete(r);
+		ck_assert_int_lt(*pages, 10);
+	}
+	return all;
+}
+
+/* Follows a local $ref ("#/a/b") in root. */
+static const cJSON *deref(const cJSON *root, const char *ref)
+{
+	char buf[256];
+	const cJSON *cur = root;
+
+	ck_assert_msg(ref[0] == '#' && ref[1] == '/', "not a local $ref: %s", ref);
+	snprintf(buf, sizeof(buf), "%s", ref + 2);
+	for (char *tok = buf, *sl; tok; tok = sl ? sl + 1 : NULL) {
+		sl = strchr(tok, '/');
+		if (sl)
+			*sl = '\0';
+		cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+		ck_assert_msg(cur != NULL, "dangling $ref %s", ref);
+	}
+	return cur;
+}
+
+/* Whether schema a (in document ra) and b (in rb) are the same once every $ref is followed;
+ * $defs are skipped (they are where b's references point). depth bounds recursive schemas. */
+static bool same_schema(const cJSON *ra, const cJSON *a, const cJSON *rb, const cJSON *b, int depth)
+{
+	const cJSON *ref, *ca;
+
+	if (depth > 12)
+		return true; /* a recursive schema: equal so far */
+	if ((ref = cJSON_GetObjectItemCaseSensitive(a, "$ref")) && cJSON_IsString(ref))
+		return same_schema(ra, deref(ra, ref->valuestring), rb, b, depth + 1);
+	if ((ref = cJSON_GetObjectItemCaseSensitive(b, "$ref")) && cJSON_IsString(ref))
+		return same_schema(ra, a, rb, deref(rb, ref->valuestring), depth + 1);
+	if (cJSON_IsObject(a) != cJSON_IsObject(b) || cJSON_IsArray(a) != cJSON_IsArray(b))
+		return false;
+	if (cJSON_IsObject(a)) {
+		int na = 0, nb = 0;
+		cJSON_ArrayForEach(ca, a)
+		{
+			if (strcmp(ca->string, "$defs") == 0)
+				continue;
+			na++;
+			if (!same_schema(ra, ca, rb,
+					 cJSON_GetObjectItemCaseSensitive(b, ca->string),
+					 depth + 1))
+				return false;
+		}
+		cJSON_ArrayForEach(ca, b) nb += strcmp(ca->string, "$defs") != 0;
+		return na == nb;
+	}
+	if (cJSON_IsArray(a)) {
+		if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+			return false;
+		for (int i = 0; i < cJSON_GetArraySize(a); i++)
+			if (!same_schema(ra, cJSON_GetArrayItem(a, i), rb, cJSON_GetArrayItem(b, i),
+					 depth + 1))
+				return false;
+		return true;
+	}
+	return b && cJSON_Compare(a, b, true);
+}
+
+/* The spec's operation for method and path (as the tool table names them). */
+static const cJSON *spec_op(const char *path, enum api_method m)
+{
+	const cJSON *item =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(spec, "paths"), path);
+	const char *name = m == API_GET ? "get" : "post";
+
+	ck_assert_msg(item != NULL, "openapi.yaml has no path %s", path);
+	return cJSON_GetObjectItemCaseSensitive(item, name);
+}
+
+/* The JSON schema of op's a (a/b when b is not NULL): requestBody or responses/200. */
+static const cJSON *op_schema(const cJSON *op, const char *a, const char *b)
+{
+	const cJSON *o = cJSON_GetObjectItem(op, a);
+
+	if (b)
+		o = cJSON_GetObjectItem(o, b);
+	o = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "content"), "application/json");
+	return cJSON_GetObjectItem(o, "schema");
+}
+
+/* A tool without a request body takes its operation's path and query parameters: each is a
+ * property of inputSchema with the parameter's schema, and there is no other. */
+static void check_param_schemas(const struct mcp_tool *t, const cJSON *in)
+{
+	const cJSON *item =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItem(spec, "paths"), t->path);
+	const cJSON *lists[2] = {cJSON_GetObjectItem(item, "parameters"),
+				 cJSON_GetObjectItem(spec_op(t->path, t->method), "parameters")};
+	const cJSON *props = cJSON_GetObjectItem(in, "properties"), *p;
+	int n = 0;
+
+	for (int l = 0; l < 2; l++) {
+		cJSON_ArrayForEach(p, lists[l])
+		{
+			const char *name = cJSON_GetObjectItem(p, "name")->valuestring;
+			const cJSON *mine = cJSON_GetObjectItemCaseSensitive(props, name);
+			cJSON *want = cJSON_Duplicate(cJSON_GetObjectItem(p, "schema"), true);
+			const cJSON *desc = cJSON_GetObjectItem(p, "description");
+			if (strcmp(cJSON_GetObjectItem(p, "in")->valuestring, "header") == 0) {
+				cJSON_Delete(want);
+				continue;
+			}
+			n++;
+			/* A referenced schema is the tool's top level; the parameter's description
+			 * is carried into it. */
+			if (cJSON_GetObjectItem(want, "$ref")) {
+				cJSON *r = cJSON_Duplicate(
+					deref(spec, cJSON_GetObjectItem(want, "$ref")->valuestring),
+					true);
+				cJSON_Delete(want);
+				want = r;
+			}
+			if (desc && !cJSON_GetObjectItem(want, "description"))
+				cJSON_AddStringToObject(want, "description", desc->valuestring);
+			ck_assert_msg(mine != NULL, "%s: no argument %s", t->name, name);
+			ck_assert_msg(same_schema(spec, want, in, mine, 0),
+				      "%s: argument %s differs from openapi.yaml", t->name, name);
+			cJSON_Delete(want);
+		}
+	}
+	ck_assert_int_eq(cJSON_GetArraySize(props), n);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(in, "additionalProperties")));
+}
+
+START_TEST(tools_schemas_agree_with_openapi)
+{
+	struct mcp_session s = {0};
+	size_t n;
+	const struct mcp_tool *tools = mcp_tools(&n);
+	int pages;
+	cJSON *list;
+
+	init_session(&s);
+	list = list_tools(&s, &pages);
+	ck_assert_int_eq(cJSON_GetArraySize(list), (int)n);
+	ck_assert_int_ge(pages, 2); /* the cursor is used */
+	ck_assert_int_ge((int)n, 7);
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *t = cJSON_GetArrayItem(list, (int)i);
+		const cJSON *op = spec_op(tools[i].path, tools[i].method);
+		const cJSON *in = cJSON_GetObjectItem(t, "inputSchema");
+		const cJSON *out = cJSON_GetObjectItem(t, "outputSchema");
+		const cJSON *ok = op_schema(op, "responses", "200");
+		const cJSON *body = op_schema(op, "requestBody", NULL);
+
+		ck_assert_str_eq(cJSON_GetObjectItem(t, "name")->valuestring, tools[i].name);
+		ck_assert_msg(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 20,
+			      "%s: no description", tools[i].name);
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "annotations"),
+							   "readOnlyHint")));
+		ck_assert_str_eq(cJSON_GetObjectItem(in, "type")->valuestring, "object");
+		ck_assert_str_eq(cJSON_GetObjectItem(out, "type")->valuestring, "object");
+		ck_assert_msg(ok != NULL, "%s: the spec has no 200 schema", tools[i].name);
+		ck_assert_msg(same_schema(spec, ok, out, out, 0),
+			      "%s: outputSchema differs from openapi.yaml", tools[i].name);
+		if (body)
+			ck_assert_msg(same_schema(spec, body, in, in, 0),
+				      "%s: inputSchema differs from openapi.yaml", tools[i].name);
+		else
+			check_param_schemas(&tools[i], in);
+		/* No reference may point outside the tool's own schema. */
+		{
+			char *text = cJSON_PrintUnformatted(t);
+			ck_assert_msg(strstr(text, "#/components/") == NULL,
+				      "%s: a $ref into components is left", tools[i].name);
+			free(text);
+		}
+	}
+	/* The check itself can fail: a schema that differs is seen. */
+	{
+		cJSON *out = cJSON_Duplicate(
+			cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "outputSchema"), true);
+		const cJSON *op = spec_op(tools[1].path, tools[1].method);
+		const cJSON *ok = op_schema(op, "responses", "200");
+		cJSON_AddStringToObject(cJSON_GetObjectItem(out, "properties"), "extra", "x");
+		ck_assert(!same_schema(spec, ok, out, out, 0));
+		cJSON_Delete(out);
+	}
+	cJSON_Delete(list);
+}
+END_TEST
+
+/* The text of content block i of a tool result. */
+static const char *content_text(const cJSON *res, int i)
+{
+	const cJSON *b = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "content"), i);
+	const cJSON *t = cJSON_GetObjectItem(b, "text");
+
+	ck_assert_msg(cJSON_IsString(t), "no text block %d", i);
+	ck_assert_str_eq(cJSON_GetObjectItem(b, "type")->valuestring, "text");
+	return t->valuestring;
+}
+
+/* Calls tool name with args (JSON text); returns the result object. */
+static cJSON *call_tool(struct mcp_session *s, const char *name, const char *args)
+{
+	size_t len = strlen(args) + 200;
+	char *msg = malloc(len);
+	cJSON *r, *res;
+
+	snprintf(msg, len,
+		 "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"%s\",\"arguments\":%s}}",
+		 name, args);
+	r = send_msg(s, msg);
+	free(msg);
+	res = cJSON_DetachItemFromObject(r, "result");
+	ck_assert_msg(res != NULL, "tools/call %s: no result", name);
+	cJSON_Delete(r);
+	return res;
+}
+
+/* The route's answer for body, printed. */
+static char *route_answer(api_handler_fn h, const char *path, enum api_method m, const char *body,
+			  int *status)
+{
+	struct api_request req = {.method = m,
+				  .path = path,
+				  .query = "",
+				  .body = body,
+				  .body_len = body ? strlen(body) : 0};
+	struct api_reply r = {0};
+	char *text;
+
+	h(&env, &req, &r);
+	*status = r.status;
+	text = strndup(r.body ? r.body : r.borrowed_body, r.len);
+	api_reply_reset(&r);
+	return text;
+}
+
+START_TEST(tools_answer_as_the_routes)
+{
+	static const struct {
+		const char *tool;
+		api_handler_fn h;
+		const char *path;
+		const char *args;
+	} cases[] = {
+		{"estimate", api_estimate, "/api/estimate",
+		 "{\"model\":{\"id\":\"llama-3.1-8b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":8192,"
+		 "\"hardware_profile\":\"rtx-4090\"}"},
+		{"write_runtime_config", api_config, "/api/config",
+		 "{\"model\":{\"id\":\"qwen2.5-7b\"},\"hardware_profile\":\"rtx-4090\"}"},
+		{"recommend_models", api_recommend, "/api/recommend",
+		 "{\"hardware_profile\":\"rtx-4090\"}"},
+		{"plan_finetuning", api_finetune_detect, "/api/finetune/detect",
+		 "{\"task\":\"text-generation\",\"hardware_profile\":\"rtx-4090\"}"},
+		{"detect_hardware", api_hardware_get, "/api/hardware", NULL},
+	};
+	struct mcp_session s = {0};
+
+	init_session(&s);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int status;
+		char *want = route_answer(cases[i].h, cases[i].path,
+					  cases[i].args ? API_POST : API_GET, cases[i].args,
+					  &status);
+		cJSON *res = call_tool(&s, cases[i].tool, cases[i].args ? cases[i].args : "{}");
+		const cJSON *sc = cJSON_GetObjectItem(res, "structuredContent");
+		cJSON *wantj = cJSON_Parse(want);
+
+		ck_assert_msg(status == 200, "%s: the route answered %d: %s", cases[i].tool, status,
+			      want);
+		ck_assert_msg(cJSON_IsFalse(cJSON_GetObjectItem(res, "isError")), "%s failed",
+			      cases[i].tool);
+		ck_assert_msg(cJSON_Compare(sc, wantj, true),
+			      "%s: structuredContent is not the route's answer", cases[i].tool);
+		ck_assert_str_eq(content_text(res, 1), want);
+		/* The sentence says something of the answer, not a placeholder. */
+		ck_assert_msg(strlen(content_text(res, 0)) > 20, "%s: no sentence", cases[i].tool);
+		cJSON_Delete(wantj);
+		cJSON_Delete(res);
+		free(want);
+	}
+}
+END_TEST
+
+START_TEST(get_tools_pass_their_query)
+{
+	struct mcp_session s = {0};
+	struct api_request req = {
+		.method = API_GET, .path = "/api/models", .query = "source=catalog"};
+	struct api_reply want = {0};
+	cJSON *res, *wantj;
+
+	init_session(&s);
+	api_models_list(&env, &req, &want);
+	ck_assert_int_eq(want.status, 200);
+	wantj = cJSON_Parse(want.body);
+	res = call_tool(&s, "list_models", "{\"source\":\"catalog\"}");
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(res, "isError")));
+	ck_assert(cJSON_Compare(cJSON_GetObjectItem(res, "structuredContent"), wantj, true));
+	ck_assert_ptr_nonnull(strstr(content_text(res, 0), "in the catalog"));
+	cJSON_Delete(res);
+	cJSON_Delete(wantj);
+	api_reply_reset(&want);
+	/* The route refuses a value that is not one of the enum, naming the parameter. */
+	res = call_tool(&s, "list_models", "{\"source\":\"nowhere\"}");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")));
+	ck_assert_ptr_nonnull(strstr(content_text(res, 0), "\"field\":\"source\""));
+	cJSON_Delete(res);
+}
+END_TEST
+
+START_TEST(tool_sentences_quote_the_answer)
+{
+	struct mcp_session s = {0};
+	cJSON *res;
+	const char *text;
+
+	init_session(&s);
+	res = call_tool(&s, "estimate",
+			"{\"model\":{\"id\":\"llama-3.1-8b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":8192,"
+			"\"hardware_profile\":\"rtx-4090\"}");
+	text = content_text(res, 0);
+	ck_assert_msg(strstr(text, "Q4_K_M") && strstr(text, "8192") && strstr(text, "fits") &&
+			      strstr(text, "tok/s"),
+		      "sentence: %s", text);
+	cJSON_Delete(res);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_tool_errors)
+{
+	static const struct {
+		const char *tool, *args, *code, *field;
+	} cases[] = {
+		{"estimate", "{\"model\":{\"id\":\"llama-3.1-8b\"},\"n_ctx\":-3}", "invalid_value",
+		 "n_ctx"},
+		{"estimate", "{\"model\":{\"id\":\"llama-3.1-8b\"},\"colour\":1}", "unknown_field",
+		 "colour"},
+		{"estimate", "{}", "missing_field", "model"},
+		{"detect_hardware", "{\"x\":1}", "unknown_field", "x"},
+		{"lookup_model", "{}", "missing_field", "id"},
+		{"lookup_model", "{\"id\":\"a\",\"b\":2}", "unknown_field", "b"},
+		{"list_models", "{\"colour\":\"red\"}", "unknown_field", "colour"},
+		{"list_models", "{\"source\":[1]}", "invalid_value", "source"},
+		{"list_models", "{\"source\":\"every&where\"}", "invalid_value", "source"},
+	};
+	struct mcp_session s = {0};
+
+	init_session(&s);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *res = call_tool(&s, cases[i].tool, cases[i].args);
+		const char *text = content_text(res, 0);
+		cJSON *env_ = cJSON_Parse(text);
+		const cJSON *e = cJSON_GetObjectItem(env_, "error");
+
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")), "%s %s: no error",
+			      cases[i].tool, cases[i].args);
+		ck_assert_ptr_null(cJSON_GetObjectItem(res, "structuredContent"));
+		ck_assert_msg(e != NULL, "not an error envelope: %s", text);
+		ck_assert_str_eq(cJSON_GetObjectItem(e, "code")->valuestring, cases[i].code);
+		ck_assert_str_eq(cJSON_GetObjectItem(e, "field")->valuestring, cases[i].field);
+		cJSON_Delete(env_);
+		cJSON_Delete(res);
+	}
+}
+END_TEST
+
+START_TEST(resources)
+{
+	struct mcp_session s = {0};
+	cJSON *r, *c;
+
+	init_session(&s);
+	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}");
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"),
+								"resources")),
+			 2);
+	cJSON_Delete(r);
+	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
+			 "{\"uri\":\"rigfit://hardware\"}}");
+	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "contents"),
+			       0);
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, snap.json);
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "mimeType")->valuestring, "application/json");
+	cJSON_Delete(r);
+	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
+			 "{\"uri\":\"rigfit://models\"}}");
+	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "contents"),
+			       0);
+	{
+		/* The catalog as GET /api/models?source=catalog answers it. */
+		struct api_request req = {
+			.method = API_GET, .path = "/api/models", .query = "source=catalog"};
+		struct api_reply want = {0};
+		cJSON *doc = cJSON_Parse(cJSON_GetObjectItem(c, "text")->valuestring);
+		api_models_list(&env, &req, &want);
+		ck_assert_int_eq(want.status, 200);
+		ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, want.body);
+		ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "models")),
+				 (int)models->n);
+		api_reply_reset(&want);
+		cJSON_Delete(doc);
+	}
+	cJSON_Delete(r);
+	/* Before the first scan the hardware resource is an error, not an empty text. */
+	env.snapshot = NULL;
+	expect_error(&s,
+		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+		     "\"params\":{\"uri\":\"rigfit://hardware\"}}",
+		     MCP_INTERNAL_ERROR);
+	env.snapshot = &snap;
+}
+END_TEST
+
+/* --- HTTP ---------------------------------------------------------------------------------- */
+
+struct hdrs {
+	const char *names[6];
+	const char *values[6];
+};
+
+static const char *hdr_get(void *ctx, const char *name)
+{
+	struct hdrs *h = ctx;
+
+	for (int i = 0; i < 6 && h->names[i]; i++)
+		if (strcasecmp(h->names[i], name) == 0)
+			return h->values[i];
+	return NULL;
+}
+
+static int fake_random(void *buf, size_t n)
+{
+	static unsigned char next = 1;
+
+	for (size_t i = 0; i < n; i++)
+		((unsigned char *)buf)[i] = next++;
+	return 0;
+}
+
+static int post(struct hdrs *h, enum api_method m, const char *body, struct api_reply *out)
+{
+	struct api_request req = {.method = m,
+				  .path = "/mcp",
+				  .query = "",
+				  .body = body,
+				  .body_len = body ? strlen(body) : 0,
+				  .header = hdr_get,
+				  .header_ctx = h};
+
+	api_reply_reset(out);
+	api_mcp(&env, &req, out);
+	return out->status;
+}
+
+static const char init_msg[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+	"\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+
+START_TEST(http_transport)
+{
+	const char *origins[] = {"https://app.example"};
+	struct mcp_http *h = mcp_http_new(true, origins, 1, fake_random);
+	struct hdrs evil = {{"Host", "Origin"}, {"evil.example.com", "http://evil.example.com"}};
+	struct hdrs evil_origin = {{"Host", "Origin"},
+				   {"127.0.0.1:8080", "http://evil.example.com"}};
+	struct hdrs evil_host = {{"Host"}, {"evil.example.com:8080"}};
+	struct hdrs good = {{"Host", "Origin"}, {"localhost:8080", "http://localhost:8080"}};
+	struct hdrs cors = {{"Host", "Origin"}, {"[::1]:8080", "https://app.example"}};
+	struct hdrs sess = {{"Host", "Mcp-Session-Id", "MCP-Protocol-Version"},
+			    {"127.0.0.1:1", NULL, "2025-11-25"}};
+	struct hdrs badver = {{"Host", "MCP-Protocol-Version"}, {"127.0.0.1", "1999-01-01"}};
+	struct api_reply out = {0};
+	char id[64];
+
+	env.mcp = h;
+	ck_assert_int_eq(post(&evil, API_POST, init_msg, &out), 403);
+	ck_assert_int_eq(post(&evil_origin, API_POST, init_msg, &out), 403);
+	ck_assert_int_eq(post(&evil_host, API_POST, init_msg, &out), 403);
+	ck_assert_int_eq(post(&badver, API_POST, init_msg, &out), 400);
+	ck_assert_uint_eq(mcp_http_sessions(h), 0);
+	ck_assert_int_eq(post(&cors, API_POST, init_msg, &out), 200);
+	ck_assert_int_eq(post(&good, API_POST, init_msg, &out), 200);
+	ck_assert_uint_eq(strlen(out.mcp_session), 32);
+	snprintf(id, sizeof(id), "%s", out.mcp_session);
+	ck_assert_uint_eq(mcp_http_sessions(h), 2);
+
+	/* Without the session id, with an unknown one, then with the right one. */
+	ck_assert_int_eq(post(&sess, API_POST, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}",
+			      &out),
+			 400);
+	sess.values[1] = "0123456789abcdef0123456789abcdef";
+	ck_assert_int_eq(post(&sess, API_POST, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}",
+			      &out),
+			 404);
+	sess.values[1] = id;
+	ck_assert_int_eq(post(&sess, API_POST,
+			      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+			      &out),
+			 202);
+	ck_assert_ptr_null(out.body);
+	ck_assert_int_eq(post(&sess, API_POST,
+			      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}", &out),
+			 200);
+	ck_assert_ptr_nonnull(strstr(out.body, "\"tools\""));
+	ck_assert_int_eq(post(&sess, API_POST, "{\"jsonrpc\":", &out), 400);
+	ck_assert_ptr_nonnull(strstr(out.body, "-32700"));
+	ck_assert_int_eq(post(&sess, API_POST, "[]", &out), 400);
+	ck_assert_ptr_nonnull(strstr(out.body, "-32600"));
+	ck_assert_int_eq(post(&sess, API_DELETE, NULL, &out), 204);
+	ck_assert_int_eq(post(&sess, API_DELETE, NULL, &out), 404);
+	ck_assert_int_eq(post(&sess, API_POST, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}",
+			      &out),
+			 404);
+	ck_assert_uint_eq(mcp_http_sessions(h), 1);
+
+	/* The table is bounded: many initializes keep it at its cap. */
+	for (int i = 0; i < 300; i++)
+		ck_assert_int_eq(post(&good, API_POST, init_msg, &out), 200);
+	ck_assert_uint_le(mcp_http_sessions(h), 256);
+	api_reply_reset(&out);
+	env.mcp = NULL;
+	mcp_http_free(h);
+	mcp_http_free(NULL);
+}
+END_TEST
+
+START_TEST(http_not_loopback_skips_host)
+{
+	struct mcp_http *h = mcp_http_new(false, NULL, 0, fake_random);
+	struct hdrs any = {{"Host"}, {"gpu-box.lan:8080"}};
+	struct hdrs evil = {{"Host", "Origin"}, {"gpu-box.lan:8080", "http://evil.example.com"}};
+	struct api_reply out = {0};
+
+	env.mcp = h;
+	ck_assert_int_eq(post(&any, API_POST, init_msg, &out), 200);
+	ck_assert_int_eq(post(&evil, API_POST, init_msg, &out), 403);
+	api_reply_reset(&out);
+	env.mcp = NULL;
+	mcp_http_free(h);
+}
+END_TEST
+
+/* --- stdio --------------------------------------------------------------------------------- */
+
+/* Runs the stdio loop over input; returns its output (malloc'd) and status in *rc. */
+static char *stdio_run(const char *input, size_t len, int *rc)
+{
+	FILE *in = fmemopen((void *)input, len, "r");
+	char *outbuf = NULL;
+	size_t outlen = 0;
+	FILE *out = open_memstream(&outbuf, &outlen);
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	*rc = rf_mcp_stdio_serve(&env, in, out);
+	fclose(in);
+	fclose(out);
+	return outbuf;
+}
+
+START_TEST(stdio_lines)
+{
+	const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+			     "{\"protocolVersion\":\"2025-06-18\"}}\r\n"
+			     "\n"
+			     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+			     "{oops\n"
+			     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+	int rc, lines = 0;
+	char *out = stdio_run(input, sizeof(input) - 1, &rc);
+
+	ck_assert_int_eq(rc, 0);
+	for (char *p = out; *p; p++)
+		lines += *p == '\n';
+	ck_assert_msg(lines == 3, "three replies expected: %s", out);
+	ck_assert_ptr_nonnull(strstr(out, "\"protocolVersion\":\"2025-06-18\""));
+	ck_assert_ptr_nonnull(strstr(out, "-32700"));
+	ck_assert_ptr_nonnull(strstr(out, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"));
+	free(out);
+}
+END_TEST
+
+START_TEST(stdio_oversized_line)
+{
+	size_t big = MCP_MAX_MESSAGE_BYTES + 100;
+	const char tail[] = "\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
+	char *input = malloc(big + sizeof(tail));
+	int rc;
+	char *out;
+
+	memset(input, 'x', big);
+	memcpy(input + big, tail, sizeof(tail));
+	out = stdio_run(input, big + sizeof(tail) - 1, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(strstr(out, "larger than 1 MiB"));
+	ck_assert_ptr_nonnull(strstr(out, "\"id\":5,\"result\":{}"));
+	free(out);
+	free(input);
+}
+END_TEST
+
+/* --- YAML ---------------------------------------------------------------------------------- */
+
+START_TEST(yaml_subset)
+{
+	const char doc[] = "a: 1\nb: [x, 'y', 2.5, true, null, -3]\nc:\n  d: |\n    text\n"
+			   "  '200': {e: ~}\nf: 127.0.0.1\n";
+	char err[128];
+	cJSON *j = rf_yaml_to_json(doc, sizeof(doc) - 1, err, sizeof(err));
+	char *text;
+
+	ck_assert_msg(j != NULL, "%s", err);
+	text = cJSON_PrintUnformatted(j);
+	ck_assert_str_eq(text,
+			 "{\"a\":1,\"b\":[\"x\",\"y\",2.5,true,null,-3],\"c\":{\"d\":\"text\\n\","
+			 "\"200\":{\"e\":null}},\"f\":\"127.0.0.1\"}");
+	free(text);
+	cJSON_Delete(j);
+	ck_assert_ptr_null(rf_yaml_to_json("a: &x [1]\nb: *x\n", 16, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "alias"));
+	ck_assert_ptr_null(rf_yaml_to_json("a: [1\n", 6, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "line"));
+}
+END_TEST
+
+Suite *api_mcp_suite(void)
+{
+	Suite *s = suite_create("api_mcp");
+	TCase *tc = tcase_create("mcp");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, protocol_faults);
+	tcase_add_test(tc, lifecycle_and_versions);
+	tcase_add_test(tc, tools_schemas_agree_with_openapi);
+	tcase_add_test(tc, tools_answer_as_the_routes);
+	tcase_add_test(tc, get_tools_pass_their_query);
+	tcase_add_test(tc, tool_sentences_quote_the_answer);
+	tcase_add_test(tc, bad_arguments_are_tool_errors);
+	tcase_add_test(tc, resources);
+	tcase_add_test(tc, http_transport);
+	tcase_add_test(tc, http_not_loopback_skips_host);
+	tcase_add_test(tc, stdio_lines);
+	tcase_add_test(tc, stdio_oversized_line);
+	tcase_add_test(tc, yaml_subset);
+	suite_add_tcase(s, tc);
+	return s;
+}
