@@ -623,8 +623,9 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 		cJSON_AddStringToObject(set, "quant", prec);
 		cJSON_AddNumberToObject(set, "n_ctx", (double)s->p.n_ctx);
 		cJSON_AddStringToObject(set, "kv_cache_type", rec_kv(s->p.type_k));
-		if (gpus || s->p.flash_attn)
-			cJSON_AddBoolToObject(set, "flash_attn", s->p.flash_attn);
+		/* Always said: /api/estimate's default is llama.cpp's -fa auto (on for CUDA,
+		 * Metal and the CPU), which need not be the planner's choice. */
+		cJSON_AddBoolToObject(set, "flash_attn", s->p.flash_attn);
 		if (gpus) {
 			cJSON_AddNumberToObject(set, "n_gpu_layers", (double)s->p.n_gpu_layers);
 			cJSON_AddNumberToObject(set, "n_cpu_moe", (double)s->p.n_cpu_moe);
