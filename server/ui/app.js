@@ -267,15 +267,41 @@ function fillSelect(select, items, pick) {
 }
 
 async function loadCatalogs() {
-  const [models, devices] = await Promise.all([loadProfiles('model'), loadProfiles('device')]);
+  const [models, devices, local] = await Promise.all([loadProfiles('model'), loadProfiles('device'),
+    api('GET', 'api/models?source=local').then((r) => r.models || []).catch(() => [])]);
   state.models = models.map((p) => p.profile).filter((m) => m && m.id);
   state.models.sort((a, b) => (a.name || a.id).localeCompare(b.name || b.id));
-  fillSelect(document.getElementById('f-model'), state.models.map((m) => [m.id, m.name || m.id]),
+  state.local = local;
+  const sel0 = document.getElementById('f-model');
+  fillSelect(sel0, state.models.map((m) => [m.id, m.name || m.id]),
     state.models.some((m) => m.id === 'meta-llama/Llama-3.1-8B') ? 'meta-llama/Llama-3.1-8B' : undefined);
-  state.devices = devices.map((p) => p.profile).filter((d) => d && d.name && (d.memory_gb || d.memory_bytes || d.vram_gb));
+  if (local.length) {
+    /* This host's own files: GGUF files and folders under --models-dir, the Hugging Face
+     * cache, Ollama's store (GET /api/models). */
+    const group = el('optgroup', { label: 'On this host' });
+    local.forEach((m, i) => group.append(el('option', { value: 'local:' + i }, `${m.id} (${m.where}, ${gib(m.size_bytes)})`)));
+    sel0.prepend(group);
+  }
+  state.devices = devices.map((p) => p.profile).filter((d) => d && d.name && d.kind !== 'cpu' && (d.memory_gib || d.memory_gb || d.memory_bytes));
   const sel = document.getElementById('f-hw');
   for (const d of state.devices) sel.append(el('option', { value: d.name }, d.name));
   fillSelect(document.getElementById('f-quant'), QUANTS.map((q) => [q, q]), 'Q4_K_M');
+}
+
+/* The model object a request sends for the picker's value: a catalog id, or one of this
+ * host's models by how /api/estimate takes it (a GGUF path, a folder, an HF or Ollama id). */
+function modelRef(value) {
+  if (!value) return null;
+  if (!value.startsWith('local:')) return { id: value };
+  const m = (state.local || [])[parseInt(value.slice(6), 10)];
+  if (!m) return null;
+  if (m.where === 'models_dir') return m.format === 'gguf' ? { gguf: m.id } : { path: m.id };
+  return { id: m.id };
+}
+
+/* Files that carry their own quantization take no quant in the request. */
+function ownsQuant(model) {
+  return Boolean(model.gguf) || (model.id && model.id.includes(':'));
 }
 
 /* The hardware part of a request: this host's scan (nothing to send) or N of a device. */
@@ -329,15 +355,15 @@ function fitFigure(est) {
 async function runFit(ev) {
   if (ev) ev.preventDefault();
   setStatus('');
-  const model = { id: document.getElementById('f-model').value };
-  if (!model.id) {
+  const model = modelRef(document.getElementById('f-model').value);
+  if (!model) {
     document.getElementById('fit-verdict').textContent = 'No model profiles are loaded (see --profiles).';
     return;
   }
   const quant = document.getElementById('f-quant').value;
   const nCtx = parseInt(document.getElementById('f-ctx').value, 10) || 8192;
   const hw = hardwareField();
-  const base = { model, quant, ...hw };
+  const base = ownsQuant(model) ? { model, ...hw } : { model, quant, ...hw };
   let est;
   try {
     est = await api('POST', 'api/estimate', { ...base, n_ctx: nCtx });
@@ -378,7 +404,7 @@ async function drawContextChart(base, est) {
   });
   const best = maxFit && maxFit.fits ? maxFit.settings.n_ctx : 0;
   lineChart(document.getElementById('fit-ctx-chart'), {
-    label: `${what} against context for ${base.model.id} ${base.quant}`,
+    label: `${what} against context for ${base.model.id || base.model.gguf || base.model.path} ${base.quant || ''}`,
     xlabel: 'context (tokens)', series: [{ name: what, points: pts }], budget, maxFit: best,
     empty: 'the estimator gave no answer for this model',
   });
@@ -417,11 +443,16 @@ function drawTradeoff(cfg) {
   table.replaceChildren();
   if (!cfg) { chart.replaceChildren(el('p', { class: 'muted' }, 'No configuration to compare.')); return; }
   const setups = [];
+  /* Quality as the planner rates it: llama.cpp's KL divergence to the F16 model (lower is
+   * better), drawn as -log10 so that up is better. */
+  const quality = (kld) => (kld > 0 ? -Math.log10(kld) : null);
   const push = (s, chosen) => {
     const settings = s.settings || {};
-    const speed = s.expected_tokens_per_sec ?? (s.estimate && s.estimate.speed ? s.estimate.speed.decode_tokens_per_s : null) ?? (s.metadata && s.metadata.expected_tokens_per_sec);
-    const quality = s.quality ?? (s.metadata && s.metadata.quality) ?? null;
-    setups.push({ chosen, precision: s.precision || (s.metadata && s.metadata.precision) || settings.quant, n_ctx: settings.n_ctx, speed, quality, why: s.why || s.reason || (chosen ? 'chosen' : '') });
+    const est = s.estimate || {};
+    const meta = s.metadata || {};
+    const speed = est.decode_tokens_per_s ?? meta.expected_tokens_per_sec ?? null;
+    const q = quality(est.kl_divergence ?? meta.kl_divergence);
+    setups.push({ chosen, precision: s.precision || meta.precision || settings.quant, n_ctx: settings.n_ctx, speed, quality: q, why: s.why || s.reason || (chosen ? 'chosen' : '') });
   };
   push(cfg, true);
   for (const a of cfg.alternatives || []) push(a, false);
@@ -429,7 +460,7 @@ function drawTradeoff(cfg) {
   const maxCtx = Math.max(...setups.map((s) => s.n_ctx || 1));
   if (withQuality.length >= 1) {
     scatter(chart, withQuality.map((s) => ({ x: s.speed, y: s.quality, r: 4 + 8 * Math.sqrt((s.n_ctx || 1) / maxCtx), chosen: s.chosen, label: `${s.precision} ${tokens(s.n_ctx)}: ${num(s.speed)} tok/s, quality ${num(s.quality, 3)}` })),
-      { label: 'quality against decode speed', xlabel: 'decode tok/s', ylabel: 'quality', ymin: 0, ymax: 1, empty: '' });
+      { label: 'quality against decode speed', xlabel: 'decode tok/s', ylabel: 'quality (-log10 KL divergence)', ymin: 0, empty: '' });
   } else {
     scatter(chart, setups.filter((s) => s.speed != null).map((s) => ({ x: s.speed, y: s.n_ctx / 1024, chosen: s.chosen, label: `${s.precision} ${tokens(s.n_ctx)}` })),
       { label: 'context against decode speed', xlabel: 'decode tok/s', ylabel: 'context (k tokens)', empty: 'no speed known' });
