@@ -52,6 +52,7 @@ static void setup(void)
 	env.version = "test";
 	env.devices = &devices;
 	env.models = models;
+	env.quality = t_quality();
 	env.tiers = tiers;
 	env.snapshot = &snap;
 	env.openapi_tree = spec;

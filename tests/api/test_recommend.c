@@ -319,8 +319,8 @@ START_TEST(cpu_only_gives_small_models)
 		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
 		ck_assert_msg(m->params_b < 16, "%s (%.1fB) in 8 GiB of RAM", m->id, m->params_b);
 		/* Flash attention only where a quantized cache needs it. */
-		if (cJSON_GetObjectItemCaseSensitive(
-			    cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn"))
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetObjectItemCaseSensitive(e, "settings"), "flash_attn")))
 			ck_assert_str_ne(str(cJSON_GetObjectItemCaseSensitive(e, "settings"),
 					     "kv_cache_type"),
 					 "f16");
