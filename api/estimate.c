@@ -744,6 +744,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
 		sd->hbm = device_hbm_class(prof);
+		sd->pro = device_pro_class(prof);
 		nd++;
 	}
 	in->n_devices = nd;

@@ -20,6 +20,11 @@
 
 #define GB 1e9
 
+/* The issue's targets for the rows held out of the fit: decode no worse than the 8% it had,
+ * prefill 15% (it was 19% before prefill had a share per device class). */
+#define SPEED_HELD_OUT_DECODE_TARGET 0.08
+#define SPEED_HELD_OUT_PREFILL_TARGET 0.15
+
 /* One RTX 4090-like device running a 7B Q4 model with everything offloaded. */
 static struct speed_input one_gpu(void)
 {
@@ -202,6 +207,18 @@ START_TEST(prefill_is_flops_over_throughput_with_a_kernel_ceiling)
 	in.devices[0].compute = SPEED_COMPUTE_UNKNOWN;
 	ck_assert_double_eq(prefill(&in), -1);
 	ck_assert_double_gt(decode(&in), 0);
+	/* A workstation or datacenter part of the same peak reaches its own, smaller share of
+	 * it (power-limited clocks; no wgmma on Hopper), fitted on those parts' rows. */
+	in = one_gpu();
+	in.devices[0].pro = true;
+	eff = p->tensor_eff_pro * p->tensor_quant_factor;
+	want = 1.0 / (14e9 / (eff * 330e12) + 14e9 / (p->tensor_ceiling_tflops * 1e12));
+	ck_assert_double_eq_tol(prefill(&in), want, want * 1e-12);
+	ck_assert_double_lt(p->tensor_eff_pro, p->tensor_eff);
+	ck_assert_double_gt(p->tensor_eff_pro, 0);
+	slow = decode(&in);
+	in.devices[0].pro = false;
+	ck_assert_double_eq(decode(&in), slow); /* decode does not depend on the class */
 }
 END_TEST
 
@@ -385,8 +402,8 @@ START_TEST(median_errors_meet_the_targets_in_sample_and_held_out)
 	ck_assert_uint_lt(n, n_fit);
 	ck_assert_int_eq(speed_fit(obs, n, speed_fitted, train), 0);
 	speed_rows_medians(&rows, train, 2, &dec, &pre);
-	ck_assert_msg(dec < ACCURACY_DECODE_TARGET, "decode held-out median %.3f", dec);
-	ck_assert_msg(pre < ACCURACY_PREFILL_TARGET, "prefill held-out median %.3f", pre);
+	ck_assert_msg(dec <= SPEED_HELD_OUT_DECODE_TARGET, "decode held-out median %.3f", dec);
+	ck_assert_msg(pre <= SPEED_HELD_OUT_PREFILL_TARGET, "prefill held-out median %.3f", pre);
 	free(obs);
 }
 END_TEST
@@ -412,6 +429,7 @@ START_TEST(the_constants_are_what_the_fit_finds)
 				      f->tensor_eff,
 				      f->tensor_ceiling_tflops,
 				      f->tensor_quant_factor,
+				      f->tensor_eff_pro,
 				      f->vector_eff,
 				      f->vector_quant_factor,
 				      f->cpu_gflops_per_thread};
@@ -422,6 +440,7 @@ START_TEST(the_constants_are_what_the_fit_finds)
 				       a->tensor_eff,
 				       a->tensor_ceiling_tflops,
 				       a->tensor_quant_factor,
+				       a->tensor_eff_pro,
 				       a->vector_eff,
 				       a->vector_quant_factor,
 				       a->cpu_gflops_per_thread};
