@@ -1037,7 +1037,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(
 				out, RF_E_INVALID_VALUE, "quant",
 				"quant '%.20s' is not a GGUF quantization type (F16, Q8_0, "
-				"Q4_K_M, IQ4_XS...)",
+				"Q4_K_M, IQ4_XS, UD-Q4_K_XL...)",
 				q);
 		}
 		if (!e->rq.has_quant)
@@ -1051,8 +1051,16 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
 					 "the model cannot be quantized as %s", q);
 		}
-		assume(e, "weights: per tensor as llama-quantize mixes %s",
-		       rf_ftype_name(e->ftype));
+		if (e->ftype & RF_FT_UD)
+			assume(e,
+			       "weights: per tensor as Unsloth's %s mixes them by its published "
+			       "description (llama-quantize's %s, routed experts at the base type, "
+			       "embeddings and output at 6 bits, an MoE model's other tensors at 4 "
+			       "or 6); give the GGUF file for its exact tensors",
+			       rf_ftype_name(e->ftype), rf_ftype_name(e->ftype & ~RF_FT_UD));
+		else
+			assume(e, "weights: per tensor as llama-quantize mixes %s",
+			       rf_ftype_name(e->ftype));
 	} else if (e->rq.has_quant) {
 		free(m);
 		return api_error(out, RF_E_INVALID_VALUE, "quant",
