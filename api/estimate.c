@@ -1053,10 +1053,9 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		}
 		if (e->ftype & RF_FT_UD)
 			assume(e,
-			       "weights: per tensor as Unsloth's %s mixes them by its published "
-			       "description (llama-quantize's %s, routed experts at the base type, "
-			       "embeddings and output at 6 bits, an MoE model's other tensors at 4 "
-			       "or 6); give the GGUF file for its exact tensors",
+			       "weights: %s as Unsloth describes it (%s, routed experts at the "
+			       "base type, embeddings and output 6-bit, MoE attention and shared "
+			       "experts 4-6 bit); the GGUF file gives its exact tensors",
 			       rf_ftype_name(e->ftype), rf_ftype_name(e->ftype & ~RF_FT_UD));
 		else
 			assume(e, "weights: per tensor as llama-quantize mixes %s",
