@@ -67,6 +67,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->ui = d->cfg->no_ui ? NULL : rf_embed_ui;
 	env->metrics = d->metrics;
 	env->store = rf_store_api(d->store);
+	env->history_cache = d->history_cache;
 	{
 		struct rf_store_error e;
 		if (rf_store_last_error(&e)) {
@@ -292,6 +293,7 @@ static void teardown(struct rf_daemon *d)
 	rf_catalogs_unref(d->catalogs);
 	rf_snapshot_free(d->snapshot);
 	api_metrics_free(d->metrics);
+	api_history_cache_free(d->history_cache);
 	mcp_http_free(d->mcp);
 	rf_openapi_json_free(d->openapi_tree);
 }
@@ -356,10 +358,12 @@ int rf_serve(struct rf_config *cfg)
 	d->started_ns = uv_hrtime();
 	d->started_ms = wall_ms();
 	d->metrics = api_metrics_new();
+	d->history_cache = api_history_cache_new();
 	d->openapi_tree = rf_openapi_json();
 	d->mcp = open_mcp(cfg, host);
-	if (!d->metrics || !d->mcp || uv_loop_init(&d->loop) != 0) {
+	if (!d->metrics || !d->history_cache || !d->mcp || uv_loop_init(&d->loop) != 0) {
 		api_metrics_free(d->metrics);
+		api_history_cache_free(d->history_cache);
 		mcp_http_free(d->mcp);
 		rf_openapi_json_free(d->openapi_tree);
 		free(d);

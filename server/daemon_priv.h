@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "api/api.h"
+#include "api/history_cache.h"
 #include "api/metrics.h"
 #include "api/finetune_session.h"
 #include "server/config.h"
@@ -63,6 +64,7 @@ struct rf_daemon {
 	struct rf_store *store;
 	struct rf_hub *hub; /* --hub: the Hugging Face Hub lookup; NULL: off */
 	struct api_metrics *metrics;
+	struct api_history_cache *history_cache; /* what estimates read of the benchmarks */
 	struct rf_profiles *profiles;
 	struct rf_catalogs *catalogs; /* devices.json and models.json; never NULL once started */
 	void *openapi_tree;           /* the embedded spec as a cJSON tree (the MCP schemas) */
