@@ -160,10 +160,10 @@ void api_profile_clear(struct api_profile *p);
 /* Frees rows[0..n) and the array. NULL is a no-op. */
 void api_scan_rows_free(struct api_scan_row *rows, int n);
 
-struct api_metrics;   /* api/metrics.h */
-struct device_table;  /* core/device.h */
-struct model_catalog; /* core/model.h */
-struct mcp_http;      /* api/mcp.h */
+struct api_metrics;       /* api/metrics.h */
+struct device_table;      /* core/device.h */
+struct model_catalog;     /* core/model.h */
+struct mcp_http;          /* api/mcp.h */
 struct api_history_cache; /* api/history_cache.h */
 
 /* Reads the start of a model file the client named ({"gguf": PATH}) for its header. The

@@ -4,7 +4,6 @@
  */
 #include "api/history_cache.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,20 +22,35 @@ struct history_slot {
 };
 
 struct api_history_cache {
-	pthread_mutex_t mu;
+	api_history_lock_fn lock, unlock;
+	void *lock_ctx;
 	uint64_t clock;
 	struct history_slot slot[HISTORY_CACHE_SLOTS];
 };
 
-struct api_history_cache *api_history_cache_new(void)
+struct api_history_cache *api_history_cache_new(api_history_lock_fn lock,
+						api_history_lock_fn unlock, void *lock_ctx)
 {
 	struct api_history_cache *c = calloc(1, sizeof(*c));
 
-	if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
-		free(c);
-		return NULL;
+	if (c) {
+		c->lock = lock;
+		c->unlock = unlock;
+		c->lock_ctx = lock_ctx;
 	}
 	return c;
+}
+
+static void cache_lock(struct api_history_cache *c)
+{
+	if (c->lock)
+		c->lock(c->lock_ctx);
+}
+
+static void cache_unlock(struct api_history_cache *c)
+{
+	if (c->unlock)
+		c->unlock(c->lock_ctx);
 }
 
 void api_history_cache_free(struct api_history_cache *c)
@@ -45,7 +59,6 @@ void api_history_cache_free(struct api_history_cache *c)
 		return;
 	for (int i = 0; i < HISTORY_CACHE_SLOTS; i++)
 		free((void *)c->slot[i].rows.rows);
-	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
@@ -108,7 +121,7 @@ int api_history_rows_from_runs(const struct api_bench_run *runs, int n, const ch
 bool api_history_cache_get(struct api_history_cache *c, const char *fp, uint64_t v,
 			   struct api_history_rows *out)
 {
-	pthread_mutex_lock(&c->mu);
+	cache_lock(c);
 	for (int i = 0; i < HISTORY_CACHE_SLOTS; i++) {
 		struct history_slot *s = &c->slot[i];
 
@@ -118,13 +131,13 @@ bool api_history_cache_get(struct api_history_cache *c, const char *fp, uint64_t
 			return true;
 		}
 	}
-	pthread_mutex_unlock(&c->mu);
+	cache_unlock(c);
 	return false;
 }
 
 void api_history_cache_put(struct api_history_cache *c)
 {
-	pthread_mutex_unlock(&c->mu);
+	cache_unlock(c);
 }
 
 void api_history_cache_store(struct api_history_cache *c, const char *fp, uint64_t v,
@@ -137,7 +150,7 @@ void api_history_cache_store(struct api_history_cache *c, const char *fp, uint64
 		memset(rows, 0, sizeof(*rows));
 		return;
 	}
-	pthread_mutex_lock(&c->mu);
+	cache_lock(c);
 	/* The slot of this fingerprint (an older version), else an unused one, else the least
 	 * recently used. */
 	for (int i = 0; i < HISTORY_CACHE_SLOTS && !s; i++)
@@ -158,5 +171,5 @@ void api_history_cache_store(struct api_history_cache *c, const char *fp, uint64
 	s->used = ++c->clock;
 	s->rows = *rows;
 	memset(rows, 0, sizeof(*rows));
-	pthread_mutex_unlock(&c->mu);
+	cache_unlock(c);
 }

@@ -7,7 +7,8 @@
  * another process) changes the version, and the next estimate lists afresh.
  *
  * A few fingerprints are kept (the host's own and some described machines), the least recently
- * used replaced. Thread-safe: the store's write jobs run estimates on the thread pool too.
+ * used replaced. The daemon guards it with a mutex: its write jobs run estimates on the thread
+ * pool too.
  */
 #ifndef RIGFIT_API_HISTORY_CACHE_H
 #define RIGFIT_API_HISTORY_CACHE_H
@@ -43,8 +44,14 @@ struct api_history_rows {
 
 struct api_history_cache;
 
-/* Returns a new, empty cache, or NULL when out of memory. */
-struct api_history_cache *api_history_cache_new(void);
+/* Locks and unlocks what guards a cache shared by threads (the process supplies them: api/
+ * does no threading of its own). */
+typedef void (*api_history_lock_fn)(void *lock_ctx);
+
+/* Returns a new, empty cache guarded by lock/unlock on lock_ctx (NULL lock and unlock: used by
+ * one thread only), or NULL when out of memory. */
+struct api_history_cache *api_history_cache_new(api_history_lock_fn lock,
+						api_history_lock_fn unlock, void *lock_ctx);
 
 /* Frees c. NULL is a no-op. */
 void api_history_cache_free(struct api_history_cache *c);

@@ -7,6 +7,7 @@
 #define RIGFIT_SERVER_DAEMON_PRIV_H
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
@@ -65,6 +66,7 @@ struct rf_daemon {
 	struct rf_hub *hub; /* --hub: the Hugging Face Hub lookup; NULL: off */
 	struct api_metrics *metrics;
 	struct api_history_cache *history_cache; /* what estimates read of the benchmarks */
+	pthread_mutex_t history_mu;              /* guards history_cache */
 	struct rf_profiles *profiles;
 	struct rf_catalogs *catalogs; /* devices.json and models.json; never NULL once started */
 	void *openapi_tree;           /* the embedded spec as a cJSON tree (the MCP schemas) */

@@ -470,7 +470,7 @@ START_TEST(the_history_is_listed_once_per_store_version)
 	int runs, calls;
 	cJSON *j;
 
-	cached.history_cache = api_history_cache_new();
+	cached.history_cache = api_history_cache_new(NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(cached.history_cache);
 	cached.store.bench_version = fake_bench_version;
 	store.version = 1;
