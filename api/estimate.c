@@ -2117,6 +2117,11 @@ static int est_quant_json(struct est *e, cJSON *model)
 		       "model: the %s checkpoint's bytes (%.2f GB) counted from its "
 		       "quantization_config, as the library stores them",
 		       hfq_method_name(e->quant.method), (double)b.total / 1e9);
+	if (e->rq.mode == EST_INFERENCE && !(e->rq.has_runtime && e->rq.runtime == EST_RT_VLLM))
+		assume(e,
+		       "weights: llama.cpp runs a GGUF converted from the model, so its quant sets "
+		       "the weights, not the checkpoint's %s format",
+		       hfq_method_name(e->quant.method));
 	return 0;
 }
 
