@@ -1685,7 +1685,7 @@ static int est_train_fit(const struct train_model *tm, const struct train_settin
 	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
 }
 
-static enum train_device_class est_train_class(const struct device_profile *p)
+enum train_device_class api_train_class(const struct device_profile *p)
 {
 	if (!p)
 		return TRAIN_CLASS_CONSUMER;
@@ -1709,7 +1709,7 @@ static double est_train_speed(const struct api_env *env, struct est *e, int gi,
 
 	if (env->devices)
 		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
-	d.device_class = est_train_class(p);
+	d.device_class = api_train_class(p);
 	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
 			  p                           ? p->memory_bandwidth_gbs :
 							-1;
