@@ -187,7 +187,7 @@ bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 
 /* ---- the adapter: the one place that speaks the estimator's language ---------------------- */
 
-static void pf_train_model(const struct plan_ft_model *m, struct train_model *t)
+void plan_ft_train_model(const struct plan_ft_model *m, struct train_model *t)
 {
 	const struct model_arch *a = m->arch;
 
@@ -262,7 +262,7 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	struct train_settings ts;
 	int rc;
 
-	pf_train_model(m, &t);
+	plan_ft_train_model(m, &t);
 	if (s->n_gpus < 1)
 		s->n_gpus = 1;
 	/* transformers runs T5 with eager attention (its position bias); others with SDPA. */

@@ -154,6 +154,10 @@ int64_t plan_ft_usable_seq(const struct model_arch *a);
 bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 		     const struct plan_ft_setup *s);
 
+/* Writes t, model m in the estimator's terms (core/train_memory.h): its parameter counts,
+ * layers (encoder and decoder together), widths, heads, vocabulary and experts. */
+void plan_ft_train_model(const struct plan_ft_model *m, struct train_model *t /* OUT */);
+
 /* Asks the estimator about setup s (its choices filled; flash_attention, bf16 and weight_bits
  * are derived here from the model and device) and writes memory, FLOPs, utilisation and speed
  * into s. Returns 0, or RF_E_INVALID_VALUE for settings out of the estimator's range. */
