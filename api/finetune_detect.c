@@ -66,6 +66,7 @@ struct fd_request {
 	bool has_effective_batch;
 	int method;
 	bool has_method;
+	bool packing, has_packing;
 };
 
 /* As enum train_mode orders them. */
@@ -91,6 +92,7 @@ static const struct jm_field fd_fields[] = {
 	     has_effective_batch),
 	{"method", JM_ENUM, offsetof(struct fd_request, method), 0, 0, 0, false,
 	 offsetof(struct fd_request, has_method), fd_methods},
+	FD_F("packing", JM_BOOL, packing, 0, 0, has_packing),
 };
 
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
@@ -445,6 +447,7 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tie
 	r.seq_len = f->rq.has_max_seq_length ? f->rq.max_seq_length : 0;
 	r.effective_batch = f->rq.has_effective_batch ? f->rq.effective_batch : 0;
 	r.methods = f->rq.has_method ? PLAN_FT_METHOD_BIT((enum train_mode)f->rq.method) : 0;
+	r.packing = f->rq.has_packing && f->rq.packing;
 	for (size_t i = 0; i < env->models->n; i++) {
 		const struct model_entry *m = &env->models->models[i];
 		struct model_params params;
@@ -504,6 +507,7 @@ static cJSON *fd_settings_json(const struct plan_ft_setup *s, int64_t effective)
 	cJSON_AddNumberToObject(o, "n_gpus", (double)(s->n_gpus > 0 ? s->n_gpus : 1));
 	cJSON_AddStringToObject(o, "parallel_strategy", train_strategy_name(s->strategy));
 	cJSON_AddStringToObject(o, "offload", train_offload_name(s->offload));
+	cJSON_AddBoolToObject(o, "packing", s->packing);
 	return o;
 }
 
@@ -567,6 +571,7 @@ static int fd_estimate(const struct api_env *env, const struct fd *f, const stru
 	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
 	cJSON_AddStringToObject(body, "strategy", train_strategy_name(s->strategy));
 	cJSON_AddStringToObject(body, "offload", train_offload_name(s->offload));
+	cJSON_AddBoolToObject(body, "packing", s->packing);
 	if (f->hardware)
 		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
 	else if (f->rq.has_hardware_profile)

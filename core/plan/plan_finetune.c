@@ -281,6 +281,8 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	ts.optimizer = s->optimizer;
 	ts.provider = s->provider;
 	ts.flash_attention = s->flash_attention;
+	/* Packed rows under SDPA: the block-diagonal mask is counted (no varlen kernel). */
+	ts.packing = s->packing;
 	pf_parallel_settings(s, &ts);
 	rc = train_memory_estimate(&t, &ts, &s->memory);
 	if (rc < 0)

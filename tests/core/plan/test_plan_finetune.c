@@ -235,6 +235,29 @@ START_TEST(brute_force_optimal_over_gpus_and_strategies)
 }
 END_TEST
 
+/* Packing asked for: every setup carries the SDPA mask (batch x seq x seq in 16 bits), which
+ * never lets a longer sequence fit than padded rows do, and the brute force still agrees. */
+START_TEST(packing_plans_with_the_mask)
+{
+	struct tm q7;
+	struct plan_ft_device d = dev(PLAN_FT_BACKEND_CUDA, 16, true, 100);
+	struct plan_ft_request r = {0};
+	struct plan_ft_result padded, packed;
+
+	tm_load(&q7, "Qwen/Qwen2.5-7B");
+	r.task = PLAN_FT_SUMMARIZATION;
+	ck_assert_int_eq(plan_finetune(&q7.pm, &d, &r, &padded), 0);
+	r.packing = true;
+	ck_assert_int_eq(plan_finetune(&q7.pm, &d, &r, &packed), 0);
+	ck_assert(padded.feasible && packed.feasible);
+	ck_assert(packed.best.packing);
+	ck_assert_int_eq(padded.best.memory.mask_bytes, 0);
+	ck_assert_int_eq(packed.best.memory.mask_bytes,
+			 packed.best.batch_size * packed.best.seq_len * packed.best.seq_len * 2);
+	ck_assert_int_le(packed.best.seq_len, padded.best.seq_len);
+}
+END_TEST
+
 /* Issue scenarios: an 8B full fine-tune on 8x H100 and a 70B QLoRA on 2x RTX 3090 used to
  * answer "one GPU holds the whole model". */
 START_TEST(multi_gpu_scenarios)
@@ -697,6 +720,7 @@ Suite *plan_finetune_suite(void)
 	tcase_add_test(tc, brute_force_optimal_on_small_spaces);
 	tcase_add_test(tc, brute_force_optimal_over_gpus_and_strategies);
 	tcase_add_test(tc, multi_gpu_scenarios);
+	tcase_add_test(tc, packing_plans_with_the_mask);
 	tcase_add_test(tc, drops_the_model_instead_of_cutting_below_the_floor);
 	tcase_add_test(tc, rtx4090_qwen32b_qlora_at_2048);
 	tcase_add_test(tc, h100_summarization_lengths);
