@@ -26,7 +26,6 @@
 #include "server/hub.h"
 #include "server/log.h"
 #include "server/models_dir.h"
-#include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "server/notify.h"
 #include "server/openapi_json.h"
@@ -95,8 +94,6 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->read_model_dir_ctx = d->cfg;
 	env->read_ollama = rf_ollama_read_cfg;
 	env->read_ollama_ctx = d->cfg;
-	env->list_models = rf_list_models_cfg;
-	env->list_models_ctx = d->cfg;
 	env->read_process = rf_process_stats_self;
 	env->session = &d->session;
 	env->data_disk_known = d->data_disk_known;
