@@ -339,6 +339,9 @@ enum api_route_flags {
 	API_ROUTE_JSON_BODY = 1 << 1,   /* takes a JSON request body */
 	API_ROUTE_HAS_ID = 1 << 2,      /* path ends in /{id} */
 	API_ROUTE_STORE_WRITE = 1 << 3, /* writes to the store: the daemon runs it off the loop */
+	/* may look its model up on the Hub (api_env.read_hub): the daemon runs it off the loop
+	 * when the lookup has to go to the network */
+	API_ROUTE_HUB_LOOKUP = 1 << 4,
 };
 
 struct api_route {
