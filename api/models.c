@@ -90,7 +90,8 @@ static bool add_local(const struct api_local_models *l, const struct models_filt
 	return true;
 }
 
-/* Reads ?source= and ?name= into f. Returns 0, or an error reply's status. */
+/* Reads ?source= and ?name= into f. Returns 0, or a negative rf_err with the error reply in
+ * out. */
 static int filter_parse(const char *query, struct models_filter *f, struct api_reply *out)
 {
 	static const struct {
