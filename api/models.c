@@ -114,8 +114,10 @@ static int filter_parse(const char *query, struct models_filter *f, struct api_r
 			f->catalog = sources[i].catalog;
 			f->where = sources[i].where;
 			if (api_query_get(query, "name", f->name, sizeof(f->name)) < 0)
-				return api_error(out, RF_E_INVALID_VALUE, "name",
-						 "name must be text of at most 128 bytes");
+				return api_error(
+					out, RF_E_INVALID_VALUE, "name",
+					"name must be text of at most 128 bytes (no NUL, %%XX "
+					"escapes whole)");
 			return 0;
 		}
 	}
