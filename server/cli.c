@@ -8,6 +8,7 @@
 #include "server/cli_priv.h"
 #include "server/cli_bench.h"
 #include "server/cli_finetune.h"
+#include "server/cli_models.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -205,8 +206,6 @@ int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf
 	ce->env.read_model_dir_ctx = &ce->cfg;
 	ce->env.read_ollama = rf_ollama_read_cfg;
 	ce->env.read_ollama_ctx = &ce->cfg;
-	ce->env.list_models = rf_list_models_cfg;
-	ce->env.list_models_ctx = &ce->cfg;
 	ce->req.method = API_POST;
 	ce->req.query = "";
 	ce->req.body = ce->body;
@@ -216,6 +215,8 @@ int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf
 
 void rf_cli_env_close(struct rf_cli_env *ce)
 {
+	if (ce->snap)
+		rf_models_free(&ce->snap->models);
 	free(ce->snap);
 	rf_catalogs_unref(ce->cat);
 	rf_profiles_free(ce->set);
@@ -480,6 +481,8 @@ static const struct cli_command commands[] = {
 	{"recommend", "models that fit here for a task, or hardware for a model", NULL,
 	 cli_question_help, rf_cli_question},
 	{"validate", "check a runtime config here", NULL, cli_question_help, rf_cli_question},
+	{"models", "list the models on this host and in the catalog, with sizes",
+	 rf_cli_models_usage, NULL, rf_cli_models},
 	{"bench", "record or list measured speeds; measure this host (host)", rf_cli_bench_usage,
 	 NULL, cmd_bench},
 	{"healthcheck", "exit 0 when the daemon answers /healthz", healthcheck_usage, NULL,

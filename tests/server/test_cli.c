@@ -20,8 +20,9 @@
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
-static const char *const commands[] = {"serve",    "detect", "estimate",    "config",  "recommend",
-				       "validate", "bench",  "healthcheck", "version", NULL};
+static const char *const commands[] = {"serve",       "detect",   "estimate", "config",
+				       "recommend",   "validate", "models",   "bench",
+				       "healthcheck", "version",  NULL};
 
 #define MAX_ARGS 24
 

@@ -196,6 +196,9 @@ START_TEST(the_bash_completion_completes_commands_flags_and_values)
 		{"config m --use-case long", 4, "long_context\n"},
 		{"detect --format t", 3, "table\n"},
 		{"bench l", 2, "list\n"},
+		{"mod", 1, "models\n"},
+		{"models --sou", 2, "--source\n"},
+		{"models --source ol", 3, "ollama\n"},
 	};
 
 	ck_assert_msg(have("bash"), "bash not found");
