@@ -124,7 +124,7 @@ static void mdoc_flag(const char *flag, char *out, size_t len)
 
 START_TEST(the_man_page_is_lint_clean_and_names_every_command_and_flag)
 {
-	char *page = t_path(t_src_dir(), "doc/rigfit.1"), *text, *out = NULL, *err = NULL;
+	char *page = t_path(t_src_dir(), "server/doc/rigfit.1"), *text, *out = NULL, *err = NULL;
 	const char *help[] = {t_bin(), "help", NULL};
 
 	ck_assert_msg(have("mandoc"), "mandoc not found: make deps installs it");
@@ -170,7 +170,8 @@ END_TEST
 /* Returns the completions bash offers for the words (the binary first), space-separated. */
 static char *complete(const char *words, int cword)
 {
-	char script[1024], *out = NULL, *file = t_path(t_src_dir(), "doc/completions/rigfit.bash");
+	char script[1024], *out = NULL,
+			   *file = t_path(t_src_dir(), "server/completions/rigfit.bash");
 	const char *argv[] = {"/bin/bash", "-c", script, NULL};
 
 	snprintf(script, sizeof(script),
@@ -207,7 +208,7 @@ START_TEST(the_bash_completion_completes_commands_flags_and_values)
 	}
 	/* The zsh completion at least parses, where zsh is installed. */
 	if (have("zsh")) {
-		char *file = t_path(t_src_dir(), "doc/completions/_rigfit");
+		char *file = t_path(t_src_dir(), "server/completions/_rigfit");
 		const char *zsh[] = {"/bin/sh", "-c", "exec zsh -n \"$1\"", "sh", file, NULL};
 		ck_assert_int_eq(t_run(zsh, NULL, NULL, 10000), 0);
 		free(file);
