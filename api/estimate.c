@@ -744,6 +744,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
 		sd->hbm = device_hbm_class(prof);
+		sd->pro = device_pro_class(prof);
 		nd++;
 	}
 	in->n_devices = nd;
@@ -1036,7 +1037,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(
 				out, RF_E_INVALID_VALUE, "quant",
 				"quant '%.20s' is not a GGUF quantization type (F16, Q8_0, "
-				"Q4_K_M, IQ4_XS...)",
+				"Q4_K_M, IQ4_XS, UD-Q4_K_XL...)",
 				q);
 		}
 		if (!e->rq.has_quant)
@@ -1050,8 +1051,15 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
 					 "the model cannot be quantized as %s", q);
 		}
-		assume(e, "weights: per tensor as llama-quantize mixes %s",
-		       rf_ftype_name(e->ftype));
+		if (e->ftype & RF_FT_UD)
+			assume(e,
+			       "weights: %s as Unsloth describes it (%s, routed experts at the "
+			       "base type, embeddings and output 6-bit, MoE attention and shared "
+			       "experts 4-6 bit); the GGUF file gives its exact tensors",
+			       rf_ftype_name(e->ftype), rf_ftype_name(e->ftype & ~RF_FT_UD));
+		else
+			assume(e, "weights: per tensor as llama-quantize mixes %s",
+			       rf_ftype_name(e->ftype));
 	} else if (e->rq.has_quant) {
 		free(m);
 		return api_error(out, RF_E_INVALID_VALUE, "quant",
