@@ -286,6 +286,8 @@ struct api_env {
 	int64_t data_disk_free_bytes;
 	const void *openapi_tree; /* the spec as a cJSON tree (const cJSON *); NULL: not parsed */
 	struct mcp_http *mcp;     /* the MCP sessions of POST /mcp (api/mcp.h); NULL: none */
+	/* --mcp-conformance-fixtures: MCP also offers the conformance suite's fixture resources */
+	bool mcp_fixtures;
 };
 
 struct api_request {

@@ -98,6 +98,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->profiles = rf_daemon_profile_hooks(d);
 	env->openapi_tree = d->openapi_tree;
 	env->mcp = d->mcp;
+	env->mcp_fixtures = d->cfg->mcp_conformance_fixtures;
 	if (d->cfg->n_models_dirs > 0) {
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;
