@@ -181,9 +181,9 @@ static int64_t cfg_ngl(const struct cfg *c, const struct plan_choice *ch)
 static const char *cfg_precision(const struct plan_choice *ch)
 {
 	if (ch->setup.runtime == PLAN_RT_VLLM)
-		return ch->setup.vformat == PLAN_VLLM_BF16 ?
-			       "bf16" :
-			       plan_vllm_format_flag(ch->setup.vformat);
+		return ch->setup.vformat == PLAN_VLLM_MXFP4 ? "mxfp4" :
+		       ch->setup.vformat == PLAN_VLLM_BF16  ? "bf16" :
+							      plan_vllm_format_flag(ch->setup.vformat);
 	return rf_ftype_name(ch->setup.ftype) ? rf_ftype_name(ch->setup.ftype) : "unknown";
 }
 

@@ -160,8 +160,9 @@ int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw)
 	return tp;
 }
 
-int plan_vllm_capacity(const struct model_arch *a, const struct plan_machine *hw,
-		       const struct plan_setup *s, struct vllm_capacity *out)
+int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *l,
+		       const struct plan_machine *hw, const struct plan_setup *s,
+		       struct vllm_capacity *out)
 {
 	struct vllm_setup v;
 
@@ -173,7 +174,8 @@ int plan_vllm_capacity(const struct model_arch *a, const struct plan_machine *hw
 	/* Sized before the length is checked: the smallest length asks only for the cache. */
 	v.max_model_len = s->p.n_ctx > 0 ? s->p.n_ctx : VLLM_DEFAULT_BLOCK_SIZE;
 	v.max_num_seqs = s->max_num_seqs;
-	return vllm_capacity(a, &v, hw->vgpu, hw->n_vgpu, out, NULL);
+	return l ? vllm_capacity_of(a, l, &v, hw->vgpu, hw->n_vgpu, out, NULL) :
+		   vllm_capacity(a, &v, hw->vgpu, hw->n_vgpu, out, NULL);
 }
 
 void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
@@ -258,7 +260,7 @@ static int evaluate_vllm(const struct model_arch *a, const struct model_params *
 			 struct plan_result *out)
 {
 	struct vllm_capacity c;
-	int rc = plan_vllm_capacity(a, hw, s, &c);
+	int rc = plan_vllm_capacity(a, NULL, hw, s, &c);
 
 	if (rc < 0) {
 		memset(out, 0, sizeof(*out));

@@ -124,9 +124,11 @@ int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw);
 
 /* vLLM's capacity for s (format, KV dtype, tp, vllm_util, max_num_seqs, p.n_ctx as
  * --max-model-len: <= 0 asks only for the KV tokens, as vLLM sizes its cache before it checks
- * the length). Returns 0 and *out, or a negative rf_err. */
-int plan_vllm_capacity(const struct model_arch *a, const struct plan_machine *hw,
-		       const struct plan_setup *s, struct vllm_capacity *out /* OUT */);
+ * the length), over a's tensor list l (NULL: built for the call). Returns 0 and *out, or a
+ * negative rf_err. */
+int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *l,
+		       const struct plan_machine *hw, const struct plan_setup *s,
+		       struct vllm_capacity *out /* OUT */);
 
 /* Evaluates setup s of model (a, mp) with weights w (llama.cpp: the scheme's; vLLM: unused,
  * may be NULL) on hw. Returns 0 and *out, or RF_E_INVALID_VALUE with out->mem.error_field

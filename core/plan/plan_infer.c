@@ -22,6 +22,7 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define N_LLAMA_FORMATS ((int)(sizeof(llama_formats) / sizeof(llama_formats[0])))
 
 #define MAX_CANDS 512
+#define MAX_VCAPS 32   /* vLLM capacities kept per request: formats x KV dtypes x GPU shares */
 #define SPEED_TIE 0.05 /* speeds within 5% are equal: the speed model is good to about 10% */
 #define CTX_TIE 0.05   /* long_context: contexts within 5% are equal */
 #define RELAXED_FLOOR 0.8
@@ -79,6 +80,12 @@ struct work {
 	bool searched[2]; /* the runtimes searched (enum plan_runtime) */
 	int64_t np;       /* the sequences planned to run together */
 	bool no_walk;     /* long_context: only the edge of the splits toward the host */
+	/* vLLM's capacity of each (format, KV dtype, share) searched: the answer's setups are
+	 * finished from them, without walking the model's tensors again. */
+	struct rf_tensor_list *vt; /* the model's tensors, walked by every vLLM capacity */
+	struct plan_setup *vkey;
+	struct vllm_capacity *vcap;
+	int n_vcap;
 	int64_t min_total;
 };
 
@@ -542,6 +549,19 @@ static int search_llama(struct work *k, bool kv_q4)
 	return 0;
 }
 
+/* The capacity vllm_setup kept for vLLM setup s, or NULL. */
+static const struct vllm_capacity *vcap_of(const struct work *k, const struct plan_setup *s)
+{
+	for (int i = 0; i < k->n_vcap; i++) {
+		const struct plan_setup *v = &k->vkey[i];
+		if (v->vformat == s->vformat && v->p.type_k == s->p.type_k &&
+		    v->vllm_util == s->vllm_util && v->tp == s->tp &&
+		    v->max_num_seqs == s->max_num_seqs)
+			return &k->vcap[i];
+	}
+	return NULL;
+}
+
 /* The vLLM setup s at the context vLLM's cache holds for each of its sequences (within the
  * use case's cap, or the fixed n_ctx), recorded when it fits. Returns the context (0: none
  * fits) or a negative rf_err. vLLM sizes its cache from the rest of the setup, before it
@@ -554,10 +574,18 @@ static int64_t vllm_setup(struct work *k, struct plan_setup *s)
 	int rc;
 
 	s->p.n_ctx = 0;
-	rc = plan_vllm_capacity(k->m->arch, k->hw, s, &c);
-	k->evaluated++;
-	if (rc < 0)
-		return rc == RF_E_NOMEM ? rc : 0; /* a format or split vLLM refuses */
+	if (vcap_of(k, s)) {
+		c = *vcap_of(k, s); /* a search done again (a relaxed floor) */
+	} else {
+		rc = plan_vllm_capacity(k->m->arch, k->vt, k->hw, s, &c);
+		k->evaluated++;
+		if (rc < 0)
+			return rc == RF_E_NOMEM ? rc : 0; /* a format or split vLLM refuses */
+		if (k->n_vcap < MAX_VCAPS) {
+			k->vkey[k->n_vcap] = *s;
+			k->vcap[k->n_vcap++] = c;
+		}
+	}
 	ctx = c.kv_cache_tokens / k->np / RF_KV_PAD * RF_KV_PAD;
 	if (ctx > k->ctx_cap)
 		ctx = k->ctx_cap;
@@ -588,6 +616,11 @@ static int search_vllm(struct work *k)
 	if (tp < 1)
 		return 0;
 	k->searched[PLAN_RT_VLLM] = true;
+	if (k->vt->n == 0) {
+		int rc = model_tensors(k->m->arch, k->vt);
+		if (rc < 0)
+			return rc == RF_E_NOMEM ? rc : 0; /* no tensors to weigh: no vLLM setup */
+	}
 	if (k->m->native_mxfp4)
 		formats[nf++] = PLAN_VLLM_MXFP4;
 	else if (r->vformat >= 0)
@@ -603,31 +636,38 @@ static int search_vllm(struct work *k)
 			util = u;
 		all_free = all_free && u >= PLAN_VLLM_GPU_UTIL;
 	}
+	/* The default share first, for both KV dtypes, so that on a tie it is kept. */
 	for (int i = 0; i < nf; i++) {
-		for (int t = 0; t < 2; t++) {
-			struct plan_setup s;
-			int64_t ctx;
-			memset(&s, 0, sizeof(s));
-			s.runtime = PLAN_RT_VLLM;
-			s.ftype = -1;
-			s.vformat = (enum plan_vllm_format)formats[i];
-			s.tp = tp;
-			s.vllm_util = util;
-			s.max_num_seqs = r->n_parallel > 1 ? r->n_parallel : 0;
-			rf_infer_params_default(&s.p);
-			s.p.n_parallel = r->n_parallel;
-			s.p.flash_attn = true;
-			s.p.type_k = s.p.type_v = t ? RF_GT_Q8_0 : RF_GT_F16;
-			if ((ctx = vllm_setup(k, &s)) < 0)
-				return (int)ctx;
-			/* A higher share only where the default leaves context short and the GPUs
-			 * hold nothing else. */
-			if (ctx < k->ctx_cap && all_free && r->n_ctx <= 0) {
-				s.vllm_util = PLAN_VLLM_GPU_UTIL_HIGH;
+		int64_t ctx_at[2] = {0, 0};
+		for (int pass = 0; pass < 2; pass++)
+			for (int t = 0; t < 2; t++) {
+				struct plan_setup s;
+				int64_t ctx;
+				/* A higher share only where the default leaves context short and
+				 * the GPUs hold nothing else. */
+				if (pass == 1 &&
+				    (ctx_at[t] >= k->ctx_cap || !all_free || r->n_ctx > 0))
+					continue;
+				/* An fp8 cache only buys context: not when the auto one has all
+				 * the use case takes at this share. */
+				if (t == 1 && ctx_at[0] >= k->ctx_cap &&
+				    (pass == 0 || ctx_at[1] >= k->ctx_cap))
+					continue;
+				memset(&s, 0, sizeof(s));
+				s.runtime = PLAN_RT_VLLM;
+				s.ftype = -1;
+				s.vformat = (enum plan_vllm_format)formats[i];
+				s.tp = tp;
+				s.vllm_util = pass ? PLAN_VLLM_GPU_UTIL_HIGH : util;
+				s.max_num_seqs = r->n_parallel > 1 ? r->n_parallel : 0;
+				rf_infer_params_default(&s.p);
+				s.p.n_parallel = r->n_parallel;
+				s.p.flash_attn = true;
+				s.p.type_k = s.p.type_v = t ? RF_GT_Q8_0 : RF_GT_F16;
 				if ((ctx = vllm_setup(k, &s)) < 0)
 					return (int)ctx;
+				ctx_at[t] = ctx;
 			}
-		}
 	}
 	return 0;
 }
@@ -1036,11 +1076,17 @@ static int choose(struct work *k, struct plan_answer *out)
 /* Re-evaluates c (its memory estimate and speeds are kept in the answer). */
 static int finish(struct work *k, struct plan_choice *c)
 {
-	int rc = load_format(k, &c->setup);
+	const struct vllm_capacity *vc;
+	int rc;
 
+	if (c->setup.runtime == PLAN_RT_VLLM && (vc = vcap_of(k, &c->setup)) != NULL) {
+		/* The cache is sized before the length is checked: the same capacity. */
+		plan_vllm_result(k->m->arch, k->m->params, k->hw, &c->setup, vc, &c->res);
+		return 0;
+	}
+	rc = load_format(k, &c->setup);
 	if (rc != 0)
 		return rc < 0 ? rc : RF_E_INTERNAL;
-	/* vLLM: at the length chosen, which it checks against the cache at start. */
 	rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, &c->setup,
 				  &c->res);
 	k->evaluated++;
@@ -1150,7 +1196,10 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	k.w = malloc(sizeof(*k.w));
 	k.res = malloc(sizeof(*k.res));
 	k.c = malloc(sizeof(*k.c) * MAX_CANDS);
-	rc = !k.w || !k.res || !k.c ? RF_E_NOMEM : 0;
+	k.vkey = malloc(sizeof(*k.vkey) * MAX_VCAPS);
+	k.vt = calloc(1, sizeof(*k.vt));
+	k.vcap = malloc(sizeof(*k.vcap) * MAX_VCAPS);
+	rc = !k.w || !k.res || !k.c || !k.vkey || !k.vcap || !k.vt ? RF_E_NOMEM : 0;
 	if (rc == 0)
 		rc = search(&k, false);
 	/* Below the quality floor the splits were not searched; when nothing meets the floor,
@@ -1212,6 +1261,10 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	out->min_total_bytes = k.min_total;
 	free(k.w);
 	free(k.res);
+	free(k.vkey);
+	free(k.vcap);
+	rf_tensor_list_free(k.vt);
+	free(k.vt);
 	free(k.c);
 	return rc;
 }

@@ -117,8 +117,9 @@ static void bench_eval(const char *label, const char *model, const char *hw)
 	api_plan_input_free(in);
 }
 
-static void bench_plan(const char *label, const char *model, const char *hw, enum plan_use_case uc,
-		       const struct plan_quality *q)
+static void bench_plan_rt(const char *label, const char *model, const char *hw,
+			  enum plan_use_case uc, enum plan_runtime rt, int64_t np,
+			  const struct plan_quality *q)
 {
 	struct api_plan_input *in = input(model, hw);
 	struct plan_answer *a = malloc(sizeof(*a));
@@ -129,6 +130,8 @@ static void bench_plan(const char *label, const char *model, const char *hw, enu
 	api_plan_model(in, &pm);
 	plan_request_default(&r);
 	r.use_case = uc;
+	r.runtime = rt;
+	r.n_parallel = np;
 	for (int k = 0; k < 9; k++) {
 		double t0 = now_s();
 		plan_infer(&pm, &in->machine, q, &r, a);
@@ -139,6 +142,12 @@ static void bench_plan(const char *label, const char *model, const char *hw, enu
 	       a->evaluated, t[4] * 1e9 / (a->evaluated > 0 ? a->evaluated : 1));
 	free(a);
 	api_plan_input_free(in);
+}
+
+static void bench_plan(const char *label, const char *model, const char *hw, enum plan_use_case uc,
+		       const struct plan_quality *q)
+{
+	bench_plan_rt(label, model, hw, uc, PLAN_RT_LLAMA_CPP, 1, q);
 }
 
 /* Every catalog decoder planned for general use on hw; the second sweep is reported (the first
@@ -180,6 +189,9 @@ int main(void)
 		"8,\"performance_cores\":6}}";
 	static const char hw4090[] = "{\"gpus\":[{\"name\":\"RTX 4090\"}],\"memory\":{\"total_"
 				     "bytes\":68719476736},\"cpu\":{\"physical_cores\":16}}";
+	static const char hwh100[] = "{\"gpus\":[{\"name\":\"NVIDIA H100 SXM5 80GB\"}],\"memory\":{"
+				     "\"total_bytes\":274877906944},\"cpu\":{\"physical_cores\":"
+				     "32}}";
 	struct device_table devices;
 	struct model_catalog *models = NULL;
 	struct plan_quality q;
@@ -207,6 +219,11 @@ int main(void)
 	bench_plan("8b_general_4090", "llama-3.1-8b", hw4090, PLAN_GENERAL, &q);
 	bench_plan("30b_a3b_general_3060", "qwen3-30b-a3b", hw3060, PLAN_GENERAL, &q);
 	bench_plan("70b_long_context_3060", "llama-3.3-70b", hw3060, PLAN_LONG_CONTEXT, &q);
+	/* Both runtimes, as /api/config searches them on CUDA without a runtime named. */
+	bench_plan_rt("70b_general_h100_both_runtimes", "llama-3.3-70b", hwh100, PLAN_GENERAL,
+		      PLAN_RT_AUTO, 1, &q);
+	bench_plan_rt("8b_general_8_streams_h100_both_runtimes", "llama-3.1-8b", hwh100,
+		      PLAN_GENERAL, PLAN_RT_AUTO, 8, &q);
 	bench_sweep(hw4090, &q, false);
 	bench_sweep(hw4090, &q, true);
 	cJSON_Delete(d);

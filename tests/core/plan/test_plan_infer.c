@@ -455,7 +455,7 @@ START_TEST(vllm_is_sized_by_its_capacity_model)
 	rf_infer_params_default(&s.p);
 	s.p.type_k = s.p.type_v = RF_GT_Q8_0;
 	/* The planner's capacity is serve_vllm's for the same flags. */
-	ck_assert_int_eq(plan_vllm_capacity(&a, &hw, &s, &planned), 0);
+	ck_assert_int_eq(plan_vllm_capacity(&a, NULL, &hw, &s, &planned), 0);
 	vllm_setup_default(&v);
 	v.precision = VLLM_FP8;
 	v.kv_dtype = VLLM_KV_FP8;
