@@ -181,9 +181,11 @@ static int64_t cfg_ngl(const struct cfg *c, const struct plan_choice *ch)
 static const char *cfg_precision(const struct plan_choice *ch)
 {
 	if (ch->setup.runtime == PLAN_RT_VLLM)
-		return ch->setup.vformat == PLAN_VLLM_MXFP4 ? "mxfp4" :
-		       ch->setup.vformat == PLAN_VLLM_BF16  ? "bf16" :
-							      plan_vllm_format_flag(ch->setup.vformat);
+		return ch->setup.vformat == PLAN_VLLM_MXFP4 ?
+			       "mxfp4" :
+		       ch->setup.vformat == PLAN_VLLM_BF16 ?
+			       "bf16" :
+			       plan_vllm_format_flag(ch->setup.vformat);
 	return rf_ftype_name(ch->setup.ftype) ? rf_ftype_name(ch->setup.ftype) : "unknown";
 }
 
@@ -520,6 +522,13 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 					 "a GGUF file has its own quantization; leave precision "
 					 "out");
 	}
+	if (c->rq.has_n_ctx && c->rq.n_ctx > 0 && c->rq.has_n_parallel &&
+	    c->rq.n_ctx < c->rq.n_parallel)
+		return api_error(
+			out, RF_E_INVALID_VALUE, "n_ctx",
+			"n_ctx %lld is shared by the %lld sequences of n_parallel: give each "
+			"at least one token",
+			(long long)c->rq.n_ctx, (long long)c->rq.n_parallel);
 	if (c->vllm && c->gguf)
 		return api_error(out, RF_E_INVALID_VALUE, "runtime",
 				 "vLLM serves Hugging Face checkpoints; name the model by its id "

@@ -601,6 +601,10 @@ START_TEST(bad_input_names_the_field)
 		     "runtime");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":0,\"hardware_profile\":\"rtx-4090\"}",
 		     "invalid_value", "n_ctx");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"n_ctx\":8,\"n_parallel\":16,\"hardware_profile\":"
+		"\"rtx-4090\"}",
+		"invalid_value", "n_ctx");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"no-such-gpu\"}",
 		     "invalid_value", "hardware_profile");
 	assert_error("{\"model\":\"no-such-model\",\"hardware_profile\":\"rtx-4090\"}",
