@@ -535,6 +535,9 @@ START_TEST(the_runtime_is_chosen_by_the_objective)
 	ck_assert(num(j, "settings", "kv_cache_tokens") >= 32768);
 	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
 	ck_assert_str_eq(str(get(j, "metadata", "estimate"), "settings", "runtime"), "vllm");
+	/* The planner's capacity is /api/estimate's for the same flags, token for token. */
+	ck_assert_double_eq(num(j, "settings", "kv_cache_tokens"),
+			    num(get(j, "metadata", "estimate"), "serving", "kv_cache_tokens"));
 	ck_assert_str_eq(str(j, "command", NULL),
 			 "vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 1 "
 			 "--max-model-len 32768 --gpu-memory-utilization 0.95 --quantization fp8 "
