@@ -303,6 +303,10 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 			if (!cJSON_IsString(it))
 				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be a string",
 						 k);
+		} else if (strcmp(k, "runtime_choice") == 0) {
+			if (!cJSON_IsString(it) && !cJSON_IsNull(it))
+				return api_error(out, RF_E_INVALID_VALUE, k,
+						 "runtime_choice must be a string or null");
 		} else if (strcmp(k, "runtime") == 0) {
 			if (!cJSON_IsString(it) || strcmp(it->valuestring, "llama.cpp") != 0)
 				return api_error(out, RF_E_INVALID_VALUE, "runtime",
