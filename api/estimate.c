@@ -21,6 +21,7 @@
 #include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_folder.h"
+#include "api/model_quant.h"
 #include "api/model_json.h"
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
@@ -127,6 +128,7 @@ struct est_request {
 	bool precomputed_ref_logps, has_precomputed_ref_logps;
 	int64_t nodes;
 	bool has_nodes;
+	bool packing, has_packing;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -194,6 +196,7 @@ static const struct jm_field est_fields[] = {
 	E("strategy", strategy, has_strategy, est_strategies),
 	E("offload", offload, has_offload, est_offloads),
 	F("nodes", JM_INT, nodes, 0, 1, EST_MAX_NODES, has_nodes),
+	F("packing", JM_BOOL, packing, 0, 0, 0, has_packing),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -207,6 +210,8 @@ struct est {
 	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
 	struct api_checkpoint checkpoint;
 	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
+	bool quantized;                   /* config.json has a quantization_config */
+	struct hfq_config quant;
 	struct gguf_file *gguf;
 	int ftype;
 	struct rf_mem_weights weights;
@@ -314,6 +319,8 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 	rc = api_model_folder(d, field, &e->arch, &e->checkpoint, out);
 	if (rc == 0) {
 		e->has_checkpoint = true;
+		e->quantized = e->checkpoint.quantized;
+		e->quant = e->checkpoint.quant;
 		snprintf(e->folder_info.where, sizeof(e->folder_info.where), "%s", d->where);
 		snprintf(e->folder_info.revision, sizeof(e->folder_info.revision), "%s",
 			 d->revision);
@@ -517,10 +524,13 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		if (!cJSON_IsObject(arch))
 			return api_error(out, RF_E_INVALID_VALUE, "model.architecture",
 					 "model.architecture must be a config.json object");
-		rc = api_model_arch_from_hf(arch, arch == m ? "model" : "model.architecture",
-					    &e->arch, out);
+		const char *pfx = arch == m ? "model" : "model.architecture";
+		rc = api_model_arch_from_hf(arch, pfx, &e->arch, out);
+		if (rc == 0)
+			rc = api_hf_quant_from_config(arch, pfx, &e->quant, out);
 		if (rc < 0)
 			return rc;
+		e->quantized = rc == 1;
 		snprintf(e->model_id, sizeof(e->model_id), "%s", e->arch.model_type);
 		snprintf(e->model_source, sizeof(e->model_source), "architecture");
 	} else {
@@ -744,6 +754,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
 		sd->hbm = device_hbm_class(prof);
+		sd->pro = device_pro_class(prof);
 		nd++;
 	}
 	in->n_devices = nd;
@@ -1036,7 +1047,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(
 				out, RF_E_INVALID_VALUE, "quant",
 				"quant '%.20s' is not a GGUF quantization type (F16, Q8_0, "
-				"Q4_K_M, IQ4_XS...)",
+				"Q4_K_M, IQ4_XS, UD-Q4_K_XL...)",
 				q);
 		}
 		if (!e->rq.has_quant)
@@ -1050,8 +1061,15 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
 					 "the model cannot be quantized as %s", q);
 		}
-		assume(e, "weights: per tensor as llama-quantize mixes %s",
-		       rf_ftype_name(e->ftype));
+		if (e->ftype & RF_FT_UD)
+			assume(e,
+			       "weights: %s as Unsloth describes it (%s, routed experts at the "
+			       "base type, embeddings and output 6-bit, MoE attention and shared "
+			       "experts 4-6 bit); the GGUF file gives its exact tensors",
+			       rf_ftype_name(e->ftype), rf_ftype_name(e->ftype & ~RF_FT_UD));
+		else
+			assume(e, "weights: per tensor as llama-quantize mixes %s",
+			       rf_ftype_name(e->ftype));
 	} else if (e->rq.has_quant) {
 		free(m);
 		return api_error(out, RF_E_INVALID_VALUE, "quant",
@@ -1451,6 +1469,31 @@ static void est_vllm_speed(const struct api_env *env, struct est *e, const struc
 			 &t, speed);
 }
 
+/* The vLLM weight format a quantised checkpoint loads as. */
+static int est_quant_precision(const struct hfq_config *q)
+{
+	switch (q->method) {
+	case HFQ_AWQ:
+		return VLLM_AWQ;
+	case HFQ_GPTQ:
+		return q->bits == 8 ? VLLM_INT8 : VLLM_GPTQ;
+	case HFQ_BNB_4BIT:
+		return VLLM_BNB4;
+	case HFQ_BNB_8BIT:
+		return VLLM_INT8;
+	case HFQ_FP8:
+		return VLLM_FP8;
+	case HFQ_COMPRESSED:
+		if (q->bits == 8)
+			return q->float_weights ? VLLM_FP8 : VLLM_INT8;
+		return VLLM_GPTQ; /* W4A16 runs on the same Marlin kernels */
+	case HFQ_MXFP4:
+		return VLLM_MXFP4;
+	default:
+		return VLLM_BF16;
+	}
+}
+
 static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
 {
 	struct vllm_setup s;
@@ -1486,6 +1529,10 @@ static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struc
 	est_vllm_setup(e, &s);
 	if (e->rq.has_precision) {
 		s.precision = vllm_precision_parse(e->rq.precision);
+	} else if (e->quantized) {
+		s.precision = est_quant_precision(&e->quant);
+		assume(e, "precision: %s, as the checkpoint's quantization_config (%s) stores it",
+		       vllm_precision_name(s.precision), hfq_method_name(e->quant.method));
 	} else if (strcmp(e->arch.llm_arch, "gpt-oss") == 0) {
 		s.precision = VLLM_MXFP4;
 		assume(e, "precision: mxfp4, as the gpt-oss checkpoint ships its experts");
@@ -1685,7 +1732,7 @@ static int est_train_fit(const struct train_model *tm, const struct train_settin
 	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
 }
 
-static enum train_device_class est_train_class(const struct device_profile *p)
+enum train_device_class api_train_class(const struct device_profile *p)
 {
 	if (!p)
 		return TRAIN_CLASS_CONSUMER;
@@ -1709,7 +1756,7 @@ static double est_train_speed(const struct api_env *env, struct est *e, int gi,
 
 	if (env->devices)
 		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
-	d.device_class = est_train_class(p);
+	d.device_class = api_train_class(p);
 	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
 			  p                           ? p->memory_bandwidth_gbs :
 							-1;
@@ -1752,6 +1799,7 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "activations_bytes", (double)r->activations_bytes);
 	cJSON_AddNumberToObject(mem, "checkpoint_bytes", (double)r->checkpoint_bytes);
 	cJSON_AddNumberToObject(mem, "logits_bytes", (double)r->logits_bytes);
+	cJSON_AddNumberToObject(mem, "attention_mask_bytes", (double)r->mask_bytes);
 	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
 	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
 	cJSON_AddNumberToObject(mem, "compute_bytes",
@@ -1824,6 +1872,9 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
+	s.packing = e->rq.has_packing && e->rq.packing;
+	/* attention "flash": flash-attention's varlen kernel takes packed rows without a mask. */
+	s.varlen_attention = s.packing && e->rq.has_attention && e->rq.attention == 1;
 	/* Without a GPU nothing is spread: the answer is fits false. */
 	s.nodes = t.n > 0 ? (int)nodes : 1;
 	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
@@ -1863,6 +1914,18 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			       "fp32 master weights, gradients and AdamW moments, bf16 compute" :
 			       "weights, gradients and AdamW moments in bf16, as torch keeps "
 			       "them for a bf16 model");
+	if (s.packing)
+		assume(e,
+		       "packing: every row is seq_len tokens of whole documents, all counted in "
+		       "tokens_per_s; %s",
+		       s.varlen_attention ?
+			       "flash-attention's varlen kernel keeps them apart (no mask)" :
+			       "transformers keeps them apart with a 4D block-diagonal mask (batch x "
+			       "seq x seq in 16 bits, attention_mask_bytes; attention flash avoids it)");
+	else
+		assume(e,
+		       "packing: off; every row is padded to seq_len and tokens_per_s counts "
+		       "every position, padding included (packing: true counts only real tokens)");
 	assume(e, "batch_size is per GPU; activations in 16 bits; loss: %s",
 	       train_loss_resolve(s.loss, s.provider) == TRAIN_LOSS_CHUNKED ?
 		       "chunked/fused cross-entropy (no full logits)" :
@@ -1942,7 +2005,11 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			cJSON_AddStringToObject(tr, "precision", est_precisions[s.precision]);
 		cJSON_AddStringToObject(tr, "loss",
 					est_losses[train_loss_resolve(s.loss, s.provider)]);
-		cJSON_AddStringToObject(tr, "attention", s.flash_attention ? "sdpa" : "eager");
+		cJSON_AddStringToObject(tr, "attention",
+					!s.flash_attention ? "eager" :
+					s.varlen_attention ? "flash" :
+							     "sdpa");
+		cJSON_AddBoolToObject(tr, "packing", s.packing);
 		cJSON_AddStringToObject(tr, "objective", est_objectives[s.objective]);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
@@ -2059,6 +2126,35 @@ static int est_tensor_split(const cJSON *v, struct est_request *rq, struct api_r
 
 /* ---- the route --------------------------------------------------------------------------- */
 
+/* Adds model.quantization: what the checkpoint's quantization_config says and the bytes it
+ * stores (the safetensors headers' when they were read, else the formula's). Returns 0 or
+ * RF_E_NOMEM. */
+static int est_quant_json(struct est *e, cJSON *model)
+{
+	struct hfq_bytes b;
+	cJSON *q;
+	int rc = hfq_checkpoint_bytes(&e->arch, &e->quant, &b);
+
+	if (rc < 0)
+		return rc == RF_E_NOMEM ? rc : 0;
+	q = api_hf_quant_json(&e->quant, &b, e->has_checkpoint ? e->checkpoint.data_bytes : -1);
+	if (!q || !cJSON_AddItemToObject(model, "quantization", q)) {
+		cJSON_Delete(q);
+		return RF_E_NOMEM;
+	}
+	if (!e->has_checkpoint)
+		assume(e,
+		       "model: the %s checkpoint's bytes (%.2f GB) counted from its "
+		       "quantization_config, as the library stores them",
+		       hfq_method_name(e->quant.method), (double)b.total / 1e9);
+	if (e->rq.mode == EST_INFERENCE && !(e->rq.has_runtime && e->rq.runtime == EST_RT_VLLM))
+		assume(e,
+		       "weights: llama.cpp runs a GGUF converted from the model, so its quant sets "
+		       "the weights, not the checkpoint's %s format",
+		       hfq_method_name(e->quant.method));
+	return 0;
+}
+
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result,
 			struct api_reply *out)
 {
@@ -2119,6 +2215,13 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 		if (e->has_checkpoint)
 			cJSON_AddItemToObject(model, "checkpoint",
 					      api_checkpoint_json(&e->checkpoint, &e->folder_info));
+		if (e->quantized) {
+			rc = est_quant_json(e, model);
+			if (rc < 0) {
+				rc = api_error(out, rc, NULL, NULL);
+				goto done;
+			}
+		}
 	}
 	cJSON_AddStringToObject(root, "mode", est_modes[e->rq.mode]);
 	hw = cJSON_AddObjectToObject(root, "hardware");
