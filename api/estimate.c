@@ -2320,6 +2320,19 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
 	est_speed_devices(env, e, &pm->speed);
 	pm->threads = pm->speed.host.threads;
+	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */
+	for (int i = 0; i < e->hw.n_gpus && pm->n_vgpu < RF_MAX_DEVICES &&
+			(strcmp(e->hw.backend, "cuda") == 0 || strcmp(e->hw.backend, "rocm") == 0);
+	     i++) {
+		const struct hw_gpu *hg = &e->hw.gpus[i];
+		struct vllm_gpu *g = &pm->vgpu[pm->n_vgpu];
+		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
+			continue;
+		g->total_bytes = hg->memory_total_bytes;
+		g->free_bytes = hg->memory_free_bytes;
+		g->a100 = strstr(hg->name, "A100") != NULL;
+		pm->n_vgpu++;
+	}
 	in->arch = &e->arch;
 	in->params = &e->params;
 	in->entry = e->entry;

@@ -631,6 +631,8 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 		cJSON_AddStringToObject(set, "quant", prec);
 		cJSON_AddNumberToObject(set, "n_ctx", (double)s->p.n_ctx);
 		cJSON_AddStringToObject(set, "kv_cache_type", rec_kv(s->p.type_k));
+		/* The planner shrinks the micro-batch where that buys context. */
+		cJSON_AddNumberToObject(set, "n_ubatch", (double)s->p.n_ubatch);
 		/* Always said: /api/estimate's default is llama.cpp's -fa auto (on for CUDA,
 		 * Metal and the CPU), which need not be the planner's choice. */
 		cJSON_AddBoolToObject(set, "flash_attn", s->p.flash_attn);

@@ -181,7 +181,9 @@ static int64_t cfg_ngl(const struct cfg *c, const struct plan_choice *ch)
 static const char *cfg_precision(const struct plan_choice *ch)
 {
 	if (ch->setup.runtime == PLAN_RT_VLLM)
-		return ch->setup.vformat == PLAN_VLLM_BF16 ?
+		return ch->setup.vformat == PLAN_VLLM_MXFP4 ?
+			       "mxfp4" :
+		       ch->setup.vformat == PLAN_VLLM_BF16 ?
 			       "bf16" :
 			       plan_vllm_format_flag(ch->setup.vformat);
 	return rf_ftype_name(ch->setup.ftype) ? rf_ftype_name(ch->setup.ftype) : "unknown";
@@ -225,28 +227,6 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 		cmd_add(m, " -np %lld", (long long)p->n_parallel);
 }
 
-static int cfg_tp(const struct cfg *c)
-{
-	int tp = 1;
-
-	while (tp * 2 <= c->in->machine.n_dev)
-		tp *= 2;
-	return tp;
-}
-
-static double cfg_vllm_util(const struct cfg *c)
-{
-	double u = PLAN_VLLM_GPU_UTIL;
-
-	for (int i = 0; i < c->in->machine.n_dev; i++) {
-		double x = plan_vllm_gpu_util(c->in->machine.dev_total_bytes[i],
-					      c->in->machine.dev[i].free_bytes);
-		if (x < u)
-			u = x;
-	}
-	return u;
-}
-
 /* vllm serve's command line for ch. */
 static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
 {
@@ -255,13 +235,13 @@ static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, 
 	cmd_add(m, "vllm serve");
 	cmd_word(m, c->in->model_id);
 	cmd_add(m, " --tensor-parallel-size %d --max-model-len %lld --gpu-memory-utilization %.2f",
-		cfg_tp(c), (long long)ch->setup.p.n_ctx, cfg_vllm_util(c));
+		ch->setup.tp, (long long)ch->setup.p.n_ctx, ch->setup.vllm_util);
 	if (q)
 		cmd_add(m, " --quantization %s", q);
 	if (ch->setup.p.type_k != RF_GT_F16)
 		cmd_add(m, " --kv-cache-dtype fp8");
-	if (c->rq.has_n_parallel)
-		cmd_add(m, " --max-num-seqs %lld", (long long)c->rq.n_parallel);
+	if (ch->setup.max_num_seqs > 0)
+		cmd_add(m, " --max-num-seqs %lld", (long long)ch->setup.max_num_seqs);
 }
 
 static void cfg_command(const struct cfg *c, const struct plan_choice *ch, cJSON *o)
@@ -286,17 +266,21 @@ static cJSON *cfg_settings(const struct cfg *c, const struct plan_choice *ch)
 		return NULL;
 	if (ch->setup.runtime == PLAN_RT_VLLM) {
 		const char *q = plan_vllm_format_flag(ch->setup.vformat);
-		cJSON_AddNumberToObject(set, "tensor_parallel_size", cfg_tp(c));
+		cJSON_AddNumberToObject(set, "tensor_parallel_size", ch->setup.tp);
 		cJSON_AddNumberToObject(set, "max_model_len", (double)p->n_ctx);
-		cJSON_AddNumberToObject(set, "gpu_memory_utilization", cfg_vllm_util(c));
+		cJSON_AddNumberToObject(set, "gpu_memory_utilization", ch->setup.vllm_util);
 		if (q)
 			cJSON_AddStringToObject(set, "quantization", q);
 		else
 			cJSON_AddNullToObject(set, "quantization");
 		cJSON_AddStringToObject(set, "kv_cache_dtype",
 					p->type_k != RF_GT_F16 ? "fp8" : "auto");
-		if (c->rq.has_n_parallel)
-			cJSON_AddNumberToObject(set, "max_num_seqs", (double)c->rq.n_parallel);
+		if (ch->setup.max_num_seqs > 0)
+			cJSON_AddNumberToObject(set, "max_num_seqs",
+						(double)ch->setup.max_num_seqs);
+		else
+			cJSON_AddNullToObject(set, "max_num_seqs");
+		cJSON_AddNumberToObject(set, "kv_cache_tokens", (double)ch->res.kv_tokens);
 		return set;
 	}
 	cJSON_AddNumberToObject(set, "n_gpu_layers", (double)cfg_ngl(c, ch));
@@ -350,6 +334,8 @@ static cJSON *cfg_plan_estimate(const struct plan_choice *ch)
 	cJSON_AddBoolToObject(o, "fits", ch->res.fits);
 	cJSON_AddNumberToObject(o, "utilization", round_to(e->utilization, 0.001));
 	cJSON_AddNumberToObject(o, "decode_tokens_per_s", round_to(ch->res.decode_tps, 0.1));
+	cJSON_AddNumberToObject(o, "aggregate_tokens_per_s", round_to(ch->res.aggregate_tps, 0.1));
+	cJSON_AddNumberToObject(o, "n_ctx_per_sequence", (double)ch->ctx);
 	if (ch->kld >= 0)
 		cJSON_AddNumberToObject(o, "kl_divergence", ch->kld);
 	else
@@ -366,6 +352,8 @@ static cJSON *cfg_alternatives(const struct cfg *c)
 		cJSON *o = cJSON_CreateObject();
 		if (!o)
 			break;
+		cJSON_AddStringToObject(o, "runtime",
+					ch->setup.runtime == PLAN_RT_VLLM ? "vllm" : "llama.cpp");
 		cJSON_AddStringToObject(o, "precision", cfg_precision(ch));
 		api_json_add(o, "settings", cfg_settings(c, ch));
 		api_json_add(o, "estimate", cfg_plan_estimate(ch));
@@ -376,12 +364,42 @@ static cJSON *cfg_alternatives(const struct cfg *c)
 	return arr;
 }
 
-/* The estimator's answer for the chosen llama.cpp setup (metadata.estimate). Returns 0 and
- * *est, or a negative rf_err with the envelope in out. */
+/* vLLM's setup goes to runtime vllm: the same capacity model the planner sized it with. */
+static void cfg_vllm_query(const struct plan_choice *ch, cJSON *q)
+{
+	const struct rf_infer_params *p = &ch->setup.p;
+
+	cJSON_AddStringToObject(q, "runtime", "vllm");
+	cJSON_AddStringToObject(q, "precision", cfg_precision(ch));
+	cJSON_AddNumberToObject(q, "tensor_parallel_size", ch->setup.tp);
+	cJSON_AddNumberToObject(q, "gpu_memory_utilization", ch->setup.vllm_util);
+	cJSON_AddNumberToObject(q, "max_model_len", (double)p->n_ctx);
+	if (ch->setup.max_num_seqs > 0)
+		cJSON_AddNumberToObject(q, "max_num_seqs", (double)ch->setup.max_num_seqs);
+	cJSON_AddStringToObject(q, "kv_cache_dtype", p->type_k != RF_GT_F16 ? "fp8" : "auto");
+}
+
+static void cfg_llama_query(const struct cfg *c, const struct plan_choice *ch, cJSON *q)
+{
+	const struct rf_infer_params *p = &ch->setup.p;
+
+	if (!c->gguf)
+		cJSON_AddStringToObject(q, "quant", cfg_precision(ch));
+	cJSON_AddNumberToObject(q, "n_ctx", (double)p->n_ctx);
+	cJSON_AddNumberToObject(q, "n_batch", (double)p->n_batch);
+	cJSON_AddNumberToObject(q, "n_ubatch", (double)p->n_ubatch);
+	cJSON_AddNumberToObject(q, "n_parallel", (double)p->n_parallel);
+	cJSON_AddStringToObject(q, "kv_cache_type", kv_name(p->type_k));
+	cJSON_AddBoolToObject(q, "flash_attn", p->flash_attn);
+	cJSON_AddNumberToObject(q, "n_gpu_layers", (double)p->n_gpu_layers);
+	cJSON_AddNumberToObject(q, "n_cpu_moe", (double)p->n_cpu_moe);
+}
+
+/* The estimator's answer for the chosen setup (metadata.estimate). Returns 0 and *est, or a
+ * negative rf_err with the envelope in out. */
 static int cfg_estimate(const struct cfg *c, const struct plan_choice *ch, cJSON **est,
 			struct api_reply *out)
 {
-	const struct rf_infer_params *p = &ch->setup.p;
 	cJSON *q = cJSON_CreateObject();
 	const cJSON *v;
 	int rc;
@@ -395,16 +413,10 @@ static int cfg_estimate(const struct cfg *c, const struct plan_choice *ch, cJSON
 		api_json_add(q, "hardware", cJSON_Duplicate(v, true));
 	if (c->rq.has_hardware_profile)
 		cJSON_AddStringToObject(q, "hardware_profile", c->rq.hardware_profile);
-	if (!c->gguf)
-		cJSON_AddStringToObject(q, "quant", cfg_precision(ch));
-	cJSON_AddNumberToObject(q, "n_ctx", (double)p->n_ctx);
-	cJSON_AddNumberToObject(q, "n_batch", (double)p->n_batch);
-	cJSON_AddNumberToObject(q, "n_ubatch", (double)p->n_ubatch);
-	cJSON_AddNumberToObject(q, "n_parallel", (double)p->n_parallel);
-	cJSON_AddStringToObject(q, "kv_cache_type", kv_name(p->type_k));
-	cJSON_AddBoolToObject(q, "flash_attn", p->flash_attn);
-	cJSON_AddNumberToObject(q, "n_gpu_layers", (double)p->n_gpu_layers);
-	cJSON_AddNumberToObject(q, "n_cpu_moe", (double)p->n_cpu_moe);
+	if (ch->setup.runtime == PLAN_RT_VLLM)
+		cfg_vllm_query(ch, q);
+	else
+		cfg_llama_query(c, ch, q);
 	rc = api_estimate_object(c->env, q, est, out);
 	cJSON_Delete(q);
 	return rc;
@@ -438,6 +450,10 @@ static cJSON *cfg_answer(struct cfg *c, cJSON *est)
 	api_json_add(root, "model", mo);
 	api_json_add(root, "settings", cfg_settings(c, best));
 	cJSON_AddStringToObject(root, "objective", c->ans->objective);
+	if (c->ans->runtime_why[0])
+		cJSON_AddStringToObject(root, "runtime_choice", c->ans->runtime_why);
+	else
+		cJSON_AddNullToObject(root, "runtime_choice");
 	meta = cJSON_AddObjectToObject(root, "metadata");
 	if (meta) {
 		if (c->in->profile_id[0])
@@ -506,6 +522,13 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 					 "a GGUF file has its own quantization; leave precision "
 					 "out");
 	}
+	if (c->rq.has_n_ctx && c->rq.n_ctx > 0 && c->rq.has_n_parallel &&
+	    c->rq.n_ctx < c->rq.n_parallel)
+		return api_error(
+			out, RF_E_INVALID_VALUE, "n_ctx",
+			"n_ctx %lld is shared by the %lld sequences of n_parallel: give each "
+			"at least one token",
+			(long long)c->rq.n_ctx, (long long)c->rq.n_parallel);
 	if (c->vllm && c->gguf)
 		return api_error(out, RF_E_INVALID_VALUE, "runtime",
 				 "vLLM serves Hugging Face checkpoints; name the model by its id "
@@ -520,7 +543,11 @@ static void cfg_plan_request(struct cfg *c)
 
 	plan_request_default(r);
 	r->use_case = (enum plan_use_case)c->rq.use_case;
-	r->runtime = c->vllm ? PLAN_RT_VLLM : PLAN_RT_LLAMA_CPP;
+	/* No runtime named: vLLM is searched beside llama.cpp where it runs, unless the model is
+	 * a GGUF file or the precision a GGUF type. */
+	r->runtime = c->vllm                                             ? PLAN_RT_VLLM :
+		     c->rq.has_runtime || c->gguf || c->rq.has_precision ? PLAN_RT_LLAMA_CPP :
+									   PLAN_RT_AUTO;
 	if (c->rq.has_precision && !c->vllm)
 		r->ftype = rf_ftype_from_name(c->rq.precision);
 	if (c->rq.has_precision && c->vllm) {
@@ -592,20 +619,19 @@ static void cfg_assumptions(struct cfg *c)
 			 cfg_precision(&c->ans->best), c->in->model_id,
 			 cfg_precision(&c->ans->best));
 	if (c->vllm) {
-		cfg_note(
-			c->assumptions,
-			"vLLM memory: llama.cpp's memory model over vLLM's weight formats (bf16; "
-			"fp8 at 1 byte per linear weight; AWQ at 4 bits plus group scales), within "
-			"--gpu-memory-utilization of each GPU; max_model_len is the largest context "
-			"whose KV cache fits");
+		cfg_note(c->assumptions,
+			 "vLLM memory: vLLM's start-up profiling as /api/estimate models it (KV "
+			 "cache = gpu_memory_utilization x GPU memory - weights - activation peak "
+			 "- non-torch memory); max_model_len is the longest request the cache "
+			 "holds for each of the n_parallel sequences");
 		if (c->ans->best.setup.vformat == PLAN_VLLM_AWQ)
 			cfg_note(c->assumptions, "quantization: awq needs an AWQ checkpoint of %s",
 				 c->in->model_id);
-		if (cfg_tp(c) < c->in->machine.n_dev)
+		if (c->ans->best.setup.tp < c->in->machine.n_vgpu)
 			cfg_note(c->assumptions,
-				 "tensor_parallel_size: %d of %d GPUs (a power of two); the memory "
-				 "check spread the model over all of them",
-				 cfg_tp(c), c->in->machine.n_dev);
+				 "tensor_parallel_size: %d of %d GPUs (a power of two that divides "
+				 "the attention heads)",
+				 c->ans->best.setup.tp, c->in->machine.n_vgpu);
 	}
 }
 
@@ -657,7 +683,8 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 		rc = cfg_nothing_fits(&c, out);
 		goto done;
 	}
-	if (!c.vllm && (rc = cfg_estimate(&c, &c.ans->best, &est, out)) < 0)
+	c.vllm = c.ans->best.setup.runtime == PLAN_RT_VLLM;
+	if ((rc = cfg_estimate(&c, &c.ans->best, &est, out)) < 0)
 		goto done;
 	cfg_assumptions(&c);
 	rc = api_reply_cjson(out, 200, cfg_answer(&c, est));

@@ -303,6 +303,10 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 			if (!cJSON_IsString(it))
 				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be a string",
 						 k);
+		} else if (strcmp(k, "runtime_choice") == 0) {
+			if (!cJSON_IsString(it) && !cJSON_IsNull(it))
+				return api_error(out, RF_E_INVALID_VALUE, k,
+						 "runtime_choice must be a string or null");
 		} else if (strcmp(k, "runtime") == 0) {
 			if (!cJSON_IsString(it) || strcmp(it->valuestring, "llama.cpp") != 0)
 				return api_error(out, RF_E_INVALID_VALUE, "runtime",
@@ -1025,14 +1029,16 @@ static cJSON *val_planned(const struct val *v, char *line, size_t len)
 		cJSON_AddNumberToObject(set, "n_ctx", (double)s->p.n_ctx);
 		cJSON_AddNumberToObject(set, "n_gpu_layers", (double)ngl);
 		cJSON_AddNumberToObject(set, "n_cpu_moe", (double)s->p.n_cpu_moe);
+		cJSON_AddNumberToObject(set, "n_ubatch", (double)s->p.n_ubatch);
 		cJSON_AddStringToObject(set, "cache_type_k", kv);
 		cJSON_AddStringToObject(set, "cache_type_v", kv);
 		cJSON_AddBoolToObject(set, "flash_attn", s->p.flash_attn);
 		snprintf(line, len,
 			 "the setup /api/config plans here: %s, n_ctx %lld, n_gpu_layers %lld, "
-			 "n_cpu_moe %lld, cache_type_k/v %s (every GPU under 90%%)",
+			 "n_cpu_moe %lld, n_ubatch %lld, cache_type_k/v %s (every GPU under 90%%)",
 			 in->gguf_ftype < 0 ? rf_ftype_name(s->ftype) : "the file's quant",
-			 (long long)s->p.n_ctx, (long long)ngl, (long long)s->p.n_cpu_moe, kv);
+			 (long long)s->p.n_ctx, (long long)ngl, (long long)s->p.n_cpu_moe,
+			 (long long)s->p.n_ubatch, kv);
 	}
 	api_plan_input_free(in);
 	cJSON_Delete(m);

@@ -234,12 +234,16 @@ static struct cparts compute_parts(const struct model_arch *a, int64_t n_tok, in
 	int64_t ffn_dense = 0, ffn_moe = 0;
 	bool any_dense = false, any_moe = false;
 
-	/* Windowed and full layers side by side: a second mask (even with swa_full). */
-	for (int64_t il = 0; il < model_n_layer(a); il++) {
-		if (model_layer_is_swa(a, il))
-			swa_any = true;
-		else
-			full_any = true;
+	/* Windowed and full layers side by side: a second mask (even with swa_full). By
+	 * model_layer_is_swa's pattern n: layer 0 is windowed, layer n - 1 the first global. */
+	{
+		const int64_t nl = model_n_layer(a);
+		if (a->swa_pattern <= 0 || a->sliding_window <= 0) {
+			full_any = nl > 0;
+		} else {
+			swa_any = nl > 0;
+			full_any = a->swa_pattern > 1 && nl >= a->swa_pattern;
+		}
 	}
 	n_masks = swa_any && full_any ? 2 : 1;
 	if (a->family == MODEL_ENCODER)
@@ -362,19 +366,19 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			  const struct rf_infer_params *p, const struct rf_mem_device *dev,
 			  int n_dev, const struct rf_mem_host *host, struct rf_mem_estimate *out)
 {
-	struct rf_mem_estimate e;
+	/* Built in place: the estimate is large, and a copy costs more than the arithmetic. */
+	struct rf_mem_estimate *const e = out;
 	const int64_t n_layer = w->n_layer;
 	double cum[RF_MAX_DEVICES], total_split = 0;
 	int64_t cells, cells_swa, n_tok, ngl, i_gpu_start, act;
 	int layer_dev[MODEL_MAX_LAYERS]; /* -1: host */
-	bool swa[MODEL_MAX_LAYERS];
+	const bool has_swa = a->swa_pattern > 0 && a->sliding_window > 0;
 	int64_t kv_cell;
 	int out_dev = -1;
 	bool fa = p->flash_attn, host_layers = false, host_experts = false, pools = false;
 	struct cparts c;
 	int err_kind = 0;
 
-	memset(&e, 0, sizeof(e));
 	if (n_layer < 1 || n_layer > MODEL_MAX_LAYERS || n_layer != model_n_layer(a))
 		return bad(out, "model");
 	if (p->n_ctx < 1 || p->n_ctx > MODEL_MAX_POSITIONS)
@@ -398,33 +402,33 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 
 	/* Sizes llama.cpp settles on: cells padded, the micro-batch within the batch and the
 	 * context, windowed layers holding n_swa per sequence plus one micro-batch. */
+	memset(e, 0, sizeof(*e));
 	cells = pad(p->n_ctx, RF_KV_PAD);
 	n_tok = min64(min64(p->n_ubatch, p->n_batch), cells);
 	cells_swa = cells;
-	for (int64_t il = 0; il < n_layer; il++)
-		if ((swa[il] = model_layer_is_swa(a, il)) && !p->swa_full)
-			cells_swa = min64(cells, pad(a->sliding_window * p->n_parallel + n_tok,
-						     RF_KV_PAD));
-	e.n_ctx = cells;
-	e.kv_cells_swa = cells_swa;
-	e.n_ubatch = n_tok;
+	/* Layer 0 is windowed whenever the model has windowed layers (model_layer_is_swa). */
+	if (has_swa && n_layer > 0 && !p->swa_full)
+		cells_swa = min64(cells, pad(a->sliding_window * p->n_parallel + n_tok, RF_KV_PAD));
+	e->n_ctx = cells;
+	e->kv_cells_swa = cells_swa;
+	e->n_ubatch = n_tok;
 	if (rf_gtype(p->type_v)->quantized && !fa) {
 		fa = true;
-		note(&e, "a quantized V cache needs flash attention; assumed on");
+		note(e, "a quantized V cache needs flash attention; assumed on");
 	}
 	if (a->max_position_embeddings > 0 && p->n_ctx > a->max_position_embeddings)
-		note(&e, "n_ctx is above the model's trained context");
-	note(&e, "token embeddings stay in host memory, as llama.cpp keeps them");
-	note(&e, "KV cache padded to 256 cells; n_ctx is shared by the n_parallel sequences");
+		note(e, "n_ctx is above the model's trained context");
+	note(e, "token embeddings stay in host memory, as llama.cpp keeps them");
+	note(e, "KV cache padded to 256 cells; n_ctx is shared by the n_parallel sequences");
 	if (cells_swa < cells)
-		note(&e, "sliding-window layers keep n_swa x n_parallel + n_ubatch cells");
+		note(e, "sliding-window layers keep n_swa x n_parallel + n_ubatch cells");
 	if (p->swa_full && a->sliding_window > 0 && a->swa_pattern > 0)
-		note(&e, "swa_full: sliding-window layers keep the whole context");
+		note(e, "swa_full: sliding-window layers keep the whole context");
 	if (a->kv_lora_rank > 0)
-		note(&e,
+		note(e,
 		     "MLA: the KV cache holds one latent row of kv_lora_rank + qk_rope_head_dim");
 	if (a->family == MODEL_ENCODER)
-		note(&e, "encoder-only model: no KV cache");
+		note(e, "encoder-only model: no KV cache");
 
 	/* Layers to devices, as llama.cpp assigns them: the last n_gpu_layers of n_layer + 1
 	 * (the output layer counts as the last), split in proportion to free memory. */
@@ -449,18 +453,17 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		for (int i = 0; i < n_dev; i++)
 			cum[i] = tot > 0 ? cum[i] / tot : (double)(i + 1) / n_dev;
 		if (total_split <= 0 && n_dev > 1)
-			note(&e, "layers split across GPUs in proportion to their free memory");
+			note(e, "layers split across GPUs in proportion to their free memory");
 	}
-	for (int64_t il = 0; il <= n_layer; il++) {
+	/* The first device whose cumulative share exceeds the layer's position: cum does not
+	 * fall, so that device only moves forward with the layer. */
+	for (int64_t il = 0, first = 0; il <= n_layer; il++) {
 		int d = -1;
 		if (il >= i_gpu_start && il - i_gpu_start < act) {
 			double x = (double)(il - i_gpu_start) / (double)act;
-			d = n_dev - 1;
-			for (int i = 0; i < n_dev; i++)
-				if (cum[i] > x) {
-					d = i;
-					break;
-				}
+			while (first < n_dev && !(cum[first] > x))
+				first++;
+			d = first < n_dev ? (int)first : n_dev - 1;
 		}
 		if (il < n_layer)
 			layer_dev[il] = d;
@@ -470,64 +473,67 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 
 	c = compute_parts(a, n_tok, cells, cells_swa, fa);
 	for (int i = 0; i < n_dev; i++) {
-		copy_name(e.per_device[i].device, dev[i].name);
-		e.per_device[i].budget_bytes = dev[i].budget_bytes;
+		copy_name(e->per_device[i].device, dev[i].name);
+		e->per_device[i].budget_bytes = dev[i].budget_bytes;
 	}
-	e.n_devices = n_dev;
+	e->n_devices = n_dev;
 
 	/* Weights and KV, layer by layer, where the layer lives. */
-	e.weights_host_bytes = (int64_t)w->input_bytes;
+	e->weights_host_bytes = (int64_t)w->input_bytes;
 	err_kind = kv_cell_bytes(a, p, &kv_cell);
 	if (err_kind)
 		return bad(out, err_kind == 1 ? "cache_type_k" : "cache_type_v");
 	for (int64_t il = 0; il < n_layer; il++) {
 		/* Encoder-decoder models cache only the decoder's layers. */
-		int64_t kv = il < a->n_layers ? kv_cell * (swa[il] ? cells_swa : cells) : 0;
-		e.kv_cache_bytes += kv;
-		e.weights_bytes += (int64_t)w->layer_bytes[il];
+		int64_t kv = il < a->n_layers ?
+				     kv_cell * (has_swa && model_layer_is_swa(a, il) ? cells_swa :
+										       cells) :
+				     0;
+		e->kv_cache_bytes += kv;
+		e->weights_bytes += (int64_t)w->layer_bytes[il];
 		if (layer_dev[il] < 0) {
-			e.weights_host_bytes += (int64_t)w->layer_bytes[il];
-			e.kv_host_bytes += kv;
+			e->weights_host_bytes += (int64_t)w->layer_bytes[il];
+			e->kv_host_bytes += kv;
 			host_layers = true;
 		} else {
-			struct rf_mem_device_use *u = &e.per_device[layer_dev[il]];
+			struct rf_mem_device_use *u = &e->per_device[layer_dev[il]];
 			/* --n-cpu-moe: the layer runs on its GPU, its routed experts from host
 			 * memory (llama.cpp places them with a buffer-type override). */
 			int64_t ex = il < p->n_cpu_moe ? (int64_t)w->layer_expert_bytes[il] : 0;
 			u->layers++;
 			u->weights_bytes += (int64_t)w->layer_bytes[il] - ex;
 			u->kv_bytes += kv;
-			e.n_gpu_layers++;
+			e->n_gpu_layers++;
 			if (ex > 0) {
-				e.weights_host_bytes += ex;
-				e.experts_host_bytes += ex;
-				e.n_cpu_moe++;
+				e->weights_host_bytes += ex;
+				e->experts_host_bytes += ex;
+				e->n_cpu_moe++;
 				host_experts = true;
 			}
 		}
 	}
 	if (host_experts)
-		note(&e, "n_cpu_moe: the routed experts of the first layers stay in host memory; "
-			 "attention and the KV cache stay on the GPU");
-	e.weights_bytes += (int64_t)w->input_bytes + (int64_t)w->output_bytes;
+		note(e, "n_cpu_moe: the routed experts of the first layers stay in host memory; "
+			"attention and the KV cache stay on the GPU");
+	e->weights_bytes += (int64_t)w->input_bytes + (int64_t)w->output_bytes;
 	if (out_dev < 0) {
 		/* A tied head beside token_embd on the host is token_embd itself. */
-		e.weights_host_bytes += (int64_t)(w->output_bytes - w->tied_head_bytes);
-		e.weights_bytes -= (int64_t)w->tied_head_bytes;
+		e->weights_host_bytes += (int64_t)(w->output_bytes - w->tied_head_bytes);
+		e->weights_bytes -= (int64_t)w->tied_head_bytes;
 	} else {
-		e.per_device[out_dev].output = true;
-		e.per_device[out_dev].weights_bytes += (int64_t)w->output_bytes;
-		e.output_on_gpu = true;
+		e->per_device[out_dev].output = true;
+		e->per_device[out_dev].weights_bytes += (int64_t)w->output_bytes;
+		e->output_on_gpu = true;
 	}
 	host_weights_by_buffer(w, p, host ? host->repack_isa : RF_REPACK_NONE, layer_dev,
-			       out_dev < 0, &e);
+			       out_dev < 0, e);
 
 	/* Compute buffers: one per GPU that holds layers, one on the host. */
 	{
 		int64_t layer_peak = max64(c.attn, c.ffn);
 		bool weights_on_host = host_layers || host_experts || out_dev < 0;
 		for (int i = 0; i < n_dev; i++) {
-			struct rf_mem_device_use *u = &e.per_device[i];
+			struct rf_mem_device_use *u = &e->per_device[i];
 			if (u->layers == 0 && !u->output)
 				continue;
 			u->compute_bytes = c.mask + max64(layer_peak, u->output ? c.out : 0);
@@ -535,37 +541,37 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			 * GPU, copying the host weight in first. */
 			if (weights_on_host) {
 				u->compute_bytes += (int64_t)w->largest_matrix;
-				note(&e,
+				note(e,
 				     "partial offload: a host weight matrix is copied into the GPU "
 				     "compute buffer for batched matmuls");
 			}
 			u->overhead_bytes = max64(dev[i].overhead_bytes, 0);
 		}
-		e.compute_host_bytes = c.input + c.mask +
-				       max64(host_layers ? layer_peak : (host_experts ? c.ffn : 0),
-					     out_dev < 0 ? c.out : 0);
+		e->compute_host_bytes = c.input + c.mask +
+					max64(host_layers ? layer_peak : (host_experts ? c.ffn : 0),
+					      out_dev < 0 ? c.out : 0);
 	}
-	e.output_buffer_bytes =
+	e->output_buffer_bytes =
 		p->n_parallel * F32 * (a->family == MODEL_ENCODER ? a->hidden_size : a->vocab_size);
 
 	/* Totals and the fit. */
-	e.compute_bytes = e.compute_host_bytes;
-	e.host_bytes = e.weights_host_bytes + e.kv_host_bytes + e.compute_host_bytes +
-		       e.output_buffer_bytes;
+	e->compute_bytes = e->compute_host_bytes;
+	e->host_bytes = e->weights_host_bytes + e->kv_host_bytes + e->compute_host_bytes +
+			e->output_buffer_bytes;
 	for (int i = 0; i < n_dev; i++) {
-		struct rf_mem_device_use *u = &e.per_device[i];
+		struct rf_mem_device_use *u = &e->per_device[i];
 		u->bytes = u->weights_bytes + u->kv_bytes + u->compute_bytes + u->overhead_bytes;
-		e.compute_bytes += u->compute_bytes;
-		e.overhead_bytes += u->overhead_bytes;
+		e->compute_bytes += u->compute_bytes;
+		e->overhead_bytes += u->overhead_bytes;
 	}
-	e.total_bytes = e.weights_bytes + e.kv_cache_bytes + e.compute_bytes + e.overhead_bytes +
-			e.output_buffer_bytes;
-	e.utilization = -1;
-	e.fits = true;
+	e->total_bytes = e->weights_bytes + e->kv_cache_bytes + e->compute_bytes +
+			 e->overhead_bytes + e->output_buffer_bytes;
+	e->utilization = -1;
+	e->fits = true;
 	{
-		int64_t host_need = e.host_bytes;
+		int64_t host_need = e->host_bytes;
 		for (int i = 0; i < n_dev; i++) {
-			const struct rf_mem_device_use *u = &e.per_device[i];
+			const struct rf_mem_device_use *u = &e->per_device[i];
 			if (dev[i].unified)
 				host_need +=
 					u->bytes; /* the same RAM: counted once, in the host pool */
@@ -573,35 +579,34 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 				continue;
 			pools = true;
 			if (u->bytes > dev[i].budget_bytes)
-				e.fits = false;
+				e->fits = false;
 			if (dev[i].budget_bytes > 0)
-				e.utilization =
-					dmax(e.utilization,
+				e->utilization =
+					dmax(e->utilization,
 					     (double)u->bytes / (double)dev[i].budget_bytes);
 			else if (u->bytes > 0)
-				e.utilization = dmax(e.utilization, 2.0);
+				e->utilization = dmax(e->utilization, 2.0);
 		}
 		if (host && host->budget_bytes >= 0) {
 			pools = true;
 			if (host_need > host->budget_bytes)
-				e.fits = false;
+				e->fits = false;
 			if (host->budget_bytes > 0)
-				e.utilization =
-					dmax(e.utilization,
+				e->utilization =
+					dmax(e->utilization,
 					     (double)host_need / (double)host->budget_bytes);
 			else if (host_need > 0)
-				e.utilization = dmax(e.utilization, 2.0);
+				e->utilization = dmax(e->utilization, 2.0);
 		}
 	}
 	if (pools) {
-		e.fit_band = rf_fit_band(e.utilization);
+		e->fit_band = rf_fit_band(e->utilization);
 	} else {
-		e.fit_band = NULL;
-		note(&e, "no memory budget known: fit not judged");
+		e->fit_band = NULL;
+		note(e, "no memory budget known: fit not judged");
 	}
-	if (e.overhead_bytes > 0)
-		note(&e, "runtime overhead per GPU (context, library handles): 256 MiB");
-	*out = e;
+	if (e->overhead_bytes > 0)
+		note(e, "runtime overhead per GPU (context, library handles): 256 MiB");
 	return 0;
 }
 

@@ -342,12 +342,30 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 		  const struct vllm_gpu *gpus, int n_gpus, struct vllm_capacity *out,
 		  const char **field)
 {
-	struct vllm_capacity c;
 	struct rf_tensor_list l = {0};
-	int64_t n_layer, kv_layer, best = -1;
 	int rc;
 
 	if (!a || !s || !out)
+		return RF_E_INVALID_VALUE;
+	if (a->family != MODEL_DECODER)
+		return bad(field, "model");
+	rc = model_tensors(a, &l);
+	if (rc < 0)
+		return rc == RF_E_NOMEM ? rc : bad(field, "model");
+	rc = vllm_capacity_of(a, &l, s, gpus, n_gpus, out, field);
+	rf_tensor_list_free(&l);
+	return rc;
+}
+
+int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
+		     const struct vllm_setup *s, const struct vllm_gpu *gpus, int n_gpus,
+		     struct vllm_capacity *out, const char **field)
+{
+	struct vllm_capacity c;
+	int64_t n_layer, kv_layer, best = -1;
+	int rc;
+
+	if (!a || !l || !s || !out)
 		return RF_E_INVALID_VALUE;
 	memset(&c, 0, sizeof(c));
 	if (a->family != MODEL_DECODER)
@@ -355,9 +373,6 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 	rc = resolve(a, s, gpus, n_gpus, &c, field);
 	if (rc < 0)
 		return rc;
-	rc = model_tensors(a, &l);
-	if (rc < 0)
-		return rc == RF_E_NOMEM ? rc : bad(field, "model");
 	n_layer = model_n_layer(a);
 	kv_layer = kv_layer_token_bytes(a, s);
 	for (int stage = 0; stage < c.pipeline_parallel; stage++) {
@@ -378,7 +393,7 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 					"a GPU has less free memory than gpu_memory_utilization x "
 					"its memory: vLLM refuses to start";
 		}
-		weights = stage_weights(a, &l, s, stage, first, count);
+		weights = stage_weights(a, l, s, stage, first, count);
 		act = forward_peak(a, s, c.max_num_batched_tokens, first, count);
 		if (stage == c.pipeline_parallel - 1) {
 			int64_t reqs = c.max_num_seqs < c.max_num_batched_tokens ?
@@ -408,7 +423,6 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 			c.kv_bytes_per_token = kv_layer * count;
 		}
 	}
-	rf_tensor_list_free(&l);
 	c.num_blocks = best > 0 ? best : 0;
 	c.kv_cache_tokens = c.num_blocks * c.block_size;
 	c.max_concurrency = (double)c.kv_cache_tokens / (double)c.max_model_len;

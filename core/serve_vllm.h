@@ -25,7 +25,8 @@
  * serve_vllm.c); tests/fixtures/vllm_kv_capacity.csv holds the logs the result is checked
  * against, with their sources.
  *
- * Pure: no I/O. vllm_capacity() allocates only temporarily (the tensor list).
+ * Pure: no I/O. vllm_capacity() allocates only temporarily (the tensor list);
+ * vllm_capacity_of() not at all.
  */
 #ifndef RIGFIT_CORE_SERVE_VLLM_H
 #define RIGFIT_CORE_SERVE_VLLM_H
@@ -135,5 +136,12 @@ struct vllm_capacity {
 int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 		  const struct vllm_gpu *gpus, int n_gpus, struct vllm_capacity *out /* OUT */,
 		  const char **field /* OUT, may be NULL */);
+
+/* vllm_capacity over a's tensor list l (model_tensors), built once by a caller that asks for
+ * many setups of one model (the planner); allocates nothing. */
+int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
+		     const struct vllm_setup *s, const struct vllm_gpu *gpus, int n_gpus,
+		     struct vllm_capacity *out /* OUT */,
+		     const char **field /* OUT, may be NULL */);
 
 #endif

@@ -4,34 +4,24 @@
 #include "core/plan/plan_eval.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/err.h"
 #include "core/quant.h"
-
-/* AWQ int4: 4 bits per weight plus an fp16 scale and a 4-bit zero point per group of 128. */
-#define AWQ_BITS (4.0 + (16.0 + 4.0) / 128.0)
+#include "core/serve_vllm.h"
 
 const char *plan_vllm_format_flag(enum plan_vllm_format f)
 {
 	return f == PLAN_VLLM_FP8 ? "fp8" : f == PLAN_VLLM_AWQ ? "awq" : NULL;
 }
 
-void plan_vllm_weights(const struct rf_mem_weights *f16, enum plan_vllm_format f,
-		       struct rf_mem_weights *out)
+int plan_vllm_precision(enum plan_vllm_format f)
 {
-	double k = f == PLAN_VLLM_FP8 ? 8.0 / 16.0 : f == PLAN_VLLM_AWQ ? AWQ_BITS / 16.0 : 1.0;
-
-	*out = *f16;
-	if (k == 1.0)
-		return;
-	out->file_bytes = f16->input_bytes + f16->output_bytes;
-	out->largest_matrix = f16->output_bytes;
-	for (int64_t l = 0; l < f16->n_layer; l++) {
-		out->layer_bytes[l] = (uint64_t)((double)f16->layer_bytes[l] * k);
-		out->layer_expert_bytes[l] = (uint64_t)((double)f16->layer_expert_bytes[l] * k);
-		out->file_bytes += out->layer_bytes[l];
-	}
+	return f == PLAN_VLLM_FP8   ? VLLM_FP8 :
+	       f == PLAN_VLLM_AWQ   ? VLLM_AWQ :
+	       f == PLAN_VLLM_MXFP4 ? VLLM_MXFP4 :
+				      VLLM_BF16;
 }
 
 double plan_vllm_gpu_util(int64_t total_bytes, int64_t free_bytes)
@@ -44,20 +34,6 @@ double plan_vllm_gpu_util(int64_t total_bytes, int64_t free_bytes)
 		return PLAN_VLLM_GPU_UTIL;
 	u = floor((frac - 0.05) * 100.0) / 100.0;
 	return u < 0.10 ? 0.10 : u;
-}
-
-void plan_budgets(const struct plan_machine *hw, enum plan_runtime rt,
-		  struct rf_mem_device dev[RF_MAX_DEVICES])
-{
-	for (int i = 0; i < hw->n_dev; i++) {
-		dev[i] = hw->dev[i];
-		if (rt != PLAN_RT_VLLM || hw->dev_total_bytes[i] <= 0)
-			continue;
-		/* vLLM takes its share of the total and allocates it whole at start. */
-		int64_t total = hw->dev_total_bytes[i];
-		dev[i].budget_bytes =
-			(int64_t)((double)total * plan_vllm_gpu_util(total, dev[i].free_bytes));
-	}
 }
 
 double plan_gpu_util(const struct rf_mem_estimate *m)
@@ -77,17 +53,23 @@ double plan_gpu_util(const struct rf_mem_estimate *m)
 	return u;
 }
 
-void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w, int ftype,
-		      const struct rf_mem_estimate *m, const struct rf_infer_params *p,
-		      struct speed_input *in)
+void plan_weights_sum(const struct rf_mem_weights *w, struct plan_wsum *out)
+{
+	out->layers = 0;
+	out->experts = 0;
+	for (int64_t l = 0; l < w->n_layer; l++) {
+		out->layers += (double)w->layer_bytes[l];
+		out->experts += (double)w->layer_expert_bytes[l];
+	}
+}
+
+static void speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
+			const struct plan_wsum *sum, int ftype, const struct rf_mem_estimate *m,
+			const struct rf_infer_params *p, struct speed_input *in)
 {
 	double active_share = mp->total > 0 ? (double)mp->active / (double)mp->total : 1;
-	double layer_bytes = 0, expert_bytes = 0;
+	const double layer_bytes = sum->layers, expert_bytes = sum->experts;
 
-	for (int64_t l = 0; l < w->n_layer; l++) {
-		layer_bytes += (double)w->layer_bytes[l];
-		expert_bytes += (double)w->layer_expert_bytes[l];
-	}
 	in->weight_bytes = (layer_bytes + (double)w->output_bytes) * active_share;
 	/* A prefill micro-batch of MoE tokens reads (nearly) every expert. */
 	in->moe_batch_bytes =
@@ -129,26 +111,200 @@ void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights
 				0;
 }
 
+/* Aggregate decode of the setup's n_parallel streams (speed_batched) at the start of their
+ * generation, as decode_tps is one stream's (tg128): the speed does not depend on the context
+ * allocated, only on the context in use, which grows alike for every setup; a single stream's
+ * decode when the batched model cannot say (a device without a compute rate). */
+static double batched_tps(const struct model_arch *a, const struct speed_input *in,
+			  const struct speed_params *params, int64_t n, double expert_bytes,
+			  double single)
+{
+	struct speed_batch b;
+	struct speed_batch_output o;
+
+	if (n <= 1)
+		return single;
+	memset(&b, 0, sizeof(b));
+	b.n_streams = (int)n;
+	b.kv_bytes_per_stream = in->kv_bytes_start;
+	if (a->n_experts > 0 && a->n_experts_per_tok > 0 && expert_bytes > 0) {
+		b.expert_bytes = expert_bytes;
+		b.n_experts = (int)a->n_experts;
+		b.n_experts_used = (int)a->n_experts_per_tok;
+	}
+	if (speed_batched_with(in, params, &b, &o) < 0 || o.aggregate_tokens_per_s <= 0)
+		return single;
+	return o.aggregate_tokens_per_s;
+}
+
+void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w, int ftype,
+		      const struct rf_mem_estimate *m, const struct rf_infer_params *p,
+		      struct speed_input *in)
+{
+	struct plan_wsum sum;
+
+	plan_weights_sum(w, &sum);
+	speed_model(mp, w, &sum, ftype, m, p, in);
+}
+
+int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw)
+{
+	int64_t kv = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;
+	int tp = 1;
+
+	if (hw->n_vgpu < 1)
+		return 0;
+	while (tp * 2 <= hw->n_vgpu && a->n_heads % (tp * 2) == 0 &&
+	       (kv % (tp * 2) == 0 || (tp * 2) % kv == 0))
+		tp *= 2;
+	return tp;
+}
+
+int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *l,
+		       const struct plan_machine *hw, const struct plan_setup *s,
+		       struct vllm_capacity *out)
+{
+	struct vllm_setup v;
+
+	vllm_setup_default(&v);
+	v.precision = plan_vllm_precision(s->vformat);
+	v.kv_dtype = s->p.type_k != RF_GT_F16 ? VLLM_KV_FP8 : VLLM_KV_AUTO;
+	v.tensor_parallel = s->tp > 0 ? s->tp : 1;
+	v.gpu_memory_utilization = s->vllm_util > 0 ? s->vllm_util : PLAN_VLLM_GPU_UTIL;
+	/* Sized before the length is checked: the smallest length asks only for the cache. */
+	v.max_model_len = s->p.n_ctx > 0 ? s->p.n_ctx : VLLM_DEFAULT_BLOCK_SIZE;
+	v.max_num_seqs = s->max_num_seqs;
+	return l ? vllm_capacity_of(a, l, &v, hw->vgpu, hw->n_vgpu, out, NULL) :
+		   vllm_capacity(a, &v, hw->vgpu, hw->n_vgpu, out, NULL);
+}
+
+void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
+		      const struct plan_machine *hw, const struct plan_setup *s,
+		      const struct vllm_capacity *c, struct plan_result *out)
+{
+	struct speed_params params[SPEED_BACKEND_COUNT];
+	struct speed_input in = hw->speed;
+	struct speed_device dev = in.devices[0];
+	const int used = c->tensor_parallel * c->pipeline_parallel;
+	const int64_t per_gpu = c->requested_bytes + c->cuda_graph_bytes;
+	double active = mp->total > 0 ? (double)mp->active / (double)mp->total : 1;
+	double kv_tok = (double)c->kv_bytes_per_token * c->tensor_parallel;
+	int64_t streams = s->p.n_parallel > 0 ? s->p.n_parallel : 1;
+
+	memset(out, 0, sizeof(*out));
+	out->mem.weights_bytes = c->weights_bytes_total;
+	out->mem.kv_cache_bytes = c->kv_cache_bytes * used;
+	out->mem.compute_bytes = c->activation_bytes * used;
+	out->mem.overhead_bytes = (c->non_torch_bytes + c->cuda_graph_bytes) * used;
+	out->mem.total_bytes = per_gpu * used;
+	out->mem.n_devices = used < RF_MAX_DEVICES ? used : RF_MAX_DEVICES;
+	out->mem.n_ctx = s->p.n_ctx;
+	out->mem.n_gpu_layers = model_n_layer(a);
+	out->mem.output_on_gpu = true;
+	for (int i = 0; i < out->mem.n_devices; i++) {
+		struct rf_mem_device_use *d = &out->mem.per_device[i];
+		if (i < hw->n_dev)
+			snprintf(d->device, sizeof(d->device), "%s", hw->dev[i].name);
+		d->layers = model_n_layer(a) / c->pipeline_parallel;
+		d->output = true;
+		d->weights_bytes = c->weights_bytes;
+		d->kv_bytes = c->kv_cache_bytes;
+		d->compute_bytes = c->activation_bytes;
+		d->overhead_bytes = c->non_torch_bytes + c->cuda_graph_bytes;
+		d->bytes = per_gpu;
+		d->budget_bytes = c->cuda_total_bytes;
+	}
+	out->gpu_util = c->cuda_total_bytes > 0 ? (double)per_gpu / (double)c->cuda_total_bytes : 2;
+	out->mem.utilization = out->gpu_util;
+	out->kv_tokens = c->kv_cache_tokens;
+	/* vLLM starts, and every planned request holds its whole length at once. */
+	out->fits = c->fits && c->kv_cache_tokens >= streams * s->p.n_ctx;
+	out->mem.fits = out->fits;
+	out->mem.fit_band = out->fits ? rf_fit_band(out->gpu_util) : "over";
+
+	/* Speed as /api/estimate gives it for vLLM: the ranks read their shards side by side,
+	 * without llama.cpp's kernel ceilings; each layer adds its all-reduces. */
+	dev.bandwidth_gbs *= c->tensor_parallel;
+	dev.compute_tflops *= c->tensor_parallel;
+	dev.layer_share = 0;
+	in.n_devices = 1;
+	in.devices[0] = dev;
+	in.weight_bytes = (double)c->weights_bytes_total * active;
+	in.moe_batch_bytes = mp->expert > 0 ? (double)c->weights_bytes_total * (1 - active) : 0;
+	in.kv_bytes_start = 0;
+	in.kv_bytes_full = kv_tok * (double)s->p.n_ctx;
+	in.flops_per_token = 2.0 * (double)mp->active;
+	in.n_layers = (int)model_n_layer(a);
+	in.quantized = s->vformat != PLAN_VLLM_BF16;
+	in.gpu_fraction = 1;
+	memcpy(params, speed_fitted, sizeof(params));
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
+		params[b].mem_ceiling_gbs = 0;
+		params[b].mem_eff_hbm = 0;
+		if (c->tensor_parallel > 1)
+			params[b].layer_ms += PLAN_VLLM_ALLREDUCE_MS;
+	}
+	out->decode_tps = speed_predict(&in, params, SPEED_TEST_DECODE);
+	out->aggregate_tps = batched_tps(a, &in, params, streams,
+					 mp->total > 0 ?
+						 (double)c->weights_bytes_total *
+							 (double)mp->expert / (double)mp->total :
+						 0,
+					 out->decode_tps);
+	in.kv_bytes_start = in.kv_bytes_full;
+	out->decode_tps_full_ctx = speed_predict(&in, params, SPEED_TEST_DECODE);
+}
+
+static int evaluate_vllm(const struct model_arch *a, const struct model_params *mp,
+			 const struct plan_machine *hw, const struct plan_setup *s,
+			 struct plan_result *out)
+{
+	struct vllm_capacity c;
+	int rc = plan_vllm_capacity(a, NULL, hw, s, &c);
+
+	if (rc < 0) {
+		memset(out, 0, sizeof(*out));
+		out->mem.error_field = "model";
+		return rc;
+	}
+	plan_vllm_result(a, mp, hw, s, &c, out);
+	return 0;
+}
+
 int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
 		  const struct rf_mem_weights *w, const struct plan_machine *hw,
 		  const struct plan_setup *s, struct plan_result *out)
 {
-	struct rf_mem_device dev[RF_MAX_DEVICES];
+	struct plan_wsum sum = {0, 0};
+
+	if (s->runtime != PLAN_RT_VLLM)
+		plan_weights_sum(w, &sum);
+	return plan_evaluate_summed(a, mp, w, &sum, hw, s, out);
+}
+
+int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
+			 const struct rf_mem_weights *w, const struct plan_wsum *sum,
+			 const struct plan_machine *hw, const struct plan_setup *s,
+			 struct plan_result *out)
+{
 	struct speed_input in;
 	int rc;
 
-	plan_budgets(hw, s->runtime, dev);
-	rc = rf_estimate_inference(a, w, &s->p, dev, hw->n_dev, &hw->host, &out->mem);
+	if (s->runtime == PLAN_RT_VLLM)
+		return evaluate_vllm(a, mp, hw, s, out);
+	rc = rf_estimate_inference(a, w, &s->p, hw->dev, hw->n_dev, &hw->host, &out->mem);
 	if (rc < 0)
 		return rc;
 	out->fits = out->mem.fits;
 	out->gpu_util = plan_gpu_util(&out->mem);
+	out->kv_tokens = 0;
 	in = hw->speed;
-	plan_speed_model(mp, w, s->runtime == PLAN_RT_VLLM ? RF_FT_F16 : s->ftype, &out->mem, &s->p,
-			 &in);
-	if (s->runtime == PLAN_RT_VLLM && s->vformat != PLAN_VLLM_BF16)
-		in.quantized = true;
+	speed_model(mp, w, sum, s->ftype, &out->mem, &s->p, &in);
 	out->decode_tps = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
+	out->aggregate_tps = out->decode_tps;
+	if (s->p.n_parallel > 1)
+		out->aggregate_tps = batched_tps(a, &in, speed_fitted, s->p.n_parallel,
+						 sum->experts, out->decode_tps);
 	/* With the whole context filled: its KV bytes are read for every token. */
 	in.kv_bytes_start = in.kv_bytes_full;
 	out->decode_tps_full_ctx = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);

@@ -7,12 +7,14 @@
  * speed (core/speed.h) come out. /api/estimate answers with it, and the planner
  * (core/plan/plan_infer.h) calls it for every setup it searches, so the two never disagree.
  *
- * vLLM is sized with the same memory model over vLLM's weight formats (bf16, fp8, AWQ int4,
- * counted from the F16 weights: plan_vllm_weights) inside the share of each GPU that
- * --gpu-memory-utilization gives it.
+ * vLLM is sized by core/serve_vllm.h, the model of vLLM's own start-up profiling (checked
+ * against its logs): the KV cache's capacity in tokens for a weight format, KV dtype,
+ * --gpu-memory-utilization, tensor parallelism and --max-num-seqs; plan_vllm_capacity gives it
+ * once per such choice, and --max-model-len follows from it in closed form.
  *
- * Pure: no I/O, no allocation. The weights of a scheme come from the caller (a memo), so a
- * setup costs one rf_estimate_inference and one speed_predict.
+ * Pure: no I/O. A llama.cpp setup allocates nothing: the weights of a scheme come from the
+ * caller (a memo), so it costs one rf_estimate_inference and one speed_predict. A vLLM setup
+ * allocates the tensor list vllm_capacity walks, for the time of the call.
  */
 #ifndef RIGFIT_CORE_PLAN_EVAL_H
 #define RIGFIT_CORE_PLAN_EVAL_H
@@ -22,23 +24,34 @@
 
 #include "core/estimate.h"
 #include "core/model.h"
+#include "core/serve_vllm.h"
 #include "core/speed.h"
 
 enum plan_runtime {
+	PLAN_RT_AUTO = -1, /* a request only: both where vLLM runs, else llama.cpp */
 	PLAN_RT_LLAMA_CPP = 0,
 	PLAN_RT_VLLM = 1,
 };
 
-/* vLLM's weight formats. */
+/* vLLM's weight formats. The first PLAN_VLLM_FORMATS are rated by the quality table; MXFP4 is
+ * a model's native format (gpt-oss), rated as the model itself. */
 enum plan_vllm_format {
 	PLAN_VLLM_BF16 = 0,
 	PLAN_VLLM_FP8 = 1, /* --quantization fp8: 1 byte per weight of the linear layers */
 	PLAN_VLLM_AWQ = 2, /* an AWQ int4 checkpoint, group size 128 */
-	PLAN_VLLM_FORMATS
+	PLAN_VLLM_MXFP4 = 3,
 };
+#define PLAN_VLLM_FORMATS 3
 
 /* vLLM's default --gpu-memory-utilization: the share of each GPU's total memory it may use. */
 #define PLAN_VLLM_GPU_UTIL 0.90
+/* The higher share the planner may choose when the default leaves the use case short of
+ * context: 5% of the GPU stays outside vLLM's pool, about 1 GiB of it for the CUDA graphs it
+ * captures after sizing the cache (serve_vllm.h), so only on a GPU no other process uses. */
+#define PLAN_VLLM_GPU_UTIL_HIGH 0.95
+/* vLLM's speed: the tensor-parallel all-reduces cost this much per layer and token (as
+ * /api/estimate states for runtime vllm). */
+#define PLAN_VLLM_ALLREDUCE_MS 0.02
 
 /* The --gpu-memory-utilization to run vLLM with on a GPU of total bytes with free bytes free:
  * the default when at least 95% is free, else what is free less 5 points (at least 0.10), so
@@ -48,12 +61,8 @@ double plan_vllm_gpu_util(int64_t total_bytes, int64_t free_bytes);
 /* Returns the flag value of format f ("fp8", "awq"; NULL for bf16: no --quantization). */
 const char *plan_vllm_format_flag(enum plan_vllm_format f);
 
-/* The weights of a vLLM checkpoint in format f, from the model's F16 weights f16: the
- * repeating layers' linear weights at 8 bits (fp8, per-channel scales) or 4 bits plus one
- * fp16 scale and one 4-bit zero per group of 128 (AWQ); embeddings and the LM head stay 16-bit,
- * as both formats leave them. */
-void plan_vllm_weights(const struct rf_mem_weights *f16, enum plan_vllm_format f,
-		       struct rf_mem_weights *out /* OUT */);
+/* Returns serve_vllm's precision (enum vllm_precision) of format f. */
+int plan_vllm_precision(enum plan_vllm_format f);
 
 /* The machine, as the estimator and the speed model take it. */
 struct plan_machine {
@@ -63,24 +72,41 @@ struct plan_machine {
 	struct rf_mem_host host;
 	struct speed_input speed; /* the hardware half: backend, devices, host */
 	int threads;              /* physical (performance) cores; 0 unknown */
+	/* The GPUs vLLM can use (CUDA or ROCm); 0: vLLM does not run on this machine. */
+	int n_vgpu;
+	struct vllm_gpu vgpu[RF_MAX_DEVICES];
 };
 
-/* One setup. p holds llama.cpp's settings (for vLLM: n_ctx is --max-model-len, n_parallel
- * --max-num-seqs, type_k/type_v F16 or Q8_0 standing for an fp8 cache). */
+/* One setup. p holds llama.cpp's settings (n_ctx: the cells all n_parallel sequences share).
+ * For vLLM: p.n_ctx is --max-model-len (one request's), p.n_parallel the requests planned to
+ * run together, type_k/type_v F16 or Q8_0 standing for an fp8 cache, and the fields below. */
 struct plan_setup {
 	enum plan_runtime runtime;
 	int ftype;                     /* llama.cpp: enum rf_ftype; vLLM: -1 */
 	enum plan_vllm_format vformat; /* vLLM only */
+	int tp;                        /* vLLM: --tensor-parallel-size */
+	double vllm_util;              /* vLLM: --gpu-memory-utilization */
+	int64_t max_num_seqs;          /* vLLM: --max-num-seqs; 0: vLLM's default */
 	struct rf_infer_params p;
 };
 
 struct plan_result {
 	struct rf_mem_estimate mem;
-	double decode_tps;          /* tg128-like; < 0 unknown */
+	double decode_tps;          /* one stream, tg128-like; < 0 unknown */
 	double decode_tps_full_ctx; /* with the whole context filled; < 0 unknown */
+	double aggregate_tps;       /* n_parallel streams together (batched); decode_tps for one */
 	double gpu_util;            /* highest bytes / budget over the GPUs; -1 none known */
 	bool fits;                  /* every device and the host within budget */
+	int64_t kv_tokens;          /* vLLM: the KV cache's tokens ("GPU KV cache size") */
 };
+
+/* What the speed model reads of a format's weights, the same for every setup of it: the
+ * repeating layers' bytes and their routed experts' (a memo per format). */
+struct plan_wsum {
+	double layers, experts;
+};
+
+void plan_weights_sum(const struct rf_mem_weights *w, struct plan_wsum *out /* OUT */);
 
 /* The speed model's inputs for a model with counts mp and weights w of file type ftype,
  * placed as m says, over the hardware half already in *in. The share of the bytes read per
@@ -91,17 +117,39 @@ void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights
 		      const struct rf_mem_estimate *m, const struct rf_infer_params *p,
 		      struct speed_input *in /* IN/OUT */);
 
-/* The budgets a runtime plans in: the machine's, or for vLLM each GPU's share of its total
- * memory under plan_vllm_gpu_util. Writes n devices to dev. */
-void plan_budgets(const struct plan_machine *hw, enum plan_runtime rt,
-		  struct rf_mem_device dev[RF_MAX_DEVICES] /* OUT */);
+/* The largest tensor-parallel size vLLM can run a on hw with: a power of two of the GPUs that
+ * divides the attention heads and divides or is a multiple of the KV heads; 0 when vLLM does
+ * not run here. */
+int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw);
 
-/* Evaluates setup s of model (a, mp) with weights w (already in s's format: the scheme's, or
- * plan_vllm_weights' for vLLM) on hw. Returns 0 and *out, or RF_E_INVALID_VALUE with
- * out->mem.error_field naming the setting at fault. */
+/* vLLM's capacity for s (format, KV dtype, tp, vllm_util, max_num_seqs, p.n_ctx as
+ * --max-model-len: <= 0 asks only for the KV tokens, as vLLM sizes its cache before it checks
+ * the length), over a's tensor list l (NULL: built for the call). Returns 0 and *out, or a
+ * negative rf_err. */
+int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *l,
+		       const struct plan_machine *hw, const struct plan_setup *s,
+		       struct vllm_capacity *out /* OUT */);
+
+/* Evaluates setup s of model (a, mp) with weights w (llama.cpp: the scheme's; vLLM: unused,
+ * may be NULL) on hw. Returns 0 and *out, or RF_E_INVALID_VALUE with out->mem.error_field
+ * naming the setting at fault. */
 int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
 		  const struct rf_mem_weights *w, const struct plan_machine *hw,
 		  const struct plan_setup *s, struct plan_result *out /* OUT */);
+
+/* plan_evaluate with w's sums already in hand (plan_weights_sum): what the planner calls for
+ * each setup of a format. */
+int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
+			 const struct rf_mem_weights *w, const struct plan_wsum *sum,
+			 const struct plan_machine *hw, const struct plan_setup *s,
+			 struct plan_result *out /* OUT */);
+
+/* The result of vLLM setup s from its capacity c (plan_vllm_capacity at s's --max-model-len):
+ * memory per GPU as vLLM takes it (its pool plus the CUDA graphs), fit (vLLM starts and every
+ * planned request holds p.n_ctx tokens), single-stream and batched speed. */
+void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
+		      const struct plan_machine *hw, const struct plan_setup *s,
+		      const struct vllm_capacity *c, struct plan_result *out /* OUT */);
 
 /* The highest bytes / budget over the GPUs of m; -1 when no GPU budget is known. */
 double plan_gpu_util(const struct rf_mem_estimate *m);

@@ -22,9 +22,15 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define N_LLAMA_FORMATS ((int)(sizeof(llama_formats) / sizeof(llama_formats[0])))
 
 #define MAX_CANDS 512
+#define MAX_VCAPS 32   /* vLLM capacities kept per request: formats x KV dtypes x GPU shares */
 #define SPEED_TIE 0.05 /* speeds within 5% are equal: the speed model is good to about 10% */
 #define CTX_TIE 0.05   /* long_context: contexts within 5% are equal */
 #define RELAXED_FLOOR 0.8
+#define UBATCH_DEFAULT 512 /* llama.cpp's -ub */
+/* The micro-batch tried where memory limits the context: half the compute buffers (their
+ * activations scale with it), prompts in twice the steps. The speed model's prefill does not
+ * depend on n_ubatch, so the choice is made on memory alone, never for speed. */
+#define UBATCH_SMALL 256
 
 static const char *const use_case_names[] = {"general", "long_context", "speed", "quality"};
 
@@ -45,10 +51,12 @@ void plan_request_default(struct plan_request *r)
 	r->max_gpu_util = 0; /* the runtime's */
 }
 
-/* One setup found to fit, with what the objective reads. */
+/* One setup found to fit, with what the objective reads: ctx is each sequence's context
+ * (llama.cpp's n_ctx shared by n_parallel, vLLM's max_model_len), tps one stream's decode
+ * while all n_parallel run (the speed floor's), agg all of them together (the objective's). */
 struct cand {
 	struct plan_setup s;
-	double kld, tps;
+	double kld, tps, agg;
 	int64_t ctx;
 };
 
@@ -57,9 +65,9 @@ struct work {
 	const struct plan_machine *hw;
 	const struct plan_quality *q;
 	const struct plan_request *r;
-	struct rf_mem_weights *w;   /* the current format's weights */
-	struct rf_mem_weights *f16; /* vLLM: the F16 weights the formats derive from */
-	struct plan_result *res;    /* scratch */
+	struct rf_mem_weights *w; /* the current format's weights */
+	struct plan_wsum wsum;    /* and their sums */
+	struct plan_result *res;  /* scratch */
 	int evaluated;
 	struct cand *c;
 	int n;
@@ -69,19 +77,35 @@ struct work {
 	double floor_kld; /* long_context and speed: the quality floor; < 0 none */
 	double best_kld;  /* the best divergence meeting every constraint so far; < 0 none */
 	bool moe;
+	bool searched[2]; /* the runtimes searched (enum plan_runtime) */
+	int64_t np;       /* the sequences planned to run together */
+	bool no_walk;     /* long_context: only the edge of the splits toward the host */
+	/* vLLM's capacity of each (format, KV dtype, share) searched: the answer's setups are
+	 * finished from them, without walking the model's tensors again. */
+	struct rf_tensor_list *vt; /* the model's tensors, walked by every vLLM capacity */
+	struct plan_setup *vkey;
+	struct vllm_capacity *vcap;
+	int n_vcap;
 	int64_t min_total;
 };
 
-static bool native(const struct work *k)
+/* Whether s runs the model in the format it was released in (gpt-oss's MXFP4). */
+static bool native(const struct work *k, const struct plan_setup *s)
 {
-	return k->m->native_mxfp4 && k->r->runtime == PLAN_RT_LLAMA_CPP;
+	return k->m->native_mxfp4 && s->runtime == PLAN_RT_LLAMA_CPP;
+}
+
+/* One stream's decode while all n_parallel run, from a result. */
+static double stream_tps(const struct work *k, const struct plan_result *res)
+{
+	return k->np > 1 ? res->aggregate_tps / (double)k->np : res->decode_tps;
 }
 
 /* Evaluates s; returns 1 when it fits with headroom, 0 when not, or a negative rf_err. With
  * gpu_only, only the GPUs' headroom is asked (the offload split's bisection). */
 static int try_setup(struct work *k, const struct plan_setup *s, bool gpu_only)
 {
-	int rc = plan_evaluate(k->m->arch, k->m->params, k->w, k->hw, s, k->res);
+	int rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, s, k->res);
 
 	k->evaluated++;
 	if (rc < 0)
@@ -151,10 +175,34 @@ static int64_t solve_ctx(struct work *k, struct plan_setup *s, int64_t lo, int64
 	return a * RF_KV_PAD > lo ? a * RF_KV_PAD : lo;
 }
 
+/* The context each sequence needs when the request fixes n_ctx (shared by n_parallel). */
+static int64_t fixed_ctx(const struct work *k)
+{
+	return k->r->n_ctx > 0 ? k->r->n_ctx / k->np : 0;
+}
+
+/* Records the setup just evaluated in k->res as s with each sequence's context ctx. */
+static void record(struct work *k, const struct plan_setup *s, int64_t ctx)
+{
+	struct cand *c;
+
+	if (k->n >= MAX_CANDS)
+		return;
+	c = &k->c[k->n++];
+	c->s = *s;
+	c->ctx = ctx;
+	c->tps = stream_tps(k, k->res);
+	c->agg = k->res->aggregate_tps;
+	c->kld = plan_quality_setup(k->q, s, native(k, s));
+	if (c->kld >= 0 && c->ctx >= (k->r->n_ctx > 0 ? fixed_ctx(k) : k->ctx_target) &&
+	    c->tps >= k->floor_tps && (k->floor_kld < 0 || c->kld <= k->floor_kld) &&
+	    (k->best_kld < 0 || c->kld < k->best_kld))
+		k->best_kld = c->kld;
+}
+
 /* Records s at n_ctx ctx (re-evaluated for its speed). */
 static int push(struct work *k, struct plan_setup *s, int64_t ctx)
 {
-	struct cand *c;
 	int rc;
 
 	if (ctx <= 0 || k->n >= MAX_CANDS)
@@ -163,22 +211,14 @@ static int push(struct work *k, struct plan_setup *s, int64_t ctx)
 	rc = try_setup(k, s, false);
 	if (rc <= 0)
 		return rc;
-	c = &k->c[k->n++];
-	c->s = *s;
-	c->ctx = ctx;
-	c->tps = k->res->decode_tps;
-	c->kld = plan_quality_setup(k->q, s, native(k));
-	if (c->kld >= 0 && c->ctx >= (k->r->n_ctx > 0 ? k->r->n_ctx : k->ctx_target) &&
-	    c->tps >= k->floor_tps && (k->floor_kld < 0 || c->kld <= k->floor_kld) &&
-	    (k->best_kld < 0 || c->kld < k->best_kld))
-		k->best_kld = c->kld;
+	record(k, s, ctx / k->np);
 	return 0;
 }
 
 /* Solves n_ctx for s and records it. Returns the n_ctx (0: none fits) or a negative rf_err. */
 static int64_t solve_push(struct work *k, struct plan_setup *s, int64_t lo)
 {
-	int64_t ctx = solve_ctx(k, s, lo, k->ctx_cap);
+	int64_t ctx = solve_ctx(k, s, lo * k->np, k->ctx_cap * k->np);
 	int rc;
 
 	if (ctx > 0 && (rc = push(k, s, ctx)) < 0)
@@ -237,11 +277,12 @@ static int64_t slowest_split(struct work *k, struct plan_setup *s, bool experts,
 			s->p.n_cpu_moe = mid;
 		else
 			s->p.n_gpu_layers = mid;
-		rc = plan_evaluate(k->m->arch, k->m->params, k->w, k->hw, s, k->res);
+		rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, s,
+					  k->res);
 		k->evaluated++;
 		if (rc < 0)
 			return rc == -1 ? -2 : rc;
-		if (k->res->decode_tps >= k->floor_tps) {
+		if (stream_tps(k, k->res) >= k->floor_tps) {
 			best = mid;
 			if (experts)
 				lo = mid + 1;
@@ -265,13 +306,15 @@ static int add_split(struct work *k, const struct plan_setup *base, bool experts
 	struct plan_setup s = *base;
 	int64_t v;
 
+	need *= k->np; /* the cells of every sequence */
 	s.p.n_gpu_layers = experts ? -1 : 0;
 	s.p.n_cpu_moe = 0;
 	v = experts ? solve_split(k, &s, true, 1, n_layer, need) :
 		      solve_split(k, &s, false, 0, n_layer, need);
 	if (v < 0)
 		return v == -1 ? 0 : (int)v;
-	for (int64_t step = 0; step <= (k->r->use_case == PLAN_LONG_CONTEXT ? 4 : 0); step++) {
+	const bool long_ctx = k->r->use_case == PLAN_LONG_CONTEXT;
+	for (int64_t step = 0; step <= (long_ctx && !k->no_walk ? 4 : 0); step++) {
 		int64_t ctx;
 		if (experts)
 			s.p.n_cpu_moe = v + (n_layer - v) * step / 4;
@@ -281,7 +324,7 @@ static int add_split(struct work *k, const struct plan_setup *base, bool experts
 		if (ctx < 0)
 			return (int)ctx;
 	}
-	if (k->r->use_case == PLAN_LONG_CONTEXT) {
+	if (long_ctx) {
 		/* Context grows as the split moves to the host and speed falls: the longest
 		 * context at the floor is the split furthest toward the host that keeps it. */
 		int64_t edge = slowest_split(k, &s, experts, v, need);
@@ -302,7 +345,8 @@ static int add_split(struct work *k, const struct plan_setup *base, bool experts
 /* Every setup of one format and KV type: all on the GPUs; when that does not reach the
  * context asked (or the use case's cap), the splits that do: MoE experts in host memory, and
  * whole layers on the host. */
-static int add_base(struct work *k, const struct plan_setup *base, bool splits, int64_t *full_ctx)
+static int add_base_ub(struct work *k, const struct plan_setup *base, bool splits,
+		       int64_t *full_ctx)
 {
 	const bool long_ctx = k->r->use_case == PLAN_LONG_CONTEXT;
 	struct plan_setup s = *base;
@@ -314,13 +358,14 @@ static int add_base(struct work *k, const struct plan_setup *base, bool splits, 
 	full = solve_push(k, &s, PLAN_MIN_CTX);
 	if (full < 0)
 		return (int)full;
+	full /= k->np; /* each sequence's */
 	*full_ctx = full;
 	/* Layers or experts in host memory only where that memory is known. */
 	if (k->hw->n_dev == 0 || s.runtime == PLAN_RT_VLLM || !splits ||
 	    k->hw->host.budget_bytes < 0)
 		return 0;
 	if (k->r->n_ctx > 0) {
-		needs[n_needs++] = k->r->n_ctx;
+		needs[n_needs++] = fixed_ctx(k);
 	} else {
 		/* The target, the cap (more context for a slower split), and the least context
 		 * when even the target does not fit. */
@@ -331,7 +376,7 @@ static int add_base(struct work *k, const struct plan_setup *base, bool splits, 
 		if (full < PLAN_MIN_CTX || full == 0)
 			needs[n_needs++] = PLAN_MIN_CTX;
 	}
-	if (full >= k->ctx_cap || (k->r->n_ctx > 0 && full >= k->r->n_ctx))
+	if (full >= k->ctx_cap || (k->r->n_ctx > 0 && full >= fixed_ctx(k)))
 		return 0;
 	for (int i = 0; i < n_needs; i++) {
 		if (k->moe && (rc = add_split(k, base, true, needs[i])) < 0)
@@ -342,18 +387,39 @@ static int add_base(struct work *k, const struct plan_setup *base, bool splits, 
 	return 0;
 }
 
+/* add_base_ub at llama.cpp's micro-batch and, where the GPUs then limit the context, at a
+ * smaller one, whose compute buffers leave more of them for context or layers. */
+static int add_base(struct work *k, const struct plan_setup *base, bool splits, int64_t *full_ctx)
+{
+	struct plan_setup u = *base;
+	int64_t full_small = 0;
+	int rc = add_base_ub(k, base, splits, full_ctx);
+
+	if (rc < 0 || k->hw->n_dev == 0 ||
+	    *full_ctx >= (k->r->n_ctx > 0 ? fixed_ctx(k) : k->ctx_cap))
+		return rc;
+	/* The smaller micro-batch moves the split by a layer or the context by a little: the
+	 * steps toward the host, which trade speed for context in large strides, are not
+	 * redone (its edge at the speed floor is). */
+	u.p.n_ubatch = UBATCH_SMALL;
+	k->no_walk = true;
+	rc = add_base_ub(k, &u, splits, &full_small);
+	k->no_walk = false;
+	return rc;
+}
+
 /* Loads the weights of a format into k->w. Returns 0, 1 to skip the format, or RF_E_NOMEM. */
 static int load_format(struct work *k, const struct plan_setup *s)
 {
 	int rc;
 
-	if (s->runtime == PLAN_RT_VLLM) {
-		plan_vllm_weights(k->f16, s->vformat, k->w);
-		return 0;
-	}
+	if (s->runtime == PLAN_RT_VLLM)
+		return 0; /* vllm_capacity weighs its own formats */
 	rc = k->m->weights(k->m->weights_ctx, k->m->arch, s->ftype, k->w);
 	if (rc == RF_E_NOMEM)
 		return rc;
+	if (rc == 0)
+		plan_weights_sum(k->w, &k->wsum);
 	return rc < 0 ? 1 : 0;
 }
 
@@ -364,7 +430,8 @@ static void note_need(struct work *k, const struct plan_setup *base)
 
 	s.p.n_ctx = PLAN_MIN_CTX;
 	s.p.n_gpu_layers = k->hw->n_dev > 0 ? -1 : 0;
-	if (plan_evaluate(k->m->arch, k->m->params, k->w, k->hw, &s, k->res) == 0 &&
+	if (plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, &s, k->res) ==
+		    0 &&
 	    (k->min_total < 0 || k->res->mem.total_bytes < k->min_total))
 		k->min_total = k->res->mem.total_bytes;
 }
@@ -416,19 +483,16 @@ static bool cannot_fit(const struct work *k, int ft)
 	return bound > room;
 }
 
-static int search(struct work *k, bool kv_q4)
+/* Every llama.cpp setup: the formats, KV cache types, and the splits and n_ctx of each. */
+static int search_llama(struct work *k, bool kv_q4)
 {
 	static const int kv_types[] = {RF_GT_F16, RF_GT_Q8_0};
 	const struct plan_request *r = k->r;
-	bool vllm = r->runtime == PLAN_RT_VLLM;
 	int formats[N_LLAMA_FORMATS];
 	int nf = 0, rc;
 
-	if (vllm) {
-		for (int f = 0; f < PLAN_VLLM_FORMATS; f++)
-			if (r->vformat < 0 || r->vformat == f)
-				formats[nf++] = f;
-	} else if (k->m->fixed_ftype >= 0) {
+	k->searched[PLAN_RT_LLAMA_CPP] = true;
+	if (k->m->fixed_ftype >= 0) {
 		formats[nf++] = k->m->fixed_ftype;
 	} else if (r->ftype >= 0) {
 		formats[nf++] = r->ftype;
@@ -443,21 +507,20 @@ static int search(struct work *k, bool kv_q4)
 		int64_t full_f16 = 0;
 		struct plan_setup base;
 		memset(&base, 0, sizeof(base));
-		base.runtime = r->runtime;
-		base.ftype = vllm ? -1 : formats[i];
-		base.vformat = vllm ? (enum plan_vllm_format)formats[i] : PLAN_VLLM_BF16;
+		base.runtime = PLAN_RT_LLAMA_CPP;
+		base.ftype = formats[i];
 		rf_infer_params_default(&base.p);
 		base.p.n_parallel = r->n_parallel;
 		if (r->choice_only) {
 			struct plan_setup f16 = base;
 			f16.p.type_k = f16.p.type_v = kv_q4 ? RF_GT_Q4_0 : RF_GT_F16;
-			if (hopeless(k, plan_quality_setup(k->q, &f16, native(k))))
+			if (hopeless(k, plan_quality_setup(k->q, &f16, native(k, &f16))))
 				continue;
 		}
 		/* Flash attention on GPUs (less memory, no slower); a quantized V cache needs
 		 * it everywhere. */
 		base.p.flash_attn = k->hw->n_dev > 0 || kv_q4;
-		if (!vllm && cannot_fit(k, base.ftype))
+		if (cannot_fit(k, base.ftype))
 			continue;
 		if ((rc = load_format(k, &base)) != 0) {
 			if (rc < 0)
@@ -474,7 +537,7 @@ static int search(struct work *k, bool kv_q4)
 			 * the use case takes with every layer on the GPUs. */
 			if (t == 1 && full_f16 >= k->ctx_cap)
 				break;
-			kld = plan_quality_setup(k->q, &base, native(k));
+			kld = plan_quality_setup(k->q, &base, native(k, &base));
 			if ((rc = add_base(k, &base, !hopeless(k, kld), &full)) < 0)
 				return rc;
 			if (t == 0) {
@@ -486,6 +549,141 @@ static int search(struct work *k, bool kv_q4)
 	return 0;
 }
 
+/* The capacity vllm_setup kept for vLLM setup s, or NULL. */
+static const struct vllm_capacity *vcap_of(const struct work *k, const struct plan_setup *s)
+{
+	for (int i = 0; i < k->n_vcap; i++) {
+		const struct plan_setup *v = &k->vkey[i];
+		if (v->vformat == s->vformat && v->p.type_k == s->p.type_k &&
+		    v->vllm_util == s->vllm_util && v->tp == s->tp &&
+		    v->max_num_seqs == s->max_num_seqs)
+			return &k->vcap[i];
+	}
+	return NULL;
+}
+
+/* The vLLM setup s at the context vLLM's cache holds for each of its sequences (within the
+ * use case's cap, or the fixed n_ctx), recorded when it fits. Returns the context (0: none
+ * fits) or a negative rf_err. vLLM sizes its cache from the rest of the setup, before it
+ * checks --max-model-len, so the length is solved in closed form: the cache's tokens over the
+ * sequences, in whole 256-token steps. */
+static int64_t vllm_setup(struct work *k, struct plan_setup *s)
+{
+	struct vllm_capacity c;
+	int64_t ctx;
+	int rc;
+
+	s->p.n_ctx = 0;
+	if (vcap_of(k, s)) {
+		c = *vcap_of(k, s); /* a search done again (a relaxed floor) */
+	} else {
+		rc = plan_vllm_capacity(k->m->arch, k->vt, k->hw, s, &c);
+		k->evaluated++;
+		if (rc < 0)
+			return rc == RF_E_NOMEM ? rc : 0; /* a format or split vLLM refuses */
+		if (k->n_vcap < MAX_VCAPS) {
+			k->vkey[k->n_vcap] = *s;
+			k->vcap[k->n_vcap++] = c;
+		}
+	}
+	ctx = c.kv_cache_tokens / k->np / RF_KV_PAD * RF_KV_PAD;
+	if (ctx > k->ctx_cap)
+		ctx = k->ctx_cap;
+	if (k->r->n_ctx > 0)
+		ctx = ctx >= fixed_ctx(k) ? fixed_ctx(k) : 0;
+	if (ctx < (k->r->n_ctx > 0 ? 1 : PLAN_MIN_CTX))
+		return 0;
+	s->p.n_ctx = ctx;
+	plan_vllm_result(k->m->arch, k->m->params, k->hw, s, &c, k->res);
+	if (!k->res->fits)
+		return 0;
+	record(k, s, ctx);
+	return ctx;
+}
+
+/* Every vLLM setup: its weight formats (the model's own MXFP4 for gpt-oss) and KV dtypes at
+ * the largest tensor-parallel size, --gpu-memory-utilization 0.90 (or less where other
+ * processes hold memory) and, where that leaves the use case short of context, 0.95. */
+static int search_vllm(struct work *k)
+{
+	const struct plan_request *r = k->r;
+	const int tp = plan_vllm_tp(k->m->arch, k->hw);
+	double util = PLAN_VLLM_GPU_UTIL;
+	bool all_free = true;
+	int formats[PLAN_VLLM_FORMATS + 1];
+	int nf = 0;
+
+	if (tp < 1)
+		return 0;
+	k->searched[PLAN_RT_VLLM] = true;
+	if (k->vt->n == 0) {
+		int rc = model_tensors(k->m->arch, k->vt);
+		if (rc < 0)
+			return rc == RF_E_NOMEM ? rc : 0; /* no tensors to weigh: no vLLM setup */
+	}
+	if (k->m->native_mxfp4)
+		formats[nf++] = PLAN_VLLM_MXFP4;
+	else if (r->vformat >= 0)
+		formats[nf++] = r->vformat;
+	else
+		for (int f = 0; f < PLAN_VLLM_FORMATS; f++)
+			formats[nf++] = f;
+	for (int i = 0; i < tp; i++) {
+		const struct vllm_gpu *g = &k->hw->vgpu[i];
+		double u = plan_vllm_gpu_util(g->total_bytes,
+					      g->free_bytes > 0 ? g->free_bytes : g->total_bytes);
+		if (u < util)
+			util = u;
+		all_free = all_free && u >= PLAN_VLLM_GPU_UTIL;
+	}
+	/* The default share first, for both KV dtypes, so that on a tie it is kept. */
+	for (int i = 0; i < nf; i++) {
+		int64_t ctx_at[2] = {0, 0};
+		for (int pass = 0; pass < 2; pass++)
+			for (int t = 0; t < 2; t++) {
+				struct plan_setup s;
+				int64_t ctx;
+				/* A higher share only where the default leaves context short and
+				 * the GPUs hold nothing else. */
+				if (pass == 1 &&
+				    (ctx_at[t] >= k->ctx_cap || !all_free || r->n_ctx > 0))
+					continue;
+				/* An fp8 cache only buys context: not when the auto one has all
+				 * the use case takes at this share. */
+				if (t == 1 && ctx_at[0] >= k->ctx_cap &&
+				    (pass == 0 || ctx_at[1] >= k->ctx_cap))
+					continue;
+				memset(&s, 0, sizeof(s));
+				s.runtime = PLAN_RT_VLLM;
+				s.ftype = -1;
+				s.vformat = (enum plan_vllm_format)formats[i];
+				s.tp = tp;
+				s.vllm_util = pass ? PLAN_VLLM_GPU_UTIL_HIGH : util;
+				s.max_num_seqs = r->n_parallel > 1 ? r->n_parallel : 0;
+				rf_infer_params_default(&s.p);
+				s.p.n_parallel = r->n_parallel;
+				s.p.flash_attn = true;
+				s.p.type_k = s.p.type_v = t ? RF_GT_Q8_0 : RF_GT_F16;
+				if ((ctx = vllm_setup(k, &s)) < 0)
+					return (int)ctx;
+				ctx_at[t] = ctx;
+			}
+	}
+	return 0;
+}
+
+static int search(struct work *k, bool kv_q4)
+{
+	int rc = 0;
+
+	if (k->r->runtime != PLAN_RT_VLLM)
+		rc = search_llama(k, kv_q4);
+	if (rc == 0 && !kv_q4 &&
+	    (k->r->runtime == PLAN_RT_VLLM || (k->r->runtime == PLAN_RT_AUTO && k->hw->n_vgpu > 0)))
+		rc = search_vllm(k);
+	return rc;
+}
+
 /* ---- choosing --------------------------------------------------------------------------- */
 
 static double kld_of(const struct plan_choice *c)
@@ -495,21 +693,26 @@ static double kld_of(const struct plan_choice *c)
 
 static int64_t ctx_of(const struct plan_request *r, const struct plan_choice *c)
 {
-	int64_t cap = r->use_case == PLAN_LONG_CONTEXT ? c->setup.p.n_ctx :
+	int64_t cap = r->use_case == PLAN_LONG_CONTEXT ? c->ctx :
 		      r->use_case == PLAN_SPEED        ? PLAN_SPEED_CTX_CAP :
 							 PLAN_GENERAL_CTX_CAP;
-	return c->setup.p.n_ctx < cap ? c->setup.p.n_ctx : cap;
+	return c->ctx < cap ? c->ctx : cap;
 }
 
 enum crit {
 	C_KLD, /* lower is better; within tie_kld of the best is equal */
-	C_TPS, /* higher is better; within SPEED_TIE of the best is equal */
+	C_TPS, /* higher is better (all streams together); within SPEED_TIE of the best is equal */
 	C_CTX, /* higher is better (up to the use case's cap); long_context: within CTX_TIE */
+	C_RT,  /* equal on the rest: llama.cpp, which takes only the memory it needs, runs
+		  layers from RAM and is one GGUF file */
 };
 
 static double crit_value(const struct plan_request *r, enum crit c, const struct plan_choice *x)
 {
-	return c == C_KLD ? -kld_of(x) : c == C_TPS ? x->res.decode_tps : (double)ctx_of(r, x);
+	return c == C_KLD ? -kld_of(x) :
+	       c == C_TPS ? x->res.aggregate_tps :
+	       c == C_RT  ? (x->setup.runtime == PLAN_RT_LLAMA_CPP ? 1.0 : 0.0) :
+			    (double)ctx_of(r, x);
 }
 
 /* Whether v is within the criterion's tolerance of the best value top. */
@@ -522,8 +725,19 @@ static bool crit_near(const struct plan_request *r, const struct plan_quality *q
 		return v >= top - q->tie_kld;
 	if (c == C_TPS)
 		return v * (1 + SPEED_TIE) >= top;
+	if (c == C_RT)
+		return v >= top;
 	return r->use_case == PLAN_LONG_CONTEXT ? v * (1 + CTX_TIE) >= top : v >= top;
 }
+
+/* The use cases' criteria, in order: the last, the exact speed, settles what is left. */
+#define N_STEPS 5
+static const enum crit orders[PLAN_USE_CASES][N_STEPS] = {
+	[PLAN_GENERAL] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS},
+	[PLAN_LONG_CONTEXT] = {C_CTX, C_KLD, C_TPS, C_RT, C_TPS},
+	[PLAN_SPEED] = {C_TPS, C_KLD, C_CTX, C_RT, C_TPS},
+	[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS},
+};
 
 /* The objective's choice among the candidates flagged in eligible (keep is scratch): each
  * criterion, in the use case's order, keeps those within its tolerance of the best still in;
@@ -532,25 +746,19 @@ static bool crit_near(const struct plan_request *r, const struct plan_quality *q
 static int select_best(const struct plan_request *r, const struct plan_quality *q,
 		       const struct plan_choice *all, int na, const bool *eligible, bool *keep)
 {
-	static const enum crit orders[PLAN_USE_CASES][4] = {
-		[PLAN_GENERAL] = {C_KLD, C_TPS, C_CTX, C_TPS},
-		[PLAN_LONG_CONTEXT] = {C_CTX, C_KLD, C_TPS, C_TPS},
-		[PLAN_SPEED] = {C_TPS, C_KLD, C_CTX, C_TPS},
-		[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_TPS},
-	};
 	int pick = -1;
 
 	for (int i = 0; i < na; i++)
 		keep[i] = eligible[i];
-	for (int step = 0; step < 4; step++) {
+	for (int step = 0; step < N_STEPS; step++) {
 		enum crit c = orders[r->use_case][step];
 		double top = -1e300;
 		for (int i = 0; i < na; i++)
 			if (keep[i] && crit_value(r, c, &all[i]) > top)
 				top = crit_value(r, c, &all[i]);
 		for (int i = 0; i < na; i++)
-			if (keep[i] &&
-			    !crit_near(r, q, c, crit_value(r, c, &all[i]), top, step == 3))
+			if (keep[i] && !crit_near(r, q, c, crit_value(r, c, &all[i]), top,
+						  step == N_STEPS - 1))
 				keep[i] = false;
 	}
 	for (int i = 0; i < na && pick < 0; i++)
@@ -613,16 +821,18 @@ static void to_choice(const struct cand *c, struct plan_choice *out)
 	memset(out, 0, sizeof(*out));
 	out->setup = c->s;
 	out->kld = c->kld;
+	out->ctx = c->ctx;
 	out->res.decode_tps = c->tps;
-	out->setup.p.n_ctx = c->ctx;
+	out->res.aggregate_tps = c->agg;
 }
 
 static const char *format_name(const struct plan_setup *s)
 {
 	if (s->runtime == PLAN_RT_VLLM)
-		return s->vformat == PLAN_VLLM_FP8 ? "fp8" :
-		       s->vformat == PLAN_VLLM_AWQ ? "awq" :
-						     "bf16";
+		return s->vformat == PLAN_VLLM_FP8   ? "fp8" :
+		       s->vformat == PLAN_VLLM_AWQ   ? "awq" :
+		       s->vformat == PLAN_VLLM_MXFP4 ? "mxfp4" :
+						       "bf16";
 	return rf_ftype_name(s->ftype) ? rf_ftype_name(s->ftype) : "?";
 }
 
@@ -631,33 +841,50 @@ static const char *kv_name(int t)
 	return t == RF_GT_Q8_0 ? "q8_0" : t == RF_GT_Q4_0 ? "q4_0" : "f16";
 }
 
-/* "Q4_K_M, q8_0 KV, 40 of 80 layers on the GPU" */
+static const char *runtime_name(enum plan_runtime rt)
+{
+	return rt == PLAN_RT_VLLM ? "vLLM" : "llama.cpp";
+}
+
+/* "Q4_K_M, q8_0 KV, 40 of 80 layers on the GPU: 16384 tokens, 3.1 tok/s, KLD 0.0321";
+ * "vLLM fp8, fp8 KV, TP 1, 90% of the GPU: ..." */
 static void describe(const struct work *k, const struct plan_choice *c, char *buf, size_t len)
 {
 	const struct plan_setup *s = &c->setup;
 	const struct rf_mem_estimate *m = &c->res.mem;
-	int n = snprintf(buf, len, "%s, %s KV", format_name(s), kv_name(s->p.type_k));
+	bool vllm = s->runtime == PLAN_RT_VLLM;
+	int n = vllm ? snprintf(buf, len, "vLLM %s, %s KV, TP %d, %.0f%% of the GPU",
+				format_name(s), s->p.type_k != RF_GT_F16 ? "fp8" : "bf16", s->tp,
+				s->vllm_util * 100) :
+		       snprintf(buf, len, "%s, %s KV", format_name(s), kv_name(s->p.type_k));
 
 	if (n < 0 || (size_t)n >= len)
 		return;
-	if (s->p.n_cpu_moe > 0)
+	if (vllm) {
+		/* nothing on the host */
+	} else if (s->p.n_cpu_moe > 0)
 		n += snprintf(buf + n, len - (size_t)n, ", experts of %lld layers in RAM",
 			      (long long)s->p.n_cpu_moe);
 	else if (k->hw->n_dev > 0 && s->p.n_gpu_layers >= 0)
 		n += snprintf(buf + n, len - (size_t)n, ", %lld of %lld layers on the GPU",
 			      (long long)m->n_gpu_layers, (long long)model_n_layer(k->m->arch));
-	if (n > 0 && (size_t)n < len)
+	if (n > 0 && (size_t)n < len && s->p.n_parallel > 1)
+		n += snprintf(buf + n, len - (size_t)n,
+			      ": %lld streams of %lld tokens, %.1f tok/s together, KLD %.4f",
+			      (long long)s->p.n_parallel, (long long)c->ctx, c->res.aggregate_tps,
+			      c->kld);
+	else if (n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, ": %lld tokens, %.1f tok/s, KLD %.4f",
-			 (long long)s->p.n_ctx, c->res.decode_tps, c->kld);
+			 (long long)c->ctx, c->res.decode_tps, c->kld);
 }
 
 static void why_alt(const struct work *k, const struct plan_choice *best, struct plan_choice *a)
 {
 	char d[PLAN_WHY_LEN - 40];
-	const char *gain = cmp_kld(k->q, a, best) < 0               ? "better quality" :
-			   a->res.decode_tps > best->res.decode_tps ? "faster" :
-			   a->setup.p.n_ctx > best->setup.p.n_ctx   ? "more context" :
-								      "a different trade";
+	const char *gain = cmp_kld(k->q, a, best) < 0                     ? "better quality" :
+			   a->res.aggregate_tps > best->res.aggregate_tps ? "faster" :
+			   a->ctx > best->ctx                             ? "more context" :
+									    "a different trade";
 
 	describe(k, a, d, sizeof(d));
 	snprintf(a->why, sizeof(a->why), "%s than the choice: %s", gain, d);
@@ -677,6 +904,53 @@ static void answer_note(struct plan_answer *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Why the chosen runtime won over the other's best o (NULL: none of its setups meets the
+ * objective's constraints): the first criterion, in the use case's order, that tells them
+ * apart. */
+static void runtime_text(const struct work *k, const struct plan_choice *w,
+			 const struct plan_choice *o, struct plan_answer *a)
+{
+	const struct plan_request *r = k->r;
+	const char *wn = runtime_name(w->setup.runtime);
+	const char *on =
+		runtime_name(w->setup.runtime == PLAN_RT_VLLM ? PLAN_RT_LLAMA_CPP : PLAN_RT_VLLM);
+
+	if (!o) {
+		snprintf(a->runtime_why, sizeof(a->runtime_why),
+			 "%s: no %s setup meets the objective's context, speed and quality here",
+			 wn, on);
+		return;
+	}
+	for (int step = 0; step < N_STEPS - 2; step++) {
+		enum crit c = orders[r->use_case][step];
+		if (crit_near(r, k->q, c, crit_value(r, c, o), crit_value(r, c, w), false))
+			continue;
+		if (c == C_KLD)
+			snprintf(a->runtime_why, sizeof(a->runtime_why),
+				 "%s: better quality, %s (KLD %.4f) against %s's best, %s (KLD "
+				 "%.4f)",
+				 wn, format_name(&w->setup), w->kld, on, format_name(&o->setup),
+				 o->kld);
+		else if (c == C_TPS)
+			snprintf(a->runtime_why, sizeof(a->runtime_why),
+				 "%s: faster, %s at %.1f tokens/s%s against %s's best, %s at %.1f",
+				 wn, format_name(&w->setup), w->res.aggregate_tps,
+				 k->np > 1 ? " over all streams" : "", on, format_name(&o->setup),
+				 o->res.aggregate_tps);
+		else
+			snprintf(
+				a->runtime_why, sizeof(a->runtime_why),
+				"%s: more context, %s at %lld tokens against %s's best, %s at %lld",
+				wn, format_name(&w->setup), (long long)w->ctx, on,
+				format_name(&o->setup), (long long)o->ctx);
+		return;
+	}
+	snprintf(a->runtime_why, sizeof(a->runtime_why),
+		 "%s: %s's best (%s) is no better on quality, speed or context, and llama.cpp "
+		 "takes only the memory it needs, can run layers from RAM and is one GGUF file",
+		 wn, on, format_name(&o->setup));
+}
+
 static void objective_text(const struct work *k, struct plan_answer *a)
 {
 	const struct plan_request *r = k->r;
@@ -692,10 +966,12 @@ static void objective_text(const struct work *k, struct plan_answer *a)
 	else
 		snprintf(head, sizeof(head), "the best quality (llama.cpp KL divergence)");
 	snprintf(a->objective, sizeof(a->objective),
-		 "%s: %s with n_ctx >= %lld and decode >= %.1f tokens/s, every GPU at most "
-		 "%.0f%% of its budget",
-		 plan_use_case_name(r->use_case), head, (long long)a->ctx_target, a->floor_tps,
-		 k->max_util * 100);
+		 "%s: %s with n_ctx >= %lld%s and decode >= %.1f tokens/s%s, every GPU at most "
+		 "%.0f%% of its budget%s",
+		 plan_use_case_name(r->use_case), head, (long long)a->ctx_target,
+		 k->np > 1 ? " per sequence" : "", a->floor_tps, k->np > 1 ? " per stream" : "",
+		 k->max_util * 100,
+		 k->searched[PLAN_RT_VLLM] ? " (vLLM: within --gpu-memory-utilization)" : "");
 }
 
 /* Chooses among k's candidates into out. */
@@ -712,7 +988,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	if (r->use_case == PLAN_QUALITY && n.tps < PLAN_READING_TPS)
 		n.tps = PLAN_READING_TPS;
 	if (r->n_ctx > 0)
-		n.ctx = r->n_ctx;
+		n.ctx = fixed_ctx(k);
 	/* Relax, in order, what no setup can meet: the context target, then the speed floor
 	 * (to 80% of the fastest setup that meets the rest), then the quality floor. */
 	if (!any_meets(k, &n) && r->n_ctx == 0) {
@@ -738,7 +1014,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	if (!any_meets(k, &n)) {
 		n.kld = -1;
 		n.tps = 0;
-		n.ctx = r->n_ctx > 0 ? r->n_ctx : PLAN_MIN_CTX;
+		n.ctx = r->n_ctx > 0 ? fixed_ctx(k) : PLAN_MIN_CTX;
 		out->below_floor = true;
 	}
 	out->floor_tps = n.tps;
@@ -764,10 +1040,9 @@ static int choose(struct work *k, struct plan_answer *out)
 		for (int j = 0; j < na && !dominated; j++) {
 			const struct plan_choice *a = &all[j], *b = &all[i];
 			bool ge = kld_of(a) <= kld_of(b) &&
-				  a->res.decode_tps >= b->res.decode_tps &&
-				  a->setup.p.n_ctx >= b->setup.p.n_ctx;
-			bool gt = kld_of(a) < kld_of(b) || a->res.decode_tps > b->res.decode_tps ||
-				  a->setup.p.n_ctx > b->setup.p.n_ctx;
+				  a->res.aggregate_tps >= b->res.aggregate_tps && a->ctx >= b->ctx;
+			bool gt = kld_of(a) < kld_of(b) ||
+				  a->res.aggregate_tps > b->res.aggregate_tps || a->ctx > b->ctx;
 			dominated = j != i && ge && (gt || j < i);
 		}
 		front[i] = !dominated && i != best;
@@ -776,6 +1051,13 @@ static int choose(struct work *k, struct plan_answer *out)
 	if (best >= 0) {
 		out->found = true;
 		out->best = all[best];
+	}
+	if (best >= 0 && k->searched[PLAN_RT_LLAMA_CPP] && k->searched[PLAN_RT_VLLM]) {
+		int other;
+		for (int i = 0; i < na; i++)
+			elig[i] = all[i].setup.runtime != all[best].setup.runtime;
+		other = select_best(r, k->q, all, na, elig, keep);
+		runtime_text(k, &all[best], other >= 0 ? &all[other] : NULL, out);
 	}
 	/* The front's best PLAN_MAX_ALTS by the objective, in its order. */
 	while (out->n_alt < PLAN_MAX_ALTS && nfront > 0) {
@@ -794,11 +1076,19 @@ static int choose(struct work *k, struct plan_answer *out)
 /* Re-evaluates c (its memory estimate and speeds are kept in the answer). */
 static int finish(struct work *k, struct plan_choice *c)
 {
-	int rc = load_format(k, &c->setup);
+	const struct vllm_capacity *vc;
+	int rc;
 
+	if (c->setup.runtime == PLAN_RT_VLLM && (vc = vcap_of(k, &c->setup)) != NULL) {
+		/* The cache is sized before the length is checked: the same capacity. */
+		plan_vllm_result(k->m->arch, k->m->params, k->hw, &c->setup, vc, &c->res);
+		return 0;
+	}
+	rc = load_format(k, &c->setup);
 	if (rc != 0)
 		return rc < 0 ? rc : RF_E_INTERNAL;
-	rc = plan_evaluate(k->m->arch, k->m->params, k->w, k->hw, &c->setup, &c->res);
+	rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, &c->setup,
+				  &c->res);
 	k->evaluated++;
 	return rc;
 }
@@ -814,18 +1104,37 @@ static void trade_notes(struct work *k, struct plan_answer *a)
 			    "quality asked",
 			    (long long)k->ctx_target, (long long)s->p.n_ctx,
 			    (long long)k->ctx_target);
-	if (s->p.type_k != RF_GT_F16)
+	if (s->runtime == PLAN_RT_VLLM && s->p.type_k != RF_GT_F16)
+		answer_note(a, "kv_cache_dtype auto -> fp8: the fp8 cache holds twice the tokens "
+			       "in the same memory");
+	else if (s->p.type_k != RF_GT_F16)
 		answer_note(a,
 			    "kv_cache_type f16 -> %s: the quantized cache holds more context in "
 			    "the same memory (flash attention on)",
 			    kv_name(s->p.type_k));
+	if (s->runtime == PLAN_RT_VLLM && s->vllm_util > PLAN_VLLM_GPU_UTIL)
+		answer_note(a,
+			    "gpu_memory_utilization %.2f -> %.2f: %.1f GiB more KV cache; %.1f GiB "
+			    "of the GPU stay outside vLLM's pool, about 1 GiB of it for CUDA "
+			    "graphs, so nothing else may run on it",
+			    PLAN_VLLM_GPU_UTIL, s->vllm_util,
+			    (s->vllm_util - PLAN_VLLM_GPU_UTIL) *
+				    (double)a->best.res.mem.per_device[0].budget_bytes / RF_GIB,
+			    (double)(a->best.res.mem.per_device[0].budget_bytes -
+				     a->best.res.mem.per_device[0].bytes) /
+				    RF_GIB);
+	if (s->runtime == PLAN_RT_LLAMA_CPP && s->p.n_ubatch != UBATCH_DEFAULT)
+		answer_note(a,
+			    "n_ubatch %d -> %lld: a smaller micro-batch shrinks the compute "
+			    "buffers, which buys context; prompts are processed in more steps",
+			    UBATCH_DEFAULT, (long long)s->p.n_ubatch);
 	if (s->p.n_cpu_moe > 0)
 		answer_note(
 			a,
 			"n_cpu_moe 0 -> %lld: the routed experts of the first %lld of %lld "
 			"layers stay in host memory; attention and the KV cache stay on the GPU",
 			(long long)s->p.n_cpu_moe, (long long)s->p.n_cpu_moe, (long long)n_layer);
-	if (s->p.n_gpu_layers >= 0 && k->hw->n_dev > 0)
+	if (s->runtime == PLAN_RT_LLAMA_CPP && s->p.n_gpu_layers >= 0 && k->hw->n_dev > 0)
 		answer_note(a,
 			    "n_gpu_layers all -> %lld: %lld of %lld layers fit on the GPU with "
 			    "headroom; the rest run from host RAM",
@@ -849,17 +1158,18 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 
 	memset(out, 0, sizeof(*out));
 	if (r->use_case < 0 || r->use_case >= PLAN_USE_CASES || r->n_parallel < 1 ||
-	    r->n_parallel > 256 || r->n_ctx < -1 || r->n_ctx > MODEL_MAX_POSITIONS)
+	    r->n_parallel > 256 || r->n_ctx < -1 || r->n_ctx > MODEL_MAX_POSITIONS ||
+	    r->runtime < PLAN_RT_AUTO || r->runtime > PLAN_RT_VLLM ||
+	    (r->n_ctx > 0 && r->n_ctx < r->n_parallel))
 		return RF_E_INVALID_VALUE;
 	memset(&k, 0, sizeof(k));
 	k.m = m;
 	k.hw = hw;
 	k.q = q;
 	k.r = r;
-	/* vLLM's --gpu-memory-utilization already is its headroom. */
-	k.max_util = r->max_gpu_util > 0        ? r->max_gpu_util :
-		     r->runtime == PLAN_RT_VLLM ? 1.0 :
-						  PLAN_MAX_GPU_UTIL;
+	/* llama.cpp's headroom; vLLM's is its --gpu-memory-utilization. */
+	k.max_util = r->max_gpu_util > 0 ? r->max_gpu_util : PLAN_MAX_GPU_UTIL;
+	k.np = r->n_parallel;
 	k.min_total = -1;
 	k.moe = m->arch->n_experts > 0;
 	k.floor_tps = r->min_tps > 0 ? r->min_tps : PLAN_MIN_TPS;
@@ -884,15 +1194,12 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	if (k.ctx_cap < PLAN_MIN_CTX)
 		k.ctx_cap = PLAN_MIN_CTX;
 	k.w = malloc(sizeof(*k.w));
-	k.f16 = malloc(sizeof(*k.f16));
 	k.res = malloc(sizeof(*k.res));
 	k.c = malloc(sizeof(*k.c) * MAX_CANDS);
-	rc = !k.w || !k.f16 || !k.res || !k.c ? RF_E_NOMEM : 0;
-	if (rc == 0 && r->runtime == PLAN_RT_VLLM) {
-		rc = m->weights(m->weights_ctx, m->arch, RF_FT_F16, k.f16);
-		if (rc < 0 && rc != RF_E_NOMEM)
-			rc = RF_E_INVALID_VALUE;
-	}
+	k.vkey = malloc(sizeof(*k.vkey) * MAX_VCAPS);
+	k.vt = calloc(1, sizeof(*k.vt));
+	k.vcap = malloc(sizeof(*k.vcap) * MAX_VCAPS);
+	rc = !k.w || !k.res || !k.c || !k.vkey || !k.vcap || !k.vt ? RF_E_NOMEM : 0;
 	if (rc == 0)
 		rc = search(&k, false);
 	/* Below the quality floor the splits were not searched; when nothing meets the floor,
@@ -903,7 +1210,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 		rc = search(&k, false);
 	}
 	/* A q4_0 cache loses more than a measured table shows: only when nothing else fits. */
-	if (rc == 0 && k.n == 0 && r->runtime == PLAN_RT_LLAMA_CPP) {
+	if (rc == 0 && k.n == 0 && r->runtime != PLAN_RT_VLLM) {
 		kv_q4 = true;
 		rc = search(&k, true);
 	}
@@ -940,7 +1247,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 		objective_text(&k, out);
 	}
 	/* Nothing fitted and every format was too large to weigh: the need of the smallest. */
-	if (rc == 0 && !out->found && k.min_total < 0 && r->runtime == PLAN_RT_LLAMA_CPP &&
+	if (rc == 0 && !out->found && k.min_total < 0 && r->runtime != PLAN_RT_VLLM &&
 	    m->fixed_ftype < 0) {
 		struct plan_setup s;
 		memset(&s, 0, sizeof(s));
@@ -953,8 +1260,11 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	out->evaluated = k.evaluated;
 	out->min_total_bytes = k.min_total;
 	free(k.w);
-	free(k.f16);
 	free(k.res);
+	free(k.vkey);
+	free(k.vcap);
+	rf_tensor_list_free(k.vt);
+	free(k.vt);
 	free(k.c);
 	return rc;
 }

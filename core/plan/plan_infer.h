@@ -54,7 +54,7 @@
 #define PLAN_SPEED_CTX_CAP 8192
 #define PLAN_MAX_ALTS 8
 #define PLAN_WHY_LEN 200
-#define PLAN_OBJECTIVE_LEN 240
+#define PLAN_OBJECTIVE_LEN 320
 #define PLAN_MAX_NOTES 8
 #define PLAN_NOTE_LEN 240
 
@@ -84,14 +84,17 @@ struct plan_model {
 
 struct plan_request {
 	enum plan_use_case use_case;
-	enum plan_runtime runtime;
-	int ftype;           /* llama.cpp: a fixed file type; -1 search */
-	int vformat;         /* vLLM: a fixed format (enum plan_vllm_format); -1 search */
-	int64_t n_ctx;       /* 0: the use case's; > 0: exactly this; -1: the largest that fits */
-	int64_t n_parallel;  /* sequences sharing n_ctx; >= 1 */
-	double min_tps;      /* usable decode speed; <= 0: PLAN_MIN_TPS */
-	double max_gpu_util; /* headroom; <= 0: PLAN_MAX_GPU_UTIL (vLLM: 1, its own share) */
-	bool choice_only;    /* no alternatives wanted: formats that cannot be chosen are not
+	enum plan_runtime runtime; /* PLAN_RT_AUTO: vLLM too where the machine runs it */
+	int ftype;                 /* llama.cpp: a fixed file type; -1 search */
+	int vformat;               /* vLLM: a fixed format (enum plan_vllm_format); -1 search */
+	int64_t n_ctx;             /* 0: the use case's; > 0: exactly this (shared by n_parallel, as
+				llama.cpp's -c); -1: the largest that fits */
+	int64_t n_parallel;        /* sequences served together; >= 1: the context targets are each
+				sequence's, the speed objective their aggregate (batched decode),
+				the speed floor what each one sees */
+	double min_tps;            /* usable decode speed; <= 0: PLAN_MIN_TPS */
+	double max_gpu_util;       /* headroom; <= 0: PLAN_MAX_GPU_UTIL (vLLM: 1, its own share) */
+	bool choice_only;          /* no alternatives wanted: formats that cannot be chosen are not
 			     evaluated at all (a catalog sweep) */
 };
 
@@ -102,7 +105,8 @@ void plan_request_default(struct plan_request *r /* OUT */);
 struct plan_choice {
 	struct plan_setup setup;
 	struct plan_result res;
-	double kld; /* the quality table's divergence; < 0 unknown */
+	double kld;  /* the quality table's divergence; < 0 unknown */
+	int64_t ctx; /* each sequence's context (n_ctx / n_parallel; vLLM: max_model_len) */
 	char why[PLAN_WHY_LEN];
 };
 
@@ -117,6 +121,8 @@ struct plan_answer {
 	int64_t ctx_target;                    /* the least n_ctx the objective asked for */
 	bool ctx_short;                        /* nothing fitted ctx_target: the best fitted less */
 	char objective[PLAN_OBJECTIVE_LEN];
+	/* Both runtimes searched: which won and why, against the other's best ("" otherwise). */
+	char runtime_why[PLAN_NOTE_LEN];
 	int n_notes;
 	char notes[PLAN_MAX_NOTES][PLAN_NOTE_LEN]; /* what was traded, one line each */
 	/* When nothing fits: the smallest need found (the cheapest format at PLAN_MIN_CTX with

@@ -25,8 +25,13 @@ double plan_quality_kv(const struct plan_quality *q, int t)
 
 double plan_quality_setup(const struct plan_quality *q, const struct plan_setup *s, bool native)
 {
-	int ft = s->runtime == PLAN_RT_VLLM ? q->vllm_as[s->vformat] : s->ftype;
-	double w = native ? 0 : plan_quality_weights(q, ft);
+	bool vllm = s->runtime == PLAN_RT_VLLM;
+	int ft = !vllm                                             ? s->ftype :
+		 s->vformat >= 0 && s->vformat < PLAN_VLLM_FORMATS ? q->vllm_as[s->vformat] :
+								     -1;
+	/* vLLM's MXFP4 is a model's own format (gpt-oss), as llama.cpp's is. */
+	double w = native || (vllm && s->vformat == PLAN_VLLM_MXFP4) ? 0 :
+								       plan_quality_weights(q, ft);
 	double k = plan_quality_kv(q, s->p.type_k), v = plan_quality_kv(q, s->p.type_v);
 
 	if (w < 0 || k < 0 || v < 0)

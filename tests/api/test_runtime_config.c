@@ -225,11 +225,11 @@ START_TEST(quality_takes_more_bits_than_speed)
 		cJSON *jq, *js;
 		snprintf(q, sizeof(q),
 			 "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"%s\",\"use_case\":"
-			 "\"quality\"}",
+			 "\"quality\",\"runtime\":\"llama.cpp\"}",
 			 hws[i]);
 		snprintf(s, sizeof(s),
 			 "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"%s\",\"use_case\":"
-			 "\"speed\"}",
+			 "\"speed\",\"runtime\":\"llama.cpp\"}",
 			 hws[i]);
 		ck_assert_int_eq(run(q, &jq), 200);
 		ck_assert_int_eq(run(s, &js), 200);
@@ -333,7 +333,8 @@ START_TEST(qwen2_5_72b_quality_on_two_3090s)
 	/* 2 x 24 GB at 90%: Q4_K_M (44 GiB with its cache) would need a few layers in RAM and
 	 * fall below reading speed, so the best that runs at reading speed is IQ4_XS on the
 	 * GPUs, with more than the 2048 tokens and q4_0 V cache the ladder gave. */
-	const char *rq = "{\"model\":\"qwen2.5-72b\",\"use_case\":\"quality\",\"hardware\":{"
+	const char *rq = "{\"model\":\"qwen2.5-72b\",\"use_case\":\"quality\",\"runtime\":"
+			 "\"llama.cpp\",\"hardware\":{"
 			 "\"gpus\":[{\"name\":\"RTX 3090\",\"count\":2}],\"memory\":{"
 			 "\"total_bytes\":68719476736},\"cpu\":{\"physical_cores\":16}}}";
 	cJSON *j;
@@ -370,7 +371,8 @@ END_TEST
 
 START_TEST(two_gpus_get_a_tensor_split)
 {
-	const char *rq = "{\"model\":\"llama-3.1-8b\"," HW_2X4090 ",\"n_parallel\":4}";
+	const char *rq = "{\"model\":\"llama-3.1-8b\",\"runtime\":\"llama.cpp\"," HW_2X4090
+			 ",\"n_parallel\":4}";
 	cJSON *j;
 	const cJSON *split;
 
@@ -498,6 +500,83 @@ START_TEST(vllm_70b_on_one_h100)
 }
 END_TEST
 
+/* The runtime's verdict starts with the winner's name. */
+static void assert_runtime(const cJSON *j, const char *rt, const char *verdict)
+{
+	ck_assert_str_eq(str(j, "runtime", NULL), rt);
+	if (verdict)
+		ck_assert_msg(strncmp(str(j, "runtime_choice", NULL), verdict, strlen(verdict)) ==
+				      0,
+			      "%s", str(j, "runtime_choice", NULL));
+	else
+		ck_assert(cJSON_IsNull(get(j, "runtime_choice", NULL)));
+}
+
+START_TEST(the_runtime_is_chosen_by_the_objective)
+{
+	cJSON *j;
+	const cJSON *a;
+	int alt_rt[2] = {0, 0};
+
+	/* One user, one 4090: llama.cpp's Q8_0 decodes faster than vLLM's fp8 (94 against 85
+	 * tokens/s: vLLM keeps the 16-bit head and embeddings), at equal quality. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\"," HW_4090 "}", &j), 200);
+	assert_runtime(j, "llama.cpp", "llama.cpp: faster");
+	assert_has(str(j, "runtime_choice", NULL), "vLLM's best, fp8");
+	cJSON_Delete(j);
+	/* A 70B on one H100: vLLM's fp8 kernels use the HBM better than llama.cpp's (35 against
+	 * 22 tokens/s), with 32k of fp8 cache at --gpu-memory-utilization 0.95, said. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.3-70b\",\"hardware_profile\":\"h100-sxm\"}", &j),
+			 200);
+	assert_runtime(j, "vllm", "vLLM: faster");
+	ck_assert_str_eq(str(j, "settings", "quantization"), "fp8");
+	ck_assert_double_eq(num(j, "settings", "max_model_len"), 32768);
+	ck_assert_double_eq(num(j, "settings", "gpu_memory_utilization"), 0.95);
+	ck_assert(num(j, "settings", "kv_cache_tokens") >= 32768);
+	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
+	ck_assert_str_eq(str(get(j, "metadata", "estimate"), "settings", "runtime"), "vllm");
+	/* The planner's capacity is /api/estimate's for the same flags, token for token. */
+	ck_assert_double_eq(num(j, "settings", "kv_cache_tokens"),
+			    num(get(j, "metadata", "estimate"), "serving", "kv_cache_tokens"));
+	ck_assert_str_eq(str(j, "command", NULL),
+			 "vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 1 "
+			 "--max-model-len 32768 --gpu-memory-utilization 0.95 --quantization fp8 "
+			 "--kv-cache-dtype fp8");
+	{
+		int said = 0;
+		cJSON_ArrayForEach(a, get(j, "downgrades", NULL)) said +=
+			strncmp(a->valuestring, "gpu_memory_utilization 0.90 -> 0.95", 35) == 0;
+		ck_assert_int_eq(said, 1);
+	}
+	cJSON_Delete(j);
+	/* Four streams on two 4090s: vLLM's tensor parallelism reads each GPU's half of the
+	 * weights at once; llama.cpp's layer split reads them one GPU after the other. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\"," HW_2X4090 ",\"n_parallel\":4}", &j),
+			 200);
+	assert_runtime(j, "vllm", "vLLM: faster");
+	assert_has(str(j, "runtime_choice", NULL), "over all streams");
+	ck_assert_double_eq(num(j, "settings", "tensor_parallel_size"), 2);
+	ck_assert_double_eq(num(j, "settings", "max_num_seqs"), 4);
+	ck_assert(num(j, "settings", "kv_cache_tokens") >= 4 * num(j, "settings", "max_model_len"));
+	assert_has(str(j, "command", NULL), "--max-num-seqs 4");
+	cJSON_ArrayForEach(a, get(j, "alternatives", NULL))
+		alt_rt[strcmp(str(a, "runtime", NULL), "vllm") == 0]++;
+	ck_assert_int_gt(alt_rt[0], 0); /* the front mixes the runtimes */
+	cJSON_Delete(j);
+	/* No vLLM on Apple silicon, nor when the request names llama.cpp. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"apple-m1\"}", &j),
+			 200);
+	assert_runtime(j, "llama.cpp", NULL);
+	cJSON_Delete(j);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.3-70b\",\"hardware_profile\":\"h100-sxm\","
+			     "\"runtime\":\"llama.cpp\"}",
+			     &j),
+			 200);
+	assert_runtime(j, "llama.cpp", NULL);
+	cJSON_Delete(j);
+}
+END_TEST
+
 static void assert_error(const char *body, const char *code, const char *field)
 {
 	cJSON *j;
@@ -525,6 +604,10 @@ START_TEST(bad_input_names_the_field)
 		     "runtime");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":0,\"hardware_profile\":\"rtx-4090\"}",
 		     "invalid_value", "n_ctx");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"n_ctx\":8,\"n_parallel\":16,\"hardware_profile\":"
+		"\"rtx-4090\"}",
+		"invalid_value", "n_ctx");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"no-such-gpu\"}",
 		     "invalid_value", "hardware_profile");
 	assert_error("{\"model\":\"no-such-model\",\"hardware_profile\":\"rtx-4090\"}",
@@ -581,6 +664,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, cpu_only_speed_takes_q4_k_m_and_no_flash_attention);
 	tcase_add_test(tc, a_fixed_context_is_not_halved);
 	tcase_add_test(tc, vllm_on_two_4090s);
+	tcase_add_test(tc, the_runtime_is_chosen_by_the_objective);
 	tcase_add_test(tc, bad_input_names_the_field);
 	tcase_add_test(tc, the_cli_prints_the_route_answer);
 	suite_add_tcase(s, tc);

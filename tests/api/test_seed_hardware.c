@@ -168,8 +168,11 @@ START_TEST(each_route_on_each_seed_machine)
 	}
 	cJSON_Delete(j);
 
-	/* config for an 8B model, then validate that very config: no errors. */
-	snprintf(body, sizeof(body), "{\"model\":\"llama-3.1-8b\",\"hardware\":%s}", m->hardware);
+	/* config for an 8B model, then validate that very config: no errors (validate checks
+	 * llama.cpp configs; on CUDA /api/config would weigh vLLM too). */
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"llama-3.1-8b\",\"runtime\":\"llama.cpp\",\"hardware\":%s}",
+		 m->hardware);
 	st = call(api_config, body, &j);
 	ck_assert_msg(st == 200, "%s: config %d", m->name, st);
 	{

@@ -1,8 +1,9 @@
 /*
  * The planner against brute force: on small models and machines every setup of the space (each
- * weight format, KV type, GPU layer count or MoE expert split, and every n_ctx in steps of the
- * KV padding) is put to the evaluator, and no feasible one may beat the planner's choice on the
- * use case's objective. Also: the evaluator agrees with the estimator it composes, n_cpu_moe
+ * weight format, KV type, micro-batch, GPU layer count or MoE expert split, and every n_ctx in
+ * steps of the KV padding; on a machine vLLM runs on, every vLLM format, KV dtype, GPU share and
+ * --max-model-len too, for one sequence and for several) is put to the evaluator, and no
+ * feasible one may beat the planner's choice on the use case's objective. Also: the evaluator agrees with the estimator it composes, n_cpu_moe
  * moves exactly the expert bytes to the host, the quality table parses and orders as
  * llama.cpp's measurements do, and the relaxations (speed floor, context) are said.
  */
@@ -18,6 +19,7 @@
 #include "core/plan/plan_infer.h"
 #include "core/plan/plan_quality.h"
 #include "core/quant.h"
+#include "core/serve_vllm.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
@@ -77,7 +79,8 @@ static void tiny_moe(struct model_arch *a)
 	ck_assert_int_eq(model_arch_validate(a, &bad), 0);
 }
 
-/* One CUDA GPU with budget gpu bytes (all free) and host RAM of host bytes. */
+/* One CUDA GPU with budget gpu bytes (all free) and host RAM of host bytes; vLLM does not run
+ * on it (vllm_machine adds it). */
 static void machine(struct plan_machine *m, int64_t gpu, int64_t host)
 {
 	memset(m, 0, sizeof(*m));
@@ -97,6 +100,26 @@ static void machine(struct plan_machine *m, int64_t gpu, int64_t host)
 	m->threads = 8;
 }
 
+/* The same machine with vLLM: the GPU's total memory as NVML reports it. */
+static void vllm_machine(struct plan_machine *m, int64_t gpu, int64_t host)
+{
+	machine(m, gpu, host);
+	m->n_vgpu = 1;
+	m->vgpu[0].total_bytes = gpu;
+	m->vgpu[0].free_bytes = -1;
+}
+
+/* The counts of a, its weights in file type ft and llama.cpp's default setup of them. */
+static void format_setup(const struct model_arch *a, struct model_params *mp,
+			 struct rf_mem_weights *w, int ft, struct plan_setup *s)
+{
+	ck_assert_int_eq(model_param_counts(a, mp), 0);
+	ck_assert_int_eq(rf_weights_from_scheme(a, ft, -1, w), 0);
+	memset(s, 0, sizeof(*s));
+	s->ftype = ft;
+	rf_infer_params_default(&s->p);
+}
+
 struct space {
 	const struct model_arch *a;
 	const struct model_params *mp;
@@ -104,17 +127,29 @@ struct space {
 	const struct plan_request *r;
 	const struct plan_answer *ans;
 	int64_t ctx_step;
-	long feasible;
+	long feasible, feasible_rt[2];
+	enum plan_runtime best_runtime;
+	double best_agg;
 };
 
-/* Whether a brute-force point meets what the answer's objective asked. */
-static bool meets(const struct space *sp, const struct plan_result *res, double kld, int64_t ctx)
+/* What one stream sees while all of the request's run. */
+static double per_stream(const struct space *sp, const struct plan_result *res)
+{
+	return sp->r->n_parallel > 1 ? res->aggregate_tps / (double)sp->r->n_parallel :
+				       res->decode_tps;
+}
+
+/* Whether a brute-force point meets what the answer's objective asked (vLLM's headroom is its
+ * --gpu-memory-utilization; llama.cpp's validate's 90%). */
+static bool meets(const struct space *sp, const struct plan_setup *s, const struct plan_result *res,
+		  double kld, int64_t ctx)
 {
 	double floor_kld = plan_quality_floor(&quality);
 	bool qfloor = sp->r->use_case == PLAN_LONG_CONTEXT || sp->r->use_case == PLAN_SPEED;
 
-	return res->fits && res->gpu_util <= PLAN_MAX_GPU_UTIL && ctx >= sp->ans->ctx_target &&
-	       res->decode_tps >= sp->ans->floor_tps && (!qfloor || (kld >= 0 && kld <= floor_kld));
+	return res->fits && (s->runtime == PLAN_RT_VLLM || res->gpu_util <= PLAN_MAX_GPU_UTIL) &&
+	       ctx >= sp->ans->ctx_target && per_stream(sp, res) >= sp->ans->floor_tps &&
+	       (!qfloor || (kld >= 0 && kld <= floor_kld));
 }
 
 /* Asserts that the point does not beat the answer on the objective's first criterion, beyond
@@ -123,36 +158,71 @@ static void check_point(struct space *sp, const struct plan_setup *s, const stru
 {
 	const struct plan_choice *b = &sp->ans->best;
 	double kld = plan_quality_setup(&quality, s, false);
-	int64_t ctx = s->p.n_ctx;
+	/* Each sequence's context: llama.cpp's n_ctx is shared, vLLM's length is per request. */
+	int64_t ctx = s->runtime == PLAN_RT_VLLM ? s->p.n_ctx : s->p.n_ctx / sp->r->n_parallel;
+	double tps = res->aggregate_tps, best_tps = b->res.aggregate_tps;
 
-	if (!meets(sp, res, kld, ctx))
+	if (!meets(sp, s, res, kld, ctx))
 		return;
 	sp->feasible++;
+	sp->feasible_rt[s->runtime]++;
 	switch (sp->r->use_case) {
 	case PLAN_LONG_CONTEXT:
-		ck_assert_msg((double)ctx <= (double)b->setup.p.n_ctx * 1.05,
-			      "ft %d kv %d ngl %lld: %lld tokens beat %lld", s->ftype, s->p.type_k,
-			      (long long)s->p.n_gpu_layers, (long long)ctx,
-			      (long long)b->setup.p.n_ctx);
+		ck_assert_msg((double)ctx <= (double)b->ctx * 1.05,
+			      "rt %d ft %d/%d kv %d ngl %lld: %lld tokens beat %lld", s->runtime,
+			      s->ftype, s->vformat, s->p.type_k, (long long)s->p.n_gpu_layers,
+			      (long long)ctx, (long long)b->ctx);
 		break;
 	case PLAN_SPEED:
-		ck_assert_msg(res->decode_tps <= b->res.decode_tps * 1.05,
-			      "ft %d ngl %lld: %.1f tok/s beat %.1f", s->ftype,
-			      (long long)s->p.n_gpu_layers, res->decode_tps, b->res.decode_tps);
+		ck_assert_msg(tps <= best_tps * 1.05,
+			      "rt %d ft %d/%d ngl %lld: %.1f tok/s beat %.1f", s->runtime, s->ftype,
+			      s->vformat, (long long)s->p.n_gpu_layers, tps, best_tps);
 		break;
 	default:
 		ck_assert_msg(kld >= b->kld - quality.tie_kld,
-			      "ft %d kv %d ngl %lld ctx %lld: KLD %.4f beats %.4f", s->ftype,
-			      s->p.type_k, (long long)s->p.n_gpu_layers, (long long)ctx, kld,
-			      b->kld);
+			      "rt %d ft %d/%d kv %d ngl %lld ctx %lld: KLD %.4f beats %.4f",
+			      s->runtime, s->ftype, s->vformat, s->p.type_k,
+			      (long long)s->p.n_gpu_layers, (long long)ctx, kld, b->kld);
 		/* Nothing at least as good and as long is faster (beyond 5%). */
-		if (kld <= b->kld && ctx >= b->setup.p.n_ctx)
-			ck_assert_msg(res->decode_tps <= b->res.decode_tps * 1.05,
-				      "ft %d ngl %lld ctx %lld: %.1f tok/s beat %.1f", s->ftype,
-				      (long long)s->p.n_gpu_layers, (long long)ctx, res->decode_tps,
-				      b->res.decode_tps);
+		if (kld <= b->kld && ctx >= b->ctx)
+			ck_assert_msg(tps <= best_tps * 1.05,
+				      "rt %d ft %d/%d ngl %lld ctx %lld: %.1f tok/s beat %.1f",
+				      s->runtime, s->ftype, s->vformat,
+				      (long long)s->p.n_gpu_layers, (long long)ctx, tps, best_tps);
 		break;
 	}
+}
+
+/* Every vLLM setup: formats x KV dtypes x GPU shares x --max-model-len. */
+static void brute_vllm(struct space *sp, int64_t cap)
+{
+	struct plan_result *res = malloc(sizeof(*res));
+	static const double utils[] = {PLAN_VLLM_GPU_UTIL, PLAN_VLLM_GPU_UTIL_HIGH};
+
+	ck_assert(res);
+	for (int f = 0; f < PLAN_VLLM_FORMATS; f++)
+		for (int k = 0; k < 2; k++)
+			for (size_t u = 0; u < 2; u++)
+				for (int64_t ctx = sp->ctx_step; ctx <= cap; ctx += sp->ctx_step) {
+					struct plan_setup s;
+					memset(&s, 0, sizeof(s));
+					s.runtime = PLAN_RT_VLLM;
+					s.ftype = -1;
+					s.vformat = (enum plan_vllm_format)f;
+					s.tp = 1;
+					s.vllm_util = utils[u];
+					s.max_num_seqs = sp->r->n_parallel > 1 ? sp->r->n_parallel :
+										 0;
+					rf_infer_params_default(&s.p);
+					s.p.n_parallel = sp->r->n_parallel;
+					s.p.type_k = s.p.type_v = k ? RF_GT_Q8_0 : RF_GT_F16;
+					s.p.n_ctx = ctx;
+					ck_assert_int_eq(plan_evaluate(sp->a, sp->mp, NULL, sp->hw,
+								       &s, res),
+							 0);
+					check_point(sp, &s, res);
+				}
+	free(res);
 }
 
 /* Every setup: formats x KV x (GPU layers -1, 0..n, or experts 0..n) x n_ctx. */
@@ -163,6 +233,7 @@ static void brute(struct space *sp, bool experts)
 				  RF_FT_Q3_K_L, RF_FT_Q3_K_M, RF_FT_IQ3_M,  RF_FT_IQ3_XXS,
 				  RF_FT_Q2_K,   RF_FT_IQ2_M};
 	static const int kvs[] = {RF_GT_F16, RF_GT_Q8_0};
+	static const int ubs[] = {512, 256};
 	struct rf_mem_weights *w = malloc(sizeof(*w));
 	struct plan_result *res = malloc(sizeof(*res));
 	const int64_t n = model_n_layer(sp->a);
@@ -171,9 +242,11 @@ static void brute(struct space *sp, bool experts)
 	ck_assert(w && res);
 	if (sp->r->use_case != PLAN_LONG_CONTEXT)
 		cap = sp->r->use_case == PLAN_SPEED ? PLAN_SPEED_CTX_CAP : PLAN_GENERAL_CTX_CAP;
+	if (sp->hw->n_vgpu > 0)
+		brute_vllm(sp, cap);
 	for (size_t f = 0; f < sizeof(fts) / sizeof(fts[0]); f++) {
 		ck_assert_int_eq(rf_weights_from_scheme(sp->a, fts[f], -1, w), 0);
-		for (size_t k = 0; k < 2; k++)
+		for (size_t k = 0; k < 2 * 2; k++)
 			for (int64_t split = -1; split <= n; split++)
 				for (int64_t ctx = sp->ctx_step; ctx <= cap; ctx += sp->ctx_step) {
 					struct plan_setup s;
@@ -181,9 +254,11 @@ static void brute(struct space *sp, bool experts)
 					s.runtime = PLAN_RT_LLAMA_CPP;
 					s.ftype = fts[f];
 					rf_infer_params_default(&s.p);
-					s.p.type_k = s.p.type_v = kvs[k];
+					s.p.type_k = s.p.type_v = kvs[k % 2];
+					s.p.n_ubatch = ubs[k / 2];
 					s.p.flash_attn = true;
-					s.p.n_ctx = ctx;
+					s.p.n_parallel = sp->r->n_parallel;
+					s.p.n_ctx = ctx * sp->r->n_parallel;
 					if (experts) {
 						if (split < 0)
 							continue;
@@ -201,8 +276,9 @@ static void brute(struct space *sp, bool experts)
 	free(res);
 }
 
-static void plan_and_brute(const struct model_arch *a, const struct plan_machine *hw,
-			   enum plan_use_case uc, double min_tps, bool experts, int64_t step)
+static struct space plan_and_brute_np(const struct model_arch *a, const struct plan_machine *hw,
+				      enum plan_use_case uc, double min_tps, bool experts,
+				      int64_t step, int64_t np)
 {
 	struct model_params mp;
 	struct plan_model m = {.arch = a, .params = &mp, .weights = weights_fn, .fixed_ftype = -1};
@@ -215,15 +291,30 @@ static void plan_and_brute(const struct model_arch *a, const struct plan_machine
 	plan_request_default(&r);
 	r.use_case = uc;
 	r.min_tps = min_tps;
+	r.n_parallel = np;
+	r.runtime = hw->n_vgpu > 0 ? PLAN_RT_AUTO : PLAN_RT_LLAMA_CPP;
 	ck_assert_int_eq(plan_infer(&m, hw, &quality, &r, ans), 0);
 	ck_assert_msg(ans->found, "%s: nothing found", plan_use_case_name(uc));
 	ck_assert(ans->best.res.fits);
-	ck_assert(ans->best.res.gpu_util <= PLAN_MAX_GPU_UTIL);
+	ck_assert(ans->best.setup.runtime == PLAN_RT_VLLM ||
+		  ans->best.res.gpu_util <= PLAN_MAX_GPU_UTIL);
 	ck_assert(ans->evaluated > 0);
+	/* Both runtimes searched: the answer says which won and why. */
+	ck_assert_int_eq(ans->runtime_why[0] != '\0', hw->n_vgpu > 0);
 	brute(&sp, experts);
 	ck_assert_msg(sp.feasible > 0, "%s: brute force found nothing feasible",
 		      plan_use_case_name(uc));
+	sp.ans = NULL;
+	sp.best_runtime = ans->best.setup.runtime;
+	sp.best_agg = ans->best.res.aggregate_tps;
 	free(ans);
+	return sp;
+}
+
+static void plan_and_brute(const struct model_arch *a, const struct plan_machine *hw,
+			   enum plan_use_case uc, double min_tps, bool experts, int64_t step)
+{
+	plan_and_brute_np(a, hw, uc, min_tps, experts, step, 1);
 }
 
 START_TEST(dense_every_use_case_beats_brute_force)
@@ -277,12 +368,8 @@ START_TEST(n_cpu_moe_moves_the_expert_bytes_to_the_host)
 
 	ck_assert(w && r0 && r3);
 	tiny_moe(&a);
-	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
 	machine(&hw, 4 * RF_GIB, 8 * RF_GIB);
-	ck_assert_int_eq(rf_weights_from_scheme(&a, RF_FT_Q8_0, -1, w), 0);
-	memset(&s, 0, sizeof(s));
-	s.ftype = RF_FT_Q8_0;
-	rf_infer_params_default(&s.p);
+	format_setup(&a, &mp, w, RF_FT_Q8_0, &s);
 	ck_assert_int_eq(plan_evaluate(&a, &mp, w, &hw, &s, r0), 0);
 	s.p.n_cpu_moe = 3;
 	ck_assert_int_eq(plan_evaluate(&a, &mp, w, &hw, &s, r3), 0);
@@ -344,31 +431,132 @@ START_TEST(the_evaluator_is_the_estimator)
 }
 END_TEST
 
-START_TEST(vllm_formats_count_their_bytes)
+START_TEST(vllm_is_sized_by_its_capacity_model)
 {
 	struct model_arch a;
-	struct rf_mem_weights *f16 = malloc(sizeof(*f16)), *fp8 = malloc(sizeof(*fp8)),
-			      *awq = malloc(sizeof(*awq));
+	struct model_params mp;
+	struct plan_machine hw;
+	struct plan_setup s;
+	struct vllm_setup v;
+	struct vllm_capacity direct, planned;
+	struct plan_result *r = malloc(sizeof(*r));
+	int64_t len;
 
-	ck_assert(f16 && fp8 && awq);
+	ck_assert_ptr_nonnull(r);
 	tiny_dense(&a);
-	ck_assert_int_eq(rf_weights_from_scheme(&a, RF_FT_F16, -1, f16), 0);
-	plan_vllm_weights(f16, PLAN_VLLM_FP8, fp8);
-	plan_vllm_weights(f16, PLAN_VLLM_AWQ, awq);
-	/* Linear layers at 8 and 4.16 bits; embeddings and head stay 16-bit. */
-	ck_assert_int_eq(fp8->layer_bytes[0], f16->layer_bytes[0] / 2);
-	ck_assert(awq->layer_bytes[0] > f16->layer_bytes[0] / 4 &&
-		  awq->layer_bytes[0] < f16->layer_bytes[0] * 27 / 100);
-	ck_assert_int_eq(fp8->output_bytes, f16->output_bytes);
-	ck_assert_int_eq(fp8->input_bytes, f16->input_bytes);
+	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
+	/* vLLM captures its CUDA graphs (about 1 GiB) beyond its share: a GPU of 12 GiB. */
+	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	memset(&s, 0, sizeof(s));
+	s.runtime = PLAN_RT_VLLM;
+	s.vformat = PLAN_VLLM_FP8;
+	s.tp = 1;
+	s.vllm_util = 0.9;
+	rf_infer_params_default(&s.p);
+	s.p.type_k = s.p.type_v = RF_GT_Q8_0;
+	/* The planner's capacity is serve_vllm's for the same flags. */
+	ck_assert_int_eq(plan_vllm_capacity(&a, NULL, &hw, &s, &planned), 0);
+	vllm_setup_default(&v);
+	v.precision = VLLM_FP8;
+	v.kv_dtype = VLLM_KV_FP8;
+	v.max_model_len = VLLM_DEFAULT_BLOCK_SIZE;
+	ck_assert_int_eq(vllm_capacity(&a, &v, hw.vgpu, 1, &direct, NULL), 0);
+	ck_assert_int_gt(direct.kv_cache_tokens, 0);
+	ck_assert_int_eq(planned.kv_cache_tokens, direct.kv_cache_tokens);
+	ck_assert_int_eq(planned.weights_bytes_total, direct.weights_bytes_total);
+	/* Four requests fit when the cache holds four of their lengths, not one more token. */
+	len = direct.kv_cache_tokens / 4;
+	s.p.n_parallel = 4;
+	s.max_num_seqs = 4;
+	s.p.n_ctx = len > a.max_position_embeddings ? a.max_position_embeddings : len;
+	ck_assert_int_eq(plan_evaluate(&a, &mp, NULL, &hw, &s, r), 0);
+	ck_assert(r->fits);
+	ck_assert(r->aggregate_tps > r->decode_tps);       /* batching */
+	ck_assert(r->gpu_util > 0.9 && r->gpu_util < 1.0); /* the pool and the CUDA graphs */
+	s.p.n_parallel = 5;
+	s.max_num_seqs = 5;
+	ck_assert_int_eq(plan_evaluate(&a, &mp, NULL, &hw, &s, r),
+			 0); /* fewer tokens than 5 x len */
+	ck_assert_int_eq(r->fits, direct.kv_cache_tokens >= 5 * s.p.n_ctx);
+	/* Tensor parallelism: a power of two of the GPUs dividing the heads (8 of them, 2 KV). */
+	hw.n_vgpu = 4;
+	for (int i = 1; i < 4; i++)
+		hw.vgpu[i] = hw.vgpu[0];
+	ck_assert_int_eq(plan_vllm_tp(&a, &hw), 4);
+	hw.n_vgpu = 3;
+	ck_assert_int_eq(plan_vllm_tp(&a, &hw), 2);
+	hw.n_vgpu = 0;
+	ck_assert_int_eq(plan_vllm_tp(&a, &hw), 0);
 	ck_assert_str_eq(plan_vllm_format_flag(PLAN_VLLM_FP8), "fp8");
 	ck_assert_ptr_null(plan_vllm_format_flag(PLAN_VLLM_BF16));
+	ck_assert_int_eq(plan_vllm_precision(PLAN_VLLM_AWQ), VLLM_AWQ);
 	/* The default share of a free GPU, less when others hold memory. */
 	ck_assert_double_eq(plan_vllm_gpu_util(80 * RF_GIB, 80 * RF_GIB), 0.90);
 	ck_assert_double_eq(plan_vllm_gpu_util(80 * RF_GIB, 40 * RF_GIB), 0.45);
-	free(f16);
-	free(fp8);
-	free(awq);
+	free(r);
+}
+END_TEST
+
+START_TEST(both_runtimes_beat_brute_force)
+{
+	struct model_arch a;
+	struct plan_machine hw;
+	struct space sp;
+
+	tiny_dense(&a);
+	/* 12 GiB: vLLM's reserves (CUDA's, the graphs, profiling) leave it room too. */
+	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	for (int uc = 0; uc < PLAN_USE_CASES; uc++) {
+		sp = plan_and_brute_np(&a, &hw, (enum plan_use_case)uc, 5, false, 2048, 1);
+		ck_assert_int_gt(sp.feasible_rt[PLAN_RT_VLLM], 0);
+		ck_assert_int_gt(sp.feasible_rt[PLAN_RT_LLAMA_CPP], 0);
+	}
+}
+END_TEST
+
+START_TEST(concurrent_streams_beat_brute_force)
+{
+	struct model_arch a;
+	struct plan_machine hw;
+	struct space sp;
+
+	tiny_dense(&a);
+	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	/* Eight sequences: contexts per sequence, the objective's speed is all of them together. */
+	sp = plan_and_brute_np(&a, &hw, PLAN_GENERAL, 5, false, 2048, 8);
+	ck_assert_int_gt(sp.feasible_rt[PLAN_RT_VLLM], 0);
+	sp = plan_and_brute_np(&a, &hw, PLAN_SPEED, 5, false, 2048, 8);
+	ck_assert_int_gt(sp.feasible_rt[PLAN_RT_LLAMA_CPP], 0);
+	ck_assert(sp.best_agg > 0);
+}
+END_TEST
+
+START_TEST(a_smaller_ubatch_frees_compute_buffer)
+{
+	struct model_arch a;
+	struct model_params mp;
+	struct plan_machine hw;
+	struct plan_setup s;
+	struct rf_mem_weights *w = malloc(sizeof(*w));
+	struct plan_result *r512 = malloc(sizeof(*r512)), *r256 = malloc(sizeof(*r256));
+
+	ck_assert(w && r512 && r256);
+	tiny_dense(&a);
+	machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
+	format_setup(&a, &mp, w, RF_FT_Q4_K_M, &s);
+	s.p.flash_attn = true;
+	s.p.n_ctx = 8192;
+	ck_assert_int_eq(plan_evaluate(&a, &mp, w, &hw, &s, r512), 0);
+	s.p.n_ubatch = 256;
+	ck_assert_int_eq(plan_evaluate(&a, &mp, w, &hw, &s, r256), 0);
+	/* The output logits of a micro-batch (32000 x 4 bytes a token) halve with it. */
+	ck_assert_int_le(r256->mem.per_device[0].compute_bytes + 256 * 32000 * 4,
+			 r512->mem.per_device[0].compute_bytes);
+	ck_assert_int_eq(r256->mem.kv_cache_bytes, r512->mem.kv_cache_bytes);
+	ck_assert_double_eq(r256->decode_tps, r512->decode_tps);
+	free(w);
+	free(r512);
+	free(r256);
 }
 END_TEST
 
@@ -446,7 +634,10 @@ Suite *plan_infer_suite(void)
 	tcase_add_test(tc, moe_experts_in_ram_beat_brute_force);
 	tcase_add_test(tc, n_cpu_moe_moves_the_expert_bytes_to_the_host);
 	tcase_add_test(tc, the_evaluator_is_the_estimator);
-	tcase_add_test(tc, vllm_formats_count_their_bytes);
+	tcase_add_test(tc, vllm_is_sized_by_its_capacity_model);
+	tcase_add_test(tc, both_runtimes_beat_brute_force);
+	tcase_add_test(tc, concurrent_streams_beat_brute_force);
+	tcase_add_test(tc, a_smaller_ubatch_frees_compute_buffer);
 	tcase_add_test(tc, the_quality_table_orders_as_measured);
 	tcase_add_test(tc, a_bad_quality_table_is_refused);
 	tcase_add_test(tc, nothing_fits_says_what_it_needs);
