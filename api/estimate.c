@@ -1383,6 +1383,9 @@ static cJSON *est_vllm_serving_json(const struct vllm_capacity *c, const struct 
 	cJSON_AddNumberToObject(o, "non_torch_bytes", (double)c->non_torch_bytes);
 	cJSON_AddNumberToObject(o, "kv_cache_bytes_per_gpu", (double)c->kv_cache_bytes);
 	cJSON_AddNumberToObject(o, "kv_bytes_per_token_per_gpu", (double)c->kv_bytes_per_token);
+	if (c->cross_kv_bytes_per_seq > 0)
+		cJSON_AddNumberToObject(o, "cross_attention_kv_bytes_per_request_per_gpu",
+					(double)c->cross_kv_bytes_per_seq);
 	cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)c->cuda_graph_bytes);
 	if (c->refusal)
 		cJSON_AddStringToObject(o, "refusal", c->refusal);

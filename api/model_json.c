@@ -321,9 +321,37 @@ static int map_glm4_moe(struct hf *h, struct model_arch *a)
 	return 0;
 }
 
+/* cross_attention_layers: distinct layer indices below num_hidden_layers, at least one layer
+ * left for self-attention. */
+static int read_cross_layers(struct hf *h, struct model_arch *a)
+{
+	const cJSON *ar = item(h, "cross_attention_layers"), *e;
+
+	if (!ar)
+		return 0;
+	if (!cJSON_IsArray(ar) || cJSON_GetArraySize(ar) >= a->n_layers)
+		return hf_err(h, RF_E_INVALID_VALUE, "cross_attention_layers",
+			      "cross_attention_layers must be an array of fewer than "
+			      "num_hidden_layers (%lld) layer indices",
+			      (long long)a->n_layers);
+	cJSON_ArrayForEach(e, ar)
+	{
+		double d = e->valuedouble;
+		if (!cJSON_IsNumber(e) || !isfinite(d) || floor(d) != d || d < 0 ||
+		    d >= (double)a->n_layers || model_layer_is_cross(a, (int64_t)d))
+			return hf_err(h, RF_E_INVALID_VALUE, "cross_attention_layers",
+				      "cross_attention_layers must hold distinct layer indices "
+				      "from 0 to %lld",
+				      (long long)a->n_layers - 1);
+		TRY(model_set_cross_layer(a, (int64_t)d));
+	}
+	return 0;
+}
+
 /* Llama 3.2 Vision (mllama): a Llama 3.1 text model whose cross_attention_layers attend to the
- * image (same projections and FFN, counted as layers), and a vision encoder counted from
- * vision_config at the top level. */
+ * image (same projections and FFN, counted as layers; their K/V cached per image of
+ * max_num_tiles tiles of (image_size / patch_size)^2 + 1 tokens), and a vision encoder counted
+ * from vision_config at the top level. */
 static int map_mllama(struct hf *h, struct model_arch *a)
 {
 	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(h->root, "vision_config");
@@ -343,6 +371,7 @@ static int map_mllama(struct hf *h, struct model_arch *a)
 
 	TRY(common_decoder(h, a, true));
 	TRY(read_tie(h, a, false));
+	TRY(read_cross_layers(h, a));
 	/* vision_config sits beside text_config: errors name it under the config's prefix. */
 	if (h->root != h->cfg && n >= 11 && strcmp(h->prefix + n - 11, "text_config") == 0)
 		vh.prefix[n - 11 - (n > 11)] = '\0';
@@ -370,6 +399,7 @@ static int map_mllama(struct hf *h, struct model_arch *a)
 		v.aspect_ratios = cJSON_GetArraySize(ar);
 	}
 	a->vision_params = model_mllama_vision_params(&v, a->hidden_size);
+	a->cross_attn_tokens = v.tiles * ((v.image / v.patch) * (v.image / v.patch) + 1);
 	if (a->vision_params < 0)
 		return hf_err(&vh, RF_E_INVALID_VALUE, "", "vision_config is out of range");
 	return 0;

@@ -429,6 +429,11 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		     "MLA: the KV cache holds one latent row of kv_lora_rank + qk_rope_head_dim");
 	if (a->family == MODEL_ENCODER)
 		note(e, "encoder-only model: no KV cache");
+	if (a->n_cross_attn_layers > 0)
+		note(e,
+		     "one image of max_num_tiles tiles per sequence: cross-attention layers cache "
+		     "its vision tokens (tiles x ((image_size / patch_size)^2 + 1)), not the text "
+		     "tokens; the request cannot say that there is no image");
 
 	/* Layers to devices, as llama.cpp assigns them: the last n_gpu_layers of n_layer + 1
 	 * (the output layer counts as the last), split in proportion to free memory. */
@@ -489,6 +494,9 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 				     kv_cell * (has_swa && model_layer_is_swa(a, il) ? cells_swa :
 										       cells) :
 				     0;
+		/* Cross-attention layers hold one image's vision tokens per sequence. */
+		if (model_layer_is_cross(a, il))
+			kv = kv_cell * a->cross_attn_tokens * p->n_parallel;
 		e->kv_cache_bytes += kv;
 		e->weights_bytes += (int64_t)w->layer_bytes[il];
 		if (layer_dev[il] < 0) {

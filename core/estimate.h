@@ -12,7 +12,8 @@
  *  - KV cache: per layer, on the device of its layer: K and V rows of the cache type for every
  *    cell (n_ctx padded to 256; n_ctx is the total shared by n_parallel sequences); windowed
  *    layers keep n_swa x n_parallel + n_ubatch cells; MLA keeps one latent row of
- *    kv_lora_rank + qk_rope_head_dim and no V; encoders keep none.
+ *    kv_lora_rank + qk_rope_head_dim and no V; encoders keep none; cross-attention layers
+ *    (mllama) keep one image's vision tokens per sequence instead of cells.
  *  - compute buffers: llama.cpp reserves the graph of one micro-batch (n_ubatch tokens,
  *    attending over all cells) and sizes each backend's buffer by the peak of tensors alive at
  *    once: the KQ mask (an input every backend holds), then the largest of the attention step

@@ -52,6 +52,30 @@ bool model_layer_is_swa(const struct model_arch *a, int64_t il)
 	return il % a->swa_pattern < a->swa_pattern - 1;
 }
 
+bool model_layer_is_cross(const struct model_arch *a, int64_t il)
+{
+	if (a->n_cross_attn_layers <= 0 || il < 0 || il >= MODEL_MAX_LAYERS)
+		return false;
+	return (a->cross_attn_mask[il / 64] >> (il % 64)) & 1u;
+}
+
+int model_set_cross_layer(struct model_arch *a, int64_t il)
+{
+	if (il < 0 || il >= MODEL_MAX_LAYERS)
+		return RF_E_INVALID_VALUE;
+	const uint64_t bit = (uint64_t)1 << (il % 64);
+	if (!(a->cross_attn_mask[il / 64] & bit))
+		a->n_cross_attn_layers++;
+	a->cross_attn_mask[il / 64] |= bit;
+	return 0;
+}
+
+int64_t model_cross_kv_bytes(const struct model_arch *a, int64_t elem_bytes)
+{
+	return a->n_cross_attn_layers * a->cross_attn_tokens *
+	       (model_kv_k_width(a) + model_kv_v_width(a)) * elem_bytes;
+}
+
 int64_t model_kv_k_width(const struct model_arch *a)
 {
 	if (is_mla(a))
@@ -64,6 +88,15 @@ int64_t model_kv_v_width(const struct model_arch *a)
 	if (is_mla(a))
 		return 0; /* V is read from the latent K row */
 	return a->n_kv_heads * a->v_head_dim;
+}
+
+/* The highest cross-attention layer, or -1. */
+static int64_t last_cross(const struct model_arch *a)
+{
+	for (int64_t il = MODEL_MAX_LAYERS - 1; il >= 0; il--)
+		if (model_layer_is_cross(a, il))
+			return il;
+	return -1;
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
@@ -130,6 +163,11 @@ int model_arch_validate(struct model_arch *a, const char **field)
 	CHECK(in(a->swa_pattern, 0, MODEL_MAX_LAYERS), "sliding_window_pattern");
 	CHECK(in(a->rel_attn_buckets, 0, 4096), "relative_attention_num_buckets");
 	CHECK(in(a->vision_params, 0, (int64_t)1 << 40), "vision_config");
+	CHECK(in(a->cross_attn_tokens, 0, 1 << 24), "vision_config");
+	CHECK(a->n_cross_attn_layers == 0 ||
+		      (a->family == MODEL_DECODER && a->n_cross_attn_layers < a->n_layers &&
+		       last_cross(a) < a->n_layers),
+	      "cross_attention_layers");
 	CHECK(!a->learned_pos || in(a->max_position_embeddings, 1, 1 << 20),
 	      "max_position_embeddings");
 #undef CHECK

@@ -95,6 +95,11 @@ struct model_arch {
 	/* A vision encoder and projector beside the text model (mllama), as one count: part of
 	 * the total, not of the text tensors or the active count. */
 	int64_t vision_params;
+	/* Cross-attention layers (mllama's cross_attention_layers): they attend to one image's
+	 * vision tokens, so their K/V are cached per image, never per text token. */
+	uint64_t cross_attn_mask[MODEL_MAX_LAYERS / 64]; /* bit il: layer il is cross-attention */
+	int64_t n_cross_attn_layers;
+	int64_t cross_attn_tokens; /* vision tokens of one image: tiles x (patches + class) */
 };
 
 /* Llama 3.2 Vision's encoder, as its vision_config describes it. */
@@ -125,6 +130,17 @@ int64_t model_n_layer(const struct model_arch *a);
 
 /* Returns true when layer il is a MoE layer. */
 bool model_layer_is_moe(const struct model_arch *a, int64_t il);
+
+/* Returns true when layer il is a cross-attention layer (it caches no per-token K/V). */
+bool model_layer_is_cross(const struct model_arch *a, int64_t il);
+
+/* Marks layer il as a cross-attention layer. Returns 0, or RF_E_INVALID_VALUE when il is out
+ * of 0..MODEL_MAX_LAYERS-1. */
+int model_set_cross_layer(struct model_arch *a, int64_t il);
+
+/* Returns the K plus V bytes per token of one layer at elem_bytes per element, times the
+ * cross-attention layers' cached tokens for one image (0 without such layers). */
+int64_t model_cross_kv_bytes(const struct model_arch *a, int64_t elem_bytes);
 
 /* Returns true when llama.cpp runs layer il with windowed (sliding or chunked) attention. */
 bool model_layer_is_swa(const struct model_arch *a, int64_t il);

@@ -378,7 +378,12 @@ int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
 	for (int stage = 0; stage < c.pipeline_parallel; stage++) {
 		int64_t first, count, weights, act, sampler = 0, non_torch, avail, blocks;
 		int64_t requested = INT64_MAX, total = INT64_MAX;
+		int64_t self, cross = 0;
 		stage_layers(n_layer, c.pipeline_parallel, stage, &first, &count);
+		/* Cross-attention layers cache one image per sequence, not text tokens. */
+		for (int64_t il = first; il < first + count; il++)
+			cross += model_layer_is_cross(a, il);
+		self = count - cross;
 		/* The smallest GPU of the stage binds its tensor-parallel ranks. */
 		for (int r = 0; r < c.tensor_parallel; r++) {
 			const struct vllm_gpu *g = &gpus[stage * c.tensor_parallel + r];
@@ -407,9 +412,8 @@ int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
 		non_torch = c.tensor_parallel > 1 ? VLLM_NON_TORCH_TP_BYTES :
 						    VLLM_NON_TORCH_SINGLE_BYTES;
 		avail = requested - weights - act - non_torch;
-		blocks = avail > 0 && count > 0 ?
-				 avail / ((int64_t)c.block_size * kv_layer * count) :
-				 0;
+		blocks = avail > 0 && self > 0 ? avail / ((int64_t)c.block_size * kv_layer * self) :
+						 (avail > 0 ? INT64_MAX / 2 : 0);
 		c.weights_bytes_total += weights * c.tensor_parallel;
 		if (best < 0 || blocks < best) {
 			best = blocks;
@@ -420,12 +424,23 @@ int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
 			c.activation_bytes = act;
 			c.non_torch_bytes = non_torch;
 			c.kv_cache_bytes = avail > 0 ? avail : 0;
-			c.kv_bytes_per_token = kv_layer * count;
+			c.kv_bytes_per_token = kv_layer * self;
+			c.cross_kv_bytes_per_seq = kv_layer * cross * a->cross_attn_tokens;
 		}
 	}
 	c.num_blocks = best > 0 ? best : 0;
 	c.kv_cache_tokens = c.num_blocks * c.block_size;
 	c.max_concurrency = (double)c.kv_cache_tokens / (double)c.max_model_len;
+	if (a->n_cross_attn_layers > 0) {
+		/* The binding worker's cache holds each request's text and its image. */
+		double per_req = (double)c.kv_bytes_per_token * (double)c.max_model_len +
+				 (double)c.cross_kv_bytes_per_seq;
+		c.max_concurrency = per_req > 0 ? (double)c.kv_cache_bytes / per_req : 0;
+		note(&c,
+		     "one image of max_num_tiles tiles per request: cross-attention layers cache "
+		     "its vision tokens (tiles x ((image_size / patch_size)^2 + 1)) and no text "
+		     "tokens; the request cannot say that there is no image");
+	}
 	c.cuda_graph_bytes = s->enforce_eager ? 0 : VLLM_CUDA_GRAPH_BYTES;
 	if (!c.refusal && c.kv_cache_bytes <= 0)
 		c.refusal = "no memory is left for the KV cache: weights and profiling reserves "

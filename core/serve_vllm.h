@@ -111,7 +111,8 @@ struct vllm_capacity {
 	int64_t activation_bytes;   /* torch peak of the profiling runs */
 	int64_t non_torch_bytes;    /* NCCL / all-reduce buffers, workspaces */
 	int64_t kv_cache_bytes;     /* what was left for the KV cache ("Available KV cache") */
-	int64_t kv_bytes_per_token; /* per GPU, over the stage's attention layers */
+	int64_t kv_bytes_per_token; /* per GPU, over the stage's self-attention layers */
+	int64_t cross_kv_bytes_per_seq; /* per GPU: one image in the cross-attention layers */
 	int64_t cuda_graph_bytes;   /* captured after, outside requested_bytes (estimate) */
 	int binding_stage;          /* pipeline stage of the binding worker */
 	/* The whole engine. */

@@ -625,6 +625,34 @@ START_TEST(glm4_moe_and_mllama)
 		 "\"vision_config\":{\"patch_size\":0}}");
 	ck_assert_int_eq(map(json, "model", &v), RF_E_INVALID_VALUE);
 	ck_assert_str_eq(field, "model.vision_config.patch_size");
+	/* cross_attention_layers as the published config lists them: per-image K/V of
+	 * 4 tiles x ((560 / 14)^2 + 1) vision tokens. */
+	snprintf(json, sizeof(json),
+		 "{\"model_type\":\"mllama\",\"text_config\":{\"model_type\":"
+		 "\"mllama_text_model\",\"hidden_size\":4096,\"intermediate_size\":14336,"
+		 "\"num_hidden_layers\":40,\"num_attention_heads\":32,\"vocab_size\":128256,"
+		 "\"cross_attention_layers\":[3,8,13,18,23,28,33,38]},%s}",
+		 vision);
+	v = ok(json);
+	ck_assert_int_eq(v.n_cross_attn_layers, 8);
+	ck_assert_int_eq(v.cross_attn_tokens, 4 * (40 * 40 + 1));
+	ck_assert(model_layer_is_cross(&v, 3) && model_layer_is_cross(&v, 38));
+	ck_assert(!model_layer_is_cross(&v, 4) && !model_layer_is_cross(&v, 39));
+	{
+		static const char *const bad[] = {"[3,40]", "[3,3]", "[-1]",
+						  "[2.5]",  "\"3\"", "[\"3\"]"};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(json, sizeof(json),
+				 "{\"model_type\":\"mllama\",\"text_config\":{\"model_type\":"
+				 "\"mllama_text_model\",\"hidden_size\":4096,"
+				 "\"intermediate_size\":14336,\"num_hidden_layers\":40,"
+				 "\"num_attention_heads\":32,\"vocab_size\":128256,"
+				 "\"cross_attention_layers\":%s},%s}",
+				 bad[i], vision);
+			ck_assert_int_eq(map(json, "model", &v), RF_E_INVALID_VALUE);
+			ck_assert_str_eq(field, "model.text_config.cross_attention_layers");
+		}
+	}
 }
 END_TEST
 

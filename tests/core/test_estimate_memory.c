@@ -414,6 +414,68 @@ START_TEST(mla_keeps_one_latent_row)
 }
 END_TEST
 
+/* Llama 3.2 Vision: the published config.json of Llama-3.2-11B-Vision(-Instruct) has 40 text
+ * layers, 8 of them cross-attention ([3, 8, 13, 18, 23, 28, 33, 38]), 8 KV heads of head dim
+ * 128, and vision_config image_size 560, patch_size 14, max_num_tiles 4: one image is
+ * 4 x ((560 / 14)^2 + 1) = 6404 vision tokens. 90B: 100 layers, 20 cross-attention, the same
+ * heads and vision encoder. */
+#define MLLAMA_IMAGE_TOKENS (4LL * ((560 / 14) * (560 / 14) + 1))
+#define MLLAMA_KV_ROW (2LL * 8 * 128 * 2) /* K and V, f16, one token of one layer */
+
+static bool has_note(const struct rf_mem_estimate *m, const char *part)
+{
+	for (int i = 0; i < m->n_notes; i++)
+		if (strstr(m->notes[i], part))
+			return true;
+	return false;
+}
+
+START_TEST(mllama_cross_attention_caches_one_image)
+{
+	const struct model_entry *v11 = model("llama-3.2-11b-vision");
+	const struct model_entry *v90 = model("llama-3.2-90b-vision");
+	const struct model_entry *l8 = model("llama-3.1-8b");
+	struct rf_mem_weights *w11 = weights(v11, "Q4_K_M"), *w90 = weights(v90, "Q4_K_M");
+	struct rf_mem_weights *w8 = weights(l8, "Q4_K_M");
+	struct rf_infer_params p;
+	struct rf_mem_estimate m, two, plain;
+	struct rf_mem_device d = gpu("GPU", 80);
+
+	ck_assert_int_eq(MLLAMA_IMAGE_TOKENS, 6404);
+	ck_assert_int_eq(v11->arch.n_cross_attn_layers, 8);
+	ck_assert_int_eq(v90->arch.n_cross_attn_layers, 20);
+	ck_assert(model_layer_is_cross(&v11->arch, 3) && model_layer_is_cross(&v11->arch, 38));
+	ck_assert(!model_layer_is_cross(&v11->arch, 0) && !model_layer_is_cross(&v11->arch, 39));
+	rf_infer_params_default(&p);
+	p.n_ctx = 32768;
+	ck_assert_int_eq(rf_estimate_inference(&v11->arch, w11, &p, &d, 1, NULL, &m), 0);
+	/* 32 self-attention layers x 32768 cells + 8 cross-attention layers x one image. */
+	ck_assert_int_eq(m.kv_cache_bytes,
+			 32LL * 32768 * MLLAMA_KV_ROW + 8LL * MLLAMA_IMAGE_TOKENS * MLLAMA_KV_ROW);
+	ck_assert_int_lt(m.kv_cache_bytes, 40LL * 32768 * MLLAMA_KV_ROW * 85 / 100);
+	ck_assert_int_eq(m.per_device[0].kv_bytes, m.kv_cache_bytes);
+	ck_assert(has_note(&m, "one image of max_num_tiles tiles per sequence"));
+	/* Two sequences share the cells but each has its image. */
+	p.n_parallel = 2;
+	ck_assert_int_eq(rf_estimate_inference(&v11->arch, w11, &p, &d, 1, NULL, &two), 0);
+	ck_assert_int_eq(two.kv_cache_bytes - m.kv_cache_bytes,
+			 8LL * MLLAMA_IMAGE_TOKENS * MLLAMA_KV_ROW);
+	/* 90B: 80 self-attention layers, 20 cross-attention. */
+	p.n_parallel = 1;
+	ck_assert_int_eq(rf_estimate_inference(&v90->arch, w90, &p, NULL, 0, NULL, &m), 0);
+	ck_assert_int_eq(m.kv_cache_bytes,
+			 80LL * 32768 * MLLAMA_KV_ROW + 20LL * MLLAMA_IMAGE_TOKENS * MLLAMA_KV_ROW);
+	/* The text-only Llama 3.1 8B keeps every layer per token and says nothing of images. */
+	ck_assert_int_eq(l8->arch.n_cross_attn_layers, 0);
+	ck_assert_int_eq(rf_estimate_inference(&l8->arch, w8, &p, NULL, 0, NULL, &plain), 0);
+	ck_assert_int_eq(plain.kv_cache_bytes, 32LL * 32768 * MLLAMA_KV_ROW);
+	ck_assert(!has_note(&plain, "one image"));
+	free(w11);
+	free(w90);
+	free(w8);
+}
+END_TEST
+
 START_TEST(sliding_windows)
 {
 	const struct model_entry *g2 = model("gemma-2-9b");
@@ -614,6 +676,7 @@ Suite *estimate_memory_suite(void)
 	tcase_add_test(tc, n_ctx_max_is_monotonic);
 	tcase_add_test(tc, kv_cache_types);
 	tcase_add_test(tc, mla_keeps_one_latent_row);
+	tcase_add_test(tc, mllama_cross_attention_caches_one_image);
 	tcase_add_test(tc, sliding_windows);
 	tcase_add_test(tc, n_parallel_shares_n_ctx);
 	tcase_add_test(tc, encoder_and_encoder_decoder);

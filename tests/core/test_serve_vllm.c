@@ -240,6 +240,51 @@ START_TEST(parallelism_shards_weights_and_kv)
 }
 END_TEST
 
+/* Llama 3.2 11B Vision from the catalog (its published config: 40 layers, 8 of them
+ * cross-attention, 8 KV heads of 128; one image of 4 tiles x ((560 / 14)^2 + 1) = 6404
+ * vision tokens): vLLM's per-token KV covers the 32 self-attention layers only, each request
+ * also holding its image in the 8 cross-attention layers. */
+START_TEST(mllama_cross_attention_is_per_image)
+{
+	struct device_table devices;
+	struct model_catalog *models = NULL;
+	const struct model_entry *m;
+	struct model_arch all;
+	struct vllm_setup s;
+	struct vllm_capacity c, every, tp2;
+	const int64_t row = 2LL * 8 * 128 * 2; /* K and V of one token and layer, bf16 */
+
+	t_profiles_load(&devices, &models, NULL);
+	m = model_catalog_find(models, "meta-llama/Llama-3.2-11B-Vision-Instruct");
+	ck_assert_ptr_nonnull(m);
+	vllm_setup_default(&s);
+	s.max_model_len = 8192;
+	c = cap(&m->arch, &s, 81559, 1);
+	ck_assert_int_eq(c.kv_bytes_per_token, 32 * row);
+	ck_assert_int_eq(c.cross_kv_bytes_per_seq, 8 * 6404 * row);
+	/* The same model counting every layer per token: 40/32 as many bytes per token, so a
+	 * quarter more tokens now fit in the same cache (within a block). */
+	all = m->arch;
+	memset(all.cross_attn_mask, 0, sizeof(all.cross_attn_mask));
+	all.n_cross_attn_layers = 0;
+	every = cap(&all, &s, 81559, 1);
+	ck_assert_int_eq(every.kv_bytes_per_token, 40 * row);
+	ck_assert_int_eq(every.kv_cache_bytes, c.kv_cache_bytes);
+	ck_assert(fabs((double)c.kv_cache_tokens / (double)every.kv_cache_tokens - 1.25) < 0.001);
+	/* Concurrency pays for each request's text and image. */
+	ck_assert(fabs(c.max_concurrency -
+		       (double)c.kv_cache_bytes / (double)(8192 * 32 * row + 8 * 6404 * row)) <
+		  1e-9);
+	ck_assert(c.max_concurrency > every.max_concurrency);
+	/* Tensor parallelism halves both. */
+	s.tensor_parallel = 2;
+	tp2 = cap(&m->arch, &s, 81559, 2);
+	ck_assert_int_eq(tp2.kv_bytes_per_token * 2, c.kv_bytes_per_token);
+	ck_assert_int_eq(tp2.cross_kv_bytes_per_seq * 2, c.cross_kv_bytes_per_seq);
+	t_profiles_free(&devices, &models, NULL);
+}
+END_TEST
+
 START_TEST(utilisation_and_length_trade_off)
 {
 	struct model_arch a = llama8b();
@@ -335,6 +380,7 @@ Suite *serve_vllm_suite(void)
 	tcase_add_test(tc, logged_capacity_is_reproduced_within_ten_percent);
 	tcase_add_test(tc, mla_capacity_from_the_catalog_matches_its_log);
 	tcase_add_test(tc, parallelism_shards_weights_and_kv);
+	tcase_add_test(tc, mllama_cross_attention_is_per_image);
 	tcase_add_test(tc, utilisation_and_length_trade_off);
 	tcase_add_test(tc, vllm_refuses_what_cannot_start);
 	tcase_add_test(tc, bad_settings_name_their_field);
