@@ -594,6 +594,45 @@ START_TEST(vllm_capacity_through_the_route_matches_a_logged_start)
 }
 END_TEST
 
+/* Llama 3.2 11B Vision through the route: its config's 8 cross-attention layers of 40 (8 KV
+ * heads of 128) hold one image of 4 x ((560 / 14)^2 + 1) = 6404 vision tokens per sequence,
+ * the 32 others the text, for both runtimes, and the answer says so. */
+START_TEST(vision_cross_attention_through_the_route)
+{
+	const double row = 2.0 * 8 * 128 * 2, image = 8.0 * 6404 * row;
+	cJSON *j, *a;
+	int said = 0;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.2-11b-vision\",\"quant\":\"Q4_K_M\","
+			     "\"n_ctx\":16384,\"hardware_profile\":\"h100-sxm\"}",
+			     &j),
+			 200);
+	ck_assert_double_eq(num(j, "memory.kv_cache_bytes"), 32.0 * 16384 * row + image);
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions")) said +=
+		strstr(a->valuestring, "one image of max_num_tiles tiles per sequence") != NULL;
+	ck_assert_int_eq(said, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.2-11b-vision\",\"runtime\":\"vllm\","
+			     "\"hardware_profile\":\"h100-sxm\",\"max_model_len\":8192}",
+			     &j),
+			 200);
+	ck_assert_double_eq(num(j, "serving.kv_bytes_per_token_per_gpu"), 32 * row);
+	ck_assert_double_eq(num(j, "serving.cross_attention_kv_bytes_per_request_per_gpu"), image);
+	said = 0;
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions")) said +=
+		strstr(a->valuestring, "one image of max_num_tiles tiles per request") != NULL;
+	ck_assert_int_eq(said, 1);
+	cJSON_Delete(j);
+	/* A text-only model has no such field. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\","
+			     "\"hardware_profile\":\"h100-sxm\",\"max_model_len\":8192}",
+			     &j),
+			 200);
+	ck_assert_ptr_null(item(j, "serving", "cross_attention_kv_bytes_per_request_per_gpu"));
+	cJSON_Delete(j);
+}
+END_TEST
+
 /* Llama 3.1 70B on two A100 80GB with tensor parallelism, priced at $4 an hour. */
 static void tp2_body(char *buf, size_t len, int concurrency)
 {
@@ -740,6 +779,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, a_pasted_config_json_is_estimated);
 	tcase_add_test(tc, bad_input_is_a_422_naming_the_field);
 	tcase_add_test(tc, vllm_capacity_through_the_route_matches_a_logged_start);
+	tcase_add_test(tc, vision_cross_attention_through_the_route);
 	tcase_add_test(tc, vllm_tensor_parallel_cost_and_refusal);
 	tcase_add_test(tc, llama_cpp_slots_give_an_aggregate_speed);
 	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
