@@ -594,23 +594,31 @@ START_TEST(vllm_capacity_through_the_route_matches_a_logged_start)
 }
 END_TEST
 
+/* Returns how many of the answer's assumptions contain part. */
+static int said(const cJSON *j, const char *part)
+{
+	const cJSON *a;
+	int n = 0;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
+		n += strstr(a->valuestring, part) != NULL;
+	return n;
+}
+
 /* Llama 3.2 11B Vision through the route: its config's 8 cross-attention layers of 40 (8 KV
  * heads of 128) hold one image of 4 x ((560 / 14)^2 + 1) = 6404 vision tokens per sequence,
  * the 32 others the text, for both runtimes, and the answer says so. */
 START_TEST(vision_cross_attention_through_the_route)
 {
 	const double row = 2.0 * 8 * 128 * 2, image = 8.0 * 6404 * row;
-	cJSON *j, *a;
-	int said = 0;
+	cJSON *j;
 
 	ck_assert_int_eq(run("{\"model\":\"llama-3.2-11b-vision\",\"quant\":\"Q4_K_M\","
 			     "\"n_ctx\":16384,\"hardware_profile\":\"h100-sxm\"}",
 			     &j),
 			 200);
 	ck_assert_double_eq(num(j, "memory.kv_cache_bytes"), 32.0 * 16384 * row + image);
-	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions")) said +=
-		strstr(a->valuestring, "one image of max_num_tiles tiles per sequence") != NULL;
-	ck_assert_int_eq(said, 1);
+	ck_assert_int_eq(said(j, "one image of max_num_tiles tiles per sequence"), 1);
 	cJSON_Delete(j);
 	ck_assert_int_eq(run("{\"model\":\"llama-3.2-11b-vision\",\"runtime\":\"vllm\","
 			     "\"hardware_profile\":\"h100-sxm\",\"max_model_len\":8192}",
@@ -618,10 +626,7 @@ START_TEST(vision_cross_attention_through_the_route)
 			 200);
 	ck_assert_double_eq(num(j, "serving.kv_bytes_per_token_per_gpu"), 32 * row);
 	ck_assert_double_eq(num(j, "serving.cross_attention_kv_bytes_per_request_per_gpu"), image);
-	said = 0;
-	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions")) said +=
-		strstr(a->valuestring, "one image of max_num_tiles tiles per request") != NULL;
-	ck_assert_int_eq(said, 1);
+	ck_assert_int_eq(said(j, "one image of max_num_tiles tiles per request"), 1);
 	cJSON_Delete(j);
 	/* A text-only model has no such field. */
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\","
