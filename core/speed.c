@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/cpu/speed_cpu.h"
 #include "core/err.h"
 
 /*
@@ -151,7 +152,11 @@ static int validate(const struct speed_input *in)
 			return RF_E_INVALID_VALUE;
 	}
 	if (!isfinite(in->host.bandwidth_gbs) || in->host.bandwidth_gbs > 1e7 ||
-	    in->host.threads > 100000 || !isfinite(in->host.link_gbs) || in->host.link_gbs > 1e7)
+	    in->host.threads > 100000 || !isfinite(in->host.link_gbs) || in->host.link_gbs > 1e7 ||
+	    in->host.cpu_isa < 0 || in->host.cpu_isa >= SPEED_CPU_ISA_N ||
+	    !in_range(in->host.int8_gops_per_thread, -1, 1e6) ||
+	    !in_range(in->host.f32_gflops_per_thread, -1, 1e6) ||
+	    !in_range(in->repacked_share, 0, 1))
 		return RF_E_INVALID_VALUE;
 	return 0;
 }
@@ -189,6 +194,21 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 	return bw * cpu->mem_eff * (measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
 }
 
+/* The host's share (1 - f) of a token's work, for the CPU kernels (core/cpu/speed_cpu.h). */
+static void host_work(const struct speed_input *in, double bytes, double f,
+		      struct speed_cpu_host *h, struct speed_cpu_work *w)
+{
+	h->isa = in->host.cpu_isa;
+	h->int8_gops_per_thread = in->host.int8_gops_per_thread;
+	h->f32_gflops_per_thread = in->host.f32_gflops_per_thread;
+	h->threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
+	w->weight_ftype = in->weight_ftype_known ? in->weight_ftype : -1;
+	w->weight_bytes = bytes * (1 - f);
+	w->elements = in->flops_per_token / 2 * (1 - f);
+	w->repacked_share = in->repacked_share;
+	w->layers = (double)layers(in) * (1 - f);
+}
+
 /* The share of device d's peak bandwidth decode reaches. */
 static double mem_eff_of(const struct speed_params *p, const struct speed_device *d)
 {
@@ -209,8 +229,16 @@ static double decode_time(const struct speed_input *in, const struct speed_param
 		t += bytes * f * share(in, i) / (rate * 1e9);
 	}
 	t += (double)layers(in) * f * p->layer_ms * 1e-3;
-	if (f < 1) {
+	if (f < 1 && in->host.cpu_isa != SPEED_CPU_ISA_UNSET) {
+		/* Memory or the dot products, whichever holds the host longer. */
+		struct speed_cpu_host h;
+		struct speed_cpu_work w;
+		host_work(in, bytes, f, &h, &w);
+		t += speed_cpu_decode_s(&h, &w, host_rate_gbs(in, cpu), NULL);
+	} else if (f < 1) {
 		t += bytes * (1 - f) / (host_rate_gbs(in, cpu) * 1e9);
+	}
+	if (f < 1) {
 		t += (double)layers(in) * (1 - f) * cpu->layer_ms * 1e-3;
 	}
 	return t;
@@ -259,6 +287,11 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		     (compute_eff(p, d->compute, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);
+	} else if (f < 1 && in->host.cpu_isa != SPEED_CPU_ISA_UNSET) {
+		struct speed_cpu_host h;
+		struct speed_cpu_work w;
+		host_work(in, in->weight_bytes, f, &h, &w);
+		t += speed_cpu_prefill_s(&h, &w);
 	} else if (f < 1) {
 		int threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
 		t += fl * (1 - f) / ((double)threads * cpu->cpu_gflops_per_thread * 1e9);
