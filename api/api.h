@@ -128,6 +128,11 @@ struct api_store {
 	 * array to *runs (free with api_bench_runs_free) and its length to *n. */
 	int (*bench_list)(void *ctx, const struct api_bench_filter *f, struct api_bench_run **runs,
 			  int *n);
+	/* The version of the benchmark runs: it changes whenever they may have changed (any
+	 * commit to the database, by this process or another, and every reopen), so an answer
+	 * read at one version can be reused while it holds. Returns 0 and *version, or a
+	 * negative rf_err (nothing may then be reused). NULL: no versions. */
+	int (*bench_version)(void *ctx, uint64_t *version);
 	/* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
 	int (*bench_delete)(void *ctx, int64_t id);
 	/* Lists profiles matching f in id order. Writes a malloc'd array to *rows (free with
@@ -155,10 +160,11 @@ void api_profile_clear(struct api_profile *p);
 /* Frees rows[0..n) and the array. NULL is a no-op. */
 void api_scan_rows_free(struct api_scan_row *rows, int n);
 
-struct api_metrics;   /* api/metrics.h */
-struct device_table;  /* core/device.h */
-struct model_catalog; /* core/model.h */
-struct mcp_http;      /* api/mcp.h */
+struct api_metrics;       /* api/metrics.h */
+struct device_table;      /* core/device.h */
+struct model_catalog;     /* core/model.h */
+struct mcp_http;          /* api/mcp.h */
+struct api_history_cache; /* api/history_cache.h */
 
 /* Reads the start of a model file the client named ({"gguf": PATH}) for its header. The
  * process decides what may be read (--models-dir). Returns 0 and a malloc'd buffer (length
@@ -239,6 +245,9 @@ struct api_env {
 	size_t openapi_len;
 	struct api_metrics *metrics;
 	struct api_store store;
+	/* The benchmark history estimates read, remembered per store version (history_cache.h);
+	 * NULL: every estimate lists it afresh. */
+	struct api_history_cache *history_cache;
 	int scan_interval_s;
 	int64_t last_scan_failed_ms; /* 0: never failed */
 	const char *store_error;     /* the store's last failure (one line), or NULL: none so far */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/history_cache.h"
 #include "core/err.h"
 #include "core/hw.h"
 #include "core/quant.h"
@@ -37,26 +38,6 @@ static void note(struct api_history *h, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Whether the run's backend ("CUDA", "Metal,BLAS", "" unknown) can be the one estimated. An
- * unknown name is another backend (SYCL, CANN...), so the run is not comparable. */
-static bool same_backend(const char *run_backend, enum speed_backend want)
-{
-	char name[sizeof(((struct api_bench_run *)0)->backend)];
-	enum speed_backend b;
-	size_t i;
-
-	for (i = 0; run_backend[i] && run_backend[i] != ',' && run_backend[i] != ' ' &&
-		    i + 1 < sizeof(name);
-	     i++)
-		name[i] = (char)(run_backend[i] >= 'A' && run_backend[i] <= 'Z' ?
-					 run_backend[i] - 'A' + 'a' :
-					 run_backend[i]);
-	name[i] = '\0';
-	if (!name[0])
-		return true;
-	return speed_backend_parse(name, &b) == 0 && b == want;
-}
-
 /* What one refinement keeps while it walks the runs: the predictions made (once per distinct
  * model and precision) and the model names resolved (runs repeat a few names many times, and a
  * catalog lookup compares every id and alias). */
@@ -67,7 +48,7 @@ struct history_walk {
 	struct predicted pred[API_HISTORY_MAX_PAIRS];
 	size_t n_pred;
 	struct {
-		const char *name; /* points into the runs, which outlive the walk */
+		const char *name; /* points into the rows, which outlive the walk */
 		const struct model_entry *m;
 	} names[HISTORY_NAMES];
 	size_t n_names;
@@ -110,22 +91,23 @@ static const struct model_entry *resolve_once(struct history_walk *w, const char
 	return m;
 }
 
-/* Maps run r onto out. Returns false when the run cannot be used. */
-static bool match_run(struct history_walk *w, const struct api_bench_run *r,
+/* Maps run r onto out. Returns false when the run cannot be used: another backend, a
+ * precision rigfit does not know, or another model that cannot be predicted. */
+static bool match_run(struct history_walk *w, const struct api_history_row *r,
 		      struct speed_history_run *out)
 {
 	const struct api_history_query *q = w->q;
-	int ftype = rf_ftype_from_name(r->precision);
 	const struct model_entry *m;
 	const struct predicted *p;
 
-	if (ftype < 0 || !same_backend(r->backend, q->backend))
+	if (r->ftype < 0 || r->backend_kind == API_HISTORY_BACKEND_OTHER ||
+	    (r->backend_kind == API_HISTORY_BACKEND_KNOWN && r->backend != (int)q->backend))
 		return false;
 	memset(out, 0, sizeof(*out));
-	out->measured_tps[SPEED_TEST_DECODE] = r->decode_tokens_per_s;
-	out->measured_tps[SPEED_TEST_PREFILL] = r->prefill_tokens_per_s;
+	out->measured_tps[SPEED_TEST_DECODE] = r->measured_tps[SPEED_TEST_DECODE];
+	out->measured_tps[SPEED_TEST_PREFILL] = r->measured_tps[SPEED_TEST_PREFILL];
 	m = resolve_once(w, r->model);
-	if (ftype == q->ftype &&
+	if (r->ftype == q->ftype &&
 	    ((q->entry && m == q->entry) ||
 	     (!q->entry && q->model_name && strcasecmp(r->model, q->model_name) == 0))) {
 		out->same_model = true;
@@ -133,7 +115,7 @@ static bool match_run(struct history_walk *w, const struct api_bench_run *r,
 	}
 	if (!m || !q->predict)
 		return false;
-	p = predict_once(w, m, ftype);
+	p = predict_once(w, m, r->ftype);
 	if (!p || p->rc < 0)
 		return false;
 	out->predicted_tps[SPEED_TEST_DECODE] = p->tps[SPEED_TEST_DECODE];
@@ -181,21 +163,16 @@ static void roofline_only(const struct api_history_query *q, struct api_history 
 	speed_history_refine(q->roofline, NULL, 0, &out->result);
 }
 
-int api_history_refine(const struct api_env *env, const struct api_history_query *q,
-		       struct api_history *out)
+/* The newest runs of q->fingerprint as rows, listed from the store. Returns 0 (rows filled),
+ * RF_E_NOMEM, or 1 when the store could not be read (out says so; rows empty). */
+static int list_rows(const struct api_env *env, const struct api_history_query *q,
+		     struct api_history *out, struct api_history_rows *rows)
 {
 	struct api_bench_filter f;
 	struct api_bench_run *runs = NULL;
-	struct speed_history_run *hist = NULL;
-	struct history_walk *w = NULL;
-	size_t n_hist = 0;
 	int n = 0, rc;
 
-	memset(out, 0, sizeof(*out));
-	roofline_only(q, out);
-	if (!q->fingerprint || !q->fingerprint[0] || !env->store.available ||
-	    !env->store.bench_list)
-		return 0;
+	memset(rows, 0, sizeof(*rows));
 	memset(&f, 0, sizeof(f));
 	hw_strlcpy(f.hardware_fingerprint, q->fingerprint, sizeof(f.hardware_fingerprint));
 	f.limit = API_HISTORY_LIMIT;
@@ -207,15 +184,45 @@ int api_history_refine(const struct api_env *env, const struct api_history_query
 		note(out, "speed: the benchmark history could not be read (%s); roofline only",
 		     rc < 0 ? rf_err_message(rc) : "a bad answer");
 		api_bench_runs_free(runs, n > 0 ? n : 0);
-		return 0;
+		return 1;
 	}
 	/* A store that ignores the limit is held to it. */
-	out->listed = n > API_HISTORY_LIMIT ? API_HISTORY_LIMIT : n;
-	if (n == 0) {
+	rc = api_history_rows_from_runs(runs, n > API_HISTORY_LIMIT ? API_HISTORY_LIMIT : n,
+					q->fingerprint, rows);
+	api_bench_runs_free(runs, n);
+	return rc;
+}
+
+int api_history_refine(const struct api_env *env, const struct api_history_query *q,
+		       struct api_history *out)
+{
+	struct api_history_cache *cache = env->history_cache;
+	struct api_history_rows rows = {0};
+	struct speed_history_run *hist = NULL;
+	struct history_walk *w = NULL;
+	size_t n_hist = 0;
+	uint64_t version = 0;
+	bool versioned, cached = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	roofline_only(q, out);
+	if (!q->fingerprint || !q->fingerprint[0] || !env->store.available ||
+	    !env->store.bench_list)
+		return 0;
+	versioned = cache && env->store.bench_version &&
+		    env->store.bench_version(env->store.ctx, &version) == 0;
+	if (versioned && api_history_cache_get(cache, q->fingerprint, version, &rows)) {
+		cached = true;
+	} else if ((rc = list_rows(env, q, out, &rows)) != 0) {
+		return rc < 0 ? rc : 0;
+	}
+	out->listed = rows.listed;
+	if (rows.listed == 0) {
 		rc = 0;
 		goto done;
 	}
-	hist = calloc((size_t)out->listed, sizeof(*hist));
+	hist = calloc((size_t)rows.n + 1, sizeof(*hist));
 	w = calloc(1, sizeof(*w));
 	if (!hist || !w) {
 		rc = RF_E_NOMEM;
@@ -223,15 +230,10 @@ int api_history_refine(const struct api_env *env, const struct api_history_query
 	}
 	w->env = env;
 	w->q = q;
-	for (int i = 0; i < out->listed; i++) {
-		/* Runs recorded under another fingerprint are not this hardware's. */
-		if (strcmp(runs[i].hardware_fingerprint, q->fingerprint) != 0 ||
-		    !match_run(w, &runs[i], &hist[n_hist])) {
-			out->skipped++;
-			continue;
-		}
-		n_hist++;
-	}
+	for (int i = 0; i < rows.n; i++)
+		if (match_run(w, &rows.rows[i], &hist[n_hist]))
+			n_hist++;
+	out->skipped = rows.listed - (int)n_hist;
 	rc = speed_history_refine(q->roofline, hist, n_hist, &out->result);
 	if (rc < 0)
 		roofline_only(q, out);
@@ -241,6 +243,11 @@ int api_history_refine(const struct api_env *env, const struct api_history_query
 done:
 	free(hist);
 	free(w);
-	api_bench_runs_free(runs, n);
+	if (cached)
+		api_history_cache_put(cache);
+	else if (versioned)
+		api_history_cache_store(cache, q->fingerprint, version, &rows);
+	else
+		free((void *)rows.rows);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "server/daemon.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,17 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The history cache's guard: estimates run on the loop thread and in write jobs. */
+static void history_lock(void *mu)
+{
+	pthread_mutex_lock(mu);
+}
+
+static void history_unlock(void *mu)
+{
+	pthread_mutex_unlock(mu);
+}
+
 void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 {
 	struct api_scan_stats stats = {
@@ -67,6 +79,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->ui = d->cfg->no_ui ? NULL : rf_embed_ui;
 	env->metrics = d->metrics;
 	env->store = rf_store_api(d->store);
+	env->history_cache = d->history_cache;
 	{
 		struct rf_store_error e;
 		if (rf_store_last_error(&e)) {
@@ -292,6 +305,8 @@ static void teardown(struct rf_daemon *d)
 	rf_catalogs_unref(d->catalogs);
 	rf_snapshot_free(d->snapshot);
 	api_metrics_free(d->metrics);
+	api_history_cache_free(d->history_cache);
+	pthread_mutex_destroy(&d->history_mu);
 	mcp_http_free(d->mcp);
 	rf_openapi_json_free(d->openapi_tree);
 }
@@ -356,10 +371,14 @@ int rf_serve(struct rf_config *cfg)
 	d->started_ns = uv_hrtime();
 	d->started_ms = wall_ms();
 	d->metrics = api_metrics_new();
+	pthread_mutex_init(&d->history_mu, NULL);
+	d->history_cache = api_history_cache_new(history_lock, history_unlock, &d->history_mu);
 	d->openapi_tree = rf_openapi_json();
 	d->mcp = open_mcp(cfg, host);
-	if (!d->metrics || !d->mcp || uv_loop_init(&d->loop) != 0) {
+	if (!d->metrics || !d->history_cache || !d->mcp || uv_loop_init(&d->loop) != 0) {
 		api_metrics_free(d->metrics);
+		api_history_cache_free(d->history_cache);
+		pthread_mutex_destroy(&d->history_mu);
 		mcp_http_free(d->mcp);
 		rf_openapi_json_free(d->openapi_tree);
 		free(d);

@@ -7,11 +7,13 @@
 #define RIGFIT_SERVER_DAEMON_PRIV_H
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "api/api.h"
+#include "api/history_cache.h"
 #include "api/metrics.h"
 #include "api/finetune_session.h"
 #include "server/config.h"
@@ -63,6 +65,8 @@ struct rf_daemon {
 	struct rf_store *store;
 	struct rf_hub *hub; /* --hub: the Hugging Face Hub lookup; NULL: off */
 	struct api_metrics *metrics;
+	struct api_history_cache *history_cache; /* what estimates read of the benchmarks */
+	pthread_mutex_t history_mu;              /* guards history_cache */
 	struct rf_profiles *profiles;
 	struct rf_catalogs *catalogs; /* devices.json and models.json; never NULL once started */
 	void *openapi_tree;           /* the embedded spec as a cJSON tree (the MCP schemas) */

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -687,6 +688,9 @@ static int store_check_readonly(const char *path, int n_migrations, char *errbuf
 	return rc;
 }
 
+/* Openings so far in this process: each store handle's epoch (see store_priv.h). */
+static atomic_uint_fast64_t store_openings;
+
 int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 		  struct rf_store **out, char *errbuf, size_t errlen)
 {
@@ -723,6 +727,7 @@ int rf_store_open(const char *path, const struct rf_embedded_file *migrations,
 		return RF_E_NOMEM;
 	}
 	st->n_migrations = n;
+	st->epoch = atomic_fetch_add(&store_openings, 1) + 1;
 	src = sqlite3_open_v2(path, &st->db,
 			      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			      NULL);

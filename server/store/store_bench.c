@@ -282,6 +282,26 @@ static bool bench_known_empty(struct rf_store *st, const struct api_bench_filter
 	       strcmp(st->bench_none_fp, f->hardware_fingerprint) == 0;
 }
 
+int rf_store_bench_version(struct rf_store *st, uint64_t *version)
+{
+	sqlite3_mutex *mx;
+	int64_t dv = 0;
+	bool ok;
+
+	if (!st)
+		return RF_E_STORE_UNAVAILABLE;
+	mx = sqlite3_db_mutex(st->rdb);
+	sqlite3_mutex_enter(mx);
+	ok = bench_data_version(st, &dv);
+	sqlite3_mutex_leave(mx);
+	if (!ok)
+		return RF_E_STORE_UNAVAILABLE;
+	/* data_version is a small counter of this connection; the epoch keeps two openings
+	 * apart. */
+	*version = (st->epoch << 40) ^ (uint64_t)dv;
+	return 0;
+}
+
 int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 			struct api_bench_run **runs, int *n)
 {
@@ -487,6 +507,11 @@ static int api_list(void *ctx, const struct api_bench_filter *f, struct api_benc
 	return rf_store_bench_list(ctx, f, runs, n);
 }
 
+static int api_version(void *ctx, uint64_t *version)
+{
+	return rf_store_bench_version(ctx, version);
+}
+
 static int api_get(void *ctx, int64_t id, struct api_bench_run **run)
 {
 	return rf_store_bench_get(ctx, id, run);
@@ -501,6 +526,7 @@ void rf_store_bench_api(struct api_store *api)
 {
 	api->bench_insert = api_insert;
 	api->bench_list = api_list;
+	api->bench_version = api_version;
 	api->bench_get = api_get;
 	api->bench_delete = api_delete;
 }

@@ -31,6 +31,12 @@ int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 
 /* Reads the run with row id id into a malloc'd one-element array *run (free with
  * api_bench_runs_free(*run, 1)). Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
+/* The version of the benchmark runs (see api_store.bench_version): the opening's epoch and
+ * SQLite's PRAGMA data_version of the reading connection, which changes on every commit by
+ * another connection (the writing one included). Returns 0 and *version, or a negative
+ * rf_err. */
+int rf_store_bench_version(struct rf_store *st, uint64_t *version /* OUT */);
+
 int rf_store_bench_get(struct rf_store *st, int64_t id, struct api_bench_run **run /* OUT */);
 
 /* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */

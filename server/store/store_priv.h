@@ -38,6 +38,10 @@ struct rf_store {
 	sqlite3_stmt *bench_data_version;
 	char bench_none_fp[API_BENCH_ID_LEN + 1];
 	int64_t bench_none_dv;
+	/* Which opening of a database this handle is (process-wide, from 1): a reopened store's
+	 * data_version starts afresh, so the benchmarks' version (rf_store_bench_version) pairs
+	 * it with this. */
+	uint64_t epoch;
 	int busy_ms; /* how long a write waits for another connection's lock */
 	/* The file as opened, to notice it deleted or replaced underneath (rf_store_check_linked):
 	 * its path, device and inode. (A descriptor held on it would do too, but closing any

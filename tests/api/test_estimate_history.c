@@ -5,6 +5,8 @@
  * replace it; the number moves toward what was measured, and one outlier does
  * not swing it. A store that fails or is down leaves the roofline, never a 5xx;
  * runs of other hardware, another backend or unknown models count for nothing.
+ * With a history cache, the runs are listed once per store version and fingerprint, and the
+ * answers are those of an estimate that lists them every time.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/history_cache.h"
 #include "api/hardware_json.h"
 #include "core/classify.h"
 #include "core/device.h"
@@ -33,10 +36,12 @@
 struct fake_store {
 	struct api_bench_run runs[MAX_RUNS];
 	int n;
-	int fail;     /* bench_list returns this error when non-zero */
-	int calls;    /* bench_list calls */
-	int limit;    /* the last limit asked for */
-	char hw[130]; /* the last fingerprint asked for */
+	int fail;         /* bench_list returns this error when non-zero */
+	int calls;        /* bench_list calls */
+	int limit;        /* the last limit asked for */
+	char hw[130];     /* the last fingerprint asked for */
+	uint64_t version; /* what bench_version answers */
+	int version_fail; /* bench_version returns this error when non-zero */
 };
 
 static struct device_table devices;
@@ -67,6 +72,16 @@ static int fake_bench_list(void *ctx, const struct api_bench_filter *f, struct a
 	}
 	*out = rows;
 	*n = k;
+	return 0;
+}
+
+static int fake_bench_version(void *ctx, uint64_t *version)
+{
+	struct fake_store *s = ctx;
+
+	if (s->version_fail)
+		return s->version_fail;
+	*version = s->version;
 	return 0;
 }
 
@@ -432,6 +447,84 @@ START_TEST(runs_recorded_under_this_hosts_fingerprint_refine_its_estimates)
 }
 END_TEST
 
+/* Estimates body with env and returns its decode speed and the number of runs used. */
+static double decode_of(const struct api_env *env, const char *body, int *runs)
+{
+	cJSON *j = estimate_with(env, body);
+	double d = speed_num(j, "decode_tokens_per_s");
+
+	*runs = (int)speed_num(j, "runs");
+	cJSON_Delete(j);
+	return d;
+}
+
+START_TEST(the_history_is_listed_once_per_store_version)
+{
+	static const char *const gpus[] = {"NVIDIA GeForce RTX 4090", "NVIDIA RTX A6000",
+					   "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3",
+					   "NVIDIA GeForce RTX 4080"};
+	struct api_env plain = env_with_store(true), cached = env_with_store(true);
+	const char *body = "{\"model\":\"" LLAMA "\",\"quant\":\"Q4_K_M\"," ON_3090 "}";
+	char fp[32], b[256];
+	double roof, want, got;
+	int runs, calls;
+	cJSON *j;
+
+	cached.history_cache = api_history_cache_new(NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(cached.history_cache);
+	cached.store.bench_version = fake_bench_version;
+	store.version = 1;
+	j = estimate_with(&cached, body);
+	snprintf(fp, sizeof(fp), "%s", fingerprint_of(j));
+	roof = speed_num(j, "decode_tokens_per_s");
+	cJSON_Delete(j);
+	ck_assert_int_eq(store.calls, 1);
+
+	/* Unchanged version: no second listing, the same answer. */
+	ck_assert_double_eq_tol(decode_of(&cached, body, &runs), roof, 1e-12);
+	ck_assert_int_eq(store.calls, 1);
+
+	/* A run stored: the version changes, the run is read and counts, and the answer is the
+	 * one an estimate without the cache gives. */
+	record(fp, LLAMA, "Q4_K_M", "CUDA", 0.5 * roof, -1);
+	store.version = 2;
+	got = decode_of(&cached, body, &runs);
+	ck_assert_int_eq(store.calls, 2);
+	ck_assert_int_eq(runs, 1);
+	want = decode_of(&plain, body, &runs);
+	ck_assert_int_eq(store.calls, 3);
+	ck_assert_double_eq_tol(got, want, 1e-12);
+	ck_assert_double_eq_tol(got, 0.5 * roof, 0.01 * roof);
+	calls = store.calls;
+	ck_assert_double_eq_tol(decode_of(&cached, body, &runs), got, 1e-12);
+	ck_assert_int_eq(store.calls, calls);
+
+	/* A store that cannot say its version is listed every time. */
+	store.version_fail = RF_E_STORE_UNAVAILABLE;
+	(void)decode_of(&cached, body, &runs);
+	(void)decode_of(&cached, body, &runs);
+	ck_assert_int_eq(store.calls, calls + 2);
+	ck_assert_int_eq(runs, 1);
+	store.version_fail = 0;
+
+	/* Four fingerprints are kept: a fifth replaces the least recently used. */
+	for (int i = 0; i < 5; i++) {
+		snprintf(b, sizeof(b),
+			 "{\"model\":\"" LLAMA "\",\"quant\":\"Q4_K_M\","
+			 "\"hardware\":{\"gpus\":[{\"name\":\"%s\"}]}}",
+			 gpus[i]);
+		(void)decode_of(&cached, b, &runs);
+	}
+	calls = store.calls;
+	(void)decode_of(&cached, b, &runs); /* the fifth, just read */
+	ck_assert_int_eq(store.calls, calls);
+	(void)decode_of(&cached, body, &runs); /* the 3090 profile's, replaced */
+	ck_assert_int_eq(store.calls, calls + 1);
+	ck_assert_int_eq(runs, 1);
+	api_history_cache_free(cached.history_cache);
+}
+END_TEST
+
 Suite *estimate_history_suite(void)
 {
 	Suite *s = suite_create("estimate_history");
@@ -442,6 +535,7 @@ Suite *estimate_history_suite(void)
 	tcase_add_test(tc, runs_of_other_hardware_backends_or_models_count_for_nothing);
 	tcase_add_test(tc, a_failing_or_missing_store_leaves_the_roofline);
 	tcase_add_test(tc, runs_recorded_under_this_hosts_fingerprint_refine_its_estimates);
+	tcase_add_test(tc, the_history_is_listed_once_per_store_version);
 	suite_add_tcase(s, tc);
 	return s;
 }

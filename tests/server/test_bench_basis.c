@@ -3,10 +3,13 @@
  * recorded with POST /api/benchmarks move this host's estimates. With no history the speed is
  * the roofline; a run of another model makes it "calibrated" (the host's efficiency carried
  * over); runs of the very model and precision make it "measured", and one outlier among them
- * does not swing it. Deleting the runs brings the roofline back.
+ * does not swing it. Deleting the runs brings the roofline back. The history an estimate reads
+ * is remembered between requests until the database changes: a run written by another process
+ * (a second SQLite connection) moves the next estimate as a run posted here does.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +145,74 @@ START_TEST(recorded_runs_move_the_estimate_and_one_outlier_does_not)
 }
 END_TEST
 
+/* Stores a decode run of model at Q4_K_M for fingerprint fp straight into the database file,
+ * as another process on the host would (its own connection and transaction). */
+static void record_elsewhere(const char *db_path, const char *fp, const char *model,
+			     const char *backend, double decode)
+{
+	static const char sql[] =
+		"INSERT INTO benchmarks (run_id, hardware_fingerprint, model, precision, backend, "
+		"runtime, prompt_tokens, generated_tokens, decode_tokens_per_s, source, "
+		"measured_at) VALUES ('elsewhere-1', ?1, ?2, 'Q4_K_M', ?3, 'llama.cpp', 0, 128, ?4, "
+		"'manual', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))";
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+
+	ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	sqlite3_bind_text(s, 1, fp, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, model, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, backend, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 4, decode);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
+	ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+}
+
+START_TEST(a_run_stored_by_another_process_moves_the_next_estimate)
+{
+	struct t_daemon d;
+	struct speed roof, again, other_roof, cal;
+	char backend[32], fp[64];
+	char *profiles = t_path(t_src_dir(), "profiles"), *var, *db_path;
+	const char *extra[] = {"--profiles", profiles, NULL};
+	cJSON *hw;
+
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	hw = call(d.port, "GET", "/api/hardware", NULL, 200);
+	snprintf(backend, sizeof(backend), "%s",
+		 cJSON_GetStringValue(cJSON_GetObjectItem(hw, "backend")));
+	snprintf(fp, sizeof(fp), "%s",
+		 cJSON_GetStringValue(cJSON_GetObjectItem(hw, "fingerprint")));
+	cJSON_Delete(hw);
+	ck_assert_int_eq((int)strlen(fp), 19);
+
+	/* Asked twice with nothing stored: the same roofline (the second from what the first
+	 * read). */
+	roof = estimate(d.port, TARGET);
+	again = estimate(d.port, TARGET);
+	ck_assert_str_eq(roof.basis, "roofline");
+	ck_assert_str_eq(again.basis, "roofline");
+	ck_assert_double_eq_tol(again.decode, roof.decode, 1e-12);
+	other_roof = estimate(d.port, OTHER);
+
+	/* Another process records a run of another model at half its roofline. */
+	var = t_path(d.dir, "var");
+	db_path = t_path(var, "rigfit.db");
+	record_elsewhere(db_path, fp, OTHER, backend, 0.5 * other_roof.decode);
+	cal = estimate(d.port, TARGET);
+	ck_assert_str_eq(cal.basis, "calibrated");
+	ck_assert_msg(fabs(cal.decode / roof.decode - 0.5) < 0.02,
+		      "after another process's run: %.2f, roofline %.2f", cal.decode, roof.decode);
+	t_daemon_stop(&d);
+	free(db_path);
+	free(var);
+	free(profiles);
+}
+END_TEST
+
 Suite *bench_basis_suite(void)
 {
 	Suite *s = suite_create("bench_basis");
@@ -149,6 +220,7 @@ Suite *bench_basis_suite(void)
 
 	tcase_set_timeout(tc, t_under_valgrind() ? 300 : 60);
 	tcase_add_test(tc, recorded_runs_move_the_estimate_and_one_outlier_does_not);
+	tcase_add_test(tc, a_run_stored_by_another_process_moves_the_next_estimate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -406,6 +406,48 @@ START_TEST(test_no_run_memory_never_goes_stale)
 }
 END_TEST
 
+/* The benchmarks' version changes on every write (this handle's, or another connection's
+ * insert and delete), never on a read, and two openings of one file never share one. */
+START_TEST(test_version_follows_every_write)
+{
+	char *dir, *path;
+	struct rf_store *st = open_fresh(&dir, &path), *other = NULL;
+	struct api_bench_run r = make_run("v-1", "m", "hw-a", 0, 5),
+			     r2 = make_run("v-2", "m", "hw-a", 1, 6);
+	struct api_bench_filter f;
+	struct api_bench_run *runs;
+	uint64_t v0, v1, v2, v3, v4;
+	char err[256];
+	int64_t id;
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	f.limit = 10;
+	ck_assert_int_eq(rf_store_bench_version(NULL, &v0), RF_E_STORE_UNAVAILABLE);
+	ck_assert_int_eq(rf_store_bench_version(st, &v0), 0);
+	runs = list(st, &f, &n);
+	api_bench_runs_free(runs, n);
+	ck_assert_int_eq(rf_store_bench_version(st, &v1), 0);
+	ck_assert(v1 == v0); /* a read is no change */
+	insert_ok(st, &r, false);
+	ck_assert_int_eq(rf_store_bench_version(st, &v1), 0);
+	ck_assert(v1 != v0);
+	ck_assert_int_eq(rf_store_open(path, rf_embed_migrations, &other, err, sizeof(err)), 0);
+	ck_assert_int_eq(rf_store_bench_version(other, &v2), 0);
+	ck_assert(v2 != v1); /* another opening */
+	id = insert_ok(other, &r2, false);
+	ck_assert_int_eq(rf_store_bench_version(st, &v2), 0);
+	ck_assert(v2 != v1);
+	ck_assert_int_eq(rf_store_bench_delete(other, id), 0);
+	ck_assert_int_eq(rf_store_bench_version(st, &v3), 0);
+	ck_assert(v3 != v2);
+	ck_assert_int_eq(rf_store_bench_version(st, &v4), 0);
+	ck_assert(v4 == v3);
+	rf_store_close(other);
+	close_fresh(st, dir, path);
+}
+END_TEST
+
 Suite *bench_store_suite(void)
 {
 	Suite *s = suite_create("bench_store");
@@ -418,6 +460,7 @@ Suite *bench_store_suite(void)
 	tcase_add_test(tc, test_delete_and_api);
 	tcase_add_test(tc, test_locked_is_unavailable);
 	tcase_add_test(tc, test_no_run_memory_never_goes_stale);
+	tcase_add_test(tc, test_version_follows_every_write);
 	suite_add_tcase(s, tc);
 	return s;
 }
