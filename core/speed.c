@@ -326,6 +326,33 @@ static void note(struct speed_output *o, const char *fmt, ...)
 	o->n_assumptions++;
 }
 
+/* The CPU kernels' figures (core/cpu/speed_cpu.h), for the assumptions. */
+static void explain_cpu_kernels(const struct speed_input *in, double f, struct speed_output *o)
+{
+	struct speed_cpu_host h;
+	struct speed_cpu_work w;
+	struct speed_cpu_rates r;
+
+	host_work(in, in->weight_bytes, f, &h, &w);
+	if (speed_cpu_rates(&h, &w, &r) < 0)
+		return;
+	note(o,
+	     "host kernels (%s, %s weights): %.0f int8 GOPS and %.0f f32 GFLOPS per thread %s x "
+	     "%d threads%s",
+	     speed_cpu_isa_name(h.isa), speed_cpu_class_name(r.cls), r.int8_gops_per_thread,
+	     r.f32_gflops_per_thread,
+	     r.measured ? "as measured" : "(the AVX2 figures of the table, not measured)",
+	     r.threads, in->host.threads > 0 ? "" : " (assumed)");
+	note(o,
+	     "host decode: the larger of the bytes at the host's bandwidth and %.1f G elements/s "
+	     "per thread of dot products, plus the threads' synchronisation per layer; prefill "
+	     "at %.0f GFLOPS per thread (%s)",
+	     r.decode_rate / 1e9, r.prefill_rate / 1e9,
+	     r.rows_decode > 0 ?
+		     "fitted on llama.cpp runs" :
+		     "no llama.cpp run of this family: the nearest one's, by mechanism");
+}
+
 static void explain(const struct speed_input *in, const struct speed_params *params,
 		    struct speed_output *o)
 {
@@ -411,6 +438,8 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 						     SPEED_ASSUMED_HOST_LINK_GBS,
 			     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)",
 			     SPEED_PREFILL_UBATCH);
+		else if (in->host.cpu_isa != SPEED_CPU_ISA_UNSET)
+			explain_cpu_kernels(in, f, o);
 		else
 			note(o,
 			     "host prefill at %.0f GFLOPS per thread x %d threads%s (fitted on %d "

@@ -32,13 +32,17 @@
 
 /* Per ISA: what its kernels do per thread beyond the AVX2 kernel the host measurement runs
  * (decode's dot products, prefill's matrix products, f32/f16 FMA). AVX2 is the measured
- * anchor; the rest follow the vector width and the instructions ggml-cpu uses there:
+ * anchor; x86 beyond it follows the vector width and the instructions ggml-cpu uses there:
  * AVX-512 doubles the width of the repacked and tinyBLAS GEMMs (Zen 4 splits 512-bit ops in
  * two, hence 1.6, not 2) but decode's dot products stay 256-bit; VNNI fuses the three
  * instructions of the int8 multiply-add into vpdpbusd; AMX's tiles run prefill's int8 GEMM
- * (decode still runs AVX-512 VNNI dot products); Arm's 128-bit NEON does half of AVX2's work
- * per instruction, sdot (dotprod) fuses the multiply-add, smmla (i8mm) does twice sdot's
- * multiply-adds in GEMMs. Not fitted: one ISA was at hand. */
+ * (decode still runs AVX-512 VNNI dot products). Not fitted: no such host was at hand.
+ * Arm with i8mm: prefill is fitted on the four CPU rows of ../shared/calibration/
+ * llamacpp_tg_pp.csv (Cix CP8180 with 12 threads and Radxa Dragon Q8B with 8, TinyLlama 1.1B
+ * and Llama 3.2 3B in Q4_K_M, pp512: 0.49-0.80 of this host's AVX2 rate per thread, median
+ * 0.65; their cores are smaller than a desktop x86 core and half of them are efficiency
+ * cores). dotprod has half of smmla's multiply-adds per instruction, plain NEON a third of
+ * that again; decode keeps the same proportions. */
 static const struct {
 	const char *name;
 	double decode, prefill, f32;
@@ -49,9 +53,9 @@ static const struct {
 	[SPEED_CPU_ISA_AVX512] = {"avx512", 1, 1.6, 1.6},
 	[SPEED_CPU_ISA_AVX512_VNNI] = {"avx512_vnni", 1.3, 2.1, 1.6},
 	[SPEED_CPU_ISA_AMX] = {"amx", 1.3, 4.2, 1.6},
-	[SPEED_CPU_ISA_NEON] = {"neon", 0.4, 0.4, 0.5},
-	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.8, 0.8, 0.5},
-	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.8, 1.6, 0.5},
+	[SPEED_CPU_ISA_NEON] = {"neon", 0.15, 0.1, 0.3},
+	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.45, 0.33, 0.4},
+	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.45, 0.65, 0.4},
 };
 
 /* Per class: the share of the host's int8 (FLOAT: f32) throughput per thread that the decode

@@ -275,6 +275,46 @@ START_TEST(against_llama_cpp_on_this_host)
 }
 END_TEST
 
+/* The Arm CPU rows of ../shared/calibration/llamacpp_tg_pp.csv (llama-bench pp512, Q4_K_M,
+ * "N threads" in the device column), predicted for an unmeasured Arm host with i8mm: the
+ * table's figures, nothing of those boards' own. */
+START_TEST(arm_prefill_against_published_runs)
+{
+	char *path = t_path(t_shared_dir(), "calibration/llamacpp_tg_pp.csv");
+	struct t_csv *t = t_csv_read(path);
+	double err[16];
+	int n = 0;
+
+	ck_assert_msg(t != NULL, "cannot read %s", path);
+	for (int r = 0; r < t->n_rows && n < 16; r++) {
+		struct speed_cpu_host h = {SPEED_CPU_ISA_I8MM, 0, 0, 0};
+		struct speed_cpu_work w = {RF_FT_Q4_K_M, 0, 0, 0, 0};
+		const char *dev = t_csv_get(t, r, "device"), *th;
+		double params, tps;
+
+		if (strcmp(t_csv_get(t, r, "backend"), "CPU") != 0 ||
+		    strcmp(t_csv_get(t, r, "test"), "pp512") != 0 ||
+		    strcmp(t_csv_get(t, r, "quant"), "Q4_K_M") != 0 ||
+		    !(th = strstr(dev, " threads")))
+			continue;
+		while (th > dev && th[-1] >= '0' && th[-1] <= '9')
+			th--;
+		h.threads = (int)strtol(th, NULL, 10);
+		ck_assert_int_gt(h.threads, 0);
+		ck_assert_int_eq(t_csv_num(t, r, "params_b", &params), 0);
+		ck_assert_int_eq(t_csv_num(t, r, "tokens_per_s", &tps), 0);
+		w.elements = params * 1e9;
+		w.weight_bytes = w.elements * 4.85 / 8;
+		err[n++] = fabs(1 / speed_cpu_prefill_s(&h, &w) - tps) / tps;
+	}
+	ck_assert_int_ge(n, 4);
+	qsort(err, (size_t)n, sizeof(double), cmp_double);
+	ck_assert_msg(err[n / 2] <= 0.25, "median prefill error %.0f%%", 100 * err[n / 2]);
+	t_csv_free(t);
+	free(path);
+}
+END_TEST
+
 Suite *speed_cpu_suite(void)
 {
 	Suite *s = suite_create("speed_cpu");
@@ -287,6 +327,7 @@ Suite *speed_cpu_suite(void)
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, speed_estimate_hook);
 	tcase_add_test(tc, against_llama_cpp_on_this_host);
+	tcase_add_test(tc, arm_prefill_against_published_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
