@@ -344,13 +344,11 @@ static void explain_cpu_kernels(const struct speed_input *in, double f, struct s
 	     r.measured ? "as measured" : "(the AVX2 figures of the table, not measured)",
 	     r.threads, in->host.threads > 0 ? "" : " (assumed)");
 	note(o,
-	     "host decode: the larger of the bytes at the host's bandwidth and %.1f G elements/s "
-	     "per thread of dot products, plus the threads' synchronisation per layer; prefill "
-	     "at %.0f GFLOPS per thread (%s)",
+	     "host decode: max(bytes / bandwidth, dot products at %.1f G elements/s per thread) + "
+	     "sync per layer; prefill %.0f GFLOPS per thread (%s)",
 	     r.decode_rate / 1e9, r.prefill_rate / 1e9,
-	     r.rows_decode > 0 ?
-		     "fitted on llama.cpp runs" :
-		     "no llama.cpp run of this family: the nearest one's, by mechanism");
+	     r.rows_decode > 0 ? "fitted on llama.cpp runs" :
+				 "nearest family's: no run of this one");
 }
 
 static void explain(const struct speed_input *in, const struct speed_params *params,
