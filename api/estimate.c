@@ -21,6 +21,7 @@
 #include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_folder.h"
+#include "api/model_quant.h"
 #include "api/model_json.h"
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
@@ -210,6 +211,8 @@ struct est {
 	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
 	struct api_checkpoint checkpoint;
 	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
+	bool quantized;                   /* config.json has a quantization_config */
+	struct hfq_config quant;
 	struct gguf_file *gguf;
 	int ftype;
 	struct rf_mem_weights weights;
@@ -320,6 +323,8 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 	rc = api_model_folder(d, field, &e->arch, &e->checkpoint, out);
 	if (rc == 0) {
 		e->has_checkpoint = true;
+		e->quantized = e->checkpoint.quantized;
+		e->quant = e->checkpoint.quant;
 		snprintf(e->folder_info.where, sizeof(e->folder_info.where), "%s", d->where);
 		snprintf(e->folder_info.revision, sizeof(e->folder_info.revision), "%s",
 			 d->revision);
@@ -523,10 +528,13 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 		if (!cJSON_IsObject(arch))
 			return api_error(out, RF_E_INVALID_VALUE, "model.architecture",
 					 "model.architecture must be a config.json object");
-		rc = api_model_arch_from_hf(arch, arch == m ? "model" : "model.architecture",
-					    &e->arch, out);
+		const char *pfx = arch == m ? "model" : "model.architecture";
+		rc = api_model_arch_from_hf(arch, pfx, &e->arch, out);
+		if (rc == 0)
+			rc = api_hf_quant_from_config(arch, pfx, &e->quant, out);
 		if (rc < 0)
 			return rc;
+		e->quantized = rc == 1;
 		snprintf(e->model_id, sizeof(e->model_id), "%s", e->arch.model_type);
 		snprintf(e->model_source, sizeof(e->model_source), "architecture");
 	} else {
@@ -778,6 +786,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 							       SPEED_COMPUTE_VECTOR;
 		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
 		sd->hbm = device_hbm_class(prof);
+		sd->pro = device_pro_class(prof);
 		nd++;
 	}
 	in->n_devices = nd;
@@ -1101,7 +1110,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(
 				out, RF_E_INVALID_VALUE, "quant",
 				"quant '%.20s' is not a GGUF quantization type (F16, Q8_0, "
-				"Q4_K_M, IQ4_XS...)",
+				"Q4_K_M, IQ4_XS, UD-Q4_K_XL...)",
 				q);
 		}
 		if (!e->rq.has_quant)
@@ -1115,8 +1124,15 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
 					 "the model cannot be quantized as %s", q);
 		}
-		assume(e, "weights: per tensor as llama-quantize mixes %s",
-		       rf_ftype_name(e->ftype));
+		if (e->ftype & RF_FT_UD)
+			assume(e,
+			       "weights: %s as Unsloth describes it (%s, routed experts at the "
+			       "base type, embeddings and output 6-bit, MoE attention and shared "
+			       "experts 4-6 bit); the GGUF file gives its exact tensors",
+			       rf_ftype_name(e->ftype), rf_ftype_name(e->ftype & ~RF_FT_UD));
+		else
+			assume(e, "weights: per tensor as llama-quantize mixes %s",
+			       rf_ftype_name(e->ftype));
 	} else if (e->rq.has_quant) {
 		free(m);
 		return api_error(out, RF_E_INVALID_VALUE, "quant",
@@ -1517,6 +1533,31 @@ static void est_vllm_speed(const struct api_env *env, struct est *e, const struc
 			 &t, speed);
 }
 
+/* The vLLM weight format a quantised checkpoint loads as. */
+static int est_quant_precision(const struct hfq_config *q)
+{
+	switch (q->method) {
+	case HFQ_AWQ:
+		return VLLM_AWQ;
+	case HFQ_GPTQ:
+		return q->bits == 8 ? VLLM_INT8 : VLLM_GPTQ;
+	case HFQ_BNB_4BIT:
+		return VLLM_BNB4;
+	case HFQ_BNB_8BIT:
+		return VLLM_INT8;
+	case HFQ_FP8:
+		return VLLM_FP8;
+	case HFQ_COMPRESSED:
+		if (q->bits == 8)
+			return q->float_weights ? VLLM_FP8 : VLLM_INT8;
+		return VLLM_GPTQ; /* W4A16 runs on the same Marlin kernels */
+	case HFQ_MXFP4:
+		return VLLM_MXFP4;
+	default:
+		return VLLM_BF16;
+	}
+}
+
 static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
 {
 	struct vllm_setup s;
@@ -1552,6 +1593,10 @@ static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struc
 	est_vllm_setup(e, &s);
 	if (e->rq.has_precision) {
 		s.precision = vllm_precision_parse(e->rq.precision);
+	} else if (e->quantized) {
+		s.precision = est_quant_precision(&e->quant);
+		assume(e, "precision: %s, as the checkpoint's quantization_config (%s) stores it",
+		       vllm_precision_name(s.precision), hfq_method_name(e->quant.method));
 	} else if (strcmp(e->arch.llm_arch, "gpt-oss") == 0) {
 		s.precision = VLLM_MXFP4;
 		assume(e, "precision: mxfp4, as the gpt-oss checkpoint ships its experts");
@@ -2125,6 +2170,35 @@ static int est_tensor_split(const cJSON *v, struct est_request *rq, struct api_r
 
 /* ---- the route --------------------------------------------------------------------------- */
 
+/* Adds model.quantization: what the checkpoint's quantization_config says and the bytes it
+ * stores (the safetensors headers' when they were read, else the formula's). Returns 0 or
+ * RF_E_NOMEM. */
+static int est_quant_json(struct est *e, cJSON *model)
+{
+	struct hfq_bytes b;
+	cJSON *q;
+	int rc = hfq_checkpoint_bytes(&e->arch, &e->quant, &b);
+
+	if (rc < 0)
+		return rc == RF_E_NOMEM ? rc : 0;
+	q = api_hf_quant_json(&e->quant, &b, e->has_checkpoint ? e->checkpoint.data_bytes : -1);
+	if (!q || !cJSON_AddItemToObject(model, "quantization", q)) {
+		cJSON_Delete(q);
+		return RF_E_NOMEM;
+	}
+	if (!e->has_checkpoint)
+		assume(e,
+		       "model: the %s checkpoint's bytes (%.2f GB) counted from its "
+		       "quantization_config, as the library stores them",
+		       hfq_method_name(e->quant.method), (double)b.total / 1e9);
+	if (e->rq.mode == EST_INFERENCE && !(e->rq.has_runtime && e->rq.runtime == EST_RT_VLLM))
+		assume(e,
+		       "weights: llama.cpp runs a GGUF converted from the model, so its quant sets "
+		       "the weights, not the checkpoint's %s format",
+		       hfq_method_name(e->quant.method));
+	return 0;
+}
+
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result,
 			struct api_reply *out)
 {
@@ -2185,6 +2259,13 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 		if (e->has_checkpoint)
 			cJSON_AddItemToObject(model, "checkpoint",
 					      api_checkpoint_json(&e->checkpoint, &e->folder_info));
+		if (e->quantized) {
+			rc = est_quant_json(e, model);
+			if (rc < 0) {
+				rc = api_error(out, rc, NULL, NULL);
+				goto done;
+			}
+		}
 	}
 	cJSON_AddStringToObject(root, "mode", est_modes[e->rq.mode]);
 	hw = cJSON_AddObjectToObject(root, "hardware");

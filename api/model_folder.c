@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/model_json.h"
+#include "api/model_quant.h"
 #include "core/err.h"
 
 /* safetensors dtypes: name, bytes per element, floating point. */
@@ -155,9 +156,12 @@ int api_model_folder(const struct api_model_dir *d, const char *field_prefix,
 				 "the folder's config.json is not a JSON object");
 	}
 	rc = api_model_arch_from_hf(cfg, field_prefix, arch, out);
+	if (rc == 0)
+		rc = api_hf_quant_from_config(cfg, field_prefix, &ck->quant, out);
 	cJSON_Delete(cfg);
 	if (rc < 0)
 		return rc;
+	ck->quantized = rc == 1;
 	for (int i = 0; i < d->n_shards; i++) {
 		rc = census(d->headers[i], d->header_len[i], ck, by_dtype, why, sizeof(why));
 		if (rc < 0)

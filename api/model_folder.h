@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "core/hf_quant.h"
 #include "core/model.h"
 
 struct api_checkpoint {
@@ -22,10 +23,12 @@ struct api_checkpoint {
 	bool lm_head;          /* the checkpoint stores an output head (untied) */
 	char dtype[12];        /* the floating-point dtype holding the most bytes ("BF16") */
 	int shards;
+	bool quantized;          /* config.json has a quantization_config */
+	struct hfq_config quant; /* what it says (api/model_quant.h) */
 };
 
 /* Maps d to *arch (config.json, as model_arch_from_hf; errors name field_prefix) and *ck (the
- * headers). A header that is not a safetensors header (a tensor without dtype, shape or
+ * headers, and config.json's quantization_config as api_hf_quant_from_config reads it). A header that is not a safetensors header (a tensor without dtype, shape or
  * data_offsets, a shape whose size disagrees with its data_offsets, overlapping...) is a 422
  * naming field_prefix. Returns 0 or a negative rf_err with the envelope in out. */
 int api_model_folder(const struct api_model_dir *d, const char *field_prefix,

@@ -301,6 +301,80 @@ static int map_deepseek(struct hf *h, struct model_arch *a)
 	return 0;
 }
 
+/* GLM-4.5 (glm4_moe): GQA with q, k, v biases (no o bias), optional per-head q/k norms, and
+ * DeepSeek-style MoE: routed experts of moe_intermediate_size, shared experts, leading dense
+ * layers. The multi-token-prediction layer (num_nextn_predict_layers) is not counted: the
+ * published totals leave it out and llama.cpp does not run it. */
+static int map_glm4_moe(struct hf *h, struct model_arch *a)
+{
+	int64_t n_shared = 0;
+
+	TRY(common_decoder(h, a, true));
+	TRY(read_tie(h, a, false));
+	TRY(hf_bool(h, "attention_bias", &a->attn_bias));
+	TRY(hf_bool(h, "use_qk_norm", &a->qk_norm));
+	TRY(read_moe(h, a, "n_routed_experts", "num_experts_per_tok", false));
+	TRY(hf_int(h, "n_shared_experts", false, 0, MODEL_MAX_EXPERTS, &n_shared));
+	TRY(hf_int(h, "first_k_dense_replace", false, 0, a->n_layers, &a->first_k_dense));
+	a->n_shared_experts = n_shared;
+	a->shared_expert_intermediate_size = n_shared * a->moe_intermediate_size;
+	return 0;
+}
+
+/* Llama 3.2 Vision (mllama): a Llama 3.1 text model whose cross_attention_layers attend to the
+ * image (same projections and FFN, counted as layers), and a vision encoder counted from
+ * vision_config at the top level. */
+static int map_mllama(struct hf *h, struct model_arch *a)
+{
+	const cJSON *vc = cJSON_GetObjectItemCaseSensitive(h->root, "vision_config");
+	const cJSON *ar;
+	struct model_vision v = {.hidden = 1280,
+				 .ff = 5120,
+				 .layers = 32,
+				 .global_layers = 8,
+				 .image = 560,
+				 .patch = 14,
+				 .tiles = 4,
+				 .channels = 3,
+				 .aspect_ratios = 8,
+				 .output_dim = 7680};
+	struct hf vh = *h;
+	size_t n = strlen(h->prefix);
+
+	TRY(common_decoder(h, a, true));
+	TRY(read_tie(h, a, false));
+	/* vision_config sits beside text_config: errors name it under the config's prefix. */
+	if (h->root != h->cfg && n >= 11 && strcmp(h->prefix + n - 11, "text_config") == 0)
+		vh.prefix[n - 11 - (n > 11)] = '\0';
+	vh.cfg = h->root;
+	if (!cJSON_IsObject(vc))
+		return hf_err(&vh, RF_E_MISSING_FIELD, "vision_config",
+			      "vision_config is required for mllama");
+	vh.cfg = vc;
+	n = strlen(vh.prefix);
+	snprintf(vh.prefix + n, sizeof(vh.prefix) - n, "%svision_config", n ? "." : "");
+	TRY(hf_int(&vh, "hidden_size", false, 1, MODEL_MAX_HIDDEN, &v.hidden));
+	TRY(hf_int(&vh, "intermediate_size", false, 1, MODEL_MAX_FF, &v.ff));
+	TRY(hf_int(&vh, "num_hidden_layers", false, 1, MODEL_MAX_LAYERS, &v.layers));
+	TRY(hf_int(&vh, "num_global_layers", false, 0, MODEL_MAX_LAYERS, &v.global_layers));
+	TRY(hf_int(&vh, "image_size", false, 1, 65536, &v.image));
+	TRY(hf_int(&vh, "patch_size", false, 1, 4096, &v.patch));
+	TRY(hf_int(&vh, "max_num_tiles", false, 1, 64, &v.tiles));
+	TRY(hf_int(&vh, "num_channels", false, 1, 16, &v.channels));
+	TRY(hf_int(&vh, "vision_output_dim", false, 1, MODEL_MAX_HIDDEN, &v.output_dim));
+	ar = item(&vh, "supported_aspect_ratios");
+	if (ar) {
+		if (!cJSON_IsArray(ar) || cJSON_GetArraySize(ar) > 4096)
+			return hf_err(&vh, RF_E_INVALID_VALUE, "supported_aspect_ratios",
+				      "supported_aspect_ratios must be an array");
+		v.aspect_ratios = cJSON_GetArraySize(ar);
+	}
+	a->vision_params = model_mllama_vision_params(&v, a->hidden_size);
+	if (a->vision_params < 0)
+		return hf_err(&vh, RF_E_INVALID_VALUE, "", "vision_config is out of range");
+	return 0;
+}
+
 static int map_gpt_neox(struct hf *h, struct model_arch *a)
 {
 	TRY(common_decoder(h, a, true));
@@ -431,6 +505,8 @@ static const struct {
 	{"phi3", "phi3"},
 	{"deepseek_v2", "deepseek2"},
 	{"deepseek_v3", "deepseek2"},
+	{"glm4_moe", "glm4moe"},
+	{"mllama", "mllama"},
 	{"gpt_neox", "gptneox"},
 	{"gpt_oss", "gpt-oss"},
 	{"llama4", "llama4"},
@@ -453,6 +529,8 @@ static void text_type(const char *in, char *out, size_t outlen)
 	out[n] = '\0';
 	if (strcmp(out, "ministral3") == 0 || strcmp(out, "mistral3") == 0)
 		snprintf(out, outlen, "mistral");
+	if (strcmp(out, "mllama_text_model") == 0)
+		snprintf(out, outlen, "mllama");
 }
 
 int model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *out, char *field,
@@ -533,6 +611,10 @@ int model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *
 		rc = map_phi3(&h, &a);
 	else if (!strcmp(type, "deepseek_v2") || !strcmp(type, "deepseek_v3"))
 		rc = map_deepseek(&h, &a);
+	else if (!strcmp(type, "glm4_moe"))
+		rc = map_glm4_moe(&h, &a);
+	else if (!strcmp(type, "mllama"))
+		rc = map_mllama(&h, &a);
 	else if (!strcmp(type, "gpt_neox"))
 		rc = map_gpt_neox(&h, &a);
 	else if (!strcmp(type, "gpt_oss"))

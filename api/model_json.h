@@ -6,7 +6,8 @@
  * "text_config" (Gemma 3, Llama 4, Mistral 3) is read where the text model's facts are.
  *
  * Supported model_type values: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe,
- * gemma, gemma2, gemma3 (gemma3_text), phi3, deepseek_v2, deepseek_v3, gpt_neox, gpt_oss,
+ * gemma, gemma2, gemma3 (gemma3_text), phi3, deepseek_v2, deepseek_v3, glm4_moe, mllama (its
+ * text_config and vision_config), gpt_neox, gpt_oss,
  * llama4 (llama4_text), mistral3 (its text_config), t5, bert, roberta, xlm-roberta.
  */
 #ifndef RIGFIT_API_MODEL_JSON_H

@@ -560,6 +560,12 @@ bool device_hbm_class(const struct device_profile *p)
 	return p && strcmp(p->device_class, "datacenter") == 0 && p->memory_bandwidth_gbs >= 1200;
 }
 
+bool device_pro_class(const struct device_profile *p)
+{
+	return p && (strcmp(p->device_class, "datacenter") == 0 ||
+		     strcmp(p->device_class, "workstation") == 0);
+}
+
 double device_compute_tflops(const struct device_profile *p, enum device_compute_kind *kind)
 {
 	double v;

@@ -173,6 +173,12 @@ double device_gpu_bandwidth(const struct device_profile *p, int bus_width_bits, 
  * kernels draw from at a lower share of the peak than GDDR or LPDDR (speed.h mem_eff_hbm). */
 bool device_hbm_class(const struct device_profile *p);
 
+/* True for workstation and datacenter parts (RTX 6000 Ada, A100, H100): their listed tensor
+ * peaks are reached at clocks that their power limits (250-350 W on the PCIe cards) do not hold
+ * through a long GEMM, and Hopper's peak needs wgmma, which llama.cpp's kernels do not use, so
+ * prefill reaches a smaller share of the peak than on GeForce parts (speed.h tensor_eff_pro). */
+bool device_pro_class(const struct device_profile *p);
+
 double device_compute_tflops(const struct device_profile *p,
 			     enum device_compute_kind *kind /* OUT */);
 

@@ -51,4 +51,13 @@ const char *rf_err_message(int err);
 /* Returns 1 when err is one of the table's codes. */
 int rf_err_valid(int err);
 
+/* Returns from the enclosing function (which returns int) when x, an int expression, is a
+ * negative rf_err; x is evaluated once. */
+#define RF_TRY(x)                                                                                  \
+	do {                                                                                       \
+		int rf_try_rc_ = (x);                                                              \
+		if (rf_try_rc_ < 0)                                                                \
+			return rf_try_rc_;                                                         \
+	} while (0)
+
 #endif

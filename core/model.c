@@ -129,6 +129,7 @@ int model_arch_validate(struct model_arch *a, const char **field)
 	CHECK(in(a->sliding_window, 0, MODEL_MAX_POSITIONS), "sliding_window");
 	CHECK(in(a->swa_pattern, 0, MODEL_MAX_LAYERS), "sliding_window_pattern");
 	CHECK(in(a->rel_attn_buckets, 0, 4096), "relative_attention_num_buckets");
+	CHECK(in(a->vision_params, 0, (int64_t)1 << 40), "vision_config");
 	CHECK(!a->learned_pos || in(a->max_position_embeddings, 1, 1 << 20),
 	      "max_position_embeddings");
 #undef CHECK
@@ -477,6 +478,7 @@ int model_param_counts(const struct model_arch *a, struct model_params *out)
 			p.layers += n;
 		}
 	}
+	p.total += a->vision_params;
 	for (int64_t il = 0; il < n_layer; il++)
 		if (per_layer[il] > p.layer_max)
 			p.layer_max = per_layer[il];
@@ -484,6 +486,34 @@ int model_param_counts(const struct model_arch *a, struct model_params *out)
 	rf_tensor_list_free(&l);
 	*out = p;
 	return 0;
+}
+
+int64_t model_mllama_vision_params(const struct model_vision *v, int64_t text_hidden)
+{
+	const int64_t h = v->hidden;
+	int64_t side, patches, layer, n;
+
+	if (h < 1 || h > MODEL_MAX_HIDDEN || v->ff < 1 || v->ff > MODEL_MAX_FF || v->layers < 0 ||
+	    v->layers > MODEL_MAX_LAYERS || v->global_layers < 0 ||
+	    v->global_layers > MODEL_MAX_LAYERS || v->patch < 1 || v->image < v->patch ||
+	    v->image > 65536 || v->tiles < 1 || v->tiles > 64 || v->channels < 1 ||
+	    v->channels > 16 || v->aspect_ratios < 0 || v->aspect_ratios > 4096 ||
+	    v->output_dim < 1 || v->output_dim > MODEL_MAX_HIDDEN || text_hidden < 1 ||
+	    text_hidden > MODEL_MAX_HIDDEN)
+		return -1;
+	side = v->image / v->patch;
+	patches = side * side + 1; /* and the class token */
+	/* q, k, v, o without biases; fc1 and fc2 with; two layer norms. */
+	layer = 4 * h * h + 2 * h * v->ff + v->ff + h + 2 * 2 * h;
+	n = v->channels * v->patch * v->patch * h             /* patch embedding, no bias */
+	    + h                                               /* class embedding */
+	    + patches * h + 1                                 /* position embedding and its gate */
+	    + (v->aspect_ratios + 1) * v->tiles * patches * h /* tile position embedding */
+	    + 2 * ((v->aspect_ratios + 1) * v->tiles * h + 1) /* pre- and post-tile, gated */
+	    + 2 * 2 * h                                       /* layernorm_pre and _post */
+	    + v->layers * layer + v->global_layers * (layer + 2) /* gated global layers */
+	    + v->output_dim * text_hidden + text_hidden;         /* the projector */
+	return n;
 }
 
 int64_t model_layer_params(const struct model_arch *a, int64_t il)

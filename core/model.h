@@ -92,7 +92,24 @@ struct model_arch {
 	bool attn_sinks;          /* gpt-oss: a learned sink logit per head */
 	bool learned_pos;         /* bert: position embeddings of max_position_embeddings */
 	int64_t rel_attn_buckets; /* t5: relative attention bias buckets */
+	/* A vision encoder and projector beside the text model (mllama), as one count: part of
+	 * the total, not of the text tensors or the active count. */
+	int64_t vision_params;
 };
+
+/* Llama 3.2 Vision's encoder, as its vision_config describes it. */
+struct model_vision {
+	int64_t hidden, ff, layers, global_layers; /* a local and a gated global transformer */
+	int64_t image, patch, tiles, channels;     /* tiles of image x image in patches */
+	int64_t aspect_ratios;                     /* supported tile layouts */
+	int64_t output_dim;                        /* features the projector maps to the text */
+};
+
+/* Returns the parameters of an mllama vision encoder (patch embedding, class, tile and
+ * position embeddings, both transformers, layer norms) and its projector to text_hidden, as
+ * transformers' MllamaVisionModel and multi_modal_projector hold them; -1 for a shape out of
+ * range. */
+int64_t model_mllama_vision_params(const struct model_vision *v, int64_t text_hidden);
 
 /* Resets a to an empty architecture (all zero; moe_layer_step 1). */
 void model_arch_init(struct model_arch *a /* OUT */);

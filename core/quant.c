@@ -141,10 +141,46 @@ static const struct {
 	{"MXFP4", RF_FT_MXFP4_MOE},
 };
 
+/* Unsloth's dynamic quants, as its repositories name them, and the scheme each starts from. */
+static const struct {
+	int ft;
+	const char *name;
+} ud_names[] = {
+	{RF_FT_Q8_0, "UD-Q8_K_XL"},    {RF_FT_Q6_K, "UD-Q6_K_XL"},    {RF_FT_Q5_K_M, "UD-Q5_K_XL"},
+	{RF_FT_Q4_K_M, "UD-Q4_K_XL"},  {RF_FT_Q3_K_M, "UD-Q3_K_XL"},  {RF_FT_Q2_K, "UD-Q2_K_XL"},
+	{RF_FT_IQ4_XS, "UD-IQ4_XS"},   {RF_FT_IQ3_XXS, "UD-IQ3_XXS"}, {RF_FT_IQ2_M, "UD-IQ2_M"},
+	{RF_FT_IQ2_XXS, "UD-IQ2_XXS"}, {RF_FT_IQ1_M, "UD-IQ1_M"},     {RF_FT_IQ1_S, "UD-IQ1_S"},
+};
+#define N_UD (sizeof(ud_names) / sizeof(ud_names[0]))
+
+static bool ends_with_ci(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+/* The base scheme of ft: ft itself, or the scheme a UD quant starts from; -1 for a flag on a
+ * scheme Unsloth does not publish. */
+static int base_ft(int ft)
+{
+	if (!(ft & RF_FT_UD))
+		return ft;
+	for (size_t i = 0; i < N_UD; i++)
+		if ((ft & ~RF_FT_UD) == ud_names[i].ft)
+			return ud_names[i].ft;
+	return -1;
+}
+
 int rf_ftype_from_name(const char *name)
 {
 	if (!name)
 		return -1;
+	for (size_t i = 0; i < N_UD; i++)
+		if (strcasecmp(ud_names[i].name, name) == 0 ||
+		    (ends_with_ci(ud_names[i].name, "_XL") &&
+		     strcasecmp(ud_names[i].name + 3, name) == 0)) /* "Q4_K_XL" */
+			return ud_names[i].ft | RF_FT_UD;
 	for (size_t i = 0; i < N_FTYPES; i++)
 		if (strcasecmp(ftypes[i].name, name) == 0)
 			return ftypes[i].ft;
@@ -156,6 +192,9 @@ int rf_ftype_from_name(const char *name)
 
 const char *rf_ftype_name(int ft)
 {
+	for (size_t i = 0; (ft & RF_FT_UD) && i < N_UD; i++)
+		if ((ft & ~RF_FT_UD) == ud_names[i].ft)
+			return ud_names[i].name;
 	for (size_t i = 0; i < N_FTYPES; i++)
 		if (ftypes[i].ft == ft)
 			return ftypes[i].name;
@@ -164,6 +203,7 @@ const char *rf_ftype_name(int ft)
 
 int rf_ftype_default_type(int ft)
 {
+	ft = base_ft(ft);
 	for (size_t i = 0; i < N_FTYPES; i++)
 		if (ftypes[i].ft == ft)
 			return ftypes[i].type;
@@ -172,6 +212,8 @@ int rf_ftype_default_type(int ft)
 
 bool rf_ftype_needs_imatrix(int ft)
 {
+	if ((ft & RF_FT_UD) && base_ft(ft) >= 0)
+		return true; /* Unsloth calibrates every dynamic quant */
 	for (size_t i = 0; i < N_FTYPES; i++)
 		if (ftypes[i].ft == ft)
 			return ftypes[i].imatrix;
@@ -531,6 +573,32 @@ static int mix_type(struct qstate *q, const struct rf_tensor *t, int type)
 	return type;
 }
 
+/* Unsloth's dynamic mix over llama-quantize's (RF_FT_UD). The routed experts, the bulk of an
+ * MoE model, take the scheme's own type: no _M lift on some layers in the 3-6 bit schemes;
+ * in the 1-2 bit ones their down projection keeps llama-quantize's lift of the first layers
+ * (the blog's "2.06/1.56bit" beside IQ1_S experts), all of it at IQ2_XXS beside IQ1_M ones
+ * ("2.06bit"). The embeddings and the output take 6 bits or more; in MoE models everything
+ * else (attention, shared experts, the dense layers) takes 6 bits when the scheme has 4 or
+ * more, 4 bits below that ("4 or 6bit"). Dense models keep llama-quantize's mix elsewhere. */
+static int ud_type(const struct qstate *q, const struct rf_tensor *t, int type, int def)
+{
+	const double bits = rf_gtype_bpw(def);
+	int floor;
+
+	if (t->expert && t->ne[2] > 1) {
+		if (t->cat != RF_TC_FFN_DOWN || bits >= 3)
+			return def;
+		return def == RF_GT_IQ1_M ? RF_GT_IQ2_XXS : type;
+	}
+	if (t->cat == RF_TC_TOKEN_EMBD || t->cat == RF_TC_OUTPUT)
+		floor = RF_GT_Q6_K;
+	else if (q->m->n_expert > 1)
+		floor = bits >= 4 ? RF_GT_Q6_K : RF_GT_Q4_K;
+	else
+		return type;
+	return rf_gtype_bpw(type) >= rf_gtype_bpw(floor) ? type : floor;
+}
+
 /* A row that does not divide into the chosen type's blocks gets a type with smaller blocks,
  * and F16 when even those do not fit. Returns -1 where llama-quantize has no fallback. */
 static int fallback_type(int type, int64_t ncols)
@@ -590,8 +658,9 @@ static int visit_cmp(const void *pa, const void *pb)
 
 int rf_quant_apply(const struct rf_quant_model *m, int ft, struct rf_tensor *t, size_t n)
 {
-	struct qstate q = {.m = m, .ft = ft, .tied = true};
+	struct qstate q = {.m = m, .ft = base_ft(ft), .tied = true};
 	int def = rf_ftype_default_type(ft);
+	const bool ud = (ft & RF_FT_UD) != 0;
 	struct rf_tensor **order;
 	bool quantized;
 	int rc = 0;
@@ -618,6 +687,8 @@ int rf_quant_apply(const struct rf_quant_model *m, int ft, struct rf_tensor *t, 
 			int type = def;
 			if (quantized)
 				type = fallback_type(mix_type(&q, x, def), x->ne[0]);
+			if (quantized && ud && type >= 0)
+				type = fallback_type(ud_type(&q, x, type, def), x->ne[0]);
 			/* Experts the checkpoint ships in MXFP4 (gpt-oss) are written as MXFP4 by
 			 * the converter and kept by llama-quantize in every scheme, F16 included:
 			 * every published gpt-oss-20b GGUF is 11.5-13.8 GB. */

@@ -116,16 +116,28 @@ enum rf_ftype {
 	RF_FT_MXFP4_MOE = 38,
 };
 
-/* Returns the scheme called name ("Q4_K_M", case-insensitive; "F16", "MXFP4_MOE"...), or -1. */
+/* Unsloth's dynamic quants ("UD-Q4_K_XL", "UD-Q2_K_XL", "UD-IQ1_S"...): the base scheme their
+ * mix starts from (Q4_K_M for UD-Q4_K_XL, Q8_0 for UD-Q8_K_XL) with this flag set. Unsloth
+ * keeps the tensors its own description calls important at higher precision ("Run DeepSeek
+ * R1 Dynamic 1.58-bit", https://unsloth.ai/blog/deepseekr1-dynamic: the routed experts at the
+ * low type, attention, the dense layers and the shared experts at 4 or 6 bits, down_proj
+ * higher; Dynamic 2.0: every architecture, embeddings and output included): rf_quant_apply
+ * says which. A GGUF file needs none of this: its tensors carry their own types. */
+#define RF_FT_UD 0x100
+
+/* Returns the scheme called name ("Q4_K_M", case-insensitive; "F16", "MXFP4_MOE",
+ * "UD-Q4_K_XL"...), or -1. */
 int rf_ftype_from_name(const char *name);
-/* Returns the canonical name of scheme ft ("Q4_K_M"), or NULL for an unknown one. */
+/* Returns the canonical name of scheme ft ("Q4_K_M", "UD-Q4_K_XL"), or NULL for an unknown
+ * one. */
 const char *rf_ftype_name(int ft);
 /* Returns the tensor type most tensors of scheme ft get (Q4_K for Q4_K_M), or -1. */
 int rf_ftype_default_type(int ft);
 /* Returns true when llama-quantize refuses scheme ft without an importance matrix (the IQ1/IQ2
  * types, IQ3_XXS and Q2_K_S): those files are always made with one. */
 bool rf_ftype_needs_imatrix(int ft);
-/* Returns the number of schemes and writes them (up to cap) to out, in a stable order. */
+/* Returns the number of llama-quantize's schemes (no UD ones) and writes them (up to cap) to
+ * out, in a stable order. */
 size_t rf_ftype_list(int *out, size_t cap);
 
 /* Where a tensor lives in llama.cpp's layout. */

@@ -9,6 +9,7 @@
  *            (mem_ceiling: the most the backend's kernels pull from memory, whatever the
  *            peak; it is what holds HBM parts such as the A100 and H100 far below theirs)
  *   prefill: time per token = sum over devices of FLOPs on the device / (eff x peak)
+ *              (eff per device class: GeForce, or workstation/datacenter parts)
  *            + FLOPs / ceiling                          (tensor peaks: the kernels' own limit)
  *            + the host's share: with a GPU, llama.cpp runs batches on it, copying the
  *              host layers' weights over the link once per micro-batch; on the CPU backend,
@@ -68,6 +69,8 @@ struct speed_device {
 	enum speed_compute compute; /* what compute_tflops is */
 	bool tensor_units_unrated;  /* has tensor units but only a vector rate is known */
 	bool hbm;                   /* HBM-class memory (device_hbm_class): mem_eff_hbm applies */
+	bool pro;                   /* workstation or datacenter part (device_pro_class):
+				       tensor_eff_pro applies */
 	double layer_share;         /* share of the offloaded layers; <= 0 on all: equal shares */
 };
 
@@ -119,6 +122,8 @@ struct speed_params {
 	double tensor_eff;            /* share of a tensor peak reached by prefill (F16 weights) */
 	double tensor_ceiling_tflops; /* prefill kernels' own throughput limit; 0: none */
 	double tensor_quant_factor;   /* x tensor_eff for quantized weights */
+	double tensor_eff_pro;        /* tensor_eff on workstation and datacenter parts; <= 0:
+					 tensor_eff */
 	double vector_eff;            /* share of a vector peak reached by prefill (F16 weights) */
 	double vector_quant_factor;   /* x vector_eff for quantized weights */
 	double cpu_gflops_per_thread; /* CPU backend: achieved prefill GFLOPS per thread */

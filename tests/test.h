@@ -48,4 +48,8 @@ struct hw_snapshot *t_scan(const char *root);
 /* Joins a and b with '/' into a malloc'd path. */
 char *t_path(const char *a, const char *b);
 
+/* Reads rel (a path under the repository root) whole; fails the test when it is missing.
+ * Returns a malloc'd NUL-terminated buffer (length in *len). */
+char *t_read_src(const char *rel, size_t *len);
+
 #endif

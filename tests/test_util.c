@@ -107,3 +107,13 @@ char *t_path(const char *a, const char *b)
 		snprintf(p, n, "%s/%s", a, b);
 	return p;
 }
+
+char *t_read_src(const char *rel, size_t *len)
+{
+	char *path = t_path(t_src_dir(), rel);
+	char *text = t_read_file(path, len);
+
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	free(path);
+	return text;
+}

@@ -361,6 +361,7 @@ static void build_row(struct speed_row *row, const struct t_csv *c, int r, const
 			p->memory_bandwidth_gbs > 0 ? p->memory_bandwidth_gbs : 1;
 		in->devices[i].compute_tflops = tf;
 		in->devices[i].hbm = device_hbm_class(p);
+		in->devices[i].pro = device_pro_class(p);
 		in->devices[i].compute = ck == DEVICE_COMPUTE_TENSOR  ? SPEED_COMPUTE_TENSOR :
 					 ck == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
 									SPEED_COMPUTE_VECTOR;
@@ -577,17 +578,19 @@ static void print_params(FILE *f, const char *title, const struct speed_params *
 {
 	fprintf(f,
 		"\n%s\nbackend, mem_eff, mem_eff_hbm, layer_ms, tensor_eff, "
-		"tensor_ceiling_tflops, tensor_quant_factor, vector_eff, vector_quant_factor, "
+		"tensor_ceiling_tflops, tensor_quant_factor, tensor_eff_pro, vector_eff, "
+		"vector_quant_factor, "
 		"cpu_gflops_per_thread, rows (decode/tensor/vector/cpu prefill)\n",
 		title);
 	for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
 		fprintf(f,
-			"%s, %.3f, %.3f, %.3f, %.2f, %.0f, %.2f, %.2f, %.2f, %.1f, %d/%d/%d/%d\n",
+			"%s, %.3f, %.3f, %.3f, %.2f, %.0f, %.2f, %.2f, %.2f, %.2f, %.1f, "
+			"%d/%d/%d/%d\n",
 			speed_backend_name((enum speed_backend)b), t[b].mem_eff, t[b].mem_eff_hbm,
 			t[b].layer_ms, t[b].tensor_eff, t[b].tensor_ceiling_tflops,
-			t[b].tensor_quant_factor, t[b].vector_eff, t[b].vector_quant_factor,
-			t[b].cpu_gflops_per_thread, t[b].rows_decode, t[b].rows_tensor,
-			t[b].rows_vector, t[b].rows_cpu_prefill);
+			t[b].tensor_quant_factor, t[b].tensor_eff_pro, t[b].vector_eff,
+			t[b].vector_quant_factor, t[b].cpu_gflops_per_thread, t[b].rows_decode,
+			t[b].rows_tensor, t[b].rows_vector, t[b].rows_cpu_prefill);
 }
 
 static void print_rows(FILE *f, const struct speed_rows *r, enum speed_row_use use)
@@ -599,6 +602,26 @@ static void print_rows(FILE *f, const struct speed_rows *r, enum speed_row_use u
 		if (row->use != use)
 			continue;
 		e = speed_row_error(row, speed_fitted, &est);
+		fprintf(f, "%d, %s, %s, %s, %s, %.2f, %.2f, %+.1f\n", row->line, row->device,
+			row->model, row->quant, row->test, row->measured, est,
+			e < 0 ? NAN : 100.0 * (est - row->measured) / row->measured);
+	}
+}
+
+/* The rows held out of the train fit (every 4th fitted row), scored with that fit. */
+static void print_held_out(FILE *f, const struct speed_rows *r,
+			   const struct speed_params train[SPEED_BACKEND_COUNT])
+{
+	int k = 0;
+
+	fprintf(f, "\n== speed: held-out rows (every 4th), fitted on the others\n"
+		   "row, device, model, quant, test, measured, estimated, error%%\n");
+	for (int i = 0; i < r->n; i++) {
+		const struct speed_row *row = &r->rows[i];
+		double est, e;
+		if (row->use != ROW_FIT || (k++ % 4) != 3)
+			continue;
+		e = speed_row_error(row, train, &est);
 		fprintf(f, "%d, %s, %s, %s, %s, %.2f, %.2f, %+.1f\n", row->line, row->device,
 			row->model, row->quant, row->test, row->measured, est,
 			e < 0 ? NAN : 100.0 * (est - row->measured) / row->measured);
@@ -695,7 +718,9 @@ int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
 		     refit);
 	n = speed_rows_obs(&r, 1, NULL, obs, (size_t)r.n);
 	speed_fit(obs, n, speed_fitted, train);
+	print_params(f, "fitted on the train rows (every 4th row held out)", train);
 	speed_rows_medians(&r, train, 2, &ho_d, &ho_p);
+	print_held_out(f, &r, train);
 	if (speed_rows_lodo(&r, &lo_d, &lo_p) < 0)
 		lo_d = lo_p = NAN;
 	check_medians(&r, &ck_d, &ck_p);

@@ -96,6 +96,33 @@ static void assert_error(const char *body, int status, const char *code, const c
 	cJSON_Delete(j);
 }
 
+/* An Unsloth dynamic quant by name: sized by its own mix (between Q4_K_M's experts and its
+ * published 17.72 GB file for Qwen3-30B-A3B), echoed, and said to be modelled. */
+START_TEST(an_unsloth_dynamic_quant_by_name)
+{
+	cJSON *j, *k, *a;
+	int said = 0;
+
+	ck_assert_int_eq(run("{\"model\":\"Qwen/Qwen3-30B-A3B\",\"quant\":\"UD-Q4_K_XL\","
+			     "\"n_ctx\":4096,\"hardware_profile\":\"rtx-4090\"}",
+			     &j),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"Qwen/Qwen3-30B-A3B\",\"quant\":\"Q4_K_M\","
+			     "\"n_ctx\":4096,\"hardware_profile\":\"rtx-4090\"}",
+			     &k),
+			 200);
+	ck_assert_str_eq(item(j, "settings", "quant")->valuestring, "UD-Q4_K_XL");
+	ck_assert_double_lt(item(j, "memory", "weights_bytes")->valuedouble,
+			    item(k, "memory", "weights_bytes")->valuedouble);
+	ck_assert_double_gt(item(j, "memory", "weights_bytes")->valuedouble, 17.0e9);
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions")) said +=
+		strstr(a->valuestring, "UD-Q4_K_XL as Unsloth describes it (Q4_K_M,") != NULL;
+	ck_assert_int_eq(said, 1);
+	cJSON_Delete(j);
+	cJSON_Delete(k);
+}
+END_TEST
+
 START_TEST(reproduces_llama_cpp_buffers_through_the_route)
 {
 	cJSON *j, *dev;
@@ -711,6 +738,7 @@ Suite *estimate_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, reproduces_llama_cpp_buffers_through_the_route);
+	tcase_add_test(tc, an_unsloth_dynamic_quant_by_name);
 	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);

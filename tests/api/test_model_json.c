@@ -568,6 +568,66 @@ START_TEST(entries_render_with_hf_names)
 }
 END_TEST
 
+START_TEST(glm4_moe_and_mllama)
+{
+	/* GLM-4.5-Air's config.json: q/k/v biases without an o bias, shared experts, one
+	 * leading dense layer; the MTP layer is not a layer here. */
+	struct model_arch a =
+		ok("{\"model_type\":\"glm4_moe\",\"hidden_size\":4096,\"intermediate_size\":10944,"
+		   "\"moe_intermediate_size\":1408,\"num_hidden_layers\":46,"
+		   "\"num_attention_heads\":96,\"num_key_value_heads\":8,\"head_dim\":128,"
+		   "\"n_routed_experts\":128,\"n_shared_experts\":1,\"num_experts_per_tok\":8,"
+		   "\"first_k_dense_replace\":1,\"vocab_size\":151552,\"attention_bias\":true,"
+		   "\"use_qk_norm\":false,\"num_nextn_predict_layers\":1,"
+		   "\"tie_word_embeddings\":false}");
+	struct model_arch v;
+	const char *vision = "\"vision_config\":{\"hidden_size\":1280,\"intermediate_size\":5120,"
+			     "\"num_hidden_layers\":32,\"num_global_layers\":8,"
+			     "\"image_size\":560,\"patch_size\":14,\"max_num_tiles\":4,"
+			     "\"vision_output_dim\":7680}";
+	char json[1024];
+
+	ck_assert_str_eq(a.llm_arch, "glm4moe");
+	ck_assert(a.attn_bias && !a.attn_out_bias && !a.qk_norm);
+	ck_assert_int_eq(a.n_layers, 46);
+	ck_assert_int_eq(a.first_k_dense, 1);
+	ck_assert_int_eq(a.shared_expert_intermediate_size, 1408);
+	ck_assert(!model_layer_is_moe(&a, 0) && model_layer_is_moe(&a, 1));
+
+	/* Llama 3.2 11B Vision: the text model in text_config, the encoder beside it. */
+	snprintf(json, sizeof(json),
+		 "{\"model_type\":\"mllama\",\"text_config\":{\"model_type\":"
+		 "\"mllama_text_model\",\"hidden_size\":4096,\"intermediate_size\":14336,"
+		 "\"num_hidden_layers\":40,\"num_attention_heads\":32,\"num_key_value_heads\":8,"
+		 "\"vocab_size\":128256,\"tie_word_embeddings\":false},%s}",
+		 vision);
+	v = ok(json);
+	ck_assert_str_eq(v.model_type, "mllama");
+	/* ViT-H/14 of 32 + 8 layers and the projector: about 0.9 B of the published 10.6 B. */
+	ck_assert_int_gt(v.vision_params, 850000000);
+	ck_assert_int_lt(v.vision_params, 950000000);
+	/* The text model is Llama 3.1 8B's shape with 40 layers, the cross-attention ones
+	 * counted as layers of the same size. */
+	a = ok("{\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":14336,"
+	       "\"num_hidden_layers\":40,\"num_attention_heads\":32,\"num_key_value_heads\":8,"
+	       "\"vocab_size\":128256,\"tie_word_embeddings\":false}");
+	ck_assert_int_eq(total_params(&v) - v.vision_params, total_params(&a));
+	snprintf(json, sizeof(json),
+		 "{\"model_type\":\"mllama\",\"text_config\":{\"model_type\":"
+		 "\"mllama_text_model\",\"hidden_size\":4096,\"intermediate_size\":14336,"
+		 "\"num_hidden_layers\":40,\"num_attention_heads\":32,\"vocab_size\":128256}}");
+	ck_assert_int_eq(map(json, "model", &v), RF_E_MISSING_FIELD);
+	ck_assert_str_eq(field, "model.vision_config");
+	snprintf(json, sizeof(json),
+		 "{\"model_type\":\"mllama\",\"text_config\":{\"model_type\":"
+		 "\"mllama_text_model\",\"hidden_size\":4096,\"intermediate_size\":14336,"
+		 "\"num_hidden_layers\":40,\"num_attention_heads\":32,\"vocab_size\":128256},"
+		 "\"vision_config\":{\"patch_size\":0}}");
+	ck_assert_int_eq(map(json, "model", &v), RF_E_INVALID_VALUE);
+	ck_assert_str_eq(field, "model.vision_config.patch_size");
+}
+END_TEST
+
 Suite *model_json_suite(void)
 {
 	Suite *s = suite_create("model_json");
@@ -579,6 +639,7 @@ Suite *model_json_suite(void)
 	tcase_add_test(tc, gemma_families);
 	tcase_add_test(tc, phi3_deepseek_neox);
 	tcase_add_test(tc, gpt_oss_and_llama4);
+	tcase_add_test(tc, glm4_moe_and_mllama);
 	tcase_add_test(tc, t5_bert_roberta);
 	tcase_add_test(tc, bad_fields_are_named);
 	tcase_add_test(tc, errors_as_the_api_answers_them);

@@ -144,6 +144,51 @@ START_TEST(a_bare_config_json_is_the_model)
 }
 END_TEST
 
+START_TEST(a_pasted_quantised_config_is_estimated_as_stored)
+{
+	cJSON *body = cJSON_CreateObject(), *j;
+	const cJSON *qz, *a;
+	char *text;
+	bool said = false;
+
+	size_t len;
+	char *cfg = t_read_src("tests/fixtures/quantized/qwen25-7b-instruct-awq.json", &len);
+
+	cJSON_AddItemToObject(body, "model", cJSON_ParseWithLength(cfg, len));
+	free(cfg);
+	cJSON_AddStringToObject(body, "runtime", "vllm");
+	cJSON_AddStringToObject(body, "hardware_profile", "rtx-4090");
+	text = cJSON_PrintUnformatted(body);
+	ck_assert_int_eq(estimate(text, &j), 200);
+	qz = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "model"),
+					      "quantization");
+	ck_assert_ptr_nonnull(qz);
+	ck_assert_str_eq(str_at(j, "model", "source"), "architecture");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(qz, "method")->valuestring, "awq");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(qz, "basis")->valuestring, "formula");
+	/* Qwen's published AWQ checkpoint is 5.57 GB (tests/fixtures/quantized/sizes.csv). */
+	ck_assert_double_eq_tol(
+		cJSON_GetObjectItemCaseSensitive(qz, "checkpoint_bytes")->valuedouble, 5.57e9,
+		0.03 * 5.57e9);
+	/* vLLM loads the checkpoint as AWQ, not as bf16, and says why. */
+	ck_assert_str_eq(str_at(j, "settings", "precision"), "awq");
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "assumptions"))
+	{
+		said = said || strstr(a->valuestring, "quantization_config (awq)") != NULL;
+	}
+	ck_assert(said);
+	cJSON_Delete(j);
+	free(text);
+	cJSON_Delete(body);
+
+	/* A method rigfit does not know is a 422 naming the field, not a bf16 guess. */
+	assert_422("{\"model\":{\"model_type\":\"llama\",\"hidden_size\":64,"
+		   "\"num_hidden_layers\":1,\"num_attention_heads\":1,\"intermediate_size\":64,"
+		   "\"vocab_size\":8,\"quantization_config\":{\"quant_method\":\"hqq\"}}}",
+		   "model.quantization_config.quant_method");
+}
+END_TEST
+
 Suite *model_sources_suite(void)
 {
 	Suite *s = suite_create("model_sources");
@@ -153,6 +198,7 @@ Suite *model_sources_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, an_ollama_tag_is_the_model_at_the_quant_ollama_serves);
 	tcase_add_test(tc, a_bare_config_json_is_the_model);
+	tcase_add_test(tc, a_pasted_quantised_config_is_estimated_as_stored);
 	suite_add_tcase(s, tc);
 	return s;
 }

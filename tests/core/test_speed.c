@@ -20,6 +20,11 @@
 
 #define GB 1e9
 
+/* The issue's targets for the rows held out of the fit: decode no worse than the 8% it had,
+ * prefill 15% (it was 19% before prefill had a share per device class). */
+#define SPEED_HELD_OUT_DECODE_TARGET 0.08
+#define SPEED_HELD_OUT_PREFILL_TARGET 0.15
+
 /* One RTX 4090-like device running a 7B Q4 model with everything offloaded. */
 static struct speed_input one_gpu(void)
 {
@@ -202,6 +207,18 @@ START_TEST(prefill_is_flops_over_throughput_with_a_kernel_ceiling)
 	in.devices[0].compute = SPEED_COMPUTE_UNKNOWN;
 	ck_assert_double_eq(prefill(&in), -1);
 	ck_assert_double_gt(decode(&in), 0);
+	/* A workstation or datacenter part of the same peak reaches its own, smaller share of
+	 * it (power-limited clocks; no wgmma on Hopper), fitted on those parts' rows. */
+	in = one_gpu();
+	in.devices[0].pro = true;
+	eff = p->tensor_eff_pro * p->tensor_quant_factor;
+	want = 1.0 / (14e9 / (eff * 330e12) + 14e9 / (p->tensor_ceiling_tflops * 1e12));
+	ck_assert_double_eq_tol(prefill(&in), want, want * 1e-12);
+	ck_assert_double_lt(p->tensor_eff_pro, p->tensor_eff);
+	ck_assert_double_gt(p->tensor_eff_pro, 0);
+	slow = decode(&in);
+	in.devices[0].pro = false;
+	ck_assert_double_eq(decode(&in), slow); /* decode does not depend on the class */
 }
 END_TEST
 
@@ -385,9 +402,81 @@ START_TEST(median_errors_meet_the_targets_in_sample_and_held_out)
 	ck_assert_uint_lt(n, n_fit);
 	ck_assert_int_eq(speed_fit(obs, n, speed_fitted, train), 0);
 	speed_rows_medians(&rows, train, 2, &dec, &pre);
-	ck_assert_msg(dec < ACCURACY_DECODE_TARGET, "decode held-out median %.3f", dec);
-	ck_assert_msg(pre < ACCURACY_PREFILL_TARGET, "prefill held-out median %.3f", pre);
+	ck_assert_msg(dec <= SPEED_HELD_OUT_DECODE_TARGET, "decode held-out median %.3f", dec);
+	ck_assert_msg(pre <= SPEED_HELD_OUT_PREFILL_TARGET, "prefill held-out median %.3f", pre);
 	free(obs);
+}
+END_TEST
+
+/* Per-chip Apple bandwidth: the chips of llama.cpp discussion #4167 that the calibration rows
+ * lack (M2 Pro 16-core, M4 Pro, M2 Ultra 76-core; tests/fixtures/apple_llamacpp_4167.csv),
+ * never fitted, from profiles/devices.json: decode within 10%, prefill within 15%. And the
+ * chips are told apart: an M1 Max decodes as fast as an M3 Max (both 400 GB/s) but prefills
+ * at its own 32 cores, not the M3 Max's 40; an M4 Max 32-core (410 GB/s) is slower than the
+ * 40-core one (546 GB/s). */
+static struct speed_input apple_llama2_7b(const struct device_profile *p, const char *quant,
+					  double size_gib)
+{
+	struct speed_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.backend = SPEED_BACKEND_METAL;
+	in.weight_bytes = size_gib * 1024.0 * 1024.0 * 1024.0;
+	in.kv_bytes_start = 2.0 * 32 * 4096 * 2 * 64; /* f16 K and V, 64 tokens on average */
+	in.kv_bytes_full = in.kv_bytes_start;
+	in.flops_per_token = 2 * 6.74e9;
+	in.n_layers = 32;
+	in.quantized = strcmp(quant, "F16") != 0;
+	in.gpu_fraction = 1;
+	in.n_devices = 1;
+	in.devices[0].bandwidth_gbs = p->memory_bandwidth_gbs;
+	in.devices[0].compute_tflops = p->fp16_tflops;
+	in.devices[0].compute = SPEED_COMPUTE_VECTOR;
+	return in;
+}
+
+static const struct device_profile *apple(const char *name)
+{
+	const struct device_profile *p = NULL;
+
+	ck_assert_msg(device_resolve(&rows.devices, name, &p) == 0, "%s", name);
+	return p;
+}
+
+START_TEST(apple_chips_follow_their_own_bandwidth_and_cores)
+{
+	char *path = t_path(t_src_dir(), "tests/fixtures/apple_llamacpp_4167.csv");
+	struct t_csv *c = t_csv_read(path);
+	struct speed_input a, b;
+
+	load_rows();
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_ge(c->n_rows, 15);
+	for (int r = 0; r < c->n_rows; r++) {
+		const char *quant = t_csv_get(c, r, "quant");
+		const bool pp = strcmp(t_csv_get(c, r, "test"), "pp512") == 0;
+		double size, want, got;
+		ck_assert_int_eq(t_csv_num(c, r, "model_size_gib", &size), 0);
+		ck_assert_int_eq(t_csv_num(c, r, "tokens_per_s", &want), 0);
+		a = apple_llama2_7b(apple(t_csv_get(c, r, "device")), quant, size);
+		got = pp ? prefill(&a) : decode(&a);
+		ck_assert_msg(fabs(got / want - 1) <= (pp ? 0.15 : 0.10),
+			      "%s %s %s: measured %.2f, estimated %.2f", t_csv_get(c, r, "device"),
+			      quant, pp ? "pp512" : "tg128", want, got);
+	}
+	a = apple_llama2_7b(apple("Apple M1 Max"), "Q4_0", 3.56);
+	b = apple_llama2_7b(apple("Apple M3 Max"), "Q4_0", 3.56);
+	ck_assert_double_eq_tol(decode(&a), decode(&b), 1e-9);
+	ck_assert_double_lt(prefill(&a), 0.8 * prefill(&b));
+	a = apple_llama2_7b(apple("Apple M4 Max (32-core GPU)"), "Q4_0", 3.56);
+	b = apple_llama2_7b(apple("Apple M4 Max"), "Q4_0", 3.56);
+	ck_assert_double_lt(decode(&a), 0.85 * decode(&b));
+	/* The M3 Ultra has a bandwidth now (819 GB/s): decode above the M2 Ultra's 800. */
+	a = apple_llama2_7b(apple("Apple M3 Ultra"), "Q4_0", 3.56);
+	b = apple_llama2_7b(apple("Apple M2 Ultra"), "Q4_0", 3.56);
+	ck_assert_double_gt(decode(&a), decode(&b));
+	t_csv_free(c);
+	free(path);
 }
 END_TEST
 
@@ -412,6 +501,7 @@ START_TEST(the_constants_are_what_the_fit_finds)
 				      f->tensor_eff,
 				      f->tensor_ceiling_tflops,
 				      f->tensor_quant_factor,
+				      f->tensor_eff_pro,
 				      f->vector_eff,
 				      f->vector_quant_factor,
 				      f->cpu_gflops_per_thread};
@@ -422,6 +512,7 @@ START_TEST(the_constants_are_what_the_fit_finds)
 				       a->tensor_eff,
 				       a->tensor_ceiling_tflops,
 				       a->tensor_quant_factor,
+				       a->tensor_eff_pro,
 				       a->vector_eff,
 				       a->vector_quant_factor,
 				       a->cpu_gflops_per_thread};
@@ -478,6 +569,7 @@ Suite *speed_suite(void)
 	tcase_add_test(cal, measured_rows_are_reproduced_within_stated_tolerances);
 	tcase_add_test(cal, median_errors_meet_the_targets_in_sample_and_held_out);
 	tcase_add_test(cal, the_constants_are_what_the_fit_finds);
+	tcase_add_test(cal, apple_chips_follow_their_own_bandwidth_and_cores);
 	tcase_add_test(cal, rows_left_out_say_why);
 	tcase_set_timeout(cal, 300);
 	suite_add_tcase(s, cal);

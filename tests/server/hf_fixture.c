@@ -21,6 +21,23 @@ void t_hf_add(struct t_tlist *l, const char *name, int64_t a, int64_t b)
 	t->shape[0] = a;
 	t->shape[1] = b;
 	t->rank = b > 0 ? 2 : 1;
+	t->dtype[0] = '\0';
+}
+
+void t_hf_add_typed(struct t_tlist *l, const char *name, int64_t a, int64_t b, const char *dtype)
+{
+	t_hf_add(l, name, a, b);
+	snprintf(l->t[l->n - 1].dtype, sizeof(l->t[l->n - 1].dtype), "%s", dtype);
+}
+
+/* Bytes per element of a safetensors dtype ("" is BF16). */
+static uint64_t dtype_bytes(const char *dtype)
+{
+	if (strcmp(dtype, "F32") == 0 || strcmp(dtype, "I32") == 0)
+		return 4;
+	if (strcmp(dtype, "U8") == 0 || strcmp(dtype, "I8") == 0 || strcmp(dtype, "F8_E4M3") == 0)
+		return 1;
+	return 2;
 }
 
 /* The tensors of a Llama-family decoder as transformers names them (bias on q/k/v for Qwen2). */
@@ -57,7 +74,7 @@ void t_hf_decoder(struct t_tlist *l, int layers, int64_t hidden, int64_t inter, 
 		t_hf_add(l, "lm_head.weight", vocab, hidden);
 }
 
-/* Writes tensors [from, to) of l as the safetensors file path (BF16, data sparse). bad: 1
+/* Writes tensors [from, to) of l as the safetensors file path (in their dtypes, data sparse). bad: 1
  * makes the first tensor's data_offsets disagree with its shape. */
 void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from, int to, int bad)
 {
@@ -71,9 +88,9 @@ void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from,
 	for (int i = from; i < to; i++) {
 		const struct t_tensor *t = &l->t[i];
 		cJSON *o = cJSON_AddObjectToObject(h, t->name), *shape, *offs;
-		uint64_t bytes =
-			(uint64_t)t->shape[0] * (t->rank == 2 ? (uint64_t)t->shape[1] : 1) * 2;
-		cJSON_AddStringToObject(o, "dtype", "BF16");
+		uint64_t bytes = (uint64_t)t->shape[0] *
+				 (t->rank == 2 ? (uint64_t)t->shape[1] : 1) * dtype_bytes(t->dtype);
+		cJSON_AddStringToObject(o, "dtype", t->dtype[0] ? t->dtype : "BF16");
 		shape = cJSON_AddArrayToObject(o, "shape");
 		for (int k = 0; k < t->rank; k++)
 			cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[k]));

@@ -14,6 +14,7 @@ struct t_tensor {
 	char name[96];
 	int64_t shape[2];
 	int rank;
+	char dtype[8]; /* "" is BF16 */
 };
 
 struct t_tlist {
@@ -29,12 +30,15 @@ extern const char t_hf_llama32_1b_config[];
 /* Appends tensor name of shape [a] (b <= 0) or [a, b] to l. */
 void t_hf_add(struct t_tlist *l, const char *name, int64_t a, int64_t b);
 
+/* The same with a safetensors dtype: "BF16", "F16", "F32", "I32", "U8", "F8_E4M3". */
+void t_hf_add_typed(struct t_tlist *l, const char *name, int64_t a, int64_t b, const char *dtype);
+
 /* Appends the tensors of a Llama-family decoder as transformers names them (bias on q/k/v for
  * Qwen2 when qkv_bias; no lm_head when tied). */
 void t_hf_decoder(struct t_tlist *l, int layers, int64_t hidden, int64_t inter, int heads, int kv,
 		  int64_t head_dim, int64_t vocab, int qkv_bias, int tied);
 
-/* Writes tensors [from, to) of l as the safetensors file path (BF16, data sparse). bad: 1
+/* Writes tensors [from, to) of l as the safetensors file path (in their dtypes, data sparse). bad: 1
  * makes the first tensor's data_offsets disagree with its shape. */
 void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from, int to, int bad);
 

@@ -153,6 +153,78 @@ START_TEST(a_single_file_folder_and_a_vision_tower)
 }
 END_TEST
 
+/* AutoAWQ's tensors for linear layer name ([out, in] in the model): qweight int32 [in, out/8],
+ * qzeros int32 [in/128, out/8], scales fp16 [in/128, out]. */
+static void awq_linear(struct t_tlist *l, const char *name, int64_t out, int64_t in)
+{
+	char n[96];
+
+	snprintf(n, sizeof(n), "%s.qweight", name);
+	t_hf_add_typed(l, n, in, out / 8, "I32");
+	snprintf(n, sizeof(n), "%s.qzeros", name);
+	t_hf_add_typed(l, n, in / 128, out / 8, "I32");
+	snprintf(n, sizeof(n), "%s.scales", name);
+	t_hf_add_typed(l, n, in / 128, out, "F16");
+}
+
+START_TEST(a_quantised_folder_is_counted_from_its_headers)
+{
+	static const char config[] =
+		"{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\","
+		"\"hidden_size\":1024,\"intermediate_size\":2048,\"num_hidden_layers\":2,"
+		"\"num_attention_heads\":8,\"num_key_value_heads\":8,\"vocab_size\":4096,"
+		"\"tie_word_embeddings\":false,\"torch_dtype\":\"float16\","
+		"\"quantization_config\":{\"bits\":4,\"group_size\":128,\"quant_method\":\"awq\","
+		"\"version\":\"gemm\",\"zero_point\":true,\"modules_to_not_convert\":null}}";
+	static const char *const attn[] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+	struct t_tlist *l = calloc(1, sizeof(*l));
+	char dir[4200], p[4400], body[4400], n[96];
+	const cJSON *q;
+	cJSON *j;
+
+	snprintf(dir, sizeof(dir), "%s/tiny-awq", cfg.models_dirs[0]);
+	mkdir(dir, 0755);
+	t_hf_add_typed(l, "model.embed_tokens.weight", 4096, 1024, "F16");
+	for (int il = 0; il < 2; il++) {
+		for (int k = 0; k < 4; k++) {
+			snprintf(n, sizeof(n), "model.layers.%d.self_attn.%s", il, attn[k]);
+			awq_linear(l, n, 1024, 1024);
+		}
+		snprintf(n, sizeof(n), "model.layers.%d.mlp.gate_proj", il);
+		awq_linear(l, n, 2048, 1024);
+		snprintf(n, sizeof(n), "model.layers.%d.mlp.up_proj", il);
+		awq_linear(l, n, 2048, 1024);
+		snprintf(n, sizeof(n), "model.layers.%d.mlp.down_proj", il);
+		awq_linear(l, n, 1024, 2048);
+		snprintf(n, sizeof(n), "model.layers.%d.input_layernorm.weight", il);
+		t_hf_add_typed(l, n, 1024, 0, "F16");
+		snprintf(n, sizeof(n), "model.layers.%d.post_attention_layernorm.weight", il);
+		t_hf_add_typed(l, n, 1024, 0, "F16");
+	}
+	t_hf_add_typed(l, "model.norm.weight", 1024, 0, "F16");
+	t_hf_add_typed(l, "lm_head.weight", 4096, 1024, "F16");
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	ck_assert_int_eq(t_write_file(p, config, strlen(config)), 0);
+	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+	t_hf_write_safetensors(p, l, 0, l->n, 0);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},\"runtime\":\"vllm\",%s}", dir,
+		 HW);
+	ck_assert_int_eq(estimate(body, &j), 200);
+	q = item_at(j, "model", "quantization", NULL);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(q, "method")->valuestring, "awq");
+	/* The headers are the exact answer; the formula writes the same layout, byte for byte. */
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(q, "basis")->valuestring, "safetensors");
+	ck_assert_double_eq(num_at(j, "model", "quantization", "checkpoint_bytes"),
+			    num_at(j, "model", "checkpoint", "data_bytes"));
+	ck_assert_double_eq(num_at(j, "model", "quantization", "formula_bytes"),
+			    num_at(j, "model", "checkpoint", "data_bytes"));
+	ck_assert_double_gt(num_at(j, "model", "checkpoint", "packed_bytes"), 0);
+	ck_assert_str_eq(str_at(j, "settings", "precision", NULL), "awq");
+	cJSON_Delete(j);
+	free(l);
+}
+END_TEST
+
 START_TEST(folders_are_confined_and_checked)
 {
 	struct t_tlist *l = calloc(1, sizeof(*l));
@@ -413,6 +485,7 @@ Suite *model_folders_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_sharded_folder_counts_the_published_parameters);
 	tcase_add_test(tc, a_single_file_folder_and_a_vision_tower);
+	tcase_add_test(tc, a_quantised_folder_is_counted_from_its_headers);
 	tcase_add_test(tc, folders_are_confined_and_checked);
 	tcase_add_test(tc, an_id_in_the_hugging_face_cache_resolves_offline);
 	tcase_add_test(tc, a_tag_pulled_into_ollama_is_read_as_its_gguf);

@@ -134,7 +134,7 @@ static void hparams(struct synth *s, const struct model_arch *a, int ft)
 
 	kv_str(s, NULL, "general.architecture", ar);
 	kv_str(s, NULL, "general.name", "rigfit synthetic");
-	kv_u32(s, NULL, "general.file_type", (uint64_t)ft);
+	kv_u32(s, NULL, "general.file_type", (uint64_t)(ft & ~RF_FT_UD)); /* UD: the base's */
 	kv_u32(s, ar, "context_length",
 	       a->max_position_embeddings > 0 ? a->max_position_embeddings : 4096);
 	kv_u32(s, ar, "embedding_length", a->hidden_size);
