@@ -131,6 +131,7 @@ struct est_request {
 	bool precomputed_ref_logps, has_precomputed_ref_logps;
 	int64_t nodes;
 	bool has_nodes;
+	bool packing, has_packing;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -198,6 +199,7 @@ static const struct jm_field est_fields[] = {
 	E("strategy", strategy, has_strategy, est_strategies),
 	E("offload", offload, has_offload, est_offloads),
 	F("nodes", JM_INT, nodes, 0, 1, EST_MAX_NODES, has_nodes),
+	F("packing", JM_BOOL, packing, 0, 0, 0, has_packing),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -1796,7 +1798,7 @@ static int est_train_fit(const struct train_model *tm, const struct train_settin
 	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
 }
 
-static enum train_device_class est_train_class(const struct device_profile *p)
+enum train_device_class api_train_class(const struct device_profile *p)
 {
 	if (!p)
 		return TRAIN_CLASS_CONSUMER;
@@ -1820,7 +1822,7 @@ static double est_train_speed(const struct api_env *env, struct est *e, int gi,
 
 	if (env->devices)
 		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
-	d.device_class = est_train_class(p);
+	d.device_class = api_train_class(p);
 	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
 			  p                           ? p->memory_bandwidth_gbs :
 							-1;
@@ -1863,6 +1865,7 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "activations_bytes", (double)r->activations_bytes);
 	cJSON_AddNumberToObject(mem, "checkpoint_bytes", (double)r->checkpoint_bytes);
 	cJSON_AddNumberToObject(mem, "logits_bytes", (double)r->logits_bytes);
+	cJSON_AddNumberToObject(mem, "attention_mask_bytes", (double)r->mask_bytes);
 	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
 	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
 	cJSON_AddNumberToObject(mem, "compute_bytes",
@@ -1935,6 +1938,9 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
+	s.packing = e->rq.has_packing && e->rq.packing;
+	/* attention "flash": flash-attention's varlen kernel takes packed rows without a mask. */
+	s.varlen_attention = s.packing && e->rq.has_attention && e->rq.attention == 1;
 	/* Without a GPU nothing is spread: the answer is fits false. */
 	s.nodes = t.n > 0 ? (int)nodes : 1;
 	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
@@ -1974,6 +1980,18 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			       "fp32 master weights, gradients and AdamW moments, bf16 compute" :
 			       "weights, gradients and AdamW moments in bf16, as torch keeps "
 			       "them for a bf16 model");
+	if (s.packing)
+		assume(e,
+		       "packing: every row is seq_len tokens of whole documents, all counted in "
+		       "tokens_per_s; %s",
+		       s.varlen_attention ?
+			       "flash-attention's varlen kernel keeps them apart (no mask)" :
+			       "transformers keeps them apart with a 4D block-diagonal mask (batch x "
+			       "seq x seq in 16 bits, attention_mask_bytes; attention flash avoids it)");
+	else
+		assume(e,
+		       "packing: off; every row is padded to seq_len and tokens_per_s counts "
+		       "every position, padding included (packing: true counts only real tokens)");
 	assume(e, "batch_size is per GPU; activations in 16 bits; loss: %s",
 	       train_loss_resolve(s.loss, s.provider) == TRAIN_LOSS_CHUNKED ?
 		       "chunked/fused cross-entropy (no full logits)" :
@@ -2053,7 +2071,11 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			cJSON_AddStringToObject(tr, "precision", est_precisions[s.precision]);
 		cJSON_AddStringToObject(tr, "loss",
 					est_losses[train_loss_resolve(s.loss, s.provider)]);
-		cJSON_AddStringToObject(tr, "attention", s.flash_attention ? "sdpa" : "eager");
+		cJSON_AddStringToObject(tr, "attention",
+					!s.flash_attention ? "eager" :
+					s.varlen_attention ? "flash" :
+							     "sdpa");
+		cJSON_AddBoolToObject(tr, "packing", s.packing);
 		cJSON_AddStringToObject(tr, "objective", est_objectives[s.objective]);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);

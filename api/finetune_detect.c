@@ -34,6 +34,7 @@
 #include "core/hw_profile.h"
 #include "core/model.h"
 #include "core/plan/plan_finetune.h"
+#include "core/train_parallel.h"
 
 #define FD_GIB 1073741824.0
 #define FD_MAX_OFFERED 8
@@ -65,6 +66,7 @@ struct fd_request {
 	bool has_effective_batch;
 	int method;
 	bool has_method;
+	bool packing, has_packing;
 };
 
 /* As enum train_mode orders them. */
@@ -90,6 +92,7 @@ static const struct jm_field fd_fields[] = {
 	     has_effective_batch),
 	{"method", JM_ENUM, offsetof(struct fd_request, method), 0, 0, 0, false,
 	 offsetof(struct fd_request, has_method), fd_methods},
+	FD_F("packing", JM_BOOL, packing, 0, 0, has_packing),
 };
 
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
@@ -314,6 +317,22 @@ static enum plan_ft_backend fd_backend(const char *b)
 	return b[0] && strcmp(b, "cpu") != 0 ? PLAN_FT_BACKEND_OTHER : PLAN_FT_BACKEND_NONE;
 }
 
+/* Keeps budget among the largest PLAN_FT_MAX_GPUS of d's GPUs, largest first. */
+static void fd_add_gpu_budget(struct plan_ft_device *d, int64_t budget)
+{
+	int i;
+
+	if (d->n_gpus < PLAN_FT_MAX_GPUS)
+		i = d->n_gpus++;
+	else if (budget <= d->gpu_budget_bytes[PLAN_FT_MAX_GPUS - 1])
+		return;
+	else
+		i = PLAN_FT_MAX_GPUS - 1;
+	for (; i > 0 && d->gpu_budget_bytes[i - 1] < budget; i--)
+		d->gpu_budget_bytes[i] = d->gpu_budget_bytes[i - 1];
+	d->gpu_budget_bytes[i] = budget;
+}
+
 /* The GPU that trains, as /api/estimate picks it: the largest budget (free memory less the
  * reserve; for unified memory the GPU's share of the RAM). Its compute is the device's dense
  * 16-bit rate, from the scan or its profile. */
@@ -321,10 +340,17 @@ static void fd_device(const struct api_env *env, struct fd *f)
 {
 	int64_t ram_total = f->hw.memory.total_bytes, ram_avail = f->hw.memory.available_bytes;
 	const struct hw_gpu *train = NULL;
+	const struct device_profile *p = NULL;
 
+	memset(&f->dev, 0, sizeof(f->dev));
 	f->dev.backend = fd_backend(f->hw.backend);
 	f->dev.budget_bytes = -1;
 	f->dev.tflops = -1;
+	f->dev.host_ram_bytes =
+		ram_avail >= 0 ?
+			rf_budget_host(ram_avail, ram_total,
+				       f->hw.host.container.cgroup_memory_limit_bytes, -1) :
+			-1;
 	for (int i = 0; i < f->hw.n_gpus; i++) {
 		const struct hw_gpu *g = &f->hw.gpus[i];
 		int64_t free_b, budget;
@@ -336,6 +362,7 @@ static void fd_device(const struct api_env *env, struct fd *f)
 				 rf_budget_device(free_b, g->memory_total_bytes);
 		if (g->unified_memory && budget > g->memory_total_bytes)
 			budget = g->memory_total_bytes;
+		fd_add_gpu_budget(&f->dev, budget);
 		if (budget > f->dev.budget_bytes) {
 			f->dev.budget_bytes = budget;
 			train = g;
@@ -347,14 +374,21 @@ static void fd_device(const struct api_env *env, struct fd *f)
 	}
 	f->dev.bf16 = fd_bf16(env, train);
 	f->dev.tflops = train->fp16_tflops;
-	if (f->dev.tflops <= 0 && env->devices) {
-		const struct device_profile *p = NULL;
+	if (env->devices &&
+	    device_resolve_mem(env->devices, train->name, train->memory_total_bytes, &p) != 0)
+		p = NULL;
+	if (f->dev.tflops <= 0 && p) {
 		enum device_compute_kind kind;
-		if (device_resolve_mem(env->devices, train->name, train->memory_total_bytes, &p) ==
-			    0 &&
-		    p)
-			f->dev.tflops = device_compute_tflops(p, &kind);
+		f->dev.tflops = device_compute_tflops(p, &kind);
 	}
+	/* Several GPUs share a run only where their memory is their own (not Apple's unified
+	 * memory, one device in any case). */
+	if (train->unified_memory)
+		f->dev.n_gpus = 1;
+	f->dev.device_class = api_train_class(p);
+	f->dev.bandwidth_gbs = train->memory_bandwidth_gbs > 0 ? train->memory_bandwidth_gbs :
+			       p                               ? p->memory_bandwidth_gbs :
+								 -1;
 }
 
 static bool fd_task_fits(const struct model_entry *m, int task)
@@ -413,6 +447,7 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tie
 	r.seq_len = f->rq.has_max_seq_length ? f->rq.max_seq_length : 0;
 	r.effective_batch = f->rq.has_effective_batch ? f->rq.effective_batch : 0;
 	r.methods = f->rq.has_method ? PLAN_FT_METHOD_BIT((enum train_mode)f->rq.method) : 0;
+	r.packing = f->rq.has_packing && f->rq.packing;
 	for (size_t i = 0; i < env->models->n; i++) {
 		const struct model_entry *m = &env->models->models[i];
 		struct model_params params;
@@ -468,6 +503,11 @@ static cJSON *fd_settings_json(const struct plan_ft_setup *s, int64_t effective)
 		cJSON_AddNullToObject(o, "lora_r");
 	else
 		cJSON_AddNumberToObject(o, "lora_r", (double)s->lora_rank);
+	/* "strategy" is ModelForge's (sft, qlora): how the run spreads over GPUs has its own. */
+	cJSON_AddNumberToObject(o, "n_gpus", (double)(s->n_gpus > 0 ? s->n_gpus : 1));
+	cJSON_AddStringToObject(o, "parallel_strategy", train_strategy_name(s->strategy));
+	cJSON_AddStringToObject(o, "offload", train_offload_name(s->offload));
+	cJSON_AddBoolToObject(o, "packing", s->packing);
 	return o;
 }
 
@@ -477,6 +517,8 @@ static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
 {
 	cJSON *o = cJSON_CreateObject();
 	const struct plan_ft_setup *s = &p->best;
+	int64_t budget = s->n_gpus > 1 ? f->dev.gpu_budget_bytes[s->n_gpus - 1] :
+					 f->dev.budget_bytes;
 
 	if (!o)
 		return NULL;
@@ -489,12 +531,12 @@ static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
 		cJSON_AddNumberToObject(o, "usable_seq_len", (double)p->usable_seq);
 	else
 		cJSON_AddNullToObject(o, "usable_seq_len");
+	/* Per GPU of the run, against the smallest budget among them. */
 	cJSON_AddNumberToObject(o, "memory_total_bytes", (double)s->memory.total_bytes);
-	cJSON_AddNumberToObject(o, "budget_bytes", (double)f->dev.budget_bytes);
+	cJSON_AddNumberToObject(o, "memory_host_bytes", (double)s->memory.host_bytes);
+	cJSON_AddNumberToObject(o, "budget_bytes", (double)budget);
 	cJSON_AddNumberToObject(o, "utilization",
-				f->dev.budget_bytes > 0 ? (double)s->memory.total_bytes /
-								  (double)f->dev.budget_bytes :
-							  0);
+				budget > 0 ? (double)s->memory.total_bytes / (double)budget : 0);
 	if (s->tokens_per_s > 0)
 		cJSON_AddNumberToObject(o, "tokens_per_s", round(s->tokens_per_s));
 	else
@@ -526,6 +568,10 @@ static int fd_estimate(const struct api_env *env, const struct fd *f, const stru
 		s->optimizer == TRAIN_OPT_ADAMW ? "adamw" : plan_ft_optimizer_name(s->optimizer));
 	if (s->mode != TRAIN_FULL)
 		cJSON_AddNumberToObject(body, "lora_rank", (double)s->lora_rank);
+	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
+	cJSON_AddStringToObject(body, "strategy", train_strategy_name(s->strategy));
+	cJSON_AddStringToObject(body, "offload", train_offload_name(s->offload));
+	cJSON_AddBoolToObject(body, "packing", s->packing);
 	if (f->hardware)
 		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
 	else if (f->rq.has_hardware_profile)
@@ -624,6 +670,11 @@ static void fd_plan_json(const struct fd *f, cJSON *root)
 				"the most tokens per second");
 	cJSON_AddBoolToObject(p, "bf16", f->dev.bf16);
 	cJSON_AddNumberToObject(p, "budget_bytes", (double)f->dev.budget_bytes);
+	cJSON_AddNumberToObject(p, "n_gpus", f->dev.n_gpus > 1 ? f->dev.n_gpus : 1);
+	if (f->dev.host_ram_bytes > 0)
+		cJSON_AddNumberToObject(p, "host_ram_bytes", (double)f->dev.host_ram_bytes);
+	else
+		cJSON_AddNullToObject(p, "host_ram_bytes");
 	if (f->dev.tflops > 0)
 		cJSON_AddNumberToObject(p, "device_tflops", f->dev.tflops);
 	else
@@ -638,10 +689,12 @@ static void fd_assumptions(struct fd *f)
 		  "candidates: catalog models for the task (text-generation: decoder models; "
 		  "question-answering also takes extractive ones); at most %d offered",
 		  FD_MAX_OFFERED);
-	fd_assume(f, "ranking: models that reach the task's sequence length, then those that "
-		     "reach only its floor, then those whose own length is below it; within "
-		     "each, the class that suits the task (for question answering a model "
-		     "trained to answer), the tier's own models, then the largest");
+	fd_assume(
+		f,
+		"ranking: models that reach the task's sequence length, then those that "
+		"reach only its floor, then those whose own length is below it; within "
+		"each, those that need no offload to host RAM, the class that suits the task (for question answering a model "
+		"trained to answer), the tier's own models, then the largest");
 	fd_assume(f, "settings: for each model the best of every method (full, LoRA, QLoRA where "
 		     "bitsandbytes runs), provider (Unsloth for decoders on CUDA), optimizer, "
 		     "gradient checkpointing and micro-batch toward the effective batch: the "
@@ -653,8 +706,15 @@ static void fd_assumptions(struct fd *f)
 		     "counted; /api/estimate's own training speed may differ");
 	if (f->dev.backend == PLAN_FT_BACKEND_CUDA)
 		fd_assume(f,
-			  "provider unsloth: its checkpoints are offloaded to host RAM, which is "
-			  "not counted in the GPU's memory or checked here");
+			  "provider unsloth: its checkpoints are offloaded to host RAM "
+			  "(memory_host_bytes), checked against the host's RAM where it is known");
+	if (f->dev.n_gpus > 1)
+		fd_assume(
+			f,
+			"GPUs: 1 to %d, with every strategy that runs there (Unsloth: none or ddp) "
+			"and offload where host RAM is known; n GPUs give n x one GPU's tokens/s "
+			"less the communication backward does not hide and the host copies",
+			f->dev.n_gpus);
 	if (!f->dev.bf16 && f->dev.backend != PLAN_FT_BACKEND_NONE)
 		fd_assume(f, "fp16: the GPU has no bf16, so training runs in fp16 mixed precision "
 			     "(full fine-tuning keeps fp32 master weights)");
@@ -776,6 +836,11 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	if (rec_plan && !rec_plan->best.flash_attention)
 		fd_assume(f, "estimate: /api/estimate assumes SDPA attention; the plan counted the "
 			     "eager attention scores this model runs with (T5's position bias)");
+	if (rec_plan && rec_plan->best.n_gpus > 1 && rec_plan->best.n_gpus < f->dev.n_gpus)
+		fd_assume(f,
+			  "estimate: /api/estimate spreads the run over all %d GPUs; the plan uses "
+			  "the %d largest",
+			  f->dev.n_gpus, rec_plan->best.n_gpus);
 	if (rec_plan && rec_plan->best.weight_bits == 32)
 		fd_assume(f,
 			  "estimate: /api/estimate takes full fine-tuning as pure 16-bit; the plan "

@@ -16,7 +16,9 @@
  *    each entry says its numbers in `why`.
  *  - "Which hardware runs this model?" ("for": "hardware"): every GPU and SoC profile of
  *    devices.json with a known memory size is estimated with 1, 2, 4 and 8 of a kind (SoCs:
- *    one), system RAM assumed large enough, and the fewest that fit is kept with its speed and,
+ *    one; fine-tuning: one estimate of the fewest of 1 to 8 that core's strategy search finds
+ *    enough, without offloading where any count allows), system RAM assumed large enough,
+ *    and the fewest that fit is kept with its strategy, its speed and,
  *    where a price per device-hour is known, usd_per_million_tokens = usd_per_hour x count /
  *    (tokens_per_s x 3600) x 1e6. Counts that cannot fit by memory alone are skipped and the
  *    number of estimates is capped, so a request stays well under a second.
@@ -32,12 +34,16 @@
 #include "api/estimate.h"
 #include "api/json_print.h"
 #include "api/jsonmap.h"
+#include "api/model_memo.h"
 #include "api/recommend.h"
 #include "api/json_alloc.h"
 #include "core/device.h"
 #include "core/err.h"
+#include "core/estimate.h"
 #include "core/model.h"
+#include "core/plan/plan_finetune.h"
 #include "core/plan/plan_infer.h"
+#include "core/train_parallel.h"
 #include "api/plan_quality_json.h"
 
 #define REC_DEFAULT_LIMIT 5
@@ -46,6 +52,7 @@
 #define REC_MAX_ESTIMATES 600 /* per request: a bound on the work of the device scan */
 #define REC_GIB 1073741824.0
 #define REC_MIN_RAM_GIB 64.0
+#define REC_MAX_GPUS 8 /* of a kind, for "for": "hardware" */
 #define REC_WHY_LEN 1024
 
 static const char *const rec_modes[] = {"inference", "lora", "qlora", "full", NULL};
@@ -53,7 +60,8 @@ static const char *const rec_targets[] = {"models", "hardware", NULL};
 
 enum {
 	REC_INFERENCE = 0,
-	REC_QLORA = 2
+	REC_QLORA = 2,
+	REC_FULL = 3
 };
 /* Which estimator errors concern one candidate only (skipped) rather than the request. */
 enum {
@@ -793,7 +801,8 @@ done:
 /* ---- which hardware runs this model ----------------------------------------------------- */
 
 static cJSON *rec_hw_body(const struct rec_request *rq, const struct model_entry *m,
-			  const struct device_profile *d, int count, int64_t n_ctx)
+			  const struct device_profile *d, int count, int64_t n_ctx,
+			  const struct train_settings *placed)
 {
 	int quant = 3; /* Q4_K_M */
 	cJSON *b, *hw, *gpus, *g, *mem;
@@ -809,6 +818,11 @@ static cJSON *rec_hw_body(const struct rec_request *rq, const struct model_entry
 	if (rq->mode == REC_INFERENCE && rq->has_quant)
 		rec_set_quant(b, rq->quant);
 	cJSON_AddStringToObject(b, "model", m->id);
+	/* Fine-tuning: the placement core chose for this count. */
+	if (placed) {
+		cJSON_AddStringToObject(b, "strategy", train_strategy_name(placed->strategy));
+		cJSON_AddStringToObject(b, "offload", train_offload_name(placed->offload));
+	}
 	hw = cJSON_AddObjectToObject(b, "hardware");
 	gpus = cJSON_AddArrayToObject(hw, "gpus");
 	g = cJSON_CreateObject();
@@ -879,6 +893,57 @@ static cJSON *rec_hw_entry_json(const struct rec_hit *h, const struct rec_reques
 	return o;
 }
 
+/* Fine-tuning: the fewest GPUs of profile d (1 .. REC_MAX_GPUS) that hold the run the
+ * estimate is asked about (its defaults: batch 1, 2048 tokens, gradient checkpointing, LoRA
+ * rank 16 on every linear layer, the method's optimizer), each with the budget rec_hw_body
+ * describes, by core's cheapest strategy for each count (train_strategy_auto): first with
+ * nothing offloaded, and only when no count holds it so, with the host RAM rec_hw_body
+ * assumes (offloading trains several times slower, and one GPU with everything in host RAM
+ * would otherwise answer for any model). Returns the count and writes the strategy and
+ * offload chosen, 0 when no count holds it, or -1 when it cannot be told (then the counts
+ * are asked with the estimate's own choice). */
+static int rec_ft_min_gpus(const struct rec_request *rq, const struct model_entry *m,
+			   const struct device_profile *d, struct train_settings *chosen)
+{
+	struct model_params params;
+	struct plan_ft_model pm = {&m->arch, &params};
+	struct train_model tm;
+	struct train_settings s;
+	struct train_memory r;
+	int64_t total = (int64_t)(d->memory_gib * REC_GIB);
+
+	if (api_memo_params(&m->arch, &params) < 0)
+		return -1;
+	plan_ft_train_model(&pm, &tm);
+	memset(&s, 0, sizeof(s));
+	s.mode = rq->mode == REC_QLORA ? TRAIN_QLORA :
+		 rq->mode == REC_FULL  ? TRAIN_FULL :
+					 TRAIN_LORA;
+	s.weight_bits = 16;
+	s.batch_size = 1;
+	s.seq_len = rec_seq_lens[0];
+	s.lora_rank = 16;
+	s.lora_targets = TRAIN_LORA_ALL_LINEAR;
+	s.gradient_checkpointing = true;
+	s.optimizer = s.mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT : TRAIN_OPT_ADAMW;
+	s.flash_attention = true;
+	for (int offload = 0; offload < 2; offload++)
+		for (int n = 1; n <= REC_MAX_GPUS; n++) {
+			double ram_gib = fmax(d->memory_gib * n * 2, REC_MIN_RAM_GIB);
+			int64_t ram = (int64_t)(ram_gib * REC_GIB);
+			int rc;
+			s.n_gpus = n;
+			rc = train_strategy_auto(&tm, &s, rf_budget_device(total, total),
+						 offload ? rf_budget_host(ram, ram, -1, -1) : -1,
+						 chosen, &r);
+			if (rc < 0)
+				return -1;
+			if (rc == 1)
+				return n;
+		}
+	return 0;
+}
+
 static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 			struct api_reply *out)
 {
@@ -886,7 +951,7 @@ static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 						    NULL;
 	int n_dev = env->devices ? env->devices->n : 0, n_hits = 0, n_est = 0, considered = 0;
 	int64_t limit = rq->has_limit ? rq->limit : REC_DEFAULT_LIMIT, n_ctx = REC_DEFAULT_CTX;
-	static const int counts[] = {1, 2, 4, 8};
+	static const int pow2_counts[] = {1, 2, 4, 8};
 	struct rec_hit *hits;
 	bool truncated = false;
 	double need = -1; /* the least memory any estimate needed, bytes; < 0 none yet */
@@ -907,11 +972,24 @@ static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 	for (int i = 0; i < n_dev; i++) {
 		const struct device_profile *d = &env->devices->devices[i];
 		double total1 = -1, budget1 = -1;
-		int n_counts = d->kind == DEVICE_KIND_SOC ? 1 : 4;
+		int n_counts = d->kind == DEVICE_KIND_SOC ? 1 : 4, first = -1;
+		int counts[REC_MAX_GPUS];
+		struct train_settings placed;
 
 		if (d->kind == DEVICE_KIND_CPU || d->memory_gib <= 0)
 			continue;
 		considered++;
+		memcpy(counts, pow2_counts, sizeof(pow2_counts));
+		/* Fine-tuning on GPUs: the fewest that core finds enough, none when no count is. */
+		if (rq->mode != REC_INFERENCE && d->kind != DEVICE_KIND_SOC)
+			first = rec_ft_min_gpus(rq, m, d, &placed);
+		if (first == 0)
+			continue;
+		if (first > 0) {
+			/* The estimate is asked about that count and placement only. */
+			n_counts = 1;
+			counts[0] = first;
+		}
 		for (int c = 0; c < n_counts; c++) {
 			cJSON *a = NULL;
 			if (total1 > 0 && budget1 > 0 && counts[c] * budget1 < total1)
@@ -924,7 +1002,9 @@ static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 				break;
 			}
 			n_est++;
-			rc = rec_ask(env, rec_hw_body(rq, m, d, counts[c], n_ctx),
+			rc = rec_ask(env,
+				     rec_hw_body(rq, m, d, counts[c], n_ctx,
+						 first > 0 ? &placed : NULL),
 				     REC_SKIP_HARDWARE_ERRORS, &a, out);
 			if (rc < 0)
 				goto done;
@@ -982,9 +1062,16 @@ static int rec_hardware(const struct api_env *env, const struct rec_request *rq,
 	cJSON_AddNumberToObject(root, "estimates", n_est);
 	cJSON_AddBoolToObject(root, "truncated", truncated);
 	as = cJSON_AddArrayToObject(root, "assumptions");
-	api_json_append(as, cJSON_CreateString(
-				    "devices: every GPU and SoC profile with a known memory size; "
-				    "GPUs 1, 2, 4 or 8 of a kind (the fewest that fit), SoCs one"));
+	api_json_append(as,
+			cJSON_CreateString(
+				rq->mode == REC_INFERENCE ?
+					"devices: every GPU and SoC profile with a known memory "
+					"size; GPUs 1, 2, 4 or 8 of a kind (the fewest that fit), "
+					"SoCs one" :
+					"devices: every GPU and SoC profile with a known memory "
+					"size; GPUs 1 to 8 of a kind: the fewest that hold the run "
+					"without offloading (with the cheapest strategy for that "
+					"count), else the fewest with offload; SoCs one"));
 	api_json_append(as, cJSON_CreateString(
 				    "system RAM assumed large enough: twice the GPUs' memory, at "
 				    "least 64 GiB (SoCs: their own memory)"));

@@ -29,6 +29,12 @@
  *   the tokens); DPO also runs a frozen reference model: for adapters the base with the
  *   adapter disabled (no extra weights), for full fine-tuning a second 16-bit copy, unless the
  *   reference log-probs were computed beforehand.
+ * - Sample packing: every row is a full seq_len of whole documents. Eager attention and SDPA
+ *   have no varlen kernel, so transformers keeps the documents apart with a 4D block-diagonal
+ *   mask per batch (batch x 1 x seq x seq in the 16-bit compute dtype), built once and alive
+ *   through the forward and every recomputed layer; flash-attention's varlen kernel
+ *   (padding_free, DataCollatorWithFlattening) takes the documents' positions instead and
+ *   builds no mask.
  * - Overhead: the CUDA context plus the caching allocator's reserved-over-allocated share.
  *
  * Several GPUs (strategy, offload) are applied by core/train_parallel.c over these terms.
@@ -259,6 +265,10 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 				r.checkpoint_bytes + tokens * (per_tok_layer + workspace);
 	} else {
 		r.activations_bytes = tokens * (per_tok_layer * m->n_layers + workspace);
+	}
+	if (s->packing && !s->varlen_attention) {
+		r.mask_bytes = tokens * s->seq_len * 2;
+		r.activations_bytes += r.mask_bytes;
 	}
 	loss = train_loss_resolve(s->loss, s->provider);
 	if (loss == TRAIN_LOSS_TRANSFORMERS)

@@ -117,8 +117,11 @@ struct train_settings {
 	bool precomputed_ref_logps; /* DPO: reference log-probs computed beforehand (no model) */
 	enum train_strategy strategy;
 	enum train_offload offload;
-	int n_gpus; /* GPUs in the run, all nodes together; 0 or 1: one */
-	int nodes;  /* machines the GPUs are spread over; 0 or 1: one */
+	int n_gpus;            /* GPUs in the run, all nodes together; 0 or 1: one */
+	int nodes;             /* machines the GPUs are spread over; 0 or 1: one */
+	bool packing;          /* sample packing: every row is seq_len tokens of whole documents */
+	bool varlen_attention; /* with packing, flash-attention's varlen kernel keeps the
+				  documents apart by their positions (padding_free): no mask */
 };
 
 struct train_memory {
@@ -138,6 +141,9 @@ struct train_memory {
 	int64_t checkpoint_bytes;    /* layer inputs kept for recomputation (on the host when
 					offloaded; counted in activations_bytes otherwise) */
 	int n_gpus;                  /* GPUs the estimate spreads over (1 without a strategy) */
+	int64_t mask_bytes;          /* packing without a varlen kernel: the 4D block-diagonal mask
+			       (batch x 1 x seq x seq in the 16-bit compute dtype; in
+			       activations_bytes) */
 };
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU

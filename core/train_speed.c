@@ -12,7 +12,8 @@
  * Memory-bound work per step: bitsandbytes dequantises every NF4 weight to 16 bits before each
  * matmul (read 0.5 bytes, write 2, the matmul reads 2) in each pass; PEFT reads each adapted
  * layer's input again for dropout and the A projection (read, write, read) in each pass; the
- * optimizer reads and writes every state once.
+ * optimizer reads and writes every state once; packed rows without a varlen kernel read their
+ * block-diagonal mask in every layer and pass.
  */
 #include "core/train_speed.h"
 
@@ -103,6 +104,10 @@ static double memory_bytes(const struct train_model *m, const struct train_setti
 		in += (t & TRAIN_LORA_DOWN) ? i : 0;
 		bytes += passes * 3.0 * 2.0 * in * (double)m->n_layers * tokens;
 	}
+	/* Packing without a varlen kernel: every layer's attention reads the seq x seq mask in
+	 * each pass. */
+	if (s->packing && !s->varlen_attention)
+		bytes += passes * (double)m->n_layers * tokens * (double)s->seq_len * 2.0;
 	/* The optimizer step reads gradients and states and writes states and weights. */
 	bytes += 2.0 * (double)(mem->weights_bytes + mem->adapter_bytes + mem->gradients_bytes +
 				mem->optimizer_bytes);

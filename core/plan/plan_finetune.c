@@ -3,7 +3,10 @@
  *
  * Every discrete choice is enumerated: 3 methods x 2 providers x 2 optimizers x gradient
  * checkpointing on or off x the divisors of the effective batch (120 points for 16), none
- * inferred from another. For each, memory grows with the sequence, so the longest sequence of
+ * inferred from another; on a host with several GPUs, each of those also with every GPU count,
+ * sharding strategy (DDP, ZeRO-1/2/3, FSDP, FSDP-QLoRA) and offload (none, the optimizer, the
+ * optimizer and the weights, where the host's RAM is known) that core/train_parallel.h can
+ * run. For each, memory grows with the sequence, so the longest sequence of
  * the grid (the task's length, then multiples of PLAN_FT_SEQ_STEP down to the floor) that
  * fits is solved by bisection: a few hundred estimates per model, each a few hundred
  * nanoseconds of arithmetic.
@@ -14,7 +17,9 @@
  * attention scores and weighted sums, which grow with the sequence (halved for causal
  * models). Dividing the device's dense 16-bit rate times a utilisation by it gives tokens/s.
  * The utilisations rank setups of one model on one card against each other, where only their
- * ratios matter. LoRA's is the 30% /api/estimate states; the others are fitted to torchtune's
+ * ratios matter. Over n GPUs, or with states offloaded, a run does n times one GPU's work at
+ * the share core/train_speed leaves once the communication backward does not hide and the
+ * host copies are paid (see pf_scaling). LoRA's is the 30% /api/estimate states; the others are fitted to torchtune's
  * measured Llama 3.1 8B runs on one RTX 4090 (batch 2, 2048 tokens, checkpointing on, as its
  * single-device recipes run; ../shared/calibration/training_memory.csv): QLoRA 2413 against
  * LoRA 3083 tokens/s (dequantising the 4-bit weights costs time) gives 0.30 x 0.783; full
@@ -30,6 +35,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/train_parallel.h"
 
 /* Utilisations of the device's dense 16-bit peak (see the top of the file). */
 #define PF_UTIL_LORA 0.30
@@ -104,6 +110,67 @@ static bool pf_has_bitsandbytes(enum plan_ft_backend b)
 	return b == PLAN_FT_BACKEND_CUDA || b == PLAN_FT_BACKEND_ROCM;
 }
 
+static int pf_max_gpus(const struct plan_ft_device *d)
+{
+	if (d->n_gpus <= 1)
+		return 1;
+	return d->n_gpus < PLAN_FT_MAX_GPUS ? d->n_gpus : PLAN_FT_MAX_GPUS;
+}
+
+/* The budget of each GPU of a run over n of the device's GPUs (the n largest). */
+static int64_t pf_budget(const struct plan_ft_device *d, int n)
+{
+	return n <= 1 || d->n_gpus <= 1 ? d->budget_bytes : d->gpu_budget_bytes[n - 1];
+}
+
+static bool pf_shards_weights(enum train_strategy st)
+{
+	return st == TRAIN_STRATEGY_ZERO3 || st == TRAIN_STRATEGY_FSDP ||
+	       st == TRAIN_STRATEGY_FSDP_QLORA;
+}
+
+static void pf_parallel_settings(const struct plan_ft_setup *s, struct train_settings *ts)
+{
+	ts->strategy = s->strategy;
+	ts->offload = s->offload;
+	ts->n_gpus = s->n_gpus > 0 ? s->n_gpus : 1;
+	ts->nodes = 1;
+}
+
+/* How s spreads over the GPUs and the host (see plan_ft_allowed). One GPU runs alone, or
+ * with ZeRO-3/FSDP offloading to the host (ZeRO-Offload, ZeRO-Infinity); the ZeRO-1/2
+ * offloads on one GPU hold what ZeRO-3's does and are not planned twice. */
+static bool pf_placement_allowed(const struct plan_ft_device *d, const struct plan_ft_setup *s)
+{
+	struct train_settings ts;
+	int n = s->n_gpus > 0 ? s->n_gpus : 1;
+
+	memset(&ts, 0, sizeof(ts));
+	ts.mode = s->mode;
+	pf_parallel_settings(s, &ts);
+	if (n > pf_max_gpus(d) || train_parallel_check(&ts) < 0)
+		return false;
+	if (n == 1 && s->strategy != TRAIN_STRATEGY_NONE &&
+	    !(pf_shards_weights(s->strategy) && s->offload != TRAIN_OFFLOAD_NONE))
+		return false;
+	if (n > 1 && s->strategy == TRAIN_STRATEGY_NONE)
+		return false;
+	/* A 4-bit base is sharded by FSDP-QLoRA, which is what ZeRO-3 and FSDP become for it. */
+	if (s->mode == TRAIN_QLORA &&
+	    (s->strategy == TRAIN_STRATEGY_ZERO3 || s->strategy == TRAIN_STRATEGY_FSDP))
+		return false;
+	/* Unsloth trains on one GPU or under DDP (accelerate/torchrun), without ZeRO or FSDP. */
+	if (s->provider == TRAIN_PROVIDER_UNSLOTH && s->strategy != TRAIN_STRATEGY_NONE &&
+	    s->strategy != TRAIN_STRATEGY_DDP)
+		return false;
+	/* Offloading steps AdamW on the CPU (DeepSpeedCPUAdam, FSDP's CPU offload) into RAM that
+	 * must be known to be there. */
+	if (s->offload != TRAIN_OFFLOAD_NONE &&
+	    (d->host_ram_bytes <= 0 || s->optimizer != TRAIN_OPT_ADAMW))
+		return false;
+	return true;
+}
+
 bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 		     const struct plan_ft_setup *s)
 {
@@ -115,12 +182,12 @@ bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 	if (s->provider == TRAIN_PROVIDER_UNSLOTH &&
 	    (a->family != MODEL_DECODER || d->backend != PLAN_FT_BACKEND_CUDA))
 		return false;
-	return (s->mode == TRAIN_FULL) == (s->lora_rank == 0);
+	return (s->mode == TRAIN_FULL) == (s->lora_rank == 0) && pf_placement_allowed(d, s);
 }
 
 /* ---- the adapter: the one place that speaks the estimator's language ---------------------- */
 
-static void pf_train_model(const struct plan_ft_model *m, struct train_model *t)
+void plan_ft_train_model(const struct plan_ft_model *m, struct train_model *t)
 {
 	const struct model_arch *a = m->arch;
 
@@ -165,6 +232,29 @@ static double pf_flops_per_token(const struct plan_ft_model *m, const struct tra
 	       attn * (3.0 + (s->gradient_checkpointing ? 1.0 : 0.0));
 }
 
+/* The share of n GPUs' compute a run keeps once the communication backward does not hide and
+ * the host copies of offloaded states are paid: core/train_speed's account of one step,
+ * (compute + memory-bound kernels) over the whole step. 1 for one GPU with nothing
+ * offloaded. Without the device's rate it is taken at a nominal 100 TFLOPS (only ratios
+ * count then). */
+static double pf_scaling(const struct plan_ft_device *d, const struct train_model *t,
+			 const struct train_settings *ts, const struct train_memory *mem)
+{
+	struct train_device dev;
+	struct train_speed sp;
+
+	if (mem->n_gpus <= 1 && ts->offload == TRAIN_OFFLOAD_NONE)
+		return 1.0;
+	memset(&dev, 0, sizeof(dev));
+	dev.bf16_tflops = d->tflops > 0 ? d->tflops : 100.0;
+	dev.bandwidth_gbs = d->bandwidth_gbs;
+	dev.device_class = d->device_class;
+	dev.link_gbs = d->link_gbs;
+	if (train_speed_estimate(t, ts, mem, &dev, &sp) < 0 || !(sp.step_s > 0))
+		return 1.0;
+	return (sp.compute_s + sp.memory_s) / sp.step_s;
+}
+
 int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device *d,
 		     struct plan_ft_setup *s)
 {
@@ -172,7 +262,9 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	struct train_settings ts;
 	int rc;
 
-	pf_train_model(m, &t);
+	plan_ft_train_model(m, &t);
+	if (s->n_gpus < 1)
+		s->n_gpus = 1;
 	/* transformers runs T5 with eager attention (its position bias); others with SDPA. */
 	s->flash_attention = m->arch->rel_attn_buckets <= 0;
 	s->bf16 = d->bf16;
@@ -189,6 +281,9 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	ts.optimizer = s->optimizer;
 	ts.provider = s->provider;
 	ts.flash_attention = s->flash_attention;
+	/* Packed rows under SDPA: the block-diagonal mask is counted (no varlen kernel). */
+	ts.packing = s->packing;
+	pf_parallel_settings(s, &ts);
 	rc = train_memory_estimate(&t, &ts, &s->memory);
 	if (rc < 0)
 		return rc;
@@ -196,25 +291,35 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	s->utilisation = s->mode == TRAIN_FULL ? PF_UTIL_FULL :
 			 s->mode == TRAIN_LORA ? PF_UTIL_LORA :
 						 PF_UTIL_QLORA;
+	s->scaling = pf_scaling(d, &t, &ts, &s->memory);
 	if (d->tflops > 0 && s->flops_per_token > 0) {
 		double tokens = (double)(s->batch_size * s->seq_len);
 		double step = tokens * s->flops_per_token / (d->tflops * 1e12 * s->utilisation) +
 			      (double)t.n_layers * PF_LAUNCH_S_PER_LAYER *
 				      (s->gradient_checkpointing ? 4.0 / 3.0 : 1.0);
-		s->tokens_per_s = tokens / step;
+		s->tokens_per_s = tokens / step * (double)s->memory.n_gpus * s->scaling;
 		s->speed = s->tokens_per_s;
 	} else {
 		/* Without the device's rate only the ratios of the FLOPs count. */
 		s->tokens_per_s = -1.0;
-		s->speed = s->flops_per_token > 0 ? s->utilisation / s->flops_per_token : 0.0;
+		s->speed = s->flops_per_token > 0 ? s->utilisation / s->flops_per_token *
+							    (double)s->memory.n_gpus * s->scaling :
+						    0.0;
 	}
 	return 0;
 }
 
 bool plan_ft_fits(const struct plan_ft_device *d, const struct plan_ft_setup *a)
 {
-	return d->budget_bytes >= 0 &&
-	       (double)a->memory.total_bytes <= (double)d->budget_bytes * PLAN_FT_MAX_UTILISATION;
+	int64_t budget = pf_budget(d, a->n_gpus);
+
+	if (budget < 0 || (double)a->memory.total_bytes > (double)budget * PLAN_FT_MAX_UTILISATION)
+		return false;
+	/* Offloaded states need RAM known to hold them; Unsloth's offloaded checkpoints are
+	 * checked where the RAM is known. */
+	if (a->offload != TRAIN_OFFLOAD_NONE)
+		return d->host_ram_bytes > 0 && a->memory.host_bytes <= d->host_ram_bytes;
+	return d->host_ram_bytes <= 0 || a->memory.host_bytes <= d->host_ram_bytes;
 }
 
 /* ---- the objective ------------------------------------------------------------------------ */
@@ -241,13 +346,20 @@ bool plan_ft_better(const struct plan_ft_setup *a, const struct plan_ft_setup *b
 		return a->seq_len > b->seq_len;
 	if (sa != sb)
 		return sa > sb;
-	/* Equal on the objective: Unsloth (its published speed-up is not in the FLOPs), then
-	 * the method's usual optimizer, then room to spare (and less host memory for offloaded
-	 * checkpoints), then fewer accumulation steps. */
+	/* Equal on the objective: fewer GPUs and less in host RAM (the same speed for less
+	 * hardware), Unsloth (its published speed-up is not in the FLOPs), then the method's
+	 * usual optimizer, the simpler strategy, then room to spare (and less host memory for
+	 * offloaded checkpoints), then fewer accumulation steps. */
+	if (a->n_gpus != b->n_gpus)
+		return a->n_gpus < b->n_gpus;
+	if (a->offload != b->offload)
+		return a->offload < b->offload;
 	if (a->provider != b->provider)
 		return a->provider == TRAIN_PROVIDER_UNSLOTH;
 	if (pf_recipe_optimizer(a) != pf_recipe_optimizer(b))
 		return pf_recipe_optimizer(a);
+	if (a->strategy != b->strategy)
+		return a->strategy < b->strategy;
 	if (a->memory.total_bytes != b->memory.total_bytes)
 		return a->memory.total_bytes < b->memory.total_bytes;
 	if (a->batch_size != b->batch_size)
@@ -272,6 +384,44 @@ static int pf_seq_grid(int64_t target, int64_t floor, int64_t *grid, int cap)
 			grid[n++] = v;
 	if (grid[n - 1] != floor && floor < target && n < cap)
 		grid[n++] = floor;
+	return n;
+}
+
+/* One way to place a run on the machine: GPUs, strategy, offload. */
+struct pf_place {
+	int n_gpus;
+	enum train_strategy strategy;
+	enum train_offload offload;
+};
+
+#define PF_MAX_PLACES                                                                              \
+	(PLAN_FT_MAX_GPUS * (TRAIN_STRATEGY_FSDP_QLORA + 1) *                                      \
+	 (TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS + 1))
+
+/* Writes every placement of the device's GPUs and host that some setup may take (the mode,
+ * provider and optimizer are checked per setup by plan_ft_allowed). Returns how many. */
+static int pf_placements(const struct plan_ft_device *d, struct pf_place *out)
+{
+	int n = 0;
+
+	for (int g = 1; g <= pf_max_gpus(d); g++)
+		for (int st = 0; st <= TRAIN_STRATEGY_FSDP_QLORA; st++)
+			for (int o = 0; o <= TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS; o++) {
+				struct plan_ft_setup s;
+				memset(&s, 0, sizeof(s));
+				s.n_gpus = g;
+				s.strategy = (enum train_strategy)st;
+				s.offload = (enum train_offload)o;
+				/* The most permissive mode and optimizer for each strategy. */
+				s.mode = st == TRAIN_STRATEGY_FSDP_QLORA ? TRAIN_QLORA : TRAIN_FULL;
+				s.optimizer = TRAIN_OPT_ADAMW;
+				if (!pf_placement_allowed(d, &s))
+					continue;
+				out[n].n_gpus = g;
+				out[n].strategy = s.strategy;
+				out[n].offload = s.offload;
+				n++;
+			}
 	return n;
 }
 
@@ -346,7 +496,8 @@ int plan_finetune(const struct plan_ft_model *m, const struct plan_ft_device *d,
 	int64_t grid[PLAN_FT_MAX_SEQ / PLAN_FT_SEQ_STEP + 2], batches[PF_MAX_BATCHES];
 	int64_t rank = r->lora_rank > 0 ? r->lora_rank : PLAN_FT_DEFAULT_LORA_RANK;
 	unsigned methods = r->methods ? r->methods : PLAN_FT_METHODS_ALL;
-	int n_grid, n_batches;
+	struct pf_place places[PF_MAX_PLACES];
+	int n_grid, n_batches, n_places;
 
 	if (r->effective_batch < 0 || r->effective_batch > PLAN_FT_MAX_EFFECTIVE_BATCH ||
 	    r->seq_len < 0 || r->seq_len > PLAN_FT_MAX_SEQ || r->lora_rank < 0 ||
@@ -365,11 +516,18 @@ int plan_finetune(const struct plan_ft_model *m, const struct plan_ft_device *d,
 			     (int)(sizeof(grid) / sizeof(grid[0])));
 	n_batches = pf_batches(res.effective_batch, batches);
 
+	n_places = pf_placements(d, places);
+
 	/* Every discrete choice is enumerated; only the sequence is solved. */
-	for (int i = 0; i < 3 * 2 * 2 * 2 * n_batches; i++) {
+	for (int i = 0; i < 3 * 2 * 2 * 2 * n_batches * n_places; i++) {
 		struct plan_ft_setup s;
 		int k = i;
 		memset(&s, 0, sizeof(s));
+		s.n_gpus = places[k % n_places].n_gpus;
+		s.strategy = places[k % n_places].strategy;
+		s.offload = places[k % n_places].offload;
+		s.packing = r->packing;
+		k /= n_places;
 		s.mode = modes[k % 3];
 		k /= 3;
 		s.provider = k % 2 ? TRAIN_PROVIDER_UNSLOTH : TRAIN_PROVIDER_HUGGINGFACE;
@@ -420,9 +578,15 @@ static int pf_rank_cmp(const void *va, const void *vb)
 	const struct plan_ft_candidate *a = va, *b = vb;
 	int ga = pf_group(&a->plan), gb = pf_group(&b->plan);
 	int la = a->listed >= 0 ? a->listed : 1 << 20, lb = b->listed >= 0 ? b->listed : 1 << 20;
+	bool oa = a->plan.feasible && a->plan.best.offload != TRAIN_OFFLOAD_NONE;
+	bool ob = b->plan.feasible && b->plan.best.offload != TRAIN_OFFLOAD_NONE;
 
 	if (ga != gb)
 		return ga < gb ? -1 : 1;
+	/* Offloading to host RAM trains several times slower than the GPUs alone: a model that
+	 * needs it is offered after those that do not. */
+	if (oa != ob)
+		return oa ? 1 : -1;
 	if (a->suits != b->suits)
 		return a->suits ? -1 : 1;
 	if (la != lb)

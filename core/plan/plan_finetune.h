@@ -2,8 +2,9 @@
  * The fine-tuning planner: for one model on one machine and one task, the best setup the
  * fine-tuning estimator can prove fits. It enumerates the whole space (method, provider,
  * optimizer, gradient checkpointing, micro-batch and accumulation toward an effective batch,
- * sequence length) rather than shrinking a template step by step, and keeps the best by one
- * objective: the longest sequence up to the task's length first, then the fastest.
+ * sequence length, and on a host with several GPUs the GPU count, the sharding strategy and
+ * what is offloaded to host RAM) rather than shrinking a template step by step, and keeps the
+ * best by one objective: the longest sequence up to the task's length first, then the fastest.
  *
  * What may be searched follows what runs where: QLoRA and the 8-bit optimizers need
  * bitsandbytes (CUDA or ROCm; never Apple MPS or the CPU); Unsloth loads decoder models on
@@ -24,6 +25,7 @@
 
 #include "core/model.h"
 #include "core/train_memory.h"
+#include "core/train_speed.h"
 
 #define PLAN_FT_DEFAULT_EFFECTIVE_BATCH 16
 #define PLAN_FT_MAX_EFFECTIVE_BATCH 1024
@@ -34,6 +36,8 @@
 /* Plans leave 5% of the budget free: the estimate reads 0.8-1.0x of measured peaks at long
  * sequences, and an out-of-memory an hour into a run costs more than a smaller batch. */
 #define PLAN_FT_MAX_UTILISATION 0.95
+/* GPUs of one host the planner may spread a run over. */
+#define PLAN_FT_MAX_GPUS 16
 
 enum plan_ft_task {
 	PLAN_FT_TEXT_GENERATION = 0,
@@ -55,12 +59,24 @@ enum plan_ft_backend {
 	(PLAN_FT_METHOD_BIT(TRAIN_FULL) | PLAN_FT_METHOD_BIT(TRAIN_LORA) |                         \
 	 PLAN_FT_METHOD_BIT(TRAIN_QLORA))
 
-/* The machine, as training sees it: the GPU that trains (the one with the largest budget). */
+/* The machine, as training sees it: the GPU that trains alone (the one with the largest
+ * budget) and, on a host with several GPUs, the budget of each. Fields after tflops were added
+ * later; zero is the default of each (one GPU, host RAM unknown, consumer-class links). */
 struct plan_ft_device {
 	enum plan_ft_backend backend;
 	int64_t budget_bytes; /* what one training process may use; < 0 unknown */
 	bool bf16;            /* bf16 compute (NVIDIA 8.0+, AMD CDNA 2+, Apple) */
 	double tflops;        /* dense 16-bit compute rate; <= 0 unknown (speed not reported) */
+	int n_gpus;           /* GPUs that may share a run; 0 or 1: budget_bytes's alone */
+	int64_t gpu_budget_bytes[PLAN_FT_MAX_GPUS]; /* each GPU's budget, largest first: a run
+						       over n GPUs takes the n largest, each
+						       held to gpu_budget_bytes[n - 1] */
+	int64_t host_ram_bytes; /* host RAM a run may fill (offloaded states, Unsloth's
+				   checkpoints); <= 0 unknown: nothing is offloaded */
+	enum train_device_class device_class; /* for the multi-GPU and offload costs */
+	double bandwidth_gbs;                 /* memory bandwidth; <= 0 unknown */
+	double link_gbs; /* collective bandwidth between the GPUs; <= 0: by class (NVLink for
+			    data-centre cards, PCIe otherwise) */
 };
 
 /* The model: a validated architecture and its parameter counts (both owned by the caller). */
@@ -75,6 +91,7 @@ struct plan_ft_request {
 	int64_t effective_batch; /* 0: PLAN_FT_DEFAULT_EFFECTIVE_BATCH */
 	unsigned methods;        /* PLAN_FT_METHOD_BIT()s that may be chosen; 0: all */
 	int64_t lora_rank;       /* 0: PLAN_FT_DEFAULT_LORA_RANK */
+	bool packing;            /* sample packing: every row a full sequence of documents */
 };
 
 /* One point of the space, with what the estimator says of it. */
@@ -90,11 +107,17 @@ struct plan_ft_setup {
 	int64_t batch_size;   /* per device */
 	int64_t grad_accum;   /* batch_size x grad_accum = the effective batch */
 	int64_t seq_len;
-	struct train_memory memory;
-	double flops_per_token; /* training FLOPs per token, attention included */
-	double utilisation;     /* stated share of the device's peak */
-	double tokens_per_s;    /* < 0 when the device's compute is unknown */
-	double speed; /* what the objective compares: tokens_per_s, or without the device's
+	enum train_strategy strategy; /* none on one GPU; ddp, ZeRO or FSDP over several */
+	enum train_offload offload;   /* what ZeRO/FSDP keeps in host RAM */
+	int n_gpus;                   /* GPUs of the run (at least 1) */
+	bool packing;                 /* as the request asked */
+	struct train_memory memory;   /* per GPU; host_bytes in host RAM */
+	double flops_per_token;       /* training FLOPs per token, attention included */
+	double utilisation;           /* stated share of the device's peak */
+	double tokens_per_s; /* all GPUs together; < 0 when the device's compute is unknown */
+	double scaling;      /* tokens_per_s over n_gpus x one GPU's alone (communication
+				   and host copies not hidden behind compute) */
+	double speed;        /* what the objective compares: tokens_per_s, or without the device's
 			 rate utilisation / flops_per_token */
 };
 
@@ -122,10 +145,18 @@ void plan_ft_task_lengths(enum plan_ft_task task, int64_t *target /* OUT */,
 int64_t plan_ft_usable_seq(const struct model_arch *a);
 
 /* Returns true when setup s may be planned for model a on device d: QLoRA and 8-bit optimizers
- * only with bitsandbytes (CUDA, ROCm), Unsloth only for decoders on CUDA, LoRA rank 0 only for
- * full fine-tuning. */
+ * only with bitsandbytes (CUDA, ROCm), Unsloth only for decoders on CUDA and on one GPU or DDP,
+ * LoRA rank 0 only for full fine-tuning; n_gpus within the device's GPUs, strategy none alone
+ * on one GPU and the others only on several (ZeRO and FSDP with offload also on one), a
+ * 4-bit base sharded only by fsdp_qlora, offload only with a known host RAM and then only
+ * with AdamW (DeepSpeed's and FSDP's CPU optimizers), and whatever
+ * train_parallel_check refuses. */
 bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 		     const struct plan_ft_setup *s);
+
+/* Writes t, model m in the estimator's terms (core/train_memory.h): its parameter counts,
+ * layers (encoder and decoder together), widths, heads, vocabulary and experts. */
+void plan_ft_train_model(const struct plan_ft_model *m, struct train_model *t /* OUT */);
 
 /* Asks the estimator about setup s (its choices filled; flash_attention, bf16 and weight_bits
  * are derived here from the model and device) and writes memory, FLOPs, utilisation and speed
@@ -133,12 +164,15 @@ bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device *d,
 		     struct plan_ft_setup *s /* IN/OUT */);
 
-/* Returns true when a fits device d: its memory within PLAN_FT_MAX_UTILISATION of the budget. */
+/* Returns true when a fits device d: its memory within PLAN_FT_MAX_UTILISATION of the budget of
+ * each of its GPUs, and its host memory within the host's RAM where anything is offloaded. */
 bool plan_ft_fits(const struct plan_ft_device *d, const struct plan_ft_setup *a);
 
 /* The objective: returns true when a is better than b. A longer sequence; at the same length
- * a faster one (tokens/s in 1% steps); then Unsloth, the method's usual optimizer (paged
- * 8-bit AdamW for QLoRA, AdamW otherwise), less memory, a larger micro-batch, the lighter method and no checkpointing, in order. A total order. */
+ * a faster one (tokens/s in 1% steps); then fewer GPUs, less offloaded, Unsloth, the method's
+ * usual optimizer (paged 8-bit AdamW for QLoRA, AdamW otherwise), the simpler strategy (in
+ * enum order), less memory, a larger micro-batch, the lighter method and no checkpointing, in
+ * order. A total order. */
 bool plan_ft_better(const struct plan_ft_setup *a, const struct plan_ft_setup *b);
 
 /* Plans model m for request r on device d. Returns 0 and *out (feasible or not, with why),
@@ -165,7 +199,8 @@ bool plan_ft_suits(unsigned task, unsigned model_tasks);
 
 /* Orders c[0..n) best first: feasible models that reach the task's length, then those that
  * reach only its floor, then those whose own usable length is below the floor, then the
- * infeasible; within each, the class that suits the task, the tier's own models in their
+ * infeasible; within each, those that need nothing offloaded to host RAM, the class that
+ * suits the task, the tier's own models in their
  * order, more parameters, then index. */
 void plan_ft_rank(struct plan_ft_candidate *c, size_t n);
 

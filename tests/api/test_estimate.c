@@ -569,6 +569,37 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 }
 END_TEST
 
+/* packing: true under SDPA counts the block-diagonal mask (batch x seq x seq in 16 bits) and
+ * says so; attention flash (varlen) needs none; a non-boolean is refused by name. */
+START_TEST(fine_tuning_packing)
+{
+	cJSON *a, *b;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"seq_len\":8192,"
+			     "\"batch_size\":2,\"packing\":true,\"hardware_profile\":\"h100-sxm\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"seq_len\":8192,"
+			     "\"batch_size\":2,\"packing\":true,\"attention\":\"flash\","
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &b),
+			 200);
+	ck_assert_double_eq(num(a, "memory.attention_mask_bytes"), 2.0 * 8192 * 8192 * 2);
+	ck_assert_double_eq(num(b, "memory.attention_mask_bytes"), 0);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "training"), "packing")));
+	ck_assert_str_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(b, "training"), "attention")->valuestring,
+		"flash");
+	ck_assert_double_gt(num(a, "memory.total_bytes"),
+			    num(b, "memory.total_bytes") + 2.0 * 8192 * 8192 * 2);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"packing\":\"yes\","
+		     "\"hardware_profile\":\"h100-sxm\"}",
+		     422, "invalid_value", "packing");
+}
+END_TEST
+
 /* ---- serving: vLLM and batched speed ------------------------------------------------- */
 
 START_TEST(vllm_capacity_through_the_route_matches_a_logged_start)
@@ -743,6 +774,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);
 	tcase_add_test(tc, fine_tuning_mechanisms_and_apple);
+	tcase_add_test(tc, fine_tuning_packing);
 	tcase_add_test(tc, a_pasted_config_json_is_estimated);
 	tcase_add_test(tc, bad_input_is_a_422_naming_the_field);
 	tcase_add_test(tc, vllm_capacity_through_the_route_matches_a_logged_start);

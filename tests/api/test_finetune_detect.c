@@ -203,6 +203,11 @@ static cJSON *detect(const char *task, const char *extra, const char *hw_field, 
 	"{\"gpus\":[{\"name\":\"NVIDIA A100-SXM4-80GB\",\"memory_total_bytes\":85899345920,"       \
 	"\"vendor\":\"nvidia\"}],\"memory\":{\"total_bytes\":274877906944}}"
 #define CPU_16 "{\"memory\":{\"total_bytes\":17179869184}}"
+#define RTX3090_X2_128                                                                             \
+	"{\"gpus\":[{\"name\":\"NVIDIA GeForce RTX 3090\",\"memory_total_bytes\":25769803776,"     \
+	"\"vendor\":\"nvidia\"},{\"name\":\"NVIDIA GeForce RTX 3090\","                            \
+	"\"memory_total_bytes\":25769803776,\"vendor\":\"nvidia\"}],"                              \
+	"\"memory\":{\"total_bytes\":137438953472}}"
 
 START_TEST(gtx_1650_low_end_qlora)
 {
@@ -247,6 +252,31 @@ START_TEST(rtx_3070_mid_range)
 	ck_assert_str_eq(str(get(a, "settings", NULL), "provider"), "unsloth");
 	ck_assert(cJSON_IsTrue(get(a, "settings", "bf16")));
 	ck_assert_int_ge(cJSON_GetArraySize(get(a, "possible_models", NULL)), 1);
+	cJSON_Delete(a);
+}
+END_TEST
+
+/* Two RTX 3090s: the plan searches one and two GPUs with every strategy; the estimate the
+ * answer carries is of the same placement and states it per device. */
+START_TEST(two_rtx_3090_host)
+{
+	cJSON *a = detect("text-generation", "", "hardware", RTX3090_X2_128);
+	const cJSON *st = get(a, "settings", NULL), *tr = get(a, "estimate", "training");
+
+	/* Qwen2.5-32B in 4 bits on each card, its gradients all-reduced: the largest model
+	 * that reaches the task's length without offloading. */
+	ck_assert_str_eq(str(a, "recommended_model"), "Qwen/Qwen2.5-32B");
+	ck_assert_int_eq((int)get(a, "settings", "max_seq_length")->valuedouble, 2048);
+	ck_assert_int_eq((int)get(a, "plan", "n_gpus")->valuedouble, 2);
+	ck_assert_double_gt(get(a, "plan", "host_ram_bytes")->valuedouble, 100.0 * (1 << 30));
+	ck_assert_int_eq((int)get(a, "settings", "n_gpus")->valuedouble, 2);
+	ck_assert_str_ne(str(st, "parallel_strategy"), "none");
+	ck_assert_str_eq(str(tr, "strategy"), str(st, "parallel_strategy"));
+	ck_assert_str_eq(str(tr, "offload"), str(st, "offload"));
+	ck_assert_int_eq((int)get(tr, "n_gpus", NULL)->valuedouble, 2);
+	ck_assert_int_eq(cJSON_GetArraySize(get(get(a, "estimate", "memory"), "per_device", NULL)),
+			 2);
+	ck_assert(cJSON_IsTrue(get(a, "estimate", "fits")));
 	cJSON_Delete(a);
 }
 END_TEST
@@ -516,6 +546,10 @@ START_TEST(never_below_the_floor)
 			snprintf(body, sizeof(body), "\"%s\"", p->id);
 			check_answer(a, "hardware_profile", body);
 			backend = str(a, "backend");
+			memset(&dev, 0, sizeof(dev));
+			if (cJSON_IsNumber(get(a, "plan", "host_ram_bytes")))
+				dev.host_ram_bytes =
+					(int64_t)get(a, "plan", "host_ram_bytes")->valuedouble;
 			dev.backend = strcmp(backend, "cuda") == 0  ? PLAN_FT_BACKEND_CUDA :
 				      strcmp(backend, "rocm") == 0  ? PLAN_FT_BACKEND_ROCM :
 				      strcmp(backend, "metal") == 0 ? PLAN_FT_BACKEND_METAL :
@@ -636,6 +670,7 @@ Suite *finetune_detect_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, gtx_1650_low_end_qlora);
 	tcase_add_test(tc, rtx_3070_mid_range);
+	tcase_add_test(tc, two_rtx_3090_host);
 	tcase_add_test(tc, rtx_4090_high_end_bf16);
 	tcase_add_test(tc, h100_summarization_at_task_length);
 	tcase_add_test(tc, t4_not_planned_like_an_a100);

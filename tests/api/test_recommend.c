@@ -407,7 +407,8 @@ START_TEST(hardware_for_a_70b)
 END_TEST
 
 /* Fine-tuning: each device comes with the fewest GPUs and the strategy that spreads the run
- * over them (a 70B QLoRA needs FSDP-QLoRA on 24 GB cards, nothing on an 80 GB one). */
+ * over them (a 70B QLoRA needs FSDP-QLoRA over two 48 GB cards, nothing on an 80 GB one;
+ * 24 GB cards need four, beyond the 50 cheapest answers). */
 START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 {
 	cJSON *j, *e;
@@ -420,17 +421,110 @@ START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 	{
 		ck_assert_ptr_nonnull(
 			str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"));
-		ck_assert_str_ne(str(e, "kind"), "soc"); /* no bitsandbytes on Apple GPUs */
+		/* no bitsandbytes on Apple GPUs */
+		ck_assert_msg(strncmp(str(e, "device"), "apple", 5) != 0, "%s", str(e, "device"));
 	}
-	e = (cJSON *)find_device(j, "rtx-4090");
+	e = (cJSON *)find_device(j, "l40s");
 	ck_assert_ptr_nonnull(e);
+	ck_assert_double_eq(num(e, "count", NULL), 2);
 	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"),
 			 "fsdp_qlora");
+	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "offload"), "none");
 	e = (cJSON *)find_device(j, "h100-sxm");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_double_eq(num(e, "count", NULL), 1);
 	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"), "none");
 	cJSON_Delete(j);
+}
+END_TEST
+
+/* Whether /api/estimate fits mode on count GPUs of device id, with the host RAM recommend
+ * assumes (twice the GPUs' memory, at least 64 GiB): with strategy st and nothing offloaded,
+ * or with its own cheapest choice, offload included, when st is NULL. */
+static bool estimate_fits(const char *model, const char *mode, const char *id, int count,
+			  const char *st)
+{
+	struct api_env env = test_env();
+	const struct device_profile *p = NULL;
+	struct api_reply r = {0};
+	char body[512];
+	cJSON *b, *a = NULL;
+	double ram;
+	bool fits;
+
+	ck_assert_int_eq(device_resolve(&devices, id, &p), 0);
+	ram = p->memory_gib * count * 2 > 64 ? p->memory_gib * count * 2 : 64;
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"%s\",\"mode\":\"%s\",\"hardware\":{\"gpus\":[{\"name\":\"%s\","
+		 "\"count\":%d}],\"memory\":{\"total_bytes\":%.0f}}%s%s%s}",
+		 model, mode, id, count, ram * 1073741824.0, st ? ",\"strategy\":\"" : "",
+		 st ? st : "", st ? "\",\"offload\":\"none\"" : "");
+	b = cJSON_Parse(body);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(api_estimate_object(&env, b, &a, &r), 0);
+	fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "fits"));
+	api_reply_reset(&r);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	return fits;
+}
+
+/* Fine-tuning asks for the fewest GPUs of each kind, not the next power of two: for every
+ * device offered, one GPU fewer does not hold the run (by /api/estimate itself), and the
+ * count that does is stated with its strategy. */
+START_TEST(hardware_for_fine_tuning_is_the_smallest_count)
+{
+	static const char *const modes[] = {"full", "qlora"};
+	static const char *const ids[] = {"meta-llama/Llama-3.1-8B", "llama-3.1-70b"};
+
+	for (int k = 0; k < 2; k++) {
+		cJSON *j, *e;
+		int n = 0, odd = 0;
+		char body[160];
+		snprintf(body, sizeof(body),
+			 "{\"model\":\"%s\",\"for\":\"hardware\",\"mode\":\"%s\",\"limit\":50}",
+			 ids[k], modes[k]);
+		ck_assert_int_eq(run(body, &j), 200);
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "hardware"))
+		{
+			int count = (int)num(e, "count", NULL);
+			const char *st =
+				str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy");
+			ck_assert_ptr_nonnull(st);
+			ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(e, "estimate"), "fits")));
+			/* One GPU shards nothing: it runs alone or offloads (ZeRO-Offload). */
+			ck_assert_msg(
+				strcmp(st, "none") == 0 || count > 1 ||
+					strcmp(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"),
+						   "offload"),
+					       "none") != 0,
+				"%s: %s on one GPU without offload", str(e, "device"), st);
+			/* Offloading is the last resort: where it is used, no count fits
+			 * without it. */
+			if (count > 1 && n++ < 6) {
+				static const char *const sts[] = {"none", "ddp", "zero1", "zero2",
+								  "zero3"};
+				bool off =
+					strcmp(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"),
+						   "offload"),
+					       "none") != 0;
+				for (int t = count - 1 > 1; t < 5; t++)
+					ck_assert_msg(!estimate_fits(ids[k], modes[k],
+								     str(e, "device"), count - 1,
+								     sts[t]),
+						      "%s: %d fit with %s, %d offered",
+						      str(e, "device"), count - 1, sts[t], count);
+				if (off)
+					ck_assert(!estimate_fits(ids[k], modes[k], str(e, "device"),
+								 count - 1, NULL));
+			}
+			odd += count == 3 || count > 4;
+		}
+		/* Counts between the powers of two are offered where they are the fewest. */
+		ck_assert_int_gt(odd, 0);
+		cJSON_Delete(j);
+	}
 }
 END_TEST
 
@@ -521,6 +615,7 @@ Suite *recommend_suite(void)
 	tcase_add_test(tc, cpu_only_gives_small_models);
 	tcase_add_test(tc, hardware_for_a_70b);
 	tcase_add_test(tc, hardware_for_a_70b_qlora_states_the_strategy);
+	tcase_add_test(tc, hardware_for_fine_tuning_is_the_smallest_count);
 	tcase_add_test(tc, bad_input_names_the_field);
 	tcase_add_test(tc, cli_prints_the_handler_bytes);
 	suite_add_tcase(s, tc);

@@ -312,6 +312,48 @@ START_TEST(absurd_inputs_are_refused)
 }
 END_TEST
 
+/* Sample packing: with SDPA or eager attention transformers keeps the packed documents apart
+ * with a 4D block-diagonal mask, batch x 1 x seq x seq in 16 bits (8192 tokens, batch 2: 256
+ * MiB, growing with the square of the sequence); flash-attention's varlen kernel needs none,
+ * and packing then costs nothing over padded rows of the same length. */
+START_TEST(packing_adds_the_block_diagonal_mask)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_QLORA,
+				   .weight_bits = 16,
+				   .batch_size = 2,
+				   .seq_len = 8192,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT,
+				   .flash_attention = true};
+	struct train_memory padded, packed, varlen, longer;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &padded), 0);
+	ck_assert_int_eq(padded.mask_bytes, 0);
+	s.packing = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &packed), 0);
+	ck_assert_int_eq(packed.mask_bytes, 2LL * 8192 * 8192 * 2);
+	ck_assert_int_eq(packed.activations_bytes - padded.activations_bytes, packed.mask_bytes);
+	ck_assert_int_gt(packed.total_bytes, padded.total_bytes + packed.mask_bytes);
+	s.seq_len = 16384;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &longer), 0);
+	ck_assert_int_eq(longer.mask_bytes, 4 * packed.mask_bytes);
+	s.seq_len = 8192;
+	s.varlen_attention = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &varlen), 0);
+	ck_assert_int_eq(varlen.mask_bytes, 0);
+	ck_assert_int_eq(varlen.total_bytes, padded.total_bytes);
+	/* The longest packed row that fits 24 GiB is shorter under SDPA than with varlen. */
+	s.varlen_attention = false;
+	{
+		int64_t sdpa = train_max_seq_len(&m, &s, 1 << 20, 24LL << 30, -1);
+		s.varlen_attention = true;
+		ck_assert_int_lt(sdpa, train_max_seq_len(&m, &s, 1 << 20, 24LL << 30, -1));
+	}
+}
+END_TEST
+
 Suite *train_memory_suite(void)
 {
 	Suite *s = suite_create("train_memory");
@@ -324,6 +366,7 @@ Suite *train_memory_suite(void)
 	tcase_add_test(tc, paged_optimizer_states_page_to_the_host);
 	tcase_add_test(tc, each_mechanism_moves_the_estimate_the_right_way);
 	tcase_add_test(tc, absurd_inputs_are_refused);
+	tcase_add_test(tc, packing_adds_the_block_diagonal_mask);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,6 +13,7 @@
 
 #include "core/model.h"
 #include "core/plan/plan_finetune.h"
+#include "core/train_parallel.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/csv.h"
 #include "tests/test.h"
@@ -55,10 +56,32 @@ static struct plan_ft_device dev(enum plan_ft_backend b, double gib, bool bf16, 
 	int64_t total = (int64_t)(gib * (double)GIB);
 	int64_t reserve = total / 50 > 256LL * 1024 * 1024 ? total / 50 : 256LL * 1024 * 1024;
 
+	memset(&d, 0, sizeof(d));
 	d.backend = b;
 	d.budget_bytes = total - reserve;
 	d.bf16 = bf16;
 	d.tflops = tflops;
+	return d;
+}
+
+/* n GPUs of profile id, each with the budget dev() gives, on a host with ram_gib to spare
+ * (<= 0: unknown). */
+static struct plan_ft_device gpus(const char *id, int n, double ram_gib)
+{
+	const struct device_profile *p = NULL;
+	enum device_compute_kind kind;
+	struct plan_ft_device d;
+
+	ck_assert_int_eq(device_resolve(&devices, id, &p), 0);
+	ck_assert_ptr_nonnull(p);
+	d = dev(PLAN_FT_BACKEND_CUDA, p->memory_gib, true, device_compute_tflops(p, &kind));
+	d.n_gpus = n;
+	for (int i = 0; i < n; i++)
+		d.gpu_budget_bytes[i] = d.budget_bytes;
+	d.host_ram_bytes = ram_gib > 0 ? (int64_t)(ram_gib * (double)GIB) : 0;
+	d.device_class = strcmp(p->device_class, "datacenter") == 0 ? TRAIN_CLASS_DATACENTER :
+								      TRAIN_CLASS_CONSUMER;
+	d.bandwidth_gbs = p->memory_bandwidth_gbs;
 	return d;
 }
 
@@ -83,60 +106,77 @@ static int brute_force(const struct tm *t, const struct plan_ft_device *d, enum 
 	static const enum train_optimizer opts[] = {TRAIN_OPT_ADAMW, TRAIN_OPT_ADAMW_8BIT,
 						    TRAIN_OPT_PAGED_ADAMW_8BIT};
 	struct plan_ft_result res = plan(t, d, task, effective);
-	int n_fit = 0;
+	int n_fit = 0, max_gpus = d->n_gpus > 1 ? d->n_gpus : 1;
 	bool chosen_seen = false;
 
-	for (int mode = TRAIN_FULL; mode <= TRAIN_QLORA; mode++)
-		for (int prov = 0; prov < 2; prov++)
-			for (int o = 0; o < 3; o++)
-				for (int ck = 0; ck < 2; ck++)
-					for (int64_t b = 1; b <= effective; b++) {
-						if (effective % b)
-							continue;
-						for (int64_t seq = res.target_seq; seq >= 1;
-						     seq = seq == res.target_seq ?
-								   (seq - 1) / PLAN_FT_SEQ_STEP *
-									   PLAN_FT_SEQ_STEP :
-								   seq - PLAN_FT_SEQ_STEP) {
-							struct plan_ft_setup s;
-							memset(&s, 0, sizeof(s));
-							s.mode = (enum train_mode)mode;
-							s.provider = (enum train_provider)prov;
-							s.optimizer = opts[o];
-							s.gradient_checkpointing = ck;
-							s.lora_rank =
-								mode == TRAIN_FULL ?
-									0 :
-									PLAN_FT_DEFAULT_LORA_RANK;
-							s.batch_size = b;
-							s.grad_accum = effective / b;
-							s.seq_len = seq;
-							if (seq < res.floor_seq)
-								break;
-							if (!plan_ft_allowed(&t->e->arch, d, &s) ||
-							    plan_ft_evaluate(&t->pm, d, &s) < 0 ||
-							    !plan_ft_fits(d, &s))
+	for (int place = 0; place < max_gpus * 7 * 3; place++)
+		for (int mode = TRAIN_FULL; mode <= TRAIN_QLORA; mode++)
+			for (int prov = 0; prov < 2; prov++)
+				for (int o = 0; o < 3; o++)
+					for (int ck = 0; ck < 2; ck++)
+						for (int64_t b = 1; b <= effective; b++) {
+							if (effective % b)
 								continue;
-							n_fit++;
-							ck_assert_msg(
-								res.feasible,
-								"%s: a setup fits at %lld but "
-								"the plan found none",
-								t->e->id, (long long)seq);
-							/* The objective's first term alone: no
+							for (int64_t seq = res.target_seq; seq >= 1;
+							     seq = seq == res.target_seq ?
+									   (seq -
+									    1) / PLAN_FT_SEQ_STEP *
+										   PLAN_FT_SEQ_STEP :
+									   seq - PLAN_FT_SEQ_STEP) {
+								struct plan_ft_setup s;
+								memset(&s, 0, sizeof(s));
+								s.mode = (enum train_mode)mode;
+								s.provider =
+									(enum train_provider)prov;
+								s.optimizer = opts[o];
+								s.gradient_checkpointing = ck;
+								s.lora_rank =
+									mode == TRAIN_FULL ?
+										0 :
+										PLAN_FT_DEFAULT_LORA_RANK;
+								s.batch_size = b;
+								s.grad_accum = effective / b;
+								s.seq_len = seq;
+								s.n_gpus = 1 + place / 21;
+								s.strategy = (enum train_strategy)(
+									place / 3 % 7);
+								s.offload = (enum train_offload)(
+									place % 3);
+								if (seq < res.floor_seq)
+									break;
+								if (!plan_ft_allowed(&t->e->arch, d,
+										     &s) ||
+								    plan_ft_evaluate(&t->pm, d,
+										     &s) < 0 ||
+								    !plan_ft_fits(d, &s))
+									continue;
+								n_fit++;
+								ck_assert_msg(
+									res.feasible,
+									"%s: a setup fits at %lld but "
+									"the plan found none",
+									t->e->id, (long long)seq);
+								/* The objective's first term alone: no
 							 * longer sequence fits. */
-							ck_assert_int_le(seq, res.best.seq_len);
-							ck_assert_msg(
-								!plan_ft_better(&s, &res.best),
-								"%s: %s b%lld seq %lld beats the "
-								"plan",
-								t->e->id,
-								plan_ft_method_name(s.mode),
-								(long long)b, (long long)seq);
-							if (!plan_ft_better(&res.best, &s))
-								chosen_seen = true;
+								ck_assert_int_le(seq,
+										 res.best.seq_len);
+								ck_assert_msg(
+									!plan_ft_better(&s,
+											&res.best),
+									"%s: %s b%lld seq %lld on %d GPUs "
+									"(%s, offload %s) beats the plan",
+									t->e->id,
+									plan_ft_method_name(s.mode),
+									(long long)b,
+									(long long)seq, s.n_gpus,
+									train_strategy_name(
+										s.strategy),
+									train_offload_name(
+										s.offload));
+								if (!plan_ft_better(&res.best, &s))
+									chosen_seen = true;
+							}
 						}
-					}
 	if (res.feasible) {
 		ck_assert(chosen_seen);
 		ck_assert(plan_ft_fits(d, &res.best));
@@ -176,6 +216,110 @@ START_TEST(brute_force_optimal_on_small_spaces)
 	ck_assert_int_gt(brute_force(&t5, &small, PLAN_FT_SUMMARIZATION, 4), 0);
 	/* Nothing fits: the brute force finds nothing either. */
 	ck_assert_int_eq(brute_force(&llama8, &m2, PLAN_FT_SUMMARIZATION, 2), 0);
+}
+END_TEST
+
+/* The same proof with the GPU count, the sharding strategy and the offload in the space: two
+ * 12 GB cards where an 8B needs sharding or host RAM for LoRA and full fine-tuning, and two
+ * 24 GB cards with the host's RAM unknown (nothing may be offloaded). */
+START_TEST(brute_force_optimal_over_gpus_and_strategies)
+{
+	struct tm llama8, qwen05;
+	struct plan_ft_device two3060 = gpus("rtx-3060-12gb", 2, 96);
+	struct plan_ft_device two4090 = gpus("rtx-4090", 2, 0);
+
+	tm_load(&llama8, "meta-llama/Llama-3.1-8B");
+	tm_load(&qwen05, "Qwen/Qwen2.5-0.5B");
+	ck_assert_int_gt(brute_force(&llama8, &two3060, PLAN_FT_TEXT_GENERATION, 2), 0);
+	ck_assert_int_gt(brute_force(&qwen05, &two4090, PLAN_FT_TEXT_GENERATION, 2), 0);
+}
+END_TEST
+
+/* Packing asked for: every setup carries the SDPA mask (batch x seq x seq in 16 bits), which
+ * never lets a longer sequence fit than padded rows do, and the brute force still agrees. */
+START_TEST(packing_plans_with_the_mask)
+{
+	struct tm q7;
+	struct plan_ft_device d = dev(PLAN_FT_BACKEND_CUDA, 16, true, 100);
+	struct plan_ft_request r = {0};
+	struct plan_ft_result padded, packed;
+
+	tm_load(&q7, "Qwen/Qwen2.5-7B");
+	r.task = PLAN_FT_SUMMARIZATION;
+	ck_assert_int_eq(plan_finetune(&q7.pm, &d, &r, &padded), 0);
+	r.packing = true;
+	ck_assert_int_eq(plan_finetune(&q7.pm, &d, &r, &packed), 0);
+	ck_assert(padded.feasible && packed.feasible);
+	ck_assert(packed.best.packing);
+	ck_assert_int_eq(padded.best.memory.mask_bytes, 0);
+	ck_assert_int_eq(packed.best.memory.mask_bytes,
+			 packed.best.batch_size * packed.best.seq_len * packed.best.seq_len * 2);
+	ck_assert_int_le(packed.best.seq_len, padded.best.seq_len);
+}
+END_TEST
+
+/* Issue scenarios: an 8B full fine-tune on 8x H100 and a 70B QLoRA on 2x RTX 3090 used to
+ * answer "one GPU holds the whole model". */
+START_TEST(multi_gpu_scenarios)
+{
+	struct tm l8, l70;
+	struct plan_ft_request r = {0};
+	struct plan_ft_result res, alone;
+	struct plan_ft_device h8 = gpus("h100-sxm", 8, 1800);
+	struct plan_ft_device h1 = gpus("h100-sxm", 1, 1800);
+	struct plan_ft_device two3090 = gpus("rtx-3090", 2, 120);
+	struct plan_ft_setup ddp;
+
+	tm_load(&l8, "meta-llama/Llama-3.1-8B");
+	tm_load(&l70, "meta-llama/Llama-3.1-70B");
+	r.task = PLAN_FT_TEXT_GENERATION;
+	r.methods = PLAN_FT_METHOD_BIT(TRAIN_FULL);
+	ck_assert_int_eq(plan_finetune(&l8.pm, &h8, &r, &res), 0);
+	ck_assert_int_eq(plan_finetune(&l8.pm, &h1, &r, &alone), 0);
+	/* All eight GPUs at the task's length. bf16 AdamW keeps 8 bytes per parameter (60 GiB
+	 * for 8B), so the micro-batch of 4 without checkpointing that makes the run fastest fits
+	 * only with the states sharded: DDP's copy of the same setup does not fit. */
+	ck_assert(res.feasible && res.reached_target);
+	ck_assert_int_eq(res.best.n_gpus, 8);
+	ck_assert_int_ge(res.best.strategy, TRAIN_STRATEGY_ZERO1);
+	ck_assert_int_le(res.best.strategy, TRAIN_STRATEGY_FSDP);
+	ck_assert_int_eq(res.best.offload, TRAIN_OFFLOAD_NONE);
+	ck_assert_int_eq(res.best.memory.n_gpus, 8);
+	ck_assert(plan_ft_fits(&h8, &res.best));
+	ddp = res.best;
+	ddp.strategy = TRAIN_STRATEGY_DDP;
+	ck_assert_int_eq(plan_ft_evaluate(&l8.pm, &h8, &ddp), 0);
+	ck_assert(!plan_ft_fits(&h8, &ddp));
+	ck_assert_int_gt(ddp.memory.total_bytes, res.best.memory.total_bytes);
+	/* NVLink hides the gradient traffic: close to 8x one H100's plan. */
+	ck_assert(alone.feasible);
+	ck_assert_int_eq(alone.best.n_gpus, 1);
+	ck_assert_double_gt(res.best.tokens_per_s, 6.0 * alone.best.tokens_per_s);
+	ck_assert_double_gt(res.best.scaling, 0.9);
+
+	/* 70B QLoRA on two 24 GB cards: the 4-bit base (about 37 GiB) is sharded by FSDP-QLoRA
+	 * and, as Answer.AI's recipe does, its shards and the optimizer go to host RAM. */
+	r.methods = PLAN_FT_METHOD_BIT(TRAIN_QLORA);
+	ck_assert_int_eq(plan_finetune(&l70.pm, &two3090, &r, &res), 0);
+	ck_assert(res.feasible && res.reached_target);
+	ck_assert_int_eq(res.best.n_gpus, 2);
+	ck_assert_int_eq(res.best.strategy, TRAIN_STRATEGY_FSDP_QLORA);
+	ck_assert_int_ne(res.best.offload, TRAIN_OFFLOAD_NONE);
+	ck_assert(res.best.gradient_checkpointing);
+	ck_assert(plan_ft_fits(&two3090, &res.best));
+	ck_assert_int_gt(res.best.memory.host_bytes, 16 * GIB);
+	ck_assert_int_le(res.best.memory.host_bytes, two3090.host_ram_bytes);
+	/* PCIe costs some of the second GPU, not all of it. */
+	ck_assert_double_gt(res.best.scaling, 0.5);
+	ck_assert_double_lt(res.best.scaling, 1.0);
+	/* Host RAM unknown: nothing may be offloaded, and 70B does not fit the two cards. */
+	two3090.host_ram_bytes = 0;
+	ck_assert_int_eq(plan_finetune(&l70.pm, &two3090, &r, &res), 0);
+	ck_assert(!res.feasible);
+	/* Too little RAM for the offloaded shards: not planned either. */
+	two3090.host_ram_bytes = 16 * GIB;
+	ck_assert_int_eq(plan_finetune(&l70.pm, &two3090, &r, &res), 0);
+	ck_assert(!res.feasible);
 }
 END_TEST
 
@@ -574,6 +718,9 @@ Suite *plan_finetune_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, brute_force_optimal_on_small_spaces);
+	tcase_add_test(tc, brute_force_optimal_over_gpus_and_strategies);
+	tcase_add_test(tc, multi_gpu_scenarios);
+	tcase_add_test(tc, packing_plans_with_the_mask);
 	tcase_add_test(tc, drops_the_model_instead_of_cutting_below_the_floor);
 	tcase_add_test(tc, rtx4090_qwen32b_qlora_at_2048);
 	tcase_add_test(tc, h100_summarization_lengths);
