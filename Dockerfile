@@ -59,9 +59,15 @@ ENV NVIDIA_DRIVER_CAPABILITIES=utility \
 VOLUME /var/lib/rigfit
 USER 10001:10001
 EXPOSE 8080
-# Probes GET /healthz over loopback inside the container; exits 0 on 200, 1 otherwise.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["rigfit", "healthcheck", "--listen", "127.0.0.1:8080"]
+# Readiness, GET /readyz over loopback inside the container (exits 0 on 200, 1 otherwise):
+# Docker keeps one health check per container, and what reads it (compose's
+# `condition: service_healthy`, swarm's routing) wants to know whether the daemon can answer,
+# so a container whose store is down or whose first scan has not finished is not healthy.
+# Docker never restarts an unhealthy container itself, so this cannot cause a restart loop;
+# liveness (GET /healthz, `rigfit healthcheck` without --ready) is for orchestrators that
+# have a separate liveness probe, as in systemd/rigfit-daemonset.yaml.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["rigfit", "healthcheck", "--ready", "--listen", "127.0.0.1:8080"]
 ENTRYPOINT ["rigfit"]
 # --insecure: inside the container rigfit must listen on 0.0.0.0 to be reachable at all, and
 # the daemon refuses a non-loopback address without a token unless told otherwise. The network

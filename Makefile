@@ -244,9 +244,9 @@ install: $(B)/rigfit
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(UNITDIR)
 	install -m 0755 $(B)/rigfit $(DESTDIR)$(BINDIR)/rigfit
 	install -m 0644 $(PROFILES) $(DESTDIR)$(DATADIR)/rigfit/profiles/
-	install -m 0644 doc/rigfit.1 $(DESTDIR)$(MANDIR)/man1/rigfit.1
-	install -m 0644 doc/completions/rigfit.bash $(DESTDIR)$(BASHCOMPDIR)/rigfit
-	install -m 0644 doc/completions/_rigfit $(DESTDIR)$(ZSHCOMPDIR)/_rigfit
+	install -m 0644 server/doc/rigfit.1 $(DESTDIR)$(MANDIR)/man1/rigfit.1
+	install -m 0644 server/completions/rigfit.bash $(DESTDIR)$(BASHCOMPDIR)/rigfit
+	install -m 0644 server/completions/_rigfit $(DESTDIR)$(ZSHCOMPDIR)/_rigfit
 	sed -e 's|/usr/local/bin/rigfit|$(BINDIR)/rigfit|g' \
 	    -e 's|/usr/local/share/rigfit/|$(DATADIR)/rigfit/|g' systemd/rigfit.service \
 	  > $(DESTDIR)$(UNITDIR)/rigfit.service

@@ -33,12 +33,23 @@ enum api_method api_method_parse(const char *name);
 /* Returns the name ("GET") of a single method bit. */
 const char *api_method_name(enum api_method m);
 
+struct api_local_model;
+
+/* The models found on this host by one walk of the models dirs, the Hugging Face cache and
+ * Ollama's store (GET /api/models answers from it; the walk runs beside the hardware scan). */
+struct api_local_models {
+	struct api_local_model *items; /* owned by the snapshot that holds the list */
+	int n;
+	int64_t scanned_at_ms; /* when the walk began (wall clock); 0: never walked */
+};
+
 /* One immutable hardware scan and its pre-rendered JSON, shared read-only by requests. */
 struct api_snapshot {
 	struct hw_snapshot hw;
 	char *json; /* NUL-terminated; owned by the snapshot */
 	size_t json_len;
-	uint64_t seq; /* 1 for the first scan, +1 for each later one */
+	uint64_t seq;                   /* 1 for the first scan, +1 for each later one */
+	struct api_local_models models; /* this host's models, walked by the same scan */
 };
 
 /* One row of the scan history, as the store returns it. */
@@ -207,10 +218,6 @@ struct api_local_model {
 	int64_t size_bytes;
 };
 
-/* Lists at most max models found on this host into out; returns how many (>= 0), or a
- * negative rf_err. Bounded: a few directory levels, a capped number of entries. */
-typedef int (*api_list_models_fn)(void *ctx, struct api_local_model *out, int max);
-
 /* How the profile routes reach the catalogs behind api_env.devices and .models, which the
  * process builds from the profile files and the store's custom rows. */
 struct api_profile_hooks {
@@ -268,8 +275,6 @@ struct api_env {
 	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
 	api_read_model_fn read_ollama;
 	void *read_ollama_ctx;
-	api_list_models_fn list_models; /* NULL: only the catalog is listed */
-	void *list_models_ctx;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
 	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
 	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
@@ -281,6 +286,8 @@ struct api_env {
 	int64_t data_disk_free_bytes;
 	const void *openapi_tree; /* the spec as a cJSON tree (const cJSON *); NULL: not parsed */
 	struct mcp_http *mcp;     /* the MCP sessions of POST /mcp (api/mcp.h); NULL: none */
+	/* --mcp-conformance-fixtures: MCP also offers the conformance suite's fixture resources */
+	bool mcp_fixtures;
 };
 
 struct api_request {
@@ -343,6 +350,9 @@ enum api_route_flags {
 	API_ROUTE_JSON_BODY = 1 << 1,   /* takes a JSON request body */
 	API_ROUTE_HAS_ID = 1 << 2,      /* path ends in /{id} */
 	API_ROUTE_STORE_WRITE = 1 << 3, /* writes to the store: the daemon runs it off the loop */
+	/* may look its model up on the Hub (api_env.read_hub): the daemon runs it off the loop
+	 * when the lookup has to go to the network */
+	API_ROUTE_HUB_LOOKUP = 1 << 4,
 };
 
 struct api_route {

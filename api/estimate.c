@@ -1768,6 +1768,9 @@ static void est_train_gpus(const struct api_env *env, struct est *e, struct est_
 		}
 		if (strcmp(g->vendor, "apple") == 0 || strcmp(e->hw.backend, "metal") == 0)
 			t->apple = true;
+		/* On unified memory the "host" is the GPU's own memory: offloading frees nothing. */
+		if (g->unified_memory)
+			t->host_budget = -1;
 		t->gpu[k] = i;
 		t->budget[k] = b;
 		if (b > t->budget[t->largest])

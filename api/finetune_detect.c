@@ -383,8 +383,11 @@ static void fd_device(const struct api_env *env, struct fd *f)
 	}
 	/* Several GPUs share a run only where their memory is their own (not Apple's unified
 	 * memory, one device in any case). */
-	if (train->unified_memory)
+	if (train->unified_memory) {
 		f->dev.n_gpus = 1;
+		/* Nor is anything offloaded to a "host" that is the GPU's own memory. */
+		f->dev.host_ram_bytes = -1;
+	}
 	f->dev.device_class = api_train_class(p);
 	f->dev.bandwidth_gbs = train->memory_bandwidth_gbs > 0 ? train->memory_bandwidth_gbs :
 			       p                               ? p->memory_bandwidth_gbs :

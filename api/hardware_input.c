@@ -138,6 +138,31 @@ static int hin_known(struct hin *h, const cJSON *o, const char *const *allowed)
 			return rc_;                                                                \
 	} while (0)
 
+/* Reads from_profile: an array of the field names a device profile filled (a pasted scan
+ * keeps saying which of its facts were not measured). */
+static int hin_from_profile(struct hin *h, const cJSON *o, unsigned *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "from_profile"), *e;
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsArray(v))
+		return hin_err(h, "from_profile", "must be an array of field names");
+	cJSON_ArrayForEach(e, v)
+	{
+		int bit = -1;
+		for (int i = 0; i < HW_FROM_PROFILE_COUNT && cJSON_IsString(e); i++)
+			if (strcmp(e->valuestring, hw_from_profile_name(i)) == 0)
+				bit = i;
+		if (bit < 0)
+			return hin_err(h, "from_profile",
+				       "must name architecture, memory_bus_width_bits, "
+				       "memory_bandwidth_gbs or fp16_tflops");
+		*out |= 1u << bit;
+	}
+	return 1;
+}
+
 static int hin_gpu(struct hin *h, const cJSON *o, struct hw_gpu *g)
 {
 	static const char *const keys[] = {"index",
@@ -160,6 +185,7 @@ static int hin_gpu(struct hin *h, const cJSON *o, struct hw_gpu *g)
 					   "mig",
 					   "memory_bandwidth_gbs",
 					   "fp16_tflops",
+					   "from_profile",
 					   "count",
 					   NULL};
 	static const char *const vendors[] = {"nvidia", "amd", "apple", "intel", NULL};
@@ -190,6 +216,7 @@ static int hin_gpu(struct hin *h, const cJSON *o, struct hw_gpu *g)
 	TRY(hin_int32(h, o, "max_memory_clock_mhz", 1, 1000000, &g->max_memory_clock_mhz));
 	TRY(hin_num(h, o, "memory_bandwidth_gbs", 0.001, 1e6, &g->memory_bandwidth_gbs));
 	TRY(hin_num(h, o, "fp16_tflops", 0.001, 1e6, &g->fp16_tflops));
+	TRY(hin_from_profile(h, o, &g->from_profile));
 	if (g->memory_free_bytes > g->memory_total_bytes && g->memory_total_bytes >= 0)
 		return hin_err(h, "memory_free_bytes", "is larger than memory_total_bytes");
 	if (g->memory_free_bytes < 0 && g->memory_total_bytes >= 0)

@@ -116,7 +116,7 @@ static bool hw_host_bench_json(cJSON *o, const struct hw_host_bench *b)
 
 static cJSON *hw_gpu_json(const struct hw_gpu *g)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *from;
 
 	if (!o || !cJSON_AddNumberToObject(o, "index", g->index) ||
 	    !add_str_or_null(o, "vendor", g->vendor) || !add_str_or_null(o, "name", g->name) ||
@@ -144,8 +144,17 @@ static cJSON *hw_gpu_json(const struct hw_gpu *g)
 		goto fail;
 	}
 	if (!add_double_or_null(o, "memory_bandwidth_gbs", g->memory_bandwidth_gbs) ||
-	    !add_double_or_null(o, "fp16_tflops", g->fp16_tflops))
+	    !add_double_or_null(o, "fp16_tflops", g->fp16_tflops) ||
+	    !(from = cJSON_AddArrayToObject(o, "from_profile")))
 		goto fail;
+	for (int i = 0; i < HW_FROM_PROFILE_COUNT; i++) {
+		cJSON *name;
+		if (!(g->from_profile & (1u << i)))
+			continue;
+		if (!(name = cJSON_CreateString(hw_from_profile_name(i))))
+			goto fail;
+		cJSON_AddItemToArray(from, name);
+	}
 	return o;
 fail:
 	cJSON_Delete(o);

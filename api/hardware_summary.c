@@ -64,6 +64,12 @@ static void sb_count(struct sbuf *b, int v)
 		sb_printf(b, "%d", v);
 }
 
+/* " (device profile)" when the profile, not the probe, gave the fact flagged by bit. */
+static const char *from_profile(const struct hw_gpu *g, unsigned bit)
+{
+	return (g->from_profile & bit) ? " (device profile)" : "";
+}
+
 char *api_hardware_summary(const struct hw_snapshot *s)
 {
 	struct sbuf b = {malloc(2048), 0, 2048, false};
@@ -146,8 +152,15 @@ char *api_hardware_summary(const struct hw_snapshot *s)
 				  g->cuda_version[0] ? ", CUDA " : "", g->cuda_version);
 		if (g->has_mig && g->mig.enabled)
 			sb_printf(&b, "  MIG: enabled, %d instance(s)\n", g->mig.instances);
+		if (g->architecture[0])
+			sb_printf(&b, "  Architecture: %s%s\n", g->architecture,
+				  from_profile(g, HW_FROM_PROFILE(ARCHITECTURE)));
+		if (g->memory_bus_width_bits > 0)
+			sb_printf(&b, "  Memory bus: %d-bit%s\n", g->memory_bus_width_bits,
+				  from_profile(g, HW_FROM_PROFILE(BUS_WIDTH)));
 		if (g->memory_bandwidth_gbs >= 0)
-			sb_printf(&b, "  Bandwidth: %.0f GB/s\n", g->memory_bandwidth_gbs);
+			sb_printf(&b, "  Bandwidth: %.0f GB/s%s\n", g->memory_bandwidth_gbs,
+				  from_profile(g, HW_FROM_PROFILE(BANDWIDTH)));
 	}
 	sb_printf(&b, "\nRecommended Backend: %s\nCapabilities: %s", s->backend, s->backend);
 	for (int i = 0; i < HW_ISA_COUNT; i++)

@@ -227,33 +227,105 @@ static int do_tools_call(const struct api_env *env, const cJSON *id, const cJSON
 	return rpc_result(id, mcp_tool_call(env, t, cJSON_IsObject(args) ? args : NULL), reply);
 }
 
-/* The resources: each is the answer of a GET route, read through api_dispatch as the
- * tools are, so that it is what the REST client sees. */
-static const struct mcp_resource {
-	const char *uri, *name, *title, *description, *path, *query;
-} mcp_resources[] = {
+/* The resources. rigfit's own are each the answer of a GET route, read through api_dispatch
+ * as the tools are, so that it is what the REST client sees. With --mcp-conformance-fixtures
+ * (env->mcp_fixtures) the table also holds the fixture resources that the official
+ * conformance suite reads, with the fixed contents it expects: listed and read like every
+ * other entry, for testing MCP clients against rigfit. */
+struct mcp_resource;
+
+/* Fills content (an entry of resources/read's contents) with what the resource holds.
+ * Returns 0, or -1 when it cannot be read now: *why then holds the error's data (or NULL). */
+typedef int (*mcp_resource_read_fn)(const struct api_env *env, const struct mcp_resource *r,
+				    cJSON *content, cJSON **why);
+
+struct mcp_resource {
+	const char *uri, *name, *title, *description, *mime;
+	mcp_resource_read_fn read;
+	const char *path, *query; /* read_route: the GET route and its query */
+	const char *key, *value;  /* read_fixed: "text" or "blob", and its contents */
+};
+
+/* The answer of the resource's GET route, as text. */
+static int read_route(const struct api_env *env, const struct mcp_resource *r, cJSON *content,
+		      cJSON **why)
+{
+	struct api_request req = {.method = API_GET, .path = r->path, .query = r->query};
+	struct api_reply out = {0};
+	const char *text;
+
+	api_dispatch(env, &req, &out);
+	text = out.body ? out.body : out.borrowed_body;
+	if (out.status != 200 || !text) {
+		/* The route's error envelope says why (no scan yet, no catalog). */
+		*why = text ? cJSON_ParseWithLength(text, out.len) : NULL;
+		api_reply_reset(&out);
+		return -1;
+	}
+	api_json_add(content, "text", cJSON_CreateString(text));
+	api_reply_reset(&out);
+	return 0;
+}
+
+/* Fixed contents, held in the table. */
+static int read_fixed(const struct api_env *env, const struct mcp_resource *r, cJSON *content,
+		      cJSON **why)
+{
+	(void)env;
+	(void)why;
+	api_json_add(content, r->key, cJSON_CreateString(r->value));
+	return 0;
+}
+
+static const struct mcp_resource mcp_resources[] = {
 	{"rigfit://hardware", "hardware", "This machine",
 	 "The latest hardware scan of the host rigfit runs on: the JSON of GET /api/hardware.",
-	 "/api/hardware", ""},
+	 "application/json", read_route, "/api/hardware", "", NULL, NULL},
 	{"rigfit://models", "models", "Model catalog",
 	 "The models rigfit knows, with their parameter counts: the JSON of GET "
 	 "/api/models?source=catalog.",
-	 "/api/models", "source=catalog"},
+	 "application/json", read_route, "/api/models", "source=catalog", NULL, NULL},
 };
 
-static int do_resources_list(const cJSON *id, char **reply)
+/* The conformance suite's fixture resources (@modelcontextprotocol/conformance, scenarios
+ * resources-read-text and resources-read-binary); the binary one is a 1x1 PNG. */
+static const struct mcp_resource mcp_fixture_resources[] = {
+	{"test://static-text", "static-text", "Conformance fixture: static text",
+	 "A fixed text resource of the MCP conformance suite (--mcp-conformance-fixtures).",
+	 "text/plain", read_fixed, NULL, NULL, "text",
+	 "This is the content of the static text resource."},
+	{"test://static-binary", "static-binary", "Conformance fixture: static binary",
+	 "A fixed binary resource of the MCP conformance suite (--mcp-conformance-fixtures).",
+	 "image/png", read_fixed, NULL, NULL, "blob",
+	 "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5"
+	 "ErkJggg=="},
+};
+
+#define MCP_N_RESOURCES (sizeof(mcp_resources) / sizeof(mcp_resources[0]))
+#define MCP_N_FIXTURES (sizeof(mcp_fixture_resources) / sizeof(mcp_fixture_resources[0]))
+
+/* The i-th resource this server offers, or NULL past the end. */
+static const struct mcp_resource *mcp_resource_at(const struct api_env *env, size_t i)
+{
+	if (i < MCP_N_RESOURCES)
+		return &mcp_resources[i];
+	i -= MCP_N_RESOURCES;
+	return env->mcp_fixtures && i < MCP_N_FIXTURES ? &mcp_fixture_resources[i] : NULL;
+}
+
+static int do_resources_list(const struct api_env *env, const cJSON *id, char **reply)
 {
 	cJSON *result = cJSON_CreateObject();
 	cJSON *list = cJSON_AddArrayToObject(result, "resources");
+	const struct mcp_resource *r;
 
-	for (size_t i = 0; i < sizeof(mcp_resources) / sizeof(mcp_resources[0]); i++) {
-		const struct mcp_resource *r = &mcp_resources[i];
+	for (size_t i = 0; (r = mcp_resource_at(env, i)); i++) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "uri", r->uri);
 		cJSON_AddStringToObject(e, "name", r->name);
 		cJSON_AddStringToObject(e, "title", r->title);
 		cJSON_AddStringToObject(e, "description", r->description);
-		cJSON_AddStringToObject(e, "mimeType", "application/json");
+		cJSON_AddStringToObject(e, "mimeType", r->mime);
 		api_json_append(list, e);
 	}
 	return rpc_result(id, result, reply);
@@ -263,42 +335,30 @@ static int do_resources_read(const struct api_env *env, const cJSON *id, const c
 			     char **reply)
 {
 	const cJSON *uri = cJSON_GetObjectItemCaseSensitive(params, "uri");
-	const struct mcp_resource *res = NULL;
-	struct api_request req = {.method = API_GET, .query = ""};
-	struct api_reply out = {0};
-	cJSON *result, *contents, *c;
-	const char *text;
+	const struct mcp_resource *res = NULL, *r;
+	cJSON *result, *c, *why = NULL;
 
 	if (!cJSON_IsString(uri))
 		return rpc_error(id, MCP_INVALID_PARAMS,
 				 "resources/read needs params.uri (a string)", NULL, reply);
-	for (size_t i = 0; i < sizeof(mcp_resources) / sizeof(mcp_resources[0]); i++)
-		if (strcmp(uri->valuestring, mcp_resources[i].uri) == 0)
-			res = &mcp_resources[i];
+	for (size_t i = 0; !res && (r = mcp_resource_at(env, i)); i++)
+		if (strcmp(uri->valuestring, r->uri) == 0)
+			res = r;
 	if (!res) {
 		cJSON *data = cJSON_CreateObject();
 		cJSON_AddStringToObject(data, "uri", uri->valuestring);
 		return rpc_error(id, MCP_RESOURCE_NOT_FOUND, "Resource not found", data, reply);
 	}
-	req.path = res->path;
-	req.query = res->query;
-	api_dispatch(env, &req, &out);
-	text = out.body ? out.body : out.borrowed_body;
-	if (out.status != 200 || !text) {
-		/* The route's error envelope says why (no scan yet, no catalog). */
-		cJSON *data = text ? cJSON_ParseWithLength(text, out.len) : NULL;
-		api_reply_reset(&out);
-		return rpc_error(id, MCP_INTERNAL_ERROR, "the resource is not available now", data,
+	c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "uri", res->uri);
+	cJSON_AddStringToObject(c, "mimeType", res->mime);
+	if (res->read(env, res, c, &why) < 0) {
+		cJSON_Delete(c);
+		return rpc_error(id, MCP_INTERNAL_ERROR, "the resource is not available now", why,
 				 reply);
 	}
 	result = cJSON_CreateObject();
-	contents = cJSON_AddArrayToObject(result, "contents");
-	c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "uri", res->uri);
-	cJSON_AddStringToObject(c, "mimeType", "application/json");
-	api_json_add(c, "text", cJSON_CreateString(text));
-	api_reply_reset(&out);
-	api_json_append(contents, c);
+	api_json_append(cJSON_AddArrayToObject(result, "contents"), c);
 	return rpc_result(id, result, reply);
 }
 
@@ -356,7 +416,7 @@ int mcp_handle_json(const struct api_env *env, struct mcp_session *s, const void
 	if (strcmp(method, "tools/call") == 0)
 		return do_tools_call(env, id, params, reply);
 	if (strcmp(method, "resources/list") == 0)
-		return do_resources_list(id, reply);
+		return do_resources_list(env, id, reply);
 	if (strcmp(method, "resources/read") == 0)
 		return do_resources_read(env, id, params, reply);
 	if (strcmp(method, "resources/templates/list") == 0) {

@@ -22,6 +22,19 @@ const char *hw_isa_name(int i)
 	return hw_isa_names[i];
 }
 
+static const char *const hw_from_profile_names[] = {
+#define HW_FROM_PROFILE_NAME_(name, str) str,
+	HW_FROM_PROFILE_TABLE(HW_FROM_PROFILE_NAME_)
+#undef HW_FROM_PROFILE_NAME_
+};
+
+const char *hw_from_profile_name(int i)
+{
+	if (i < 0 || i >= HW_FROM_PROFILE_COUNT)
+		return NULL;
+	return hw_from_profile_names[i];
+}
+
 void hw_snapshot_init(struct hw_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -44,6 +44,26 @@ enum hw_isa_bit {
 /* Returns the name ("avx2") of ISA bit index i, or NULL past the end. */
 const char *hw_isa_name(int i);
 
+/* A GPU's facts that may come from its device profile (profiles/devices.json) instead of the
+ * probe, by the JSON field they fill: hw_gpu.from_profile says which did. */
+#define HW_FROM_PROFILE_TABLE(X)                                                                   \
+	X(ARCHITECTURE, "architecture")                                                            \
+	X(BUS_WIDTH, "memory_bus_width_bits")                                                      \
+	X(BANDWIDTH, "memory_bandwidth_gbs")                                                       \
+	X(FP16, "fp16_tflops")
+
+enum hw_from_profile_bit {
+#define HW_FROM_PROFILE_ENUM_(name, str) HW_FROM_PROFILE_BIT_##name,
+	HW_FROM_PROFILE_TABLE(HW_FROM_PROFILE_ENUM_)
+#undef HW_FROM_PROFILE_ENUM_
+	HW_FROM_PROFILE_COUNT
+};
+#define HW_FROM_PROFILE(name) (1u << HW_FROM_PROFILE_BIT_##name)
+
+/* Returns the field name ("memory_bus_width_bits") of from_profile bit index i, or NULL past
+ * the end. */
+const char *hw_from_profile_name(int i);
+
 struct hw_cpu {
 	char model[HW_NAME_LEN];
 	char vendor[64];
@@ -104,6 +124,7 @@ struct hw_gpu {
 	struct hw_mig mig;
 	double memory_bandwidth_gbs; /* < 0: unknown */
 	double fp16_tflops;          /* < 0: unknown */
+	unsigned from_profile;       /* HW_FROM_PROFILE() bits: facts the device profile gave */
 };
 
 struct hw_sources {

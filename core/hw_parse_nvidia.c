@@ -119,6 +119,57 @@ static void nv_pci_device_id(uint64_t combined, char *dst, size_t dstlen)
 	snprintf(dst, dstlen, "0x%04x", (unsigned)((combined >> 16) & 0xffffu));
 }
 
+/* Whether memory_bytes spreads evenly over the 32-bit channels of a GDDR bus this wide: every
+ * channel holds one or two (clamshell) chips of 4, 8, 12, 16 or 24 Gbit, so the memory per
+ * channel is one of a few sizes (within 2%: the driver reserves a little of the total). */
+static bool nv_gddr_bus_fits(int bits, int64_t memory_bytes)
+{
+	static const double mib[] = {256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144};
+	double per = (double)memory_bytes / (1024.0 * 1024.0) / (bits / 32);
+
+	for (size_t i = 0; i < sizeof(mib) / sizeof(mib[0]); i++)
+		if (per > mib[i] * 0.98 && per <= mib[i] * 1.0001)
+			return true;
+	return false;
+}
+
+int hw_nvidia_bus_width_bits(double bandwidth_gbs, int max_memory_clock_mhz, int64_t memory_bytes)
+{
+	double bits;
+	long w;
+
+	if (!(bandwidth_gbs > 0) || max_memory_clock_mhz <= 0)
+		return HW_UNKNOWN;
+	bits = bandwidth_gbs * 1000.0 * 8.0 / (2.0 * (double)max_memory_clock_mhz);
+	if (!(bits >= 16) || bits > NV_MAX_BUS_BITS)
+		return HW_UNKNOWN;
+	/* Memory buses are built of 32-bit channels (GDDR) or 1024-bit stacks (HBM). */
+	w = (long)(bits / 32.0 + 0.5) * 32;
+	/* A clock that does not give the stated bandwidth on any whole bus (a profile of another
+	 * variant) says nothing about the width. */
+	if (w <= 0 || bits < (double)w * 0.97 || bits > (double)w * 1.03)
+		return HW_UNKNOWN;
+	/* Nor does a board whose memory runs below the profile's rate: the width that the rate
+	 * implies then splits the memory into chips that do not exist (an RTX 3060 Laptop GPU's
+	 * 6 GiB at 12 Gbps instead of 14 would need a 224-bit bus, 7 channels of 878 MiB). */
+	if (w % 1024 != 0 && (memory_bytes <= 0 || !nv_gddr_bus_fits((int)w, memory_bytes)))
+		return HW_UNKNOWN;
+	return (int)w;
+}
+
+const char *hw_nvml_architecture_name(unsigned arch)
+{
+	/* NVML_DEVICE_ARCH_* in nvml.h: KEPLER 2 ... BLACKWELL 10, and T23X 11, Jetson Orin,
+	 * whose GPU is an Ampere (as core/hw_parse_tegra.c names it). "Ada Lovelace" as
+	 * profiles/devices.json spells it. */
+	static const char *const names[] = {
+		NULL,     NULL,     "Kepler",       "Maxwell", "Pascal",    "Volta",
+		"Turing", "Ampere", "Ada Lovelace", "Hopper",  "Blackwell", "Ampere",
+	};
+
+	return arch < sizeof(names) / sizeof(names[0]) ? names[arch] : NULL;
+}
+
 double hw_nvidia_bandwidth_gbs(int max_memory_clock_mhz, int memory_bus_width_bits)
 {
 	if (max_memory_clock_mhz <= 0 || memory_bus_width_bits <= 0)
@@ -258,6 +309,14 @@ static bool nvml_gpu_key(struct hw_nvidia_report *r, int i, struct rf_span k, st
 	else if (rf_span_eq(k, "compute_capability")) {
 		if (!nv_compute_capability(v, g->compute_capability, sizeof(g->compute_capability)))
 			r->n_bad_values++;
+	} else if (rf_span_eq(k, "architecture")) {
+		/* A value NVML's header does not name (UNKNOWN, or newer than this table) leaves
+		 * the name to the device profile; it is not a malformed value. */
+		if (!nv_u64(v, UINT32_MAX, &n))
+			r->n_bad_values++;
+		else if (hw_nvml_architecture_name((unsigned)n))
+			hw_strlcpy(g->architecture, hw_nvml_architecture_name((unsigned)n),
+				   sizeof(g->architecture));
 	} else if (rf_span_eq(k, "memory_bus_width"))
 		nv_set_int(r, v, NV_MAX_BUS_BITS, &g->memory_bus_width_bits);
 	else if (rf_span_eq(k, "max_memory_clock"))

@@ -24,6 +24,7 @@
  *   memory_total=85520809984  memory_free=...  memory_used=...   bytes
  *   memory_error=<code>          the memory query failed
  *   compute_capability=9.0       memory_bus_width=5120 (bits)  max_memory_clock=2619 (MHz)
+ *   architecture=9               nvmlDeviceGetArchitecture's nvmlDeviceArchitecture_t
  *   mig_mode=0|1                 absent when MIG is not supported;  mig_instances=4
  *   end
  *
@@ -99,6 +100,20 @@ int hw_parse_nvidia_smi_list(const char *text, size_t len, int *mig_counts /* OU
 /* Returns the peak memory bandwidth in GB/s of a double-data-rate memory bus: max memory clock
  * (MHz) x 2 x bus width (bits) / 8 / 1000; -1 when either is unknown (<= 0). */
 double hw_nvidia_bandwidth_gbs(int max_memory_clock_mhz, int memory_bus_width_bits);
+
+/* The inverse of hw_nvidia_bandwidth_gbs, for a GPU whose driver does not report its bus
+ * width (nvidia-smi) but whose peak bandwidth is known from its device profile: the bus width
+ * in bits, a whole number of 32-bit channels, that gives bandwidth_gbs at max_memory_clock_mhz.
+ * HW_UNKNOWN when either is unknown, when no whole bus comes within 3% of it, or when a GDDR
+ * bus (not a multiple of 1024 bits, HBM's stack) would split memory_bytes (the GPU's total;
+ * <= 0 unknown) into chip sizes that are not made: then the board's memory does not run at the
+ * profile's rate, and neither the width nor the profile's bandwidth describes it. */
+int hw_nvidia_bus_width_bits(double bandwidth_gbs, int max_memory_clock_mhz, int64_t memory_bytes);
+
+/* Returns the architecture name ("Hopper") of an nvmlDeviceArchitecture_t value, as the
+ * device profiles spell it, or NULL for a value NVML's header does not name (0xffffffff is
+ * NVML's "unknown"; larger values are newer than this table). Static storage. */
+const char *hw_nvml_architecture_name(unsigned arch);
 
 /* Writes NVML's CUDA driver version v (major*1000 + minor*10, e.g. 12040) as "12.4" into buf.
  * Returns 0, or RF_E_RANGE when v is not a plausible version (buf is then ""). */

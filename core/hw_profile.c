@@ -8,6 +8,32 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/hw_parse_nvidia.h"
+
+/* Fills what the probe left unknown from the GPU's profile and marks each fact so filled. */
+static void hw_gpu_from_profile(struct hw_gpu *g, const struct device_profile *p)
+{
+	if (!g->architecture[0] && p->architecture[0]) {
+		hw_strlcpy(g->architecture, p->architecture, sizeof(g->architecture));
+		g->from_profile |= HW_FROM_PROFILE(ARCHITECTURE);
+	}
+	/* nvidia-smi gives the memory clock but not the bus width; the profile's bandwidth at
+	 * that clock does (NVIDIA's double data rate, as hw_nvidia_bandwidth_gbs computes). */
+	if (g->memory_bus_width_bits < 0 && strcmp(g->vendor, "nvidia") == 0) {
+		g->memory_bus_width_bits = hw_nvidia_bus_width_bits(
+			p->memory_bandwidth_gbs, g->max_memory_clock_mhz, g->memory_total_bytes);
+		if (g->memory_bus_width_bits > 0)
+			g->from_profile |= HW_FROM_PROFILE(BUS_WIDTH);
+	}
+	if (g->memory_bandwidth_gbs < 0 && p->memory_bandwidth_gbs > 0) {
+		g->memory_bandwidth_gbs = p->memory_bandwidth_gbs;
+		g->from_profile |= HW_FROM_PROFILE(BANDWIDTH);
+	}
+	if (g->fp16_tflops < 0 && p->fp16_tflops > 0) {
+		g->fp16_tflops = p->fp16_tflops;
+		g->from_profile |= HW_FROM_PROFILE(FP16);
+	}
+}
 
 void hw_apply_device_profiles(struct hw_snapshot *s, const struct device_table *t)
 {
@@ -29,10 +55,7 @@ void hw_apply_device_profiles(struct hw_snapshot *s, const struct device_table *
 				rc == RF_E_CONFLICT ? " unambiguously" : "");
 			continue;
 		}
-		if (g->memory_bandwidth_gbs < 0 && p->memory_bandwidth_gbs > 0)
-			g->memory_bandwidth_gbs = p->memory_bandwidth_gbs;
-		if (g->fp16_tflops < 0 && p->fp16_tflops > 0)
-			g->fp16_tflops = p->fp16_tflops;
+		hw_gpu_from_profile(g, p);
 		if (g->memory_total_bytes > best_mem || !s->profile_id[0]) {
 			best_mem = g->memory_total_bytes;
 			hw_strlcpy(s->profile_id, p->id, sizeof(s->profile_id));

@@ -10,8 +10,10 @@
 #include "core/device.h"
 #include "core/hw.h"
 
-/* Applies t to s: fills each matched GPU's memory_bandwidth_gbs (when the probe found none)
- * and fp16_tflops, sets s->profile_id to the entry of the GPU with the most memory (the CPU's
+/* Applies t to s: fills each matched GPU's architecture, memory_bandwidth_gbs and fp16_tflops
+ * when the probe found none, and an NVIDIA GPU's memory_bus_width_bits from the profile's
+ * bandwidth at the measured memory clock (hw_nvidia_bus_width_bits), marking each fact so
+ * filled in from_profile; sets s->profile_id to the entry of the GPU with the most memory (the CPU's
  * entry on a machine without GPUs, when its model string resolves), and warns about GPUs no
  * entry knows. t may be NULL or empty: then only bus-width bandwidths are kept. */
 void hw_apply_device_profiles(struct hw_snapshot *s, const struct device_table *t);

@@ -8,6 +8,7 @@
 #include "server/cli_priv.h"
 #include "server/cli_bench.h"
 #include "server/cli_finetune.h"
+#include "server/cli_models.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -205,8 +207,6 @@ int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf
 	ce->env.read_model_dir_ctx = &ce->cfg;
 	ce->env.read_ollama = rf_ollama_read_cfg;
 	ce->env.read_ollama_ctx = &ce->cfg;
-	ce->env.list_models = rf_list_models_cfg;
-	ce->env.list_models_ctx = &ce->cfg;
 	ce->req.method = API_POST;
 	ce->req.query = "";
 	ce->req.body = ce->body;
@@ -216,6 +216,8 @@ int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf
 
 void rf_cli_env_close(struct rf_cli_env *ce)
 {
+	if (ce->snap)
+		rf_models_free(&ce->snap->models);
 	free(ce->snap);
 	rf_catalogs_unref(ce->cat);
 	rf_profiles_free(ce->set);
@@ -350,29 +352,48 @@ static int cmd_detect(int argc, char **argv)
 }
 
 static const char healthcheck_usage[] =
-	"usage: rigfit healthcheck [--listen HOST:PORT] [--timeout-ms MS]\n"
-	"Exits 0 when the daemon at HOST:PORT answers /healthz, 1 otherwise (for container\n"
-	"health checks; no curl needed). --listen defaults to RIGFIT_LISTEN, then\n"
-	"127.0.0.1:8080; a daemon bound to every address is reached on loopback.\n";
+	"usage: rigfit healthcheck [--listen HOST:PORT] [--ready] [--wait SECONDS]\n"
+	"                          [--timeout-ms MS]\n"
+	"Exits 0 when the daemon at HOST:PORT answers /healthz (it is alive), or with --ready\n"
+	"/readyz (its store is usable and a scan has finished), 1 otherwise; for container and\n"
+	"service health checks, no curl needed. --wait asks again every second for up to SECONDS\n"
+	"(1 to 3600) before failing, for a daemon that is still starting. --listen defaults to\n"
+	"RIGFIT_LISTEN, then 127.0.0.1:8080; a daemon bound to every address is reached on\n"
+	"loopback. --timeout-ms (default 2000) bounds each attempt.\n";
+
+/* Sleeps about ms milliseconds (less when a signal interrupts; the caller rechecks time). */
+static void hc_pause_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
 
 static int cmd_healthcheck(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, 'l'},
 		{"timeout-ms", required_argument, NULL, 't'},
+		{"ready", no_argument, NULL, 'r'},
+		{"wait", required_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *listen = getenv("RIGFIT_LISTEN");
+	const char *listen = getenv("RIGFIT_LISTEN"), *path = RF_HEALTHCHECK_LIVE;
 	char addr[300], host[128], err[256];
 	int port, c;
-	uint64_t timeout_ms = 2000;
+	uint64_t timeout_ms = 2000, wait_s = 0;
+	struct timespec t0, now;
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
 		if (c == 'l')
 			listen = optarg;
-		else if (c == 't') {
+		else if (c == 'r')
+			path = RF_HEALTHCHECK_READY;
+		else if (c == 'w') {
+			if (rf_parse_u64_str(optarg, 3600, &wait_s) < 0 || wait_s == 0)
+				return cli_usage_error("healthcheck: --wait must be 1 to 3600");
+		} else if (c == 't') {
 			if (rf_parse_u64_str(optarg, 60000, &timeout_ms) < 0 || timeout_ms == 0)
 				return cli_usage_error(
 					"healthcheck: --timeout-ms must be 1 to 60000");
@@ -393,9 +414,14 @@ static int cmd_healthcheck(int argc, char **argv)
 	else
 		snprintf(addr, sizeof(addr), "%s%s%s:%d", strchr(host, ':') ? "[" : "", host,
 			 strchr(host, ':') ? "]" : "", port);
-	if (rf_healthcheck(addr, (int)timeout_ms, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rigfit: healthcheck failed: %s\n", err);
-		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rf_healthcheck_path(addr, path, (int)timeout_ms, err, sizeof(err)) < 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((uint64_t)(now.tv_sec - t0.tv_sec) >= wait_s) {
+			fprintf(stderr, "rigfit: healthcheck %s failed: %s\n", path, err);
+			return 1;
+		}
+		hc_pause_ms(1000);
 	}
 	return 0;
 }
@@ -480,10 +506,12 @@ static const struct cli_command commands[] = {
 	{"recommend", "models that fit here for a task, or hardware for a model", NULL,
 	 cli_question_help, rf_cli_question},
 	{"validate", "check a runtime config here", NULL, cli_question_help, rf_cli_question},
+	{"models", "list the models on this host and in the catalog, with sizes",
+	 rf_cli_models_usage, NULL, rf_cli_models},
 	{"bench", "record or list measured speeds; measure this host (host)", rf_cli_bench_usage,
 	 NULL, cmd_bench},
-	{"healthcheck", "exit 0 when the daemon answers /healthz", healthcheck_usage, NULL,
-	 cmd_healthcheck},
+	{"healthcheck", "exit 0 when the daemon answers /healthz (--ready: /readyz)",
+	 healthcheck_usage, NULL, cmd_healthcheck},
 	{"mcp", "serve MCP on standard input and output for LLM clients", rf_cli_mcp_usage, NULL,
 	 rf_cli_mcp},
 	{"version", "print the version", version_usage, NULL, cmd_version},

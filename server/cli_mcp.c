@@ -15,6 +15,7 @@
 #include "server/embedded.h"
 #include "server/log.h"
 #include "server/mcp_stdio.h"
+#include "server/models_list.h"
 #include "server/openapi_json.h"
 #include "server/store/store.h"
 
@@ -80,6 +81,12 @@ int rf_cli_mcp(int argc, char **argv)
 	rc = rf_cli_env_open(&ce, profiles, &opts);
 	if (rc != 0)
 		return rc;
+	/* list_models answers from one walk of the models dirs, the HF cache and Ollama's
+	 * store, as the daemon's scan makes it. */
+	if (rf_models_walk(&ce.cfg, &ce.snap->models) < 0) {
+		rf_cli_env_close(&ce);
+		return 1;
+	}
 	spec = rf_openapi_json();
 	/* The snapshot's JSON, which GET /api/hardware and detect_hardware answer with. */
 	ce.snap->json = api_hardware_render(&ce.snap->hw, &ce.snap->json_len);

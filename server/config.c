@@ -27,7 +27,7 @@ const char rf_serve_usage[] =
 	"                    [--cors-origin ORIGIN]... [--token-file FILE] [--log-level LEVEL]\n"
 	"                    [--nfd-dir DIR] [--data-dir DIR] [--static-dir DIR]\n"
 	"                    [--hub URL] [--hub-token-file FILE] [--hub-timeout-ms MS]\n"
-	"                    [--insecure] [--no-ui]\n"
+	"                    [--insecure] [--no-ui] [--mcp-conformance-fixtures]\n"
 	"Every flag can also be set in the environment: RIGFIT_LISTEN, RIGFIT_DB, RIGFIT_ROOT,\n"
 	"RIGFIT_NVML_LIB, RIGFIT_NVIDIA_SMI, RIGFIT_SYSCTL, RIGFIT_PROBE_TIMEOUT_MS,\n"
 	"RIGFIT_CONNECTION_TIMEOUT, RIGFIT_HEADER_TIMEOUT, RIGFIT_BODY_TIMEOUT,\n"
@@ -38,8 +38,12 @@ const char rf_serve_usage[] =
 	"RIGFIT_CORS_ORIGIN (comma-separated lists), RIGFIT_TOKEN_FILE, RIGFIT_LOG_LEVEL,\n"
 	"RIGFIT_NFD_DIR, RIGFIT_DATA_DIR, RIGFIT_STATIC_DIR, RIGFIT_HUB, RIGFIT_HUB_TOKEN_FILE,\n"
 	"RIGFIT_HUB_TIMEOUT_MS,\n"
-	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1. Flags win over the environment.\n"
+	"RIGFIT_INSECURE=1, RIGFIT_NO_UI=1, RIGFIT_MCP_CONFORMANCE_FIXTURES=1. Flags win over\n"
+	"the environment.\n"
 	"--no-ui: do not serve the web page at / (the API is unchanged).\n"
+	"--mcp-conformance-fixtures: adds the conformance suite's fixture resources to MCP\n"
+	"(test://static-text, test://static-binary), for testing MCP clients and the\n"
+	"conformance suite; off by default.\n"
 	"Limits: a connection must send a request's line and headers within --header-timeout\n"
 	"(10 s) and its body within --body-timeout (30 s) of the headers, or it is closed; one\n"
 	"address holds at most 384 connections (a stalled one is closed to make room for a new\n"
@@ -115,6 +119,8 @@ static const struct opt opts[] = {
 	{"--insecure", "RIGFIT_INSECURE", OPT_BOOL, FIELD(insecure), 0, 0, 0},
 	{"--no-host-bench", "RIGFIT_NO_HOST_BENCH", OPT_BOOL, FIELD(no_host_bench), 0, 0, 0},
 	{"--no-ui", "RIGFIT_NO_UI", OPT_BOOL, FIELD(no_ui), 0, 0, 0},
+	{"--mcp-conformance-fixtures", "RIGFIT_MCP_CONFORMANCE_FIXTURES", OPT_BOOL,
+	 FIELD(mcp_conformance_fixtures), 0, 0, 0},
 };
 
 int rf_log_level_parse(const char *s)

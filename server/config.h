@@ -47,7 +47,7 @@ struct rf_config {
 	char data_dir[RF_CONFIG_PATH_MAX];   /* "" : the database's directory */
 	char static_dir[RF_CONFIG_PATH_MAX]; /* "" : no web app served from files */
 	char token[RF_TOKEN_MAX];            /* loaded from token_file; empty: no token */
-	char hub[512];                    /* --hub: a Hugging Face Hub URL; "": no lookup */
+	char hub[512];                       /* --hub: a Hugging Face Hub URL; "": no lookup */
 	char hub_token_file[RF_CONFIG_PATH_MAX];
 	char hub_token[RF_TOKEN_MAX]; /* loaded from hub_token_file; empty: none */
 	int hub_timeout_ms;           /* the whole lookup of one model */
@@ -55,6 +55,9 @@ struct rf_config {
 	bool insecure;
 	bool no_host_bench; /* do not measure this host (memory bandwidth, kernels) */
 	bool no_ui;         /* --no-ui: GET / and /ui/ answer 404 */
+	/* --mcp-conformance-fixtures: MCP also lists and reads the conformance suite's fixture
+	 * resources (test://static-text...), for testing MCP clients and the suite itself */
+	bool mcp_conformance_fixtures;
 };
 
 /* Fills cfg with the defaults, then RIGFIT_* environment variables, then the flags in

@@ -27,7 +27,6 @@
 #include "server/hub.h"
 #include "server/log.h"
 #include "server/models_dir.h"
-#include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "server/notify.h"
 #include "server/openapi_json.h"
@@ -99,6 +98,7 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->profiles = rf_daemon_profile_hooks(d);
 	env->openapi_tree = d->openapi_tree;
 	env->mcp = d->mcp;
+	env->mcp_fixtures = d->cfg->mcp_conformance_fixtures;
 	if (d->cfg->n_models_dirs > 0) {
 		env->read_model = rf_model_file_read_cfg;
 		env->read_model_ctx = d->cfg;
@@ -108,15 +108,15 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->read_model_dir_ctx = d->cfg;
 	env->read_ollama = rf_ollama_read_cfg;
 	env->read_ollama_ctx = d->cfg;
-	env->list_models = rf_list_models_cfg;
-	env->list_models_ctx = d->cfg;
 	env->read_process = rf_process_stats_self;
 	env->session = &d->session;
 	env->data_disk_known = d->data_disk_known;
 	env->data_disk_free_bytes = d->data_disk_free;
 	if (d->last_scan_failed_s > 0)
 		stats.last_failure_timestamp_s = (double)d->last_scan_failed_s;
-	if (d->hub) { /* --hub: on the loop, bounded by --hub-timeout-ms (see server/hub.h) */
+	/* --hub: a stored answer serves on the loop; a lookup that needs the network runs on the
+	 * thread pool (server/http.c), bounded by --hub-timeout-ms. */
+	if (d->hub) {
 		env->read_hub = rf_hub_read;
 		env->read_hub_ctx = d->hub;
 	}
@@ -195,6 +195,7 @@ static void begin_stop(struct rf_daemon *d, const char *why)
 	d->stop_deadline_ns = uv_hrtime() + DRAIN_MAX_NS;
 	rf_notify("STOPPING=1");
 	uv_timer_stop(&d->scan_timer);
+	rf_hub_stop(d->hub); /* a lookup under way gives up rather than hold the exit */
 	rf_http_quiesce(d);
 	/* Requests waiting for a rescan answer now: the scan may never come. */
 	rf_http_resume_waiters(d, RF_E_UNAVAILABLE);
@@ -260,6 +261,7 @@ static bool open_store(struct rf_daemon *d, bool retry)
 		return false;
 	}
 	d->store_open_err[0] = '\0';
+	rf_hub_set_store(d->hub, d->store);
 	rf_log_info("store: %s%s (schema %d)", retry ? "reopened " : "", d->cfg->db,
 		    rf_store_schema_version(d->store));
 	return true;
@@ -285,6 +287,7 @@ static void store_watch(struct rf_daemon *d)
 			     d->cfg->db);
 		rf_store_close(d->store);
 		d->store = NULL;
+		rf_hub_set_store(d->hub, NULL);
 		return;
 	}
 	if (!d->store && open_store(d, true))

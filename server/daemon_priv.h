@@ -144,7 +144,7 @@ void rf_daemon_profiles_changed(struct rf_daemon *d);
  * thread pool. */
 bool rf_write_route(const struct api_route *route, enum api_method method);
 /* daemon_writes.c: runs req (copied) through api_dispatch on the thread pool with the env of
- * now, then calls rf_http_write_done(d, ctx, ...) on the loop thread unless detached. Writes
+ * now (a store write, or a request whose Hub lookup has to go to the network), then calls rf_http_write_done(d, ctx, ...) on the loop thread unless detached. Writes
  * the job to *out. Returns 0 or a negative rf_err (nothing started). */
 int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx,
 		   struct rf_write_job **out /* OUT */);

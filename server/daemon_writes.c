@@ -1,7 +1,8 @@
 /*
  * Requests that write to the store run on the libuv thread pool, never on the loop thread: a
  * write may wait up to the busy timeout for another process's lock, and the loop must keep
- * answering every other request meanwhile. The connection stays suspended (server/http.c)
+ * answering every other request meanwhile. So do requests whose model only the Hub can answer
+ * (--hub): the lookup may take up to --hub-timeout-ms (server/http.c sends them here). The connection stays suspended (server/http.c)
  * until the write finishes; the reply is then sent from the loop thread.
  *
  * What the handler reads while it runs on the worker must not change under it, so a write job

@@ -1,5 +1,5 @@
 /*
- * `rigfit healthcheck`: GET /healthz from a running daemon over a plain TCP socket (see
+ * `rigfit healthcheck`: GET /healthz (or /readyz) from a running daemon over a plain TCP socket (see
  * healthcheck.h). Every step (connect, send, receive) is non-blocking and waits in poll() for
  * what is left of one overall deadline, so a daemon that accepts and then says nothing cannot
  * hang the probe: Docker would otherwise pile up stuck healthcheck processes.
@@ -268,6 +268,12 @@ static int hc_send_all(int fd, const char *req, size_t len, int64_t deadline_ms)
 
 int rf_healthcheck(const char *listen_addr, int timeout_ms, char *errbuf, size_t errlen)
 {
+	return rf_healthcheck_path(listen_addr, RF_HEALTHCHECK_LIVE, timeout_ms, errbuf, errlen);
+}
+
+int rf_healthcheck_path(const char *listen_addr, const char *path, int timeout_ms, char *errbuf,
+			size_t errlen)
+{
 	struct hc_target t;
 	char req[256], reason[64];
 	char *buf = NULL;
@@ -281,6 +287,12 @@ int rf_healthcheck(const char *listen_addr, int timeout_ms, char *errbuf, size_t
 	if (timeout_ms <= 0) {
 		hc_err(errbuf, errlen, "timeout must be positive, not %d ms", timeout_ms);
 		return RF_E_RANGE;
+	}
+	if (!path ||
+	    (strcmp(path, RF_HEALTHCHECK_LIVE) != 0 && strcmp(path, RF_HEALTHCHECK_READY) != 0)) {
+		hc_err(errbuf, errlen, "probe path must be %s or %s", RF_HEALTHCHECK_LIVE,
+		       RF_HEALTHCHECK_READY);
+		return RF_E_INVALID_VALUE;
 	}
 	deadline = hc_now_ms() + timeout_ms;
 	rc = hc_parse_target(listen_addr, &t);
@@ -321,9 +333,9 @@ int rf_healthcheck(const char *listen_addr, int timeout_ms, char *errbuf, size_t
 	}
 
 	n = snprintf(req, sizeof(req),
-		     "GET /healthz HTTP/1.1\r\nHost: %s\r\nUser-Agent: rigfit-healthcheck\r\n"
+		     "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rigfit-healthcheck\r\n"
 		     "Accept: */*\r\nConnection: close\r\n\r\n",
-		     t.name);
+		     path, t.name);
 	if (n < 0 || (size_t)n >= sizeof(req)) {
 		hc_err(errbuf, errlen, "request too long");
 		rc = RF_E_INTERNAL;

@@ -1,6 +1,6 @@
 /*
- * A liveness probe for `rigfit healthcheck`: one HTTP/1.1 GET /healthz over TCP to a running
- * daemon, answered yes or no. It exists so that container images need no curl or wget: the
+ * The probes of `rigfit healthcheck`: one HTTP/1.1 GET /healthz (liveness) or /readyz
+ * (readiness) over TCP to a running daemon, answered yes or no. It exists so that container images need no curl or wget: the
  * Dockerfile's HEALTHCHECK runs the rigfit binary itself. Plain sockets and poll, no
  * libmicrohttpd (a server library) and no DNS (a probe must not hang on a resolver).
  */
@@ -14,6 +14,9 @@
 #define RF_HEALTHCHECK_TIMEOUT_MS 3000
 /* The most of the reply the probe reads; the status line is all it judges. */
 #define RF_HEALTHCHECK_MAX_REPLY (64 * 1024)
+/* The two probe paths: the process serves; the store is usable and a scan has finished. */
+#define RF_HEALTHCHECK_LIVE "/healthz"
+#define RF_HEALTHCHECK_READY "/readyz"
 
 /* Asks the daemon listening at listen_addr ("127.0.0.1:8080", "[::1]:8080"; "localhost:PORT"
  * means 127.0.0.1; the wildcards 0.0.0.0 and [::] mean the loopback address of their family,
@@ -29,5 +32,11 @@
  *   RF_E_UNAVAILABLE    the daemon answered with a status other than 200
  * On success errbuf holds the empty string. */
 int rf_healthcheck(const char *listen_addr, int timeout_ms, char *errbuf, size_t errlen);
+
+/* rf_healthcheck for either probe: path is RF_HEALTHCHECK_LIVE or RF_HEALTHCHECK_READY
+ * (anything else is RF_E_INVALID_VALUE, nothing sent). Same returns and errbuf otherwise; a
+ * daemon that is alive but not ready answers /readyz with 503, so RF_E_UNAVAILABLE. */
+int rf_healthcheck_path(const char *listen_addr, const char *path, int timeout_ms, char *errbuf,
+			size_t errlen);
 
 #endif

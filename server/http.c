@@ -23,6 +23,7 @@
 #include "core/err.h"
 #include "core/numparse.h"
 #include "server/daemon_priv.h"
+#include "server/hub.h"
 #include "server/log.h"
 #include "server/static_files.h"
 
@@ -896,6 +897,42 @@ void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
 	mhd_run(d);
 }
 
+/* A route that may look its model up on the Hub runs on the loop with this reader in place of
+ * the lookup: a stored answer serves at once; a model only the Hub can answer marks the
+ * request (wanted), whose reply is then dropped and the request run again on the thread pool
+ * with the real lookup (rf_write_start), so that a slow Hub holds up no other request. */
+struct hub_defer {
+	void *hub;
+	bool wanted;
+};
+
+static int hub_read_or_defer(void *ctx, int kind, const char *id, struct api_model_dir *out,
+			     char *msg, size_t msglen)
+{
+	struct hub_defer *hd = ctx;
+	int rc = rf_hub_read_stored(hd->hub, kind, id, out, msg, msglen);
+
+	if (rc != RF_E_NOT_FOUND)
+		return rc;
+	hd->wanted = true;
+	snprintf(msg, msglen, "looked up on the Hub off the loop");
+	return RF_E_UNAVAILABLE;
+}
+
+/* Runs req on the thread pool (a store write, or a Hub lookup) with the connection suspended
+ * until rf_http_write_done answers it. */
+static enum MHD_Result run_off_loop(struct rf_req *r, struct MHD_Connection *c,
+				    const struct api_request *req)
+{
+	int rc = rf_write_start(r->d, req, r, &r->write_job);
+
+	if (rc < 0)
+		return send_error(r, c, rc, NULL);
+	r->conn = c;
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
 /* The request headers, for handlers that read some (POST /mcp). */
 static const char *request_header(void *c, const char *name)
 {
@@ -908,6 +945,7 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	struct api_request req = {0};
 	struct api_reply reply = {0};
 	struct api_env env;
+	struct hub_defer hub = {0};
 	const char *qmark = strchr(r->uri, '?');
 	char path[API_MAX_URL_BYTES + 1];
 	size_t plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
@@ -941,16 +979,19 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 		api_hardware_get(&env, &req, &reply);
 		return send_reply(r, c, &reply, NULL, NULL);
 	}
-	if (rf_write_route(r->route, r->method)) {
-		/* A write may wait for another process's lock: never on the loop thread. */
-		int rc = rf_write_start(d, &req, r, &r->write_job);
-		if (rc < 0)
-			return send_error(r, c, rc, NULL);
-		r->conn = c;
-		MHD_suspend_connection(c);
-		return MHD_YES;
+	/* A write may wait for another process's lock: never on the loop thread. */
+	if (rf_write_route(r->route, r->method))
+		return run_off_loop(r, c, &req);
+	if (env.read_hub && r->route && (r->route->flags & API_ROUTE_HUB_LOOKUP)) {
+		hub.hub = env.read_hub_ctx;
+		env.read_hub = hub_read_or_defer;
+		env.read_hub_ctx = &hub;
 	}
 	r->route = api_dispatch(&env, &req, &reply);
+	if (hub.wanted) {
+		api_reply_reset(&reply);
+		return run_off_loop(r, c, &req);
+	}
 	if (reply.wait_for_scan)
 		return wait_for_scan(r, c, &reply);
 	return send_reply(r, c, &reply, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ struct rf_hub {
 	bool https;
 	int timeout_ms;
 	struct rf_store *store;
+	atomic_bool stopping; /* rf_hub_stop: lookups under way give up */
 };
 
 static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
@@ -124,6 +126,7 @@ int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hu
 		snprintf(h->auth, sizeof(h->auth), "Authorization: Bearer %s", o->token);
 	h->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : RF_HUB_TIMEOUT_MS_DEFAULT;
 	h->store = store;
+	atomic_init(&h->stopping, false);
 	*out = h;
 	return 0;
 }
@@ -177,6 +180,19 @@ struct call {
 	char *msg;
 	size_t msglen;
 };
+
+/* libcurl's progress callback: a lookup gives up as soon as the daemon stops. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	const struct rf_hub *h = ud;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return atomic_load(&h->stopping) ? 1 : 0;
+}
 
 /* One response body: at most want bytes are kept; more is cut off (over). A server that
  * answers a range request with 200 and the whole file has its first skip bytes dropped. */
@@ -290,6 +306,9 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, b);
 	curl_easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c->easy, CURLOPT_HEADERDATA, b);
+	curl_easy_setopt(c->easy, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c->easy, CURLOPT_XFERINFODATA, c->h);
 	if (c->headers)
 		curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
 	if (len > 0) {
@@ -309,6 +328,10 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 		set_msg(c->msg, c->msglen, "%s on the Hugging Face Hub is larger than %zu MiB",
 			file, cap >> 20);
 		return RF_E_TOO_LARGE;
+	}
+	if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		set_msg(c->msg, c->msglen, "the daemon is stopping");
+		return RF_E_UNAVAILABLE;
 	}
 	if (cc == CURLE_OPERATION_TIMEDOUT) {
 		set_msg(c->msg, c->msglen,
@@ -546,6 +569,41 @@ static void reply_message(const struct api_reply *r, char *msg, size_t msglen)
 	cJSON_Delete(doc);
 }
 
+/* The store's answer for id: 0, RF_E_NOT_FOUND when only the Hub can answer (nothing stored,
+ * or no store), or RF_E_INVALID_VALUE (not an id) with msg set. */
+static int hub_stored(struct rf_hub *h, const char *id, struct api_model_dir *out, char *msg,
+		      size_t msglen)
+{
+	int rc;
+
+	if (!h || !id || !id_ok(id)) {
+		set_msg(msg, msglen, "'%.160s' is not a Hugging Face model id (ORG/NAME)",
+			id ? id : "");
+		return RF_E_INVALID_VALUE;
+	}
+	rc = rf_store_hub_get(h->store, h->url, id, "main", out);
+	return rc == RF_E_STORE_UNAVAILABLE ? RF_E_NOT_FOUND : rc;
+}
+
+int rf_hub_read_stored(void *ctx, int kind, const char *id, struct api_model_dir *out, char *msg,
+		       size_t msglen)
+{
+	(void)kind;
+	return hub_stored(ctx, id, out, msg, msglen);
+}
+
+void rf_hub_set_store(struct rf_hub *h, struct rf_store *store)
+{
+	if (h)
+		h->store = store;
+}
+
+void rf_hub_stop(struct rf_hub *h)
+{
+	if (h)
+		atomic_store(&h->stopping, true);
+}
+
 int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out, char *msg,
 		size_t msglen)
 {
@@ -556,15 +614,8 @@ int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out, 
 	int rc;
 
 	(void)kind;
-	if (!h || !id || !id_ok(id)) {
-		set_msg(msg, msglen, "'%.160s' is not a Hugging Face model id (ORG/NAME)",
-			id ? id : "");
-		return RF_E_INVALID_VALUE;
-	}
-	rc = rf_store_hub_get(h->store, h->url, id, "main", out);
-	if (rc == 0)
-		return 0;
-	if (rc != RF_E_NOT_FOUND && rc != RF_E_STORE_UNAVAILABLE)
+	rc = hub_stored(h, id, out, msg, msglen);
+	if (rc != RF_E_NOT_FOUND)
 		return rc;
 	rc = rf_hub_fetch(h, id, out, msg, msglen);
 	if (rc < 0)

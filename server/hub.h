@@ -50,4 +50,20 @@ int rf_hub_fetch(struct rf_hub *h, const char *id, struct api_model_dir *out /* 
 int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out /* OUT */, char *msg,
 		size_t msglen);
 
+/* api_read_model_dir_fn over an rf_hub (ctx), kind 2, that never goes to the network: the
+ * store's answer (0; free *out with api_model_dir_free), RF_E_NOT_FOUND when only the Hub can
+ * answer (nothing stored, or no store; msg untouched), or RF_E_INVALID_VALUE (not an id) with
+ * msg set. The daemon answers with it on the loop and runs rf_hub_read on the thread pool
+ * when it says RF_E_NOT_FOUND. */
+int rf_hub_read_stored(void *ctx, int kind, const char *id, struct api_model_dir *out /* OUT */,
+		       char *msg, size_t msglen);
+
+/* Points h at store (borrowed, may be NULL) after the daemon closed or reopened its store;
+ * call it only while no lookup runs. NULL h is a no-op. */
+void rf_hub_set_store(struct rf_hub *h, struct rf_store *store);
+
+/* Makes every lookup under way, and every later one, give up at once (RF_E_UNAVAILABLE): the
+ * daemon is stopping. Safe from any thread. NULL is a no-op. */
+void rf_hub_stop(struct rf_hub *h);
+
 #endif

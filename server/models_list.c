@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/err.h"
 #include "server/config.h"
 #include "server/model_dir.h"
 #include "server/ollama_models.h"
@@ -202,12 +204,16 @@ static void walk_ollama(struct lister *l, const char *store)
 	closedir(d);
 }
 
-int rf_list_models_cfg(void *ctx, struct api_local_model *out, int max)
+int rf_models_walk(const struct rf_config *cfg, struct api_local_models *out)
 {
-	const struct rf_config *cfg = ctx;
-	struct lister l = {.out = out, .max = max, .n = 0};
+	struct timespec now;
+	struct lister l = {.max = RF_MODELS_LIST_MAX, .n = 0};
 	char dir[PATH_MAX];
 
+	clock_gettime(CLOCK_REALTIME, &now);
+	l.out = calloc(RF_MODELS_LIST_MAX, sizeof(*l.out));
+	if (!l.out)
+		return RF_E_NOMEM;
 	for (int i = 0; i < cfg->n_models_dirs && i < RF_CONFIG_MAX_LIST; i++)
 		walk_models_dir(&l, cfg->models_dirs[i], 2);
 	rf_hf_hub_dir(cfg->hf_cache, dir, sizeof(dir));
@@ -216,5 +222,26 @@ int rf_list_models_cfg(void *ctx, struct api_local_model *out, int max)
 	rf_ollama_dir(cfg->ollama_models, dir, sizeof(dir));
 	if (dir[0])
 		walk_ollama(&l, dir);
-	return l.n;
+	/* Keep only what was found: a snapshot holds its list for a whole scan interval. */
+	if (l.n == 0) {
+		free(l.out);
+		l.out = NULL;
+	} else if (l.n < RF_MODELS_LIST_MAX) {
+		struct api_local_model *fit = realloc(l.out, (size_t)l.n * sizeof(*l.out));
+		if (fit)
+			l.out = fit;
+	}
+	out->items = l.out;
+	out->n = l.n;
+	out->scanned_at_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	return 0;
+}
+
+void rf_models_free(struct api_local_models *m)
+{
+	if (!m)
+		return;
+	free(m->items);
+	m->items = NULL;
+	m->n = 0;
 }

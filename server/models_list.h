@@ -4,10 +4,22 @@
 #ifndef RIGFIT_SERVER_MODELS_LIST_H
 #define RIGFIT_SERVER_MODELS_LIST_H
 
-#include "api/api.h"
+#include <stdint.h>
 
-/* ctx is a struct rf_config: lists at most max models of its models dirs, the Hugging Face
- * cache and Ollama's store into out (api_list_models_fn). Returns how many. */
-int rf_list_models_cfg(void *ctx, struct api_local_model *out, int max);
+#include "api/api.h"
+#include "server/config.h"
+
+/* The most models one walk lists. */
+#define RF_MODELS_LIST_MAX 2000
+
+/* Walks cfg's models dirs, the Hugging Face cache and Ollama's store (bounded: two levels,
+ * 4096 entries a directory, RF_MODELS_LIST_MAX models) into *out, with scanned_at_ms the wall
+ * clock when the walk began.
+ * Blocks on the file system: call it off the event loop. Returns 0 (free out with
+ * rf_models_free; a host without models gives n 0 and items NULL) or RF_E_NOMEM. */
+int rf_models_walk(const struct rf_config *cfg, struct api_local_models *out /* OUT */);
+
+/* Frees m's items and empties it. NULL is a no-op. */
+void rf_models_free(struct api_local_models *m);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * The scan cache. A uv_timer starts a scan every --scan-interval seconds; the scan runs on the
  * libuv thread pool (uv_queue_work) so a slow probe never delays a request; the worker also
- * renders the snapshot's JSON and appends it to the scan history. When it finishes, the loop
- * thread swaps the published snapshot pointer: requests always read a complete, immutable
- * snapshot. A timer tick while a scan still runs is skipped, not queued.
+ * renders the snapshot's JSON, walks the models dirs, the Hugging Face cache and Ollama's
+ * store for the list GET /api/models answers with (kept in the snapshot), and appends the scan
+ * to the scan history. When it finishes, the loop thread swaps the published snapshot pointer:
+ * requests always read a complete, immutable snapshot. A timer tick while a scan still runs
+ * is skipped, not queued.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "server/data_dir.h"
 #include "server/detect/detect.h"
 #include "server/log.h"
+#include "server/models_list.h"
 #include "server/nfd_file.h"
 #include "server/store/store_hostbench.h"
 
@@ -55,6 +58,7 @@ void rf_snapshot_free(struct api_snapshot *s)
 	if (!s)
 		return;
 	free(s->json);
+	rf_models_free(&s->models);
 	free(s);
 }
 
@@ -105,6 +109,9 @@ static void scan_work(uv_work_t *w)
 		if (!snap->json)
 			job->rc = RF_E_NOMEM;
 	}
+	/* The models on disk are walked here too, so GET /api/models never reads a directory. */
+	if (job->rc == 0)
+		job->rc = rf_models_walk(c, &snap->models);
 	if (job->rc < 0) {
 		rf_snapshot_free(snap);
 		return;

@@ -82,6 +82,8 @@ struct nvml_api {
 	int (*mig_handle)(struct nvml_device *dev, unsigned int index, struct nvml_device **mig);
 	int (*bus_width)(struct nvml_device *dev, unsigned int *bits);
 	int (*max_clock)(struct nvml_device *dev, int type, unsigned int *mhz);
+	/* nvmlDeviceArchitecture_t is an unsigned int (2 Kepler ... 9 Hopper, 10 Blackwell). */
+	int (*arch)(struct nvml_device *dev, unsigned int *arch);
 };
 
 /* Where the record goes: one write per line, and the first failure remembered. */
@@ -163,6 +165,7 @@ static bool nvml_resolve(void *lib, struct nvml_api *api, struct nvml_out *w)
 		{"nvmlDeviceGetMigDeviceHandleByIndex", offsetof(struct nvml_api, mig_handle)},
 		{"nvmlDeviceGetMemoryBusWidth", offsetof(struct nvml_api, bus_width)},
 		{"nvmlDeviceGetMaxClockInfo", offsetof(struct nvml_api, max_clock)},
+		{"nvmlDeviceGetArchitecture", offsetof(struct nvml_api, arch)},
 	};
 	bool ok = true;
 
@@ -297,6 +300,9 @@ static void nvml_gpu(const struct nvml_api *api, unsigned int i, struct nvml_out
 	v = 0;
 	if (api->max_clock && api->max_clock(dev, NVML_CLOCK_MEM, &v) == HW_NVML_SUCCESS && v > 0)
 		nvml_line(w, "max_memory_clock=%u", v);
+	v = 0;
+	if (api->arch && api->arch(dev, &v) == HW_NVML_SUCCESS)
+		nvml_line(w, "architecture=%u", v);
 	nvml_gpu_mig(api, dev, w);
 }
 

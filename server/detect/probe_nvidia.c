@@ -120,8 +120,11 @@ static void nv_warn_missing(struct hw_snapshot *s, const struct hw_nvidia_report
 
 	for (int i = 0; i < kept; i++) {
 		int w;
+		/* Without the MIG calls the GPU has no MIG; the device profile names the
+		 * architecture of a driver too old to. */
 		if (strncmp(rep->missing[i], "nvmlDeviceGetMig", 16) == 0 ||
-		    strncmp(rep->missing[i], "nvmlDeviceGetMaxMig", 19) == 0)
+		    strncmp(rep->missing[i], "nvmlDeviceGetMaxMig", 19) == 0 ||
+		    strcmp(rep->missing[i], "nvmlDeviceGetArchitecture") == 0)
 			continue;
 		w = snprintf(list + used, sizeof(list) - used, "%s%s", n ? ", " : "",
 			     rep->missing[i]);
@@ -309,7 +312,9 @@ static void nv_probe_smi(const struct rf_detect_opts *o, struct hw_snapshot *s, 
 			hw_warn(s, "gpu %d: nvidia-smi did not report its memory", first + i);
 	if (added > 0) {
 		hw_strlcpy(s->sources.gpu, "nvidia-smi", sizeof(s->sources.gpu));
-		nv_warn_bandwidth(s, rep, "nvidia-smi does not report the memory bus width");
+		nv_warn_bandwidth(s, rep,
+				  "nvidia-smi does not report the memory bus width (a device "
+				  "profile fills it, see from_profile)");
 		nv_smi_mig(o, s, smi, rep, first);
 	}
 out:

@@ -363,6 +363,9 @@ START_TEST(summary_spells_out_the_scan)
 	g->memory_total_bytes = 80LL << 30;
 	g->memory_free_bytes = -1;
 	g->memory_bandwidth_gbs = 3352;
+	g->memory_bus_width_bits = 5120;
+	hw_strlcpy(g->architecture, "Hopper", sizeof(g->architecture));
+	g->from_profile = HW_FROM_PROFILE(ARCHITECTURE);
 	hw_strlcpy(s->compute_profile, "high_end", sizeof(s->compute_profile));
 	hw_warn(s, "gpu: test warning");
 	text = api_hardware_summary(s);
@@ -374,7 +377,10 @@ START_TEST(summary_spells_out_the_scan)
 	ck_assert_ptr_nonnull(strstr(text, "VRAM: 80.0 GiB (largest GPU)"));
 	ck_assert_ptr_nonnull(strstr(text, "GPU 0:\n  Model: NVIDIA H100 80GB HBM3\n"));
 	ck_assert_ptr_nonnull(strstr(text, "Memory: 80.0 GiB total\n"));
-	ck_assert_ptr_nonnull(strstr(text, "Bandwidth: 3352 GB/s"));
+	ck_assert_ptr_nonnull(strstr(text, "Bandwidth: 3352 GB/s\n"));
+	/* Facts a device profile gave are marked; measured ones are not. */
+	ck_assert_ptr_nonnull(strstr(text, "  Architecture: Hopper (device profile)\n"));
+	ck_assert_ptr_nonnull(strstr(text, "  Memory bus: 5120-bit\n"));
 	ck_assert_ptr_nonnull(strstr(text, "  - gpu: test warning\n"));
 	free(text);
 	free(s);

@@ -566,6 +566,18 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 	ck_assert(num(pa, "budget_bytes") <= 48.0 * 1024 * MIB);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+	/* Full fine-tuning of an 8B does not fit a 64 GB Mac, and nothing is "offloaded to the
+	 * host": the host is the same memory. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"hardware_profile\":"
+			     "\"apple-m1-max\"}",
+			     &a),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "fits")));
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
+				 cJSON_GetObjectItem(a, "training"), "offload")),
+			 "none");
+	ck_assert_double_eq(num(a, "memory.host_bytes"), 0);
+	cJSON_Delete(a);
 }
 END_TEST
 

@@ -72,12 +72,28 @@ START_TEST(a_pasted_scan_round_trips)
 	a->host.container.detected = true;
 	a->host.container.cgroup_memory_limit_bytes = 4LL << 30;
 	hw_warn(a, "ignored on input");
+	a->n_gpus = 1;
+	memset(&a->gpus[0], 0, sizeof(a->gpus[0]));
+	hw_strlcpy(a->gpus[0].vendor, "nvidia", sizeof(a->gpus[0].vendor));
+	hw_strlcpy(a->gpus[0].name, "NVIDIA H100 80GB HBM3", sizeof(a->gpus[0].name));
+	hw_strlcpy(a->gpus[0].architecture, "Hopper", sizeof(a->gpus[0].architecture));
+	a->gpus[0].memory_total_bytes = 81559LL << 20;
+	a->gpus[0].memory_free_bytes = a->gpus[0].memory_used_bytes = HW_UNKNOWN;
+	a->gpus[0].memory_gtt_bytes = a->gpus[0].max_memory_clock_mhz = HW_UNKNOWN;
+	a->gpus[0].memory_bus_width_bits = 5120;
+	a->gpus[0].memory_bandwidth_gbs = a->gpus[0].fp16_tflops = -1;
+	a->gpus[0].from_profile = HW_FROM_PROFILE(BUS_WIDTH) | HW_FROM_PROFILE(ARCHITECTURE);
 	ja = api_hardware_render(a, NULL);
 	ck_assert_int_eq(parse_hw(ja, b, field, sizeof(field)), 0);
 	ck_assert_int_eq(b->memory.available_bytes, 8LL << 30);
 	ck_assert_int_eq(b->cpu.logical_cores, 16);
 	ck_assert_uint_eq(b->cpu.isa, HW_ISA(AVX2) | HW_ISA(FMA));
 	ck_assert_int_eq(b->host.container.cgroup_memory_limit_bytes, 4LL << 30);
+	/* Which GPU facts a device profile gave stays said. */
+	ck_assert_int_eq(b->n_gpus, 1);
+	ck_assert_uint_eq(b->gpus[0].from_profile,
+			  HW_FROM_PROFILE(BUS_WIDTH) | HW_FROM_PROFILE(ARCHITECTURE));
+	ck_assert_str_eq(b->gpus[0].architecture, "Hopper");
 	jb = api_hardware_render(b, NULL);
 	x = cJSON_Parse(ja);
 	y = cJSON_Parse(jb);
@@ -127,6 +143,12 @@ START_TEST(bad_fields_are_named_by_their_path)
 		{"{\"cpu\":{\"isa\":[\"avx9\"]}}", RF_E_INVALID_VALUE, "hardware.cpu.isa"},
 		{"{\"host\":{\"container\":{\"cgroup_memory_limit_bytes\":-5}}}",
 		 RF_E_INVALID_VALUE, "hardware.host.container.cgroup_memory_limit_bytes"},
+		{"{\"gpus\":[{\"name\":\"x\",\"from_profile\":[\"name\"]}]}", RF_E_INVALID_VALUE,
+		 "hardware.gpus[0].from_profile"},
+		{"{\"gpus\":[{\"name\":\"x\",\"from_profile\":\"architecture\"}]}",
+		 RF_E_INVALID_VALUE, "hardware.gpus[0].from_profile"},
+		{"{\"gpus\":[{\"name\":\"x\",\"from_profile\":[1]}]}", RF_E_INVALID_VALUE,
+		 "hardware.gpus[0].from_profile"},
 		{"{\"nope\":1}", RF_E_UNKNOWN_FIELD, "hardware.nope"},
 		{"[]", RF_E_INVALID_VALUE, "hardware"},
 	};

@@ -598,6 +598,23 @@ START_TEST(bad_arguments_are_tool_errors)
 }
 END_TEST
 
+/* Reads the resource uri; returns the whole reply (free it) and its first content in *c. */
+static cJSON *read_resource(struct mcp_session *s, const char *uri, cJSON **c)
+{
+	char msg[256];
+	cJSON *r;
+
+	snprintf(msg, sizeof(msg),
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
+		 "{\"uri\":\"%s\"}}",
+		 uri);
+	r = send_msg(s, msg);
+	*c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "contents"),
+				0);
+	ck_assert_msg(*c != NULL, "no contents for %s", uri);
+	return r;
+}
+
 START_TEST(resources)
 {
 	struct mcp_session s = {0};
@@ -609,17 +626,11 @@ START_TEST(resources)
 								"resources")),
 			 2);
 	cJSON_Delete(r);
-	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
-			 "{\"uri\":\"rigfit://hardware\"}}");
-	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "contents"),
-			       0);
+	r = read_resource(&s, "rigfit://hardware", &c);
 	ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, snap.json);
 	ck_assert_str_eq(cJSON_GetObjectItem(c, "mimeType")->valuestring, "application/json");
 	cJSON_Delete(r);
-	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
-			 "{\"uri\":\"rigfit://models\"}}");
-	c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "contents"),
-			       0);
+	r = read_resource(&s, "rigfit://models", &c);
 	{
 		/* The catalog as GET /api/models?source=catalog answers it. */
 		struct api_request req = {
@@ -642,6 +653,48 @@ START_TEST(resources)
 		     "\"params\":{\"uri\":\"rigfit://hardware\"}}",
 		     MCP_INTERNAL_ERROR);
 	env.snapshot = &snap;
+}
+END_TEST
+
+/* The conformance suite's fixture resources exist only with --mcp-conformance-fixtures, and
+ * then are listed and read through the same table as rigfit's own. */
+START_TEST(conformance_fixture_resources)
+{
+	static const char read_text[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+					"\"resources/read\",\"params\":{\"uri\":"
+					"\"test://static-text\"}}";
+	struct mcp_session s = {0};
+	cJSON *r, *list, *c;
+
+	init_session(&s);
+	expect_error(&s, read_text, MCP_RESOURCE_NOT_FOUND);
+	env.mcp_fixtures = true;
+	r = send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}");
+	list = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "resources");
+	ck_assert_int_eq(cJSON_GetArraySize(list), 4);
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "uri")->valuestring,
+			 "rigfit://hardware");
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 2), "uri")->valuestring,
+			 "test://static-text");
+	cJSON_Delete(r);
+	r = read_resource(&s, "test://static-text", &c);
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "uri")->valuestring, "test://static-text");
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "mimeType")->valuestring, "text/plain");
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring,
+			 "This is the content of the static text resource.");
+	cJSON_Delete(r);
+	r = read_resource(&s, "test://static-binary", &c);
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "mimeType")->valuestring, "image/png");
+	ck_assert_ptr_null(cJSON_GetObjectItem(c, "text"));
+	/* base64 of a PNG: its signature \x89PNG encodes as iVBORw0KGgo. */
+	ck_assert_int_eq(strncmp(cJSON_GetObjectItem(c, "blob")->valuestring, "iVBORw0KGgo", 11),
+			 0);
+	cJSON_Delete(r);
+	/* rigfit's own resources are unchanged beside them. */
+	r = read_resource(&s, "rigfit://hardware", &c);
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, snap.json);
+	cJSON_Delete(r);
+	env.mcp_fixtures = false;
 }
 END_TEST
 
@@ -872,6 +925,7 @@ Suite *api_mcp_suite(void)
 	tcase_add_test(tc, tool_sentences_quote_the_answer);
 	tcase_add_test(tc, bad_arguments_are_tool_errors);
 	tcase_add_test(tc, resources);
+	tcase_add_test(tc, conformance_fixture_resources);
 	tcase_add_test(tc, http_transport);
 	tcase_add_test(tc, http_not_loopback_skips_host);
 	tcase_add_test(tc, stdio_lines);

@@ -45,6 +45,7 @@ static const char h100_record[] = "rigfit-nvml 1\n"
 				  "compute_capability=9.0\n"
 				  "memory_bus_width=5120\n"
 				  "max_memory_clock=2619\n"
+				  "architecture=9\n"
 				  "mig_mode=0\n"
 				  "gpu=1\n"
 				  "name=NVIDIA H100 80GB HBM3\n"
@@ -80,6 +81,7 @@ START_TEST(nvml_record_two_gpus)
 	ck_assert_str_eq(g->cuda_version, "12.7");
 	ck_assert_int_eq(g->memory_bus_width_bits, 5120);
 	ck_assert_int_eq(g->max_memory_clock_mhz, 2619);
+	ck_assert_str_eq(g->architecture, "Hopper"); /* NVML_DEVICE_ARCH_HOPPER */
 	ck_assert(fabs(g->memory_bandwidth_gbs - 3352.32) < 1e-6);
 	ck_assert(g->has_mig && !g->mig.enabled);
 	ck_assert_int_eq(g->mig.instances, 0);
@@ -178,24 +180,27 @@ END_TEST
 
 START_TEST(nvml_record_hostile_values)
 {
-	static const char rec[] = "rigfit-nvml 1\n"
-				  "cuda_version=7\n" /* not a CUDA version */
-				  "gpu=0\n"
-				  "name=\n"                                   /* empty: unknown */
-				  "memory_total=99999999999999999999999999\n" /* overflows u64 */
-				  "memory_free=12\n"
-				  "memory_bus_width=-384\n" /* signed: junk */
-				  "max_memory_clock=1e4\n"  /* not decimal digits */
-				  "compute_capability=9\n"  /* no minor */
-				  "mig_mode=2\n"            /* out of range */
-				  "garbage line without an equals sign\n"
-				  "gpu=one\n" /* bad index: the section is dropped */
-				  "name=ghost\n"
-				  "gpu=1\n"
-				  "memory_total=1000\n"
-				  "memory_free=2000\n" /* more free than total: dropped */
-				  "end\n"
-				  "gpu=2\n"; /* after end: ignored */
+	static const char rec[] =
+		"rigfit-nvml 1\n"
+		"cuda_version=7\n" /* not a CUDA version */
+		"gpu=0\n"
+		"name=\n"                                   /* empty: unknown */
+		"memory_total=99999999999999999999999999\n" /* overflows u64 */
+		"memory_free=12\n"
+		"memory_bus_width=-384\n" /* signed: junk */
+		"max_memory_clock=1e4\n"  /* not decimal digits */
+		"compute_capability=9\n"  /* no minor */
+		"mig_mode=2\n"            /* out of range */
+		"architecture=Hopper\n"   /* a name, not NVML's number */
+		"garbage line without an equals sign\n"
+		"gpu=one\n" /* bad index: the section is dropped */
+		"name=ghost\n"
+		"gpu=1\n"
+		"memory_total=1000\n"
+		"memory_free=2000\n"        /* more free than total: dropped */
+		"architecture=4294967295\n" /* NVML_DEVICE_ARCH_UNKNOWN: not malformed */
+		"end\n"
+		"gpu=2\n"; /* after end: ignored */
 	struct hw_nvidia_report *r = report();
 	const struct hw_gpu *g;
 
@@ -211,12 +216,14 @@ START_TEST(nvml_record_hostile_values)
 	ck_assert_int_eq(g->memory_bus_width_bits, HW_UNKNOWN);
 	ck_assert_int_eq(g->max_memory_clock_mhz, HW_UNKNOWN);
 	ck_assert_str_eq(g->compute_capability, "");
+	ck_assert_str_eq(g->architecture, "");
 	ck_assert(!g->has_mig);
 	g = &r->gpus[1];
 	ck_assert_int_eq(g->memory_total_bytes, 1000);
 	ck_assert_int_eq(g->memory_free_bytes, HW_UNKNOWN);
-	/* cuda, name, total, width, clock, cc, mig, free>total */
-	ck_assert_int_eq(r->n_bad_values, 8);
+	ck_assert_str_eq(g->architecture, "");
+	/* cuda, name, total, width, clock, cc, mig, architecture, free>total */
+	ck_assert_int_eq(r->n_bad_values, 9);
 	free(r);
 }
 END_TEST
@@ -478,6 +485,42 @@ START_TEST(bandwidth_cuda_version_and_error_names)
 }
 END_TEST
 
+/* NVML's architecture numbers (nvml.h, NVML_DEVICE_ARCH_*), and the bus width that a device
+ * profile's bandwidth implies at the clock nvidia-smi reports, checked against the published
+ * buses of the GPUs in ../shared/fixtures' captures. */
+START_TEST(architecture_names_and_bus_width_from_bandwidth)
+{
+	ck_assert_ptr_null(hw_nvml_architecture_name(0));
+	ck_assert_ptr_null(hw_nvml_architecture_name(1));
+	ck_assert_str_eq(hw_nvml_architecture_name(2), "Kepler");
+	ck_assert_str_eq(hw_nvml_architecture_name(5), "Volta");
+	ck_assert_str_eq(hw_nvml_architecture_name(7), "Ampere");
+	ck_assert_str_eq(hw_nvml_architecture_name(8), "Ada Lovelace");
+	ck_assert_str_eq(hw_nvml_architecture_name(9), "Hopper");
+	ck_assert_str_eq(hw_nvml_architecture_name(10), "Blackwell");
+	ck_assert_str_eq(hw_nvml_architecture_name(11), "Ampere"); /* T23X: Jetson Orin */
+	ck_assert_ptr_null(hw_nvml_architecture_name(12));
+	ck_assert_ptr_null(hw_nvml_architecture_name(0xffffffffu));
+
+	/* H100 SXM: 3350 GB/s at 2619 MHz, 81559 MiB: five 1024-bit HBM3 stacks. */
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(3350, 2619, 81559 * MIB), 5120);
+	/* RTX 4090: 1008 GB/s at 10501 MHz over 24564 MiB: twelve channels of 2 GiB. */
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(1008, 10501, 24564 * MIB), 384);
+	/* RTX 3060 Laptop GPU: the profile's 336 GB/s is 14 Gbps on 192 bits, but this laptop's
+	 * memory runs at 6001 MHz (12 Gbps): 224 bits would mean 7 chips of 878 MiB. Unknown. */
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(336, 6001, 6144 * MIB), HW_UNKNOWN);
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(336, 7001, 6144 * MIB), 192);
+	/* GDDR with unknown memory cannot be checked; HBM needs no check. */
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(1008, 10501, HW_UNKNOWN), HW_UNKNOWN);
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(3350, 2619, HW_UNKNOWN), 5120);
+	/* Nothing to go on, or no whole bus near the ratio (966 GB/s at 10501 MHz: 368 bits). */
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(-1, 2619, 81559 * MIB), HW_UNKNOWN);
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(3350, HW_UNKNOWN, 81559 * MIB), HW_UNKNOWN);
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(966, 10501, 24564 * MIB), HW_UNKNOWN);
+	ck_assert_int_eq(hw_nvidia_bus_width_bits(1e9, 1, 24564 * MIB), HW_UNKNOWN);
+}
+END_TEST
+
 Suite *hw_parse_nvidia_suite(void)
 {
 	Suite *s = suite_create("hw_parse_nvidia");
@@ -496,6 +539,7 @@ Suite *hw_parse_nvidia_suite(void)
 	tcase_add_test(tc, smi_csv_caps_gpu_count);
 	tcase_add_test(tc, smi_list_counts_mig_devices);
 	tcase_add_test(tc, bandwidth_cuda_version_and_error_names);
+	tcase_add_test(tc, architecture_names_and_bus_width_from_bandwidth);
 	suite_add_tcase(s, tc);
 	return s;
 }

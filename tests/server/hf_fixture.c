@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/config.h"
 #include "tests/test.h"
 
 void t_hf_add(struct t_tlist *l, const char *name, int64_t a, int64_t b)
@@ -158,4 +159,96 @@ void t_hf_write_qwen05(const char *dir)
 	cJSON_free(text);
 	cJSON_Delete(idx);
 	free(l);
+}
+
+void t_hf_cache_write_qwen05(const char *hub, const char *org, const char *name, const char *rev)
+{
+	static const char *const files[] = {"config.json", "model.safetensors.index.json",
+					    "model-00001-of-00002.safetensors",
+					    "model-00002-of-00002.safetensors"};
+	char repo[4200], p[4400], q[4400];
+
+	/* blobs hold the files, the snapshot links to them. */
+	mkdir(hub, 0755);
+	snprintf(repo, sizeof(repo), "%s/models--%s--%s", hub, org, name);
+	mkdir(repo, 0755);
+	snprintf(p, sizeof(p), "%s/blobs", repo);
+	t_hf_write_qwen05(p);
+	snprintf(p, sizeof(p), "%s/refs", repo);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/refs/main", repo);
+	ck_assert_int_eq(t_write_file(p, rev, strlen(rev)), 0);
+	snprintf(p, sizeof(p), "%s/snapshots", repo);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/snapshots/%s", repo, rev);
+	mkdir(p, 0755);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/snapshots/%s/%s", repo, rev, files[i]);
+		snprintf(q, sizeof(q), "../../blobs/%s", files[i]);
+		ck_assert_int_eq(symlink(q, p), 0);
+	}
+}
+
+void t_ollama_write_tag(const char *store, const char *name, const char *tag)
+{
+	const char *digest = "4b1e8d7a9f5b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5";
+	char p[4400], manifest[1024];
+	size_t len = 0;
+	unsigned char *gguf = t_gguf_write_tiny(&len);
+	const char *dirs[] = {"", "/blobs", "/manifests", "/manifests/registry.ollama.ai",
+			      "/manifests/registry.ollama.ai/library"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", store, dirs[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/manifests/registry.ollama.ai/library/%s", store, name);
+	mkdir(p, 0755);
+	snprintf(manifest, sizeof(manifest),
+		 "{\"schemaVersion\":2,\"mediaType\":"
+		 "\"application/vnd.docker.distribution.manifest.v2+json\",\"config\":{"
+		 "\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":"
+		 "\"sha256:%s\",\"size\":485},\"layers\":[{\"mediaType\":"
+		 "\"application/vnd.ollama.image.model\",\"digest\":\"sha256:%s\",\"size\":%zu},"
+		 "{\"mediaType\":\"application/vnd.ollama.image.template\",\"digest\":"
+		 "\"sha256:%s\",\"size\":1}]}",
+		 digest, digest, len, digest);
+	snprintf(p, sizeof(p), "%s/manifests/registry.ollama.ai/library/%s/%s", store, name, tag);
+	ck_assert_int_eq(t_write_file(p, manifest, strlen(manifest)), 0);
+	snprintf(p, sizeof(p), "%s/blobs/sha256-%s", store, digest);
+	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
+	free(gguf);
+}
+
+size_t t_gguf_write_tiny_at(const char *path)
+{
+	size_t len = 0;
+	unsigned char *gguf = t_gguf_write_tiny(&len);
+
+	ck_assert_int_eq(t_write_file(path, gguf, len), 0);
+	free(gguf);
+	return len;
+}
+
+const cJSON *t_models_find(const cJSON *list, const char *id)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(list, "models"))
+	{
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, id) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+void t_models_cfg_under(const char *root, struct rf_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->models_dirs[0], sizeof(cfg->models_dirs[0]), "%s/models", root);
+	cfg->n_models_dirs = 1;
+	snprintf(cfg->hf_cache, sizeof(cfg->hf_cache), "%s/hub", root);
+	snprintf(cfg->ollama_models, sizeof(cfg->ollama_models), "%s/ollama", root);
+	mkdir(cfg->models_dirs[0], 0755);
 }

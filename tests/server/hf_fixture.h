@@ -8,7 +8,11 @@
 #ifndef RIGFIT_TESTS_SERVER_HF_FIXTURE_H
 #define RIGFIT_TESTS_SERVER_HF_FIXTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct cJSON;
+struct rf_config;
 
 struct t_tensor {
 	char name[96];
@@ -44,5 +48,25 @@ void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from,
 
 /* Writes a Qwen2.5-0.5B folder at dir (created): config.json, two shards and their index. */
 void t_hf_write_qwen05(const char *dir);
+
+/* Writes a Hugging Face cache repository hub/models--ORG--NAME (hub created when missing) as
+ * huggingface_hub lays it out: a Qwen2.5-0.5B checkpoint in blobs/, refs/main holding rev,
+ * and snapshots/REV/ linking to the blobs. */
+void t_hf_cache_write_qwen05(const char *hub, const char *org, const char *name, const char *rev);
+
+/* Writes Ollama's store at store (created when missing) with the library tag NAME:TAG: its
+ * manifest, whose model layer is the tiny GGUF file (t_gguf_write_tiny) and whose template
+ * layer is 1 byte, and that blob. */
+void t_ollama_write_tag(const char *store, const char *name, const char *tag);
+
+/* Clears cfg and points it at root: models dir root/models (created), Hugging Face cache
+ * root/hub and Ollama's store root/ollama (neither created). */
+void t_models_cfg_under(const char *root, struct rf_config *cfg /* OUT */);
+
+/* Writes the tiny GGUF file (t_gguf_write_tiny) at path; returns its length. */
+size_t t_gguf_write_tiny_at(const char *path);
+
+/* Returns the entry of a GET /api/models answer whose id is id, or NULL. */
+const struct cJSON *t_models_find(const struct cJSON *list, const char *id);
 
 #endif

@@ -20,8 +20,9 @@
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
-static const char *const commands[] = {"serve",    "detect", "estimate",    "config",  "recommend",
-				       "validate", "bench",  "healthcheck", "version", NULL};
+static const char *const commands[] = {"serve",       "detect",   "estimate", "config",
+				       "recommend",   "validate", "models",   "bench",
+				       "healthcheck", "version",  NULL};
 
 #define MAX_ARGS 24
 
@@ -309,6 +310,8 @@ START_TEST(bad_options_are_one_line_usage_errors)
 		{"detect", "--probe-timeout-ms", "5", NULL, NULL, "--probe-timeout-ms"},
 		{"detect", "--frob", NULL, NULL, NULL, "--frob"},
 		{"healthcheck", "--listen", NULL, NULL, NULL, "--listen needs a value"},
+		{"healthcheck", "--ready", "--wait", "0", NULL, "--wait must be 1 to 3600"},
+		{"healthcheck", "--wait", "3601", NULL, NULL, "--wait must be 1 to 3600"},
 		{"serve", "--frob", NULL, NULL, NULL, "--frob"},
 		{"bench", "list", "--frob", "1", NULL, "--frob"},
 		{"recommend", "--limit", "x", NULL, NULL, "--limit"},

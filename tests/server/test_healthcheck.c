@@ -372,6 +372,35 @@ START_TEST(test_hc_wildcard_and_ipv6)
 }
 END_TEST
 
+/* Readiness asks for /readyz on the same connection logic; a path other than the two probes
+ * is refused before anything is sent. */
+START_TEST(test_hc_ready_path)
+{
+	struct srv s;
+	char addr[64], err[256];
+
+	ck_assert_int_eq(srv_start(&s, SRV_OK_LENGTH, AF_INET), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", s.port);
+	ck_assert_int_eq(rf_healthcheck_path(addr, RF_HEALTHCHECK_READY, 5000, err, sizeof(err)),
+			 0);
+	srv_stop(&s);
+	ck_assert_msg(strncmp(s.req, "GET /readyz HTTP/1.1\r\n", 22) == 0, "request: %s", s.req);
+
+	ck_assert_int_eq(srv_start(&s, SRV_503, AF_INET), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", s.port);
+	ck_assert_int_eq(rf_healthcheck_path(addr, RF_HEALTHCHECK_READY, 5000, err, sizeof(err)),
+			 RF_E_UNAVAILABLE);
+	srv_stop(&s);
+	ck_assert_msg(strstr(err, "503") != NULL, "reason: %s", err);
+
+	ck_assert_int_eq(rf_healthcheck_path("127.0.0.1:1", "/metrics", 5000, err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "/readyz"));
+	ck_assert_int_eq(rf_healthcheck_path("127.0.0.1:1", NULL, 5000, err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+}
+END_TEST
+
 START_TEST(test_hc_bad_addresses)
 {
 	static const char *const bad[] = {
@@ -442,6 +471,7 @@ Suite *healthcheck_suite(void)
 	tcase_add_test(tc, test_hc_big_reply_capped);
 	tcase_add_test(tc, test_hc_closed_port);
 	tcase_add_test(tc, test_hc_wildcard_and_ipv6);
+	tcase_add_test(tc, test_hc_ready_path);
 	tcase_add_test(tc, test_hc_bad_addresses);
 	suite_add_tcase(s, tc);
 	return s;

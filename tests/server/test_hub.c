@@ -59,6 +59,7 @@ struct fake_hub {
 	int fd, port;
 	pthread_t th;
 	atomic_int stop, mode, requests;
+	atomic_int slow_ms; /* how long FAKE_SLOW holds a request; 0: 3 s */
 	char root[1024];
 	char auth[256]; /* the last Authorization header received */
 };
@@ -175,7 +176,8 @@ static void serve_one(int c)
 	switch (fake.mode) {
 	case FAKE_SLOW:
 		/* Never answers within the client's timeout; gives up when the test ends. */
-		for (int i = 0; i < 150 && !fake.stop; i++)
+		for (int i = 0; i < (fake.slow_ms > 0 ? fake.slow_ms : 3000) / 20 && !fake.stop;
+		     i++)
 			usleep(20000);
 		return;
 	case FAKE_FAIL:
@@ -623,6 +625,77 @@ START_TEST(the_daemon_looks_ids_up_with_hub_and_keeps_them)
 }
 END_TEST
 
+/* Reads what the daemon sends on fd until it closes the connection (at most 30 s). Returns a
+ * malloc'd NUL-terminated copy. */
+static char *read_until_close(int fd)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+
+	ck_assert_ptr_nonnull(buf);
+	while (len < cap) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		ssize_t n;
+		if (poll(&pfd, 1, 30000) <= 0)
+			break;
+		n = recv(fd, buf + len, cap - len, 0);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* A lookup that waits on a slow Hub runs off the daemon's loop: while it waits, GET
+ * /api/hardware on another connection is answered, and only then does the lookup end, at its
+ * timeout (504 naming model.id). Were the lookup on the loop, the hardware request would wait
+ * for that timeout and the estimate would be answered first. */
+START_TEST(a_slow_hub_holds_up_no_other_request)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	struct pollfd pfd;
+	char url[64], req[1024], *answer;
+	const char body[] = "{\"model\":\"" QWEN "\",\"hardware\":{\"gpus\":[{\"name\":"
+			    "\"RTX 4090\",\"memory_total_bytes\":25757220864}]}}";
+	/* Long enough for the hardware request to be answered first, under valgrind too. */
+	const char *timeout = t_under_valgrind() ? "15000" : "3000";
+	const char *extra[] = {"--hub", url, "--hub-timeout-ms", timeout, NULL};
+	char within[64];
+	int fd, n;
+
+	fake_start(FAKE_SLOW);
+	fake.slow_ms = 30000;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	fd = t_connect(dmn.port);
+	n = snprintf(req, sizeof(req),
+		     "POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+		     "application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		     strlen(body), body);
+	send_all(fd, req, (size_t)n);
+	/* The lookup has reached the Hub: the estimate now waits on it. */
+	for (int i = 0; i < 2000 && fake.requests == 0; i++)
+		usleep(5000);
+	ck_assert_int_ge(fake.requests, 1);
+	ck_assert_int_eq(t_http(dmn.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	pfd = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_msg(poll(&pfd, 1, 0) == 0, "the estimate was answered before the hardware");
+	answer = read_until_close(fd);
+	ck_assert_msg(strncmp(answer, "HTTP/1.1 504 ", 13) == 0, "%s", answer);
+	ck_assert_ptr_nonnull(strstr(answer, "\"field\":\"model.id\""));
+	snprintf(within, sizeof(within), "did not answer within %s ms", timeout);
+	ck_assert_ptr_nonnull(strstr(answer, within));
+	free(answer);
+	close(fd);
+	fake_stop();
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
 /* The store's half alone: a round trip, a second answer replacing the first (its shards
  * too), what the schema refuses, and no store at all. */
 START_TEST(the_store_keeps_one_answer_per_hub_id_and_revision)
@@ -682,6 +755,7 @@ Suite *hub_suite(void)
 	tcase_add_test(tc, a_lying_hub_is_refused_and_not_stored);
 	tcase_add_test(tc, an_unknown_id_and_odd_hubs);
 	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
+	tcase_add_test(tc, a_slow_hub_holds_up_no_other_request);
 	tcase_add_test(tc, the_store_keeps_one_answer_per_hub_id_and_revision);
 	suite_add_tcase(s, tc);
 	return s;

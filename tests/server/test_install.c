@@ -36,6 +36,8 @@ static int have(const char *prog)
 	return t_run(argv, NULL, NULL, 5000) == 0;
 }
 
+static char *complete_with(const char *file, const char *bin, const char *words, int cword);
+
 /* Runs argv[0..] from / with RIGFIT_PROFILES unset; returns its status. */
 static int run_from_root(const char *const *args, char **out, char **err)
 {
@@ -82,6 +84,33 @@ START_TEST(make_install_gives_a_binary_that_works_from_anywhere)
 		free(out);
 		free(err);
 	}
+	/* `man rigfit` finds the installed page by name (man-db, as a newcomer reads it). */
+	{
+		char script[512];
+		const char *a[] = {"/bin/sh", "-c", script, NULL};
+		snprintf(
+			script, sizeof(script),
+			"cd / && MANPATH='%s/usr/local/share/man' MANWIDTH=100 exec man -P cat rigfit",
+			dest);
+		ck_assert_msg(have("man"), "man not found: make deps installs man-db");
+		ck_assert_msg(t_run(a, &out, &err, 60000) == 0, "man rigfit: %s", err);
+		ck_assert_msg(strstr(out, "healthcheck") &&
+				      strstr(out, "--mcp-conformance-fixtures"),
+			      "man rigfit printed: %.300s", out);
+		free(out);
+		free(err);
+	}
+	/* The installed bash completion completes with the installed binary. */
+	{
+		char *file = t_path(dest, "usr/local/share/bash-completion/completions/rigfit");
+		out = complete_with(file, bin, "est", 1);
+		ck_assert_str_eq(out, "estimate\n");
+		free(out);
+		out = complete_with(file, bin, "healthcheck --re", 2);
+		ck_assert_str_eq(out, "--ready\n");
+		free(out);
+		free(file);
+	}
 	/* The installed unit runs the installed binary. */
 	unit = t_path(dest, "usr/local/lib/systemd/system/rigfit.service");
 	out = t_read_file(unit, NULL);
@@ -110,6 +139,54 @@ START_TEST(make_install_gives_a_binary_that_works_from_anywhere)
 }
 END_TEST
 
+/* The unit as installed, with a PREFIX that exists on this machine: `systemd-analyze verify`
+ * accepts it, which checks that its ExecStart= and its ExecStartPost= health checks name an
+ * executable that is there, the closest a test without systemd as init comes to starting it. */
+START_TEST(the_installed_unit_verifies)
+{
+	char *prefix = t_mkdtemp(), *var, *unit, *out = NULL, *err = NULL, *text;
+	size_t n = strlen(prefix) + 16;
+
+	if (!have("systemd-analyze")) {
+		printf("install: systemd-analyze not found; skipping the installed unit\n");
+		t_rmtree(prefix);
+		free(prefix);
+		return;
+	}
+	var = malloc(n);
+	ck_assert_ptr_nonnull(var);
+	snprintf(var, n, "PREFIX=%s", prefix);
+	{
+		const char *vars[] = {var, NULL};
+		ck_assert_msg(make("install", vars, &err) == 0, "make install: %s", err);
+		free(err);
+	}
+	unit = t_path(prefix, "lib/systemd/system/rigfit.service");
+	text = t_read_file(unit, NULL);
+	ck_assert_ptr_nonnull(text);
+	/* Both probes, pointing at the installed binary. */
+	ck_assert_ptr_nonnull(
+		strstr(text, "/bin/rigfit healthcheck --listen 127.0.0.1:8080 --wait"));
+	ck_assert_ptr_nonnull(
+		strstr(text, "/bin/rigfit healthcheck --listen 127.0.0.1:8080 --ready"));
+	ck_assert_ptr_null(strstr(text, "/usr/local/bin"));
+	{
+		const char *a[] = {"/bin/sh", "-c", "exec systemd-analyze verify \"$1\"",
+				   "sh",      unit, NULL};
+		int rc = t_run(a, &out, &err, 60000);
+		ck_assert_msg(rc == 0 && !strstr(err, "rigfit.service"), "verify (%d): %s%s", rc,
+			      out, err);
+		free(out);
+		free(err);
+	}
+	free(text);
+	free(unit);
+	t_rmtree(prefix);
+	free(prefix);
+	free(var);
+}
+END_TEST
+
 /* Returns the man page's spelling of a flag: "--log-level" is written "Fl \-log\-level". */
 static void mdoc_flag(const char *flag, char *out, size_t len)
 {
@@ -124,7 +201,7 @@ static void mdoc_flag(const char *flag, char *out, size_t len)
 
 START_TEST(the_man_page_is_lint_clean_and_names_every_command_and_flag)
 {
-	char *page = t_path(t_src_dir(), "doc/rigfit.1"), *text, *out = NULL, *err = NULL;
+	char *page = t_path(t_src_dir(), "server/doc/rigfit.1"), *text, *out = NULL, *err = NULL;
 	const char *help[] = {t_bin(), "help", NULL};
 
 	ck_assert_msg(have("mandoc"), "mandoc not found: make deps installs it");
@@ -167,17 +244,27 @@ START_TEST(the_man_page_is_lint_clean_and_names_every_command_and_flag)
 }
 END_TEST
 
-/* Returns the completions bash offers for the words (the binary first), space-separated. */
-static char *complete(const char *words, int cword)
+/* Returns the completions bash offers for the words after the binary bin (space-separated),
+ * with the completion script file sourced. */
+static char *complete_with(const char *file, const char *bin, const char *words, int cword)
 {
-	char script[1024], *out = NULL, *file = t_path(t_src_dir(), "doc/completions/rigfit.bash");
+	char script[1024], *out = NULL;
 	const char *argv[] = {"/bin/bash", "-c", script, NULL};
 
 	snprintf(script, sizeof(script),
-		 "source '%s' && COMP_WORDS=('%s' %s) && COMP_CWORD=%d && _rigfit && "
+		 "cd / && source '%s' && COMP_WORDS=('%s' %s) && COMP_CWORD=%d && _rigfit && "
 		 "echo \"${COMPREPLY[*]}\"",
-		 file, t_bin(), words, cword);
+		 file, bin, words, cword);
 	ck_assert_int_eq(t_run(argv, &out, NULL, 30000), 0);
+	return out;
+}
+
+/* The same with the checkout's completion script and the binary under test. */
+static char *complete(const char *words, int cword)
+{
+	char *file = t_path(t_src_dir(), "server/completions/rigfit.bash");
+	char *out = complete_with(file, t_bin(), words, cword);
+
 	free(file);
 	return out;
 }
@@ -196,6 +283,9 @@ START_TEST(the_bash_completion_completes_commands_flags_and_values)
 		{"config m --use-case long", 4, "long_context\n"},
 		{"detect --format t", 3, "table\n"},
 		{"bench l", 2, "list\n"},
+		{"mod", 1, "models\n"},
+		{"models --sou", 2, "--source\n"},
+		{"models --source ol", 3, "ollama\n"},
 	};
 
 	ck_assert_msg(have("bash"), "bash not found");
@@ -207,7 +297,7 @@ START_TEST(the_bash_completion_completes_commands_flags_and_values)
 	}
 	/* The zsh completion at least parses, where zsh is installed. */
 	if (have("zsh")) {
-		char *file = t_path(t_src_dir(), "doc/completions/_rigfit");
+		char *file = t_path(t_src_dir(), "server/completions/_rigfit");
 		const char *zsh[] = {"/bin/sh", "-c", "exec zsh -n \"$1\"", "sh", file, NULL};
 		ck_assert_int_eq(t_run(zsh, NULL, NULL, 10000), 0);
 		free(file);
@@ -256,6 +346,7 @@ Suite *install_suite(void)
 
 	tcase_set_timeout(tc, t_under_valgrind() ? 1800 : 300);
 	tcase_add_test(tc, make_install_gives_a_binary_that_works_from_anywhere);
+	tcase_add_test(tc, the_installed_unit_verifies);
 	tcase_add_test(tc, the_man_page_is_lint_clean_and_names_every_command_and_flag);
 	tcase_add_test(tc, the_bash_completion_completes_commands_flags_and_values);
 	tcase_add_test(tc, make_deb_builds_a_package_with_the_unit_and_a_system_user);

@@ -21,6 +21,7 @@
 #include "server/models_list.h"
 #include "server/ollama_models.h"
 #include "tests/api/profiles_fixture.h"
+#include "tests/server/harness.h"
 #include "tests/server/hf_fixture.h"
 #include "tests/test.h"
 
@@ -35,12 +36,7 @@ static void setup(void)
 {
 	t_profiles_load(&devices, &models, NULL);
 	root = t_mkdtemp();
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.models_dirs[0], sizeof(cfg.models_dirs[0]), "%s/models", root);
-	cfg.n_models_dirs = 1;
-	snprintf(cfg.hf_cache, sizeof(cfg.hf_cache), "%s/hub", root);
-	snprintf(cfg.ollama_models, sizeof(cfg.ollama_models), "%s/ollama", root);
-	mkdir(cfg.models_dirs[0], 0755);
+	t_models_cfg_under(root, &cfg);
 }
 
 static void teardown(void)
@@ -279,31 +275,8 @@ START_TEST(an_id_in_the_hugging_face_cache_resolves_offline)
 	const char *rev = "0123456789abcdef0123456789abcdef01234567";
 	cJSON *j;
 
-	/* hub/models--acme--qwen-tuned: blobs hold the files, the snapshot links to them. */
-	snprintf(repo, sizeof(repo), "%s/hub", root);
-	mkdir(repo, 0755);
+	t_hf_cache_write_qwen05(cfg.hf_cache, "acme", "qwen-tuned", rev);
 	snprintf(repo, sizeof(repo), "%s/hub/models--acme--qwen-tuned", root);
-	mkdir(repo, 0755);
-	snprintf(p, sizeof(p), "%s/blobs", repo);
-	t_hf_write_qwen05(p);
-	snprintf(p, sizeof(p), "%s/refs", repo);
-	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s/refs/main", repo);
-	ck_assert_int_eq(t_write_file(p, rev, strlen(rev)), 0);
-	snprintf(p, sizeof(p), "%s/snapshots", repo);
-	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s/snapshots/%s", repo, rev);
-	mkdir(p, 0755);
-	{
-		const char *files[] = {"config.json", "model.safetensors.index.json",
-				       "model-00001-of-00002.safetensors",
-				       "model-00002-of-00002.safetensors"};
-		for (size_t i = 0; i < 4; i++) {
-			snprintf(p, sizeof(p), "%s/snapshots/%s/%s", repo, rev, files[i]);
-			snprintf(q, sizeof(q), "../../blobs/%s", files[i]);
-			ck_assert_int_eq(symlink(q, p), 0);
-		}
-	}
 	ck_assert_int_eq(estimate("{\"model\":{\"id\":\"acme/qwen-tuned\"}," HW "}", &j), 200);
 	ck_assert_str_eq(str_at(j, "model", "source", NULL), "hf_cache");
 	ck_assert_str_eq(str_at(j, "model", "id", NULL), "acme/qwen-tuned");
@@ -325,38 +298,10 @@ START_TEST(an_id_in_the_hugging_face_cache_resolves_offline)
 }
 END_TEST
 
-/* Writes Ollama's store with tag NAME:TAG whose model layer is the tiny GGUF file. */
+/* Writes Ollama's store under root with tag NAME:TAG (the tiny GGUF file as its model). */
 static void write_ollama_tag(const char *name, const char *tag)
 {
-	const char *digest = "4b1e8d7a9f5b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5";
-	char p[4400], manifest[1024];
-	size_t len = 0;
-	unsigned char *gguf = t_gguf_write_tiny(&len);
-	const char *dirs[] = {"ollama", "ollama/blobs", "ollama/manifests",
-			      "ollama/manifests/registry.ollama.ai",
-			      "ollama/manifests/registry.ollama.ai/library"};
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
-		mkdir(p, 0755);
-	}
-	snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/%s", root, name);
-	mkdir(p, 0755);
-	snprintf(manifest, sizeof(manifest),
-		 "{\"schemaVersion\":2,\"mediaType\":"
-		 "\"application/vnd.docker.distribution.manifest.v2+json\",\"config\":{"
-		 "\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":"
-		 "\"sha256:%s\",\"size\":485},\"layers\":[{\"mediaType\":"
-		 "\"application/vnd.ollama.image.model\",\"digest\":\"sha256:%s\",\"size\":%zu},"
-		 "{\"mediaType\":\"application/vnd.ollama.image.template\",\"digest\":"
-		 "\"sha256:%s\",\"size\":1}]}",
-		 digest, digest, len, digest);
-	snprintf(p, sizeof(p), "%s/ollama/manifests/registry.ollama.ai/library/%s/%s", root, name,
-		 tag);
-	ck_assert_int_eq(t_write_file(p, manifest, strlen(manifest)), 0);
-	snprintf(p, sizeof(p), "%s/ollama/blobs/sha256-%s", root, digest);
-	ck_assert_int_eq(t_write_file(p, gguf, len), 0);
-	free(gguf);
+	t_ollama_write_tag(cfg.ollama_models, name, tag);
 }
 
 START_TEST(a_tag_pulled_into_ollama_is_read_as_its_gguf)
@@ -396,14 +341,11 @@ START_TEST(a_tag_pulled_into_ollama_is_read_as_its_gguf)
 }
 END_TEST
 
-/* GET /api/models?query with this suite's hooks; returns the status and the answer. */
-static int list_models(const char *query, cJSON **out)
+/* GET /api/models?query over snap (NULL: no scan yet); returns the status and the answer. */
+static int list_models_in(const struct api_snapshot *snap, const char *query, cJSON **out)
 {
-	struct api_env env = {.version = "test",
-			      .devices = &devices,
-			      .models = models,
-			      .list_models = rf_list_models_cfg,
-			      .list_models_ctx = &cfg};
+	struct api_env env = {
+		.version = "test", .devices = &devices, .models = models, .snapshot = snap};
 	struct api_request req = {.method = API_GET, .path = "/api/models", .query = query};
 	struct api_reply r = {0};
 	int status;
@@ -416,18 +358,22 @@ static int list_models(const char *query, cJSON **out)
 	return status;
 }
 
-/* Returns the entry of list with this id, or NULL. */
-static const cJSON *find_model(const cJSON *list, const char *id)
+/* The same after a walk of this suite's folders, as the daemon's scan makes it. */
+static int list_models(const char *query, cJSON **out)
 {
-	const cJSON *m;
+	struct api_snapshot snap = {0};
+	int status;
 
-	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(list, "models"))
-	{
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
-		if (cJSON_IsString(v) && strcmp(v->valuestring, id) == 0)
-			return m;
-	}
-	return NULL;
+	ck_assert_int_eq(rf_models_walk(&cfg, &snap.models), 0);
+	status = list_models_in(&snap, query, out);
+	rf_models_free(&snap.models);
+	return status;
+}
+
+/* How many models list holds. */
+static int models_in(const cJSON *list)
+{
+	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "models"));
 }
 
 START_TEST(the_models_on_this_host_are_listed_with_sizes)
@@ -445,34 +391,174 @@ START_TEST(the_models_on_this_host_are_listed_with_sizes)
 	write_ollama_tag("tiny", "1b-q8_0");
 	ck_assert_int_eq(list_models("", &j), 200);
 	/* The folder: both shards' sizes; the GGUF file by the path a request gives. */
-	m = find_model(j, dir);
+	m = t_models_find(j, dir);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "format")->valuestring, "safetensors");
 	ck_assert_double_gt(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
 			    2 * 494032768.0);
-	m = find_model(j, p);
+	m = t_models_find(j, p);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
 			    (double)len);
 	/* Ollama's tag with its layers' sizes, and the catalog beside them. */
-	m = find_model(j, "tiny:1b-q8_0");
+	m = t_models_find(j, "tiny:1b-q8_0");
 	ck_assert_ptr_nonnull(m);
 	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "where")->valuestring, "ollama");
 	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(m, "size_bytes")->valuedouble,
 			    (double)len + 1);
-	ck_assert_ptr_nonnull(find_model(j, "meta-llama/Llama-3.1-8B"));
+	ck_assert_ptr_nonnull(t_models_find(j, "meta-llama/Llama-3.1-8B"));
 	cJSON_Delete(j);
 	/* source narrows the list; a bad one is a 422. */
 	ck_assert_int_eq(list_models("source=local", &j), 200);
-	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-3.1-8B"));
-	ck_assert_ptr_nonnull(find_model(j, "tiny:1b-q8_0"));
+	ck_assert_ptr_null(t_models_find(j, "meta-llama/Llama-3.1-8B"));
+	ck_assert_ptr_nonnull(t_models_find(j, "tiny:1b-q8_0"));
 	cJSON_Delete(j);
 	ck_assert_int_eq(list_models("source=catalog", &j), 200);
-	ck_assert_ptr_null(find_model(j, "tiny:1b-q8_0"));
+	ck_assert_ptr_null(t_models_find(j, "tiny:1b-q8_0"));
 	cJSON_Delete(j);
 	ck_assert_int_eq(list_models("source=disk", &j), 422);
 	cJSON_Delete(j);
 	free(gguf);
+}
+END_TEST
+
+/* Each place alone, a name in any case, and the time of the walk. */
+START_TEST(the_list_narrows_to_one_place_or_a_name)
+{
+	char gguf_path[4400];
+	cJSON *j;
+
+	snprintf(gguf_path, sizeof(gguf_path), "%s/tiny.gguf", cfg.models_dirs[0]);
+	t_gguf_write_tiny_at(gguf_path);
+	t_hf_cache_write_qwen05(cfg.hf_cache, "acme", "qwen-tuned",
+				"0123456789abcdef0123456789abcdef01234567");
+	t_ollama_write_tag(cfg.ollama_models, "tiny", "1b-q8_0");
+	ck_assert_int_eq(list_models("source=cache", &j), 200);
+	ck_assert_int_eq(models_in(j), 1);
+	ck_assert_ptr_nonnull(t_models_find(j, "acme/qwen-tuned"));
+	/* The cache's size is its blobs': the two shards hold the checkpoint's BF16 bytes. */
+	ck_assert_double_gt(cJSON_GetObjectItemCaseSensitive(t_models_find(j, "acme/qwen-tuned"),
+							     "size_bytes")
+				    ->valuedouble,
+			    2 * 494032768.0);
+	ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "scanned_at")));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=dir", &j), 200);
+	ck_assert_int_eq(models_in(j), 1);
+	ck_assert_ptr_nonnull(t_models_find(j, gguf_path));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=ollama", &j), 200);
+	ck_assert_int_eq(models_in(j), 1);
+	ck_assert_ptr_nonnull(t_models_find(j, "tiny:1b-q8_0"));
+	cJSON_Delete(j);
+	/* On disk, "TINY" is the GGUF file and Ollama's tag, not the cache's repository. */
+	ck_assert_int_eq(list_models("source=local&name=TINY", &j), 200);
+	ck_assert_int_eq(models_in(j), 2);
+	ck_assert_ptr_nonnull(t_models_find(j, gguf_path));
+	ck_assert_ptr_nonnull(t_models_find(j, "tiny:1b-q8_0"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("source=catalog&name=llama-3.1-8B", &j), 200);
+	ck_assert_int_ge(models_in(j), 1);
+	ck_assert_ptr_nonnull(t_models_find(j, "meta-llama/Llama-3.1-8B"));
+	ck_assert_ptr_null(t_models_find(j, "Qwen/Qwen2.5-7B"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models("name=%zz", &j), 422);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(j, "error"), "field")
+				 ->valuestring,
+			 "name");
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* The route reads the list the scan walked, never the disk: a model on disk but not in the
+ * snapshot's list is not answered, and one in the list is, though the disk lacks it. Before
+ * the first scan, only the catalog can be listed. */
+START_TEST(the_route_answers_from_the_scans_list_not_the_disk)
+{
+	struct api_local_model ghost = {.id = "/nowhere/ghost.gguf",
+					.where = "models_dir",
+					.format = "gguf",
+					.size_bytes = 4096};
+	struct api_snapshot snap = {.models = {.items = &ghost, .n = 1, .scanned_at_ms = 1000}};
+	char p[4400];
+	cJSON *j;
+
+	snprintf(p, sizeof(p), "%s/on-disk.gguf", cfg.models_dirs[0]);
+	t_gguf_write_tiny_at(p);
+	ck_assert_int_eq(list_models_in(&snap, "source=local", &j), 200);
+	ck_assert_int_eq(models_in(j), 1);
+	ck_assert_ptr_nonnull(t_models_find(j, "/nowhere/ghost.gguf"));
+	ck_assert_ptr_null(t_models_find(j, p));
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "scanned_at")->valuestring,
+			 "1970-01-01T00:00:01.000Z");
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models_in(NULL, "source=local", &j), 503);
+	cJSON_Delete(j);
+	ck_assert_int_eq(list_models_in(NULL, "source=catalog", &j), 200);
+	ck_assert_ptr_nonnull(t_models_find(j, "meta-llama/Llama-3.1-8B"));
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "scanned_at")));
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* GET /api/models?source=dir from the daemon at port: the answer, after checking it is a 200. */
+static cJSON *daemon_models(int port)
+{
+	struct t_resp r;
+	cJSON *j;
+
+	ck_assert_int_eq(t_http(port, "GET", "/api/models?source=dir", NULL, NULL, 0, &r), 0);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	j = cJSON_Parse(r.body);
+	ck_assert_ptr_nonnull(j);
+	t_resp_free(&r);
+	return j;
+}
+
+/* The daemon walks the disk in its scan, not on the request: a file added to the models dir is
+ * listed after a rescan, not before, and scanned_at says when the list was taken. */
+START_TEST(the_daemon_lists_a_new_file_after_a_rescan_not_before)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	char a[4400], b[4400], first[64];
+	const char *extra[] = {"--models-dir",
+			       cfg.models_dirs[0],
+			       "--hf-cache",
+			       cfg.hf_cache,
+			       "--ollama-models",
+			       cfg.ollama_models,
+			       "--scan-interval",
+			       "86400",
+			       NULL};
+	cJSON *j;
+
+	snprintf(a, sizeof(a), "%s/a.gguf", cfg.models_dirs[0]);
+	snprintf(b, sizeof(b), "%s/b.gguf", cfg.models_dirs[0]);
+	t_gguf_write_tiny_at(a);
+	t_daemon_start(&dmn, extra);
+	j = daemon_models(dmn.port);
+	ck_assert_ptr_nonnull(t_models_find(j, a));
+	snprintf(first, sizeof(first), "%s",
+		 cJSON_GetObjectItemCaseSensitive(j, "scanned_at")->valuestring);
+	cJSON_Delete(j);
+	t_gguf_write_tiny_at(b);
+	j = daemon_models(dmn.port);
+	ck_assert_ptr_nonnull(t_models_find(j, a));
+	ck_assert_ptr_null(t_models_find(j, b));
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "scanned_at")->valuestring, first);
+	cJSON_Delete(j);
+	usleep(5000);
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/hardware/rescan", NULL, NULL, 0, &r), 0);
+	ck_assert_msg(r.status == 200, "rescan: %d %s", r.status, r.body);
+	t_resp_free(&r);
+	j = daemon_models(dmn.port);
+	ck_assert_ptr_nonnull(t_models_find(j, a));
+	ck_assert_ptr_nonnull(t_models_find(j, b));
+	ck_assert_str_ne(cJSON_GetObjectItemCaseSensitive(j, "scanned_at")->valuestring, first);
+	cJSON_Delete(j);
+	t_daemon_stop(&dmn);
 }
 END_TEST
 
@@ -490,6 +576,9 @@ Suite *model_folders_suite(void)
 	tcase_add_test(tc, an_id_in_the_hugging_face_cache_resolves_offline);
 	tcase_add_test(tc, a_tag_pulled_into_ollama_is_read_as_its_gguf);
 	tcase_add_test(tc, the_models_on_this_host_are_listed_with_sizes);
+	tcase_add_test(tc, the_list_narrows_to_one_place_or_a_name);
+	tcase_add_test(tc, the_route_answers_from_the_scans_list_not_the_disk);
+	tcase_add_test(tc, the_daemon_lists_a_new_file_after_a_rescan_not_before);
 	suite_add_tcase(s, tc);
 	return s;
 }

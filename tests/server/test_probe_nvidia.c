@@ -8,7 +8,8 @@
  * The GPUs described are two of the eight RTX 4090s of
  * ../shared/fixtures/rtx4090-8gpu__nvidia-smi-a.txt (driver 550.127.05, CUDA 12.4, 24564 MiB with
  * 354 reserved, 2 used, 24210 free, max memory clock 10501 MHz). Compute capability 8.9 and the
- * 384-bit bus are the RTX 4090's specification, not in that capture.
+ * 384-bit bus are the RTX 4090's specification, not in that capture; its architecture is Ada
+ * (nvmlDeviceGetArchitecture answers NVML_DEVICE_ARCH_ADA, 8, in NVML's header).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,10 @@
 #include <time.h>
 
 #include "core/hw.h"
+#include "core/hw_profile.h"
 #include "server/detect/detect.h"
 #include "server/detect/probes.h"
+#include "tests/api/profiles_fixture.h"
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
@@ -26,7 +29,7 @@
 
 #define RTX4090_GPU(uuid, bus, memory)                                                             \
 	"gpu\nname NVIDIA GeForce RTX 4090\nuuid " uuid "\npci " bus " 0x268410DE\n" memory        \
-	"cc 8 9\nbus_width 384\nmem_clock 10501\nmig unsupported\n"
+	"cc 8 9\nbus_width 384\nmem_clock 10501\narch 8\nmig unsupported\n"
 #define RTX4090_MEMORY "memory 24564 354 2 24210\n"
 #define RTX4090_HEAD "driver 550.127.05\ncuda 12040\n"
 #define RTX4090_GPU0(memory)                                                                       \
@@ -150,6 +153,17 @@ static const char *nv_warning(const struct hw_snapshot *s, const char *needle)
 	return NULL;
 }
 
+/* Applies the shipped device profiles to the scan, as the daemon does after every scan. */
+static void nv_apply_profiles(struct hw_snapshot *s)
+{
+	struct device_table devices = {0};
+	struct model_catalog *models = NULL;
+
+	t_profiles_load(&devices, &models, NULL);
+	hw_apply_device_profiles(s, &devices);
+	t_profiles_free(&devices, &models, NULL);
+}
+
 /* The two RTX 4090s, as either path reports them. */
 static void nv_assert_4090s(const struct hw_snapshot *s, int via_nvml)
 {
@@ -191,6 +205,11 @@ START_TEST(nvml_success)
 	nv_assert_4090s(c.s, 1);
 	ck_assert_int_eq(c.s->gpus[0].memory_used_bytes, 2 * MIB); /* v2: reserved kept apart */
 	ck_assert_msg(c.s->n_warnings == 0, "unexpected warning: %s", c.s->warnings[0]);
+	/* NVML names the architecture; the profile adds only what no probe measures. */
+	ck_assert_str_eq(c.s->gpus[0].architecture, "Ada Lovelace");
+	nv_apply_profiles(c.s);
+	ck_assert_str_eq(c.s->gpus[1].architecture, "Ada Lovelace");
+	ck_assert_uint_eq(c.s->gpus[1].from_profile, HW_FROM_PROFILE(FP16));
 	nv_case_end(&c);
 }
 END_TEST
@@ -226,6 +245,13 @@ START_TEST(nvml_library_without_v2_symbols)
 	/* The first nvmlDeviceGetPciInfo's short bus id, widened. */
 	ck_assert_str_eq(c.s->gpus[0].pci_bus_id, "00000000:01:00.0");
 	ck_assert_msg(c.s->n_warnings == 0, "unexpected warning: %s", c.s->warnings[0]);
+	/* No nvmlDeviceGetArchitecture in this library: the device profile names it, and says so. */
+	ck_assert_str_eq(c.s->gpus[0].architecture, "");
+	nv_apply_profiles(c.s);
+	ck_assert_str_eq(c.s->gpus[0].architecture, "Ada Lovelace");
+	ck_assert_uint_eq(c.s->gpus[0].from_profile,
+			  HW_FROM_PROFILE(ARCHITECTURE) | HW_FROM_PROFILE(FP16));
+	ck_assert_int_eq(c.s->gpus[0].memory_bus_width_bits, 384); /* measured, kept */
 	nv_case_end(&c);
 }
 END_TEST
@@ -238,6 +264,19 @@ START_TEST(nvml_init_fails_falls_back_to_nvidia_smi)
 	nv_probe(&c);
 	nv_assert_4090s(c.s, 0);
 	ck_assert_ptr_nonnull(nv_warning(c.s, "nvmlInit failed (NVML error 9: driver not loaded)"));
+	/* nvidia-smi prints no bus width or architecture: the RTX 4090 profile's 1008 GB/s at the
+	 * 10501 MHz it reports is a 384-bit bus, and the answer says those came from the profile. */
+	ck_assert_int_eq(c.s->gpus[0].memory_bus_width_bits, HW_UNKNOWN);
+	nv_apply_profiles(c.s);
+	for (int i = 0; i < 2; i++) {
+		const struct hw_gpu *g = &c.s->gpus[i];
+		ck_assert_int_eq(g->memory_bus_width_bits, 384);
+		ck_assert_double_eq_tol(g->memory_bandwidth_gbs, 1008, 1e-9);
+		ck_assert_str_eq(g->architecture, "Ada Lovelace");
+		ck_assert_uint_eq(g->from_profile,
+				  HW_FROM_PROFILE(ARCHITECTURE) | HW_FROM_PROFILE(BUS_WIDTH) |
+					  HW_FROM_PROFILE(BANDWIDTH) | HW_FROM_PROFILE(FP16));
+	}
 	nv_case_end(&c);
 
 	nv_case_start(&c, "count fail 3\n", 0, rtx4090_smi);

@@ -4,9 +4,10 @@
 set -eu
 # chromium is the real browser the web page's tests load it in (tests/server/test_ui.c).
 # libclang-rt-dev holds libFuzzer and clang's sanitizer runtimes: clang only recommends it,
-# and recommends are not installed here. mandoc lints the man page (doc/rigfit.1).
+# and recommends are not installed here. mandoc lints the man page (server/doc/rigfit.1), and
+# man-db reads it installed, as `man rigfit`.
 # npm installs the MCP tests' pinned clients (tests/mcp/run.sh).
-pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind chromium mandoc libcurl4-openssl-dev libyaml-dev npm"
+pkgs="gcc clang libclang-rt-dev make pkg-config libmicrohttpd-dev libcjson-dev libuv1-dev libsqlite3-dev check libsubunit-dev valgrind chromium mandoc man-db libcurl4-openssl-dev libyaml-dev npm"
 if [ "${1:-}" = "--lint" ]; then
   pkgs="clang-format npm"
 fi

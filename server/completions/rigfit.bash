@@ -18,9 +18,10 @@ _rigfit()
 	--mode) mapfile -t COMPREPLY < <(compgen -W "inference lora qlora full" -- "$cur"); return ;;
 	--log-level) mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur"); return ;;
 	--kv-cache-type) mapfile -t COMPREPLY < <(compgen -W "f16 q8_0 q4_0" -- "$cur"); return ;;
+	--source) mapfile -t COMPREPLY < <(compgen -W "catalog local cache dir ollama" -- "$cur"); return ;;
 	--json|--config|--request|--db|--token-file|--nvml-lib|--nvidia-smi|--sysctl)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-	--profiles|--models-dir|--root|--nfd-dir|--static-dir|--data-dir)
+	--profiles|--models-dir|--hf-cache|--ollama-models|--root|--nfd-dir|--static-dir|--data-dir)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [ "$cmd" = bench ] && [ "$COMP_CWORD" -eq 2 ]; then
