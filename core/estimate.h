@@ -99,7 +99,7 @@ struct rf_infer_params {
 			      stay in host memory (attention, norms, shared experts and the KV
 			      cache stay with their layer); >= n_layer: all of them, as
 			      `-ot exps=CPU` */
-	bool use_mmap;        /* map the file (llama.cpp's default); false: --no-mmap, read it into
+	bool use_mmap;     /* map the file (llama.cpp's default); false: --no-mmap, read it into
 			  buffers */
 	bool mlock;    /* --mlock: the mapped pages are locked, none left for the OS to reclaim */
 	bool swa_full; /* --swa-full: sliding-window layers keep the whole context */

@@ -105,16 +105,16 @@ struct vllm_capacity {
 	double gpu_memory_utilization;
 	int64_t max_model_len, max_num_batched_tokens, max_num_seqs;
 	/* Per GPU, on the binding worker (the one with the fewest blocks). */
-	int64_t cuda_total_bytes;   /* device memory as CUDA reports it */
-	int64_t requested_bytes;    /* gpu_memory_utilization x cuda_total_bytes */
-	int64_t weights_bytes;      /* this worker's shard */
-	int64_t activation_bytes;   /* torch peak of the profiling runs */
-	int64_t non_torch_bytes;    /* NCCL / all-reduce buffers, workspaces */
-	int64_t kv_cache_bytes;     /* what was left for the KV cache ("Available KV cache") */
-	int64_t kv_bytes_per_token; /* per GPU, over the stage's self-attention layers */
+	int64_t cuda_total_bytes;       /* device memory as CUDA reports it */
+	int64_t requested_bytes;        /* gpu_memory_utilization x cuda_total_bytes */
+	int64_t weights_bytes;          /* this worker's shard */
+	int64_t activation_bytes;       /* torch peak of the profiling runs */
+	int64_t non_torch_bytes;        /* NCCL / all-reduce buffers, workspaces */
+	int64_t kv_cache_bytes;         /* what was left for the KV cache ("Available KV cache") */
+	int64_t kv_bytes_per_token;     /* per GPU, over the stage's self-attention layers */
 	int64_t cross_kv_bytes_per_seq; /* per GPU: one image in the cross-attention layers */
-	int64_t cuda_graph_bytes;   /* captured after, outside requested_bytes (estimate) */
-	int binding_stage;          /* pipeline stage of the binding worker */
+	int64_t cuda_graph_bytes;       /* captured after, outside requested_bytes (estimate) */
+	int binding_stage;              /* pipeline stage of the binding worker */
 	/* The whole engine. */
 	int64_t weights_bytes_total; /* every shard together */
 	int64_t num_blocks;
