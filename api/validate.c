@@ -29,13 +29,13 @@
 #include "api/plan_quality_json.h"
 #include "api/validate.h"
 #include "api/json_alloc.h"
-#include "core/classify.h"
-#include "core/device.h"
+#include "core/hw/classify.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/hw.h"
-#include "core/model.h"
+#include "core/hw/hw.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_infer.h"
-#include "core/quant.h"
+#include "core/fit/quant.h"
 
 #define VAL_MAX_CHECKS 24
 #define VAL_TEXT_LEN 320

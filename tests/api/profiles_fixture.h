@@ -8,8 +8,8 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
-#include "core/device.h"
-#include "core/model.h"
+#include "core/hw/device.h"
+#include "core/fit/model.h"
 
 /* Loads profiles/devices.json and models.json (and tiers.json when tiers is not NULL) from
  * t_src_dir(); fails the test when one is missing or invalid. */
