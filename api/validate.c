@@ -1,6 +1,6 @@
 /*
- * POST /api/validate (and `rigfit validate --config FILE`): is this llama.cpp configuration
- * right for this machine? The input is a runtime config as POST /api/config writes it
+ * POST /api/validate (and `rigfit validate --config FILE`): is this llama.cpp (or vLLM)
+ * configuration right for this machine? The input is a runtime config as POST /api/config writes it
  * ({"backend", "model", "settings": {...}, "metadata"}) or the same settings flat beside
  * "model"; its types are checked strictly and every field is named by its path
  * ("settings.n_ctx"). The settings become one POST /api/estimate request, and the answer is read
@@ -8,10 +8,18 @@
  * with a suggestion whose numbers were asked of the estimator (the largest n_ctx that fits, the
  * GPU layers that fit), so applying it makes the config valid.
  *
+ * With runtime "vllm" the settings are vllm serve's, as /api/config writes them; the
+ * parallel layout is checked against the machine and the model's heads, then one runtime vllm
+ * estimate (serve_vllm's start-up model) gives what stops vLLM from starting: free memory
+ * below the requested share, nothing left for the KV cache, a max_model_len the cache cannot
+ * hold, CUDA graphs beyond the share. The headroom warning follows the planner's own rule for
+ * gpu_memory_utilization, so no config /api/config writes is flagged.
+ *
  * Codes (stable; openapi.yaml lists them): vram_exceeded, vram_over_90, ram_exceeded,
  * threads_over_physical, ubatch_over_batch, batch_over_ctx, ctx_over_model,
  * gpu_layers_over_model, kv_quant_needs_flash_attn, backend_unavailable, thermal_risk,
- * unknown_model.
+ * unknown_model, tensor_split_overloads_gpu; vLLM's vram_not_free, kv_capacity_exceeded,
+ * cuda_graphs_exceeded, parallel_over_gpus, tp_not_dividing_heads.
  */
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -76,30 +76,37 @@ static const cJSON *expect_error(const cJSON *j, const char *code, const char *f
 	return k;
 }
 
-/* /api/config's vLLM answer for (model, device, use case), put to /api/validate as written. */
-static void round_trip(const char *model, const char *device, const char *use_case)
+/* /api/config's vLLM answer for (model, machine: JSON members, use case), put to /api/validate
+ * as written with the same machine. */
+static void round_trip(const char *model, const char *machine, const char *use_case)
 {
-	char body[512], *cfg_text, *txt;
-	cJSON *cfg, *val;
-	const cJSON *w;
+	char body[768], *cfg_text, *txt;
+	cJSON *cfg, *val, *mach;
+	const cJSON *w, *it;
 
 	snprintf(body, sizeof(body),
-		 "{\"model\":{\"id\":\"%s\"},\"hardware_profile\":\"%s\",\"use_case\":\"%s\","
-		 "\"runtime\":\"vllm\"}",
-		 model, device, use_case);
-	ck_assert_int_eq(call(api_config, "/api/config", body, &cfg), 200);
+		 "{\"model\":{\"id\":\"%s\"},%s,\"use_case\":\"%s\",\"runtime\":\"vllm\"}", model,
+		 machine, use_case);
+	ck_assert_msg(call(api_config, "/api/config", body, &cfg) == 200, "%s", body);
 	ck_assert_str_eq(str_of(cfg, "runtime"), "vllm");
-	cJSON_AddStringToObject(cfg, "hardware_profile", device);
+	snprintf(body, sizeof(body), "{%s}", machine);
+	mach = cJSON_Parse(body);
+	ck_assert_ptr_nonnull(mach);
+	cJSON_ArrayForEach(it, mach)
+	{
+		cJSON_AddItemToObject(cfg, it->string, cJSON_Duplicate(it, true));
+	}
+	cJSON_Delete(mach);
 	cfg_text = cJSON_PrintUnformatted(cfg);
 	val = validate(cfg_text);
 	txt = cJSON_PrintUnformatted(val);
 	ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(val, "is_valid")) &&
 			      cJSON_GetArraySize(cJSON_GetObjectItem(val, "errors")) == 0,
-		      "%s on %s (%s): %s", model, device, use_case, txt);
+		      "%s on %s (%s): %s", model, machine, use_case, txt);
 	cJSON_ArrayForEach(w, cJSON_GetObjectItem(val, "warnings"))
 	{
 		ck_assert_msg(strcmp(str_of(w, "code"), "vram_over_90") != 0, "%s on %s (%s): %s",
-			      model, device, use_case, txt);
+			      model, machine, use_case, txt);
 	}
 	/* The capacity /api/config wrote is the one the validated estimate finds. */
 	ck_assert_double_eq(
@@ -119,7 +126,17 @@ START_TEST(every_vllm_config_rigfit_writes_validates)
 {
 	static const char *const ms[] = {"Qwen/Qwen2.5-7B", "meta-llama/Llama-3.1-8B",
 					 "Qwen/Qwen2.5-32B", "openai/gpt-oss-20b"};
-	static const char *const ds[] = {"rtx-4090", "a100-pcie-80gb", "h100-sxm", "l4"};
+	static const char *const ds[] = {"\"hardware_profile\":\"rtx-4090\"",
+					 "\"hardware_profile\":\"a100-pcie-80gb\"",
+					 "\"hardware_profile\":\"h100-sxm\"",
+					 "\"hardware_profile\":\"l4\""};
+	/* Several GPUs: the planner's tensor-parallel sizes, free memory as given. */
+	static const char *const multi[] = {
+		"\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\",\"count\":2}]}",
+		"\"hardware\":{\"gpus\":[{\"name\":\"NVIDIA A100-SXM4-80GB\","
+		"\"memory_total_bytes\":85899345920,\"count\":4}]}",
+		"\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\",\"memory_total_bytes\":"
+		"25757220864,\"memory_free_bytes\":20000000000}]}"};
 	static const char *const ucs[] = {"general", "long_context", "speed", "quality"};
 
 	for (size_t m = 0; m < sizeof(ms) / sizeof(ms[0]); m++)
@@ -127,6 +144,12 @@ START_TEST(every_vllm_config_rigfit_writes_validates)
 			for (size_t u = 0; u < sizeof(ucs) / sizeof(ucs[0]); u++)
 				if ((m + d + u) % 2 == 0) /* half of the grid keeps it quick */
 					round_trip(ms[m], ds[d], ucs[u]);
+	for (size_t i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
+		round_trip(i < 2 ? "meta-llama/Llama-3.3-70B-Instruct" : "Qwen/Qwen2.5-7B",
+			   multi[i], "general");
+		round_trip(i < 2 ? "Qwen/Qwen2.5-32B" : "meta-llama/Llama-3.1-8B", multi[i],
+			   "long_context");
+	}
 }
 END_TEST
 
