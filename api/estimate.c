@@ -25,7 +25,10 @@
 #include "api/model_json.h"
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
+#include "api/hardware_json.h"
 #include "core/classify.h"
+#include "core/cpu/repack.h"
+#include "core/cpu/speed_cpu.h"
 #include "core/device.h"
 #include "core/err.h"
 #include "core/ollama_ref.h"
@@ -217,6 +220,9 @@ struct est {
 	struct rf_mem_weights weights;
 	struct hw_snapshot hw;
 	char hw_source[16];
+	/* The host's memory bandwidth from the CPU table (devices.json entries of kind cpu)
+	 * when nothing measured it: theoretical GB/s, <= 0 none. */
+	double cpu_table_bandwidth_gbs;
 	char fingerprint[HW_FINGERPRINT_LEN + 1]; /* of hw; "" when it cannot be computed */
 	int n_assumptions;
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
@@ -556,8 +562,8 @@ static int est_model(const struct api_env *env, struct est *e, const cJSON *m,
 
 /* ---- the machine ------------------------------------------------------------------------ */
 
-static int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw,
-			struct api_reply *out)
+static int est_hardware_source(const struct api_env *env, struct est *e, const cJSON *hw,
+			       struct api_reply *out)
 {
 	if (hw && e->rq.has_hardware_profile)
 		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
@@ -674,6 +680,34 @@ static int est_hardware(const struct api_env *env, struct est *e, const cJSON *h
 	return 0;
 }
 
+/* The machine of the estimate: described (hardware), a profile (hardware_profile) or this host
+ * (the scan). A host whose memory bandwidth nothing measured (described hardware, a host
+ * with --no-host-bench) takes it from its CPU model's table entry, where there is one. */
+static int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw,
+			struct api_reply *out)
+{
+	const struct device_profile *p = NULL;
+	int rc = est_hardware_source(env, e, hw, out);
+
+	if (rc < 0 || e->hw.cpu.memory_bandwidth_gbs > 0 || !env->devices || !e->hw.cpu.model[0])
+		return rc;
+	if (device_resolve_cpu(env->devices, e->hw.cpu.model, &p) == 0 &&
+	    p->memory_bandwidth_gbs > 0) {
+		e->cpu_table_bandwidth_gbs = p->memory_bandwidth_gbs;
+		if (e->hw.n_gpus == 0) /* said where the host runs the model */
+			assume(e,
+			       "host memory bandwidth: %.1f GB/s, the CPU table's theoretical figure for "
+			       "%s (%s; devices.json entry %s), as nothing measured this host",
+			       p->memory_bandwidth_gbs, e->hw.cpu.model, p->name, p->id);
+	} else if (e->hw.n_gpus == 0) {
+		assume(e,
+		       "host memory bandwidth: the CPU '%s' is not in the CPU table and nothing "
+		       "measured it",
+		       e->hw.cpu.model);
+	}
+	return rc;
+}
+
 /* The devices an estimate may use: every GPU that runs the backend (not Intel iGPUs). */
 static int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host,
 		       int64_t *totals)
@@ -762,8 +796,33 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 		in->backend = SPEED_BACKEND_CPU;
 	in->host.bandwidth_gbs = e->hw.cpu.memory_bandwidth_gbs;
 	in->host.bandwidth_measured = e->hw.cpu.memory_bandwidth_gbs > 0;
+	if (!(in->host.bandwidth_gbs > 0) && e->cpu_table_bandwidth_gbs > 0)
+		in->host.bandwidth_gbs = e->cpu_table_bandwidth_gbs; /* theoretical */
 	in->host.threads = e->hw.cpu.performance_cores > 0 ? e->hw.cpu.performance_cores :
 							     e->hw.cpu.physical_cores;
+	/* The CPU's kernels: this host's measured throughput, else its ISA's table. */
+	in->host.cpu_isa = speed_cpu_isa_from_bits(e->hw.cpu.isa, e->hw.cpu.arch);
+	if (e->hw.host_bench.measured) {
+		in->host.int8_gops_per_thread = e->hw.host_bench.int8_gops_per_thread;
+		in->host.f32_gflops_per_thread = e->hw.host_bench.f32_gflops_per_thread;
+	}
+}
+
+/* The weights' side of the CPU kernels: their type and the share llama.cpp repacks on this
+ * CPU (core/cpu/repack.h), which runs the interleaved kernels. */
+static void est_speed_weights(const struct est *e, struct speed_input *in)
+{
+	const struct rf_mem_weights *w = &e->weights;
+	int cls = rf_repack_isa_from_bits(e->hw.cpu.isa);
+	double all = (double)w->output_bytes, rep = (double)w->output_repack_bytes[cls];
+
+	for (int64_t l = 0; l < w->n_layer && l < MODEL_MAX_LAYERS; l++) {
+		all += (double)w->layer_bytes[l];
+		rep += (double)w->layer_repack_bytes[cls][l];
+	}
+	in->weight_ftype = e->ftype;
+	in->weight_ftype_known = e->ftype >= 0;
+	in->repacked_share = all > 0 && rep < all ? rep / all : all > 0 ? 1 : 0;
 }
 
 static cJSON *est_memory_json(const struct rf_mem_estimate *m)
@@ -903,15 +962,21 @@ static int est_speed_json(const struct api_env *env, struct est *e, const struct
 		speed, "decode_tokens_per_s_at_full_ctx",
 		known && dec->factor > 0 ? sp.decode_tokens_per_s_at_full_ctx * dec->factor : -1);
 	add_num_or_null(speed, "prefill_tokens_per_s", pre->tokens_per_s);
-	if (in->backend == SPEED_BACKEND_CPU && in->host.bandwidth_gbs > 0 &&
+	if (in->backend == SPEED_BACKEND_CPU && e->hw.host_bench.measured &&
 	    strcmp(e->hw_source, "snapshot") == 0 &&
 	    strcmp(speed_basis_name(h->result.basis), "roofline") == 0) {
-		/* No run recorded, but this host's bandwidth was measured (the daemon's host
-		 * measurement, once per fingerprint): the roofline stands on a measured figure. */
+		/* No run recorded, but this host was measured (the daemon's host measurement,
+		 * once per fingerprint, kept in the store): the model stands on measured figures. */
+		const struct hw_host_bench *b = &e->hw.host_bench;
+		char when[40];
+		api_format_time_ms(b->measured_at_ms, when, sizeof(when));
 		cJSON_AddStringToObject(speed, "basis", "measured_host");
 		cJSON_AddStringToObject(speed, "decode_basis", "measured_host");
-		assume(e, "speed: this host's read bandwidth as measured: %.1f GB/s",
-		       in->host.bandwidth_gbs);
+		assume(e,
+		       "speed: this host as measured at %s: %.1f GB/s read with %d threads, %.0f "
+		       "int8 GOPS and %.0f f32 GFLOPS per thread (%s kernels)",
+		       when, b->memory_bandwidth_gbs, b->threads, b->int8_gops_per_thread,
+		       b->f32_gflops_per_thread, b->kernel_isa);
 	} else {
 		cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
 		cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
@@ -1233,6 +1298,7 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 	}
 	est_speed_devices(env, e, &in);
 	plan_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
+	est_speed_weights(e, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
 	if (speed && !m->fits) {
 		/* A setup that cannot be loaded has no speed. */

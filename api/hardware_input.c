@@ -255,6 +255,7 @@ int api_hardware_from_json(const cJSON *obj, const char *field_prefix, struct hw
 					  "scanned_at",
 					  "scan_duration_ms",
 					  "sources",
+					  "host_bench",
 					  "warnings",
 					  NULL};
 	static const char *const mem_keys[] = {"total_bytes", "available_bytes", NULL};

@@ -95,6 +95,25 @@ fail:
 	return NULL;
 }
 
+/* The host measurement (null when there is none: described hardware, --no-host-bench). */
+static bool hw_host_bench_json(cJSON *o, const struct hw_host_bench *b)
+{
+	char when[40];
+	cJSON *hb;
+
+	if (!b->measured)
+		return cJSON_AddNullToObject(o, "host_bench") != NULL;
+	api_format_time_ms(b->measured_at_ms, when, sizeof(when));
+	hb = cJSON_AddObjectToObject(o, "host_bench");
+	return hb && cJSON_AddStringToObject(hb, "measured_at", when) &&
+	       cJSON_AddNumberToObject(hb, "threads", b->threads) &&
+	       cJSON_AddNumberToObject(hb, "memory_bandwidth_gbs", b->memory_bandwidth_gbs) &&
+	       cJSON_AddNumberToObject(hb, "int8_gops_per_thread", b->int8_gops_per_thread) &&
+	       cJSON_AddNumberToObject(hb, "f32_gflops_per_thread", b->f32_gflops_per_thread) &&
+	       cJSON_AddStringToObject(hb, "kernel_isa", b->kernel_isa) &&
+	       cJSON_AddNumberToObject(hb, "duration_ms", b->duration_ms);
+}
+
 static cJSON *hw_gpu_json(const struct hw_gpu *g)
 {
 	cJSON *o = cJSON_CreateObject(), *from;
@@ -198,6 +217,7 @@ cJSON *api_hardware_to_cjson(const struct hw_snapshot *s)
 	    !cJSON_AddStringToObject(src, "cpu", s->sources.cpu) ||
 	    !cJSON_AddStringToObject(src, "memory", s->sources.memory) ||
 	    !cJSON_AddStringToObject(src, "gpu", s->sources.gpu) ||
+	    !hw_host_bench_json(o, &s->host_bench) ||
 	    !(arr = cJSON_AddArrayToObject(o, "warnings")))
 		goto fail;
 	for (int i = 0; i < s->n_warnings && i < HW_MAX_WARNINGS; i++) {

@@ -381,6 +381,53 @@ int device_resolve(const struct device_table *t, const char *reported_name,
 	return device_resolve_mem(t, reported_name, -1, out);
 }
 
+/* Returns the first place of needle in hay, ignoring ASCII case, or NULL. */
+static char *find_nocase(char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++) {
+		size_t i = 0;
+		while (i < n && hay[i] && lower(hay[i]) == lower(needle[i]))
+			i++;
+		if (i == n)
+			return hay;
+	}
+	return NULL;
+}
+
+int device_resolve_cpu(const struct device_table *t, const char *model,
+		       const struct device_profile **out)
+{
+	static const char *const cut_at[] = {" @", " CPU", " with ", " w/", " Processor"};
+	const struct device_profile *p = NULL;
+	char buf[DEVICE_NAME_LEN], *c, *start = buf;
+	int rc;
+
+	if (!t || !model || !model[0] || !out)
+		return RF_E_INVALID_VALUE;
+	snprintf(buf, sizeof(buf), "%s", model);
+	for (size_t i = 0; i < sizeof(cut_at) / sizeof(cut_at[0]); i++)
+		if ((c = find_nocase(buf, cut_at[i])) != NULL)
+			*c = '\0';
+	/* "16-Core": the count and what follows. */
+	if ((c = find_nocase(buf, "-Core")) != NULL) {
+		while (c > buf && c[-1] >= '0' && c[-1] <= '9')
+			c--;
+		*c = '\0';
+	}
+	/* "13th Gen Intel(R) Core(TM) i7-13700K": the generation is in the number. */
+	if ((c = find_nocase(buf, " Gen ")) != NULL && c - buf <= 5)
+		start = c + 5;
+	rc = device_resolve(t, start, &p);
+	if (rc < 0)
+		return rc == RF_E_CONFLICT ? rc : RF_E_NOT_FOUND;
+	if (p->kind != DEVICE_KIND_CPU)
+		return RF_E_NOT_FOUND;
+	*out = p;
+	return 0;
+}
+
 struct name_key {
 	char key[DEVICE_KEY_LEN];
 	int size; /* memory the name stands for: its own size, else the entry's; 0 = any */

@@ -140,6 +140,15 @@ int device_resolve(const struct device_table *t, const char *reported_name,
 int device_resolve_mem(const struct device_table *t, const char *reported_name,
 		       int64_t memory_total_bytes, const struct device_profile **out /* OUT */);
 
+/* Resolves a CPU's model string as the scan reports it ("AMD Ryzen 9 7950X 16-Core
+ * Processor", "13th Gen Intel(R) Core(TM) i7-13700K", "Intel(R) Xeon(R) Platinum 8480+",
+ * "Intel(R) Core(TM) i5-8250U CPU @ 1.60GHz") to an entry of kind cpu: what only decorates the
+ * name (a core count, "Processor", "CPU @ ...", "with/w/ Radeon Graphics", "13th Gen") is
+ * dropped, the rest resolved like device_resolve. Returns 0 and *out, RF_E_NOT_FOUND (no CPU
+ * entry has that name), RF_E_CONFLICT, or RF_E_INVALID_VALUE (NULL or empty). */
+int device_resolve_cpu(const struct device_table *t, const char *model,
+		       const struct device_profile **out /* OUT */);
+
 /* Checks that ids are unique and that no two entries can be reached by the same normalised name
  * and memory size. Returns 0, RF_E_CONFLICT with "entry N (id): ..." in err (1-based), or
  * RF_E_NOMEM (err says so). */

@@ -133,9 +133,24 @@ struct hw_sources {
 	char gpu[24];
 };
 
+/* This host's own measurement (server/hostbench.h), taken once per hardware fingerprint and
+ * kept in the store: what CPU inference runs on, independent of any runtime. */
+#define HW_KERNEL_ISA_LEN 16
+struct hw_host_bench {
+	bool measured;                      /* false: none (described hardware, or turned off) */
+	int threads;                        /* threads the bandwidth was read with */
+	double memory_bandwidth_gbs;        /* read bandwidth, GB/s */
+	double int8_gops_per_thread;        /* int8 dot, 2 ops per multiply-add, one thread */
+	double f32_gflops_per_thread;       /* f32 FMA dot, one thread */
+	char kernel_isa[HW_KERNEL_ISA_LEN]; /* the kernels' instruction set: "avx2"... */
+	double duration_ms;
+	int64_t measured_at_ms; /* Unix time in milliseconds */
+};
+
 struct hw_snapshot {
 	struct hw_host host;
 	struct hw_cpu cpu;
+	struct hw_host_bench host_bench;
 	struct hw_memory memory;
 	int n_gpus;
 	struct hw_gpu gpus[HW_MAX_GPUS];

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/cpu/speed_cpu.h"
 #include "core/err.h"
 
 /*
@@ -160,7 +161,11 @@ static int validate(const struct speed_input *in)
 			return RF_E_INVALID_VALUE;
 	}
 	if (!isfinite(in->host.bandwidth_gbs) || in->host.bandwidth_gbs > 1e7 ||
-	    in->host.threads > 100000 || !isfinite(in->host.link_gbs) || in->host.link_gbs > 1e7)
+	    in->host.threads > 100000 || !isfinite(in->host.link_gbs) || in->host.link_gbs > 1e7 ||
+	    in->host.cpu_isa < 0 || in->host.cpu_isa >= SPEED_CPU_ISA_N ||
+	    !in_range(in->host.int8_gops_per_thread, -1, 1e6) ||
+	    !in_range(in->host.f32_gflops_per_thread, -1, 1e6) ||
+	    !in_range(in->repacked_share, 0, 1))
 		return RF_E_INVALID_VALUE;
 	return 0;
 }
@@ -198,6 +203,21 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 	return bw * cpu->mem_eff * (measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
 }
 
+/* The host's share (1 - f) of a token's work, for the CPU kernels (core/cpu/speed_cpu.h). */
+static void host_work(const struct speed_input *in, double bytes, double f,
+		      struct speed_cpu_host *h, struct speed_cpu_work *w)
+{
+	h->isa = in->host.cpu_isa;
+	h->int8_gops_per_thread = in->host.int8_gops_per_thread;
+	h->f32_gflops_per_thread = in->host.f32_gflops_per_thread;
+	h->threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
+	w->weight_ftype = in->weight_ftype_known ? in->weight_ftype : -1;
+	w->weight_bytes = bytes * (1 - f);
+	w->elements = in->flops_per_token / 2 * (1 - f);
+	w->repacked_share = in->repacked_share;
+	w->layers = (double)layers(in) * (1 - f);
+}
+
 /* The share of device d's peak bandwidth decode reaches. */
 static double mem_eff_of(const struct speed_params *p, const struct speed_device *d)
 {
@@ -218,8 +238,16 @@ static double decode_time(const struct speed_input *in, const struct speed_param
 		t += bytes * f * share(in, i) / (rate * 1e9);
 	}
 	t += (double)layers(in) * f * p->layer_ms * 1e-3;
-	if (f < 1) {
+	if (f < 1 && in->host.cpu_isa != SPEED_CPU_ISA_UNSET) {
+		/* Memory or the dot products, whichever holds the host longer. */
+		struct speed_cpu_host h;
+		struct speed_cpu_work w;
+		host_work(in, bytes, f, &h, &w);
+		t += speed_cpu_decode_s(&h, &w, host_rate_gbs(in, cpu), NULL);
+	} else if (f < 1) {
 		t += bytes * (1 - f) / (host_rate_gbs(in, cpu) * 1e9);
+	}
+	if (f < 1) {
 		t += (double)layers(in) * (1 - f) * cpu->layer_ms * 1e-3;
 	}
 	return t;
@@ -269,6 +297,11 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		t += fl * (1 - f) / (compute_eff(p, d, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);
+	} else if (f < 1 && in->host.cpu_isa != SPEED_CPU_ISA_UNSET) {
+		struct speed_cpu_host h;
+		struct speed_cpu_work w;
+		host_work(in, in->weight_bytes, f, &h, &w);
+		t += speed_cpu_prefill_s(&h, &w);
 	} else if (f < 1) {
 		int threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
 		t += fl * (1 - f) / ((double)threads * cpu->cpu_gflops_per_thread * 1e9);
@@ -301,6 +334,31 @@ static void note(struct speed_output *o, const char *fmt, ...)
 	vsnprintf(o->assumptions[o->n_assumptions], SPEED_ASSUMPTION_LEN, fmt, ap);
 	va_end(ap);
 	o->n_assumptions++;
+}
+
+/* The CPU kernels' figures (core/cpu/speed_cpu.h), for the assumptions. */
+static void explain_cpu_kernels(const struct speed_input *in, double f, struct speed_output *o)
+{
+	struct speed_cpu_host h;
+	struct speed_cpu_work w;
+	struct speed_cpu_rates r;
+
+	host_work(in, in->weight_bytes, f, &h, &w);
+	if (speed_cpu_rates(&h, &w, &r) < 0)
+		return;
+	note(o,
+	     "host kernels (%s, %s weights): %.0f int8 GOPS and %.0f f32 GFLOPS per thread %s x "
+	     "%d threads%s",
+	     speed_cpu_isa_name(h.isa), speed_cpu_class_name(r.cls), r.int8_gops_per_thread,
+	     r.f32_gflops_per_thread,
+	     r.measured ? "as measured" : "(the AVX2 figures of the table, not measured)",
+	     r.threads, in->host.threads > 0 ? "" : " (assumed)");
+	note(o,
+	     "host decode: max(bytes / bandwidth, dot products at %.1f G elements/s per thread) + "
+	     "sync per layer; prefill %.0f GFLOPS per thread (%s)",
+	     r.decode_rate / 1e9, r.prefill_rate / 1e9,
+	     r.rows_decode > 0 ? "fitted on llama.cpp runs" :
+				 "nearest family's: no run of this one");
 }
 
 static void explain(const struct speed_input *in, const struct speed_params *params,
@@ -388,6 +446,8 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 						     SPEED_ASSUMED_HOST_LINK_GBS,
 			     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)",
 			     SPEED_PREFILL_UBATCH);
+		else if (in->host.cpu_isa != SPEED_CPU_ISA_UNSET)
+			explain_cpu_kernels(in, f, o);
 		else
 			note(o,
 			     "host prefill at %.0f GFLOPS per thread x %d threads%s (fitted on %d "

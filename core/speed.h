@@ -79,6 +79,12 @@ struct speed_host {
 	bool bandwidth_measured; /* a measurement rather than the theoretical peak */
 	int threads;             /* threads doing CPU work; <= 0 unknown */
 	double link_gbs;         /* host to GPU copies (PCIe); <= 0 unknown */
+	/* The CPU's kernels (core/cpu/speed_cpu.h): with an ISA class, host work is timed by
+	 * mechanism (bandwidth against dot-product throughput per weight type); UNSET (0)
+	 * keeps the single GFLOPS figure of speed_params. Rates <= 0: the ISA's table. */
+	int cpu_isa;                  /* enum speed_cpu_isa */
+	double int8_gops_per_thread;  /* measured AVX2 int8 dot throughput, one thread */
+	double f32_gflops_per_thread; /* measured f32 FMA dot throughput, one thread */
 };
 
 /* Host-to-GPU copy rate assumed when the link is unknown: PCIe 4.0 x16 (31.5 GB/s) at 80%. */
@@ -97,8 +103,11 @@ struct speed_input {
 				   weight_bytes (the experts its tokens route to); 0: dense */
 	int n_layers;           /* repeating blocks; <= 0 unknown */
 	bool quantized;         /* weights in a quantized type (dequantised when prefilling) */
-	double gpu_fraction;    /* share of the layers on the devices (n_gpu_layers / layers) */
-	int n_devices;          /* 0 only for SPEED_BACKEND_CPU */
+	int weight_ftype;       /* enum rf_ftype when weight_ftype_known (CPU kernels) */
+	bool weight_ftype_known; /* false: the CPU kernel family follows the bits per weight */
+	double repacked_share;   /* share of the host's weights in repacked layouts (0..1) */
+	double gpu_fraction;     /* share of the layers on the devices (n_gpu_layers / layers) */
+	int n_devices;           /* 0 only for SPEED_BACKEND_CPU */
 	struct speed_device devices[SPEED_MAX_DEVICES];
 	struct speed_host host;
 };

@@ -100,8 +100,8 @@ struct rf_daemon {
 	 * worker, after a scan finds a fingerprint not measured yet; the scans that follow put
 	 * its bandwidth in the snapshot. Read and written on the loop thread only. */
 	struct rf_hostbench_job *hostbench_job;
-	struct rf_hostbench hostbench;
-	char hostbench_fp[64]; /* the fingerprint hostbench belongs to; "" : none yet */
+	struct hw_host_bench hostbench; /* measured, or read back from the store */
+	char hostbench_fp[64];          /* the fingerprint hostbench belongs to; "" : none yet */
 };
 
 /* http.c: starts libmicrohttpd on cfg->listen and wires it into the loop. Returns 0 or a

@@ -22,6 +22,7 @@
 #include "server/log.h"
 #include "server/models_list.h"
 #include "server/nfd_file.h"
+#include "server/store/store_hostbench.h"
 
 struct rf_scan_job {
 	uv_work_t work;
@@ -31,10 +32,11 @@ struct rf_scan_job {
 	int rc;
 	int store_rc;
 	int nfd_rc;
-	struct rf_hostbench bench; /* the daemon's measurement when the job started */
-	char bench_fp[64];         /* its fingerprint; "" : none */
-	char fp[64];               /* the fingerprint of the machine scanned */
-	int disk_rc;               /* of data_disk_free; the data directory's free bytes */
+	struct hw_host_bench bench; /* the daemon's measurement when the job started */
+	char bench_fp[64];          /* its fingerprint; "" : none */
+	bool bench_loaded;          /* bench was read from the store by this job */
+	char fp[64];                /* the fingerprint of the machine scanned */
+	int disk_rc;                /* of data_disk_free; the data directory's free bytes */
 	int64_t data_disk_free;
 };
 
@@ -43,8 +45,9 @@ struct rf_hostbench_job {
 	struct rf_daemon *d;
 	int threads;
 	char fp[64];
-	struct rf_hostbench result;
+	struct hw_host_bench result;
 	int rc;
+	int store_rc;
 };
 
 /* The measurement's share of a scan interval: bounded, so that a host is never busy long. */
@@ -57,6 +60,13 @@ void rf_snapshot_free(struct api_snapshot *s)
 	free(s->json);
 	rf_models_free(&s->models);
 	free(s);
+}
+
+/* This process measures the machine it runs on (and reads its stored figures back) unless told
+ * not to, and never for a --root tree, which is another machine's. */
+static bool hostbench_allowed(const struct rf_daemon *d)
+{
+	return !d->cfg->no_host_bench && strcmp(d->cfg->root, "/") == 0;
 }
 
 static void scan_work(uv_work_t *w)
@@ -82,10 +92,18 @@ static void scan_work(uv_work_t *w)
 		hw_apply_device_profiles(&snap->hw, job->catalogs ? &job->catalogs->table : NULL);
 	if (job->rc == 0 && hw_fingerprint(&snap->hw, job->fp, sizeof(job->fp)) < 0)
 		job->fp[0] = '\0';
+	/* A machine measured before this process started: its figures are in the store. */
+	if (job->rc == 0 && job->fp[0] && strcmp(job->fp, job->bench_fp) != 0 && d->store &&
+	    hostbench_allowed(d) && rf_store_host_bench_get(d->store, job->fp, &job->bench) == 0) {
+		snprintf(job->bench_fp, sizeof(job->bench_fp), "%s", job->fp);
+		job->bench_loaded = true;
+	}
 	/* This machine measured: its bandwidth is a measured figure, not a guess. */
 	if (job->rc == 0 && job->fp[0] && strcmp(job->fp, job->bench_fp) == 0 &&
-	    job->bench.memory_bandwidth_gbs > 0)
+	    job->bench.measured) {
+		snap->hw.host_bench = job->bench;
 		snap->hw.cpu.memory_bandwidth_gbs = job->bench.memory_bandwidth_gbs;
+	}
 	if (job->rc == 0) {
 		snap->json = api_hardware_render(&snap->hw, &snap->json_len);
 		if (!snap->json)
@@ -119,8 +137,23 @@ static void scan_work(uv_work_t *w)
 static void hostbench_work(uv_work_t *w)
 {
 	struct rf_hostbench_job *job = w->data;
+	struct hw_host_bench *b = &job->result;
+	struct rf_hostbench h;
 
-	job->rc = rf_hostbench_run(job->threads, HOSTBENCH_BUDGET_MS, &job->result);
+	job->rc = rf_hostbench_run(job->threads, HOSTBENCH_BUDGET_MS, &h);
+	if (job->rc < 0)
+		return;
+	b->measured = true;
+	b->threads = h.threads;
+	b->memory_bandwidth_gbs = h.memory_bandwidth_gbs;
+	b->int8_gops_per_thread = h.int8_gops_per_thread;
+	b->f32_gflops_per_thread = h.f32_gflops_per_thread;
+	snprintf(b->kernel_isa, sizeof(b->kernel_isa), "%s", h.kernel_isa);
+	b->duration_ms = h.duration_ms;
+	b->measured_at_ms = (int64_t)time(NULL) * 1000;
+	/* Kept with the fingerprint: a restart on this machine reads it back (scan_work). */
+	if (job->d->store)
+		job->store_rc = rf_store_host_bench_put(job->d->store, job->fp, b);
 }
 
 static void hostbench_done(uv_work_t *w, int status)
@@ -132,6 +165,9 @@ static void hostbench_done(uv_work_t *w, int status)
 	if (status == 0 && job->rc == 0) {
 		d->hostbench = job->result;
 		snprintf(d->hostbench_fp, sizeof(d->hostbench_fp), "%s", job->fp);
+		if (job->store_rc < 0)
+			rf_log_warn("host measurement: could not store it (%s)",
+				    rf_err_code(job->store_rc));
 		rf_log_info("host measured in %.0f ms: %.1f GB/s read with %d threads, %.1f int8 "
 			    "GOPS and %.1f f32 GFLOPS per thread (%s)",
 			    job->result.duration_ms, job->result.memory_bandwidth_gbs,
@@ -151,8 +187,8 @@ static void hostbench_maybe_start(struct rf_daemon *d, const char *fp, int threa
 {
 	struct rf_hostbench_job *job;
 
-	if (d->cfg->no_host_bench || d->stopping || d->hostbench_job || !fp[0] ||
-	    strcmp(d->cfg->root, "/") != 0 || strcmp(fp, d->hostbench_fp) == 0)
+	if (!hostbench_allowed(d) || d->stopping || d->hostbench_job || !fp[0] ||
+	    strcmp(fp, d->hostbench_fp) == 0)
 		return;
 	job = calloc(1, sizeof(*job));
 	if (!job)
@@ -196,6 +232,16 @@ static void scan_done(uv_work_t *w, int status)
 	if (job->store_rc < 0)
 		rf_log_warn("scan history: could not store the scan (%s)",
 			    rf_err_code(job->store_rc));
+	if (job->bench_loaded && strcmp(job->fp, d->hostbench_fp) != 0) {
+		d->hostbench = job->bench;
+		snprintf(d->hostbench_fp, sizeof(d->hostbench_fp), "%s", job->fp);
+		rf_log_info(
+			"host figures of this machine read from the store (measured at %lld ms): "
+			"%.1f GB/s read, %.1f int8 GOPS and %.1f f32 GFLOPS per thread (%s)",
+			(long long)job->bench.measured_at_ms, job->bench.memory_bandwidth_gbs,
+			job->bench.int8_gops_per_thread, job->bench.f32_gflops_per_thread,
+			job->bench.kernel_isa);
+	}
 	d->data_disk_known = job->disk_rc == 0;
 	d->data_disk_free = job->data_disk_free;
 	job->result->seq = ++d->scan_seq;

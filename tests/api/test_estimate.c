@@ -230,6 +230,56 @@ START_TEST(a_cpu_host_maps_once_and_repacks)
 }
 END_TEST
 
+/* Returns the first assumption of j that holds needle, or NULL. */
+static const char *assumption_with(const cJSON *j, const char *needle)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
+	{
+		if (cJSON_IsString(a) && strstr(a->valuestring, needle))
+			return a->valuestring;
+	}
+	return NULL;
+}
+
+/* Described hardware that nothing measured: the CPU model's table entry gives the host's
+ * bandwidth (theoretical; said in assumptions), a bandwidth the client gives wins, and a CPU
+ * the table does not hold is said so. With 16 threads decoding a 1B model is bound by memory,
+ * so a Zen 4 desktop's DDR5 decodes faster than the unknown CPU's assumed DDR4. */
+#define CPU_MODEL_BODY                                                                             \
+	"{\"model\":{\"id\":\"llama-3.2-1b\"},\"quant\":\"Q8_0\",\"n_ctx\":4096,"                  \
+	"\"hardware\":{\"cpu\":{\"model\":\"%s\",\"physical_cores\":16,"                           \
+	"\"isa\":[\"avx2\",\"fma\",\"avx512f\"]%s},"                                               \
+	"\"memory\":{\"total_bytes\":68719476736,\"available_bytes\":60000000000},\"gpus\":[]}}"
+
+START_TEST(a_described_cpu_takes_its_table_bandwidth)
+{
+	char body[700];
+	cJSON *zen4, *unknown, *given;
+
+	snprintf(body, sizeof(body), CPU_MODEL_BODY, "AMD Ryzen 9 7950X 16-Core Processor", "");
+	ck_assert_int_eq(run(body, &zen4), 200);
+	snprintf(body, sizeof(body), CPU_MODEL_BODY, "Mystery CPU 9000", "");
+	ck_assert_int_eq(run(body, &unknown), 200);
+	snprintf(body, sizeof(body), CPU_MODEL_BODY, "AMD Ryzen 9 7950X 16-Core Processor",
+		 ",\"memory_bandwidth_gbs\":60");
+	ck_assert_int_eq(run(body, &given), 200);
+	ck_assert_ptr_nonnull(assumption_with(zen4, "83.2 GB/s"));
+	ck_assert_ptr_nonnull(assumption_with(zen4, "amd-ryzen-7000-desktop"));
+	ck_assert_ptr_nonnull(assumption_with(unknown, "not in the CPU table"));
+	ck_assert_ptr_null(assumption_with(given, "CPU table"));
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(zen4, "speed"), "basis")),
+			 "roofline");
+	ck_assert(num(zen4, "speed.decode_tokens_per_s") >
+		  1.3 * num(unknown, "speed.decode_tokens_per_s"));
+	cJSON_Delete(zen4);
+	cJSON_Delete(unknown);
+	cJSON_Delete(given);
+}
+END_TEST
+
 START_TEST(splits_over_described_gpus_and_finds_the_largest_context)
 {
 	cJSON *j, *pd;
@@ -744,6 +794,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, llama_cpp_slots_give_an_aggregate_speed);
 	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
 	tcase_add_test(tc, a_cpu_host_maps_once_and_repacks);
+	tcase_add_test(tc, a_described_cpu_takes_its_table_bandwidth);
 	suite_add_tcase(s, tc);
 	return s;
 }

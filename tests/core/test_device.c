@@ -14,6 +14,8 @@
 #include "api/device_json.h"
 #include "core/device.h"
 #include "core/err.h"
+#include "core/hw.h"
+#include "core/hw_parse.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 
@@ -490,6 +492,71 @@ START_TEST(json_round_trip_of_an_entry)
 }
 END_TEST
 
+/* The CPU table: real /proc/cpuinfo captures (../shared/fixtures) resolve by their model
+ * string to the entry of their family, with its theoretical bandwidth; CPUs the table does
+ * not hold, and GPU names, resolve to none. */
+START_TEST(cpu_models_resolve_to_their_family)
+{
+	static const struct {
+		const char *fixture, *id;
+		double gbs;
+	} rows[] = {
+		{"amd-ryzen9-5950x__proc-cpuinfo-cpu0-only.txt", "amd-ryzen-5000-desktop", 51.2},
+		{"amd-ryzen9-9950x__proc-cpuinfo-cpu0-only.txt", "amd-ryzen-9000-desktop", 89.6},
+		{"intel-core-ultra9-285__proc-cpuinfo-cpu0-only.txt",
+		 "intel-core-ultra-200s-desktop", 102.4},
+		{"intel-xeon-platinum-8480plus__proc-cpuinfo-cpu0-only.txt", "xeon-sapphire-rapids",
+		 307.2},
+		{"amd-ryzen5-1600__proc-cpuinfo.txt", NULL, 0},
+		{"intel-core-i7-8650u-laptop__proc-cpuinfo.txt", NULL, 0},
+		{"intel-xeon-l5640-2socket__proc-cpuinfo.txt", NULL, 0},
+	};
+	const struct device_profile *p = NULL;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *path = t_path(t_shared_dir(), "fixtures");
+		char *file = t_path(path, rows[i].fixture);
+		size_t len;
+		char *text = t_read_file(file, &len);
+		struct hw_cpu cpu;
+		int rc;
+
+		ck_assert_msg(text != NULL, "cannot read %s", file);
+		memset(&cpu, 0, sizeof(cpu));
+		ck_assert_int_eq(hw_parse_cpuinfo(text, len, &cpu), 0);
+		rc = device_resolve_cpu(shipped_table(), cpu.model, &p);
+		if (rows[i].id) {
+			ck_assert_msg(rc == 0, "%s: '%s' did not resolve (%d)", rows[i].fixture,
+				      cpu.model, rc);
+			ck_assert_str_eq(p->id, rows[i].id);
+			ck_assert_double_eq_tol(p->memory_bandwidth_gbs, rows[i].gbs, 1e-9);
+		} else {
+			ck_assert_msg(rc == RF_E_NOT_FOUND, "%s: '%s' resolved", rows[i].fixture,
+				      cpu.model);
+		}
+		free(text);
+		free(file);
+		free(path);
+	}
+	/* The decorations of other vendors' strings, and names that are not CPUs. */
+	ck_assert_int_eq(device_resolve_cpu(shipped_table(), "AMD EPYC 9654 96-Core Processor", &p),
+			 0);
+	ck_assert_str_eq(p->id, "epyc-9004-genoa");
+	ck_assert_int_eq(
+		device_resolve_cpu(shipped_table(), "13th Gen Intel(R) Core(TM) i7-13700K", &p), 0);
+	ck_assert_str_eq(p->id, "intel-core-13th-14th-desktop");
+	ck_assert_int_eq(device_resolve_cpu(shipped_table(),
+					    "AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", &p),
+			 0);
+	ck_assert_str_eq(p->id, "amd-ryzen-7040-8040-mobile");
+	ck_assert_int_eq(device_resolve_cpu(shipped_table(), "NVIDIA GeForce RTX 4090", &p),
+			 RF_E_NOT_FOUND);
+	ck_assert_int_eq(device_resolve_cpu(shipped_table(), "AMD EPYC", &p), RF_E_NOT_FOUND);
+	ck_assert_int_eq(device_resolve_cpu(shipped_table(), "", &p), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(device_resolve_cpu(shipped_table(), NULL, &p), RF_E_INVALID_VALUE);
+}
+END_TEST
+
 Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -508,6 +575,7 @@ Suite *device_suite(void)
 	tcase_add_test(tc, json_errors_name_the_file_entry_and_field);
 	tcase_add_test(tc, json_caps_on_entries_strings_and_aliases);
 	tcase_add_test(tc, json_round_trip_of_an_entry);
+	tcase_add_test(tc, cpu_models_resolve_to_their_family);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -87,12 +87,47 @@ static double cpu_bandwidth(int port)
 	return v;
 }
 
+/* GET /api/hardware's host_bench object (a copy; NULL when it is null). */
+static cJSON *host_bench(int port)
+{
+	cJSON *j = get_json(port, "GET", "/api/hardware", NULL);
+	cJSON *hb = cJSON_DetachItemFromObject(j, "host_bench");
+
+	ck_assert_ptr_nonnull(hb); /* always there: null or the figures */
+	cJSON_Delete(j);
+	if (cJSON_IsNull(hb)) {
+		cJSON_Delete(hb);
+		return NULL;
+	}
+	return hb;
+}
+
+/* POST /api/estimate body stands on this host's measurement. */
+static void assert_measured_host(int port, const char *body)
+{
+	cJSON *est = get_json(port, "POST", "/api/estimate", body);
+
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(est, "speed"), "basis")),
+			 "measured_host");
+	cJSON_Delete(est);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
 START_TEST(the_daemon_measures_this_host_once)
 {
 	struct t_daemon d;
-	double bw = -1;
+	char *dir = t_mkdtemp(), *db = t_path(dir, "keep.db");
+	const char *extra[] = {"--db", db, NULL};
+	cJSON *hb = NULL, *again;
 	char *log;
-	cJSON *est;
 	/* The daemon's profiles folder is empty: the model as a pasted config.json. */
 	const char *body = "{\"model\":{\"architecture\":{\"model_type\":\"llama\","
 			   "\"hidden_size\":2048,\"num_hidden_layers\":16,"
@@ -101,19 +136,22 @@ START_TEST(the_daemon_measures_this_host_once)
 			   "\"quant\":\"Q4_0\",\"n_ctx\":2048}";
 
 	unsetenv("RIGFIT_NO_HOST_BENCH");
-	t_daemon_start(&d, NULL);
+	t_daemon_start(&d, extra);
 	t_wait_scan(d.port);
 	/* The measurement runs after the first scan; the scan it triggers publishes it. */
-	for (int i = 0; i < 600 && bw < 0; i++) {
+	for (int i = 0; i < 600 && !hb; i++) {
 		usleep(100 * 1000);
-		bw = cpu_bandwidth(d.port);
+		hb = host_bench(d.port);
 	}
-	ck_assert_msg(bw > 0, "no measured bandwidth in /api/hardware");
-	est = get_json(d.port, "POST", "/api/estimate", body);
-	ck_assert_str_eq(cJSON_GetStringValue(
-				 cJSON_GetObjectItem(cJSON_GetObjectItem(est, "speed"), "basis")),
-			 "measured_host");
-	cJSON_Delete(est);
+	ck_assert_msg(hb != NULL, "no host_bench in /api/hardware");
+	ck_assert(cJSON_GetObjectItem(hb, "memory_bandwidth_gbs")->valuedouble > 0);
+	ck_assert(cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble > 0);
+	ck_assert(cJSON_GetObjectItem(hb, "f32_gflops_per_thread")->valuedouble > 0);
+	ck_assert(cJSON_GetObjectItem(hb, "threads")->valuedouble >= 1);
+	ck_assert_ptr_nonnull(cJSON_GetStringValue(cJSON_GetObjectItem(hb, "kernel_isa")));
+	ck_assert_double_eq(cpu_bandwidth(d.port),
+			    cJSON_GetObjectItem(hb, "memory_bandwidth_gbs")->valuedouble);
+	assert_measured_host(d.port, body);
 	/* Once per fingerprint: a rescan does not measure again. */
 	{
 		struct t_resp r;
@@ -123,10 +161,32 @@ START_TEST(the_daemon_measures_this_host_once)
 	}
 	usleep(500 * 1000);
 	log = t_daemon_log(&d);
-	ck_assert_ptr_nonnull(strstr(log, "host measured in"));
-	ck_assert_ptr_null(strstr(strstr(log, "host measured in") + 1, "host measured in"));
+	ck_assert_int_eq(count(log, "host measured in"), 1);
 	free(log);
 	t_daemon_stop(&d);
+
+	/* A restart on the same machine reads the figures back from the store: the same
+	 * measurement (its time included), published with the first scan, and no new one. */
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	again = host_bench(d.port);
+	ck_assert_msg(again != NULL, "the stored figures were not read back");
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(again, "measured_at")),
+			 cJSON_GetStringValue(cJSON_GetObjectItem(hb, "measured_at")));
+	ck_assert_double_eq(cJSON_GetObjectItem(again, "int8_gops_per_thread")->valuedouble,
+			    cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble);
+	assert_measured_host(d.port, body);
+	usleep(300 * 1000);
+	log = t_daemon_log(&d);
+	ck_assert_int_eq(count(log, "host measured in"), 0);
+	ck_assert_int_eq(count(log, "read from the store"), 1);
+	free(log);
+	t_daemon_stop(&d);
+	cJSON_Delete(hb);
+	cJSON_Delete(again);
+	t_rmtree(dir);
+	free(dir);
+	free(db);
 }
 END_TEST
 
@@ -141,6 +201,7 @@ START_TEST(no_host_bench_turns_it_off)
 	t_wait_scan(d.port);
 	usleep(300 * 1000);
 	ck_assert(cpu_bandwidth(d.port) < 0);
+	ck_assert_ptr_null(host_bench(d.port));
 	log = t_daemon_log(&d);
 	ck_assert_ptr_null(strstr(log, "host measured"));
 	free(log);

@@ -3,6 +3,7 @@
  */
 #include "tests/core/cpu/oracle.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,8 +188,8 @@ out:
 	return rc;
 }
 
-int oracle_speed(const char *path, int threads, double bandwidth_gbs, double *decode,
-		 double *prefill, char *msg, size_t msglen)
+int oracle_speed(const char *path, const struct speed_host *host, int isa, double *decode,
+		 double *prefill, struct oracle_speed_work *work, char *msg, size_t msglen)
 {
 	struct model_arch a;
 	struct rf_mem_weights *w = calloc(1, sizeof(*w));
@@ -196,7 +197,7 @@ int oracle_speed(const char *path, int threads, double bandwidth_gbs, double *de
 	struct model_params mp;
 	struct speed_input in;
 	struct speed_output o;
-	double layer_bytes = 0;
+	double layer_bytes = 0, repacked = 0;
 	int ft, rc = -1;
 
 	if (!g || model_param_counts(&a, &mp) < 0)
@@ -204,22 +205,32 @@ int oracle_speed(const char *path, int threads, double bandwidth_gbs, double *de
 	ft = gguf_file_type(g);
 	memset(&in, 0, sizeof(in));
 	in.backend = SPEED_BACKEND_CPU;
-	for (int64_t l = 0; l < w->n_layer; l++)
+	for (int64_t l = 0; l < w->n_layer; l++) {
 		layer_bytes += (double)w->layer_bytes[l];
+		repacked += (double)w->layer_repack_bytes[isa][l];
+	}
+	repacked += (double)w->output_repack_bytes[isa];
 	in.weight_bytes = (layer_bytes + (double)w->output_bytes) *
 			  (mp.total > 0 ? (double)mp.active / (double)mp.total : 1);
 	in.flops_per_token = 2.0 * (double)mp.active;
 	in.n_layers = (int)w->n_layer;
 	in.quantized = ft >= 0 && ft != RF_FT_F16 && ft != RF_FT_BF16 && ft != RF_FT_F32;
-	in.host.bandwidth_gbs = bandwidth_gbs;
-	in.host.bandwidth_measured = bandwidth_gbs > 0;
-	in.host.threads = threads;
+	in.weight_ftype = ft;
+	in.weight_ftype_known = ft >= 0;
+	in.repacked_share = fmin(1, repacked / (layer_bytes + (double)w->output_bytes));
+	in.host = *host;
 	if (speed_estimate(&in, &o) < 0) {
 		snprintf(msg, msglen, "speed_estimate failed");
 		goto out;
 	}
 	*decode = o.decode_tokens_per_s;
 	*prefill = o.prefill_tokens_per_s;
+	if (work) {
+		work->weight_bytes = in.weight_bytes;
+		work->elements = in.flops_per_token / 2;
+		work->repacked_share = in.repacked_share;
+		work->n_layers = in.n_layers;
+	}
 	rc = 0;
 out:
 	gguf_free(g);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "core/estimate.h"
+#include "core/speed.h"
 
 /* The settings of one load, as llama.cpp ran it. */
 struct oracle_settings {
@@ -41,10 +42,20 @@ void oracle_settings_from_log(const cJSON *ctx, struct oracle_settings *s);
 int oracle_estimate(const char *path, const struct oracle_settings *s, int isa,
 		    struct rf_mem_estimate *m /* OUT */, char *msg, size_t msglen);
 
-/* rigfit's speed for the GGUF file at path on a CPU host with `threads` threads and a measured
- * read bandwidth of bandwidth_gbs, as POST /api/estimate computes it for a CPU. Returns 0 and
- * *decode / *prefill (tokens per second), or -1 with a reason in msg. */
-int oracle_speed(const char *path, int threads, double bandwidth_gbs, double *decode /* OUT */,
-		 double *prefill /* OUT */, char *msg, size_t msglen);
+/* What rigfit's speed model is given for a GGUF file (see oracle_speed). */
+struct oracle_speed_work {
+	double weight_bytes;   /* read per token */
+	double elements;       /* weight elements multiplied per token */
+	double repacked_share; /* of the weights, on the host's repack class */
+	int n_layers;
+};
+
+/* rigfit's speed for the GGUF file at path on the CPU host `host` (threads, measured bandwidth
+ * and kernel figures) with repack class isa, as POST /api/estimate computes it for a CPU.
+ * Returns 0 and *decode / *prefill (tokens per second) and, when given, *work; or -1 with a
+ * reason in msg. */
+int oracle_speed(const char *path, const struct speed_host *host, int isa, double *decode /* OUT */,
+		 double *prefill /* OUT */, struct oracle_speed_work *work /* OUT, optional */,
+		 char *msg, size_t msglen);
 
 #endif
