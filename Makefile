@@ -26,11 +26,11 @@ CFLAGS_REL  := -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 CFLAGS_PLAIN := -O0 -g
 
-CORE_SRC   := $(sort $(wildcard core/*.c core/*/*.c))
+CORE_SRC   := $(sort $(wildcard core/*.c core/*/*.c core/*/*/*.c))
 API_SRC    := $(sort $(wildcard api/*.c))
 SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/detect/*.c server/store/*.c)))
 LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
-TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/api/*.c tests/server/*.c \
+TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/core/*/*/*.c tests/api/*.c tests/server/*.c \
                 tests/fault/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 UI_FILES   := server/ui/index.html server/ui/app.js server/ui/app.css
@@ -144,7 +144,7 @@ deps-lint:
 
 format:
 	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
-	  $(wildcard core/*.h core/*/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/accuracy/*.c)
+	  $(wildcard core/*.h core/*/*.h core/*/*/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/*/*/*.h tests/*/*/*/*.h tests/accuracy/*.c)
 
 # make accuracy: the estimator against the measured runs of ../shared/calibration (no network,
 # no GPU): tables of row, measured, estimated, error and the medians. Built from the release
@@ -164,7 +164,7 @@ $(B)/accuracy: $(ACCURACY_OBJ)
 
 # rigfit's host memory against the real llama.cpp (node-llama-cpp's CPU build, installed by
 # make deps) on full-size shapes of catalog models; writes tests/llama/cpu_memory_calibration.csv.
-CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/cpu/gguf_synth.c tests/core/cpu/oracle.c
+CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/fit/cpu/gguf_synth.c tests/core/fit/cpu/oracle.c
 $(B)/calibrate_cpu: $(REL_OBJ) $(CALIBRATE_CPU_SRC)
 	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(REL_OBJ) $(CALIBRATE_CPU_SRC) $(PKG_LIBS)
 calibrate-cpu: deps $(B)/calibrate_cpu

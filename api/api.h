@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 
 #define API_MAX_BODY_BYTES (1024 * 1024)
 #define API_MAX_URL_BYTES 8192
@@ -172,8 +172,8 @@ void api_profile_clear(struct api_profile *p);
 void api_scan_rows_free(struct api_scan_row *rows, int n);
 
 struct api_metrics;       /* api/metrics.h */
-struct device_table;      /* core/device.h */
-struct model_catalog;     /* core/model.h */
+struct device_table;      /* core/hw/device.h */
+struct model_catalog;     /* core/fit/model.h */
 struct mcp_http;          /* api/mcp.h */
 struct api_history_cache; /* api/history_cache.h */
 

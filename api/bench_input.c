@@ -18,10 +18,10 @@
 #include "api/hardware_json.h"
 #include "api/jsonmap.h"
 #include "core/err.h"
-#include "core/hw.h"
-#include "core/hw_fingerprint.h"
-#include "core/model.h"
-#include "core/quant.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_fingerprint.h"
+#include "core/fit/model.h"
+#include "core/fit/quant.h"
 
 /* 9999-12-31T23:59:59.999Z, the last instant the stored form can write. */
 #define BENCH_MAX_MS 253402300799999LL

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "core/device.h"
+#include "core/hw/device.h"
 
 /* Fills *out from doc, the parsed devices.json ({"version", "source", "devices": [...]}, at most
  * DEVICE_TABLE_MAX entries). Returns 0 and a new table in *out (free with device_table_clear;

@@ -26,25 +26,25 @@
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
 #include "api/hardware_json.h"
-#include "core/classify.h"
-#include "core/cpu/repack.h"
-#include "core/cpu/speed_cpu.h"
-#include "core/device.h"
+#include "core/hw/classify.h"
+#include "core/fit/cpu/repack.h"
+#include "core/fit/cpu/speed_cpu.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/ollama_ref.h"
-#include "core/estimate.h"
-#include "core/gguf.h"
-#include "core/hw_fingerprint.h"
-#include "core/hw_profile.h"
-#include "core/model.h"
+#include "core/fit/ollama_ref.h"
+#include "core/fit/estimate.h"
+#include "core/fit/gguf.h"
+#include "core/hw/hw_fingerprint.h"
+#include "core/hw/hw_profile.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_eval.h"
-#include "core/quant.h"
-#include "core/serve_vllm.h"
-#include "core/speed.h"
-#include "core/speed_history.h"
-#include "core/train_memory.h"
-#include "core/train_parallel.h"
-#include "core/train_speed.h"
+#include "core/fit/quant.h"
+#include "core/fit/serve_vllm.h"
+#include "core/fit/speed.h"
+#include "core/fit/speed_history.h"
+#include "core/fit/train_memory.h"
+#include "core/fit/train_parallel.h"
+#include "core/fit/train_speed.h"
 
 #define EST_MAX_ASSUMPTIONS 48
 #define EST_ASSUMPTION_LEN API_PLAN_NOTE_LEN
@@ -53,7 +53,7 @@
 #define EST_MAX_BATCH 4096
 /* GPUs per node the fine-tuning estimate accepts (nodes x GPUs in the hardware). */
 #define EST_MAX_NODES 1024
-/* GPUs of one fine-tuning run, all nodes together (core/train_parallel.c's cap). */
+/* GPUs of one fine-tuning run, all nodes together (core/fit/train_parallel.c's cap). */
 #define EST_MAX_TRAIN_GPUS 4096
 
 enum est_mode {
@@ -809,7 +809,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 }
 
 /* The weights' side of the CPU kernels: their type and the share llama.cpp repacks on this
- * CPU (core/cpu/repack.h), which runs the interleaved kernels. */
+ * CPU (core/fit/cpu/repack.h), which runs the interleaved kernels. */
 static void est_speed_weights(const struct est *e, struct speed_input *in)
 {
 	const struct rf_mem_weights *w = &e->weights;

@@ -9,9 +9,9 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_infer.h"
-#include "core/train_speed.h"
+#include "core/fit/train_speed.h"
 
 struct est;
 struct device_profile;

@@ -14,8 +14,8 @@
 
 #include "api/history_cache.h"
 #include "core/err.h"
-#include "core/hw.h"
-#include "core/quant.h"
+#include "core/hw/hw.h"
+#include "core/fit/quant.h"
 
 /* A prediction made for one (model, precision) pair of the runs. */
 struct predicted {

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 
 #include "api/api.h"
-#include "core/model.h"
-#include "core/speed.h"
-#include "core/speed_history.h"
+#include "core/fit/model.h"
+#include "core/fit/speed.h"
+#include "core/fit/speed_history.h"
 
 #define API_HISTORY_LIMIT 200 /* the newest runs of the hardware an estimate looks at */
 /* Each run of another model or precision needs that model's roofline, which costs about what

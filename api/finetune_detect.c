@@ -26,15 +26,15 @@
 #include "api/json_alloc.h"
 #include "api/jsonmap.h"
 #include "api/model_memo.h"
-#include "core/classify.h"
-#include "core/device.h"
+#include "core/hw/classify.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/estimate.h"
-#include "core/hw.h"
-#include "core/hw_profile.h"
-#include "core/model.h"
+#include "core/fit/estimate.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_profile.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
-#include "core/train_parallel.h"
+#include "core/fit/train_parallel.h"
 
 #define FD_GIB 1073741824.0
 #define FD_MAX_OFFERED 8

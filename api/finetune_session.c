@@ -15,7 +15,7 @@
 #include "api/finetune_detect.h"
 #include "api/json_print.h"
 #include "core/err.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

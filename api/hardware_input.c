@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/classify.h"
+#include "core/hw/classify.h"
 #include "core/err.h"
 
 #define MAX_BYTES 1e16 /* 10 PB: far above any device or host */
@@ -242,22 +242,14 @@ static void gpu_init(struct hw_gpu *g, int index)
 int api_hardware_from_json(const cJSON *obj, const char *field_prefix, struct hw_snapshot *out,
 			   struct api_reply *reply)
 {
-	static const char *const top[] = {"host",
-					  "cpu",
-					  "memory",
-					  "gpus",
-					  "platform",
-					  "backend",
-					  "capabilities",
-					  "profile_id",
-					  "fingerprint",
-					  "compute_profile",
-					  "scanned_at",
-					  "scan_duration_ms",
-					  "sources",
-					  "host_bench",
-					  "warnings",
-					  NULL};
+	static const char *const top[] = {"host",         "cpu",
+					  "memory",       "gpus",
+					  "platform",     "backend",
+					  "capabilities", "profile_id",
+					  "fingerprint",  "compute_profile",
+					  "scanned_at",   "scan_duration_ms",
+					  "sources",      "host_bench",
+					  "warnings",     NULL};
 	static const char *const mem_keys[] = {"total_bytes", "available_bytes", NULL};
 	static const char *const cpu_keys[] = {"model",
 					       "vendor",

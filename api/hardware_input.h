@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
-#include "core/hw.h"
+#include "core/hw/hw.h"
 
 /* Fills *out (initialised here) from the hardware object obj; field_prefix names obj in
  * error messages ("hardware"). Returns 0, or an error envelope in reply (422 naming the field:

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/hw_fingerprint.h"
+#include "core/hw/hw_fingerprint.h"
 
 /* Adds an integer, or null when it is unknown (negative). Returns false when out of memory. */
 static bool add_int_or_null(cJSON *o, const char *name, int64_t v)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 
 /* Returns a new cJSON object for s (caller frees with cJSON_Delete), or NULL when out of
  * memory. Unknown numbers are null. */

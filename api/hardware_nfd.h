@@ -7,7 +7,7 @@
 #ifndef RIGFIT_API_HARDWARE_NFD_H
 #define RIGFIT_API_HARDWARE_NFD_H
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 
 /* Renders the labels of s. Returns a malloc'd NUL-terminated text (caller frees) or NULL when
  * out of memory. */

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 
 /* Renders s as text. Returns a malloc'd NUL-terminated string (caller frees) or NULL when out
  * of memory. */

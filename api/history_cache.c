@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/hw.h"
-#include "core/quant.h"
-#include "core/speed.h"
+#include "core/hw/hw.h"
+#include "core/fit/quant.h"
+#include "core/fit/speed.h"
 
 #define HISTORY_CACHE_SLOTS 4
 

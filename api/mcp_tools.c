@@ -18,7 +18,7 @@
 #include "api/json_print.h"
 #include "api/profiles.h"
 #include "core/err.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 
 #define REF_PREFIX "#/components/schemas/"
 #define DEFS_PREFIX "#/$defs/"

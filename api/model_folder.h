@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "api/api.h"
-#include "core/hf_quant.h"
-#include "core/model.h"
+#include "core/fit/hf_quant.h"
+#include "core/fit/model.h"
 
 struct api_checkpoint {
 	int64_t tensors;

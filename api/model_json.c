@@ -2,7 +2,7 @@
  * Models in JSON (see model_json.h). The config.json mapper reads each family's fields by the
  * names Hugging Face's configuration classes use, with those classes' defaults where a field
  * may be left out, and checks every number before it reaches core: an integer, finite, within
- * the caps of core/model.h. The catalog loader uses the same mapper for each entry's "config",
+ * the caps of core/fit/model.h. The catalog loader uses the same mapper for each entry's "config",
  * so the catalog and a pasted config.json can never disagree about a field.
  */
 #include "api/model_json.h"

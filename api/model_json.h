@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 
 #define MODEL_JSON_FIELD_LEN 160
 
@@ -44,7 +44,7 @@ int model_catalog_from_json(const cJSON *doc, struct model_catalog **out /* OUT 
 			    size_t errlen);
 
 /* Resolves name (an exact HF id or alias, any case; else an Ollama reference such as
- * "llama3.1:8b", core/ollama_ref.h) in c. Returns 0 and the entry in *out, or a 422
+ * "llama3.1:8b", core/fit/ollama_ref.h) in c. Returns 0 and the entry in *out, or a 422
  * invalid_value envelope in reply naming field (the request field the name came from). */
 int api_model_resolve(const struct model_catalog *c, const char *name, const char *field,
 		      struct api_reply *reply, const struct model_entry **out /* OUT */);

@@ -7,7 +7,7 @@
 
 #include "api/model_json.h"
 #include "core/err.h"
-#include "core/ollama_ref.h"
+#include "core/fit/ollama_ref.h"
 
 int api_model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *out,
 			   struct api_reply *reply)

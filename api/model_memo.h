@@ -14,8 +14,8 @@
 #ifndef RIGFIT_API_MODEL_MEMO_H
 #define RIGFIT_API_MODEL_MEMO_H
 
-#include "core/estimate.h"
-#include "core/model.h"
+#include "core/fit/estimate.h"
+#include "core/fit/model.h"
 
 /* Enough for every catalog model in every quantization /api/recommend tries (61 x 6 today). */
 #define API_MODEL_MEMO_SLOTS 1024

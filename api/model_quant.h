@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #include "api/api.h"
-#include "core/hf_quant.h"
+#include "core/fit/hf_quant.h"
 
 /* Caps on the input. */
 #define API_QUANT_MAX_MODULES 4096 /* entries of a skip list */

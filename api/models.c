@@ -15,7 +15,7 @@
 #include "api/hardware_json.h"
 #include "api/json_print.h"
 #include "core/err.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 
 #define MODELS_NAME_MAX 128
 

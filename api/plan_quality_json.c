@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/quant.h"
+#include "core/fit/quant.h"
 
 static int fail(char *why, size_t len, const char *what)
 {

@@ -37,13 +37,13 @@
 #include "api/model_memo.h"
 #include "api/recommend.h"
 #include "api/json_alloc.h"
-#include "core/device.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/estimate.h"
-#include "core/model.h"
+#include "core/fit/estimate.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
 #include "core/plan/plan_infer.h"
-#include "core/train_parallel.h"
+#include "core/fit/train_parallel.h"
 #include "api/plan_quality_json.h"
 
 #define REC_DEFAULT_LIMIT 5

@@ -26,10 +26,10 @@
 #include "api/plan_quality_json.h"
 #include "api/runtime_config.h"
 #include "core/err.h"
-#include "core/estimate.h"
-#include "core/hw.h"
+#include "core/fit/estimate.h"
+#include "core/hw/hw.h"
 #include "core/plan/plan_infer.h"
-#include "core/quant.h"
+#include "core/fit/quant.h"
 
 #define CFG_DEFAULT_THREADS 4
 #define GIB (1024.0 * 1024.0 * 1024.0)

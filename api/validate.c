@@ -1,6 +1,6 @@
 /*
- * POST /api/validate (and `rigfit validate --config FILE`): is this llama.cpp configuration
- * right for this machine? The input is a runtime config as POST /api/config writes it
+ * POST /api/validate (and `rigfit validate --config FILE`): is this llama.cpp (or vLLM)
+ * configuration right for this machine? The input is a runtime config as POST /api/config writes it
  * ({"backend", "model", "settings": {...}, "metadata"}) or the same settings flat beside
  * "model"; its types are checked strictly and every field is named by its path
  * ("settings.n_ctx"). The settings become one POST /api/estimate request, and the answer is read
@@ -8,10 +8,18 @@
  * with a suggestion whose numbers were asked of the estimator (the largest n_ctx that fits, the
  * GPU layers that fit), so applying it makes the config valid.
  *
+ * With runtime "vllm" the settings are vllm serve's, as /api/config writes them; the
+ * parallel layout is checked against the machine and the model's heads, then one runtime vllm
+ * estimate (serve_vllm's start-up model) gives what stops vLLM from starting: free memory
+ * below the requested share, nothing left for the KV cache, a max_model_len the cache cannot
+ * hold, CUDA graphs beyond the share. The headroom warning follows the planner's own rule for
+ * gpu_memory_utilization, so no config /api/config writes is flagged.
+ *
  * Codes (stable; openapi.yaml lists them): vram_exceeded, vram_over_90, ram_exceeded,
  * threads_over_physical, ubatch_over_batch, batch_over_ctx, ctx_over_model,
  * gpu_layers_over_model, kv_quant_needs_flash_attn, backend_unavailable, thermal_risk,
- * unknown_model.
+ * unknown_model, tensor_split_overloads_gpu; vLLM's vram_not_free, kv_capacity_exceeded,
+ * cuda_graphs_exceeded, parallel_over_gpus, tp_not_dividing_heads.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -29,13 +37,14 @@
 #include "api/plan_quality_json.h"
 #include "api/validate.h"
 #include "api/json_alloc.h"
-#include "core/classify.h"
-#include "core/device.h"
+#include "core/hw/classify.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/hw.h"
-#include "core/model.h"
+#include "core/hw/hw.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_infer.h"
-#include "core/quant.h"
+#include "core/fit/quant.h"
+#include "core/fit/serve_vllm.h"
 
 #define VAL_MAX_CHECKS 24
 #define VAL_TEXT_LEN 320
@@ -52,6 +61,7 @@ static const char *const val_cache_est[] = {"f16",  "f16",  NULL,   "q8_0", "q4_
 					    "q8_0", "q8_0", "q8_0", "q4_0"};
 static const char *const val_backends[] = {"cuda", "rocm", "metal", "vulkan", "sycl", "cpu", NULL};
 static const char *const val_rope[] = {"none", "linear", "yarn", NULL};
+static const char *const val_vllm_kv[] = {"auto", "fp8", NULL};
 
 struct val_cfg {
 	bool nested;
@@ -70,6 +80,13 @@ struct val_cfg {
 	const cJSON *hardware;
 	const char *hardware_profile;
 	const cJSON *tensor_split; /* as given, checked; NULL: none */
+	/* runtime vllm: vllm serve's engine arguments as /api/config writes them; the weight
+	 * format (quantization, metadata.precision or a flat precision) is in quant. */
+	bool vllm;
+	int64_t tp, pp, max_model_len, max_num_seqs, max_batched;
+	bool has_tp, has_pp, has_mml, has_mns, has_mbt, has_util, has_eager, enforce_eager;
+	double util;
+	int vkv; /* index in val_vllm_kv; -1: not given */
 };
 
 struct val_check {
@@ -254,8 +271,56 @@ static int val_quant(struct val_cfg *c, const cJSON *it, const char *field, stru
 	if (!cJSON_IsString(it) || !*it->valuestring || strlen(it->valuestring) >= sizeof(c->quant))
 		return api_error(out, RF_E_INVALID_VALUE, field, "%s must be a quant name (Q4_K_M)",
 				 field);
+	if (c->vllm && vllm_precision_parse(it->valuestring) < 0)
+		return api_error(
+			out, RF_E_INVALID_VALUE, field,
+			"%s must be a format vLLM loads (bf16, fp16, fp32, fp8, int8, awq, "
+			"gptq, bitsandbytes, mxfp4)",
+			field);
 	snprintf(c->quant, sizeof(c->quant), "%s", it->valuestring);
 	return 0;
+}
+
+/* One vllm serve setting, as val_setting. */
+static int val_vllm_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out)
+{
+	const char *p = c->prefix, *k = it->string;
+	int64_t ignored;
+	bool seen;
+
+	if (strcmp(k, "tensor_parallel_size") == 0)
+		return get_int(it, p, 1, VLLM_MAX_GPUS, &c->tp, &c->has_tp, out);
+	if (strcmp(k, "pipeline_parallel_size") == 0)
+		return get_int(it, p, 1, VLLM_MAX_GPUS, &c->pp, &c->has_pp, out);
+	if (strcmp(k, "max_model_len") == 0)
+		return get_int(it, p, 1, 1 << 24, &c->max_model_len, &c->has_mml, out);
+	if (strcmp(k, "max_num_batched_tokens") == 0)
+		return get_int(it, p, 1, 1 << 24, &c->max_batched, &c->has_mbt, out);
+	if (strcmp(k, "max_num_seqs") == 0) /* null: vLLM's default */
+		return cJSON_IsNull(it) ?
+			       0 :
+			       get_int(it, p, 1, 1 << 20, &c->max_num_seqs, &c->has_mns, out);
+	if (strcmp(k, "kv_cache_tokens") == 0) /* /api/config's capacity: informative */
+		return cJSON_IsNull(it) ? 0 :
+					  get_int(it, p, 0, INT64_C(1) << 40, &ignored, &seen, out);
+	if (strcmp(k, "gpu_memory_utilization") == 0) {
+		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble <= 0 ||
+		    it->valuedouble > 1)
+			return bad(out, RF_E_INVALID_VALUE, p, k, "must be a number in (0, 1]");
+		c->util = it->valuedouble;
+		c->has_util = true;
+		return 0;
+	}
+	if (strcmp(k, "quantization") == 0) { /* null: the checkpoint's own weights */
+		char f[64];
+		snprintf(f, sizeof(f), "%s%s", p, k);
+		return cJSON_IsNull(it) ? 0 : val_quant(c, it, f, out);
+	}
+	if (strcmp(k, "kv_cache_dtype") == 0)
+		return get_enum(it, p, val_vllm_kv, &c->vkv, out);
+	if (strcmp(k, "enforce_eager") == 0)
+		return get_bool(it, p, &c->enforce_eager, &c->has_eager, out);
+	return 1;
 }
 
 static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out)
@@ -265,7 +330,9 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	c->backend = c->cache_k = c->cache_v = c->rope = -1;
+	c->backend = c->cache_k = c->cache_v = c->rope = c->vkv = -1;
+	it = cJSON_GetObjectItemCaseSensitive(body, "runtime");
+	c->vllm = cJSON_IsString(it) && strcmp(it->valuestring, "vllm") == 0;
 	c->nested = settings != NULL;
 	c->prefix = c->nested ? "settings." : "";
 	if (c->nested && !cJSON_IsObject(settings))
@@ -308,10 +375,10 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 				return api_error(out, RF_E_INVALID_VALUE, k,
 						 "runtime_choice must be a string or null");
 		} else if (strcmp(k, "runtime") == 0) {
-			if (!cJSON_IsString(it) || strcmp(it->valuestring, "llama.cpp") != 0)
+			if (!cJSON_IsString(it) ||
+			    (strcmp(it->valuestring, "llama.cpp") != 0 && !c->vllm))
 				return api_error(out, RF_E_INVALID_VALUE, "runtime",
-						 "only llama.cpp configs can be validated (runtime "
-						 "\"llama.cpp\")");
+						 "runtime must be \"llama.cpp\" or \"vllm\"");
 		} else if (strcmp(k, "hardware") == 0) {
 			c->hardware = it;
 		} else if (strcmp(k, "hardware_profile") == 0) {
@@ -319,10 +386,11 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 				return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
 						 "hardware_profile must be a device name or id");
 			c->hardware_profile = it->valuestring;
-		} else if (strcmp(k, "quant") == 0 && !c->nested) {
-			if ((rc = val_quant(c, it, "quant", out)) < 0)
+		} else if (strcmp(k, c->vllm ? "precision" : "quant") == 0 && !c->nested) {
+			if ((rc = val_quant(c, it, k, out)) < 0)
 				return rc;
-		} else if (c->nested || (rc = val_setting(c, it, out)) == 1) {
+		} else if (c->nested || (rc = c->vllm ? val_vllm_setting(c, it, out) :
+							val_setting(c, it, out)) == 1) {
 			return api_error(out, RF_E_UNKNOWN_FIELD, k, "unknown field '%.60s'", k);
 		} else if (rc < 0) {
 			return rc;
@@ -331,7 +399,7 @@ static int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out
 	if (c->nested) {
 		cJSON_ArrayForEach(it, settings)
 		{
-			rc = val_setting(c, it, out);
+			rc = c->vllm ? val_vllm_setting(c, it, out) : val_setting(c, it, out);
 			if (rc == 1)
 				return bad(out, RF_E_UNKNOWN_FIELD, "settings.", it->string,
 					   "is not a known setting");
@@ -405,6 +473,39 @@ static int64_t val_batch(const struct val_cfg *c)
 	return c->has_batch ? c->n_batch : VAL_DEFAULT_BATCH;
 }
 
+static void val_machine_request(const struct val_cfg *c, cJSON *r)
+{
+	if (c->hardware)
+		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
+	if (c->hardware_profile)
+		cJSON_AddStringToObject(r, "hardware_profile", c->hardware_profile);
+}
+
+/* The rest of a runtime vllm request: the engine arguments as given (vLLM's defaults else). */
+static void val_vllm_request(const struct val_cfg *c, cJSON *r)
+{
+	cJSON_AddStringToObject(r, "runtime", "vllm");
+	if (c->quant[0])
+		cJSON_AddStringToObject(r, "precision", c->quant);
+	if (c->has_tp)
+		cJSON_AddNumberToObject(r, "tensor_parallel_size", (double)c->tp);
+	if (c->has_pp)
+		cJSON_AddNumberToObject(r, "pipeline_parallel_size", (double)c->pp);
+	if (c->has_util)
+		cJSON_AddNumberToObject(r, "gpu_memory_utilization", c->util);
+	if (c->has_mml)
+		cJSON_AddNumberToObject(r, "max_model_len", (double)c->max_model_len);
+	if (c->has_mns)
+		cJSON_AddNumberToObject(r, "max_num_seqs", (double)c->max_num_seqs);
+	if (c->has_mbt)
+		cJSON_AddNumberToObject(r, "max_num_batched_tokens", (double)c->max_batched);
+	if (c->vkv >= 0)
+		cJSON_AddStringToObject(r, "kv_cache_dtype", val_vllm_kv[c->vkv]);
+	if (c->has_eager)
+		cJSON_AddBoolToObject(r, "enforce_eager", c->enforce_eager);
+	val_machine_request(c, r);
+}
+
 /* The /api/estimate request of the config with o's overrides. NULL when out of memory. */
 static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 {
@@ -428,6 +529,10 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 		m = cJSON_Duplicate(c->model, true);
 	}
 	api_json_add(r, "model", m);
+	if (c->vllm) {
+		val_vllm_request(c, r);
+		return r;
+	}
 	if (quant)
 		cJSON_AddStringToObject(r, "quant", quant);
 	if (o && o->n_ctx < 0)
@@ -471,10 +576,7 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 							 c->n_cpu_moe));
 	if (c->tensor_split && !(o && o->no_split))
 		api_json_add(r, "tensor_split", cJSON_Duplicate(c->tensor_split, true));
-	if (c->hardware)
-		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
-	if (c->hardware_profile)
-		cJSON_AddStringToObject(r, "hardware_profile", c->hardware_profile);
+	val_machine_request(c, r);
 	return r;
 }
 
@@ -1002,21 +1104,48 @@ static cJSON *val_planned(const struct val *v, char *line, size_t len)
 	api_reply_reset(&err);
 	if (rc == 0) {
 		plan_request_default(&r);
-		if (c->quant[0] && in->gguf_ftype < 0)
-			r.ftype = rf_ftype_from_name(c->quant);
-		if (c->has_ctx)
-			r.n_ctx = c->n_ctx;
-		if (c->has_parallel && c->n_parallel <= 256)
-			r.n_parallel = c->n_parallel;
+		if (c->vllm) {
+			r.runtime = PLAN_RT_VLLM;
+			if (c->has_mml)
+				r.n_ctx = c->max_model_len;
+		} else {
+			if (c->quant[0] && in->gguf_ftype < 0)
+				r.ftype = rf_ftype_from_name(c->quant);
+			if (c->has_ctx)
+				r.n_ctx = c->n_ctx;
+			if (c->has_parallel && c->n_parallel <= 256)
+				r.n_parallel = c->n_parallel;
+		}
 		api_plan_model(in, &pm);
 		rc = plan_infer(&pm, &in->machine, &q, &r, ans);
 		/* The context may be what cannot be kept: then the planner's own. */
-		if (rc == 0 && !ans->found && c->has_ctx) {
+		if (rc == 0 && !ans->found && (c->has_ctx || c->has_mml)) {
 			r.n_ctx = 0;
 			rc = plan_infer(&pm, &in->machine, &q, &r, ans);
 		}
 	}
-	if (rc == 0 && ans->found && (set = cJSON_CreateObject()) != NULL) {
+	if (rc == 0 && ans->found && ans->best.setup.runtime == PLAN_RT_VLLM &&
+	    (set = cJSON_CreateObject()) != NULL) {
+		const struct plan_setup *s = &ans->best.setup;
+		const char *qf = plan_vllm_format_flag(s->vformat);
+		const char *kv = s->p.type_k != RF_GT_F16 ? "fp8" : "auto";
+		cJSON_AddNumberToObject(set, "tensor_parallel_size", s->tp);
+		cJSON_AddNumberToObject(set, "max_model_len", (double)s->p.n_ctx);
+		cJSON_AddNumberToObject(set, "gpu_memory_utilization", s->vllm_util);
+		if (qf)
+			cJSON_AddStringToObject(set, "quantization", qf);
+		else
+			cJSON_AddNullToObject(set, "quantization");
+		cJSON_AddStringToObject(set, "kv_cache_dtype", kv);
+		if (s->max_num_seqs > 0)
+			cJSON_AddNumberToObject(set, "max_num_seqs", (double)s->max_num_seqs);
+		snprintf(line, len,
+			 "the setup /api/config plans here: tensor_parallel_size %d, max_model_len "
+			 "%lld, gpu_memory_utilization %.2f, quantization %s, kv_cache_dtype %s "
+			 "(%lld tokens of KV cache)",
+			 s->tp, (long long)s->p.n_ctx, s->vllm_util, qf ? qf : "none (bf16)", kv,
+			 (long long)ans->best.res.kv_tokens);
+	} else if (rc == 0 && ans->found && (set = cJSON_CreateObject()) != NULL) {
 		const struct plan_setup *s = &ans->best.setup;
 		const char *kv = s->p.type_k == RF_GT_Q8_0 ? "q8_0" :
 				 s->p.type_k == RF_GT_Q4_0 ? "q4_0" :
@@ -1046,17 +1175,224 @@ static cJSON *val_planned(const struct val *v, char *line, size_t len)
 	return set;
 }
 
+/* The checks the planner's setup answers: memory, and vLLM's parallel layout. */
+static bool val_planned_code(const char *code)
+{
+	static const char *const codes[] = {"vram_exceeded",        "ram_exceeded",
+					    "vram_over_90",         "vram_not_free",
+					    "kv_capacity_exceeded", "cuda_graphs_exceeded",
+					    "parallel_over_gpus",   "tp_not_dividing_heads"};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (strcmp(code, codes[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Appends the planner's line to the memory checks' suggestions. */
 static void val_add_plan(struct val *v, const char *line)
 {
 	for (int i = 0; i < v->n; i++) {
 		struct val_check *k = &v->checks[i];
 		size_t n = strlen(k->suggestion);
-		if (strcmp(k->code, "vram_exceeded") && strcmp(k->code, "ram_exceeded") &&
-		    strcmp(k->code, "vram_over_90"))
+		if (!val_planned_code(k->code))
 			continue;
 		snprintf(k->suggestion + n, sizeof(k->suggestion) - n, "; or %s", line);
 	}
+}
+
+/* ---- runtime vllm -------------------------------------------------------------------------- */
+
+/* The largest tensor_parallel_size of at most max GPUs that vLLM takes for a model of heads
+ * attention and kv_heads KV heads: it divides the heads and divides or is a multiple of the KV
+ * heads. */
+static int vllm_best_tp(int64_t heads, int64_t kv_heads, int max)
+{
+	for (int t = max; t > 1; t--)
+		if (heads % t == 0 && (kv_heads % t == 0 || t % kv_heads == 0))
+			return t;
+	return 1;
+}
+
+/* tensor_parallel_size x pipeline_parallel_size against the GPUs and the heads: vLLM refuses
+ * either before it loads anything. Returns true when one failed. */
+static bool check_vllm_parallel(struct val *v, const struct api_plan_input *in)
+{
+	const struct val_cfg *c = &v->c;
+	int64_t tp = c->has_tp ? c->tp : 1, pp = c->has_pp ? c->pp : 1;
+	int64_t heads = in->arch->n_heads;
+	int64_t kvh = in->arch->n_kv_heads > 0 ? in->arch->n_kv_heads : heads;
+	int n = in->machine.n_vgpu, room = (int)(pp <= n ? n / pp : 1);
+	char f[64];
+	struct val_check *k = NULL;
+
+	field(f, sizeof(f), c,
+	      tp * pp > n && tp <= n ? "pipeline_parallel_size" : "tensor_parallel_size");
+	if (tp * pp > n && (k = add(v, "parallel_over_gpus", true, f)))
+		text(k->message,
+		     "tensor_parallel_size %lld x pipeline_parallel_size %lld needs %lld GPUs; this "
+		     "machine has %d vLLM can use",
+		     (long long)tp, (long long)pp, (long long)(tp * pp), n);
+	else if (heads > 0 && (heads % tp != 0 || (kvh % tp != 0 && tp % kvh != 0)) &&
+		 (k = add(v, "tp_not_dividing_heads", true, f)))
+		text(k->message,
+		     "tensor_parallel_size %lld does not divide the model's %lld attention heads "
+		     "(%lld KV heads): vLLM refuses to start",
+		     (long long)tp, (long long)heads, (long long)kvh);
+	if (k)
+		text(k->suggestion, "set tensor_parallel_size to %d%s",
+		     vllm_best_tp(heads, kvh, room),
+		     pp > n ? " and pipeline_parallel_size to 1" : "");
+	return k != NULL;
+}
+
+/* The estimator's refusal of a max_model_len above the model's positions, as a finding. */
+static void check_vllm_refused(struct val *v, const struct api_plan_input *in)
+{
+	char f[64];
+	struct val_check *k;
+
+	field(f, sizeof(f), &v->c, "max_model_len");
+	if (!(k = add(v, "ctx_over_model", true, f)))
+		return;
+	text(k->message, "max_model_len %lld is more than the model's %lld positions: vLLM refuses",
+	     (long long)v->c.max_model_len, (long long)in->arch->max_position_embeddings);
+	text(k->suggestion, "lower max_model_len to %lld",
+	     (long long)in->arch->max_position_embeddings);
+}
+
+/* vLLM's start-up over the estimator's serving answer (serve_vllm's capacity): the free memory
+ * it checks first, then the memory profiling, then the KV cache against max_model_len, then
+ * the CUDA graphs; the headroom rule last. */
+static void check_vllm_memory(struct val *v, const struct api_plan_input *in, const cJSON *est)
+{
+	const struct val_cfg *c = &v->c;
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(est, "serving");
+	double util = num_at(sv, "gpu_memory_utilization", NULL);
+	double total = num_at(sv, "gpu_memory_bytes", NULL);
+	double req = num_at(sv, "requested_bytes_per_gpu", NULL);
+	double graphs = num_at(sv, "cuda_graph_bytes", NULL);
+	double tokens = num_at(sv, "kv_cache_tokens", NULL);
+	double block = num_at(sv, "block_size", NULL);
+	int64_t mml = (int64_t)num_at(sv, "max_model_len", NULL);
+	int used = (int)(num_at(sv, "tensor_parallel_size", NULL) *
+			 num_at(sv, "pipeline_parallel_size", NULL));
+	double free_util = 1; /* the share the GPUs' free memory allows, as the planner takes it */
+	int short_gpu = -1;
+	char f[64];
+	struct val_check *k;
+
+	if (!sv || util <= 0 || total <= 0)
+		return;
+	for (int i = 0; i < used && i < in->machine.n_vgpu; i++) {
+		const struct vllm_gpu *g = &in->machine.vgpu[i];
+		double q = util * (double)(g->total_bytes - VLLM_CUDA_RESERVED_BYTES);
+		double u = plan_vllm_gpu_util(g->total_bytes, g->free_bytes);
+		free_util = u < free_util ? u : free_util;
+		if (g->free_bytes >= 0 && (double)g->free_bytes < q && short_gpu < 0)
+			short_gpu = i;
+	}
+	field(f, sizeof(f), c, "gpu_memory_utilization");
+	if (short_gpu >= 0 && (k = add(v, "vram_not_free", true, f))) {
+		const struct vllm_gpu *g = &in->machine.vgpu[short_gpu];
+		text(k->message,
+		     "GPU %d has %.2f GiB free but gpu_memory_utilization %.2f asks for %.2f GiB: "
+		     "vLLM refuses to start when free memory is below its share",
+		     short_gpu, (double)g->free_bytes / VAL_GIB, util,
+		     util * (double)(g->total_bytes - VLLM_CUDA_RESERVED_BYTES) / VAL_GIB);
+		text(k->suggestion,
+		     "set gpu_memory_utilization to %.2f (what is free, less 5 points)", free_util);
+	}
+	if (num_at(sv, "kv_cache_bytes_per_gpu", NULL) <= 0) {
+		snprintf(f, sizeof(f), "%s", c->nested ? "settings.quantization" : "precision");
+		if ((k = add(v, "vram_exceeded", true, f))) {
+			text(k->message,
+			     "weights (%.2f GiB per GPU), the profiling peak (%.2f GiB) and non-torch "
+			     "memory (%.2f GiB) leave nothing of gpu_memory_utilization %.2f x %.2f "
+			     "GiB for the KV cache: vLLM fails to start",
+			     num_at(sv, "weights_bytes_per_gpu", NULL) / VAL_GIB,
+			     num_at(sv, "activation_peak_bytes", NULL) / VAL_GIB,
+			     num_at(sv, "non_torch_bytes", NULL) / VAL_GIB, util, total / VAL_GIB);
+			text(k->suggestion, "use a smaller format (fp8, awq) or more GPUs with "
+					    "tensor_parallel_size");
+		}
+	} else if (block > 0 && tokens < ceil((double)mml / block) * block) {
+		field(f, sizeof(f), c, "max_model_len");
+		if ((k = add(v, "kv_capacity_exceeded", true, f))) {
+			text(k->message,
+			     "max_model_len %lld is larger than the %.0f tokens the KV cache can "
+			     "store: vLLM refuses to start",
+			     (long long)mml, tokens);
+			text(k->suggestion, "lower max_model_len to %.0f%s", tokens,
+			     c->vkv == 1 ? "" : ", or set kv_cache_dtype fp8");
+		}
+	}
+	if (req + graphs > total) {
+		field(f, sizeof(f), c, "gpu_memory_utilization");
+		if ((k = add(v, "cuda_graphs_exceeded", true, f))) {
+			text(k->message,
+			     "the CUDA graphs (%.2f GiB) captured after the KV cache do not fit beside "
+			     "gpu_memory_utilization %.2f of the GPU",
+			     graphs / VAL_GIB, util);
+			text(k->suggestion,
+			     "lower gpu_memory_utilization to %.2f, or set enforce_eager true",
+			     floor((total - graphs) / total * 100) / 100);
+		}
+	}
+	/* The planner goes above vLLM's default 0.90 only up to 0.95 and only on GPUs no other
+	 * process uses: 5% stays for the CUDA graphs and what other programs allocate. */
+	if (util > PLAN_VLLM_GPU_UTIL + 1e-9 &&
+	    (util > PLAN_VLLM_GPU_UTIL_HIGH + 1e-9 || free_util < PLAN_VLLM_GPU_UTIL) &&
+	    short_gpu < 0) {
+		field(f, sizeof(f), c, "gpu_memory_utilization");
+		if ((k = add(v, "vram_over_90", false, f))) {
+			text(k->message,
+			     "gpu_memory_utilization %.2f leaves less than %s of each GPU outside "
+			     "vLLM's pool; the CUDA graphs, other programs and fragmentation can push "
+			     "it out of memory",
+			     util,
+			     util > PLAN_VLLM_GPU_UTIL_HIGH ? "5%" : "10% (other programs use it)");
+			text(k->suggestion, "set gpu_memory_utilization to %.2f",
+			     free_util < PLAN_VLLM_GPU_UTIL ? free_util : PLAN_VLLM_GPU_UTIL);
+		}
+	}
+}
+
+/* The vLLM checks: the machine and the parallel layout first (vLLM refuses those before it
+ * loads anything), then the estimator's runtime vllm answer. Returns 0 with *est (NULL when
+ * no estimate could be made) or a negative rf_err with the envelope in out. */
+static int val_vllm_checks(struct val *v, cJSON **est, struct api_reply *out)
+{
+	struct api_plan_input *in = NULL;
+	cJSON *req = val_request(&v->c, NULL);
+	struct val_check *k;
+	int rc;
+
+	*est = NULL;
+	if (!req)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = api_plan_input(v->env, cJSON_GetObjectItemCaseSensitive(req, "model"), v->c.hardware,
+			    v->c.hardware_profile, &in, out);
+	if (rc == 0 && in->machine.n_vgpu == 0 &&
+	    (k = add(v, "backend_unavailable", true, "runtime"))) {
+		text(k->message, "vLLM needs CUDA or ROCm GPUs; this machine's backend is %s",
+		     in->hw->backend[0] ? in->hw->backend : "none");
+		text(k->suggestion, "use runtime llama.cpp (POST /api/config plans it here)");
+	} else if (rc == 0 && !check_vllm_parallel(v, in)) {
+		rc = api_estimate_object(v->env, req, est, out);
+		if (rc < 0 && v->c.has_mml && in->arch->max_position_embeddings > 0 &&
+		    v->c.max_model_len > in->arch->max_position_embeddings) {
+			check_vllm_refused(v, in);
+			rc = 0;
+		}
+		if (rc == 0)
+			api_reply_reset(out);
+		if (*est)
+			check_vllm_memory(v, in, *est);
+	}
+	api_plan_input_free(in);
+	cJSON_Delete(req);
+	return rc;
 }
 
 static int val_run(struct val *v, const cJSON *body, struct api_reply *out)
@@ -1084,7 +1420,10 @@ static int val_run(struct val *v, const cJSON *body, struct api_reply *out)
 			     v->env->models->n);
 		}
 	}
-	if (v->n == 0) {
+	if (v->c.vllm) {
+		if (v->n == 0 && (rc = val_vllm_checks(v, &est, out)) < 0)
+			return rc;
+	} else if (v->n == 0) {
 		cJSON *req = val_request(&v->c, NULL);
 		if (!req)
 			return api_error(out, RF_E_NOMEM, NULL, NULL);
@@ -1094,18 +1433,18 @@ static int val_run(struct val *v, const cJSON *body, struct api_reply *out)
 			return rc; /* the estimator's error names its field */
 		api_reply_reset(out);
 	}
-	rc = val_machine(v, out);
-	if (rc < 0) {
-		cJSON_Delete(est);
-		return rc;
+	if (!v->c.vllm) {
+		rc = val_machine(v, out);
+		if (rc < 0) {
+			cJSON_Delete(est);
+			return rc;
+		}
+		check_settings(v, est);
+		if (est)
+			check_memory(v, est);
 	}
-	check_settings(v, est);
-	if (est)
-		check_memory(v, est);
 	for (int i = 0; i < v->n && !planned; i++)
-		if (!strcmp(v->checks[i].code, "vram_exceeded") ||
-		    !strcmp(v->checks[i].code, "ram_exceeded") ||
-		    !strcmp(v->checks[i].code, "vram_over_90")) {
+		if (val_planned_code(v->checks[i].code)) {
 			char line[VAL_TEXT_LEN];
 			planned = val_planned(v, line, sizeof(line));
 			if (planned)

@@ -26,7 +26,7 @@
 #include "api/hardware_nfd.h"
 #include "api/hardware_summary.h"
 #include "core/err.h"
-#include "core/hw_profile.h"
+#include "core/hw/hw_profile.h"
 #include "core/numparse.h"
 #include "server/config.h"
 #include "server/daemon.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/ollama_ref.h"
+#include "core/fit/ollama_ref.h"
 #include "server/config.h"
 #include "server/model_files.h"
 

@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 #include "api/api.h"
-#include "core/device.h"
-#include "core/model.h"
+#include "core/hw/device.h"
+#include "core/fit/model.h"
 #include "server/store/store_profiles.h"
 
 #define RF_PROFILES_MAX_FILES 64

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "api/model_json.h"
-#include "core/estimate.h"
-#include "core/quant.h"
+#include "core/fit/estimate.h"
+#include "core/fit/quant.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 

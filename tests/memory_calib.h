@@ -1,6 +1,6 @@
 /*
  * The inference-memory estimate against measured data, shared by the unit tests
- * (tests/core/test_estimate_memory.c, which assert the tolerances) and `make accuracy`
+ * (tests/core/fit/test_estimate_memory.c, which assert the tolerances) and `make accuracy`
  * (tests/accuracy/memory_rows.c, which prints the tables and medians):
  *  - ../shared/calibration/llamacpp_memory.csv: the buffers llama.cpp logged (model on GPU and
  *    host, KV cache, compute), each row re-estimated from the catalog architecture and the
@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-#include "core/model.h"
+#include "core/fit/model.h"
 
 /* Tolerances of issue 4. */
 #define MC_WEIGHTS_TOL 0.03

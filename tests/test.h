@@ -31,7 +31,7 @@ char *t_read_file(const char *path, size_t *len);
 /* Writes len bytes to path; returns 0 or -1. */
 int t_write_file(const char *path, const void *data, size_t len);
 /* Writes a complete GGUF v3 file of a tiny llama model into a malloc'd buffer (length in
- * *len); from tests/core/test_gguf.c. */
+ * *len); from tests/core/fit/test_gguf.c. */
 unsigned char *t_gguf_write_tiny(size_t *len);
 
 /* Reads ../shared/fixtures/<name> (length in *len); fails the test when it is missing.

@@ -11,10 +11,10 @@
 #include <cjson/cJSON.h>
 
 #include "api/device_json.h"
-#include "core/device.h"
-#include "core/train_memory.h"
-#include "core/train_parallel.h"
-#include "core/train_speed.h"
+#include "core/hw/device.h"
+#include "core/fit/train_memory.h"
+#include "core/fit/train_parallel.h"
+#include "core/fit/train_speed.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 

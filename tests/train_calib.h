@@ -1,7 +1,7 @@
 /*
  * The fine-tuning calibration cases shared by the train_memory suite and `make accuracy`: rows
  * of ../shared/calibration/training_memory.csv whose settings can be stated, each model's
- * dimensions from model_arch.csv, and the estimate for each (see tests/core/test_train_memory.c
+ * dimensions from model_arch.csv, and the estimate for each (see tests/core/fit/test_train_memory.c
  * for why each setting was chosen).
  */
 #ifndef RIGFIT_TESTS_TRAIN_CALIB_H

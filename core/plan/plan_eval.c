@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/quant.h"
-#include "core/serve_vllm.h"
+#include "core/fit/quant.h"
+#include "core/fit/serve_vllm.h"
 
 const char *plan_vllm_format_flag(enum plan_vllm_format f)
 {

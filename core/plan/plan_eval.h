@@ -3,11 +3,11 @@
  * A model (architecture, parameter counts, weights per quantization), a machine (memory budgets
  * per device and host, the speed model's hardware half) and one full setup (runtime, weight
  * format, KV cache types, flash attention, n_ctx, GPU layers, MoE experts kept in host memory,
- * n_parallel, batch and micro-batch) go in; the memory estimate (core/estimate.h) and the
- * speed (core/speed.h) come out. /api/estimate answers with it, and the planner
+ * n_parallel, batch and micro-batch) go in; the memory estimate (core/fit/estimate.h) and the
+ * speed (core/fit/speed.h) come out. /api/estimate answers with it, and the planner
  * (core/plan/plan_infer.h) calls it for every setup it searches, so the two never disagree.
  *
- * vLLM is sized by core/serve_vllm.h, the model of vLLM's own start-up profiling (checked
+ * vLLM is sized by core/fit/serve_vllm.h, the model of vLLM's own start-up profiling (checked
  * against its logs): the KV cache's capacity in tokens for a weight format, KV dtype,
  * --gpu-memory-utilization, tensor parallelism and --max-num-seqs; plan_vllm_capacity gives it
  * once per such choice, and --max-model-len follows from it in closed form.
@@ -22,10 +22,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/estimate.h"
-#include "core/model.h"
-#include "core/serve_vllm.h"
-#include "core/speed.h"
+#include "core/fit/estimate.h"
+#include "core/fit/model.h"
+#include "core/fit/serve_vllm.h"
+#include "core/fit/speed.h"
 
 enum plan_runtime {
 	PLAN_RT_AUTO = -1, /* a request only: both where vLLM runs, else llama.cpp */

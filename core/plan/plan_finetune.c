@@ -5,7 +5,7 @@
  * checkpointing on or off x the divisors of the effective batch (120 points for 16), none
  * inferred from another; on a host with several GPUs, each of those also with every GPU count,
  * sharding strategy (DDP, ZeRO-1/2/3, FSDP, FSDP-QLoRA) and offload (none, the optimizer, the
- * optimizer and the weights, where the host's RAM is known) that core/train_parallel.h can
+ * optimizer and the weights, where the host's RAM is known) that core/fit/train_parallel.h can
  * run. For each, memory grows with the sequence, so the longest sequence of
  * the grid (the task's length, then multiples of PLAN_FT_SEQ_STEP down to the floor) that
  * fits is solved by bisection: a few hundred estimates per model, each a few hundred
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/train_parallel.h"
+#include "core/fit/train_parallel.h"
 
 /* Utilisations of the device's dense 16-bit peak (see the top of the file). */
 #define PF_UTIL_LORA 0.30

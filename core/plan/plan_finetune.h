@@ -14,7 +14,7 @@
  * 514 positions give 512 tokens) and never cut below the task's floor: a model that only fits
  * below it is dropped, not shrunk.
  *
- * Pure: no I/O; the estimator (core/train_memory.h) is its only oracle, asked through one
+ * Pure: no I/O; the estimator (core/fit/train_memory.h) is its only oracle, asked through one
  * adapter in plan_finetune.c.
  */
 #ifndef RIGFIT_CORE_PLAN_FINETUNE_H
@@ -23,9 +23,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/model.h"
-#include "core/train_memory.h"
-#include "core/train_speed.h"
+#include "core/fit/model.h"
+#include "core/fit/train_memory.h"
+#include "core/fit/train_speed.h"
 
 #define PLAN_FT_DEFAULT_EFFECTIVE_BATCH 16
 #define PLAN_FT_MAX_EFFECTIVE_BATCH 1024
@@ -154,7 +154,7 @@ int64_t plan_ft_usable_seq(const struct model_arch *a);
 bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 		     const struct plan_ft_setup *s);
 
-/* Writes t, model m in the estimator's terms (core/train_memory.h): its parameter counts,
+/* Writes t, model m in the estimator's terms (core/fit/train_memory.h): its parameter counts,
  * layers (encoder and decoder together), widths, heads, vocabulary and experts. */
 void plan_ft_train_model(const struct plan_ft_model *m, struct train_model *t /* OUT */);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/quant.h"
+#include "core/fit/quant.h"
 
 /* The llama.cpp file types searched, best quality first: the formats GGUF repositories
  * commonly publish that the quality table rates. */

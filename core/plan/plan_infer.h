@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_quality.h"
 

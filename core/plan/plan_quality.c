@@ -3,7 +3,7 @@
  */
 #include "core/plan/plan_quality.h"
 
-#include "core/quant.h"
+#include "core/fit/quant.h"
 
 static double find(const struct plan_quality_row *rows, int n, int id)
 {

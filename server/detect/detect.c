@@ -1,13 +1,13 @@
 /*
  * The scan (see detect.h): runs the probes of probes.h in order, then derives what follows
- * from them (platform, backend, tier) with core/classify.c, and times the whole.
+ * from them (platform, backend, tier) with core/hw/classify.c, and times the whole.
  */
 #include "server/detect/detect.h"
 
 #include <string.h>
 #include <time.h>
 
-#include "core/classify.h"
+#include "core/hw/classify.h"
 #include "core/err.h"
 #include "server/detect/probes.h"
 

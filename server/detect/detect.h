@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 
 #define RF_PROBE_TIMEOUT_MS_DEFAULT 5000
 

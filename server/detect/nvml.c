@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/hw.h"
-#include "core/hw_parse_nvidia.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_nvidia.h"
 
 /* nvmlDevice_t: a handle NVML hands out and takes back; never dereferenced. */
 struct nvml_device;

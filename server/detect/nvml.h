@@ -1,7 +1,7 @@
 /*
  * The NVML client: loads libnvidia-ml with dlopen (never linked, so rigfit runs where there is
  * no NVIDIA driver), asks it about the system and each GPU, and writes what it learnt as the
- * line record that core/hw_parse_nvidia.h describes. It is meant to run in a child process
+ * line record that core/hw/hw_parse_nvidia.h describes. It is meant to run in a child process
  * (rf_run_fork_capture): a library that hangs or crashes then takes only the child with it, and
  * the parent parses the record with the pure parser. Versioned entry points are preferred
  * (nvmlInit_v2, nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetPciInfo_v3...), with the older ones as

@@ -4,7 +4,7 @@
  * compute topology (/sys/class/kfd/kfd/topology/nodes/N/properties) for the AMD architecture.
  * Connector entries (card0-DP-1), render nodes (renderD128) and cards without a PCI vendor
  * (amdgpu's compute-partition cards, simpledrm) are not GPUs of their own and are skipped; a
- * PCI device that several cardN point at is reported once. core/hw_parse_amd.c parses the
+ * PCI device that several cardN point at is reported once. core/hw/hw_parse_amd.c parses the
  * files and decides what each card is.
  */
 #include <dirent.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/hw_parse_amd.h"
+#include "core/hw/hw_parse_amd.h"
 #include "server/detect/probes.h"
 #include "server/detect/readfile.h"
 

@@ -3,7 +3,7 @@
  * Mac will tell without private frameworks: hw.* (memory, cores per performance level, ISA
  * flags), machdep.cpu.* (the chip's name), kern.* (the OS) and iogpu.wired_limit_mb (the
  * user's GPU memory limit, which is why the probe asks for -a rather than `hw machdep`). The
- * output is parsed by core/hw_parse_sysctl.c. On Apple Silicon the GPU is one unified-memory
+ * output is parsed by core/hw/hw_parse_sysctl.c. On Apple Silicon the GPU is one unified-memory
  * device whose size is the share of RAM Metal lets it wire.
  *
  * Runs only when opts->sysctl names a program (tests point it at a script that prints a
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/hw_parse_sysctl.h"
+#include "core/hw/hw_parse_sysctl.h"
 #include "server/detect/probes.h"
 #include "server/detect/run.h"
 

@@ -1,6 +1,6 @@
 /*
  * CPU: /proc/cpuinfo for the model, vendor and ISA flags; /sys/devices/system/cpu for the
- * counts (core/hw_parse_topology.h states the rules); the hybrid PMUs under /sys/devices for
+ * counts (core/hw/hw_parse_topology.h states the rules); the hybrid PMUs under /sys/devices for
  * Intel performance/efficiency cores; /sys/devices/system/node for NUMA nodes.
  *
  * Reads are kept few, since a scan must stay in the low milliseconds: per physical core one
@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/hw_parse.h"
-#include "core/hw_parse_topology.h"
+#include "core/hw/hw_parse.h"
+#include "core/hw/hw_parse_topology.h"
 #include "core/numparse.h"
 #include "server/detect/probes.h"
 #include "server/detect/readfile.h"

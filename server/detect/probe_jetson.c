@@ -4,7 +4,7 @@
  *
  * Files: the device tree's `model` and `compatible`, read under /proc/device-tree (the kernel's
  * link to /sys/firmware/devicetree/base, which is tried second), and /etc/nv_tegra_release.
- * core/hw_parse_tegra.h decides what the board is.
+ * core/hw/hw_parse_tegra.h decides what the board is.
  *
  * Any device-tree model goes to host.soc (unless an earlier probe named the SoC). A Tegra
  * board gets one GPU: vendor nvidia, unified_memory true, named after the model, with the
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/hw_parse_tegra.h"
+#include "core/hw/hw_parse_tegra.h"
 #include "server/detect/probes.h"
 #include "server/detect/readfile.h"
 

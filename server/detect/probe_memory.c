@@ -3,7 +3,7 @@
  * budget inside a container (or a systemd service with MemoryMax=).
  *
  * Where the cgroup is: /proc/self/cgroup names it per hierarchy and /proc/self/mountinfo says
- * where each hierarchy is mounted (core/hw_parse_cgroup.h joins the two); without mountinfo
+ * where each hierarchy is mounted (core/hw/hw_parse_cgroup.h joins the two); without mountinfo
  * the usual /sys/fs/cgroup layout is assumed, and when the joined directory does not exist the
  * mount point itself is tried (a container usually sees only its own cgroup there). The memory
  * controller is read from v1 when /proc/self/cgroup has a v1 memory hierarchy (hybrid hosts
@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/hw_parse.h"
-#include "core/hw_parse_cgroup.h"
+#include "core/hw/hw_parse.h"
+#include "core/hw/hw_parse_cgroup.h"
 #include "server/detect/probes.h"
 #include "server/detect/readfile.h"
 

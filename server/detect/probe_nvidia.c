@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/hw_parse_nvidia.h"
+#include "core/hw/hw_parse_nvidia.h"
 #include "server/detect/nvml.h"
 #include "server/detect/probes.h"
 #include "server/detect/run.h"

@@ -7,7 +7,7 @@
 #ifndef RIGFIT_SERVER_DETECT_PROBES_H
 #define RIGFIT_SERVER_DETECT_PROBES_H
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 #include "server/detect/detect.h"
 
 /* Kernel identity: os, kernel release, machine architecture (probe_host.c). */

@@ -6,7 +6,7 @@
 #ifndef RIGFIT_SERVER_STORE_STORE_HOSTBENCH_H
 #define RIGFIT_SERVER_STORE_STORE_HOSTBENCH_H
 
-#include "core/hw.h"
+#include "core/hw/hw.h"
 #include "server/store/store.h"
 
 /* Reads the figures stored for fingerprint fp into *out (measured true). Returns 0,

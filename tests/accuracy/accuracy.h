@@ -1,10 +1,10 @@
 /*
  * `make accuracy`: the estimator against measured runs. speed_rows.c turns the rows of
- * ../shared/calibration/llamacpp_tg_pp.csv into core/speed.h observations (devices resolved
+ * ../shared/calibration/llamacpp_tg_pp.csv into core/fit/speed.h observations (devices resolved
  * through profiles/devices.json, layer counts from model_arch.csv), prints per-row errors and
  * the medians in-sample, held out and leave-one-device-out, and refits the constants;
  * memory_rows.c does the same for the memory estimate. The speed unit tests
- * (tests/core/test_speed.c) load the same rows through speed_rows_load().
+ * (tests/core/fit/test_speed.c) load the same rows through speed_rows_load().
  */
 #ifndef RIGFIT_TESTS_ACCURACY_H
 #define RIGFIT_TESTS_ACCURACY_H
@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "core/device.h"
-#include "core/speed.h"
+#include "core/hw/device.h"
+#include "core/fit/speed.h"
 
 /* Targets of issue 4 for the median relative error. */
 #define ACCURACY_DECODE_TARGET 0.20

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "tests/accuracy/accuracy.h"
 #include "tests/memory_calib.h"
 #include "tests/test.h"

@@ -1,6 +1,6 @@
 /*
  * The speed model against ../shared/calibration/llamacpp_tg_pp.csv (see accuracy.h). Each row
- * becomes a core/speed.h observation: weight bytes from model_size_gib (GiB), FLOPs from
+ * becomes a core/fit/speed.h observation: weight bytes from model_size_gib (GiB), FLOPs from
  * params_b (2 x active parameters; MoE rows state their active count in notes), layers and KV
  * size from model_arch.csv, the device from profiles/devices.json by the row's device name
  * ("2x" prefix = a layer split over two devices; host details in parentheses dropped). Rows of
@@ -696,7 +696,7 @@ int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
 		return -1;
 	}
 	fprintf(f, "== speed: tg128 / tg512 / pp512 rows of calibration/llamacpp_tg_pp.csv "
-		   "(fitted; estimates with the constants in core/speed.c)\n");
+		   "(fitted; estimates with the constants in core/fit/speed.c)\n");
 	print_rows(f, &r, ROW_FIT);
 	fprintf(f, "\n== speed: rows of other tests (./main averages, fa=1): never fitted\n");
 	print_rows(f, &r, ROW_CHECK);
@@ -713,7 +713,7 @@ int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
 	speed_rows_medians(&r, speed_fitted, 0, &in_d, &in_p);
 	n = speed_rows_obs(&r, 0, NULL, obs, (size_t)r.n);
 	speed_fit(obs, n, speed_fitted, refit);
-	print_params(f, "constants in core/speed.c", speed_fitted);
+	print_params(f, "constants in core/fit/speed.c", speed_fitted);
 	print_params(f, "refitted now on all fit rows (should match the above up to rounding)",
 		     refit);
 	n = speed_rows_obs(&r, 1, NULL, obs, (size_t)r.n);

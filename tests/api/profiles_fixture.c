@@ -73,3 +73,16 @@ int t_route_post(api_handler_fn handler, const struct api_env *env, const char *
 	api_reply_reset(&r);
 	return status;
 }
+
+const cJSON *t_check_find(const cJSON *answer, const char *code, bool error)
+{
+	const cJSON *k;
+
+	cJSON_ArrayForEach(k, cJSON_GetObjectItem(answer, error ? "errors" : "warnings"))
+	{
+		const cJSON *c = cJSON_GetObjectItem(k, "code");
+		if (cJSON_IsString(c) && strcmp(c->valuestring, code) == 0)
+			return k;
+	}
+	return NULL;
+}

@@ -6,10 +6,11 @@
 #define RIGFIT_TESTS_API_PROFILES_FIXTURE_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "api/api.h"
-#include "core/device.h"
-#include "core/model.h"
+#include "core/hw/device.h"
+#include "core/fit/model.h"
 
 /* Loads profiles/devices.json and models.json (and tiers.json when tiers is not NULL) from
  * t_src_dir(); fails the test when one is missing or invalid. */
@@ -29,5 +30,9 @@ const cJSON *t_quality(void);
  * in *out (fails the test when it is not JSON). Free *out with cJSON_Delete. */
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
 		 const char *body, cJSON **out /* OUT */);
+
+/* The check of code in a POST /api/validate answer's errors (error true) or warnings, or
+ * NULL. */
+const cJSON *t_check_find(const cJSON *answer, const char *code, bool error);
 
 #endif

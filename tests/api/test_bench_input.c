@@ -12,7 +12,7 @@
 
 #include "api/bench_input.h"
 #include "core/err.h"
-#include "core/hw_fingerprint.h"
+#include "core/hw/hw_fingerprint.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 

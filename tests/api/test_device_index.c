@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/device.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 

@@ -13,9 +13,9 @@
 #include "api/api.h"
 #include "api/device_json.h"
 #include "api/model_json.h"
-#include "core/device.h"
+#include "core/hw/device.h"
 #include "core/err.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 

@@ -20,7 +20,7 @@
 #include "api/recommend.h"
 #include "api/runtime_config.h"
 #include "core/err.h"
-#include "core/hw.h"
+#include "core/hw/hw.h"
 #include "server/embedded.h"
 #include "server/mcp_stdio.h"
 #include "server/openapi_json.h"

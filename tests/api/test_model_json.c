@@ -12,7 +12,7 @@
 #include "api/api.h"
 #include "api/model_json.h"
 #include "core/err.h"
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "tests/memory_calib.h"
 #include "tests/test.h"
 

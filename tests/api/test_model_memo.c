@@ -9,9 +9,9 @@
 
 #include "api/model_memo.h"
 #include "core/err.h"
-#include "core/estimate.h"
-#include "core/model.h"
-#include "core/quant.h"
+#include "core/fit/estimate.h"
+#include "core/fit/model.h"
+#include "core/fit/quant.h"
 #include "tests/memory_calib.h"
 #include "tests/test.h"
 

@@ -1,5 +1,5 @@
 /*
- * Quantised checkpoints from their config.json (api/model_quant.c, core/hf_quant.c): the bytes
+ * Quantised checkpoints from their config.json (api/model_quant.c, core/fit/hf_quant.c): the bytes
  * the formula gives are checked against the published sizes of real quantised checkpoints
  * (tests/fixtures/quantized/sizes.csv, with their sources), the layout rules one by one on
  * small shapes, and bad quantization_config values as 422s naming the field. POST
@@ -15,8 +15,8 @@
 #include "api/model_json.h"
 #include "api/model_quant.h"
 #include "core/err.h"
-#include "core/hf_quant.h"
-#include "core/model.h"
+#include "core/fit/hf_quant.h"
+#include "core/fit/model.h"
 #include "tests/csv.h"
 #include "tests/test.h"
 

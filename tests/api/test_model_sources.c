@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/device.h"
-#include "core/model.h"
+#include "core/hw/device.h"
+#include "core/fit/model.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 

@@ -17,8 +17,8 @@
 #include "api/recommend.h"
 #include "api/runtime_config.h"
 #include "api/validate.h"
-#include "core/device.h"
-#include "core/model.h"
+#include "core/hw/device.h"
+#include "core/fit/model.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 

@@ -23,8 +23,8 @@
 #include "api/model_json.h"
 #include "api/model_memo.h"
 #include "api/plan_quality_json.h"
-#include "core/device.h"
-#include "core/model.h"
+#include "core/hw/device.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_infer.h"
 
 static double now_s(void)

@@ -30,8 +30,8 @@
 #include "api/metrics.h"
 #include "api/model_json.h"
 #include "core/err.h"
-#include "core/gguf.h"
-#include "core/hw_parse_topology.h"
+#include "core/fit/gguf.h"
+#include "core/hw/hw_parse_topology.h"
 #include "server/profiles.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/fault/alloc_fault.h"
@@ -167,7 +167,7 @@ static int fake_bench_insert(void *ctx, const struct api_bench_run *run, int64_t
 	return 0;
 }
 
-/* Model files: every path reads as the tiny GGUF of tests/core/test_gguf.c. */
+/* Model files: every path reads as the tiny GGUF of tests/core/fit/test_gguf.c. */
 static int fake_read_model(void *ctx, const char *path, char **buf, size_t *len,
 			   uint64_t *file_size, char *msg, size_t msglen)
 {

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the DRM and KFD sysfs files of AMD and Intel GPUs (core/hw_parse_amd.c). The
+ * Fuzz target: the DRM and KFD sysfs files of AMD and Intel GPUs (core/hw/hw_parse_amd.c). The
  * input stands for the files of one card, separated by FUZZ_SEP, in this order: device/vendor,
  * device/device, device/uevent, mem_info_vram_total, mem_info_vram_used, mem_info_gtt_total,
  * pp_dpm_mclk, and one KFD node's properties; then the card becomes a GPU as probe_amd.c
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hw.h"
-#include "core/hw_parse_amd.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_amd.h"
 #include "server/detect/probes.h"
 #include "tests/fuzz/fuzz.h"
 

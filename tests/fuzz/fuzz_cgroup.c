@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the cgroup files of a container (core/hw_parse_cgroup.c). The input stands
+ * Fuzz target: the cgroup files of a container (core/hw/hw_parse_cgroup.c). The input stands
  * for several files, separated by FUZZ_SEP: /proc/self/cgroup, /proc/self/mountinfo,
  * memory.max, memory.current, v1 memory.stat, cpu.max, cpu.cfs_quota_us, cpu.cfs_period_us;
  * then the cgroup directory is resolved and the memory budget combined, as probe_memory.c
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hw.h"
-#include "core/hw_parse_cgroup.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_cgroup.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,13 +1,13 @@
 /*
- * Fuzz target: /proc/cpuinfo (core/hw_parse_cpuinfo.c), and what the topology code reads of
+ * Fuzz target: /proc/cpuinfo (core/hw/hw_parse_cpuinfo.c), and what the topology code reads of
  * it (ARM implementer and part per processor, the architecture, the ARM core names).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hw.h"
-#include "core/hw_parse.h"
-#include "core/hw_parse_topology.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse.h"
+#include "core/hw/hw_parse_topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,13 +1,13 @@
 /*
- * Fuzz target: a GGUF file header (core/gguf.c), the architecture and the quantization taken
+ * Fuzz target: a GGUF file header (core/fit/gguf.c), the architecture and the quantization taken
  * from it. The input is the whole file; a second parse claims a larger file, as the server
  * does when it has read only the header.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/gguf.h"
-#include "core/model.h"
+#include "core/fit/gguf.h"
+#include "core/fit/model.h"
 
 static void use(const struct gguf_file *f)
 {

@@ -11,7 +11,7 @@
 #include "api/api.h"
 #include "api/hardware_input.h"
 #include "api/hardware_json.h"
-#include "core/hw.h"
+#include "core/hw/hw.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,11 +1,11 @@
 /*
- * Fuzz target: /proc/meminfo (core/hw_parse_meminfo.c).
+ * Fuzz target: /proc/meminfo (core/hw/hw_parse_meminfo.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hw.h"
-#include "core/hw_parse.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

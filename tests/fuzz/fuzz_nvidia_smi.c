@@ -1,13 +1,13 @@
 /*
- * Fuzz target: the NVIDIA probe's captures (core/hw_parse_nvidia.c): the first byte picks the
+ * Fuzz target: the NVIDIA probe's captures (core/hw/hw_parse_nvidia.c): the first byte picks the
  * nvidia-smi --query-gpu field list the probe asks for (its fallbacks, or a short one),
  * the rest is parsed as that CSV, as `nvidia-smi -L` output and as the NVML child's record.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hw.h"
-#include "core/hw_parse_nvidia.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_nvidia.h"
 #include "server/detect/probes.h"
 
 static void check(const struct hw_nvidia_report *r)

@@ -1,12 +1,12 @@
 /*
- * Fuzz target: macOS `sysctl` output (core/hw_parse_sysctl.c) and the snapshot the Apple path
+ * Fuzz target: macOS `sysctl` output (core/hw/hw_parse_sysctl.c) and the snapshot the Apple path
  * fills from it (host, CPU, memory and the Apple GPU).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hw.h"
-#include "core/hw_parse_sysctl.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_sysctl.h"
 #include "server/detect/probes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

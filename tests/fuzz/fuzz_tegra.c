@@ -1,14 +1,14 @@
 /*
  * Fuzz target: the device-tree and L4T files of Jetson / Raspberry Pi boards
- * (core/hw_parse_tegra.c). The input stands for /proc/device-tree/model, .../compatible and
+ * (core/hw/hw_parse_tegra.c). The input stands for /proc/device-tree/model, .../compatible and
  * /etc/nv_tegra_release, separated by FUZZ_SEP (NULs inside a part are kept).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hw.h"
-#include "core/hw_parse_tegra.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_tegra.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

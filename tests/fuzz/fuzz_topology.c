@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the CPU topology values of /sys/devices/system/cpu (core/hw_parse_topology.c).
+ * Fuzz target: the CPU topology values of /sys/devices/system/cpu (core/hw/hw_parse_topology.c).
  * The input stands for several files, separated by FUZZ_SEP: the `online` cpulist, then for
  * CPU 0, 1, ... one part each that is read as its thread_siblings_list and as its core_id
  * file (also giving its package and capacity), as probe_cpu.c reads them; then the counts are
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hw.h"
-#include "core/hw_parse_topology.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_parse_topology.h"
 #include "tests/fuzz/fuzz.h"
 
 #define PARTS 17

@@ -21,17 +21,17 @@
 #include <unistd.h>
 
 #include "api/model_json.h"
-#include "core/cpu/repack.h"
-#include "core/cpu/speed_cpu.h"
-#include "core/estimate.h"
-#include "core/hw.h"
-#include "core/model.h"
-#include "core/quant.h"
-#include "core/speed.h"
+#include "core/fit/cpu/repack.h"
+#include "core/fit/cpu/speed_cpu.h"
+#include "core/fit/estimate.h"
+#include "core/hw/hw.h"
+#include "core/fit/model.h"
+#include "core/fit/quant.h"
+#include "core/fit/speed.h"
 #include "server/detect/detect.h"
 #include "server/hostbench.h"
-#include "tests/core/cpu/gguf_synth.h"
-#include "tests/core/cpu/oracle.h"
+#include "tests/core/fit/cpu/gguf_synth.h"
+#include "tests/core/fit/cpu/oracle.h"
 
 #define MIB (1024.0 * 1024.0)
 #define TOLERANCE 0.03
@@ -260,7 +260,7 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 	print_load("before");
 	if (bench_host(&host, &repack) < 0)
 		return 2;
-	/* The rows, inputs and measured figures, for the speed suite (tests/core/cpu). */
+	/* The rows, inputs and measured figures, for the speed suite (tests/core/fit/cpu). */
 	csv = inputs_only ?
 		      NULL :
 		      open_csv(src, "cpu_speed_calibration.csv",

@@ -24,7 +24,7 @@
 
 #include "api/device_json.h"
 #include "api/hardware_json.h"
-#include "core/hw_profile.h"
+#include "core/hw/hw_profile.h"
 #include "server/detect/detect.h"
 #include "tests/test.h"
 

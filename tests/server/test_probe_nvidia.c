@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/hw.h"
-#include "core/hw_profile.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_profile.h"
 #include "server/detect/detect.h"
 #include "server/detect/probes.h"
 #include "tests/api/profiles_fixture.h"

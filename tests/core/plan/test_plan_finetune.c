@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/model.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
-#include "core/train_parallel.h"
+#include "core/fit/train_parallel.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/csv.h"
 #include "tests/test.h"

@@ -13,13 +13,13 @@
 
 #include "api/plan_quality_json.h"
 #include "core/err.h"
-#include "core/estimate.h"
-#include "core/model.h"
+#include "core/fit/estimate.h"
+#include "core/fit/model.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 #include "core/plan/plan_quality.h"
-#include "core/quant.h"
-#include "core/serve_vllm.h"
+#include "core/fit/quant.h"
+#include "core/fit/serve_vllm.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 

@@ -63,8 +63,8 @@ mig_instances=4
 gpu=1
 handle_error=999
 end
-''', 'written from the record format in core/hw_parse_nvidia.h')
-put('nvidia_smi','nvml-dlopen', b'\x00rigfit-nvml 1\ndlopen_error=libnvidia-ml.so.1: cannot open shared object file\nend\n', 'core/hw_parse_nvidia.h format')
+''', 'written from the record format in core/hw/hw_parse_nvidia.h')
+put('nvidia_smi','nvml-dlopen', b'\x00rigfit-nvml 1\ndlopen_error=libnvidia-ml.so.1: cannot open shared object file\nend\n', 'core/hw/hw_parse_nvidia.h format')
 # sysctl
 for p in sorted(glob.glob(M+'/*/sysctl-a.txt'))+sorted(glob.glob(S+'/*sysctl*')):
     n=p.split('/machines/')[1].split('/')[0] if '/machines/' in p else os.path.basename(p).split('__')[0]
@@ -159,7 +159,7 @@ for n in ['nvidia-hgx-h100-8gpu','apple-m3-max-macos15','amd-instinct-mi300a-4ap
         put('request', f'recommend-hardware-{n}', b'r{"limit":3,"hardware":'+hw+b'}', f'the hardware_input seed {n}.json in a recommendation')
 put('request','estimate-typical','e{"model":{"id":"qwen2.5-7b"},"quant":"Q4_K_M"}','make bench body')
 
-# gguf: small GGUF v3 files written here (the shape of tests/core/test_gguf.c's tiny llama)
+# gguf: small GGUF v3 files written here (the shape of tests/core/fit/test_gguf.c's tiny llama)
 def gstr(x): x=x.encode(); return struct.pack('<Q',len(x))+x
 def gkv(k,t,v):
     b=gstr(k)+struct.pack('<I',t)

@@ -1,0 +1,656 @@
+/*
+ * Inference memory (see estimate.h for what is modelled and why). All sizes are bytes in
+ * int64_t; inputs are capped (layers, n_ctx, n_ubatch, devices) so no product overflows.
+ */
+#include "core/fit/estimate.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/err.h"
+
+#define F32 4 /* activations and the no-FA mask are f32 */
+
+void rf_infer_params_default(struct rf_infer_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->n_ctx = 4096;
+	p->n_batch = 2048;
+	p->n_ubatch = 512;
+	p->n_parallel = 1;
+	p->type_k = RF_GT_F16;
+	p->type_v = RF_GT_F16;
+	p->flash_attn = false;
+	p->n_gpu_layers = -1;
+	p->use_mmap = true;
+}
+
+/* ---- weights ---------------------------------------------------------------------------- */
+
+int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *t, size_t n,
+			    struct rf_mem_weights *out)
+{
+	struct rf_mem_weights w;
+	bool head = false;
+	uint64_t tok = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.n_layer = model_n_layer(a);
+	if (w.n_layer < 1 || w.n_layer > MODEL_MAX_LAYERS)
+		return RF_E_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_tensor *x = &t[i];
+		w.file_bytes += x->bytes;
+		if (x->cat == RF_TC_OUTPUT)
+			head = true;
+		if (strcmp(x->name, "token_embd.weight") == 0)
+			tok = x->bytes;
+		if (x->layer == RF_LAYER_INPUT) {
+			w.input_bytes += x->bytes;
+			continue;
+		}
+		if (x->layer >= 0 && x->layer < w.n_layer) {
+			w.layer_bytes[x->layer] += x->bytes;
+			if (x->expert)
+				w.layer_expert_bytes[x->layer] += x->bytes;
+		} else
+			w.output_bytes += x->bytes; /* output layer (and layers past n_layer) */
+		if (x->bytes > w.largest_matrix)
+			w.largest_matrix = x->bytes;
+		/* Weights a matrix product reads, as the CPU backend may repack them. */
+		if (x->n_dims < 2 || !rf_tensor_quantizable(x))
+			continue;
+		for (int c = 1; c < RF_REPACK_N; c++) {
+			if (!rf_repack_takes(c, x->type, x->ne[1], x->expert))
+				continue;
+			if (x->layer >= 0 && x->layer < w.n_layer)
+				w.layer_repack_bytes[c][x->layer] += x->bytes;
+			else
+				w.output_repack_bytes[c] += x->bytes;
+		}
+	}
+	/* A tied model's head is token_embd, which llama.cpp loads a second time into the output
+	 * layer's buffer when that buffer is not token_embd's (see tied_head_bytes). */
+	if (!head && a->family != MODEL_ENCODER) {
+		w.output_bytes += tok;
+		w.tied_head_bytes = tok;
+		if (tok > w.largest_matrix)
+			w.largest_matrix = tok;
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(t[i].name, "token_embd.weight") != 0)
+				continue;
+			for (int c = 1; c < RF_REPACK_N; c++)
+				if (rf_repack_takes(c, t[i].type, t[i].ne[1], false))
+					w.output_repack_bytes[c] += tok;
+		}
+	}
+	*out = w;
+	return 0;
+}
+
+int rf_weights_from_scheme(const struct model_arch *a, int ft, int imatrix,
+			   struct rf_mem_weights *out)
+{
+	struct rf_tensor_list l;
+	struct rf_quant_model qm;
+	int rc = model_tensors(a, &l);
+
+	if (rc < 0)
+		return rc;
+	memset(&qm, 0, sizeof(qm));
+	qm.n_layer = model_n_layer(a);
+	qm.n_head = a->n_heads;
+	qm.n_head_kv = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;
+	qm.n_expert = a->n_experts;
+	/* llama.cpp's 70B type: 80-layer GQA llama and qwen2 models. */
+	qm.is_70b = model_n_layer(a) == 80 && qm.n_head_kv < qm.n_head &&
+		    (strcmp(a->llm_arch, "llama") == 0 || strcmp(a->llm_arch, "qwen2") == 0);
+	qm.imatrix = imatrix < 0 ? rf_ftype_needs_imatrix(ft) : imatrix != 0;
+	qm.experts_mxfp4 = strcmp(a->llm_arch, "gpt-oss") == 0;
+	rc = rf_quant_apply(&qm, ft, l.t, l.n);
+	if (rc == 0)
+		rc = rf_weights_from_tensors(a, l.t, l.n, out);
+	rf_tensor_list_free(&l);
+	return rc;
+}
+
+/* ---- budgets ------------------------------------------------------------------------------ */
+
+int64_t rf_backend_overhead_bytes(const char *backend)
+{
+	static const char *const gpu[] = {"cuda", "rocm", "hip", "vulkan", "sycl"};
+
+	for (size_t i = 0; backend && i < sizeof(gpu) / sizeof(gpu[0]); i++)
+		if (strcmp(backend, gpu[i]) == 0)
+			return RF_GPU_OVERHEAD_BYTES;
+	return 0;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static double dmax(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+int64_t rf_budget_device(int64_t free_bytes, int64_t total_bytes)
+{
+	int64_t reserve =
+		max64(RF_GPU_RESERVE_MIN, (int64_t)((double)total_bytes * RF_GPU_RESERVE_FRAC));
+
+	return max64(free_bytes - reserve, 0);
+}
+
+int64_t rf_budget_unified(int64_t ram_total_bytes, int64_t ram_available_bytes)
+{
+	int64_t share = ram_total_bytes <= 32 * RF_GIB ? ram_total_bytes / 3 * 2 :
+							 ram_total_bytes / 4 * 3;
+	int64_t used = ram_total_bytes - ram_available_bytes;
+
+	/* What other processes use comes out of the same RAM. */
+	if (ram_available_bytes >= 0 && used > 0)
+		share = min64(share, ram_available_bytes);
+	return max64(share, 0);
+}
+
+int64_t rf_budget_host(int64_t available_bytes, int64_t total_bytes, int64_t cgroup_limit_bytes,
+		       int64_t cgroup_used_bytes)
+{
+	int64_t avail = available_bytes;
+	int64_t base = total_bytes;
+
+	if (cgroup_limit_bytes > 0) {
+		int64_t in_cg = cgroup_limit_bytes - max64(cgroup_used_bytes, 0);
+		avail = min64(avail, in_cg);
+		base = min64(base > 0 ? base : cgroup_limit_bytes, cgroup_limit_bytes);
+	}
+	return max64(avail - max64(RF_HOST_RESERVE_MIN,
+				   (int64_t)((double)base * RF_HOST_RESERVE_FRAC)),
+		     0);
+}
+
+const char *rf_fit_band(double u)
+{
+	if (u <= RF_FIT_COMFORTABLE_MAX)
+		return "comfortable";
+	if (u <= RF_FIT_TIGHT_MAX)
+		return "tight";
+	return "over";
+}
+
+/* ---- the estimate ----------------------------------------------------------------------------- */
+
+static int64_t pad(int64_t v, int64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static void note(struct rf_mem_estimate *e, const char *s)
+{
+	for (int i = 0; i < e->n_notes; i++)
+		if (e->notes[i] == s)
+			return;
+	if (e->n_notes < RF_MEM_MAX_NOTES)
+		e->notes[e->n_notes++] = s;
+}
+
+static bool kv_type_ok(int t)
+{
+	static const int ok[] = {RF_GT_F32,  RF_GT_F16,  RF_GT_BF16, RF_GT_Q8_0,  RF_GT_Q4_0,
+				 RF_GT_Q4_1, RF_GT_Q5_0, RF_GT_Q5_1, RF_GT_IQ4_NL};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (ok[i] == t)
+			return true;
+	return false;
+}
+
+/* The parts of one backend's compute buffer (see estimate.h). */
+struct cparts {
+	int64_t mask;  /* KQ mask(s) */
+	int64_t attn;  /* scores + tensors alive during attention */
+	int64_t ffn;   /* tensors alive during the FFN */
+	int64_t out;   /* logits and the normed hidden state */
+	int64_t input; /* host inputs beside the masks: embedding rows, positions, tokens */
+};
+
+static struct cparts compute_parts(const struct model_arch *a, int64_t n_tok, int64_t n_kv,
+				   int64_t n_kv_swa, bool fa)
+{
+	struct cparts c = {0};
+	const int64_t h = a->hidden_size;
+	const int64_t q_dim = a->n_heads * a->head_dim;
+	bool swa_any = false, full_any = false;
+	int64_t n_masks;
+	int64_t kv_attn = n_kv;
+	int64_t ffn_dense = 0, ffn_moe = 0;
+	bool any_dense = false, any_moe = false;
+
+	/* Windowed and full layers side by side: a second mask (even with swa_full). By
+	 * model_layer_is_swa's pattern n: layer 0 is windowed, layer n - 1 the first global. */
+	{
+		const int64_t nl = model_n_layer(a);
+		if (a->swa_pattern <= 0 || a->sliding_window <= 0) {
+			full_any = nl > 0;
+		} else {
+			swa_any = nl > 0;
+			full_any = a->swa_pattern > 1 && nl >= a->swa_pattern;
+		}
+	}
+	n_masks = swa_any && full_any ? 2 : 1;
+	if (a->family == MODEL_ENCODER)
+		kv_attn = n_tok; /* no cache: the batch attends to itself */
+	if (a->swa_pattern == 1)
+		kv_attn = n_kv_swa;
+	/* The mask is f32 [n_kv, n_tok] without flash attention, f16 with the token dim padded
+	 * with it. A second one, over the windowed cache's cells, serves the windowed layers. */
+	{
+		int64_t mask_kv = kv_attn + (n_masks == 2 ? n_kv_swa : 0);
+		if (fa)
+			c.mask = mask_kv * pad(n_tok, RF_KQ_MASK_PAD) * 2;
+		else
+			c.mask = mask_kv * n_tok * F32;
+	}
+	c.attn = n_tok * F32 * (2 * h + 2 * q_dim);
+	if (!fa)
+		c.attn += kv_attn * n_tok * a->n_heads * F32;
+	/* Which kinds of FFN layer there are (model_layer_is_moe's pattern, in closed form: an
+	 * estimate is asked thousands of times per plan). */
+	{
+		int64_t step = a->moe_layer_step > 0 ? a->moe_layer_step : 1;
+		int64_t first = (a->first_k_dense + step) / step * step - 1; /* first MoE layer */
+		any_moe = a->n_experts > 1 && first < model_n_layer(a);
+		any_dense = !any_moe || a->first_k_dense > 0 || step > 1;
+	}
+	if (any_dense)
+		ffn_dense = n_tok * F32 *
+			    (2 * h + (a->ffn == MODEL_FFN_PLAIN ? 1 : 2) * a->intermediate_size);
+	if (any_moe) {
+		const int64_t k = a->n_experts_per_tok;
+		ffn_moe = n_tok * F32 *
+			  (2 * h + a->n_experts + 2 * k * a->moe_intermediate_size + k * h +
+			   2 * a->shared_expert_intermediate_size);
+	}
+	c.ffn = max64(ffn_dense, ffn_moe);
+	if (a->family != MODEL_ENCODER)
+		c.out = n_tok * F32 * (a->vocab_size + h);
+	c.input = n_tok * F32 * h * (a->learned_pos ? 2 : 1) + n_tok * 3 * 4;
+	return c;
+}
+
+/* The bytes of one cell's K and V rows of a layer (the same in every layer). Returns 0 and
+ * *out, or 1 (the K type does not fit the row) or 2 (the V type does not). */
+static int kv_cell_bytes(const struct model_arch *a, const struct rf_infer_params *p, int64_t *out)
+{
+	uint64_t k_row = 0, v_row = 0;
+	int64_t kw = model_kv_k_width(a), vw = model_kv_v_width(a);
+
+	*out = 0;
+	if (a->family == MODEL_ENCODER)
+		return 0;
+	if (rf_gtype_row_bytes(p->type_k, kw, &k_row) < 0)
+		return 1;
+	if (vw > 0 && rf_gtype_row_bytes(p->type_v, vw, &v_row) < 0)
+		return 2;
+	*out = (int64_t)k_row + (int64_t)v_row;
+	return 0;
+}
+
+/* Copies a device name (NUL-terminated, truncated to the field). */
+static void copy_name(char *dst, const char *src)
+{
+	size_t n = strnlen(src, RF_DEVICE_NAME_LEN - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Splits the host's weights by llama.cpp's buffers. Weights the CPU backend repacks get a
+ * copy in the extra buffer; with mmap the file's span of host tensors stays mapped beside it
+ * (the originals of repacked weights are read once and left as page cache), without mmap only
+ * the copy is kept. A tied head that is repacked is a copy of token_embd in both cases. */
+static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct rf_infer_params *p,
+				   int isa, const int *layer_dev, bool output_on_host,
+				   struct rf_mem_estimate *e)
+{
+	int64_t orig = 0, copy = 0;
+
+	if (isa <= RF_REPACK_NONE || isa >= RF_REPACK_N)
+		isa = RF_REPACK_NONE;
+	for (int64_t il = 0; il < w->n_layer && isa != RF_REPACK_NONE; il++)
+		if (layer_dev[il] < 0)
+			orig += (int64_t)w->layer_repack_bytes[isa][il];
+	if (output_on_host && isa != RF_REPACK_NONE) {
+		if (w->tied_head_bytes > 0)
+			copy += (int64_t)w->output_repack_bytes[isa];
+		else
+			orig += (int64_t)w->output_repack_bytes[isa];
+	}
+	e->weights_repack_bytes = orig + copy;
+	if (p->use_mmap) {
+		e->weights_mapped_bytes = e->weights_host_bytes;
+		e->weights_host_bytes += orig + copy;
+		e->host_reclaimable_bytes = p->mlock ? 0 : orig;
+	} else {
+		e->weights_cpu_bytes = e->weights_host_bytes - orig;
+		e->weights_host_bytes += copy;
+	}
+	e->weights_bytes += (p->use_mmap ? orig : 0) + copy;
+	if (orig + copy > 0)
+		note(e, p->use_mmap ? "CPU weight repacking: with mmap the mapped file and the "
+				      "repacked copy both count" :
+				      "CPU weight repacking: without mmap only the repacked copy "
+				      "is kept");
+	if (isa == RF_REPACK_AMX && orig + copy > 0)
+		note(e, "AMX: weights packed for AMX are counted at their GGUF size");
+	if (p->mlock && p->use_mmap)
+		note(e, "mlock: the mapped file is locked in RAM (needs RLIMIT_MEMLOCK)");
+}
+
+static int bad(struct rf_mem_estimate *out, const char *field)
+{
+	memset(out, 0, sizeof(*out));
+	out->error_field = field;
+	return RF_E_INVALID_VALUE;
+}
+
+int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weights *w,
+			  const struct rf_infer_params *p, const struct rf_mem_device *dev,
+			  int n_dev, const struct rf_mem_host *host, struct rf_mem_estimate *out)
+{
+	/* Built in place: the estimate is large, and a copy costs more than the arithmetic. */
+	struct rf_mem_estimate *const e = out;
+	const int64_t n_layer = w->n_layer;
+	double cum[RF_MAX_DEVICES], total_split = 0;
+	int64_t cells, cells_swa, n_tok, ngl, i_gpu_start, act;
+	int layer_dev[MODEL_MAX_LAYERS]; /* -1: host */
+	const bool has_swa = a->swa_pattern > 0 && a->sliding_window > 0;
+	int64_t kv_cell;
+	int out_dev = -1;
+	bool fa = p->flash_attn, host_layers = false, host_experts = false, pools = false;
+	struct cparts c;
+	int err_kind = 0;
+
+	if (n_layer < 1 || n_layer > MODEL_MAX_LAYERS || n_layer != model_n_layer(a))
+		return bad(out, "model");
+	if (p->n_ctx < 1 || p->n_ctx > MODEL_MAX_POSITIONS)
+		return bad(out, "n_ctx");
+	if (p->n_batch < 1 || p->n_batch > (1 << 20))
+		return bad(out, "n_batch");
+	if (p->n_ubatch < 1 || p->n_ubatch > (1 << 16))
+		return bad(out, "n_ubatch");
+	if (p->n_parallel < 1 || p->n_parallel > 256)
+		return bad(out, "n_parallel");
+	if (!kv_type_ok(p->type_k))
+		return bad(out, "cache_type_k");
+	if (!kv_type_ok(p->type_v))
+		return bad(out, "cache_type_v");
+	if (p->n_gpu_layers < -1 || p->n_gpu_layers > MODEL_MAX_LAYERS + 1)
+		return bad(out, "n_gpu_layers");
+	if (p->n_cpu_moe < 0 || p->n_cpu_moe > MODEL_MAX_LAYERS)
+		return bad(out, "n_cpu_moe");
+	if (n_dev < 0 || n_dev > RF_MAX_DEVICES || (n_dev > 0 && !dev))
+		return bad(out, "devices");
+
+	/* Sizes llama.cpp settles on: cells padded, the micro-batch within the batch and the
+	 * context, windowed layers holding n_swa per sequence plus one micro-batch. */
+	memset(e, 0, sizeof(*e));
+	cells = pad(p->n_ctx, RF_KV_PAD);
+	n_tok = min64(min64(p->n_ubatch, p->n_batch), cells);
+	cells_swa = cells;
+	/* Layer 0 is windowed whenever the model has windowed layers (model_layer_is_swa). */
+	if (has_swa && n_layer > 0 && !p->swa_full)
+		cells_swa = min64(cells, pad(a->sliding_window * p->n_parallel + n_tok, RF_KV_PAD));
+	e->n_ctx = cells;
+	e->kv_cells_swa = cells_swa;
+	e->n_ubatch = n_tok;
+	if (rf_gtype(p->type_v)->quantized && !fa) {
+		fa = true;
+		note(e, "a quantized V cache needs flash attention; assumed on");
+	}
+	if (a->max_position_embeddings > 0 && p->n_ctx > a->max_position_embeddings)
+		note(e, "n_ctx is above the model's trained context");
+	note(e, "token embeddings stay in host memory, as llama.cpp keeps them");
+	note(e, "KV cache padded to 256 cells; n_ctx is shared by the n_parallel sequences");
+	if (cells_swa < cells)
+		note(e, "sliding-window layers keep n_swa x n_parallel + n_ubatch cells");
+	if (p->swa_full && a->sliding_window > 0 && a->swa_pattern > 0)
+		note(e, "swa_full: sliding-window layers keep the whole context");
+	if (a->kv_lora_rank > 0)
+		note(e,
+		     "MLA: the KV cache holds one latent row of kv_lora_rank + qk_rope_head_dim");
+	if (a->family == MODEL_ENCODER)
+		note(e, "encoder-only model: no KV cache");
+	if (a->n_cross_attn_layers > 0)
+		note(e,
+		     "one image of max_num_tiles tiles per sequence: cross-attention layers cache "
+		     "its vision tokens (tiles x ((image_size / patch_size)^2 + 1)), not the text "
+		     "tokens; the request cannot say that there is no image");
+
+	/* Layers to devices, as llama.cpp assigns them: the last n_gpu_layers of n_layer + 1
+	 * (the output layer counts as the last), split in proportion to free memory. */
+	ngl = n_dev == 0 ? 0 : (p->n_gpu_layers < 0 ? n_layer + 1 : p->n_gpu_layers);
+	i_gpu_start = max64(n_layer - ngl, 0);
+	act = min64(ngl, n_layer + 1);
+	for (int i = 0; i < n_dev; i++) {
+		if (dev[i].split < 0)
+			return bad(out, "tensor_split");
+		total_split += dev[i].split;
+	}
+	for (int i = 0; i < n_dev; i++) {
+		double s = dev[i].split;
+		if (total_split <= 0) {
+			s = (double)(dev[i].free_bytes > 0 ? dev[i].free_bytes :
+							     max64(dev[i].budget_bytes, 0));
+		}
+		cum[i] = (i ? cum[i - 1] : 0) + s;
+	}
+	if (n_dev > 0) {
+		double tot = cum[n_dev - 1];
+		for (int i = 0; i < n_dev; i++)
+			cum[i] = tot > 0 ? cum[i] / tot : (double)(i + 1) / n_dev;
+		if (total_split <= 0 && n_dev > 1)
+			note(e, "layers split across GPUs in proportion to their free memory");
+	}
+	/* The first device whose cumulative share exceeds the layer's position: cum does not
+	 * fall, so that device only moves forward with the layer. */
+	for (int64_t il = 0, first = 0; il <= n_layer; il++) {
+		int d = -1;
+		if (il >= i_gpu_start && il - i_gpu_start < act) {
+			double x = (double)(il - i_gpu_start) / (double)act;
+			while (first < n_dev && !(cum[first] > x))
+				first++;
+			d = first < n_dev ? (int)first : n_dev - 1;
+		}
+		if (il < n_layer)
+			layer_dev[il] = d;
+		else
+			out_dev = d;
+	}
+
+	c = compute_parts(a, n_tok, cells, cells_swa, fa);
+	for (int i = 0; i < n_dev; i++) {
+		copy_name(e->per_device[i].device, dev[i].name);
+		e->per_device[i].budget_bytes = dev[i].budget_bytes;
+	}
+	e->n_devices = n_dev;
+
+	/* Weights and KV, layer by layer, where the layer lives. */
+	e->weights_host_bytes = (int64_t)w->input_bytes;
+	err_kind = kv_cell_bytes(a, p, &kv_cell);
+	if (err_kind)
+		return bad(out, err_kind == 1 ? "cache_type_k" : "cache_type_v");
+	for (int64_t il = 0; il < n_layer; il++) {
+		/* Encoder-decoder models cache only the decoder's layers. */
+		int64_t kv = il < a->n_layers ?
+				     kv_cell * (has_swa && model_layer_is_swa(a, il) ? cells_swa :
+										       cells) :
+				     0;
+		/* Cross-attention layers hold one image's vision tokens per sequence. */
+		if (model_layer_is_cross(a, il))
+			kv = kv_cell * a->cross_attn_tokens * p->n_parallel;
+		e->kv_cache_bytes += kv;
+		e->weights_bytes += (int64_t)w->layer_bytes[il];
+		if (layer_dev[il] < 0) {
+			e->weights_host_bytes += (int64_t)w->layer_bytes[il];
+			e->kv_host_bytes += kv;
+			host_layers = true;
+		} else {
+			struct rf_mem_device_use *u = &e->per_device[layer_dev[il]];
+			/* --n-cpu-moe: the layer runs on its GPU, its routed experts from host
+			 * memory (llama.cpp places them with a buffer-type override). */
+			int64_t ex = il < p->n_cpu_moe ? (int64_t)w->layer_expert_bytes[il] : 0;
+			u->layers++;
+			u->weights_bytes += (int64_t)w->layer_bytes[il] - ex;
+			u->kv_bytes += kv;
+			e->n_gpu_layers++;
+			if (ex > 0) {
+				e->weights_host_bytes += ex;
+				e->experts_host_bytes += ex;
+				e->n_cpu_moe++;
+				host_experts = true;
+			}
+		}
+	}
+	if (host_experts)
+		note(e, "n_cpu_moe: the routed experts of the first layers stay in host memory; "
+			"attention and the KV cache stay on the GPU");
+	e->weights_bytes += (int64_t)w->input_bytes + (int64_t)w->output_bytes;
+	if (out_dev < 0) {
+		/* A tied head beside token_embd on the host is token_embd itself. */
+		e->weights_host_bytes += (int64_t)(w->output_bytes - w->tied_head_bytes);
+		e->weights_bytes -= (int64_t)w->tied_head_bytes;
+	} else {
+		e->per_device[out_dev].output = true;
+		e->per_device[out_dev].weights_bytes += (int64_t)w->output_bytes;
+		e->output_on_gpu = true;
+	}
+	host_weights_by_buffer(w, p, host ? host->repack_isa : RF_REPACK_NONE, layer_dev,
+			       out_dev < 0, e);
+
+	/* Compute buffers: one per GPU that holds layers, one on the host. */
+	{
+		int64_t layer_peak = max64(c.attn, c.ffn);
+		bool weights_on_host = host_layers || host_experts || out_dev < 0;
+		for (int i = 0; i < n_dev; i++) {
+			struct rf_mem_device_use *u = &e->per_device[i];
+			if (u->layers == 0 && !u->output)
+				continue;
+			u->compute_bytes = c.mask + max64(layer_peak, u->output ? c.out : 0);
+			/* With layers left on the CPU, llama.cpp still runs batched matmuls on the
+			 * GPU, copying the host weight in first. */
+			if (weights_on_host) {
+				u->compute_bytes += (int64_t)w->largest_matrix;
+				note(e,
+				     "partial offload: a host weight matrix is copied into the GPU "
+				     "compute buffer for batched matmuls");
+			}
+			u->overhead_bytes = max64(dev[i].overhead_bytes, 0);
+		}
+		e->compute_host_bytes = c.input + c.mask +
+					max64(host_layers ? layer_peak : (host_experts ? c.ffn : 0),
+					      out_dev < 0 ? c.out : 0);
+	}
+	e->output_buffer_bytes =
+		p->n_parallel * F32 * (a->family == MODEL_ENCODER ? a->hidden_size : a->vocab_size);
+
+	/* Totals and the fit. */
+	e->compute_bytes = e->compute_host_bytes;
+	e->host_bytes = e->weights_host_bytes + e->kv_host_bytes + e->compute_host_bytes +
+			e->output_buffer_bytes;
+	for (int i = 0; i < n_dev; i++) {
+		struct rf_mem_device_use *u = &e->per_device[i];
+		u->bytes = u->weights_bytes + u->kv_bytes + u->compute_bytes + u->overhead_bytes;
+		e->compute_bytes += u->compute_bytes;
+		e->overhead_bytes += u->overhead_bytes;
+	}
+	e->total_bytes = e->weights_bytes + e->kv_cache_bytes + e->compute_bytes +
+			 e->overhead_bytes + e->output_buffer_bytes;
+	e->utilization = -1;
+	e->fits = true;
+	{
+		int64_t host_need = e->host_bytes;
+		for (int i = 0; i < n_dev; i++) {
+			const struct rf_mem_device_use *u = &e->per_device[i];
+			if (dev[i].unified)
+				host_need +=
+					u->bytes; /* the same RAM: counted once, in the host pool */
+			if (dev[i].budget_bytes < 0)
+				continue;
+			pools = true;
+			if (u->bytes > dev[i].budget_bytes)
+				e->fits = false;
+			if (dev[i].budget_bytes > 0)
+				e->utilization =
+					dmax(e->utilization,
+					     (double)u->bytes / (double)dev[i].budget_bytes);
+			else if (u->bytes > 0)
+				e->utilization = dmax(e->utilization, 2.0);
+		}
+		if (host && host->budget_bytes >= 0) {
+			pools = true;
+			if (host_need > host->budget_bytes)
+				e->fits = false;
+			if (host->budget_bytes > 0)
+				e->utilization =
+					dmax(e->utilization,
+					     (double)host_need / (double)host->budget_bytes);
+			else if (host_need > 0)
+				e->utilization = dmax(e->utilization, 2.0);
+		}
+	}
+	if (pools) {
+		e->fit_band = rf_fit_band(e->utilization);
+	} else {
+		e->fit_band = NULL;
+		note(e, "no memory budget known: fit not judged");
+	}
+	if (e->overhead_bytes > 0)
+		note(e, "runtime overhead per GPU (context, library handles): 256 MiB");
+	return 0;
+}
+
+int rf_estimate_max_ctx(const struct model_arch *a, const struct rf_mem_weights *w,
+			const struct rf_infer_params *p, const struct rf_mem_device *dev, int n_dev,
+			const struct rf_mem_host *host, int64_t *n_ctx, struct rf_mem_estimate *out)
+{
+	struct rf_infer_params q = *p;
+	struct rf_mem_estimate e;
+	int64_t lo = 1, hi; /* in units of RF_KV_PAD cells */
+	int rc;
+
+	hi = (a->max_position_embeddings > 0 ? a->max_position_embeddings : (1 << 20)) / RF_KV_PAD;
+	if (hi < 1)
+		hi = 1;
+	q.n_ctx = RF_KV_PAD;
+	if ((rc = rf_estimate_inference(a, w, &q, dev, n_dev, host, out)) < 0)
+		return rc;
+	if (!out->fits) {
+		*n_ctx = 0;
+		return RF_E_RANGE;
+	}
+	/* Memory grows with n_ctx (cells, masks, scores), so the fitting sizes are a prefix. */
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+		q.n_ctx = mid * RF_KV_PAD;
+		if ((rc = rf_estimate_inference(a, w, &q, dev, n_dev, host, &e)) < 0)
+			return rc;
+		if (e.fits)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	q.n_ctx = lo * RF_KV_PAD;
+	if ((rc = rf_estimate_inference(a, w, &q, dev, n_dev, host, out)) < 0)
+		return rc;
+	*n_ctx = q.n_ctx;
+	return 0;
+}

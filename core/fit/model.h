@@ -1,0 +1,235 @@
+/*
+ * Model architectures: the facts of a transformer that memory and speed follow from (struct
+ * model_arch), their validation against caps, the tensors llama.cpp would hold for them (named
+ * as GGUF names them, so the quantization mixes of core/fit/quant.h apply unchanged), and parameter
+ * counts: total, active per token (MoE), embedding, output head, per layer.
+ *
+ * The catalog of known models (struct model_catalog) is plain data filled by api/model_json.c
+ * from profiles/models.json; looking a model up by id or alias is exact and case-insensitive,
+ * never by substring.
+ *
+ * Pure: no I/O. Functions that allocate say so and name the matching free.
+ */
+#ifndef RIGFIT_CORE_MODEL_H
+#define RIGFIT_CORE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/fit/quant.h"
+
+/* Caps on architecture facts. A config beyond them is refused, not estimated. */
+#define MODEL_MAX_LAYERS 1024
+#define MODEL_MAX_HIDDEN 131072
+#define MODEL_MAX_HEADS 4096
+#define MODEL_MAX_HEAD_DIM 4096
+#define MODEL_MAX_FF (1 << 20)
+#define MODEL_MAX_VOCAB 10000000
+#define MODEL_MAX_POSITIONS (1 << 27)
+#define MODEL_MAX_EXPERTS 4096
+#define MODEL_MAX_LORA_RANK 65536
+
+#define MODEL_TYPE_LEN 32
+
+enum model_family {
+	MODEL_DECODER = 0,         /* causal LM: llama, qwen, gemma... */
+	MODEL_ENCODER = 1,         /* bert, roberta: no KV cache, no LM head */
+	MODEL_ENCODER_DECODER = 2, /* t5 */
+};
+
+enum model_ffn {
+	MODEL_FFN_GATED = 0, /* gate, up, down (SwiGLU, GeGLU) */
+	MODEL_FFN_PLAIN,     /* up, down (GELU MLP: bert, gpt-neox) */
+	MODEL_FFN_FUSED,     /* gate and up fused in one up matrix of 2 x ff (phi3) */
+};
+
+struct model_arch {
+	char model_type[MODEL_TYPE_LEN]; /* as HF writes it: "llama", "qwen2_moe", "t5"... */
+	char llm_arch[MODEL_TYPE_LEN];   /* llama.cpp's architecture: "llama", "deepseek2"... */
+	enum model_family family;
+	int64_t hidden_size;
+	int64_t n_layers;         /* the decoder (or the only) stack */
+	int64_t n_encoder_layers; /* encoder-decoder models; 0 otherwise */
+	int64_t n_heads;
+	int64_t n_kv_heads;
+	int64_t head_dim;          /* per head, query and key */
+	int64_t v_head_dim;        /* per head, value */
+	int64_t intermediate_size; /* dense FFN width (0 when every layer is MoE) */
+	int64_t vocab_size;
+	int64_t max_position_embeddings; /* 0: not stated (relative positions) */
+	int64_t type_vocab_size;         /* bert token types */
+	bool tie_word_embeddings;
+	enum model_ffn ffn;
+	/* Mixture of experts. */
+	int64_t n_experts;         /* routed experts; 0: dense */
+	int64_t n_experts_per_tok; /* routed experts used per token */
+	int64_t moe_intermediate_size;
+	int64_t n_shared_experts;                /* always-on experts, as one FFN of shared width */
+	int64_t shared_expert_intermediate_size; /* total width of the shared FFN */
+	bool shared_expert_gate; /* qwen2_moe: a sigmoid gate on the shared expert */
+	int64_t first_k_dense;   /* leading dense layers (deepseek first_k_dense_replace) */
+	int64_t moe_layer_step;  /* every n-th layer is MoE (llama4 interleave); 1: all */
+	/* Multi-head latent attention (deepseek_v2). */
+	int64_t q_lora_rank;  /* 0: plain q projection */
+	int64_t kv_lora_rank; /* > 0: MLA */
+	int64_t qk_nope_head_dim;
+	int64_t qk_rope_head_dim;
+	/* Windowed attention, as llama.cpp runs it. */
+	int64_t sliding_window; /* the configured window (0: none) */
+	int64_t swa_pattern;    /* every n-th layer attends globally, the others within the
+				   window (gemma2 2, gemma3 6, gpt-oss 2, llama4 4); 0: llama.cpp
+				   runs every layer with full attention */
+	bool swa_chunked;       /* llama4: chunked rather than sliding */
+	/* Details that change the parameter count. */
+	bool attn_bias;           /* q, k, v biases */
+	bool attn_out_bias;       /* o bias */
+	bool mlp_bias;            /* FFN (and expert) biases */
+	bool norm_bias;           /* LayerNorm with a bias */
+	bool qk_norm;             /* per-head q and k norms */
+	bool post_norms;          /* gemma2/3: norms after attention and FFN too */
+	bool fused_qkv;           /* one qkv matrix (phi3, gpt-neox) */
+	bool attn_sinks;          /* gpt-oss: a learned sink logit per head */
+	bool learned_pos;         /* bert: position embeddings of max_position_embeddings */
+	int64_t rel_attn_buckets; /* t5: relative attention bias buckets */
+	/* A vision encoder and projector beside the text model (mllama), as one count: part of
+	 * the total, not of the text tensors or the active count. */
+	int64_t vision_params;
+	/* Cross-attention layers (mllama's cross_attention_layers): they attend to one image's
+	 * vision tokens, so their K/V are cached per image, never per text token. */
+	uint64_t cross_attn_mask[MODEL_MAX_LAYERS / 64]; /* bit il: layer il is cross-attention */
+	int64_t n_cross_attn_layers;
+	int64_t cross_attn_tokens; /* vision tokens of one image: tiles x (patches + class) */
+};
+
+/* Llama 3.2 Vision's encoder, as its vision_config describes it. */
+struct model_vision {
+	int64_t hidden, ff, layers, global_layers; /* a local and a gated global transformer */
+	int64_t image, patch, tiles, channels;     /* tiles of image x image in patches */
+	int64_t aspect_ratios;                     /* supported tile layouts */
+	int64_t output_dim;                        /* features the projector maps to the text */
+};
+
+/* Returns the parameters of an mllama vision encoder (patch embedding, class, tile and
+ * position embeddings, both transformers, layer norms) and its projector to text_hidden, as
+ * transformers' MllamaVisionModel and multi_modal_projector hold them; -1 for a shape out of
+ * range. */
+int64_t model_mllama_vision_params(const struct model_vision *v, int64_t text_hidden);
+
+/* Resets a to an empty architecture (all zero; moe_layer_step 1). */
+void model_arch_init(struct model_arch *a /* OUT */);
+
+/* Fills what a config may leave implicit (head_dim = hidden / heads, kv heads = heads,
+ * v_head_dim = head_dim) and checks every fact against its cap and against the others (kv heads
+ * dividing heads, experts per token at most experts...). Returns 0, or RF_E_INVALID_VALUE with
+ * *field set to the HF config name of the first offending fact ("num_hidden_layers"). */
+int model_arch_validate(struct model_arch *a, const char **field /* OUT */);
+
+/* Returns the layers llama.cpp counts as repeating layers (encoder-decoder: the larger stack). */
+int64_t model_n_layer(const struct model_arch *a);
+
+/* Returns true when layer il is a MoE layer. */
+bool model_layer_is_moe(const struct model_arch *a, int64_t il);
+
+/* Returns true when layer il is a cross-attention layer (it caches no per-token K/V). */
+bool model_layer_is_cross(const struct model_arch *a, int64_t il);
+
+/* Marks layer il as a cross-attention layer. Returns 0, or RF_E_INVALID_VALUE when il is out
+ * of 0..MODEL_MAX_LAYERS-1. */
+int model_set_cross_layer(struct model_arch *a, int64_t il);
+
+/* Returns the K plus V bytes per token of one layer at elem_bytes per element, times the
+ * cross-attention layers' cached tokens for one image (0 without such layers). */
+int64_t model_cross_kv_bytes(const struct model_arch *a, int64_t elem_bytes);
+
+/* Returns true when llama.cpp runs layer il with windowed (sliding or chunked) attention. */
+bool model_layer_is_swa(const struct model_arch *a, int64_t il);
+
+/* Per token and layer: key and value widths in the KV cache (elements). MLA caches one latent
+ * row of kv_lora_rank + qk_rope_head_dim as K and nothing as V. */
+int64_t model_kv_k_width(const struct model_arch *a);
+int64_t model_kv_v_width(const struct model_arch *a);
+
+/* A growing list of tensors. */
+struct rf_tensor_list {
+	struct rf_tensor *t;
+	size_t n;
+	size_t cap;
+};
+
+/* Frees the list's array and resets it. NULL is a no-op. */
+void rf_tensor_list_free(struct rf_tensor_list *l);
+
+/* Writes the tensors llama.cpp holds for a (validated) architecture, in file order, with the
+ * types a converted F16 GGUF has (F32 for vectors, routers and position embeddings, F16 for
+ * the rest) and their bytes. A tied model has no "output.weight". Returns 0 and the list in
+ * *out (free with rf_tensor_list_free), or RF_E_INVALID_VALUE / RF_E_NOMEM. */
+int model_tensors(const struct model_arch *a, struct rf_tensor_list *out /* OUT */);
+
+/* Parameter counts, in weights. */
+struct model_params {
+	int64_t total;  /* every parameter, tied embeddings once */
+	int64_t active; /* used per token: routed experts counted k of E; everything else whole */
+	int64_t embedding; /* token (and position / type) embeddings */
+	int64_t output;    /* the LM head (0 when tied or absent) */
+	int64_t layers;    /* all repeating layers */
+	int64_t layer_max; /* the largest single layer */
+	int64_t expert;    /* routed-expert parameters (all experts) */
+};
+
+/* Counts the parameters of a (validated) architecture from its tensors. Returns 0 or a negative
+ * rf_err. */
+int model_param_counts(const struct model_arch *a, struct model_params *out /* OUT */);
+
+/* Returns the parameters of repeating layer il (0 outside the layers). */
+int64_t model_layer_params(const struct model_arch *a, int64_t il);
+
+/* ---- the catalog ------------------------------------------------------------------------ */
+
+#define MODEL_ID_LEN 128
+#define MODEL_MAX_ALIASES 24
+#define MODEL_MAX_CATALOG 512
+#define MODEL_MAX_TASKS 8
+
+enum model_task {
+	MODEL_TASK_TEXT_GENERATION = 1 << 0,
+	MODEL_TASK_SUMMARIZATION = 1 << 1,
+	MODEL_TASK_QUESTION_ANSWERING = 1 << 2,
+	MODEL_TASK_EXTRACTIVE_QA = 1 << 3,
+};
+
+/* Returns the task bit of name ("text-generation"), or 0. */
+unsigned model_task_from_name(const char *name);
+/* Returns the name of a single task bit, or NULL. */
+const char *model_task_name(unsigned bit);
+
+struct model_entry {
+	char id[MODEL_ID_LEN]; /* exact HF id: "meta-llama/Llama-3.1-8B" */
+	char name[MODEL_ID_LEN];
+	int n_aliases;
+	char aliases[MODEL_MAX_ALIASES][MODEL_ID_LEN];
+	struct model_arch arch;
+	double params_b;                /* published total, billions; < 0: none */
+	double active_params_b;         /* published active (MoE), billions; < 0: none */
+	bool active_excludes_embedding; /* the publisher counts active without token_embd */
+	bool stale;     /* an older family (LLaMA-1, Llama-2, Pythia...): offered only when named */
+	bool instruct;  /* the id is tuned to follow instructions (chat) */
+	unsigned tasks; /* enum model_task bits */
+	char license[64];
+	char quality[32];
+	char source[512];
+};
+
+struct model_catalog {
+	size_t n;
+	struct model_entry *models; /* owned; free with model_catalog_free */
+};
+
+/* Finds the model whose id or one of whose aliases equals name, ignoring ASCII case. Never
+ * matches a part of a name. Returns the entry or NULL. */
+const struct model_entry *model_catalog_find(const struct model_catalog *c, const char *name);
+
+/* Frees c and its entries. NULL is a no-op. */
+void model_catalog_free(struct model_catalog *c);
+
+#endif

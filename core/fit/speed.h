@@ -1,0 +1,227 @@
+/*
+ * The speed model: tokens per second for decode and prefill from plain numbers (bytes and
+ * FLOPs per token, device bandwidth and compute), so it does not depend on the model layer.
+ *
+ *   decode:  time per token = sum over the devices holding layers of
+ *              bytes on the device / min(mem_eff x bandwidth, mem_ceiling)
+ *            + n_layers x layer_ms                     (launch and sync cost per layer)
+ *            + the host's share at host bandwidth       (partial offload)
+ *            (mem_ceiling: the most the backend's kernels pull from memory, whatever the
+ *            peak; it is what holds HBM parts such as the A100 and H100 far below theirs)
+ *   prefill: time per token = sum over devices of FLOPs on the device / (eff x peak)
+ *              (eff per device class: GeForce, or workstation/datacenter parts)
+ *            + FLOPs / ceiling                          (tensor peaks: the kernels' own limit)
+ *            + the host's share: with a GPU, llama.cpp runs batches on it, copying the
+ *              host layers' weights over the link once per micro-batch; on the CPU backend,
+ *              threads x GFLOPS per thread
+ *
+ * A layer split over several devices runs one device after the other, so bandwidths are not
+ * summed. The efficiencies, the per-layer cost and the ceilings are fitted per backend to
+ * ../shared/calibration/llamacpp_tg_pp.csv by speed_fit() (make accuracy reruns the fit and
+ * prints it); speed_fitted holds the result. basis is "roofline" until measured benchmarks
+ * refine it. Pure: no I/O.
+ */
+#ifndef RIGFIT_CORE_SPEED_H
+#define RIGFIT_CORE_SPEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SPEED_MAX_DEVICES 16
+#define SPEED_MAX_ASSUMPTIONS 16
+#define SPEED_ASSUMPTION_LEN 200
+#define SPEED_DEFAULT_LAYERS 32 /* assumed when n_layers is unknown */
+
+/* Host memory assumed when a partial offload needs it and the caller does not know it: a
+ * dual-channel DDR4-3200 desktop (51.2 GB/s theoretical, profiles/devices.json). */
+#define SPEED_ASSUMED_HOST_BANDWIDTH_GBS 51.2
+#define SPEED_ASSUMED_HOST_THREADS 8
+
+/* A measured host bandwidth (a STREAM-like copy) is about 60% of the theoretical peak: the
+ * factor that converts the CPU efficiency, fitted against a measured bandwidth, to a
+ * theoretical one (Radxa forum, "DRAM speed capped to 4266 MT/s on O6": "I'm used to seeing
+ * about 60% efficiency usually"). */
+#define SPEED_MEASURED_OVER_THEORETICAL 0.6
+
+enum speed_backend {
+	SPEED_BACKEND_CUDA = 0,
+	SPEED_BACKEND_ROCM,
+	SPEED_BACKEND_METAL,
+	SPEED_BACKEND_VULKAN,
+	SPEED_BACKEND_CPU,
+	SPEED_BACKEND_COUNT
+};
+
+enum speed_compute {
+	SPEED_COMPUTE_UNKNOWN = 0,
+	SPEED_COMPUTE_TENSOR, /* dense tensor / matrix-core FP16 peak */
+	SPEED_COMPUTE_VECTOR, /* shader / vector peak */
+};
+
+enum speed_test {
+	SPEED_TEST_DECODE = 0, /* tokens generated per second at the start, like tg128 */
+	SPEED_TEST_PREFILL,    /* prompt tokens per second for 512 tokens, like pp512 */
+};
+
+struct speed_device {
+	double bandwidth_gbs;       /* peak memory bandwidth; must be > 0 */
+	double compute_tflops;      /* dense peak of the kind below; <= 0 unknown */
+	enum speed_compute compute; /* what compute_tflops is */
+	bool tensor_units_unrated;  /* has tensor units but only a vector rate is known */
+	bool hbm;                   /* HBM-class memory (device_hbm_class): mem_eff_hbm applies */
+	bool pro;                   /* workstation or datacenter part (device_pro_class):
+				       tensor_eff_pro applies */
+	double layer_share;         /* share of the offloaded layers; <= 0 on all: equal shares */
+};
+
+struct speed_host {
+	double bandwidth_gbs;    /* <= 0 unknown */
+	bool bandwidth_measured; /* a measurement rather than the theoretical peak */
+	int threads;             /* threads doing CPU work; <= 0 unknown */
+	double link_gbs;         /* host to GPU copies (PCIe); <= 0 unknown */
+	/* The CPU's kernels (core/fit/cpu/speed_cpu.h): with an ISA class, host work is timed by
+	 * mechanism (bandwidth against dot-product throughput per weight type); UNSET (0)
+	 * keeps the single GFLOPS figure of speed_params. Rates <= 0: the ISA's table. */
+	int cpu_isa;                  /* enum speed_cpu_isa */
+	double int8_gops_per_thread;  /* measured AVX2 int8 dot throughput, one thread */
+	double f32_gflops_per_thread; /* measured f32 FMA dot throughput, one thread */
+};
+
+/* Host-to-GPU copy rate assumed when the link is unknown: PCIe 4.0 x16 (31.5 GB/s) at 80%. */
+#define SPEED_ASSUMED_HOST_LINK_GBS 25.0
+/* llama.cpp's prefill micro-batch (n_ubatch): a partial offload copies the host layers'
+ * weights to the GPU once per micro-batch. */
+#define SPEED_PREFILL_UBATCH 512
+
+struct speed_input {
+	enum speed_backend backend;
+	double weight_bytes;    /* weight bytes read per generated token (active experts for MoE) */
+	double kv_bytes_start;  /* KV bytes read per token at the start of generation (tg128: ~0) */
+	double kv_bytes_full;   /* KV bytes read per token with the whole context filled */
+	double flops_per_token; /* about 2 x active parameters */
+	double moe_batch_bytes; /* MoE: the weight bytes a 512-token micro-batch reads beyond
+				   weight_bytes (the experts its tokens route to); 0: dense */
+	int n_layers;           /* repeating blocks; <= 0 unknown */
+	bool quantized;         /* weights in a quantized type (dequantised when prefilling) */
+	int weight_ftype;       /* enum rf_ftype when weight_ftype_known (CPU kernels) */
+	bool weight_ftype_known; /* false: the CPU kernel family follows the bits per weight */
+	double repacked_share;   /* share of the host's weights in repacked layouts (0..1) */
+	double gpu_fraction;     /* share of the layers on the devices (n_gpu_layers / layers) */
+	int n_devices;           /* 0 only for SPEED_BACKEND_CPU */
+	struct speed_device devices[SPEED_MAX_DEVICES];
+	struct speed_host host;
+};
+
+/* The constants of one backend. rows_* count the calibration rows each group was fitted on;
+ * 0 means the values were inherited from another backend (said so in the assumptions). */
+struct speed_params {
+	double mem_eff;               /* share of peak bandwidth reached while decoding */
+	double mem_ceiling_gbs;       /* decode kernels' own bandwidth limit; 0: none */
+	double mem_eff_hbm;           /* share of peak reached on HBM devices; <= 0: mem_eff */
+	double layer_ms;              /* fixed cost per layer per generated token, ms */
+	double tensor_eff;            /* share of a tensor peak reached by prefill (F16 weights) */
+	double tensor_ceiling_tflops; /* prefill kernels' own throughput limit; 0: none */
+	double tensor_quant_factor;   /* x tensor_eff for quantized weights */
+	double tensor_eff_pro;        /* tensor_eff on workstation and datacenter parts; <= 0:
+					 tensor_eff */
+	double vector_eff;            /* share of a vector peak reached by prefill (F16 weights) */
+	double vector_quant_factor;   /* x vector_eff for quantized weights */
+	double cpu_gflops_per_thread; /* CPU backend: achieved prefill GFLOPS per thread */
+	int rows_decode, rows_tensor, rows_vector, rows_cpu_prefill;
+};
+
+/* The fitted constants, indexed by enum speed_backend (see speed.c for how they were fitted). */
+extern const struct speed_params speed_fitted[SPEED_BACKEND_COUNT];
+
+struct speed_output {
+	double decode_tokens_per_s;             /* < 0 unknown */
+	double decode_tokens_per_s_at_full_ctx; /* < 0 unknown */
+	double prefill_tokens_per_s;            /* < 0 unknown (a device without a compute rate) */
+	double mem_efficiency;                  /* the values used, for the API's assumptions */
+	double layer_overhead_ms;
+	double compute_efficiency; /* quantization factor included, for devices[0]'s kind */
+	double compute_ceiling_tflops;
+	const char *basis; /* "roofline" (static) */
+	int n_assumptions;
+	char assumptions[SPEED_MAX_ASSUMPTIONS][SPEED_ASSUMPTION_LEN];
+};
+
+/* Returns the backend's name ("cuda") or "unknown". Static storage. */
+const char *speed_backend_name(enum speed_backend b);
+
+/* Parses "cuda", "rocm" (or "hip"), "metal", "vulkan", "cpu". Returns 0 and *out, or
+ * RF_E_INVALID_VALUE. */
+int speed_backend_parse(const char *name, enum speed_backend *out /* OUT */);
+
+/* Estimates in with speed_fitted. Returns 0 and *out, or RF_E_INVALID_VALUE (a number out of
+ * range: negative or non-finite sizes, no device for a GPU backend, gpu_fraction outside 0..1,
+ * more than SPEED_MAX_DEVICES) with *out untouched. */
+int speed_estimate(const struct speed_input *in, struct speed_output *out /* OUT */);
+
+/* Like speed_estimate with an explicit constants table (a fit's result). */
+int speed_estimate_with(const struct speed_input *in,
+			const struct speed_params params[SPEED_BACKEND_COUNT],
+			struct speed_output *out /* OUT */);
+
+/* Returns tokens per second of test for in with params, or -1 when in is invalid or the rate
+ * cannot be known (prefill without a compute rate). No assumptions are collected. */
+double speed_predict(const struct speed_input *in,
+		     const struct speed_params params[SPEED_BACKEND_COUNT], enum speed_test test);
+
+/* Batched decode: n_streams sequences generating together (llama-server with n_parallel
+ * slots busy, vLLM's running batch). One step produces one token per stream: the weights are
+ * read once per step (for MoE, the union of the experts the streams route to), each stream's
+ * KV cache is read on its own, and each stream's token costs its FLOPs. The step is
+ *   memory time (weights + n x KV, as decode) + n x marginal compute per token
+ * where the marginal compute is the prefill time per token less the weight pass a 512-token
+ * prefill shares, so that 512 streams process tokens at the pp512 rate. Pure roofline
+ * arithmetic over speed_estimate's fitted constants; checked against llama.cpp runs at
+ * micro-batch sizes 16-128 (tests/core/fit/test_speed.c). */
+struct speed_batch {
+	int n_streams;              /* >= 1 */
+	double kv_bytes_per_stream; /* KV read per step by one stream, at its mean context */
+	double expert_bytes;        /* bytes of all routed experts; 0: dense */
+	int n_experts;              /* routed experts per MoE layer; 0: dense */
+	int n_experts_used;         /* experts each token routes to */
+	double prompt_tokens;       /* for the time to first token; <= 0: 512 */
+};
+
+struct speed_batch_output {
+	double aggregate_tokens_per_s;  /* tokens per second over all streams */
+	double per_stream_tokens_per_s; /* what each stream sees */
+	double time_to_first_token_s;   /* prefill of prompt_tokens on an idle server + one step */
+	double step_ms, memory_ms, compute_ms;
+	double experts_read_share; /* share of the routed experts one step reads (1 dense) */
+};
+
+/* Estimates n_streams decoding together on in's hardware with speed_fitted. Returns 0 and
+ * *out, or RF_E_INVALID_VALUE (in invalid, n_streams outside 1..65536, negative sizes, experts
+ * used above experts, prefill unknown) with *out untouched. */
+int speed_batched(const struct speed_input *in, const struct speed_batch *b,
+		  struct speed_batch_output *out /* OUT */);
+
+/* Like speed_batched with an explicit constants table (another runtime's kernels). */
+int speed_batched_with(const struct speed_input *in,
+		       const struct speed_params params[SPEED_BACKEND_COUNT],
+		       const struct speed_batch *b, struct speed_batch_output *out /* OUT */);
+
+/* One measured run: the inputs that describe it, which test, and the tokens per second. */
+struct speed_obs {
+	struct speed_input in;
+	enum speed_test test;
+	double measured_tps;
+};
+
+/* Fits the constants of every backend to the n observations by a coarse-then-fine grid search,
+ * minimising the sum of absolute log errors per group (decode; prefill on tensor peaks;
+ * prefill on vector peaks; CPU prefill): a median-like fit that one wild row cannot drag. A
+ * parameter the rows cannot tell apart stays at its base value: the quantization factor needs
+ * both quantized and F16 rows, a ceiling three distinct peaks (bandwidths for decode), the
+ * per-layer cost three rows. Groups without rows inherit from another backend (tensor: CUDA;
+ * vector: ROCm, then Metal, then Vulkan) or keep base. Returns 0 and out, or
+ * RF_E_INVALID_VALUE when an observation is invalid. */
+int speed_fit(const struct speed_obs *obs, size_t n,
+	      const struct speed_params base[SPEED_BACKEND_COUNT],
+	      struct speed_params out[SPEED_BACKEND_COUNT] /* OUT */);
+
+#endif

@@ -1,0 +1,331 @@
+/*
+ * The fine-tuning memory model (see train_memory.h). Each term is the mechanism it names:
+ *
+ * - Weights: full and LoRA hold the base in its dtype (fp32 for full fine-tuning with AMP).
+ *   QLoRA (bitsandbytes NF4 with double quantisation) stores 4 bits per weight of every linear
+ *   layer plus one 8-bit absmax per block of 64 and one fp32 constant per 256 blocks;
+ *   embeddings, the output head and norms stay unquantised: in fp32 with the Hugging Face
+ *   stack (PEFT's prepare_model_for_kbit_training upcasts them), in 16 bits with Unsloth.
+ * - Adapters: rank x (in + out) per targeted linear, kept in fp32 as PEFT creates them.
+ * - Gradients: of every trained weight, in the weights' dtype (fp32 for adapters).
+ * - Optimizer: AdamW keeps two moments per trained weight in the weight's dtype (torch does
+ *   not upcast them): 4 bytes for a bf16 model, 8 for fp32 weights and adapters; the 8-bit
+ *   variants two bytes; SGD without momentum none.
+ * - Activations: per token and layer, the tensors a LLaMA-style block saves for backward:
+ *   the inputs of both norms and of the projections, q/k/v, the attention output, and the FFN
+ *   intermediates (gate, up, activation, product); plus, for eager attention, the fp32 softmax
+ *   and the 16-bit probabilities of every head (seq x seq), whose gradients backward needs
+ *   again. With gradient checkpointing only each layer's input is kept and one layer is
+ *   recomputed at a time; Unsloth offloads those inputs to host memory (double-buffered on
+ *   the GPU) and computes the MLP's backward in chunks. While a layer runs backward, the
+ *   gradients of its FFN intermediates are alive too (Hugging Face).
+ * - Logits: transformers computes the logits of every token over the whole vocabulary in 16
+ *   bits (2 bytes), upcasts them to fp32 (4), keeps the fp32 log-softmax (4), and backward
+ *   adds the fp32 gradient (4) and its 16-bit copy for the output matmul (2): 16 bytes per
+ *   token and vocabulary entry, which dominate long sequences with 128k vocabularies. A
+ *   chunked or fused loss (Unsloth, Liger, torchtune) keeps one chunk whose logits are about
+ *   as large as the hidden states: hidden x (2 + 4 + 4) bytes per token.
+ * - Preference training: DPO and ORPO run a chosen and a rejected sequence per example (twice
+ *   the tokens); DPO also runs a frozen reference model: for adapters the base with the
+ *   adapter disabled (no extra weights), for full fine-tuning a second 16-bit copy, unless the
+ *   reference log-probs were computed beforehand.
+ * - Sample packing: every row is a full seq_len of whole documents. Eager attention and SDPA
+ *   have no varlen kernel, so transformers keeps the documents apart with a 4D block-diagonal
+ *   mask per batch (batch x 1 x seq x seq in the 16-bit compute dtype), built once and alive
+ *   through the forward and every recomputed layer; flash-attention's varlen kernel
+ *   (padding_free, DataCollatorWithFlattening) takes the documents' positions instead and
+ *   builds no mask.
+ * - Overhead: the CUDA context plus the caching allocator's reserved-over-allocated share.
+ *
+ * Several GPUs (strategy, offload) are applied by core/fit/train_parallel.c over these terms.
+ */
+#include "core/fit/train_memory.h"
+
+#include "core/err.h"
+#include "core/fit/train_parallel.h"
+
+#define GIB (1024LL * 1024 * 1024)
+/* The CUDA context and the caching allocator's fixed part (cuBLAS workspaces). */
+#define CUDA_CONTEXT_BYTES GIB
+/* Reserved over allocated: the caching allocator keeps freed blocks of other sizes. */
+#define ALLOCATOR_SLACK 0.05
+/* bitsandbytes NF4 with double quantisation: 4 bits + 8/64 bits + 32/(64*256) bits. */
+#define NF4_BITS_PER_WEIGHT (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0))
+/* transformers' loss chain, bytes per token and vocabulary entry (see above). */
+#define LOSS_TRANSFORMERS_BYTES 16
+/* A chunked loss: one chunk of logits about the size of the hidden states, in 16 bits, fp32
+ * and its fp32 gradient. */
+#define LOSS_CHUNK_BYTES_PER_HIDDEN 10
+/* Cap on every dimension: far above any real model, low enough that products fit int64. */
+#define DIM_MAX (1LL << 24)
+
+static int64_t q_dim(const struct train_model *m)
+{
+	return m->n_heads * m->head_dim;
+}
+
+static int64_t kv_dim(const struct train_model *m)
+{
+	return m->n_kv_heads * m->head_dim;
+}
+
+int64_t train_lora_params_per_rank(const struct train_model *m, unsigned targets)
+{
+	int64_t h = m->hidden, i = m->intermediate, per_layer = 0;
+	int64_t experts = m->n_experts > 1 ? m->n_experts : 1;
+
+	if (targets == 0)
+		targets = TRAIN_LORA_ALL_LINEAR;
+	if (targets & TRAIN_LORA_Q)
+		per_layer += h + q_dim(m);
+	if (targets & TRAIN_LORA_K)
+		per_layer += h + kv_dim(m);
+	if (targets & TRAIN_LORA_V)
+		per_layer += h + kv_dim(m);
+	if (targets & TRAIN_LORA_O)
+		per_layer += q_dim(m) + h;
+	/* PEFT wraps every expert's linear layers. */
+	if ((targets & TRAIN_LORA_GATE) && m->gated_ffn)
+		per_layer += experts * (h + i);
+	if (targets & TRAIN_LORA_UP)
+		per_layer += experts * (h + i);
+	if (targets & TRAIN_LORA_DOWN)
+		per_layer += experts * (i + h);
+	return per_layer * m->n_layers;
+}
+
+static int64_t experts_per_token(const struct train_model *m)
+{
+	return m->n_experts > 1 && m->n_experts_per_tok > 0 ? m->n_experts_per_tok : 1;
+}
+
+int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int64_t seq_len,
+					       bool flash_attention)
+{
+	int64_t h = m->hidden, i = m->intermediate, k = experts_per_token(m);
+	/* Attention: norm input, projection input, q, k, v, attention output. */
+	int64_t attn = 2 * h + q_dim(m) + 2 * kv_dim(m) + q_dim(m);
+	/* FFN: norm input, projection input, then per routed expert gate/up outputs, the
+	 * activation and the product (or up output and activation without a gate). */
+	int64_t ffn = 2 * h + k * (m->gated_ffn ? 4 * i : 2 * i);
+	int64_t elems = attn + ffn;
+
+	/* Eager attention keeps, per head, the fp32 softmax (two 16-bit elements' worth) and
+	 * the 16-bit probabilities over the whole sequence. */
+	if (!flash_attention)
+		elems += 3 * m->n_heads * seq_len;
+	return elems * 2;
+}
+
+/* The gradients alive while one layer runs backward: its FFN intermediates' (gate, up and
+ * activation outputs), and for eager attention the probabilities' gradient in 16 bits, its
+ * fp32 upcast and the 16-bit result. Bytes per token. */
+static int64_t backward_workspace_per_token(const struct train_model *m, int64_t seq_len,
+					    bool flash_attention)
+{
+	int64_t i = m->intermediate, k = experts_per_token(m);
+	int64_t elems = k * (m->gated_ffn ? 3 * i : 2 * i);
+
+	if (!flash_attention)
+		elems += 4 * m->n_heads * seq_len;
+	return elems * 2;
+}
+
+enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p)
+{
+	if (l != TRAIN_LOSS_AUTO)
+		return l;
+	return p == TRAIN_PROVIDER_UNSLOTH ? TRAIN_LOSS_CHUNKED : TRAIN_LOSS_TRANSFORMERS;
+}
+
+int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p)
+{
+	return train_loss_resolve(l, p) == TRAIN_LOSS_TRANSFORMERS ? LOSS_TRANSFORMERS_BYTES : 0;
+}
+
+static bool settings_valid(const struct train_model *m, const struct train_settings *s)
+{
+	if (m->n_layers < 1 || m->n_layers > 4096 || m->hidden < 1 || m->hidden > DIM_MAX ||
+	    m->intermediate < 1 || m->intermediate > DIM_MAX || m->n_heads < 1 ||
+	    m->n_kv_heads < 1 || m->n_kv_heads > m->n_heads || m->head_dim < 1 ||
+	    m->head_dim > 65536 || m->vocab < 1 || m->vocab > DIM_MAX || m->params_total < 1 ||
+	    m->params_total > (1LL << 43) || m->n_experts < 0 || m->n_experts > 4096 ||
+	    m->n_heads > 65536 || m->n_experts_per_tok < 0 || m->n_experts_per_tok > 4096 ||
+	    m->params_embedding < 0 || m->params_output < 0)
+		return false;
+	if (s->batch_size < 1 || s->batch_size > 65536 || s->seq_len < 1 || s->seq_len > DIM_MAX ||
+	    (s->mode != TRAIN_FULL && (s->lora_rank < 1 || s->lora_rank > m->hidden)))
+		return false;
+	if ((unsigned)s->precision > TRAIN_PRECISION_AMP ||
+	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_ORPO)
+		return false;
+	if (s->batch_size * s->seq_len > (1LL << 28))
+		return false;
+	/* The largest products (every layer's activations, the logits) must fit int64 with a
+	 * wide margin: checked in floating point before they are formed. */
+	double tokens = (double)s->batch_size * (double)s->seq_len * 2.0;
+	double per_tok_layer =
+		(double)train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention) +
+		8.0 * (double)m->n_heads * (double)s->seq_len + 8.0 * (double)m->intermediate;
+	return tokens * per_tok_layer * (double)m->n_layers < 1e18 &&
+	       tokens * (double)m->vocab * LOSS_TRANSFORMERS_BYTES < 1e18;
+}
+
+/* Bytes of optimizer state per trained parameter of param_bytes: AdamW's two moments in the
+ * parameter's dtype, the 8-bit variants' two bytes, none for SGD. */
+static double optimizer_bytes_per_param(enum train_optimizer o, double param_bytes)
+{
+	switch (o) {
+	case TRAIN_OPT_ADAMW:
+		return 2.0 * param_bytes;
+	case TRAIN_OPT_ADAMW_8BIT:
+	case TRAIN_OPT_PAGED_ADAMW_8BIT:
+		return 2.0;
+	default:
+		return 0.0;
+	}
+}
+
+/* The model states of the whole model, before any sharding (bytes). */
+static void model_states(const struct train_model *m, const struct train_settings *s,
+			 struct train_states *st)
+{
+	int64_t non_linear = m->params_embedding + m->params_output;
+	int64_t linear = m->params_total - non_linear;
+	double p = (double)m->params_total;
+
+	if (s->mode == TRAIN_FULL) {
+		/* weight_bits 32 (fp32 weights under fp16/bf16 autocast) is what precision amp
+		 * names. */
+		bool amp = s->precision == TRAIN_PRECISION_AMP || s->weight_bits == 32;
+		st->trainable_params = m->params_total;
+		st->base_bytes = p * (amp ? 4.0 : 2.0);
+		st->gathered_bytes_per_param = 2.0;
+		st->grad_bytes = st->base_bytes;
+		st->optimizer_bytes = p * optimizer_bytes_per_param(s->optimizer, amp ? 4.0 : 2.0);
+		st->amp = amp;
+		return;
+	}
+	st->trainable_params = s->lora_rank * train_lora_params_per_rank(m, s->lora_targets);
+	if (s->mode == TRAIN_LORA) {
+		st->base_bytes = p * (s->weight_bits == 32 ? 4.0 : 2.0);
+		st->gathered_bytes_per_param = 2.0;
+	} else {
+		/* PEFT's prepare_model_for_kbit_training upcasts them to fp32; Unsloth and
+		 * FSDP-QLoRA (which stores everything in the 16-bit quant_storage dtype to shard
+		 * it) keep 16 bits. */
+		bool sharded = s->strategy == TRAIN_STRATEGY_ZERO3 ||
+			       s->strategy == TRAIN_STRATEGY_FSDP ||
+			       s->strategy == TRAIN_STRATEGY_FSDP_QLORA;
+		double nl_bytes = s->provider == TRAIN_PROVIDER_UNSLOTH || sharded ? 2.0 : 4.0;
+		st->base_bytes =
+			(double)linear * NF4_BITS_PER_WEIGHT / 8.0 + (double)non_linear * nl_bytes;
+		st->gathered_bytes_per_param = NF4_BITS_PER_WEIGHT / 8.0;
+	}
+	st->adapter_bytes = (double)st->trainable_params * 4.0;
+	st->grad_bytes = st->adapter_bytes;
+	st->optimizer_bytes =
+		(double)st->trainable_params * optimizer_bytes_per_param(s->optimizer, 4.0);
+	st->amp = false;
+}
+
+int train_memory_estimate(const struct train_model *m, const struct train_settings *s,
+			  struct train_memory *out)
+{
+	struct train_memory r = {0};
+	struct train_states st = {0};
+	int64_t tokens, per_tok_layer, workspace;
+	enum train_loss loss;
+	int rc;
+
+	if (!settings_valid(m, s) || m->params_embedding + m->params_output > m->params_total)
+		return RF_E_INVALID_VALUE;
+	rc = train_parallel_check(s);
+	if (rc < 0)
+		return rc;
+	tokens = s->batch_size * s->seq_len;
+	/* Chosen and rejected sequences go through the model together. */
+	if (s->objective != TRAIN_OBJECTIVE_SFT)
+		tokens *= 2;
+
+	model_states(m, s, &st);
+	r.trainable_params = st.trainable_params;
+
+	per_tok_layer = train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention);
+	workspace = s->provider == TRAIN_PROVIDER_UNSLOTH ?
+			    0 :
+			    backward_workspace_per_token(m, s->seq_len, s->flash_attention);
+	if (s->gradient_checkpointing) {
+		r.checkpoint_bytes = tokens * m->n_layers * m->hidden * 2;
+		/* Unsloth keeps the checkpoints on the host and stages two layers' inputs. */
+		if (s->provider == TRAIN_PROVIDER_UNSLOTH)
+			r.activations_bytes = tokens * (per_tok_layer + 2 * m->hidden * 2);
+		else
+			r.activations_bytes =
+				r.checkpoint_bytes + tokens * (per_tok_layer + workspace);
+	} else {
+		r.activations_bytes = tokens * (per_tok_layer * m->n_layers + workspace);
+	}
+	if (s->packing && !s->varlen_attention) {
+		r.mask_bytes = tokens * s->seq_len * 2;
+		r.activations_bytes += r.mask_bytes;
+	}
+	loss = train_loss_resolve(s->loss, s->provider);
+	if (loss == TRAIN_LOSS_TRANSFORMERS)
+		r.logits_bytes = tokens * m->vocab * LOSS_TRANSFORMERS_BYTES;
+	else
+		r.logits_bytes = tokens * m->hidden * LOSS_CHUNK_BYTES_PER_HIDDEN;
+	/* DPO's reference model: a second copy of the weights for full fine-tuning. */
+	if (s->objective == TRAIN_OBJECTIVE_DPO && !s->precomputed_ref_logps &&
+	    s->mode == TRAIN_FULL)
+		st.reference_bytes = (double)m->params_total * 2.0;
+
+	rc = train_parallel_apply(m, s, &st, &r);
+	if (rc < 0)
+		return rc;
+	if (s->gradient_checkpointing && s->provider == TRAIN_PROVIDER_UNSLOTH)
+		r.host_bytes += r.checkpoint_bytes * train_gpus_per_node(s);
+
+	r.total_bytes = r.weights_bytes + r.adapter_bytes + r.gradients_bytes + r.optimizer_bytes +
+			r.activations_bytes + r.logits_bytes + r.reference_bytes;
+	r.overhead_bytes = CUDA_CONTEXT_BYTES + (int64_t)((double)r.total_bytes * ALLOCATOR_SLACK);
+	r.total_bytes += r.overhead_bytes;
+	*out = r;
+	return 0;
+}
+
+bool train_page_optimizer(const struct train_settings *s, int64_t budget_bytes,
+			  struct train_memory *r)
+{
+	int64_t moved =
+		r->optimizer_bytes + (int64_t)((double)r->optimizer_bytes * ALLOCATOR_SLACK);
+
+	if (s->optimizer != TRAIN_OPT_PAGED_ADAMW_8BIT || r->total_bytes <= budget_bytes ||
+	    r->optimizer_bytes <= 0 || r->total_bytes - moved > budget_bytes)
+		return false;
+	r->total_bytes -= moved;
+	r->overhead_bytes -= moved - r->optimizer_bytes;
+	r->host_bytes += r->optimizer_bytes * train_gpus_per_node(s);
+	r->optimizer_bytes = 0;
+	return true;
+}
+
+int64_t train_max_seq_len(const struct train_model *m, const struct train_settings *s,
+			  int64_t max_seq, int64_t budget_bytes, int64_t host_budget_bytes)
+{
+	int64_t lo = 0, hi = max_seq;
+
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+		struct train_settings t = *s;
+		struct train_memory r;
+		t.seq_len = mid;
+		if (train_memory_estimate(m, &t, &r) == 0 &&
+		    (r.total_bytes <= budget_bytes || train_page_optimizer(&t, budget_bytes, &r)) &&
+		    (host_budget_bytes < 0 || r.host_bytes <= host_budget_bytes))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}

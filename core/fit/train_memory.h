@@ -1,0 +1,188 @@
+/*
+ * Peak GPU memory of fine-tuning (full, LoRA, QLoRA) with the Hugging Face stack or Unsloth:
+ * weights in their training dtype or NF4 with its quantisation constants, LoRA adapters,
+ * gradients, optimizer states, activations with and without gradient checkpointing, the
+ * logits and loss buffers, and the CUDA context. Pure arithmetic over the model's dimensions,
+ * so it is tested against measured runs without any model file.
+ */
+#ifndef RIGFIT_CORE_TRAIN_MEMORY_H
+#define RIGFIT_CORE_TRAIN_MEMORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum train_mode {
+	TRAIN_FULL,
+	TRAIN_LORA,
+	TRAIN_QLORA
+};
+enum train_optimizer {
+	TRAIN_OPT_ADAMW,
+	TRAIN_OPT_ADAMW_8BIT,
+	TRAIN_OPT_PAGED_ADAMW_8BIT,
+	TRAIN_OPT_SGD
+};
+enum train_provider {
+	TRAIN_PROVIDER_HUGGINGFACE,
+	TRAIN_PROVIDER_UNSLOTH
+};
+
+/* How full fine-tuning keeps its numbers (LoRA adapters are fp32 in either). */
+enum train_precision {
+	TRAIN_PRECISION_BF16 = 0, /* weights, gradients and AdamW moments all in bf16, as torch
+				     keeps them for a bf16 model: 2 + 2 + 4 bytes per parameter */
+	TRAIN_PRECISION_AMP       /* fp32 weights (the master copy), fp32 gradients and moments,
+				     bf16 autocast compute: 4 + 4 + 8 bytes per parameter */
+};
+
+/* How the loss is computed over the vocabulary. */
+enum train_loss {
+	TRAIN_LOSS_AUTO = 0,     /* by provider: transformers for Hugging Face, fused for Unsloth */
+	TRAIN_LOSS_TRANSFORMERS, /* all logits in 16 bits, an fp32 upcast, log-softmax, gradient */
+	TRAIN_LOSS_CHUNKED       /* chunked/fused cross-entropy (Unsloth, Liger, torchtune): only
+				    one chunk of logits lives at a time */
+};
+
+/* What is trained. */
+enum train_objective {
+	TRAIN_OBJECTIVE_SFT = 0,
+	TRAIN_OBJECTIVE_DPO, /* chosen and rejected sequences, plus a frozen reference model */
+	TRAIN_OBJECTIVE_ORPO /* chosen and rejected sequences, no reference model */
+};
+
+/* How several GPUs share the work (core/fit/train_parallel.h has the rules). */
+enum train_strategy {
+	TRAIN_STRATEGY_NONE = 0,  /* one GPU */
+	TRAIN_STRATEGY_DDP,       /* every GPU holds everything; gradients all-reduced */
+	TRAIN_STRATEGY_ZERO1,     /* optimizer states sharded */
+	TRAIN_STRATEGY_ZERO2,     /* optimizer states and gradients sharded */
+	TRAIN_STRATEGY_ZERO3,     /* optimizer states, gradients and weights sharded */
+	TRAIN_STRATEGY_FSDP,      /* PyTorch FSDP full sharding: as ZeRO-3 */
+	TRAIN_STRATEGY_FSDP_QLORA /* FSDP over the 4-bit base (Answer.AI/bitsandbytes) */
+};
+
+/* What ZeRO/FSDP moves to host memory. */
+enum train_offload {
+	TRAIN_OFFLOAD_NONE = 0,
+	TRAIN_OFFLOAD_OPTIMIZER,           /* optimizer states, master weights, fp32 gradients */
+	TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS /* and the weights (ZeRO-3/FSDP only) */
+};
+
+/* LoRA target modules, as bits (PEFT's names in comments). */
+enum train_lora_target {
+	TRAIN_LORA_Q = 1 << 0,    /* q_proj */
+	TRAIN_LORA_K = 1 << 1,    /* k_proj */
+	TRAIN_LORA_V = 1 << 2,    /* v_proj */
+	TRAIN_LORA_O = 1 << 3,    /* o_proj */
+	TRAIN_LORA_GATE = 1 << 4, /* gate_proj */
+	TRAIN_LORA_UP = 1 << 5,   /* up_proj */
+	TRAIN_LORA_DOWN = 1 << 6, /* down_proj */
+	TRAIN_LORA_ALL_LINEAR = 0x7f,
+};
+
+/* The dimensions training depends on (filled from the architecture by the caller). */
+struct train_model {
+	int64_t params_total;     /* every weight */
+	int64_t params_embedding; /* input token embedding */
+	int64_t params_output;    /* output head; 0 when tied to the embedding */
+	int64_t n_layers;
+	int64_t hidden;
+	int64_t intermediate; /* FFN width one token passes through (per expert for MoE) */
+	int64_t n_heads;
+	int64_t n_kv_heads;
+	int64_t head_dim;
+	int64_t vocab;
+	bool gated_ffn;    /* SwiGLU/GeGLU (gate, up, down) rather than up, down */
+	int64_t n_experts; /* 0 or 1: dense */
+	int64_t n_experts_per_tok;
+};
+
+struct train_settings {
+	enum train_mode mode;
+	int weight_bits; /* 16 (bf16/fp16) or 32 for full and LoRA; ignored for QLoRA; 32 for
+			    full fine-tuning is precision AMP (fp32 master weights) */
+	int64_t batch_size;
+	int64_t seq_len;
+	int64_t lora_rank;
+	unsigned lora_targets; /* train_lora_target bits; 0: all linear layers */
+	bool gradient_checkpointing;
+	enum train_optimizer optimizer;
+	enum train_provider provider;
+	bool flash_attention; /* SDPA/FlashAttention: no seq x seq scores are kept */
+	/* Fields below were added later; zero is the default for each, so an initializer that
+	 * stops at flash_attention keeps its meaning. */
+	enum train_precision precision; /* full fine-tuning only */
+	enum train_loss loss;
+	enum train_objective objective;
+	bool precomputed_ref_logps; /* DPO: reference log-probs computed beforehand (no model) */
+	enum train_strategy strategy;
+	enum train_offload offload;
+	int n_gpus;            /* GPUs in the run, all nodes together; 0 or 1: one */
+	int nodes;             /* machines the GPUs are spread over; 0 or 1: one */
+	bool packing;          /* sample packing: every row is seq_len tokens of whole documents */
+	bool varlen_attention; /* with packing, flash-attention's varlen kernel keeps the
+				  documents apart by their positions (padding_free): no mask */
+};
+
+struct train_memory {
+	int64_t trainable_params;
+	int64_t weights_bytes; /* frozen or trained base weights on the GPU */
+	int64_t adapter_bytes; /* LoRA A and B matrices */
+	int64_t gradients_bytes;
+	int64_t optimizer_bytes;
+	int64_t activations_bytes; /* kept for the backward pass */
+	int64_t logits_bytes;      /* logits, their fp32 copy and the loss gradient */
+	int64_t overhead_bytes;    /* CUDA context and allocator slack */
+	int64_t total_bytes;       /* peak on each GPU */
+	/* Added later. */
+	int64_t reference_bytes;     /* DPO reference model weights on the GPU (in total_bytes) */
+	int64_t host_bytes;          /* host RAM per node: offloaded states, weights, checkpoints */
+	int64_t comm_bytes_per_step; /* bytes each GPU sends per optimizer step (ring collectives) */
+	int64_t checkpoint_bytes;    /* layer inputs kept for recomputation (on the host when
+					offloaded; counted in activations_bytes otherwise) */
+	int n_gpus;                  /* GPUs the estimate spreads over (1 without a strategy) */
+	int64_t mask_bytes;          /* packing without a varlen kernel: the 4D block-diagonal mask
+			       (batch x 1 x seq x seq in the 16-bit compute dtype; in
+			       activations_bytes) */
+};
+
+/* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU
+ * count of s (one GPU by default), and the host memory that offloading needs. batch_size is per
+ * GPU (per_device_train_batch_size). Returns 0 and fills *out, or RF_E_INVALID_VALUE for
+ * dimensions or settings out of range (zero sizes, rank above hidden, products that overflow,
+ * a strategy the mode cannot use, parameter offload without weight sharding). */
+int train_memory_estimate(const struct train_model *m, const struct train_settings *s,
+			  struct train_memory *out /* OUT */);
+
+/* Returns the LoRA parameters per unit of rank for the targeted modules of all layers (the
+ * adapter has rank x this many parameters). */
+int64_t train_lora_params_per_rank(const struct train_model *m, unsigned targets);
+
+/* Returns the activation bytes one token keeps in one layer without checkpointing
+ * (16-bit activations). */
+int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int64_t seq_len,
+					       bool flash_attention);
+
+/* Returns the bytes per token and vocabulary entry that the loss keeps at its peak with loss
+ * kernel l resolved for provider p (TRAIN_LOSS_AUTO resolved): 16 for transformers' chain, 0
+ * for a chunked loss (whose chunk is sized from the hidden size instead). */
+int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p);
+
+/* Returns the loss kernel TRAIN_LOSS_AUTO means for provider p. */
+enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p);
+
+/* bitsandbytes' paged optimizers keep their states in CUDA unified memory, which the driver
+ * pages out to host RAM when the GPU runs short. When r (an estimate of s) exceeds
+ * budget_bytes with a paged optimizer and would fit with its states on the host, moves them
+ * there (r->optimizer_bytes to r->host_bytes, totals adjusted) and returns true; else leaves r
+ * alone and returns false. */
+bool train_page_optimizer(const struct train_settings *s, int64_t budget_bytes,
+			  struct train_memory *r /* IN/OUT */);
+
+/* Returns the largest seq_len (1 .. max_seq) whose estimate with s fits budget_bytes per GPU
+ * and, when host_budget_bytes >= 0, host_budget_bytes of host RAM; 0 when not even one token
+ * fits. Bisection over the estimate, which grows with the sequence. */
+int64_t train_max_seq_len(const struct train_model *m, const struct train_settings *s,
+			  int64_t max_seq, int64_t budget_bytes, int64_t host_budget_bytes);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * Fine-tuning throughput: the model FLOPs of one trained token (forward, backward of the
+ * activations, weight gradients for full fine-tuning, the attention term that grows with the
+ * sequence, one more forward with gradient checkpointing, the adapters' own matmuls) over the
+ * device's dense bf16 tensor peak with fp32 accumulate times a utilisation fitted per device
+ * class to published runs; plus the memory-bound parts that FLOPs miss (NF4 dequantisation
+ * of every linear weight per pass, LoRA's extra reads of each adapted input, the optimizer
+ * step) and, on several GPUs, the communication that backward does not hide. Pure arithmetic.
+ */
+#ifndef RIGFIT_CORE_TRAIN_SPEED_H
+#define RIGFIT_CORE_TRAIN_SPEED_H
+
+#include <stdint.h>
+
+#include "core/fit/train_memory.h"
+
+enum train_device_class {
+	TRAIN_CLASS_CONSUMER = 0, /* GeForce, Radeon RX, laptops */
+	TRAIN_CLASS_WORKSTATION,  /* RTX A/Ada workstation cards */
+	TRAIN_CLASS_DATACENTER,   /* A100, H100, MI300X... */
+	TRAIN_CLASS_OTHER         /* Apple, Jetson, integrated: no fitted figure */
+};
+
+/* One GPU of the run (all GPUs are taken alike). */
+struct train_device {
+	double bf16_tflops;   /* dense bf16 tensor peak with fp32 accumulate; <= 0 unknown */
+	double bandwidth_gbs; /* memory bandwidth, GB/s; <= 0 unknown */
+	enum train_device_class device_class;
+	double link_gbs;      /* collective bandwidth between GPUs of a node; <= 0: by class */
+	double internode_gbs; /* per GPU between nodes; <= 0: 25 GB/s (200 Gb/s) */
+};
+
+struct train_speed {
+	double flops_per_token; /* model FLOPs of one trained token */
+	double utilisation;     /* the fitted share of the peak for the device class */
+	double compute_s;       /* per step and GPU: FLOPs / (peak x utilisation) */
+	double memory_s;        /* NF4 dequantisation, adapter reads, the optimizer step */
+	double offload_s;       /* host <-> GPU traffic of offloaded states */
+	double comm_s;          /* communication not hidden behind backward */
+	double step_s;          /* one optimizer step of batch_size x seq_len per GPU */
+	double tokens_per_s;    /* all GPUs together */
+	double scaling;         /* tokens_per_s / (GPUs x one GPU's tokens_per_s alone) */
+};
+
+/* Returns the model FLOPs of one trained token with settings s (see the top of this file). */
+double train_flops_per_token(const struct train_model *m, const struct train_settings *s);
+
+/* Returns the utilisation fitted for device class c and provider p (Unsloth's kernels reach
+ * about twice Hugging Face's). */
+double train_utilisation(enum train_device_class c, enum train_provider p);
+
+/* Estimates the throughput of settings s whose memory estimate is mem (for the GPU count,
+ * communication and offloaded bytes) on devices like dev. Returns 0 and fills *out, or
+ * RF_E_INVALID_VALUE when the device's peak is unknown or an input is out of range. */
+int train_speed_estimate(const struct train_model *m, const struct train_settings *s,
+			 const struct train_memory *mem, const struct train_device *dev,
+			 struct train_speed *out /* OUT */);
+
+#endif

@@ -1,0 +1,607 @@
+/*
+ * Device profiles (see device.h): name normalisation, exact resolution against a loaded
+ * table, the duplicate check the loader runs, and the small derived facts (bandwidth from the
+ * memory bus, best documented compute rate, unified-memory working set).
+ */
+#include "core/hw/device.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/numparse.h"
+
+#define MAX_TOKENS 48
+#define TOKEN_LEN 32
+#define MAX_CANDIDATES 16
+
+/* Words that vendors and tools add around the part name; dropping them lets "NVIDIA GeForce RTX
+ * 4090", "GeForce RTX 4090" and "RTX 4090" meet. None of them tells two parts apart. */
+static const char *const noise_words[] = {
+	"nvidia", "geforce", "tesla",    "amd",        "radeon", "apple",     "intel",
+	"gpu",    "igpu",    "graphics", "generation", "series", "developer", "kit",
+};
+
+static bool is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static char lower(char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!is_digit(*s))
+			return false;
+	return true;
+}
+
+static bool is_noise(const char *tok)
+{
+	for (size_t i = 0; i < sizeof(noise_words) / sizeof(noise_words[0]); i++)
+		if (strcmp(tok, noise_words[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Copies a lower-cased name into buf with "(r)" and "(tm)" blanked (Intel writes
+ * "Intel(R) Arc(TM) A770 Graphics"); they are removed as text because a lone "r" token is part
+ * of names such as "R9". */
+static void strip_marks(const char *name, size_t len, char *buf)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = lower(name[i]);
+	buf[len] = '\0';
+	for (i = 0; i < len; i++) {
+		if (buf[i] != '(')
+			continue;
+		if (i + 2 < len && buf[i + 1] == 'r' && buf[i + 2] == ')')
+			memset(buf + i, ' ', 3);
+		else if (i + 3 < len && buf[i + 1] == 't' && buf[i + 2] == 'm' && buf[i + 3] == ')')
+			memset(buf + i, ' ', 4);
+	}
+}
+
+/* Splits buf into tokens of letters or digits. Returns the count or -1 when a token or the
+ * count exceeds the caps. */
+static int tokenize(const char *buf, char toks[MAX_TOKENS][TOKEN_LEN])
+{
+	int n = 0;
+	size_t i = 0;
+
+	while (buf[i]) {
+		size_t start, len;
+		bool digit;
+
+		if (!is_alpha(buf[i]) && !is_digit(buf[i])) {
+			i++;
+			continue;
+		}
+		start = i;
+		digit = is_digit(buf[i]);
+		while (buf[i] && (digit ? is_digit(buf[i]) : is_alpha(buf[i])))
+			i++;
+		len = i - start;
+		if (n >= MAX_TOKENS || len >= TOKEN_LEN)
+			return -1;
+		memcpy(toks[n], buf + start, len);
+		toks[n][len] = '\0';
+		n++;
+	}
+	return n;
+}
+
+int device_normalize(const char *name, char *key, size_t keylen, int *size_gib)
+{
+	char buf[DEVICE_NAME_LEN];
+	char toks[MAX_TOKENS][TOKEN_LEN];
+	size_t len, used = 0;
+	int n, size = 0;
+
+	if (!name || !key || keylen == 0 || !size_gib)
+		return RF_E_INVALID_VALUE;
+	len = strnlen(name, DEVICE_NAME_LEN);
+	if (len == 0)
+		return RF_E_INVALID_VALUE;
+	if (len >= DEVICE_NAME_LEN)
+		return RF_E_TOO_LARGE;
+	strip_marks(name, len, buf);
+	n = tokenize(buf, toks);
+	if (n < 0)
+		return RF_E_TOO_LARGE;
+	key[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *t = toks[i];
+		size_t tl;
+
+		if (all_digits(t) && i + 1 < n &&
+		    (strcmp(toks[i + 1], "gb") == 0 || strcmp(toks[i + 1], "gib") == 0)) {
+			uint64_t v;
+			if (rf_parse_u64(t, strlen(t), 1000000, &v) < 0)
+				return RF_E_INVALID_VALUE;
+			size = (int)v;
+			i++;
+			continue;
+		}
+		if (is_noise(t))
+			continue;
+		if (strcmp(t, "pci") == 0 && i + 1 < n && strcmp(toks[i + 1], "e") == 0) {
+			t = "pcie";
+			i++;
+		} else if (strcmp(t, "sxm") == 0 && i + 1 < n && all_digits(toks[i + 1]) &&
+			   strlen(toks[i + 1]) == 1) {
+			i++;
+		}
+		tl = strlen(t);
+		if (used + tl + (used ? 1 : 0) + 1 > keylen)
+			return RF_E_TOO_LARGE;
+		if (used)
+			key[used++] = ' ';
+		memcpy(key + used, t, tl);
+		used += tl;
+		key[used] = '\0';
+	}
+	if (used == 0)
+		return RF_E_INVALID_VALUE;
+	*size_gib = size;
+	return 0;
+}
+
+void device_profile_init(struct device_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = DEVICE_KIND_GPU;
+	p->memory_gib = -1;
+	p->memory_bandwidth_gbs = -1;
+	p->memory_bandwidth_measured_gbs = -1;
+	p->fp16_tflops = -1;
+	p->fp16_kind = DEVICE_FP16_UNKNOWN;
+	p->fp32_tflops = -1;
+	p->bf16_tflops = -1;
+	p->usd_per_hour = -1;
+}
+
+void device_table_clear(struct device_table *t)
+{
+	if (!t)
+		return;
+	free(t->devices);
+	free(t->name_keys);
+	free(t->name_keys_pool);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The names an entry answers to: its id, its name and its aliases. */
+static int entry_n_names(const struct device_profile *p)
+{
+	return 2 + p->n_aliases;
+}
+
+static const char *entry_name(const struct device_profile *p, int i)
+{
+	if (i == 0)
+		return p->id;
+	if (i == 1)
+		return p->name;
+	return p->aliases[i - 2];
+}
+
+/* True when a name of p that carries size asize (0: none) may be what a query with size qsize
+ * (0: none) meant. */
+static bool size_ok(const struct device_profile *p, int asize, int qsize)
+{
+	if (qsize == 0 || p->memory_configurable)
+		return true;
+	if (asize > 0)
+		return asize == qsize;
+	if (p->memory_gib > 0)
+		return fabs(p->memory_gib - qsize) < 1.0;
+	return true;
+}
+
+int device_table_index(struct device_table *t)
+{
+	struct device_name_key *keys = NULL;
+	char *pool = NULL;
+	size_t n_keys = 0, cap_keys = 0, used = 0, cap_pool = 0;
+
+	for (int e = 0; e < t->n; e++) {
+		const struct device_profile *p = &t->devices[e];
+		for (int i = 0; i < entry_n_names(p); i++) {
+			char key[DEVICE_KEY_LEN];
+			int asize;
+			const char *nm = entry_name(p, i);
+			size_t len;
+
+			if (!nm[0] || device_normalize(nm, key, sizeof(key), &asize) < 0)
+				continue;
+			len = strlen(key) + 1;
+			if (n_keys == cap_keys) {
+				size_t cap = cap_keys ? cap_keys * 2 : 256;
+				struct device_name_key *nk = realloc(keys, cap * sizeof(*nk));
+				if (!nk)
+					goto nomem;
+				keys = nk;
+				cap_keys = cap;
+			}
+			if (used + len > cap_pool) {
+				size_t cap = cap_pool ? cap_pool * 2 : 4096;
+				char *np;
+				while (cap < used + len)
+					cap *= 2;
+				np = realloc(pool, cap);
+				if (!np)
+					goto nomem;
+				pool = np;
+				cap_pool = cap;
+			}
+			memcpy(pool + used, key, len);
+			keys[n_keys].entry = e;
+			keys[n_keys].size_gib = asize;
+			keys[n_keys].off = used;
+			n_keys++;
+			used += len;
+		}
+	}
+	free(t->name_keys);
+	free(t->name_keys_pool);
+	t->name_keys = keys;
+	t->name_keys_pool = pool;
+	t->n_name_keys = n_keys;
+	return 0;
+nomem:
+	free(keys);
+	free(pool);
+	return RF_E_NOMEM;
+}
+
+/* find_candidates over the index: the same entries in the same order (an entry counts once,
+ * at its first name that matches). */
+static int find_candidates_indexed(const struct device_table *t, const char *qkey, int qsize,
+				   const struct device_profile **cands)
+{
+	int n = 0, last = -1;
+
+	for (size_t k = 0; k < t->n_name_keys; k++) {
+		const struct device_name_key *nk = &t->name_keys[k];
+		const struct device_profile *p = &t->devices[nk->entry];
+
+		if (nk->entry == last || strcmp(t->name_keys_pool + nk->off, qkey) != 0 ||
+		    !size_ok(p, nk->size_gib, qsize))
+			continue;
+		if (n < MAX_CANDIDATES)
+			cands[n] = p;
+		n++;
+		last = nk->entry;
+	}
+	return n;
+}
+
+static int find_candidates(const struct device_table *t, const char *qkey, int qsize,
+			   const struct device_profile **cands)
+{
+	int n = 0;
+
+	if (t && t->name_keys)
+		return find_candidates_indexed(t, qkey, qsize, cands);
+	for (int e = 0; t && e < t->n; e++) {
+		const struct device_profile *p = &t->devices[e];
+		for (int i = 0; i < entry_n_names(p); i++) {
+			char key[DEVICE_KEY_LEN];
+			int asize;
+			const char *nm = entry_name(p, i);
+
+			if (!nm[0] || device_normalize(nm, key, sizeof(key), &asize) < 0)
+				continue;
+			if (strcmp(key, qkey) != 0 || !size_ok(p, asize, qsize))
+				continue;
+			if (n < MAX_CANDIDATES)
+				cands[n] = p;
+			n++;
+			break;
+		}
+	}
+	return n;
+}
+
+/* Picks the candidate whose nominal memory is closest to mem_bytes, within 15%, and clearly
+ * closer than the runner-up. Returns NULL when none qualifies. */
+static const struct device_profile *pick_by_memory(const struct device_profile **cands, int n,
+						   int64_t mem_bytes)
+{
+	const struct device_profile *best = NULL;
+	double best_d = 1e9, second_d = 1e9;
+	double gib = (double)mem_bytes / (1024.0 * 1024.0 * 1024.0);
+
+	for (int i = 0; i < n; i++) {
+		double d;
+		if (cands[i]->memory_configurable || cands[i]->memory_gib <= 0)
+			continue;
+		d = fabs(log(gib / cands[i]->memory_gib));
+		if (d < best_d) {
+			second_d = best_d;
+			best_d = d;
+			best = cands[i];
+		} else if (d < second_d) {
+			second_d = d;
+		}
+	}
+	if (!best || best_d > log(1.0 / 0.85) || second_d - best_d < 0.01)
+		return NULL;
+	return best;
+}
+
+int device_resolve_mem(const struct device_table *t, const char *reported_name,
+		       int64_t memory_total_bytes, const struct device_profile **out)
+{
+	char key[DEVICE_KEY_LEN];
+	const struct device_profile *cands[MAX_CANDIDATES];
+	const struct device_profile *pick;
+	int qsize, n, rc;
+
+	if (!out)
+		return RF_E_INVALID_VALUE;
+	rc = device_normalize(reported_name, key, sizeof(key), &qsize);
+	if (rc < 0)
+		return rc;
+	n = find_candidates(t, key, qsize, cands);
+	if (n == 0)
+		return RF_E_NOT_FOUND;
+	if (n == 1) {
+		*out = cands[0];
+		return 0;
+	}
+	if (memory_total_bytes <= 0 || n > MAX_CANDIDATES)
+		return RF_E_CONFLICT;
+	pick = pick_by_memory(cands, n, memory_total_bytes);
+	if (!pick)
+		return RF_E_CONFLICT;
+	*out = pick;
+	return 0;
+}
+
+int device_resolve(const struct device_table *t, const char *reported_name,
+		   const struct device_profile **out)
+{
+	return device_resolve_mem(t, reported_name, -1, out);
+}
+
+/* Returns the first place of needle in hay, ignoring ASCII case, or NULL. */
+static char *find_nocase(char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++) {
+		size_t i = 0;
+		while (i < n && hay[i] && lower(hay[i]) == lower(needle[i]))
+			i++;
+		if (i == n)
+			return hay;
+	}
+	return NULL;
+}
+
+int device_resolve_cpu(const struct device_table *t, const char *model,
+		       const struct device_profile **out)
+{
+	static const char *const cut_at[] = {" @", " CPU", " with ", " w/", " Processor"};
+	const struct device_profile *p = NULL;
+	char buf[DEVICE_NAME_LEN], *c, *start = buf;
+	int rc;
+
+	if (!t || !model || !model[0] || !out)
+		return RF_E_INVALID_VALUE;
+	snprintf(buf, sizeof(buf), "%s", model);
+	for (size_t i = 0; i < sizeof(cut_at) / sizeof(cut_at[0]); i++)
+		if ((c = find_nocase(buf, cut_at[i])) != NULL)
+			*c = '\0';
+	/* "16-Core": the count and what follows. */
+	if ((c = find_nocase(buf, "-Core")) != NULL) {
+		while (c > buf && c[-1] >= '0' && c[-1] <= '9')
+			c--;
+		*c = '\0';
+	}
+	/* "13th Gen Intel(R) Core(TM) i7-13700K": the generation is in the number. */
+	if ((c = find_nocase(buf, " Gen ")) != NULL && c - buf <= 5)
+		start = c + 5;
+	rc = device_resolve(t, start, &p);
+	if (rc < 0)
+		return rc == RF_E_CONFLICT ? rc : RF_E_NOT_FOUND;
+	if (p->kind != DEVICE_KIND_CPU)
+		return RF_E_NOT_FOUND;
+	*out = p;
+	return 0;
+}
+
+struct name_key {
+	char key[DEVICE_KEY_LEN];
+	int size; /* memory the name stands for: its own size, else the entry's; 0 = any */
+	int entry;
+	int name;
+};
+
+static int cmp_name_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	if (c)
+		return c;
+	return x->entry != y->entry ? x->entry - y->entry : x->name - y->name;
+}
+
+int device_table_check(const struct device_table *t, char *err, size_t errlen)
+{
+	struct name_key *keys;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!t || t->n <= 0)
+		return 0;
+	for (int e = 0; e < t->n; e++)
+		cap += (size_t)entry_n_names(&t->devices[e]);
+	keys = calloc(cap, sizeof(*keys));
+	if (!keys) {
+		snprintf(err, errlen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	for (int e = 0; e < t->n && rc == 0; e++) {
+		const struct device_profile *p = &t->devices[e];
+		for (int f = e + 1; f < t->n; f++) {
+			if (strcmp(p->id, t->devices[f].id) == 0) {
+				snprintf(err, errlen, "entry %d (%s): id is also used by entry %d",
+					 f + 1, p->id, e + 1);
+				rc = RF_E_CONFLICT;
+				break;
+			}
+		}
+		for (int i = 0; i < entry_n_names(p) && rc == 0; i++) {
+			struct name_key *k = &keys[n];
+			const char *nm = entry_name(p, i);
+			int asize;
+
+			if (!nm[0] || device_normalize(nm, k->key, sizeof(k->key), &asize) < 0)
+				continue;
+			if (asize > 0)
+				k->size = asize;
+			else if (!p->memory_configurable && p->memory_gib > 0)
+				k->size = (int)lround(p->memory_gib);
+			else
+				k->size = 0;
+			k->entry = e;
+			k->name = i;
+			n++;
+		}
+	}
+	if (rc == 0 && n > 1)
+		qsort(keys, n, sizeof(*keys), cmp_name_key);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		for (size_t j = i + 1; j < n && strcmp(keys[i].key, keys[j].key) == 0; j++) {
+			const struct name_key *a = &keys[i], *b = &keys[j];
+			if (a->entry == b->entry)
+				continue;
+			if (a->size == b->size || a->size == 0 || b->size == 0) {
+				snprintf(
+					err, errlen,
+					"entry %d (%s): name '%s' cannot be told apart from '%s' of "
+					"entry %d (%s)",
+					b->entry + 1, t->devices[b->entry].id,
+					entry_name(&t->devices[b->entry], b->name),
+					entry_name(&t->devices[a->entry], a->name), a->entry + 1,
+					t->devices[a->entry].id);
+				rc = RF_E_CONFLICT;
+				break;
+			}
+		}
+	}
+	free(keys);
+	return rc;
+}
+
+double device_bandwidth_from_bus(int bus_width_bits, int mem_clock_mhz)
+{
+	if (bus_width_bits <= 0 || mem_clock_mhz <= 0 || bus_width_bits > 65536 ||
+	    mem_clock_mhz > 100000)
+		return -1;
+	return (double)mem_clock_mhz * 2.0 * (double)bus_width_bits / 8.0 / 1000.0;
+}
+
+double device_gpu_bandwidth(const struct device_profile *p, int bus_width_bits, int mem_clock_mhz,
+			    const char **basis)
+{
+	double bw;
+
+	if (p && p->memory_bandwidth_gbs > 0) {
+		if (basis)
+			*basis = "profile";
+		return p->memory_bandwidth_gbs;
+	}
+	bw = device_bandwidth_from_bus(bus_width_bits, mem_clock_mhz);
+	if (bw > 0) {
+		if (basis)
+			*basis = "bus_width_and_clock";
+		return bw;
+	}
+	if (basis)
+		*basis = "assumed";
+	return DEVICE_ASSUMED_GPU_BANDWIDTH_GBS;
+}
+
+/* True for NVIDIA parts of compute capability 7.0 (Volta) and later: they have tensor cores. */
+static bool has_tensor_units(const struct device_profile *p)
+{
+	const char *cc = p->compute_capability;
+	const char *dot = strchr(cc, '.');
+	uint64_t major;
+
+	if (strcmp(p->vendor, "nvidia") != 0 || !dot || p->kind == DEVICE_KIND_CPU)
+		return false;
+	if (rf_parse_u64(cc, (size_t)(dot - cc), 99, &major) < 0)
+		return false;
+	return major >= 7;
+}
+
+bool device_hbm_class(const struct device_profile *p)
+{
+	return p && strcmp(p->device_class, "datacenter") == 0 && p->memory_bandwidth_gbs >= 1200;
+}
+
+bool device_pro_class(const struct device_profile *p)
+{
+	return p && (strcmp(p->device_class, "datacenter") == 0 ||
+		     strcmp(p->device_class, "workstation") == 0);
+}
+
+double device_compute_tflops(const struct device_profile *p, enum device_compute_kind *kind)
+{
+	double v;
+
+	if (kind)
+		*kind = DEVICE_COMPUTE_UNKNOWN;
+	if (!p)
+		return -1;
+	if (p->fp16_kind == DEVICE_FP16_TENSOR && p->fp16_tflops > 0) {
+		if (kind)
+			*kind = DEVICE_COMPUTE_TENSOR;
+		return p->fp16_tflops;
+	}
+	/* Vector rates: the FP32 rate, which every source documents the same way, and which
+	 * llama.cpp's non-tensor kernels compute in; the vector FP16 rate only when it is the one
+	 * known. */
+	v = p->fp32_tflops > 0 ? p->fp32_tflops : p->fp16_tflops;
+	if (v <= 0)
+		return -1;
+	if (kind)
+		*kind = has_tensor_units(p) ? DEVICE_COMPUTE_VECTOR_NO_TENSOR :
+					      DEVICE_COMPUTE_VECTOR;
+	return v;
+}
+
+int64_t device_gpu_working_set_bytes(const struct device_profile *p, int64_t ram_bytes)
+{
+	const struct device_working_set *w;
+	double gib, f;
+
+	if (!p || ram_bytes <= 0)
+		return -1;
+	w = &p->working_set;
+	if (w->fraction_at_or_below <= 0 || w->fraction_above <= 0)
+		return -1;
+	gib = (double)ram_bytes / (1024.0 * 1024.0 * 1024.0);
+	f = gib <= w->up_to_gib ? w->fraction_at_or_below : w->fraction_above;
+	return (int64_t)((double)ram_bytes * f);
+}

@@ -1,0 +1,364 @@
+/*
+ * rigfit's host memory against the real llama.cpp. The suite writes GGUF files of the
+ * architecture families the catalog holds (small shapes, real tensor names, order, types and
+ * metadata; tests/core/fit/cpu/gguf_synth.c), has the CPU build of llama.cpp that node-llama-cpp
+ * ships load each of them under several settings (tests/llama/oracle.mjs), and compares every
+ * buffer llama.cpp logs with rigfit's estimate for the same file and settings, computed by
+ * the product's path: gguf_parse, gguf_to_arch, rf_weights_from_tensors,
+ * rf_estimate_inference, with the repack class of this host's CPU from /proc/cpuinfo.
+ *
+ *  - weights per buffer (CPU_Mapped, CPU, CPU_REPACK) and the KV cache: to the byte, as far as
+ *    llama.cpp's log shows them (MiB with two decimals: within 0.005 MiB);
+ *  - KV cells of the full and the windowed caches: exactly;
+ *  - compute and output buffers: within 2% or 4 MiB, whichever is larger.
+ *
+ * The oracle is a test dependency installed by `make deps` (tests/tools/deps.sh) under
+ * build/llama; when node or the package is missing the suite fails, it does not skip.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fit/cpu/repack.h"
+#include "core/fit/estimate.h"
+#include "core/fit/gguf.h"
+#include "tests/core/fit/cpu/gguf_synth.h"
+#include "tests/core/fit/cpu/oracle.h"
+#include "tests/test.h"
+
+#define MIB (1024.0 * 1024.0)
+#define LOG_ROUND_MIB 0.0051 /* llama.cpp prints MiB with two decimals */
+
+/* A family as the catalog holds it, at a small size. */
+struct fam {
+	const char *name;
+	const char *llm_arch;
+	const char *quant;
+	bool tied;
+	void (*shape)(struct model_arch *a);
+};
+
+static void base(struct model_arch *a)
+{
+	a->hidden_size = 256;
+	a->n_layers = 2;
+	a->n_heads = 4;
+	a->n_kv_heads = 2;
+	a->head_dim = 64;
+	a->intermediate_size = 512;
+	a->vocab_size = 2048;
+	a->max_position_embeddings = 32768;
+}
+
+static void shape_llama(struct model_arch *a)
+{
+	base(a);
+}
+
+/* Mistral 7B's shape: 4:1 grouped-query attention, llama's architecture. */
+static void shape_mistral(struct model_arch *a)
+{
+	base(a);
+	a->n_heads = 8;
+	a->n_kv_heads = 2;
+	a->head_dim = 32;
+}
+
+static void shape_qwen2(struct model_arch *a)
+{
+	base(a);
+	a->attn_bias = true;
+}
+
+static void shape_qwen3(struct model_arch *a)
+{
+	base(a);
+	a->qk_norm = true;
+	a->head_dim = 128; /* Qwen3's head is wider than hidden / heads */
+}
+
+static void shape_qwen3moe(struct model_arch *a)
+{
+	base(a);
+	a->qk_norm = true;
+	a->intermediate_size = 0;
+	a->n_experts = 8;
+	a->n_experts_per_tok = 2;
+	a->moe_intermediate_size = 256;
+}
+
+/* Mixtral: llama's architecture with routed experts. */
+static void shape_mixtral(struct model_arch *a)
+{
+	base(a);
+	a->n_experts = 4;
+	a->n_experts_per_tok = 2;
+	a->moe_intermediate_size = 512;
+}
+
+static void shape_gemma2(struct model_arch *a)
+{
+	base(a);
+	a->post_norms = true;
+	a->sliding_window = 512;
+	a->swa_pattern = 2;
+	a->n_layers = 4;
+}
+
+static void shape_gemma3(struct model_arch *a)
+{
+	base(a);
+	a->post_norms = true;
+	a->qk_norm = true;
+	a->sliding_window = 512;
+	a->swa_pattern = 6;
+	a->n_layers = 6;
+}
+
+static void shape_phi3(struct model_arch *a)
+{
+	base(a);
+	a->fused_qkv = true;
+	a->ffn = MODEL_FFN_FUSED;
+	a->n_kv_heads = 4;
+}
+
+/* gpt-oss: biases everywhere, attention sinks, windowed layers every other layer, MXFP4
+ * experts (repacked with AVX2). */
+static void shape_gptoss(struct model_arch *a)
+{
+	base(a);
+	a->n_heads = 8;
+	a->intermediate_size = 0;
+	a->n_experts = 4;
+	a->n_experts_per_tok = 2;
+	a->moe_intermediate_size = 256;
+	a->attn_bias = a->attn_out_bias = a->mlp_bias = a->attn_sinks = true;
+	a->sliding_window = 128;
+	a->swa_pattern = 2;
+	a->n_layers = 4;
+}
+
+static const struct fam fams[] = {
+	{"llama-q8_0", "llama", "Q8_0", false, shape_llama},
+	{"llama-tied-q4_0", "llama", "Q4_0", true, shape_llama},
+	{"mistral-q4_k_m", "llama", "Q4_K_M", false, shape_mistral},
+	{"qwen2-tied-q4_k_m", "qwen2", "Q4_K_M", true, shape_qwen2},
+	{"qwen3-f16", "qwen3", "F16", true, shape_qwen3},
+	{"qwen3moe-q4_0", "qwen3moe", "Q4_0", false, shape_qwen3moe},
+	{"mixtral-q8_0", "llama", "Q8_0", false, shape_mixtral},
+	{"gemma2-tied-q8_0", "gemma2", "Q8_0", true, shape_gemma2},
+	{"gemma3-tied-q4_0", "gemma3", "Q4_0", true, shape_gemma3},
+	{"phi3-q4_0", "phi3", "Q4_0", false, shape_phi3},
+	{"gpt-oss-mxfp4", "gpt-oss", "MXFP4_MOE", false, shape_gptoss},
+};
+#define N_FAMS (sizeof(fams) / sizeof(fams[0]))
+
+/* The settings each file is loaded with (llama.cpp's n_ubatch is n_batch here). */
+struct setting {
+	int64_t n_ctx, n_batch;
+	bool fa;
+	const char *kv; /* "F16", "Q8_0" */
+	bool mmap, swa_full;
+};
+
+static const struct setting settings[] = {
+	{8192, 512, false, "F16", true, false},
+	{4096, 256, true, "Q8_0", false, false},
+	{16384, 1024, true, "F16", true, true},
+};
+#define N_SET (sizeof(settings) / sizeof(settings[0]))
+
+static void make_arch(const struct fam *f, struct model_arch *a)
+{
+	const char *field = NULL;
+
+	model_arch_init(a);
+	snprintf(a->llm_arch, sizeof(a->llm_arch), "%s", f->llm_arch);
+	snprintf(a->model_type, sizeof(a->model_type), "%s", f->llm_arch);
+	f->shape(a);
+	a->tie_word_embeddings = f->tied;
+	ck_assert_msg(model_arch_validate(a, &field) == 0, "%s: %s", f->name, field);
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	return oracle_num(o, k);
+}
+
+/* terms: how many rounded figures of the log llama_mib adds up. */
+static void near_log(const char *what, const char *job, double llama_mib, int64_t ours, int terms)
+{
+	double mib = (double)ours / MIB;
+	ck_assert_msg(fabs(mib - llama_mib) <= LOG_ROUND_MIB * terms,
+		      "%s, %s: llama.cpp %.2f MiB, rigfit %.4f MiB", job, what, llama_mib, mib);
+}
+
+static void near_tol(const char *what, const char *job, double llama_mib, int64_t ours)
+{
+	double mib = (double)ours / MIB;
+	double tol = fmax(0.02 * llama_mib, 4.0);
+	ck_assert_msg(fabs(mib - llama_mib) <= tol + LOG_ROUND_MIB,
+		      "%s, %s: llama.cpp %.2f MiB, rigfit %.2f MiB (tolerance %.2f)", job, what,
+		      llama_mib, mib, tol);
+}
+
+/* rigfit's estimate for one job, with the settings llama.cpp logged (node-llama-cpp adds a
+ * token to the batch of some models). */
+static void estimate_job(const char *path, const struct setting *s, const cJSON *ctx, int isa,
+			 struct rf_mem_estimate *m)
+{
+	struct oracle_settings os = {.kv = s->kv, .use_mmap = s->mmap, .swa_full = s->swa_full};
+	char msg[160];
+
+	oracle_settings_from_log(ctx, &os);
+	ck_assert_int_eq(os.n_ctx, s->n_ctx);
+	ck_assert_int_ge(os.n_ubatch, s->n_batch);
+	ck_assert_int_le(os.n_ubatch, s->n_batch + 1);
+	ck_assert_int_eq(os.flash_attn, s->fa);
+	ck_assert_msg(oracle_estimate(path, &os, isa, m, msg, sizeof(msg)) == 0, "%s: %s", path,
+		      msg);
+}
+
+static void check_job(const cJSON *r, const char *job, const struct rf_mem_estimate *m)
+{
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(r, "model");
+	const cJSON *kv = cJSON_GetObjectItemCaseSensitive(r, "kv");
+	const cJSON *compute = cJSON_GetObjectItemCaseSensitive(r, "compute");
+	const cJSON *output = cJSON_GetObjectItemCaseSensitive(r, "output");
+	const cJSON *it;
+	double kv_mib = 0, mapped = num(model, "CPU_Mapped"), cpu = num(model, "CPU");
+	double repack = num(model, "CPU_REPACK");
+	int n_kv = 0;
+
+	ck_assert_msg(!cJSON_GetObjectItemCaseSensitive(r, "error"), "%s: llama.cpp: %s", job,
+		      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "error")));
+	{
+		/* The build the estimate names in its assumptions is the one measured here. */
+		char build[128];
+		snprintf(build, sizeof(build), "llama.cpp %s (node-llama-cpp %s)",
+			 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "llama_cpp")),
+			 cJSON_GetStringValue(
+				 cJSON_GetObjectItemCaseSensitive(r, "node_llama_cpp")));
+		ck_assert_str_eq(build, RF_LLAMA_CPP_BUILD);
+	}
+	near_log("CPU_Mapped model buffer", job, mapped < 0 ? 0 : mapped, m->weights_mapped_bytes,
+		 1);
+	near_log("CPU model buffer", job, cpu < 0 ? 0 : cpu, m->weights_cpu_bytes, 1);
+	near_log("CPU_REPACK model buffer", job, repack < 0 ? 0 : repack, m->weights_repack_bytes,
+		 1);
+	near_log("host weights", job, fmax(mapped, 0) + fmax(cpu, 0) + fmax(repack, 0),
+		 m->weights_host_bytes, 3);
+	cJSON_ArrayForEach(it, kv)
+	{
+		int64_t cells = (int64_t)num(it, "cells");
+		kv_mib += num(it, "mib");
+		ck_assert_msg(cells == m->n_ctx || cells == m->kv_cells_swa,
+			      "%s: a KV cache of %lld cells; rigfit has %lld and %lld (windowed)",
+			      job, (long long)cells, (long long)m->n_ctx,
+			      (long long)m->kv_cells_swa);
+		n_kv++;
+	}
+	ck_assert_msg(n_kv == (m->kv_cells_swa != m->n_ctx ? 2 : 1) || n_kv == 2,
+		      "%s: %d KV caches", job, n_kv);
+	near_log("KV cache", job, kv_mib, m->kv_cache_bytes, n_kv);
+	near_tol("CPU compute buffer", job, num(compute, "CPU"), m->compute_host_bytes);
+	near_tol("CPU output buffer", job, num(output, "CPU"), m->output_buffer_bytes);
+}
+
+START_TEST(buffers_match_real_llama_cpp)
+{
+	char *dir = t_mkdtemp();
+	char *jobs_path = t_path(dir, "jobs.json");
+	cJSON *jobs = cJSON_CreateArray();
+	char *paths[N_FAMS];
+	char *text, *line, *next, *json;
+	int isa = oracle_host_isa();
+	int exit_code = 0;
+	size_t n_jobs = 0, n_seen = 0, n_repacked = 0;
+
+	for (size_t i = 0; i < N_FAMS; i++) {
+		struct model_arch a;
+		char msg[160], name[96];
+		int ft = rf_ftype_from_name(fams[i].quant);
+		snprintf(name, sizeof(name), "%s.gguf", fams[i].name);
+		paths[i] = t_path(dir, name);
+		make_arch(&fams[i], &a);
+		ck_assert_msg(gguf_synth_write(paths[i], &a, ft, 7u + (uint32_t)i, msg,
+					       sizeof(msg)) == 0,
+			      "%s: %s", fams[i].name, msg);
+		for (size_t k = 0; k < N_SET; k++) {
+			const struct setting *s = &settings[k];
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "file", paths[i]);
+			cJSON_AddNumberToObject(j, "n_ctx", (double)s->n_ctx);
+			cJSON_AddNumberToObject(j, "n_batch", (double)s->n_batch);
+			cJSON_AddBoolToObject(j, "flash_attn", s->fa);
+			cJSON_AddStringToObject(j, "type_k", s->kv);
+			cJSON_AddStringToObject(j, "type_v", s->kv);
+			cJSON_AddBoolToObject(j, "use_mmap", s->mmap);
+			cJSON_AddBoolToObject(j, "swa_full", s->swa_full);
+			cJSON_AddItemToArray(jobs, j);
+			n_jobs++;
+		}
+	}
+	json = cJSON_PrintUnformatted(jobs);
+	ck_assert_int_eq(t_write_file(jobs_path, json, strlen(json)), 0);
+	free(json);
+	cJSON_Delete(jobs);
+
+	text = oracle_run(t_src_dir(), dir, jobs_path, &exit_code);
+	ck_assert_msg(text != NULL,
+		      "the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
+		      "build/llama are needed (make deps)",
+		      exit_code);
+	for (line = text; line && *line; line = next) {
+		cJSON *r;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		r = cJSON_Parse(line);
+		size_t fi = n_seen / N_SET;
+		const struct setting *s = &settings[n_seen % N_SET];
+		struct rf_mem_estimate *m = calloc(1, sizeof(*m));
+		char job[160];
+		ck_assert_ptr_nonnull(r);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_uint_lt(n_seen, n_jobs);
+		snprintf(job, sizeof(job),
+			 "%s n_ctx %lld ubatch %lld fa %d kv %s mmap %d swa_full %d", fams[fi].name,
+			 (long long)s->n_ctx, (long long)s->n_batch, s->fa, s->kv, s->mmap,
+			 s->swa_full);
+		estimate_job(paths[fi], s, cJSON_GetObjectItemCaseSensitive(r, "context"), isa, m);
+		check_job(r, job, m);
+		if (m->weights_repack_bytes > 0)
+			n_repacked++;
+		free(m);
+		cJSON_Delete(r);
+		n_seen++;
+	}
+	ck_assert_uint_eq(n_seen, n_jobs);
+	/* On x86 with AVX2 and on Arm the Q4_0 and Q4_K files must have exercised repacking. */
+	if (isa != RF_REPACK_NONE)
+		ck_assert_uint_gt(n_repacked, 0);
+	free(text);
+	for (size_t i = 0; i < N_FAMS; i++)
+		free(paths[i]);
+	free(jobs_path);
+	t_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *llama_oracle_suite(void)
+{
+	Suite *s = suite_create("llama_oracle");
+	TCase *tc = tcase_create("llama_oracle");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, buffers_match_real_llama_cpp);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,577 @@
+/*
+ * The speed model: its mechanism (bytes over bandwidth, FLOPs over throughput, a layer split
+ * that does not sum bandwidths, the host share of a partial offload, KV reads at full
+ * context), its input checks, and its accuracy against the measured rows of
+ * ../shared/calibration/llamacpp_tg_pp.csv: named rows within stated tolerances, the medians
+ * in-sample and on rows held out of the fit under the issue's targets, and the constants in
+ * core/fit/speed.c equal to what speed_fit() finds again.
+ *
+ * The row loader is the one `make accuracy` uses; the runner builds only the .c files one level
+ * under tests/, so tests/accuracy/speed_rows.c is compiled into this file.
+ */
+#include "tests/accuracy/speed_rows.c"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/fit/speed.h"
+#include "tests/test.h"
+
+#define GB 1e9
+
+/* The issue's targets for the rows held out of the fit: decode no worse than the 8% it had,
+ * prefill 15% (it was 19% before prefill had a share per device class). */
+#define SPEED_HELD_OUT_DECODE_TARGET 0.08
+#define SPEED_HELD_OUT_PREFILL_TARGET 0.15
+
+/* One RTX 4090-like device running a 7B Q4 model with everything offloaded. */
+static struct speed_input one_gpu(void)
+{
+	struct speed_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.backend = SPEED_BACKEND_CUDA;
+	in.weight_bytes = 4 * GB;
+	in.flops_per_token = 2 * 7e9;
+	in.n_layers = 32;
+	in.quantized = true;
+	in.gpu_fraction = 1;
+	in.n_devices = 1;
+	in.devices[0].bandwidth_gbs = 1008;
+	in.devices[0].compute_tflops = 330;
+	in.devices[0].compute = SPEED_COMPUTE_TENSOR;
+	return in;
+}
+
+static double decode(const struct speed_input *in)
+{
+	return speed_predict(in, speed_fitted, SPEED_TEST_DECODE);
+}
+
+static double prefill(const struct speed_input *in)
+{
+	return speed_predict(in, speed_fitted, SPEED_TEST_PREFILL);
+}
+
+START_TEST(backend_names_parse_both_ways)
+{
+	enum speed_backend b = SPEED_BACKEND_CPU;
+
+	for (int i = 0; i < SPEED_BACKEND_COUNT; i++) {
+		ck_assert_int_eq(speed_backend_parse(speed_backend_name((enum speed_backend)i), &b),
+				 0);
+		ck_assert_int_eq(b, i);
+	}
+	ck_assert_int_eq(speed_backend_parse("hip", &b), 0);
+	ck_assert_int_eq(b, SPEED_BACKEND_ROCM);
+	ck_assert_int_eq(speed_backend_parse("opencl", &b), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(speed_backend_parse(NULL, &b), RF_E_INVALID_VALUE);
+	ck_assert_str_eq(speed_backend_name((enum speed_backend)99), "unknown");
+}
+END_TEST
+
+START_TEST(decode_is_bytes_over_effective_bandwidth_plus_per_layer_cost)
+{
+	const struct speed_params *p = &speed_fitted[SPEED_BACKEND_CUDA];
+	struct speed_input in = one_gpu();
+	double rate = fmin(p->mem_eff * 1008, p->mem_ceiling_gbs > 0 ? p->mem_ceiling_gbs : 1e9);
+	double want = 1.0 / (4 * GB / (rate * GB) + 32 * p->layer_ms * 1e-3);
+	double twice;
+
+	ck_assert_double_eq_tol(decode(&in), want, want * 1e-12);
+	/* Twice the bytes: less than twice the time, because the per-layer cost does not grow. */
+	in.weight_bytes = 8 * GB;
+	twice = decode(&in);
+	ck_assert_double_lt(twice, want);
+	ck_assert_double_gt(twice, want / 2);
+	/* HBM parts have their own share of the peak, with no ceiling: an H200 (4800 GB/s)
+	 * reads the weights 4800/3350 times as fast as an H100 SXM. */
+	in = one_gpu();
+	in.devices[0].hbm = true;
+	in.devices[0].bandwidth_gbs = 3350;
+	twice = 4 * GB / (1 / decode(&in) - 32 * p->layer_ms * 1e-3);
+	in.devices[0].bandwidth_gbs = 4800;
+	ck_assert_double_eq_tol(4 * GB / (1 / decode(&in) - 32 * p->layer_ms * 1e-3) / twice,
+				4800.0 / 3350.0, 1e-9);
+	ck_assert_double_gt(p->mem_eff_hbm, 0);
+	ck_assert_double_lt(p->mem_eff_hbm, p->mem_eff);
+}
+END_TEST
+
+START_TEST(a_layer_split_runs_devices_in_turn)
+{
+	struct speed_input one = one_gpu(), two = one_gpu();
+	double t1, t2;
+
+	two.n_devices = 2;
+	two.devices[1] = two.devices[0];
+	/* Two equal devices: the same decode and prefill as one, not twice. */
+	ck_assert_double_eq_tol(decode(&two), decode(&one), decode(&one) * 1e-12);
+	ck_assert_double_eq_tol(prefill(&two), prefill(&one), prefill(&one) * 1e-12);
+	/* A slower second device holding half the layers: the times add. */
+	two.devices[1].bandwidth_gbs = 504;
+	two.devices[0].layer_share = 0.5;
+	two.devices[1].layer_share = 0.5;
+	t1 = 0.5 * 4 * GB / (speed_fitted[SPEED_BACKEND_CUDA].mem_eff * 1008 * GB);
+	t2 = 0.5 * 4 * GB / (speed_fitted[SPEED_BACKEND_CUDA].mem_eff * 504 * GB);
+	ck_assert_double_eq_tol(1.0 / decode(&two),
+				t1 + t2 + 32 * speed_fitted[SPEED_BACKEND_CUDA].layer_ms * 1e-3,
+				1e-12);
+}
+END_TEST
+
+START_TEST(partial_offload_puts_the_rest_on_host_bandwidth)
+{
+	const struct speed_params *cpu = &speed_fitted[SPEED_BACKEND_CPU];
+	struct speed_input all = one_gpu(), half = one_gpu();
+	double host_rate = 89.6 * cpu->mem_eff * SPEED_MEASURED_OVER_THEORETICAL;
+	double want;
+
+	half.gpu_fraction = 0.5;
+	half.host.bandwidth_gbs = 89.6;
+	half.host.threads = 16;
+	want = 1.0 / (1.0 / decode(&all) - 16 * speed_fitted[SPEED_BACKEND_CUDA].layer_ms * 1e-3 -
+		      2 * GB / (speed_fitted[SPEED_BACKEND_CUDA].mem_eff * 1008 * GB) +
+		      2 * GB / (host_rate * GB));
+	ck_assert_double_eq_tol(decode(&half), want, want * 1e-9);
+	ck_assert_double_lt(decode(&half), decode(&all) / 4);
+	/* A measured host bandwidth is used as measured. */
+	half.host.bandwidth_measured = true;
+	ck_assert_double_gt(decode(&half), want);
+	/* Prefill runs the host half on the GPU too, its 2 GB copied once per 512-token
+	 * micro-batch over the link (PCIe 4.0 x16 at 80% when unknown). */
+	ck_assert_double_eq_tol(
+		1 / prefill(&half),
+		1 / prefill(&all) + 2 * GB / (SPEED_ASSUMED_HOST_LINK_GBS * GB) / 512, 1e-12);
+	half.host.link_gbs = 12.5;
+	ck_assert_double_eq_tol(1 / prefill(&half), 1 / prefill(&all) + 2 * GB / (12.5 * GB) / 512,
+				1e-12);
+	ck_assert_double_gt(prefill(&half), prefill(&all) / 4);
+	/* With no layer on the GPU llama.cpp still prefills there; only the CPU backend computes
+	 * on the host's threads. */
+	half.gpu_fraction = 0;
+	ck_assert_double_eq_tol(1 / prefill(&half), 1 / prefill(&all) + 4 * GB / (12.5 * GB) / 512,
+				1e-12);
+	half.backend = SPEED_BACKEND_CPU;
+	ck_assert_double_lt(prefill(&half), prefill(&all) / 4);
+}
+END_TEST
+
+START_TEST(kv_reads_at_full_context_slow_decode)
+{
+	struct speed_input in = one_gpu();
+	struct speed_output out;
+
+	in.kv_bytes_full = 4 * GB;
+	ck_assert_int_eq(speed_estimate(&in, &out), 0);
+	ck_assert_double_gt(out.decode_tokens_per_s, out.decode_tokens_per_s_at_full_ctx);
+	ck_assert_double_lt(out.decode_tokens_per_s_at_full_ctx, out.decode_tokens_per_s * 0.7);
+	ck_assert_str_eq(out.basis, "roofline");
+}
+END_TEST
+
+START_TEST(moe_prefill_reads_the_experts_its_micro_batch_routes_to)
+{
+	struct speed_input dense = one_gpu(), moe = one_gpu();
+	const struct speed_params *p = &speed_fitted[SPEED_BACKEND_CUDA];
+
+	/* The same active weights and FLOPs; the MoE one has 8 GB more experts, read once per
+	 * 512-token micro-batch. */
+	moe.moe_batch_bytes = 8 * GB;
+	ck_assert_double_eq_tol(1 / prefill(&moe),
+				1 / prefill(&dense) + 8 * GB / (p->mem_eff * 1008 * GB) / 512,
+				1e-12);
+	ck_assert_double_eq_tol(decode(&moe), decode(&dense), 1e-9);
+}
+END_TEST
+
+START_TEST(prefill_is_flops_over_throughput_with_a_kernel_ceiling)
+{
+	const struct speed_params *p = &speed_fitted[SPEED_BACKEND_CUDA];
+	struct speed_input in = one_gpu();
+	double eff = p->tensor_eff * p->tensor_quant_factor;
+	double want = 1.0 / (14e9 / (eff * 330e12) + 14e9 / (p->tensor_ceiling_tflops * 1e12));
+	double slow;
+
+	ck_assert_double_eq_tol(prefill(&in), want, want * 1e-12);
+	in.quantized = false;
+	ck_assert_double_gt(prefill(&in), want); /* no dequantisation */
+	/* Ten times the peak buys much less than ten times the speed: the ceiling. */
+	in = one_gpu();
+	slow = prefill(&in);
+	in.devices[0].compute_tflops = 3300;
+	ck_assert_double_lt(prefill(&in), 3 * slow);
+	/* No compute rate: prefill is unknown, decode still known. */
+	in.devices[0].compute_tflops = -1;
+	in.devices[0].compute = SPEED_COMPUTE_UNKNOWN;
+	ck_assert_double_eq(prefill(&in), -1);
+	ck_assert_double_gt(decode(&in), 0);
+	/* A workstation or datacenter part of the same peak reaches its own, smaller share of
+	 * it (power-limited clocks; no wgmma on Hopper), fitted on those parts' rows. */
+	in = one_gpu();
+	in.devices[0].pro = true;
+	eff = p->tensor_eff_pro * p->tensor_quant_factor;
+	want = 1.0 / (14e9 / (eff * 330e12) + 14e9 / (p->tensor_ceiling_tflops * 1e12));
+	ck_assert_double_eq_tol(prefill(&in), want, want * 1e-12);
+	ck_assert_double_lt(p->tensor_eff_pro, p->tensor_eff);
+	ck_assert_double_gt(p->tensor_eff_pro, 0);
+	slow = decode(&in);
+	in.devices[0].pro = false;
+	ck_assert_double_eq(decode(&in), slow); /* decode does not depend on the class */
+}
+END_TEST
+
+START_TEST(cpu_backend_uses_the_host_only)
+{
+	struct speed_input in;
+	struct speed_output out;
+	const struct speed_params *cpu = &speed_fitted[SPEED_BACKEND_CPU];
+
+	memset(&in, 0, sizeof(in));
+	in.backend = SPEED_BACKEND_CPU;
+	in.weight_bytes = 1 * GB;
+	in.flops_per_token = 2e9;
+	in.n_layers = 22;
+	in.host.bandwidth_gbs = 40;
+	in.host.bandwidth_measured = true;
+	in.host.threads = 12;
+	ck_assert_int_eq(speed_estimate(&in, &out), 0);
+	ck_assert_double_eq_tol(out.decode_tokens_per_s, 40 * cpu->mem_eff, 1e-9);
+	ck_assert_double_eq_tol(out.prefill_tokens_per_s, 12 * cpu->cpu_gflops_per_thread / 2.0,
+				1e-9);
+	ck_assert_double_eq(out.compute_efficiency, -1);
+}
+END_TEST
+
+START_TEST(estimates_list_their_assumptions)
+{
+	struct speed_input in = one_gpu();
+	struct speed_output out;
+	bool fitted = false, layers = false, split = false;
+
+	in.n_layers = 0;
+	in.n_devices = 2;
+	in.devices[1] = in.devices[0];
+	in.devices[1].tensor_units_unrated = true;
+	in.devices[1].compute = SPEED_COMPUTE_VECTOR;
+	in.devices[1].compute_tflops = 82;
+	ck_assert_int_eq(speed_estimate(&in, &out), 0);
+	ck_assert_int_gt(out.n_assumptions, 3);
+	for (int i = 0; i < out.n_assumptions; i++) {
+		fitted |= strstr(out.assumptions[i], "fitted on 29 calibration rows") != NULL;
+		layers |= strstr(out.assumptions[i], "32 layers assumed") != NULL;
+		split |= strstr(out.assumptions[i], "bandwidths are not summed") != NULL;
+	}
+	ck_assert(fitted && layers && split);
+	ck_assert_double_eq(out.mem_efficiency, speed_fitted[SPEED_BACKEND_CUDA].mem_eff);
+	ck_assert_double_eq(out.compute_ceiling_tflops,
+			    speed_fitted[SPEED_BACKEND_CUDA].tensor_ceiling_tflops);
+}
+END_TEST
+
+START_TEST(bad_inputs_are_refused_and_leave_the_output_alone)
+{
+	struct speed_input in;
+	struct speed_output out;
+
+	memset(&out, 0x5a, sizeof(out));
+	for (int c = 0; c < 9; c++) {
+		in = one_gpu();
+		switch (c) {
+		case 0:
+			in.weight_bytes = 0;
+			break;
+		case 1:
+			in.weight_bytes = NAN;
+			break;
+		case 2:
+			in.gpu_fraction = 1.5;
+			break;
+		case 3:
+			in.n_devices = SPEED_MAX_DEVICES + 1;
+			break;
+		case 4:
+			in.n_devices = 0;
+			break;
+		case 5:
+			in.devices[0].bandwidth_gbs = 0;
+			break;
+		case 6:
+			in.backend = (enum speed_backend)17;
+			break;
+		case 7:
+			in.kv_bytes_full = -1;
+			break;
+		case 8:
+			in.flops_per_token = INFINITY;
+			break;
+		}
+		ck_assert_msg(speed_estimate(&in, &out) == RF_E_INVALID_VALUE, "case %d", c);
+		ck_assert_double_eq(speed_predict(&in, speed_fitted, SPEED_TEST_DECODE), -1);
+	}
+	ck_assert_int_eq(((unsigned char *)&out)[0], 0x5a);
+	in = one_gpu();
+	ck_assert_int_eq(speed_estimate(NULL, &out), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(speed_estimate(&in, NULL), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(speed_fit(NULL, 1, speed_fitted, NULL), RF_E_INVALID_VALUE);
+}
+END_TEST
+
+/* ---- against the calibration rows ------------------------------------------------------ */
+
+static struct speed_rows rows;
+
+static void load_rows(void)
+{
+	if (rows.n == 0)
+		ck_assert_int_eq(speed_rows_load(t_shared_dir(), t_src_dir(), &rows), 0);
+}
+
+static void free_rows(void)
+{
+	speed_rows_free(&rows);
+}
+
+static const struct speed_row *row_at(int line)
+{
+	for (int i = 0; i < rows.n; i++)
+		if (rows.rows[i].line == line)
+			return &rows.rows[i];
+	return NULL;
+}
+
+START_TEST(measured_rows_are_reproduced_within_stated_tolerances)
+{
+	/* line in llamacpp_tg_pp.csv, tolerance (relative), what it is */
+	static const struct {
+		int line;
+		double tol;
+		const char *what;
+	} cases[] = {
+		{21, 0.10, "Apple M2 Max 30c, Llama 2 7B Q4_0, tg128"},
+		{28, 0.10, "Apple M2 Ultra 60c, Llama 2 7B F16, tg128"},
+		{51, 0.10, "RTX 4090, Llama 3 8B Q4_K_M, tg512"},
+		{53, 0.10, "RTX 4090, Llama 3 8B F16, tg512"},
+		{65, 0.15,
+		 "A100 PCIe 80GB, Llama 3 70B Q4_K_M, tg512 (HBM: the bandwidth ceiling)"},
+		{73, 0.15, "H100 PCIe, Llama 3 8B Q4_K_M, tg512"},
+		{97, 0.15, "2x RTX 4090, Llama 3 70B Q4_K_M, tg512 (layer split)"},
+		{148, 0.15,
+		 "RTX 4090 Vulkan, TinyLlama 1.1B Q4_K_M, tg128 (per-layer cost dominates)"},
+		{187, 0.15, "RTX 5070, Llama 2 7B Q4_0, tg128"},
+		{50, 0.20, "RTX 4090, Llama 3 8B Q4_K_M, pp512"},
+		{74, 0.20, "H100 PCIe, Llama 3 8B F16, pp512 (tensor ceiling)"},
+		{82, 0.10, "Apple M2 Ultra 76c, Llama 3 8B F16, pp512"},
+		{98, 0.15, "2x RTX 4090, Llama 3 8B Q4_K_M, pp512"},
+		{156, 0.20, "Cix CP8180 12 threads, Llama 3.2 3B Q4_K_M, pp512 (CPU)"},
+	};
+
+	load_rows();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct speed_row *r = row_at(cases[i].line);
+		double est, err;
+		ck_assert_msg(r != NULL && r->use == ROW_FIT, "line %d is not a fitted row",
+			      cases[i].line);
+		err = speed_row_error(r, speed_fitted, &est);
+		ck_assert_msg(err >= 0 && err <= cases[i].tol,
+			      "%s: measured %.2f, estimated %.2f (%.1f%%, tolerance %.0f%%)",
+			      cases[i].what, r->measured, est, 100 * err, 100 * cases[i].tol);
+	}
+}
+END_TEST
+
+START_TEST(median_errors_meet_the_targets_in_sample_and_held_out)
+{
+	struct speed_obs *obs;
+	struct speed_params train[SPEED_BACKEND_COUNT];
+	double dec, pre;
+	size_t n, n_fit = 0;
+
+	load_rows();
+	for (int i = 0; i < rows.n; i++)
+		n_fit += rows.rows[i].use == ROW_FIT;
+	ck_assert_uint_ge(n_fit, 100);
+	speed_rows_medians(&rows, speed_fitted, 0, &dec, &pre);
+	ck_assert_msg(dec < ACCURACY_DECODE_TARGET, "decode in-sample median %.3f", dec);
+	ck_assert_msg(pre < ACCURACY_PREFILL_TARGET, "prefill in-sample median %.3f", pre);
+	/* Every 4th row held out: fitted on the others, scored on those. */
+	obs = calloc((size_t)rows.n, sizeof(*obs));
+	ck_assert_ptr_nonnull(obs);
+	n = speed_rows_obs(&rows, 1, NULL, obs, (size_t)rows.n);
+	ck_assert_uint_lt(n, n_fit);
+	ck_assert_int_eq(speed_fit(obs, n, speed_fitted, train), 0);
+	speed_rows_medians(&rows, train, 2, &dec, &pre);
+	ck_assert_msg(dec <= SPEED_HELD_OUT_DECODE_TARGET, "decode held-out median %.3f", dec);
+	ck_assert_msg(pre <= SPEED_HELD_OUT_PREFILL_TARGET, "prefill held-out median %.3f", pre);
+	free(obs);
+}
+END_TEST
+
+/* Per-chip Apple bandwidth: the chips of llama.cpp discussion #4167 that the calibration rows
+ * lack (M2 Pro 16-core, M4 Pro, M2 Ultra 76-core; tests/fixtures/apple_llamacpp_4167.csv),
+ * never fitted, from profiles/devices.json: decode within 10%, prefill within 15%. And the
+ * chips are told apart: an M1 Max decodes as fast as an M3 Max (both 400 GB/s) but prefills
+ * at its own 32 cores, not the M3 Max's 40; an M4 Max 32-core (410 GB/s) is slower than the
+ * 40-core one (546 GB/s). */
+static struct speed_input apple_llama2_7b(const struct device_profile *p, const char *quant,
+					  double size_gib)
+{
+	struct speed_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.backend = SPEED_BACKEND_METAL;
+	in.weight_bytes = size_gib * 1024.0 * 1024.0 * 1024.0;
+	in.kv_bytes_start = 2.0 * 32 * 4096 * 2 * 64; /* f16 K and V, 64 tokens on average */
+	in.kv_bytes_full = in.kv_bytes_start;
+	in.flops_per_token = 2 * 6.74e9;
+	in.n_layers = 32;
+	in.quantized = strcmp(quant, "F16") != 0;
+	in.gpu_fraction = 1;
+	in.n_devices = 1;
+	in.devices[0].bandwidth_gbs = p->memory_bandwidth_gbs;
+	in.devices[0].compute_tflops = p->fp16_tflops;
+	in.devices[0].compute = SPEED_COMPUTE_VECTOR;
+	return in;
+}
+
+static const struct device_profile *apple(const char *name)
+{
+	const struct device_profile *p = NULL;
+
+	ck_assert_msg(device_resolve(&rows.devices, name, &p) == 0, "%s", name);
+	return p;
+}
+
+START_TEST(apple_chips_follow_their_own_bandwidth_and_cores)
+{
+	char *path = t_path(t_src_dir(), "tests/fixtures/apple_llamacpp_4167.csv");
+	struct t_csv *c = t_csv_read(path);
+	struct speed_input a, b;
+
+	load_rows();
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_ge(c->n_rows, 15);
+	for (int r = 0; r < c->n_rows; r++) {
+		const char *quant = t_csv_get(c, r, "quant");
+		const bool pp = strcmp(t_csv_get(c, r, "test"), "pp512") == 0;
+		double size, want, got;
+		ck_assert_int_eq(t_csv_num(c, r, "model_size_gib", &size), 0);
+		ck_assert_int_eq(t_csv_num(c, r, "tokens_per_s", &want), 0);
+		a = apple_llama2_7b(apple(t_csv_get(c, r, "device")), quant, size);
+		got = pp ? prefill(&a) : decode(&a);
+		ck_assert_msg(fabs(got / want - 1) <= (pp ? 0.15 : 0.10),
+			      "%s %s %s: measured %.2f, estimated %.2f", t_csv_get(c, r, "device"),
+			      quant, pp ? "pp512" : "tg128", want, got);
+	}
+	a = apple_llama2_7b(apple("Apple M1 Max"), "Q4_0", 3.56);
+	b = apple_llama2_7b(apple("Apple M3 Max"), "Q4_0", 3.56);
+	ck_assert_double_eq_tol(decode(&a), decode(&b), 1e-9);
+	ck_assert_double_lt(prefill(&a), 0.8 * prefill(&b));
+	a = apple_llama2_7b(apple("Apple M4 Max (32-core GPU)"), "Q4_0", 3.56);
+	b = apple_llama2_7b(apple("Apple M4 Max"), "Q4_0", 3.56);
+	ck_assert_double_lt(decode(&a), 0.85 * decode(&b));
+	/* The M3 Ultra has a bandwidth now (819 GB/s): decode above the M2 Ultra's 800. */
+	a = apple_llama2_7b(apple("Apple M3 Ultra"), "Q4_0", 3.56);
+	b = apple_llama2_7b(apple("Apple M2 Ultra"), "Q4_0", 3.56);
+	ck_assert_double_gt(decode(&a), decode(&b));
+	t_csv_free(c);
+	free(path);
+}
+END_TEST
+
+START_TEST(the_constants_are_what_the_fit_finds)
+{
+	struct speed_obs *obs;
+	struct speed_params fit[SPEED_BACKEND_COUNT];
+	size_t n;
+
+	load_rows();
+	obs = calloc((size_t)rows.n, sizeof(*obs));
+	ck_assert_ptr_nonnull(obs);
+	n = speed_rows_obs(&rows, 0, NULL, obs, (size_t)rows.n);
+	ck_assert_int_eq(speed_fit(obs, n, speed_fitted, fit), 0);
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
+		const struct speed_params *a = &speed_fitted[b], *f = &fit[b];
+		const char *be = speed_backend_name((enum speed_backend)b);
+		const double got[] = {f->mem_eff,
+				      f->mem_ceiling_gbs,
+				      f->layer_ms,
+				      f->mem_eff_hbm,
+				      f->tensor_eff,
+				      f->tensor_ceiling_tflops,
+				      f->tensor_quant_factor,
+				      f->tensor_eff_pro,
+				      f->vector_eff,
+				      f->vector_quant_factor,
+				      f->cpu_gflops_per_thread};
+		const double want[] = {a->mem_eff,
+				       a->mem_ceiling_gbs,
+				       a->layer_ms,
+				       a->mem_eff_hbm,
+				       a->tensor_eff,
+				       a->tensor_ceiling_tflops,
+				       a->tensor_quant_factor,
+				       a->tensor_eff_pro,
+				       a->vector_eff,
+				       a->vector_quant_factor,
+				       a->cpu_gflops_per_thread};
+		for (size_t k = 0; k < sizeof(got) / sizeof(got[0]); k++)
+			ck_assert_msg(fabs(got[k] - want[k]) < 1e-6,
+				      "%s parameter %zu: fit %g, speed.c %g", be, k, got[k],
+				      want[k]);
+		ck_assert_int_eq(f->rows_decode, a->rows_decode);
+		ck_assert_int_eq(f->rows_tensor, a->rows_tensor);
+		ck_assert_int_eq(f->rows_vector, a->rows_vector);
+		ck_assert_int_eq(f->rows_cpu_prefill, a->rows_cpu_prefill);
+	}
+	free(obs);
+}
+END_TEST
+
+START_TEST(rows_left_out_say_why)
+{
+	int skipped = 0;
+
+	load_rows();
+	for (int i = 0; i < rows.n; i++) {
+		const struct speed_row *r = &rows.rows[i];
+		if (r->use != ROW_SKIPPED)
+			continue;
+		skipped++;
+		ck_assert_msg(r->reason[0], "line %d skipped without a reason", r->line);
+	}
+	ck_assert_int_gt(skipped, 0);
+	ck_assert_str_eq(row_at(68)->reason, "marked in notes (anomalous)");
+	ck_assert_int_eq(row_at(197)->use, ROW_SKIPPED); /* "NVIDIA A100": which one? */
+	ck_assert_int_eq(row_at(182)->use, ROW_CHECK);   /* tg128 with fa=1: checked, not fitted */
+}
+END_TEST
+
+Suite *speed_suite(void)
+{
+	Suite *s = suite_create("speed");
+	TCase *model = tcase_create("model");
+	TCase *cal = tcase_create("calibration");
+
+	tcase_add_test(model, backend_names_parse_both_ways);
+	tcase_add_test(model, decode_is_bytes_over_effective_bandwidth_plus_per_layer_cost);
+	tcase_add_test(model, a_layer_split_runs_devices_in_turn);
+	tcase_add_test(model, partial_offload_puts_the_rest_on_host_bandwidth);
+	tcase_add_test(model, kv_reads_at_full_context_slow_decode);
+	tcase_add_test(model, prefill_is_flops_over_throughput_with_a_kernel_ceiling);
+	tcase_add_test(model, moe_prefill_reads_the_experts_its_micro_batch_routes_to);
+	tcase_add_test(model, cpu_backend_uses_the_host_only);
+	tcase_add_test(model, estimates_list_their_assumptions);
+	tcase_add_test(model, bad_inputs_are_refused_and_leave_the_output_alone);
+	suite_add_tcase(s, model);
+	tcase_add_unchecked_fixture(cal, NULL, free_rows);
+	tcase_add_test(cal, measured_rows_are_reproduced_within_stated_tolerances);
+	tcase_add_test(cal, median_errors_meet_the_targets_in_sample_and_held_out);
+	tcase_add_test(cal, the_constants_are_what_the_fit_finds);
+	tcase_add_test(cal, apple_chips_follow_their_own_bandwidth_and_cores);
+	tcase_add_test(cal, rows_left_out_say_why);
+	tcase_set_timeout(cal, 300);
+	suite_add_tcase(s, cal);
+	return s;
+}

@@ -1,0 +1,372 @@
+/*
+ * The fine-tuning memory model against measured peaks (the cases are in tests/train_calib.c)
+ * from
+ * ../shared/calibration/training_memory.csv, with each model's dimensions from
+ * model_arch.csv. Only rows whose settings can be stated are used; the settings the source
+ * leaves out are written next to each case, with why they were chosen. Rows of frameworks that
+ * neither provider describes (torchtune's chunked loss and bf16 adapters, DeepSpeed sharding)
+ * are not used.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/fit/train_memory.h"
+#include "tests/train_calib.h"
+#include "tests/test.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+START_TEST(reproduces_measured_training_peaks)
+{
+	struct train_calib_result res[64];
+	double errs[64];
+	char err[256];
+	int n = train_calib_run(t_shared_dir(), res, 64, err, sizeof(err));
+
+	ck_assert_msg(n > 10, "%s", err);
+	printf("%-20s %-6s %-12s %9s %9s %7s\n", "model", "method", "framework", "measured",
+	       "estimate", "error");
+	for (int i = 0; i < n; i++) {
+		printf("%-20s %-6s %-12s %9.2f %9.2f %+6.1f%%\n", res[i].model, res[i].method,
+		       res[i].framework, res[i].measured_gib, res[i].estimate_gib,
+		       res[i].error * 100);
+		errs[i] = fabs(res[i].error);
+		ck_assert_msg(errs[i] <= res[i].tolerance, "%s %s %s: %.2f GiB vs %.2f measured",
+			      res[i].model, res[i].method, res[i].framework, res[i].estimate_gib,
+			      res[i].measured_gib);
+	}
+	qsort(errs, (size_t)n, sizeof(errs[0]), cmp_double);
+	printf("median |error| %.1f%% over %d rows\n", errs[n / 2] * 100, n);
+	ck_assert_msg(errs[n / 2] < 0.15, "median error %.1f%%", errs[n / 2] * 100);
+}
+END_TEST
+
+START_TEST(reaches_published_longest_contexts)
+{
+	struct train_context_result res[32];
+	char err[256];
+	int n = train_calib_contexts(t_shared_dir(), res, 32, err, sizeof(err));
+
+	int bad = -1;
+
+	ck_assert_msg(n >= 16, "%s", err);
+	for (int i = 0; i < n; i++) {
+		printf("%-14s %-8s %4.0f GiB  published %7.0f  estimate %7.0f  x%.2f\n",
+		       res[i].model, res[i].framework, res[i].card_gib, res[i].published,
+		       res[i].estimate, res[i].ratio);
+		if (bad < 0 && (res[i].ratio < 0.8 || res[i].ratio > res[i].hi))
+			bad = i;
+	}
+	ck_assert_msg(bad < 0, "%s %s on %.0f GiB: %.0f tokens vs %.0f published",
+		      res[bad < 0 ? 0 : bad].model, res[bad < 0 ? 0 : bad].framework,
+		      res[bad < 0 ? 0 : bad].card_gib, res[bad < 0 ? 0 : bad].estimate,
+		      res[bad < 0 ? 0 : bad].published);
+}
+END_TEST
+
+static struct train_model llama2_7b(void)
+{
+	struct train_model m = {
+		6740000000LL, 32000LL * 4096, 32000LL * 4096, 32, 4096, 11008, 32, 32,
+		128,          32000,          true,           0,  0};
+	return m;
+}
+
+START_TEST(each_mechanism_moves_the_estimate_the_right_way)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings base = {.mode = TRAIN_LORA,
+				      .weight_bits = 16,
+				      .batch_size = 2,
+				      .seq_len = 2048,
+				      .lora_rank = 8,
+				      .lora_targets = TRAIN_LORA_Q | TRAIN_LORA_V,
+				      .gradient_checkpointing = true,
+				      .optimizer = TRAIN_OPT_ADAMW,
+				      .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				      .flash_attention = true};
+	struct train_settings s;
+	struct train_memory a, b;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &base, &a), 0);
+	/* Rank and targets: torchtune measured +1.47 GiB from q,v rank 8 to all-linear rank 64
+	 * on this model; PEFT's fp32 adapters with fp32 AdamW cost 16 bytes per parameter. */
+	s = base;
+	s.lora_rank = 64;
+	s.lora_targets = TRAIN_LORA_ALL_LINEAR;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert_int_eq(b.trainable_params,
+			 64LL * 32 * (3 * (4096 + 4096) + 4096 + 4096 + 3 * (4096 + 11008)));
+	ck_assert(b.total_bytes - a.total_bytes > GIB && b.total_bytes - a.total_bytes < 3 * GIB);
+	/* No checkpointing keeps every layer's activations. */
+	s = base;
+	s.gradient_checkpointing = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert(b.activations_bytes > 10 * a.activations_bytes);
+	/* Eager attention adds the seq x seq scores. */
+	s = base;
+	s.flash_attention = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert(b.activations_bytes > a.activations_bytes);
+	/* QLoRA stores about 4.13 bits per linear weight. */
+	s = base;
+	s.mode = TRAIN_QLORA;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert(b.weights_bytes < a.weights_bytes / 3);
+	/* Full fine-tuning of a bf16 model with torch's AdamW: the moments stay in bf16, 2 + 2 +
+	 * 4 bytes per parameter; with AMP the fp32 master weights, gradients and moments make
+	 * 4 + 4 + 8. */
+	s = base;
+	s.mode = TRAIN_FULL;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert_int_eq(b.trainable_params, m.params_total);
+	ck_assert_int_eq(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes,
+			 8 * m.params_total);
+	s.precision = TRAIN_PRECISION_AMP;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert_int_eq(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes,
+			 16 * m.params_total);
+	s.precision = TRAIN_PRECISION_BF16;
+	s.optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert_int_eq(b.optimizer_bytes, 2 * m.params_total);
+	/* Long sequences with a large vocabulary: the logits dominate without a fused loss. */
+	m.vocab = 128256;
+	m.params_embedding = m.params_output = 128256LL * 4096;
+	s = base;
+	s.seq_len = 8192;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
+	ck_assert(b.logits_bytes > b.activations_bytes);
+	/* transformers' chain: 16 bytes per token and vocabulary entry. */
+	ck_assert_int_eq(b.logits_bytes, 2LL * 8192 * 128256 * 16);
+	/* A chunked loss (Liger, torchtune) on the Hugging Face stack drops the logits only. */
+	s.loss = TRAIN_LOSS_CHUNKED;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &a), 0);
+	ck_assert(a.logits_bytes * 20 < b.logits_bytes);
+	ck_assert_int_eq(a.activations_bytes, b.activations_bytes);
+	ck_assert_int_eq(a.host_bytes, 0);
+	/* Unsloth: fused loss, and the checkpoints move to host memory. */
+	s.loss = TRAIN_LOSS_AUTO;
+	s.provider = TRAIN_PROVIDER_UNSLOTH;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &a), 0);
+	ck_assert(a.logits_bytes * 20 < b.logits_bytes);
+	ck_assert(a.activations_bytes < b.activations_bytes);
+	ck_assert_int_eq(a.checkpoint_bytes, 2LL * 8192 * 32 * 4096 * 2);
+	ck_assert_int_eq(a.host_bytes, a.checkpoint_bytes);
+}
+END_TEST
+
+/* Checkpointing off keeps every layer; eager attention adds seq x seq per head and layer,
+ * which grows quadratically: the ratio of no-checkpointing to checkpointing activations is
+ * about the layer count (each layer's tensors against one layer plus the inputs). */
+START_TEST(activations_follow_checkpointing_and_attention)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 4096,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				   .flash_attention = true};
+	struct train_memory on, off, eager2k, eager4k;
+	int64_t per_layer = train_activation_bytes_per_token_layer(&m, 4096, true);
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &on), 0);
+	s.gradient_checkpointing = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &off), 0);
+	ck_assert(off.activations_bytes >= 4096 * per_layer * 32);
+	ck_assert(off.activations_bytes > 10 * on.activations_bytes);
+	s.gradient_checkpointing = true;
+	s.flash_attention = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager4k), 0);
+	s.seq_len = 2048;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager2k), 0);
+	/* The scores of one layer (kept and backward's): 14 bytes x 32 heads x 4096^2. */
+	ck_assert_int_eq(eager4k.activations_bytes - on.activations_bytes, 14LL * 32 * 4096 * 4096);
+	ck_assert(eager4k.activations_bytes - 2 * eager2k.activations_bytes >
+		  6LL * 32 * 4096 * 4096);
+}
+END_TEST
+
+/* DPO runs chosen and rejected sequences and, for full fine-tuning, a reference copy of the
+ * weights; ORPO the sequences only; precomputed reference log-probs drop the copy. */
+START_TEST(preference_objectives_add_their_mechanisms)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 1024,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				   .flash_attention = true};
+	struct train_memory sft, dpo, orpo, pre;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &sft), 0);
+	s.objective = TRAIN_OBJECTIVE_DPO;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &dpo), 0);
+	ck_assert_int_eq(dpo.reference_bytes, 2 * m.params_total);
+	ck_assert_int_eq(dpo.logits_bytes, 2 * sft.logits_bytes);
+	s.precomputed_ref_logps = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &pre), 0);
+	ck_assert_int_eq(pre.reference_bytes, 0);
+	s.objective = TRAIN_OBJECTIVE_ORPO;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &orpo), 0);
+	ck_assert_int_eq(orpo.reference_bytes, 0);
+	ck_assert_int_eq(orpo.activations_bytes, 2 * sft.activations_bytes);
+	/* LoRA's reference is the base with the adapter disabled: no copy. */
+	s.mode = TRAIN_LORA;
+	s.lora_rank = 16;
+	s.objective = TRAIN_OBJECTIVE_DPO;
+	s.precomputed_ref_logps = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &dpo), 0);
+	ck_assert_int_eq(dpo.reference_bytes, 0);
+}
+END_TEST
+
+/* A paged 8-bit optimizer's states page out to host RAM when the GPU runs short; a plain
+ * 8-bit one's do not. */
+START_TEST(paged_optimizer_states_page_to_the_host)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 1024,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT,
+				   .flash_attention = true};
+	struct train_memory r, paged;
+	int64_t budget;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &r), 0);
+	budget = r.total_bytes - r.optimizer_bytes / 2;
+	paged = r;
+	ck_assert(train_page_optimizer(&s, budget, &paged));
+	ck_assert_int_eq(paged.optimizer_bytes, 0);
+	ck_assert_int_eq(paged.host_bytes, r.optimizer_bytes);
+	ck_assert(paged.total_bytes <= budget);
+	/* Nothing to do when it fits, or when even the states' room is not enough. */
+	paged = r;
+	ck_assert(!train_page_optimizer(&s, r.total_bytes, &paged));
+	ck_assert(!train_page_optimizer(&s, r.total_bytes - 2 * r.optimizer_bytes, &paged));
+	s.optimizer = TRAIN_OPT_ADAMW_8BIT;
+	ck_assert(!train_page_optimizer(&s, budget, &paged));
+	ck_assert_int_eq(paged.optimizer_bytes, r.optimizer_bytes);
+}
+END_TEST
+
+START_TEST(absurd_inputs_are_refused)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 2,
+				   .seq_len = 2048,
+				   .lora_rank = 8,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
+				   .flash_attention = true};
+	struct train_memory out;
+
+	m.n_layers = 0;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	m = llama2_7b();
+	m.n_layers = 4000000000LL;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	m = llama2_7b();
+	m.n_kv_heads = 64; /* more KV heads than heads */
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	m = llama2_7b();
+	s.lora_rank = 0;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	s.lora_rank = 8;
+	s.seq_len = 1LL << 40;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	s.seq_len = 2048;
+	s.batch_size = 1LL << 20;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+	/* Eager attention over 16M tokens without checkpointing: the activations would overflow
+	 * int64 in a large model, and are refused before they are formed. */
+	m.n_layers = 126;
+	m.n_heads = 128;
+	s.batch_size = 16;
+	s.seq_len = 1LL << 24;
+	s.flash_attention = false;
+	s.gradient_checkpointing = false;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &out), RF_E_INVALID_VALUE);
+}
+END_TEST
+
+/* Sample packing: with SDPA or eager attention transformers keeps the packed documents apart
+ * with a 4D block-diagonal mask, batch x 1 x seq x seq in 16 bits (8192 tokens, batch 2: 256
+ * MiB, growing with the square of the sequence); flash-attention's varlen kernel needs none,
+ * and packing then costs nothing over padded rows of the same length. */
+START_TEST(packing_adds_the_block_diagonal_mask)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_QLORA,
+				   .weight_bits = 16,
+				   .batch_size = 2,
+				   .seq_len = 8192,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT,
+				   .flash_attention = true};
+	struct train_memory padded, packed, varlen, longer;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &padded), 0);
+	ck_assert_int_eq(padded.mask_bytes, 0);
+	s.packing = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &packed), 0);
+	ck_assert_int_eq(packed.mask_bytes, 2LL * 8192 * 8192 * 2);
+	ck_assert_int_eq(packed.activations_bytes - padded.activations_bytes, packed.mask_bytes);
+	ck_assert_int_gt(packed.total_bytes, padded.total_bytes + packed.mask_bytes);
+	s.seq_len = 16384;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &longer), 0);
+	ck_assert_int_eq(longer.mask_bytes, 4 * packed.mask_bytes);
+	s.seq_len = 8192;
+	s.varlen_attention = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &varlen), 0);
+	ck_assert_int_eq(varlen.mask_bytes, 0);
+	ck_assert_int_eq(varlen.total_bytes, padded.total_bytes);
+	/* The longest packed row that fits 24 GiB is shorter under SDPA than with varlen. */
+	s.varlen_attention = false;
+	{
+		int64_t sdpa = train_max_seq_len(&m, &s, 1 << 20, 24LL << 30, -1);
+		s.varlen_attention = true;
+		ck_assert_int_lt(sdpa, train_max_seq_len(&m, &s, 1 << 20, 24LL << 30, -1));
+	}
+}
+END_TEST
+
+Suite *train_memory_suite(void)
+{
+	Suite *s = suite_create("train_memory");
+	TCase *tc = tcase_create("train");
+
+	tcase_add_test(tc, reproduces_measured_training_peaks);
+	tcase_add_test(tc, reaches_published_longest_contexts);
+	tcase_add_test(tc, activations_follow_checkpointing_and_attention);
+	tcase_add_test(tc, preference_objectives_add_their_mechanisms);
+	tcase_add_test(tc, paged_optimizer_states_page_to_the_host);
+	tcase_add_test(tc, each_mechanism_moves_the_estimate_the_right_way);
+	tcase_add_test(tc, absurd_inputs_are_refused);
+	tcase_add_test(tc, packing_adds_the_block_diagonal_mask);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,179 @@
+/*
+ * Fine-tuning throughput (core/fit/train_speed.c) against torchtune's published tokens/s (the
+ * cases are in tests/train_calib.c), and the mechanisms the issue names: LoRA on q/v only
+ * is faster than on every linear layer, longer sequences are slower per token, Unsloth faster
+ * than Hugging Face, checkpointing costs a forward, and GPUs on PCIe scale worse than on
+ * NVLink.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/err.h"
+#include "core/fit/train_memory.h"
+#include "core/fit/train_speed.h"
+#include "tests/test.h"
+#include "tests/train_calib.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+START_TEST(reproduces_published_training_speeds)
+{
+	struct train_speed_result res[16];
+	double errs[16];
+	char err[256];
+	int n = train_calib_speeds(t_shared_dir(), t_src_dir(), res, 16, err, sizeof(err));
+
+	ck_assert_msg(n >= 8, "%s", err);
+	for (int i = 0; i < n; i++) {
+		printf("%-15s %-6s %-18s %7.0f tok/s, estimate %7.0f  %+5.1f%%\n", res[i].model,
+		       res[i].method, res[i].gpu, res[i].measured, res[i].estimate,
+		       res[i].error * 100);
+		errs[i] = fabs(res[i].error);
+		ck_assert_msg(errs[i] < 0.4, "%s %s %s", res[i].model, res[i].method, res[i].gpu);
+	}
+	qsort(errs, (size_t)n, sizeof(errs[0]), cmp_double);
+	printf("training speed: median |error| %.1f%% over %d rows\n", errs[n / 2] * 100, n);
+	ck_assert_msg(errs[n / 2] < 0.20, "median %.1f%%", errs[n / 2] * 100);
+}
+END_TEST
+
+static struct train_model llama31_8b(void)
+{
+	struct train_model m = {.params_total = 8030000000LL,
+				.params_embedding = 128256LL * 4096,
+				.params_output = 128256LL * 4096,
+				.n_layers = 32,
+				.hidden = 4096,
+				.intermediate = 14336,
+				.n_heads = 32,
+				.n_kv_heads = 8,
+				.head_dim = 128,
+				.vocab = 128256,
+				.gated_ffn = true};
+	return m;
+}
+
+static double tps(const struct train_model *m, const struct train_settings *s,
+		  const struct train_device *d)
+{
+	struct train_memory mem;
+	struct train_speed sp;
+
+	ck_assert_int_eq(train_memory_estimate(m, s, &mem), 0);
+	ck_assert_int_eq(train_speed_estimate(m, s, &mem, d, &sp), 0);
+	return sp.tokens_per_s;
+}
+
+START_TEST(each_mechanism_moves_the_speed_the_right_way)
+{
+	struct train_model m = llama31_8b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 2048,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .flash_attention = true};
+	struct train_device a6000 = {.bf16_tflops = 154.8,
+				     .bandwidth_gbs = 768,
+				     .device_class = TRAIN_CLASS_WORKSTATION};
+	struct train_device h100 = {
+		.bf16_tflops = 989, .bandwidth_gbs = 3350, .device_class = TRAIN_CLASS_DATACENTER};
+	struct train_device rtx4090 = {
+		.bf16_tflops = 165.2, .bandwidth_gbs = 1008, .device_class = TRAIN_CLASS_CONSUMER};
+	double all = tps(&m, &s, &a6000), qv, longer, unsloth, nockpt, full;
+	struct train_device bad = {0};
+	struct train_memory mem;
+	struct train_speed sp;
+
+	s.lora_targets = TRAIN_LORA_Q | TRAIN_LORA_V;
+	qv = tps(&m, &s, &a6000);
+	ck_assert_msg(qv > all * 1.05, "q/v %.0f vs all-linear %.0f", qv, all);
+	s.lora_targets = 0;
+	s.seq_len = 32768;
+	longer = tps(&m, &s, &a6000);
+	ck_assert_msg(longer < all * 0.8, "32k %.0f vs 2k %.0f", longer, all);
+	s.seq_len = 2048;
+	/* Unsloth's stated 2x, capped below the peak on a card whose fitted utilisation is
+	 * already high. */
+	s.provider = TRAIN_PROVIDER_UNSLOTH;
+	unsloth = tps(&m, &s, &rtx4090);
+	ck_assert(tps(&m, &s, &a6000) >= all);
+	s.provider = TRAIN_PROVIDER_HUGGINGFACE;
+	ck_assert(unsloth > 1.5 * tps(&m, &s, &rtx4090));
+	s.gradient_checkpointing = false;
+	nockpt = tps(&m, &s, &a6000);
+	ck_assert(nockpt > all * 1.2);
+	s.gradient_checkpointing = true;
+	s.mode = TRAIN_FULL;
+	full = tps(&m, &s, &a6000);
+	ck_assert(full < all);
+	/* FLOPs: 8N with checkpointing for full fine-tuning, plus attention. */
+	ck_assert(train_flops_per_token(&m, &s) > 8.0 * 7.5e9);
+	/* The workstation card is faster than the GeForce one for training, as measured,
+	 * though its FP16-accumulate peak is half the 4090's. */
+	s.mode = TRAIN_LORA;
+	ck_assert(tps(&m, &s, &a6000) > 1.3 * tps(&m, &s, &rtx4090));
+	/* Eight NVLink GPUs scale better than eight PCIe consumer cards. */
+	s.mode = TRAIN_FULL;
+	s.precision = TRAIN_PRECISION_AMP;
+	s.strategy = TRAIN_STRATEGY_ZERO2;
+	s.n_gpus = 8;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &mem), 0);
+	ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &h100, &sp), 0);
+	double nvlink = sp.scaling;
+	ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &rtx4090, &sp), 0);
+	ck_assert_msg(sp.scaling < nvlink && sp.scaling < 0.9, "pcie %.2f nvlink %.2f", sp.scaling,
+		      nvlink);
+	ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &bad, &sp), RF_E_INVALID_VALUE);
+	/* Packed rows under SDPA read their seq x seq mask in every layer and pass (about 1% at
+	 * 16k on an 8B: the slower kernel SDPA falls back to with a mask is not modelled), and
+	 * the varlen kernel trains them as fast as padded rows. */
+	s.strategy = TRAIN_STRATEGY_NONE;
+	s.n_gpus = 1;
+	s.mode = TRAIN_LORA;
+	s.seq_len = 16384;
+	{
+		double padded = tps(&m, &s, &rtx4090), masked, varlen;
+		s.packing = true;
+		masked = tps(&m, &s, &rtx4090);
+		s.varlen_attention = true;
+		varlen = tps(&m, &s, &rtx4090);
+		ck_assert_double_lt(masked, varlen);
+		ck_assert_double_eq_tol(varlen, padded, 1e-9 * padded);
+	}
+}
+END_TEST
+
+/* devices.json: every GPU with a known tensor rate has a bf16 (fp32 accumulate) peak; a
+ * GeForce card's is half its FP16-accumulate rate, a workstation or data-centre card's the
+ * same; Apple GPUs run bf16 at their ALU rate. */
+START_TEST(devices_carry_a_bf16_training_peak)
+{
+	struct train_speed_result res[16];
+	char err[256];
+	/* The speed cases load devices.json through the API loader and fail on a missing peak. */
+	ck_assert_msg(train_calib_speeds(t_shared_dir(), t_src_dir(), res, 16, err, sizeof(err)) >=
+			      8,
+		      "%s", err);
+	ck_assert_msg(train_calib_devices_check(t_src_dir(), err, sizeof(err)) == 0, "%s", err);
+}
+END_TEST
+
+Suite *train_speed_suite(void)
+{
+	Suite *s = suite_create("train_speed");
+	TCase *tc = tcase_create("speed");
+
+	tcase_add_test(tc, reproduces_published_training_speeds);
+	tcase_add_test(tc, each_mechanism_moves_the_speed_the_right_way);
+	tcase_add_test(tc, devices_carry_a_bf16_training_peak);
+	suite_add_tcase(s, tc);
+	return s;
+}
