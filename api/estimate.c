@@ -38,6 +38,7 @@
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_eval.h"
+#include "core/plan/plan_finetune.h"
 #include "core/fit/quant.h"
 #include "core/fit/serve_vllm.h"
 #include "core/fit/speed.h"
@@ -1707,26 +1708,9 @@ static int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struc
 
 static void est_train_model(const struct est *e, struct train_model *t)
 {
-	const struct model_arch *a = &e->arch;
+	const struct plan_ft_model m = {&e->arch, &e->params};
 
-	memset(t, 0, sizeof(*t));
-	t->params_total = e->params.total;
-	t->params_embedding = e->params.embedding;
-	t->params_output = e->params.output;
-	t->n_layers = a->n_layers + a->n_encoder_layers;
-	t->hidden = a->hidden_size;
-	t->intermediate = a->n_experts > 0 && a->moe_intermediate_size > 0 ?
-				  a->moe_intermediate_size :
-				  a->intermediate_size;
-	if (t->intermediate <= 0)
-		t->intermediate = a->hidden_size * 4;
-	t->n_heads = a->n_heads;
-	t->n_kv_heads = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;
-	t->head_dim = a->head_dim > 0 ? a->head_dim : a->hidden_size / a->n_heads;
-	t->vocab = a->vocab_size;
-	t->gated_ffn = a->ffn != MODEL_FFN_PLAIN;
-	t->n_experts = a->n_experts;
-	t->n_experts_per_tok = a->n_experts_per_tok;
+	plan_ft_train_model(&m, t);
 }
 
 /* The GPUs a training run may use (those est_devices counts, in its order) with their budgets.
