@@ -9,41 +9,10 @@
 #include "core/err.h"
 #include "core/fit/train_memory.h"
 #include "core/fit/train_parallel.h"
+#include "tests/core/fit/train_models.h"
 #include "tests/test.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-
-static struct train_model llama31_8b(void)
-{
-	struct train_model m = {.params_total = 8030000000LL,
-				.params_embedding = 128256LL * 4096,
-				.params_output = 128256LL * 4096,
-				.n_layers = 32,
-				.hidden = 4096,
-				.intermediate = 14336,
-				.n_heads = 32,
-				.n_kv_heads = 8,
-				.head_dim = 128,
-				.vocab = 128256,
-				.gated_ffn = true};
-	return m;
-}
-
-static struct train_model llama31_70b(void)
-{
-	struct train_model m = {.params_total = 70550000000LL,
-				.params_embedding = 128256LL * 8192,
-				.params_output = 128256LL * 8192,
-				.n_layers = 80,
-				.hidden = 8192,
-				.intermediate = 28672,
-				.n_heads = 64,
-				.n_kv_heads = 8,
-				.head_dim = 128,
-				.vocab = 128256,
-				.gated_ffn = true};
-	return m;
-}
 
 static int64_t states(const struct train_memory *r)
 {
@@ -118,7 +87,7 @@ END_TEST
  * which peak (allocated or reserved) it reports: within 20%. */
 START_TEST(fsdp_matches_torchtune_on_8_a100)
 {
-	struct train_model m = llama31_70b();
+	struct train_model m = t_llama31_70b();
 	struct train_settings s = {.mode = TRAIN_LORA,
 				   .weight_bits = 16,
 				   .batch_size = 2,
@@ -156,7 +125,7 @@ END_TEST
  * with a stated strategy, where one GPU alone does not. */
 START_TEST(auto_strategy_finds_what_fits)
 {
-	struct train_model m8 = llama31_8b(), m70 = llama31_70b();
+	struct train_model m8 = t_llama31_8b(), m70 = t_llama31_70b();
 	struct train_settings s = {.mode = TRAIN_FULL,
 				   .weight_bits = 16,
 				   .batch_size = 1,
@@ -216,7 +185,7 @@ END_TEST
 
 START_TEST(impossible_combinations_are_refused)
 {
-	struct train_model m = llama31_8b();
+	struct train_model m = t_llama31_8b();
 	struct train_settings s = {.mode = TRAIN_LORA,
 				   .weight_bits = 16,
 				   .batch_size = 1,

@@ -12,6 +12,7 @@
 #include "core/err.h"
 #include "core/fit/train_memory.h"
 #include "core/fit/train_speed.h"
+#include "tests/core/fit/train_models.h"
 #include "tests/test.h"
 #include "tests/train_calib.h"
 
@@ -42,22 +43,6 @@ START_TEST(reproduces_published_training_speeds)
 }
 END_TEST
 
-static struct train_model llama31_8b(void)
-{
-	struct train_model m = {.params_total = 8030000000LL,
-				.params_embedding = 128256LL * 4096,
-				.params_output = 128256LL * 4096,
-				.n_layers = 32,
-				.hidden = 4096,
-				.intermediate = 14336,
-				.n_heads = 32,
-				.n_kv_heads = 8,
-				.head_dim = 128,
-				.vocab = 128256,
-				.gated_ffn = true};
-	return m;
-}
-
 static double tps(const struct train_model *m, const struct train_settings *s,
 		  const struct train_device *d)
 {
@@ -71,7 +56,7 @@ static double tps(const struct train_model *m, const struct train_settings *s,
 
 START_TEST(each_mechanism_moves_the_speed_the_right_way)
 {
-	struct train_model m = llama31_8b();
+	struct train_model m = t_llama31_8b();
 	struct train_settings s = {.mode = TRAIN_LORA,
 				   .weight_bits = 16,
 				   .batch_size = 1,
