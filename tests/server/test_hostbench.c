@@ -121,6 +121,19 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Stops d after checking that it read this host's figures from the store and measured none. */
+static void stop_having_read_the_store(struct t_daemon *d)
+{
+	char *log;
+
+	usleep(300 * 1000);
+	log = t_daemon_log(d);
+	ck_assert_int_eq(count(log, "host measured in"), 0);
+	ck_assert_int_eq(count(log, "read from the store"), 1);
+	free(log);
+	t_daemon_stop(d);
+}
+
 START_TEST(the_daemon_measures_this_host_once)
 {
 	struct t_daemon d;
@@ -176,12 +189,7 @@ START_TEST(the_daemon_measures_this_host_once)
 	ck_assert_double_eq(cJSON_GetObjectItem(again, "int8_gops_per_thread")->valuedouble,
 			    cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble);
 	assert_measured_host(d.port, body);
-	usleep(300 * 1000);
-	log = t_daemon_log(&d);
-	ck_assert_int_eq(count(log, "host measured in"), 0);
-	ck_assert_int_eq(count(log, "read from the store"), 1);
-	free(log);
-	t_daemon_stop(&d);
+	stop_having_read_the_store(&d);
 	cJSON_Delete(hb);
 	cJSON_Delete(again);
 	t_rmtree(dir);
@@ -201,7 +209,7 @@ START_TEST(bench_host_save_replaces_the_stored_figures)
 			      "--save", "--db",  db,     NULL};
 	const char *bad[] = {t_bin(), "bench", "host", "--save", "--db", NULL};
 	const char *extra[] = {"--db", db, NULL};
-	char *out = NULL, *err = NULL, *log;
+	char *out = NULL, *err = NULL;
 	cJSON *j, *hb;
 
 	ck_assert_int_eq(t_run(save, &out, &err, 30000), 0);
@@ -225,12 +233,7 @@ START_TEST(bench_host_save_replaces_the_stored_figures)
 			    cJSON_GetObjectItem(j, "int8_gops_per_thread")->valuedouble);
 	ck_assert_double_eq(cJSON_GetObjectItem(hb, "memory_bandwidth_gbs")->valuedouble,
 			    cJSON_GetObjectItem(j, "memory_bandwidth_gbs")->valuedouble);
-	usleep(300 * 1000);
-	log = t_daemon_log(&d);
-	ck_assert_int_eq(count(log, "host measured in"), 0);
-	ck_assert_int_eq(count(log, "read from the store"), 1);
-	free(log);
-	t_daemon_stop(&d);
+	stop_having_read_the_store(&d);
 	cJSON_Delete(hb);
 	cJSON_Delete(j);
 	t_rmtree(dir);
