@@ -20,7 +20,8 @@ int main(void)
 	if (shard && *shard &&
 	    (sscanf(shard, "%d/%d", &shard_i, &shard_n) != 2 || shard_n < 1 || shard_n > 64 ||
 	     shard_i < 0 || shard_i >= shard_n)) {
-		fprintf(stderr, "RIGFIT_SHARD must be i/n with 0 <= i < n <= 64, not '%s'\n", shard);
+		fprintf(stderr, "RIGFIT_SHARD must be i/n with 0 <= i < n <= 64, not '%s'\n",
+			shard);
 		return 2;
 	}
 #define SUITE(fn)                                                                                  \
