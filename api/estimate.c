@@ -1857,9 +1857,11 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "logits_bytes", (double)r->logits_bytes);
 	cJSON_AddNumberToObject(mem, "attention_mask_bytes", (double)r->mask_bytes);
 	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
+	cJSON_AddNumberToObject(mem, "reused_bytes", (double)r->reused_bytes);
+	cJSON_AddNumberToObject(mem, "zero_bucket_bytes", (double)r->bucket_bytes);
 	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
 	cJSON_AddNumberToObject(mem, "compute_bytes",
-				(double)(r->activations_bytes + r->logits_bytes));
+				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));
 	cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r->overhead_bytes);
 	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
 	cJSON_AddNumberToObject(mem, "host_bytes", (double)r->host_bytes);

@@ -122,6 +122,10 @@ struct train_settings {
 	bool packing;          /* sample packing: every row is seq_len tokens of whole documents */
 	bool varlen_attention; /* with packing, flash-attention's varlen kernel keeps the
 				  documents apart by their positions (padding_free): no mask */
+	/* DeepSpeed ZeRO-1/2's reduce_bucket_size in elements (0: DeepSpeed's default, 5e8) and
+	 * overlap_comm (a second bucket, double-buffered). */
+	int64_t zero_bucket_elems;
+	bool zero_overlap_comm;
 };
 
 struct train_memory {
@@ -130,7 +134,7 @@ struct train_memory {
 	int64_t adapter_bytes; /* LoRA A and B matrices */
 	int64_t gradients_bytes;
 	int64_t optimizer_bytes;
-	int64_t activations_bytes; /* kept for the backward pass */
+	int64_t activations_bytes; /* kept for the backward pass, plus one layer's backward work */
 	int64_t logits_bytes;      /* logits, their fp32 copy and the loss gradient */
 	int64_t overhead_bytes;    /* CUDA context and allocator slack */
 	int64_t total_bytes;       /* peak on each GPU */
@@ -144,6 +148,10 @@ struct train_memory {
 	int64_t mask_bytes;          /* packing without a varlen kernel: the 4D block-diagonal mask
 			       (batch x 1 x seq x seq in the 16-bit compute dtype; in
 			       activations_bytes) */
+	int64_t bucket_bytes; /* DeepSpeed ZeRO-1/2's contiguous gradient buckets (in total) */
+	int64_t reused_bytes; /* the loss's buffers and one layer's backward work are never alive
+				 together: the smaller of the two, counted in logits_bytes or
+				 activations_bytes and taken off total_bytes */
 };
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU

@@ -544,6 +544,13 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 			     &b),
 			 200);
 	ck_assert(num(b, "memory.logits_bytes") * 10 < num(a, "memory.logits_bytes"));
+	/* transformers' loss hands its memory to the layers' backward; a chunked one does not. */
+	ck_assert(num(a, "memory.reused_bytes") > 0);
+	ck_assert(num(b, "memory.reused_bytes") == 0);
+	ck_assert_double_eq_tol(num(a, "memory.compute_bytes"),
+				num(a, "memory.activations_bytes") + num(a, "memory.logits_bytes") -
+					num(a, "memory.reused_bytes"),
+				1);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
