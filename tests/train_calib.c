@@ -332,6 +332,132 @@ static const struct {
 	 TRAIN_OFFLOAD_NONE},
 };
 
+/* Returns the index of v in names (n of them), or -1. */
+static int pick(const char *v, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* LoRA targets as the CSV names them: "qv", "qkvo", or "" for every linear layer. */
+static unsigned lora_targets(const char *v)
+{
+	if (strcmp(v, "qv") == 0)
+		return TRAIN_LORA_Q | TRAIN_LORA_V;
+	if (strcmp(v, "qkvo") == 0)
+		return TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V | TRAIN_LORA_O;
+	return 0;
+}
+
+/* Fills s from row r of hf_peaks.csv. Returns 0, or -1 naming the column in err. */
+static int hf_settings(const struct t_csv *t, int r, struct train_settings *s, bool *allocated,
+		       char *err, size_t errlen)
+{
+	static const char *const methods[] = {"full", "lora", "qlora"};
+	static const char *const precisions[] = {"bf16", "amp"};
+	static const char *const optimizers[] = {"adamw", "adamw_8bit", "paged_adamw_8bit"};
+	static const char *const yesno[] = {"no", "yes"};
+	static const char *const attentions[] = {"eager", "sdpa", "flash"};
+	static const char *const losses[] = {"transformers", "chunked"};
+	static const char *const strategies[] = {"none", "ddp", "zero1", "zero2", "zero3", "fsdp"};
+	static const char *const kinds[] = {"reserved", "allocated"};
+	int v[8];
+	double batch, seq, gpus;
+	const char *col = NULL;
+
+	v[0] = pick(t_csv_get(t, r, "method"), methods, 3);
+	v[1] = pick(t_csv_get(t, r, "precision"), precisions, 2);
+	v[2] = pick(t_csv_get(t, r, "optimizer"), optimizers, 3);
+	v[3] = pick(t_csv_get(t, r, "grad_checkpointing"), yesno, 2);
+	v[4] = pick(t_csv_get(t, r, "attention"), attentions, 3);
+	v[5] = pick(t_csv_get(t, r, "loss"), losses, 2);
+	v[6] = pick(t_csv_get(t, r, "strategy"), strategies, 6);
+	v[7] = pick(t_csv_get(t, r, "peak_kind"), kinds, 2);
+	for (int i = 0; i < 8 && !col; i++)
+		if (v[i] < 0)
+			col = "a setting";
+	if (!col && (t_csv_num(t, r, "batch_size", &batch) < 0 ||
+		     t_csv_num(t, r, "seq_len", &seq) < 0 || t_csv_num(t, r, "n_gpus", &gpus) < 0))
+		col = "batch_size, seq_len or n_gpus";
+	if (col) {
+		snprintf(err, errlen, "hf_peaks.csv row %d: %s not understood", r + 2, col);
+		return -1;
+	}
+	memset(s, 0, sizeof(*s));
+	s->mode = (enum train_mode)v[0];
+	s->weight_bits = 16;
+	s->precision = (enum train_precision)v[1];
+	s->optimizer = (enum train_optimizer)v[2];
+	s->gradient_checkpointing = v[3] == 1;
+	s->flash_attention = v[4] != 0;
+	s->loss = v[5] == 0 ? TRAIN_LOSS_TRANSFORMERS : TRAIN_LOSS_CHUNKED;
+	s->strategy = (enum train_strategy)v[6];
+	s->n_gpus = (int)gpus;
+	s->batch_size = (int64_t)batch;
+	s->seq_len = (int64_t)seq;
+	s->lora_rank = t_csv_num(t, r, "lora_rank", &batch) == 0 ? (int64_t)batch : 16;
+	s->lora_targets = lora_targets(t_csv_get(t, r, "lora_targets"));
+	if (t_csv_num(t, r, "zero_bucket_elems", &seq) == 0)
+		s->zero_bucket_elems = (int64_t)seq;
+	s->zero_overlap_comm = strcmp(t_csv_get(t, r, "zero_overlap_comm"), "yes") == 0;
+	*allocated = v[7] == 1;
+	return 0;
+}
+
+int train_calib_hf(const char *src_dir, const char *shared_dir, struct train_hf_result *out,
+		   int cap, char *err, size_t errlen)
+{
+	char *hp = t_path(src_dir, "tests/fixtures/training/hf_peaks.csv");
+	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	struct t_csv *rows = t_csv_read(hp), *arch = t_csv_read(ap);
+	int n = 0, rc = 0;
+
+	if (!rows || !arch) {
+		snprintf(err, errlen, "cannot read %s or %s", hp, ap);
+		rc = -1;
+		goto out;
+	}
+	for (int r = 0; r < rows->n_rows && n < cap; r++) {
+		struct train_settings s;
+		struct train_model m;
+		struct train_memory mem;
+		bool allocated;
+		double want, est;
+
+		if (hf_settings(rows, r, &s, &allocated, err, errlen) < 0) {
+			rc = -1;
+			goto out;
+		}
+		if (t_csv_num(rows, r, "peak_gib", &want) < 0 || want <= 0 ||
+		    arch_dims(arch, t_csv_get(rows, r, "arch"), 0, &m) < 0 ||
+		    train_memory_estimate(&m, &s, &mem) < 0) {
+			snprintf(err, errlen, "hf_peaks.csv row %d: peak, architecture or estimate",
+				 r + 2);
+			rc = -1;
+			goto out;
+		}
+		est = (double)(allocated ? mem.total_bytes - mem.overhead_bytes : mem.total_bytes);
+		snprintf(out[n].label, sizeof(out[n].label), "%s %s, checkpointing %s, %s x%d, %s",
+			 t_csv_get(rows, r, "model"), t_csv_get(rows, r, "method"),
+			 t_csv_get(rows, r, "grad_checkpointing"), t_csv_get(rows, r, "strategy"),
+			 s.n_gpus, t_csv_get(rows, r, "loss"));
+		out[n].checkpointing = s.gradient_checkpointing;
+		out[n].in_band = strcmp(t_csv_get(rows, r, "in_band"), "yes") == 0;
+		out[n].measured_gib = want;
+		out[n].estimate_gib = est / GIB;
+		out[n].ratio = out[n].estimate_gib / want;
+		n++;
+	}
+out:
+	t_csv_free(rows);
+	t_csv_free(arch);
+	free(hp);
+	free(ap);
+	return rc < 0 ? rc : n;
+}
+
 /* Loads src_dir's profiles/devices.json into t. Returns 0 or -1. */
 static int load_devices(const char *src_dir, struct device_table *t, char *err, size_t errlen)
 {
