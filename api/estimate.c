@@ -1859,6 +1859,7 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
 	cJSON_AddNumberToObject(mem, "reused_bytes", (double)r->reused_bytes);
 	cJSON_AddNumberToObject(mem, "zero_bucket_bytes", (double)r->bucket_bytes);
+	cJSON_AddNumberToObject(mem, "optimizer_temp_bytes", (double)r->optimizer_temp_bytes);
 	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
 	cJSON_AddNumberToObject(mem, "compute_bytes",
 				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));

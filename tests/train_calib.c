@@ -439,8 +439,10 @@ int train_calib_hf(const char *src_dir, const char *shared_dir, struct train_hf_
 			goto out;
 		}
 		est = (double)(allocated ? mem.total_bytes - mem.overhead_bytes : mem.total_bytes);
-		snprintf(out[n].label, sizeof(out[n].label), "%s %s, checkpointing %s, %s x%d, %s",
+		snprintf(out[n].label, sizeof(out[n].label),
+			 "%s %s %lldx%lld, checkpointing %s, %s x%d, %s loss",
 			 t_csv_get(rows, r, "model"), t_csv_get(rows, r, "method"),
+			 (long long)s.batch_size, (long long)s.seq_len,
 			 t_csv_get(rows, r, "grad_checkpointing"), t_csv_get(rows, r, "strategy"),
 			 s.n_gpus, t_csv_get(rows, r, "loss"));
 		out[n].checkpointing = s.gradient_checkpointing;

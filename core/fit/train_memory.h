@@ -149,6 +149,10 @@ struct train_memory {
 			       (batch x 1 x seq x seq in the 16-bit compute dtype; in
 			       activations_bytes) */
 	int64_t bucket_bytes; /* DeepSpeed ZeRO-1/2's contiguous gradient buckets (in total) */
+	int64_t optimizer_temp_bytes; /* torch AdamW's step: the moments' square roots, held
+					 next to the gradients once backward is over; the total
+					 holds the larger of this and the forward and backward's
+					 activations and loss */
 	int64_t reused_bytes; /* the loss's buffers and one layer's backward work are never alive
 				 together: the smaller of the two, counted in logits_bytes or
 				 activations_bytes and taken off total_bytes */

@@ -14,6 +14,8 @@
  * - Optimizer offload (ZeRO-Offload, FSDP CPU offload) keeps the optimizer states, the master
  *   weights and fp32 gradients for the CPU optimizer in host memory; parameter offload also
  *   the weight shards, the GPU holding only what is gathered.
+ * - torch's AdamW (foreach) holds a copy of the square roots of the second moments (of its
+ *   shard) in its step, under ZeRO too when the DeepSpeed config names no optimizer.
  * - ZeRO-1/2 reduce gradients through contiguous buckets of reduce_bucket_size 16-bit elements
  *   (two with overlap_comm), allocated in full when backward starts even for a few adapters.
  * Communication per GPU and step, ring collectives over N GPUs: an all-reduce sends
@@ -171,6 +173,11 @@ int train_parallel_apply(const struct train_model *m, const struct train_setting
 	/* ZeRO-1/2 with contiguous gradients (DeepSpeed's default) allocates reduce_bucket_size
 	 * 16-bit elements when backward starts, twice with overlap_comm, whatever the number of
 	 * trained weights (stage_1_and_2.py, backward). */
+	/* torch's AdamW (foreach, the default on CUDA) builds the square root of every second
+	 * moment at once in the step: one moment's size more, of the shard it steps. FSDP steps
+	 * its shards with it, and so does ZeRO when the DeepSpeed config names no optimizer (the
+	 * Trainer's own AdamW is wrapped); offloaded states are stepped on the host. */
+	r->optimizer_temp_bytes = s->optimizer == TRAIN_OPT_ADAMW ? (int64_t)(opt / 2.0) : 0;
 	r->bucket_bytes = 0;
 	if (sg == TRAIN_STRATEGY_ZERO1 || sg == TRAIN_STRATEGY_ZERO2)
 		r->bucket_bytes = (s->zero_bucket_elems > 0 ? s->zero_bucket_elems :
