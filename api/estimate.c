@@ -1992,10 +1992,13 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		assume(e,
 		       "packing: off; every row is padded to seq_len and tokens_per_s counts "
 		       "every position, padding included (packing: true counts only real tokens)");
-	assume(e, "batch_size is per GPU; activations in 16 bits; loss: %s",
+	assume(e,
+	       "batch_size is per GPU; activations in 16 bits, the residual stream in %s; loss: %s",
+	       train_residual_bytes(&s) == 4 ? "fp32 (the embedding is fp32)" : "16 bits",
 	       train_loss_resolve(s.loss, s.provider) == TRAIN_LOSS_CHUNKED ?
 		       "chunked/fused cross-entropy (no full logits)" :
-		       "transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient)");
+		       "transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient), "
+		       "whose memory the layers' backward reuses");
 
 	/* "max": the largest value that fits, by bisection over the monotonic estimate. */
 	if ((e->rq.has_seq_len && e->rq.seq_len < 0) ||

@@ -209,9 +209,7 @@ static bool weights_sharded(const struct train_settings *s)
 	       s->strategy == TRAIN_STRATEGY_FSDP_QLORA;
 }
 
-/* Bytes of one element of the residual stream: 4 where the embedding is held in fp32 (see the
- * top of this file), else 2. */
-static int64_t residual_bytes(const struct train_settings *s)
+int train_residual_bytes(const struct train_settings *s)
 {
 	bool torch_only = s->strategy == TRAIN_STRATEGY_NONE || s->strategy == TRAIN_STRATEGY_DDP;
 
@@ -273,7 +271,7 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 {
 	struct train_memory r = {0};
 	struct train_states st = {0};
-	int64_t tokens, per_tok_layer, workspace, kept, layer, work, res = residual_bytes(s);
+	int64_t tokens, per_tok_layer, workspace, kept, layer, work, res = train_residual_bytes(s);
 	enum train_loss loss;
 	int rc;
 

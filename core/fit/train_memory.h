@@ -180,6 +180,11 @@ int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int6
  * for a chunked loss (whose chunk is sized from the hidden size instead). */
 int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p);
 
+/* Returns the bytes of one element of the residual stream (each layer's input, which gradient
+ * checkpointing keeps): 4 where the embedding is held in fp32 (Hugging Face QLoRA, whose
+ * embedding PEFT upcasts; an fp32 LoRA base; AMP without DeepSpeed or FSDP), else 2. */
+int train_residual_bytes(const struct train_settings *s);
+
 /* Returns the loss kernel TRAIN_LOSS_AUTO means for provider p. */
 enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p);
 

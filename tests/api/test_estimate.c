@@ -517,6 +517,8 @@ START_TEST(fine_tuning_spreads_over_gpus_with_a_stated_strategy)
 }
 END_TEST
 
+static int said(const cJSON *j, const char *part);
+
 /* Precision and the loss kernel change what they should; bitsandbytes QLoRA is refused on
  * Apple GPUs; a Mac gets one budget whether named by profile or by GPU name. */
 START_TEST(fine_tuning_mechanisms_and_apple)
@@ -545,6 +547,8 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 			 200);
 	ck_assert(num(b, "memory.logits_bytes") * 10 < num(a, "memory.logits_bytes"));
 	/* transformers' loss hands its memory to the layers' backward; a chunked one does not. */
+	ck_assert_int_eq(said(a, "whose memory the layers' backward reuses"), 1);
+	ck_assert_int_eq(said(a, "the residual stream in 16 bits"), 1);
 	ck_assert(num(a, "memory.reused_bytes") > 0);
 	ck_assert(num(b, "memory.reused_bytes") == 0);
 	ck_assert_double_eq_tol(num(a, "memory.compute_bytes"),
