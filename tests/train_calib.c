@@ -364,7 +364,7 @@ static int hf_settings(const struct t_csv *t, int r, struct train_settings *s, b
 	static const char *const strategies[] = {"none", "ddp", "zero1", "zero2", "zero3", "fsdp"};
 	static const char *const kinds[] = {"reserved", "allocated"};
 	int v[8];
-	double batch, seq, gpus;
+	double batch, seq, gpus, opt;
 	const char *col = NULL;
 
 	v[0] = pick(t_csv_get(t, r, "method"), methods, 3);
@@ -397,11 +397,14 @@ static int hf_settings(const struct t_csv *t, int r, struct train_settings *s, b
 	s->n_gpus = (int)gpus;
 	s->batch_size = (int64_t)batch;
 	s->seq_len = (int64_t)seq;
-	s->lora_rank = t_csv_num(t, r, "lora_rank", &batch) == 0 ? (int64_t)batch : 16;
+	/* Optional columns: empty is the estimate's default. */
+	s->lora_rank = t_csv_num(t, r, "lora_rank", &opt) == 0 ? (int64_t)opt : 16;
 	s->lora_targets = lora_targets(t_csv_get(t, r, "lora_targets"));
-	if (t_csv_num(t, r, "zero_bucket_elems", &seq) == 0)
-		s->zero_bucket_elems = (int64_t)seq;
+	if (t_csv_num(t, r, "zero_bucket_elems", &opt) == 0)
+		s->zero_bucket_elems = (int64_t)opt;
 	s->zero_overlap_comm = strcmp(t_csv_get(t, r, "zero_overlap_comm"), "yes") == 0;
+	if (t_csv_num(t, r, "grad_accum_steps", &opt) == 0)
+		s->grad_accum_steps = (int)opt;
 	*allocated = v[7] == 1;
 	return 0;
 }

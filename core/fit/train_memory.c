@@ -47,6 +47,9 @@
  *   through the forward and every recomputed layer; flash-attention's varlen kernel
  *   (padding_free, DataCollatorWithFlattening) takes the documents' positions instead and
  *   builds no mask.
+ * - Gradients: with gradient accumulation they live from the first micro-batch to the step;
+ *   with one micro-batch a step (grad_accum_steps 1) none exists until backward reaches its
+ *   layer, so the forward and the loss peak without them and the end of backward with them.
  * - The optimizer step: torch's AdamW (foreach) computes the square roots of all second
  *   moments into a new buffer, one moment's size, after backward has freed the activations;
  *   a full fine-tune at short sequences peaks there (fms-acceleration's Mistral 7B at batch 4
@@ -171,6 +174,8 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 		return false;
 	if (s->batch_size < 1 || s->batch_size > 65536 || s->seq_len < 1 || s->seq_len > DIM_MAX ||
 	    (s->mode != TRAIN_FULL && (s->lora_rank < 1 || s->lora_rank > m->hidden)))
+		return false;
+	if (s->grad_accum_steps < 0 || s->grad_accum_steps > 4096)
 		return false;
 	if ((unsigned)s->precision > TRAIN_PRECISION_AMP ||
 	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_ORPO)
@@ -338,10 +343,21 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 
 	/* The step comes after backward has freed the activations and the loss. */
 	work = r.activations_bytes + r.logits_bytes - r.reused_bytes;
-	if (r.optimizer_temp_bytes > work)
-		work = r.optimizer_temp_bytes;
-	r.total_bytes = r.weights_bytes + r.adapter_bytes + r.gradients_bytes + r.optimizer_bytes +
-			r.reference_bytes + r.bucket_bytes + work;
+	if (s->grad_accum_steps == 1) {
+		/* No gradient exists before backward: the forward and the loss peak without them,
+		 * the end of backward holds them all with the first layer's work, the step with
+		 * its buffer. */
+		int64_t end = r.gradients_bytes + tokens * (per_tok_layer + workspace);
+		int64_t step = r.gradients_bytes + r.optimizer_temp_bytes;
+		work = work > end ? work : end;
+		work = work > step ? work : step;
+	} else {
+		if (r.optimizer_temp_bytes > work)
+			work = r.optimizer_temp_bytes;
+		work += r.gradients_bytes;
+	}
+	r.total_bytes = r.weights_bytes + r.adapter_bytes + r.optimizer_bytes + r.reference_bytes +
+			r.bucket_bytes + work;
 	r.overhead_bytes = CUDA_CONTEXT_BYTES + (int64_t)((double)r.total_bytes * ALLOCATOR_SLACK);
 	r.total_bytes += r.overhead_bytes;
 	*out = r;

@@ -126,6 +126,10 @@ struct train_settings {
 	 * overlap_comm (a second bucket, double-buffered). */
 	int64_t zero_bucket_elems;
 	bool zero_overlap_comm;
+	/* Micro-batches per optimizer step: 0 not known, and the gradients are counted through
+	 * the whole step, as accumulation keeps them between micro-batches; 1 none, and the
+	 * Trainer's zero_grad (set_to_none) leaves them unallocated until backward reaches them. */
+	int grad_accum_steps;
 };
 
 struct train_memory {

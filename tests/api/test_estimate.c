@@ -557,6 +557,24 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 				1);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+	/* One micro-batch a step: no gradient exists while the loss of a full fine-tune peaks. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"seq_len\":8192,"
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"seq_len\":8192,"
+			     "\"gradient_accumulation_steps\":1,\"hardware_profile\":\"h100-sxm\"}",
+			     &b),
+			 200);
+	ck_assert(num(b, "memory.total_bytes") < num(a, "memory.total_bytes"));
+	ck_assert(num(b, "training.gradient_accumulation_steps") == 1);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(a, "training"), "gradient_accumulation_steps")));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\","
+		     "\"gradient_accumulation_steps\":0}",
+		     422, "invalid_value", "gradient_accumulation_steps");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
 		     "\"apple-m1-max\"}",
 		     422, "invalid_value", "hardware_profile");

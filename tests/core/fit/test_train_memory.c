@@ -520,6 +520,17 @@ START_TEST(adamw_step_holds_one_moment_more)
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &longer), 0);
 	ck_assert_int_gt(longer.activations_bytes + longer.logits_bytes - longer.reused_bytes,
 			 longer.optimizer_temp_bytes);
+	/* One micro-batch a step: the loss peaks before any gradient exists, so the gradients
+	 * count only against the end of backward and the step (here the loss still dominates:
+	 * the total drops by the gradients and their allocator slack). */
+	s.grad_accum_steps = 1;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &eight), 0);
+	work = longer.activations_bytes + longer.logits_bytes - longer.reused_bytes;
+	ck_assert_int_gt(work, longer.gradients_bytes + longer.optimizer_temp_bytes);
+	ck_assert(llabs(longer.total_bytes - eight.total_bytes -
+			(int64_t)((double)longer.gradients_bytes * 1.05)) <= 2);
+	s.grad_accum_steps = -1;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &eight), RF_E_INVALID_VALUE);
 }
 END_TEST
 
