@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -311,6 +312,20 @@ static double hb_rate(int32_t (*fi)(void), float (*ff)(void), double ms)
 			best = r;
 	}
 	return best;
+}
+
+void rf_hostbench_to_hw(const struct rf_hostbench *h, int64_t now_ms, struct hw_host_bench *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->measured = true;
+	b->threads = h->threads;
+	b->memory_bandwidth_gbs = h->memory_bandwidth_gbs;
+	b->int8_gops_per_thread = h->int8_gops_per_thread;
+	b->f32_gflops_per_thread = h->f32_gflops_per_thread;
+	snprintf(b->kernel_isa, sizeof(b->kernel_isa), "%s", h->kernel_isa ? h->kernel_isa : "");
+	b->duration_ms = h->duration_ms;
+	b->measured_at_ms = now_ms;
+	b->method = RF_HOSTBENCH_METHOD;
 }
 
 int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out)

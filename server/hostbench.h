@@ -11,6 +11,15 @@
 #ifndef RIGFIT_SERVER_HOSTBENCH_H
 #define RIGFIT_SERVER_HOSTBENCH_H
 
+#include <stdint.h>
+
+#include "core/hw/hw.h"
+
+/* The way this build measures: 2, vector reads with the median pass and the fastest of several
+ * kernel rounds (1: 64-bit reads, the mean over the slowest thread). A figure stored by an
+ * older method is measured again (migration 0006). */
+#define RF_HOSTBENCH_METHOD 2
+
 struct rf_hostbench {
 	int threads;                  /* threads the bandwidth was read with */
 	double memory_bandwidth_gbs;  /* read bandwidth, GB/s (1e9 bytes) */
@@ -24,5 +33,9 @@ struct rf_hostbench {
  * (clamped to 300..2500). Returns 0 and *out, or a negative rf_err (out of memory, a thread
  * that could not start). */
 int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out /* OUT */);
+
+/* The figures of h as the snapshot and the store keep them, measured at now_ms (Unix ms). */
+void rf_hostbench_to_hw(const struct rf_hostbench *h, int64_t now_ms,
+			struct hw_host_bench *out /* OUT */);
 
 #endif
