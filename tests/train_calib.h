@@ -1,6 +1,7 @@
 /*
  * The fine-tuning calibration cases shared by the train_memory suite and `make accuracy`: rows
- * of ../shared/calibration/training_memory.csv whose settings can be stated, each model's
+ * of ../shared/calibration/training_memory.csv whose settings can be stated, the published
+ * Hugging Face peaks of tests/fixtures/training/hf_peaks.csv, each model's
  * dimensions from model_arch.csv, and the estimate for each (see tests/core/fit/test_train_memory.c
  * for why each setting was chosen).
  */

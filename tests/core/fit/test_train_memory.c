@@ -1,11 +1,11 @@
 /*
  * The fine-tuning memory model against measured peaks (the cases are in tests/train_calib.c)
- * from
- * ../shared/calibration/training_memory.csv, with each model's dimensions from
- * model_arch.csv. Only rows whose settings can be stated are used; the settings the source
- * leaves out are written next to each case, with why they were chosen. Rows of frameworks that
- * neither provider describes (torchtune's chunked loss and bf16 adapters, DeepSpeed sharding)
- * are not used.
+ * from ../shared/calibration/training_memory.csv and from tests/fixtures/training/hf_peaks.csv
+ * (published Hugging Face-style runs with every setting stated, checkpointing on and off),
+ * with each model's dimensions from model_arch.csv. Only rows whose settings can be stated are
+ * used; the settings the source leaves out are written next to each case, with why they were
+ * chosen. Rows of frameworks that neither provider describes (torchtune's chunked loss and
+ * bf16 adapters) are not used.
  */
 #include <math.h>
 #include <stdio.h>
