@@ -103,6 +103,23 @@ static cJSON *host_bench(int port)
 	return hb;
 }
 
+/* Starts d with extra and returns /api/hardware's host_bench once the daemon has measured this
+ * host (the measurement runs after the first scan; the scan it triggers publishes it). */
+static cJSON *start_and_wait_for_the_measurement(struct t_daemon *d, const char *const *extra)
+{
+	cJSON *hb = NULL;
+
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	t_daemon_start(d, extra);
+	t_wait_scan(d->port);
+	for (int i = 0; i < 600 && !hb; i++) {
+		usleep(100 * 1000);
+		hb = host_bench(d->port);
+	}
+	ck_assert_msg(hb != NULL, "no host_bench in /api/hardware");
+	return hb;
+}
+
 /* POST /api/estimate body stands on this host's measurement. */
 static void assert_measured_host(int port, const char *body)
 {
@@ -149,15 +166,7 @@ START_TEST(the_daemon_measures_this_host_once)
 			   "\"intermediate_size\":8192,\"vocab_size\":128256}},"
 			   "\"quant\":\"Q4_0\",\"n_ctx\":2048}";
 
-	unsetenv("RIGFIT_NO_HOST_BENCH");
-	t_daemon_start(&d, extra);
-	t_wait_scan(d.port);
-	/* The measurement runs after the first scan; the scan it triggers publishes it. */
-	for (int i = 0; i < 600 && !hb; i++) {
-		usleep(100 * 1000);
-		hb = host_bench(d.port);
-	}
-	ck_assert_msg(hb != NULL, "no host_bench in /api/hardware");
+	hb = start_and_wait_for_the_measurement(&d, extra);
 	ck_assert(cJSON_GetObjectItem(hb, "memory_bandwidth_gbs")->valuedouble > 0);
 	ck_assert(cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble > 0);
 	ck_assert(cJSON_GetObjectItem(hb, "f32_gflops_per_thread")->valuedouble > 0);
@@ -265,14 +274,7 @@ START_TEST(an_older_measurement_is_measured_again)
 	ck_assert_int_eq(sqlite3_changes(raw), 1);
 	sqlite3_close(raw);
 
-	unsetenv("RIGFIT_NO_HOST_BENCH");
-	t_daemon_start(&d, extra);
-	t_wait_scan(d.port);
-	for (int i = 0; i < 600 && !hb; i++) {
-		usleep(100 * 1000);
-		hb = host_bench(d.port);
-	}
-	ck_assert_msg(hb != NULL, "no host_bench in /api/hardware");
+	hb = start_and_wait_for_the_measurement(&d, extra);
 	log = t_daemon_log(&d);
 	ck_assert_int_eq(count(log, "host measured in"), 1);
 	ck_assert_int_eq(count(log, "read from the store"), 0);
