@@ -133,6 +133,8 @@ struct est_request {
 	int64_t nodes;
 	bool has_nodes;
 	bool packing, has_packing;
+	int64_t grad_accum;
+	bool has_grad_accum;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -201,6 +203,7 @@ static const struct jm_field est_fields[] = {
 	E("offload", offload, has_offload, est_offloads),
 	F("nodes", JM_INT, nodes, 0, 1, EST_MAX_NODES, has_nodes),
 	F("packing", JM_BOOL, packing, 0, 0, 0, has_packing),
+	F("gradient_accumulation_steps", JM_INT, grad_accum, 0, 1, 4096, has_grad_accum),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -1864,9 +1867,12 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "logits_bytes", (double)r->logits_bytes);
 	cJSON_AddNumberToObject(mem, "attention_mask_bytes", (double)r->mask_bytes);
 	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
+	cJSON_AddNumberToObject(mem, "reused_bytes", (double)r->reused_bytes);
+	cJSON_AddNumberToObject(mem, "zero_bucket_bytes", (double)r->bucket_bytes);
+	cJSON_AddNumberToObject(mem, "optimizer_temp_bytes", (double)r->optimizer_temp_bytes);
 	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
 	cJSON_AddNumberToObject(mem, "compute_bytes",
-				(double)(r->activations_bytes + r->logits_bytes));
+				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));
 	cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r->overhead_bytes);
 	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
 	cJSON_AddNumberToObject(mem, "host_bytes", (double)r->host_bytes);
@@ -1935,6 +1941,7 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
+	s.grad_accum_steps = e->rq.has_grad_accum ? (int)e->rq.grad_accum : 0;
 	s.packing = e->rq.has_packing && e->rq.packing;
 	/* attention "flash": flash-attention's varlen kernel takes packed rows without a mask. */
 	s.varlen_attention = s.packing && e->rq.has_attention && e->rq.attention == 1;
@@ -1989,10 +1996,13 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		assume(e,
 		       "packing: off; every row is padded to seq_len and tokens_per_s counts "
 		       "every position, padding included (packing: true counts only real tokens)");
-	assume(e, "batch_size is per GPU; activations in 16 bits; loss: %s",
+	assume(e,
+	       "batch_size is per GPU; activations in 16 bits, the residual stream in %s; loss: %s",
+	       train_residual_bytes(&s) == 4 ? "fp32 (the embedding is fp32)" : "16 bits",
 	       train_loss_resolve(s.loss, s.provider) == TRAIN_LOSS_CHUNKED ?
 		       "chunked/fused cross-entropy (no full logits)" :
-		       "transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient)");
+		       "transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient), "
+		       "whose memory the layers' backward reuses");
 
 	/* "max": the largest value that fits, by bisection over the monotonic estimate. */
 	if ((e->rq.has_seq_len && e->rq.seq_len < 0) ||
@@ -2079,6 +2089,11 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		if (s.mode != TRAIN_FULL)
 			cJSON_AddNumberToObject(tr, "lora_rank", (double)s.lora_rank);
 		cJSON_AddBoolToObject(tr, "gradient_checkpointing", s.gradient_checkpointing);
+		if (s.grad_accum_steps > 0)
+			cJSON_AddNumberToObject(tr, "gradient_accumulation_steps",
+						(double)s.grad_accum_steps);
+		else
+			cJSON_AddNullToObject(tr, "gradient_accumulation_steps");
 		cJSON_AddNumberToObject(tr, "trainable_params", (double)r.trainable_params);
 		cJSON_AddStringToObject(tr, "strategy", train_strategy_name(s.strategy));
 		cJSON_AddStringToObject(tr, "offload", train_offload_name(s.offload));

@@ -1,12 +1,14 @@
 /*
  * The fine-tuning calibration cases shared by the train_memory suite and `make accuracy`: rows
- * of ../shared/calibration/training_memory.csv whose settings can be stated, each model's
+ * of ../shared/calibration/training_memory.csv whose settings can be stated, the published
+ * Hugging Face peaks of tests/fixtures/training/hf_peaks.csv, each model's
  * dimensions from model_arch.csv, and the estimate for each (see tests/core/fit/test_train_memory.c
  * for why each setting was chosen).
  */
 #ifndef RIGFIT_TESTS_TRAIN_CALIB_H
 #define RIGFIT_TESTS_TRAIN_CALIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct train_calib_result {
@@ -46,6 +48,23 @@ struct train_speed_result {
  * out (at most cap), or -1 with a reason in err. */
 int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
 		       int cap, char *err, size_t errlen);
+
+/* One published Hugging Face peak (tests/fixtures/training/hf_peaks.csv) against the estimate:
+ * the whole per-GPU total for a row measured as max_memory_reserved, the total less the
+ * CUDA context and the allocator's slack for one measured as max_memory_allocated. */
+struct train_hf_result {
+	char label[128]; /* model, method, checkpointing, strategy and loss, for messages */
+	bool checkpointing;
+	bool in_band; /* the row's in_band column: rigfit is held to 0.85-1.15x of it (the notes
+			 of a row marked no say why it is not) */
+	double measured_gib, estimate_gib, ratio; /* ratio = estimate / measured */
+};
+
+/* Estimates every row of src_dir's tests/fixtures/training/hf_peaks.csv with the dimensions of
+ * shared_dir's model_arch.csv. Returns how many were written to out (at most cap), or -1 with
+ * a reason in err when a file, column or value is missing or not understood. */
+int train_calib_hf(const char *src_dir, const char *shared_dir, struct train_hf_result *out,
+		   int cap, char *err, size_t errlen);
 
 /* Checks src_dir's profiles/devices.json: every GPU or SoC with a tensor fp16 rate has
  * bf16_tflops, half the fp16 rate for NVIDIA GeForce (consumer, laptop) cards except the Titan,

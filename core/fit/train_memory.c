@@ -19,6 +19,18 @@
  *   recomputed at a time; Unsloth offloads those inputs to host memory (double-buffered on
  *   the GPU) and computes the MLP's backward in chunks. While a layer runs backward, the
  *   gradients of its FFN intermediates are alive too (Hugging Face).
+ * - The residual stream (each layer's input, the norms' inputs and outputs) is in fp32 when
+ *   the embedding is: PEFT's prepare_model_for_kbit_training upcasts it for QLoRA, an fp32
+ *   LoRA base holds it so, and torch's autocast keeps AMP's master weights in fp32 (DeepSpeed
+ *   and FSDP compute from a 16-bit copy instead). Every layer adds its 16-bit output to the
+ *   fp32 residual, which type promotion keeps in fp32, and bitsandbytes casts its output back
+ *   to its input's dtype: the checkpointed layer inputs take 4 bytes an element, not 2. This
+ *   is what grows with layers x hidden and sets a 70B's longest context apart from an 8B's.
+ * - Two phases of the backward never overlap: the loss's buffers (below) are freed before
+ *   the first layer is recomputed, and the caching allocator hands their blocks to the
+ *   layer's activations and gradients. The peak holds the larger of the two, not both: the
+ *   smaller is reported as reused_bytes and taken off the total. A chunked or fused loss
+ *   keeps the hidden states' gradient it computed in the forward: nothing is handed over.
  * - Logits: transformers computes the logits of every token over the whole vocabulary in 16
  *   bits (2 bytes), upcasts them to fp32 (4), keeps the fp32 log-softmax (4), and backward
  *   adds the fp32 gradient (4) and its 16-bit copy for the output matmul (2): 16 bytes per
@@ -35,6 +47,13 @@
  *   through the forward and every recomputed layer; flash-attention's varlen kernel
  *   (padding_free, DataCollatorWithFlattening) takes the documents' positions instead and
  *   builds no mask.
+ * - Gradients: with gradient accumulation they live from the first micro-batch to the step;
+ *   with one micro-batch a step (grad_accum_steps 1) none exists until backward reaches its
+ *   layer, so the forward and the loss peak without them and the end of backward with them.
+ * - The optimizer step: torch's AdamW (foreach) computes the square roots of all second
+ *   moments into a new buffer, one moment's size, after backward has freed the activations;
+ *   a full fine-tune at short sequences peaks there (fms-acceleration's Mistral 7B at batch 4
+ *   and 8 peak alike, at weights, gradients, moments and this buffer).
  * - Overhead: the CUDA context plus the caching allocator's reserved-over-allocated share.
  *
  * Several GPUs (strategy, offload) are applied by core/fit/train_parallel.c over these terms.
@@ -156,6 +175,8 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 	if (s->batch_size < 1 || s->batch_size > 65536 || s->seq_len < 1 || s->seq_len > DIM_MAX ||
 	    (s->mode != TRAIN_FULL && (s->lora_rank < 1 || s->lora_rank > m->hidden)))
 		return false;
+	if (s->grad_accum_steps < 0 || s->grad_accum_steps > 4096)
+		return false;
 	if ((unsigned)s->precision > TRAIN_PRECISION_AMP ||
 	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_ORPO)
 		return false;
@@ -183,6 +204,29 @@ static double optimizer_bytes_per_param(enum train_optimizer o, double param_byt
 		return 2.0;
 	default:
 		return 0.0;
+	}
+}
+
+/* Whether s shards the weights themselves (ZeRO-3, FSDP, FSDP-QLoRA). */
+static bool weights_sharded(const struct train_settings *s)
+{
+	return s->strategy == TRAIN_STRATEGY_ZERO3 || s->strategy == TRAIN_STRATEGY_FSDP ||
+	       s->strategy == TRAIN_STRATEGY_FSDP_QLORA;
+}
+
+int train_residual_bytes(const struct train_settings *s)
+{
+	bool torch_only = s->strategy == TRAIN_STRATEGY_NONE || s->strategy == TRAIN_STRATEGY_DDP;
+
+	switch (s->mode) {
+	case TRAIN_QLORA:
+		return s->provider == TRAIN_PROVIDER_HUGGINGFACE && !weights_sharded(s) ? 4 : 2;
+	case TRAIN_LORA:
+		return s->weight_bits == 32 && torch_only ? 4 : 2;
+	default:
+		return (s->precision == TRAIN_PRECISION_AMP || s->weight_bits == 32) && torch_only ?
+			       4 :
+			       2;
 	}
 }
 
@@ -214,10 +258,8 @@ static void model_states(const struct train_model *m, const struct train_setting
 		/* PEFT's prepare_model_for_kbit_training upcasts them to fp32; Unsloth and
 		 * FSDP-QLoRA (which stores everything in the 16-bit quant_storage dtype to shard
 		 * it) keep 16 bits. */
-		bool sharded = s->strategy == TRAIN_STRATEGY_ZERO3 ||
-			       s->strategy == TRAIN_STRATEGY_FSDP ||
-			       s->strategy == TRAIN_STRATEGY_FSDP_QLORA;
-		double nl_bytes = s->provider == TRAIN_PROVIDER_UNSLOTH || sharded ? 2.0 : 4.0;
+		double nl_bytes =
+			s->provider == TRAIN_PROVIDER_UNSLOTH || weights_sharded(s) ? 2.0 : 4.0;
 		st->base_bytes =
 			(double)linear * NF4_BITS_PER_WEIGHT / 8.0 + (double)non_linear * nl_bytes;
 		st->gathered_bytes_per_param = NF4_BITS_PER_WEIGHT / 8.0;
@@ -234,7 +276,7 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 {
 	struct train_memory r = {0};
 	struct train_states st = {0};
-	int64_t tokens, per_tok_layer, workspace;
+	int64_t tokens, per_tok_layer, workspace, kept, layer, work, res = train_residual_bytes(s);
 	enum train_loss loss;
 	int rc;
 
@@ -251,21 +293,30 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 	model_states(m, s, &st);
 	r.trainable_params = st.trainable_params;
 
-	per_tok_layer = train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention);
+	/* A layer's activations, with its four residual-stream tensors (the norms' inputs and
+	 * outputs) in fp32 where the residual is. */
+	per_tok_layer = train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention) +
+			4 * m->hidden * (res - 2);
 	workspace = s->provider == TRAIN_PROVIDER_UNSLOTH ?
 			    0 :
 			    backward_workspace_per_token(m, s->seq_len, s->flash_attention);
+	/* kept: alive from the forward to the end of the backward; layer: one layer's backward
+	 * work, which comes after the loss's buffers are freed. */
 	if (s->gradient_checkpointing) {
-		r.checkpoint_bytes = tokens * m->n_layers * m->hidden * 2;
+		r.checkpoint_bytes = tokens * m->n_layers * m->hidden * res;
 		/* Unsloth keeps the checkpoints on the host and stages two layers' inputs. */
-		if (s->provider == TRAIN_PROVIDER_UNSLOTH)
-			r.activations_bytes = tokens * (per_tok_layer + 2 * m->hidden * 2);
-		else
-			r.activations_bytes =
-				r.checkpoint_bytes + tokens * (per_tok_layer + workspace);
+		if (s->provider == TRAIN_PROVIDER_UNSLOTH) {
+			kept = 0;
+			layer = tokens * (per_tok_layer + 2 * m->hidden * res);
+		} else {
+			kept = r.checkpoint_bytes;
+			layer = tokens * (per_tok_layer + workspace);
+		}
 	} else {
-		r.activations_bytes = tokens * (per_tok_layer * m->n_layers + workspace);
+		kept = tokens * per_tok_layer * m->n_layers;
+		layer = tokens * workspace;
 	}
+	r.activations_bytes = kept + layer;
 	if (s->packing && !s->varlen_attention) {
 		r.mask_bytes = tokens * s->seq_len * 2;
 		r.activations_bytes += r.mask_bytes;
@@ -275,6 +326,10 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 		r.logits_bytes = tokens * m->vocab * LOSS_TRANSFORMERS_BYTES;
 	else
 		r.logits_bytes = tokens * m->hidden * LOSS_CHUNK_BYTES_PER_HIDDEN;
+	/* A chunked or fused loss computes the hidden states' gradient in its forward and keeps
+	 * it, with its chunk's blocks, until backward: nothing is handed over. */
+	if (loss == TRAIN_LOSS_TRANSFORMERS)
+		r.reused_bytes = layer < r.logits_bytes ? layer : r.logits_bytes;
 	/* DPO's reference model: a second copy of the weights for full fine-tuning. */
 	if (s->objective == TRAIN_OBJECTIVE_DPO && !s->precomputed_ref_logps &&
 	    s->mode == TRAIN_FULL)
@@ -286,8 +341,23 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 	if (s->gradient_checkpointing && s->provider == TRAIN_PROVIDER_UNSLOTH)
 		r.host_bytes += r.checkpoint_bytes * train_gpus_per_node(s);
 
-	r.total_bytes = r.weights_bytes + r.adapter_bytes + r.gradients_bytes + r.optimizer_bytes +
-			r.activations_bytes + r.logits_bytes + r.reference_bytes;
+	/* The step comes after backward has freed the activations and the loss. */
+	work = r.activations_bytes + r.logits_bytes - r.reused_bytes;
+	if (s->grad_accum_steps == 1) {
+		/* No gradient exists before backward: the forward and the loss peak without them,
+		 * the end of backward holds them all with the first layer's work, the step with
+		 * its buffer. */
+		int64_t end = r.gradients_bytes + tokens * (per_tok_layer + workspace);
+		int64_t step = r.gradients_bytes + r.optimizer_temp_bytes;
+		work = work > end ? work : end;
+		work = work > step ? work : step;
+	} else {
+		if (r.optimizer_temp_bytes > work)
+			work = r.optimizer_temp_bytes;
+		work += r.gradients_bytes;
+	}
+	r.total_bytes = r.weights_bytes + r.adapter_bytes + r.optimizer_bytes + r.reference_bytes +
+			r.bucket_bytes + work;
 	r.overhead_bytes = CUDA_CONTEXT_BYTES + (int64_t)((double)r.total_bytes * ALLOCATOR_SLACK);
 	r.total_bytes += r.overhead_bytes;
 	*out = r;

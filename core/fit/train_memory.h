@@ -122,6 +122,14 @@ struct train_settings {
 	bool packing;          /* sample packing: every row is seq_len tokens of whole documents */
 	bool varlen_attention; /* with packing, flash-attention's varlen kernel keeps the
 				  documents apart by their positions (padding_free): no mask */
+	/* DeepSpeed ZeRO-1/2's reduce_bucket_size in elements (0: DeepSpeed's default, 5e8) and
+	 * overlap_comm (a second bucket, double-buffered). */
+	int64_t zero_bucket_elems;
+	bool zero_overlap_comm;
+	/* Micro-batches per optimizer step: 0 not known, and the gradients are counted through
+	 * the whole step, as accumulation keeps them between micro-batches; 1 none, and the
+	 * Trainer's zero_grad (set_to_none) leaves them unallocated until backward reaches them. */
+	int grad_accum_steps;
 };
 
 struct train_memory {
@@ -130,7 +138,7 @@ struct train_memory {
 	int64_t adapter_bytes; /* LoRA A and B matrices */
 	int64_t gradients_bytes;
 	int64_t optimizer_bytes;
-	int64_t activations_bytes; /* kept for the backward pass */
+	int64_t activations_bytes; /* kept for the backward pass, plus one layer's backward work */
 	int64_t logits_bytes;      /* logits, their fp32 copy and the loss gradient */
 	int64_t overhead_bytes;    /* CUDA context and allocator slack */
 	int64_t total_bytes;       /* peak on each GPU */
@@ -144,6 +152,14 @@ struct train_memory {
 	int64_t mask_bytes;          /* packing without a varlen kernel: the 4D block-diagonal mask
 			       (batch x 1 x seq x seq in the 16-bit compute dtype; in
 			       activations_bytes) */
+	int64_t bucket_bytes; /* DeepSpeed ZeRO-1/2's contiguous gradient buckets (in total) */
+	int64_t optimizer_temp_bytes; /* torch AdamW's step: the moments' square roots, held
+					 next to the gradients once backward is over; the total
+					 holds the larger of this and the forward and backward's
+					 activations and loss */
+	int64_t reused_bytes; /* the loss's buffers and one layer's backward work are never alive
+				 together: the smaller of the two, counted in logits_bytes or
+				 activations_bytes and taken off total_bytes */
 };
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU
@@ -167,6 +183,11 @@ int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int6
  * kernel l resolved for provider p (TRAIN_LOSS_AUTO resolved): 16 for transformers' chain, 0
  * for a chunked loss (whose chunk is sized from the hidden size instead). */
 int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p);
+
+/* Returns the bytes of one element of the residual stream (each layer's input, which gradient
+ * checkpointing keeps): 4 where the embedding is held in fp32 (Hugging Face QLoRA, whose
+ * embedding PEFT upcasts; an fp32 LoRA base; AMP without DeepSpeed or FSDP), else 2. */
+int train_residual_bytes(const struct train_settings *s);
 
 /* Returns the loss kernel TRAIN_LOSS_AUTO means for provider p. */
 enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p);

@@ -14,6 +14,10 @@
  * - Optimizer offload (ZeRO-Offload, FSDP CPU offload) keeps the optimizer states, the master
  *   weights and fp32 gradients for the CPU optimizer in host memory; parameter offload also
  *   the weight shards, the GPU holding only what is gathered.
+ * - torch's AdamW (foreach) holds a copy of the square roots of the second moments (of its
+ *   shard) in its step, under ZeRO too when the DeepSpeed config names no optimizer.
+ * - ZeRO-1/2 reduce gradients through contiguous buckets of reduce_bucket_size 16-bit elements
+ *   (two with overlap_comm), allocated in full when backward starts even for a few adapters.
  * Communication per GPU and step, ring collectives over N GPUs: an all-reduce sends
  * 2 (N - 1) / N of the buffer, an all-gather or reduce-scatter (N - 1) / N. DDP and ZeRO-1/2
  * send 2 x the gradients (ZeRO-2's reduce-scatter plus the all-gather of updated weights is the
@@ -27,6 +31,9 @@
 #include "core/err.h"
 
 #define MAX_GPUS 4096
+/* DeepSpeed's reduce_bucket_size default, and a cap far above any configuration's (elements). */
+#define ZERO_DEFAULT_BUCKET_ELEMS 500000000LL
+#define ZERO_MAX_BUCKET_ELEMS (1LL << 36)
 
 static const char *const strategy_names[] = {"none",  "ddp",  "zero1",     "zero2",
 					     "zero3", "fsdp", "fsdp_qlora"};
@@ -52,7 +59,8 @@ int train_parallel_check(const struct train_settings *s)
 {
 	if ((unsigned)s->strategy > TRAIN_STRATEGY_FSDP_QLORA ||
 	    (unsigned)s->offload > TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS || s->n_gpus < 0 ||
-	    s->n_gpus > MAX_GPUS || s->nodes < 0 || s->nodes > MAX_GPUS)
+	    s->n_gpus > MAX_GPUS || s->nodes < 0 || s->nodes > MAX_GPUS ||
+	    s->zero_bucket_elems < 0 || s->zero_bucket_elems > ZERO_MAX_BUCKET_ELEMS)
 		return RF_E_INVALID_VALUE;
 	if (s->strategy == TRAIN_STRATEGY_FSDP_QLORA && s->mode != TRAIN_QLORA)
 		return RF_E_INVALID_VALUE;
@@ -162,6 +170,19 @@ int train_parallel_apply(const struct train_model *m, const struct train_setting
 	}
 	r->gradients_bytes = (int64_t)grads;
 	r->optimizer_bytes = (int64_t)(opt + master);
+	/* ZeRO-1/2 with contiguous gradients (DeepSpeed's default) allocates reduce_bucket_size
+	 * 16-bit elements when backward starts, twice with overlap_comm, whatever the number of
+	 * trained weights (stage_1_and_2.py, backward). */
+	/* torch's AdamW (foreach, the default on CUDA) builds the square root of every second
+	 * moment at once in the step: one moment's size more, of the shard it steps. FSDP steps
+	 * its shards with it, and so does ZeRO when the DeepSpeed config names no optimizer (the
+	 * Trainer's own AdamW is wrapped); offloaded states are stepped on the host. */
+	r->optimizer_temp_bytes = s->optimizer == TRAIN_OPT_ADAMW ? (int64_t)(opt / 2.0) : 0;
+	r->bucket_bytes = 0;
+	if (sg == TRAIN_STRATEGY_ZERO1 || sg == TRAIN_STRATEGY_ZERO2)
+		r->bucket_bytes = (s->zero_bucket_elems > 0 ? s->zero_bucket_elems :
+							      ZERO_DEFAULT_BUCKET_ELEMS) *
+				  2 * (s->zero_overlap_comm ? 2 : 1);
 	r->host_bytes = (int64_t)(host * (double)train_gpus_per_node(s));
 	if (n <= 1)
 		r->comm_bytes_per_step = 0;

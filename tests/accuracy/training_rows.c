@@ -1,7 +1,8 @@
 /*
  * `make accuracy`: the fine-tuning tables (tests/train_calib.c): peak memory against measured
  * runs with its median error, the longest trainable context against Unsloth's published
- * tables (estimate / published within 0.8-1.1x), and training tokens/s against torchtune's
+ * tables (estimate / published within 0.8-1.1x), published Hugging Face peaks with
+ * checkpointing on and off (within 0.85-1.15x where placed), and training tokens/s against torchtune's
  * (median error under 20%).
  */
 #include <math.h>
@@ -39,6 +40,28 @@ static int accuracy_training_contexts(const char *shared_dir)
 		printf("%-14s %-8s %5.0f %10.0f %10.0f %6.2f\n", res[i].model, res[i].framework,
 		       res[i].card_gib, res[i].published, res[i].estimate, res[i].ratio);
 		bad |= res[i].ratio < 0.8 || res[i].ratio > res[i].hi;
+	}
+	return bad;
+}
+
+/* Published Hugging Face peaks (tests/fixtures/training/hf_peaks.csv); returns 1 when a row
+ * marked in_band is outside 0.85-1.15x. */
+static int accuracy_training_hf(const char *shared_dir)
+{
+	struct train_hf_result res[32];
+	char err[256];
+	int n = train_calib_hf(t_src_dir(), shared_dir, res, 32, err, sizeof(err)), bad = 0;
+
+	if (n <= 0) {
+		fprintf(stderr, "accuracy: Hugging Face peaks: %s\n", err);
+		return 1;
+	}
+	printf("\nHugging Face peaks, checkpointing on and off (hf_peaks.csv; (gap): not placed)\n");
+	for (int i = 0; i < n; i++) {
+		printf("%-72s %s %7.2f %7.2f %6.2f\n", res[i].label,
+		       res[i].in_band ? "     " : "(gap)", res[i].measured_gib, res[i].estimate_gib,
+		       res[i].ratio);
+		bad |= res[i].in_band && (res[i].ratio < 0.85 || res[i].ratio > 1.15);
 	}
 	return bad;
 }
@@ -91,5 +114,6 @@ int accuracy_training(const char *shared_dir)
 	printf("Training: %d rows, median |error| %.1f%% (target %.0f%%)\n", n, errs[n / 2] * 100,
 	       TRAIN_MEDIAN_TARGET * 100);
 	return (errs[n / 2] < TRAIN_MEDIAN_TARGET ? 0 : 1) |
-	       accuracy_training_contexts(shared_dir) | accuracy_training_speed(shared_dir);
+	       accuracy_training_contexts(shared_dir) | accuracy_training_hf(shared_dir) |
+	       accuracy_training_speed(shared_dir);
 }

@@ -517,6 +517,8 @@ START_TEST(fine_tuning_spreads_over_gpus_with_a_stated_strategy)
 }
 END_TEST
 
+static int said(const cJSON *j, const char *part);
+
 /* Precision and the loss kernel change what they should; bitsandbytes QLoRA is refused on
  * Apple GPUs; a Mac gets one budget whether named by profile or by GPU name. */
 START_TEST(fine_tuning_mechanisms_and_apple)
@@ -544,8 +546,35 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 			     &b),
 			 200);
 	ck_assert(num(b, "memory.logits_bytes") * 10 < num(a, "memory.logits_bytes"));
+	/* transformers' loss hands its memory to the layers' backward; a chunked one does not. */
+	ck_assert_int_eq(said(a, "whose memory the layers' backward reuses"), 1);
+	ck_assert_int_eq(said(a, "the residual stream in 16 bits"), 1);
+	ck_assert(num(a, "memory.reused_bytes") > 0);
+	ck_assert(num(b, "memory.reused_bytes") == 0);
+	ck_assert_double_eq_tol(num(a, "memory.compute_bytes"),
+				num(a, "memory.activations_bytes") + num(a, "memory.logits_bytes") -
+					num(a, "memory.reused_bytes"),
+				1);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+	/* One micro-batch a step: no gradient exists while the loss of a full fine-tune peaks. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"seq_len\":8192,"
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\",\"seq_len\":8192,"
+			     "\"gradient_accumulation_steps\":1,\"hardware_profile\":\"h100-sxm\"}",
+			     &b),
+			 200);
+	ck_assert(num(b, "memory.total_bytes") < num(a, "memory.total_bytes"));
+	ck_assert(num(b, "training.gradient_accumulation_steps") == 1);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(a, "training"), "gradient_accumulation_steps")));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"full\","
+		     "\"gradient_accumulation_steps\":0}",
+		     422, "invalid_value", "gradient_accumulation_steps");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
 		     "\"apple-m1-max\"}",
 		     422, "invalid_value", "hardware_profile");

