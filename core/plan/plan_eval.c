@@ -82,6 +82,10 @@ static void speed_model(const struct model_params *mp, const struct rf_mem_weigh
 	in->quantized = ftype >= 0 && ftype != RF_FT_F16 && ftype != RF_FT_BF16 &&
 			ftype != RF_FT_F32;
 	in->gpu_fraction = w->n_layer > 0 ? (double)m->n_gpu_layers / (double)w->n_layer : 0;
+	/* Prefill copies host weights once per micro-batch; with --no-mmap llama.cpp keeps them
+	 * in the GPU's pinned host buffer, mapped (the default) they are pageable. */
+	in->n_ubatch = m->n_ubatch > 0 ? (int)m->n_ubatch : (int)p->n_ubatch;
+	in->host_pinned = !p->use_mmap;
 	if (m->experts_host_bytes > 0 && in->weight_bytes > 0 && expert_bytes > 0 &&
 	    mp->expert > 0) {
 		/* Routed experts read per token: the k of E used, which is the share of the
