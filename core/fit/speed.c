@@ -164,8 +164,8 @@ static int validate(const struct speed_input *in)
 		return RF_E_INVALID_VALUE;
 	if (!in_range(in->weight_bytes, 1, 1e15) || !in_range(in->kv_bytes_start, 0, 1e15) ||
 	    !in_range(in->moe_batch_bytes, 0, 1e15) || !in_range(in->kv_bytes_full, 0, 1e15) ||
-	    !in_range(in->flops_per_token, 1, 1e17) || in->n_layers > 100000 ||
-	    !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
+	    !in_range(in->host_copy_bytes, 0, 1e15) || !in_range(in->flops_per_token, 1, 1e17) ||
+	    in->n_layers > 100000 || !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
 	    in->n_devices > SPEED_MAX_DEVICES)
 		return RF_E_INVALID_VALUE;
 	if (in->backend != SPEED_BACKEND_CPU && in->gpu_fraction > 0 && in->n_devices == 0)
@@ -342,8 +342,10 @@ static double prefill_time_at(const struct speed_input *in, const struct speed_p
 		const struct speed_device *d = &in->devices[0];
 		if (d->compute_tflops <= 0 || d->compute == SPEED_COMPUTE_UNKNOWN)
 			return -1;
-		t += (in->weight_bytes + in->moe_batch_bytes) * (1 - f) *
-		     host_copy_s_per_byte(in, p) * per_tok;
+		double bytes = in->host_copy_bytes > 0 ?
+				       in->host_copy_bytes :
+				       (in->weight_bytes + in->moe_batch_bytes) * (1 - f);
+		t += bytes * host_copy_s_per_byte(in, p) * per_tok;
 		t += fl * (1 - f) / (compute_eff(p, d, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);

@@ -115,6 +115,9 @@ struct speed_input {
 	bool weight_ftype_known; /* false: the CPU kernel family follows the bits per weight */
 	double repacked_share;   /* share of the host's weights in repacked layouts (0..1) */
 	double gpu_fraction;     /* share of the layers on the devices (n_gpu_layers / layers) */
+	double host_copy_bytes;  /* host weights a prefill micro-batch copies to the GPU (host
+				    layers, experts n_cpu_moe keeps there, a host output layer);
+				    <= 0: (weight_bytes + moe_batch_bytes) x (1 - gpu_fraction) */
 	int n_ubatch;            /* llama.cpp's micro-batch; <= 0: SPEED_PREFILL_UBATCH */
 	double prompt_tokens;    /* prompt of the prefill figure; <= 0: SPEED_PREFILL_PROMPT */
 	bool host_pinned;        /* host weights in the GPU's pinned host buffer (--no-mmap);

@@ -693,6 +693,12 @@ START_TEST(prefill_copies_follow_n_ubatch)
 	/* 1000 tokens in micro-batches of 512: two copies, the second of a partial batch. */
 	in.prompt_tokens = 1000;
 	ck_assert_double_eq_tol(1 / prefill(&in), base + 2 * 2 * GB * s / 1000, 1e-12);
+	/* What the caller counts as copied (experts n_cpu_moe keeps on the host, a host output
+	 * layer) replaces the host share of the weights. */
+	in.prompt_tokens = 0;
+	in.host_copy_bytes = 3 * GB;
+	ck_assert_double_eq_tol(1 / prefill(&in), base + 3 * GB * s / 512, 1e-12);
+	in.host_copy_bytes = 0;
 	/* Micro-batches under 32 tokens leave the host layers on the CPU: far slower. */
 	in.prompt_tokens = 0;
 	in.n_ubatch = 16;
