@@ -399,27 +399,33 @@ static void note(struct speed_output *o, const char *fmt, ...)
 	o->n_assumptions++;
 }
 
-/* How a partial offload's prefill copies the host layers' weights, for the assumptions. */
-static void explain_offload(const struct speed_input *in, const struct speed_params *p,
+/* How a partial offload's prefill copies the host layers' weights, for the assumptions; for
+ * mapped weights, the prefill pinning them would give. */
+static void explain_offload(const struct speed_input *in,
+			    const struct speed_params params[SPEED_BACKEND_COUNT],
 			    struct speed_output *o)
 {
+	const struct speed_params *p = &params[in->backend];
 	double link = in->host.link_gbs > 0 ? in->host.link_gbs : SPEED_ASSUMED_HOST_LINK_GBS;
-	double prompt = prompt_of(in);
+	double prompt = prompt_of(in), t_pinned;
+	struct speed_input pinned = *in;
 
 	note(o,
 	     "prefill runs the host layers on the GPU, copying their weights once per %.0f-token "
 	     "micro-batch (n_ubatch %d, %.0f per %.0f-token prompt)",
 	     ubatch_of(in, prompt), in->n_ubatch > 0 ? in->n_ubatch : SPEED_PREFILL_UBATCH,
 	     ceil(prompt / ubatch_of(in, prompt)), prompt);
-	if (in->host_pinned || !(p->host_staging_gbs > 0))
+	pinned.host_pinned = true;
+	t_pinned = prefill_time(&pinned, params);
+	if (in->host_pinned || !(p->host_staging_gbs > 0) || t_pinned <= 0)
 		note(o, "host weights pinned (use_mmap false): copied at %.0f GB/s%s", link,
 		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)");
 	else
 		note(o,
 		     "host weights mmap'd (pageable): staged at %.1f GB/s (fitted on %d rows), "
-		     "then copied at %.0f GB/s%s; use_mmap false pins them",
+		     "then copied at %.0f GB/s%s; use_mmap false pins them: prefill %.0f tokens/s",
 		     p->host_staging_gbs, p->rows_staging, link,
-		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)");
+		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)", 1 / t_pinned);
 }
 
 /* The CPU kernels' figures (core/fit/cpu/speed_cpu.h), for the assumptions. */
@@ -526,7 +532,7 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 					     SPEED_MEASURED_OVER_THEORETICAL));
 		if (in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU &&
 		    ubatch_of(in, prompt_of(in)) >= SPEED_OFFLOAD_MIN_BATCH)
-			explain_offload(in, p, o);
+			explain_offload(in, params, o);
 		else if (in->host.cpu_isa != SPEED_CPU_ISA_UNSET)
 			explain_cpu_kernels(in, f, o);
 		else

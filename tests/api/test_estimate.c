@@ -830,6 +830,13 @@ START_TEST(partial_offload_prefill_follows_n_ubatch_and_mmap)
 	ck_assert_double_eq_tol(num(pinned, "speed.decode_tokens_per_s"),
 				num(mapped, "speed.decode_tokens_per_s"), 1e-9);
 	ck_assert_int_eq(said_in(mapped, "mmap'd (pageable): staged at"), 1);
+	{
+		/* The mapped answer says what pinning would give: the pinned answer's prefill. */
+		char want[64];
+		snprintf(want, sizeof(want), "use_mmap false pins them: prefill %.0f tokens/s",
+			 num(pinned, "speed.prefill_tokens_per_s"));
+		ck_assert_int_eq(said_in(mapped, want), 1);
+	}
 	ck_assert_int_eq(said_in(pinned, "host weights pinned (use_mmap false)"), 1);
 	ck_assert_int_eq(said_in(mapped, "once per 512-token micro-batch"), 1);
 	ck_assert_int_eq(said_in(small, "once per 256-token micro-batch (n_ubatch 256, 2 per"), 1);
