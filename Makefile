@@ -155,7 +155,7 @@ ACCURACY_SRC  := $(sort $(wildcard tests/accuracy/*.c)) tests/csv.c tests/test_u
                  tests/memory_calib.c tests/train_calib.c
 ACCURACY_OBJ  := $(ACCURACY_SRC:%.c=$(B)/rel/%.o) $(CORE_SRC:%.c=$(B)/rel/%.o) \
                  $(ACCURACY_API:%.c=$(B)/rel/%.o)
-ACCURACY_LIBS  = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm
+ACCURACY_LIBS  = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) $(CHECK_LIBS) -lm
 
 $(ACCURACY_SRC:%.c=$(B)/rel/%.o): $(B)/gen/suites.h
 

@@ -486,16 +486,15 @@ START_TEST(apple_chips_follow_their_own_bandwidth_and_cores)
 }
 END_TEST
 
-/* Partial-offload prefill against llama-bench (tests/fixtures/partial_offload_prefill.csv):
- * the host layers' weights cross to the GPU once per micro-batch, staged first when they are
- * mmap'd (pageable). "row" lines are whole prefill rates; "pair" lines come in mmap 0 / mmap 1
- * pairs of an older build, whose difference is the pageable copy's own time. */
+/* Partial-offload prefill against llama-bench (tests/fixtures/partial_offload_prefill.csv,
+ * read by tests/accuracy/speed_rows.c): the host layers' weights cross to the GPU once per
+ * micro-batch, staged first when they are mmap'd (pageable). "row" lines are whole prefill
+ * rates; "pair" lines come in mmap 0 / mmap 1 pairs of an older build, whose difference is the
+ * pageable copy's own time. */
 static struct t_csv *offload_rows(void)
 {
-	char *path = t_path(t_src_dir(), "tests/fixtures/partial_offload_prefill.csv");
-	struct t_csv *c = t_csv_read(path);
+	struct t_csv *c = speed_offload_csv(t_src_dir());
 
-	free(path);
 	ck_assert_ptr_nonnull(c);
 	return c;
 }
@@ -510,33 +509,9 @@ static double col(const struct t_csv *c, int r, const char *name)
 
 static struct speed_input offload_input(const struct t_csv *c, int r)
 {
-	const struct device_profile *prof = profile(t_csv_get(c, r, "device"));
-	enum device_compute_kind kind = DEVICE_COMPUTE_UNKNOWN;
-	double bytes = col(c, r, "model_size_gib") * 1024.0 * 1024.0 * 1024.0;
-	double active = col(c, r, "active_params_b") / col(c, r, "params_b");
 	struct speed_input in;
 
-	memset(&in, 0, sizeof(in));
-	in.backend = SPEED_BACKEND_CUDA;
-	in.weight_bytes = bytes * active;
-	in.moe_batch_bytes = bytes * (1 - active);
-	in.flops_per_token = 2e9 * col(c, r, "active_params_b");
-	in.n_layers = (int)col(c, r, "n_layers");
-	in.quantized = true;
-	in.gpu_fraction = col(c, r, "ngl") / col(c, r, "n_layers");
-	in.n_ubatch = (int)col(c, r, "n_ubatch");
-	in.prompt_tokens = col(c, r, "prompt");
-	in.host_pinned = col(c, r, "mmap") == 0;
-	if (t_csv_get(c, r, "link_gbs")[0])
-		in.host.link_gbs = col(c, r, "link_gbs");
-	in.n_devices = 1;
-	in.devices[0].bandwidth_gbs = prof->memory_bandwidth_gbs;
-	in.devices[0].compute_tflops = device_compute_tflops(prof, &kind);
-	in.devices[0].compute = kind == DEVICE_COMPUTE_TENSOR  ? SPEED_COMPUTE_TENSOR :
-				kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
-								 SPEED_COMPUTE_VECTOR;
-	in.devices[0].pro = device_pro_class(prof);
-	in.devices[0].hbm = device_hbm_class(prof);
+	ck_assert_msg(speed_offload_input(c, r, &rows.devices, &in) == 0, "line %d", r + 2);
 	return in;
 }
 
