@@ -984,11 +984,12 @@ int speed_fit(const struct speed_obs *obs, size_t n,
 	return 0;
 }
 
-/* A partial-offload prefill observation: some layers on the host, copied to a GPU. */
+/* A partial-offload prefill observation with pageable (mmap'd) host weights: some layers on
+ * the host, staged, then copied to a GPU. */
 static bool offload_prefill(const struct speed_obs *o)
 {
 	return o->test == SPEED_TEST_PREFILL && o->in.backend != SPEED_BACKEND_CPU &&
-	       o->in.n_devices > 0 && o->in.gpu_fraction < 1;
+	       o->in.n_devices > 0 && o->in.gpu_fraction < 1 && !o->in.host_pinned;
 }
 
 static double staging_loss(const struct speed_obs *obs, size_t n,

@@ -243,10 +243,10 @@ int speed_fit(const struct speed_obs *obs, size_t n,
 	      struct speed_params out[SPEED_BACKEND_COUNT] /* OUT */);
 
 /* Fits host_staging_gbs, the one constant of a partial offload's pageable copies, to the n
- * observations (prefill with some layers on the host): a log-spaced grid search that
- * minimises the sum of absolute log errors, every other constant taken from base. Returns 0
- * and *gbs, or RF_E_INVALID_VALUE when an observation is invalid or none is a partial-offload
- * prefill. */
+ * observations (prefill with some layers on the host, mmap'd): a grid search in steps of
+ * 0.1 GB/s that minimises the sum of absolute log errors, every other constant taken from
+ * base. Returns 0 and *gbs, or RF_E_INVALID_VALUE when an observation is invalid or none is a
+ * partial-offload prefill of pageable weights. */
 int speed_fit_staging(const struct speed_obs *obs, size_t n,
 		      const struct speed_params base[SPEED_BACKEND_COUNT], double *gbs /* OUT */);
 

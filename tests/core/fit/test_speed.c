@@ -602,7 +602,7 @@ START_TEST(the_staging_rate_is_what_the_fit_finds)
 	/* Pinned weights are not staged: the same rows then say nothing about the rate. */
 	for (size_t i = 0; i < n; i++)
 		obs[i].in.host_pinned = true;
-	ck_assert_int_eq(speed_fit_staging(obs, n, speed_fitted, &gbs), 0);
+	ck_assert_int_eq(speed_fit_staging(obs, n, speed_fitted, &gbs), RF_E_INVALID_VALUE);
 	ck_assert_int_eq(speed_fit_staging(obs, 0, speed_fitted, &gbs), RF_E_INVALID_VALUE);
 	t_csv_free(c);
 }
