@@ -797,6 +797,7 @@ static void est_speed_devices(const struct api_env *env, struct est *e, struct s
 		in->backend = SPEED_BACKEND_CPU;
 	in->host.bandwidth_gbs = e->hw.cpu.memory_bandwidth_gbs;
 	in->host.bandwidth_measured = e->hw.cpu.memory_bandwidth_gbs > 0;
+	in->host.bandwidth_hostbench = in->host.bandwidth_measured && e->hw.host_bench.measured;
 	if (!(in->host.bandwidth_gbs > 0) && e->cpu_table_bandwidth_gbs > 0)
 		in->host.bandwidth_gbs = e->cpu_table_bandwidth_gbs; /* theoretical */
 	in->host.threads = e->hw.cpu.performance_cores > 0 ? e->hw.cpu.performance_cores :
@@ -824,6 +825,12 @@ static void est_speed_weights(const struct est *e, struct speed_input *in)
 	in->weight_ftype = e->ftype;
 	in->weight_ftype_known = e->ftype >= 0;
 	in->repacked_share = all > 0 && rep < all ? rep / all : all > 0 ? 1 : 0;
+	/* Each weight type at its own kernels' rate; without typed matrices the file type's. */
+	(void)rf_weights_cpu_mix(w, cls,
+				 e->arch.n_experts > 0 ? (double)e->arch.n_experts_per_tok /
+								 (double)e->arch.n_experts :
+							 1,
+				 &in->cpu_mix);
 }
 
 static cJSON *est_memory_json(const struct rf_mem_estimate *m)

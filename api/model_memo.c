@@ -32,7 +32,11 @@ struct memo_slot {
 	uint64_t output_repack_bytes[RF_REPACK_N];
 	uint64_t *layer_bytes; /* n_layer entries, n_layer of layer_expert_bytes, then n_layer per
 				  repack class */
+	double *types;         /* MEMO_TYPE_VALUES: type_elements, type_expert_elements, then
+			  type_repack_elements per repack class */
 };
+
+#define MEMO_TYPE_VALUES ((size_t)RF_GT_COUNT * (2 + RF_REPACK_N))
 
 static struct memo_slot memo_slots[API_MODEL_MEMO_SLOTS];
 /* memo_slots[i].hash of the used slots, 0 for the others: a lookup scans these 8 KiB, not the
@@ -89,13 +93,23 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		     const struct model_params *params, const struct rf_mem_weights *w)
 {
 	uint64_t *layers = NULL;
+	double *types = NULL;
 	struct memo_slot *s;
 
 	if (w) {
 		layers = malloc((size_t)(w->n_layer > 0 ? w->n_layer : 1) * (RF_REPACK_N + 2) *
 				sizeof(*layers));
-		if (!layers)
+		types = malloc(MEMO_TYPE_VALUES * sizeof(*types));
+		if (!layers || !types) {
+			free(layers);
+			free(types);
 			return;
+		}
+		memcpy(types, w->type_elements, sizeof(w->type_elements));
+		memcpy(types + RF_GT_COUNT, w->type_expert_elements,
+		       sizeof(w->type_expert_elements));
+		memcpy(types + 2 * RF_GT_COUNT, w->type_repack_elements,
+		       sizeof(w->type_repack_elements));
 		memcpy(layers, w->layer_bytes, (size_t)w->n_layer * sizeof(*layers));
 		memcpy(layers + w->n_layer, w->layer_expert_bytes,
 		       (size_t)w->n_layer * sizeof(*layers));
@@ -105,12 +119,14 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 	}
 	if (!memo_lock()) {
 		free(layers);
+		free(types);
 		return;
 	}
 	memo_hashes[memo_next] = hash;
 	s = &memo_slots[memo_next];
 	memo_next = (memo_next + 1) % API_MODEL_MEMO_SLOTS;
 	free(s->layer_bytes);
+	free(s->types);
 	memset(s, 0, sizeof(*s));
 	s->used = true;
 	s->hash = hash;
@@ -127,6 +143,7 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		memcpy(s->output_repack_bytes, w->output_repack_bytes,
 		       sizeof(s->output_repack_bytes));
 		s->layer_bytes = layers;
+		s->types = types;
 	}
 	mtx_unlock(&memo_mtx);
 }
@@ -184,6 +201,11 @@ int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weight
 				memcpy(out->layer_repack_bytes[c],
 				       s->layer_bytes + (size_t)(c + 2) * (size_t)s->n_layer,
 				       (size_t)s->n_layer * sizeof(*s->layer_bytes));
+			memcpy(out->type_elements, s->types, sizeof(out->type_elements));
+			memcpy(out->type_expert_elements, s->types + RF_GT_COUNT,
+			       sizeof(out->type_expert_elements));
+			memcpy(out->type_repack_elements, s->types + 2 * RF_GT_COUNT,
+			       sizeof(out->type_repack_elements));
 		} else if ((s = memo_find(a, hash, MEMO_PARAMS_ONLY)) != NULL) {
 			p = s->params;
 			have_params = true;
@@ -208,6 +230,7 @@ void api_memo_clear(void)
 		return;
 	for (size_t i = 0; i < API_MODEL_MEMO_SLOTS; i++) {
 		free(memo_slots[i].layer_bytes);
+		free(memo_slots[i].types);
 		memset(&memo_slots[i], 0, sizeof(memo_slots[i]));
 		memo_hashes[i] = 0;
 	}

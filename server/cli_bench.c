@@ -28,6 +28,7 @@
 #include "server/hostbench.h"
 #include "server/profiles.h"
 #include "server/store/store.h"
+#include "server/store/store_hostbench.h"
 
 #define BENCH_QUERY_MAX 2048
 
@@ -36,14 +37,17 @@ const char rf_cli_bench_usage[] =
 	"                           [--db PATH] [--profiles DIR] [--root DIR] [--format F]\n"
 	"       rigfit bench list [--model M] [--hardware FP] [--since T] [--limit N]\n"
 	"                         [--cursor C] [--db PATH] [--format F]\n"
-	"       rigfit bench host [--threads N] [--budget-ms MS]\n"
+	"       rigfit bench host [--threads N] [--budget-ms MS] [--save] [--db PATH]\n"
 	"record stores measured speeds (llama-bench -o json, llama-server timings, or a run as\n"
 	"POST /api/benchmarks takes it) under this machine's hardware fingerprint; list prints\n"
 	"the history, newest first, as GET /api/benchmarks does. --db defaults to RIGFIT_DB,\n"
 	"then ./var/rigfit.db (the daemon's database may be shared: SQLite WAL mode).\n"
 	"--format is json (default), table or summary. host measures this machine's memory\n"
 	"read bandwidth (one thread per physical core) and its int8 and f32 dot-product rates\n"
-	"per thread, in about 2 s, and prints them as JSON with the hardware fingerprint.\n";
+	"per thread, in about 2 s, and prints them as JSON with the hardware fingerprint;\n"
+	"--save keeps them in the store for that fingerprint, replacing what the daemon measured\n"
+	"(it reads them at its next start): measure again on a quiet host when the first\n"
+	"measurement ran while the machine was busy.\n";
 
 /* What one bench command holds open. */
 struct bench_cli {
@@ -140,6 +144,17 @@ static int bench_args(struct bench_cli *b, int argc, char **argv, const char *na
 	return 0;
 }
 
+/* The store's path: db, else $RIGFIT_DB, else ./var/rigfit.db. */
+static const char *store_path(const char *db)
+{
+	if (!db) {
+		db = getenv("RIGFIT_DB");
+		if (!db || !*db)
+			db = "./var/rigfit.db";
+	}
+	return db;
+}
+
 /* Loads the catalogs and opens the store. Returns 0 or 1 after a message. */
 static int bench_open(struct bench_cli *b)
 {
@@ -148,11 +163,7 @@ static int bench_open(struct bench_cli *b)
 
 	if (cli_catalogs(b->profiles, &b->set, &b->cat) != 0)
 		return 1;
-	if (!b->db) {
-		b->db = getenv("RIGFIT_DB");
-		if (!b->db || !*b->db)
-			b->db = "./var/rigfit.db";
-	}
+	b->db = store_path(b->db);
 	if (rf_store_open(b->db, rf_embed_migrations, &b->store, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rigfit: store: %s\n", err);
 		return 1;
@@ -270,31 +281,67 @@ out:
 /* rigfit bench host [--threads N] [--budget-ms MS]: measures this host (server/hostbench.h)
  * with one thread per physical core and prints the figures with the hardware fingerprint they
  * belong to, as JSON. */
+/* Keeps h for fingerprint fp in the store at db. Returns 0 or 1 after a message. */
+static int bench_host_save(const char *db, const char *fp, const struct rf_hostbench *h)
+{
+	struct rf_store *st = NULL;
+	struct hw_host_bench b;
+	char err[512];
+	int rc;
+
+	if (!fp[0]) {
+		fprintf(stderr, "rigfit: bench host: no hardware fingerprint to file it under\n");
+		return 1;
+	}
+	if (rf_store_open(db, rf_embed_migrations, &st, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rigfit: store: %s\n", err);
+		return 1;
+	}
+	rf_hostbench_to_hw(h, (int64_t)time(NULL) * 1000, &b);
+	rc = rf_store_host_bench_put(st, fp, &b);
+	rf_store_close(st);
+	if (rc < 0) {
+		fprintf(stderr, "rigfit: bench host: not saved in %s: %s\n", db, rf_err_code(rc));
+		return 1;
+	}
+	return 0;
+}
+
 static int bench_host(int argc, char **argv)
 {
 	struct rf_detect_opts opts = {.root = "/"};
 	struct hw_snapshot *s = malloc(sizeof(*s));
 	struct rf_hostbench h;
 	char fp[64] = "";
+	const char *db = NULL;
+	bool save = false;
 	uint64_t v;
 	int threads = 0, budget = 1500, rc;
 	cJSON *o;
 	char *text;
 
-	for (int i = 0; i < argc; i += 2) {
+	for (int i = 0; i < argc; i++) {
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(argv[i], "--save") == 0) {
+			save = true;
+			continue;
+		}
 		if (strcmp(argv[i], "--threads") == 0 && val &&
 		    rf_parse_u64_str(val, 1024, &v) == 0 && v >= 1)
 			threads = (int)v;
 		else if (strcmp(argv[i], "--budget-ms") == 0 && val &&
 			 rf_parse_u64_str(val, 2500, &v) == 0 && v >= 300)
 			budget = (int)v;
+		else if (strcmp(argv[i], "--db") == 0 && val && *val)
+			db = val;
 		else {
 			free(s);
 			return cli_usage_error("bench host: unknown or bad option '%.60s' "
-					       "(--threads 1..1024, --budget-ms 300..2500)",
+					       "(--threads 1..1024, --budget-ms 300..2500, --save, "
+					       "--db PATH)",
 					       argv[i]);
 		}
+		i++;
 	}
 	if (!s)
 		return 1;
@@ -314,6 +361,9 @@ static int bench_host(int argc, char **argv)
 		fprintf(stderr, "rigfit: bench host: %s\n", rf_err_code(rc));
 		return 1;
 	}
+	db = store_path(db);
+	if (save && bench_host_save(db, fp, &h) != 0)
+		return 1;
 	o = cJSON_CreateObject();
 	if (!o)
 		return 1;
@@ -327,6 +377,8 @@ static int bench_host(int argc, char **argv)
 	cJSON_AddNumberToObject(o, "f32_gflops_per_thread", h.f32_gflops_per_thread);
 	cJSON_AddStringToObject(o, "kernel_isa", h.kernel_isa);
 	cJSON_AddNumberToObject(o, "duration_ms", h.duration_ms);
+	if (save)
+		cJSON_AddStringToObject(o, "saved_to", db);
 	text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!text)

@@ -11,6 +11,10 @@
 #ifndef RIGFIT_SERVER_HOSTBENCH_H
 #define RIGFIT_SERVER_HOSTBENCH_H
 
+#include <stdint.h>
+
+#include "core/hw/hw.h"
+
 struct rf_hostbench {
 	int threads;                  /* threads the bandwidth was read with */
 	double memory_bandwidth_gbs;  /* read bandwidth, GB/s (1e9 bytes) */
@@ -24,5 +28,9 @@ struct rf_hostbench {
  * (clamped to 300..2500). Returns 0 and *out, or a negative rf_err (out of memory, a thread
  * that could not start). */
 int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out /* OUT */);
+
+/* The figures of h as the snapshot and the store keep them, measured at now_ms (Unix ms). */
+void rf_hostbench_to_hw(const struct rf_hostbench *h, int64_t now_ms,
+			struct hw_host_bench *out /* OUT */);
 
 #endif

@@ -143,14 +143,7 @@ static void hostbench_work(uv_work_t *w)
 	job->rc = rf_hostbench_run(job->threads, HOSTBENCH_BUDGET_MS, &h);
 	if (job->rc < 0)
 		return;
-	b->measured = true;
-	b->threads = h.threads;
-	b->memory_bandwidth_gbs = h.memory_bandwidth_gbs;
-	b->int8_gops_per_thread = h.int8_gops_per_thread;
-	b->f32_gflops_per_thread = h.f32_gflops_per_thread;
-	snprintf(b->kernel_isa, sizeof(b->kernel_isa), "%s", h.kernel_isa);
-	b->duration_ms = h.duration_ms;
-	b->measured_at_ms = (int64_t)time(NULL) * 1000;
+	rf_hostbench_to_hw(&h, (int64_t)time(NULL) * 1000, b);
 	/* Kept with the fingerprint: a restart on this machine reads it back (scan_work). */
 	if (job->d->store)
 		job->store_rc = rf_store_host_bench_put(job->d->store, job->fp, b);

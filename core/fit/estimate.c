@@ -27,6 +27,41 @@ void rf_infer_params_default(struct rf_infer_params *p)
 
 /* ---- weights ---------------------------------------------------------------------------- */
 
+/* Counts matrix x's elements under its type (as the head when head: a tied token_embd). */
+static void add_matrix_elements(struct rf_mem_weights *w, const struct rf_tensor *x, bool head)
+{
+	double el = 1;
+
+	if (x->type < 0 || x->type >= RF_GT_COUNT)
+		return;
+	for (uint32_t d = 0; d < x->n_dims && d < RF_TENSOR_MAX_DIMS; d++)
+		el *= (double)x->ne[d];
+	w->type_elements[x->type] += el;
+	if (x->expert && !head)
+		w->type_expert_elements[x->type] += el;
+	for (int c = 1; c < RF_REPACK_N; c++)
+		if (rf_repack_takes(c, x->type, x->ne[1], x->expert && !head))
+			w->type_repack_elements[c][x->type] += el;
+}
+
+int rf_weights_cpu_mix(const struct rf_mem_weights *w, int repack_isa, double expert_active,
+		       struct speed_cpu_mix *out)
+{
+	double el[RF_GT_COUNT], rep[RF_GT_COUNT];
+
+	if (!(expert_active >= 0) || expert_active > 1)
+		expert_active = 1;
+	for (int t = 0; t < RF_GT_COUNT; t++) {
+		double ex = w->type_expert_elements[t], r = 0;
+		/* The experts a token does not route to are not multiplied. */
+		el[t] = w->type_elements[t] - ex * (1 - expert_active);
+		if (repack_isa > 0 && repack_isa < RF_REPACK_N && w->type_elements[t] > 0)
+			r = w->type_repack_elements[repack_isa][t] * el[t] / w->type_elements[t];
+		rep[t] = r;
+	}
+	return speed_cpu_mix_from_types(el, rep, RF_GT_COUNT, out);
+}
+
 int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *t, size_t n,
 			    struct rf_mem_weights *out)
 {
@@ -60,6 +95,7 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 		/* Weights a matrix product reads, as the CPU backend may repack them. */
 		if (x->n_dims < 2 || !rf_tensor_quantizable(x))
 			continue;
+		add_matrix_elements(&w, x, false);
 		for (int c = 1; c < RF_REPACK_N; c++) {
 			if (!rf_repack_takes(c, x->type, x->ne[1], x->expert))
 				continue;
@@ -79,6 +115,7 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(t[i].name, "token_embd.weight") != 0)
 				continue;
+			add_matrix_elements(&w, &t[i], true);
 			for (int c = 1; c < RF_REPACK_N; c++)
 				if (rf_repack_takes(c, t[i].type, t[i].ne[1], false))
 					w.output_repack_bytes[c] += tok;

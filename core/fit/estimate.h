@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "core/fit/cpu/repack.h"
+#include "core/fit/cpu/speed_cpu.h"
 #include "core/fit/model.h"
 #include "core/fit/quant.h"
 
@@ -127,6 +128,12 @@ struct rf_mem_weights {
 	 * that layer runs on the host. A tied head's repacked copy is in output_repack_bytes. */
 	uint64_t layer_repack_bytes[RF_REPACK_N][MODEL_MAX_LAYERS];
 	uint64_t output_repack_bytes[RF_REPACK_N];
+	/* The matrices a token multiplies (layers and head, a tied head included), in elements
+	 * per ggml type (enum rf_gtype): all of them, the routed experts among them, and those
+	 * repacked per instruction-set class. The CPU kernels run each type at its own rate. */
+	double type_elements[RF_GT_COUNT];
+	double type_expert_elements[RF_GT_COUNT];
+	double type_repack_elements[RF_REPACK_N][RF_GT_COUNT];
 };
 
 /* Sums tensors (from a GGUF header or model_tensors() + rf_quant_apply()) into layers. a gives
@@ -134,6 +141,12 @@ struct rf_mem_weights {
  * tensor of a layer beyond MODEL_MAX_LAYERS). */
 int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *t, size_t n,
 			    struct rf_mem_weights *out /* OUT */);
+
+/* The weight-type mix of w's matrix products on a CPU of repack class repack_isa (enum
+ * rf_repack_isa), with expert_active the share of the routed experts a token runs (1 for a
+ * dense model). Returns 0, or RF_E_INVALID_VALUE when w has no typed matrices (*out all 0). */
+int rf_weights_cpu_mix(const struct rf_mem_weights *w, int repack_isa, double expert_active,
+		       struct speed_cpu_mix *out /* OUT */);
 
 /* The weights of a (validated) architecture in quantization scheme ft (enum rf_ftype), tensor
  * by tensor with the scheme's mix. imatrix: 1 with an importance matrix, 0 without, -1 as the

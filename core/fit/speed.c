@@ -219,9 +219,12 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 {
 	double bw = in->host.bandwidth_gbs > 0 ? in->host.bandwidth_gbs :
 						 SPEED_ASSUMED_HOST_BANDWIDTH_GBS;
-	bool measured = in->host.bandwidth_gbs > 0 && in->host.bandwidth_measured;
+	bool known = in->host.bandwidth_gbs > 0;
 
-	return bw * cpu->mem_eff * (measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
+	if (known && in->host.bandwidth_hostbench)
+		return bw * SPEED_HOST_MEASURED_READ_SHARE;
+	return bw * cpu->mem_eff *
+	       (known && in->host.bandwidth_measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
 }
 
 /* The host's share (1 - f) of a token's work, for the CPU kernels (core/fit/cpu/speed_cpu.h). */
@@ -236,6 +239,7 @@ static void host_work(const struct speed_input *in, double bytes, double f,
 	w->weight_bytes = bytes * (1 - f);
 	w->elements = in->flops_per_token / 2 * (1 - f);
 	w->repacked_share = in->repacked_share;
+	w->mix = in->cpu_mix;
 	w->layers = (double)layers(in) * (1 - f);
 }
 
@@ -527,12 +531,12 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 		note(o, "%.0f%% of the layers run on the host at %.1f GB/s %s x %.2f efficiency",
 		     100 * (1 - f),
 		     known ? in->host.bandwidth_gbs : SPEED_ASSUMED_HOST_BANDWIDTH_GBS,
-		     !known                      ? "(assumed: dual-channel DDR4-3200)" :
-		     in->host.bandwidth_measured ? "(measured)" :
-						   "(theoretical)",
-		     cpu->mem_eff * (known && in->host.bandwidth_measured ?
-					     1.0 :
-					     SPEED_MEASURED_OVER_THEORETICAL));
+		     !known                       ? "(assumed: dual-channel DDR4-3200)" :
+		     in->host.bandwidth_hostbench ? "(measured here with vector reads)" :
+		     in->host.bandwidth_measured  ? "(measured)" :
+						    "(theoretical)",
+		     host_rate_gbs(in, cpu) /
+			     (known ? in->host.bandwidth_gbs : SPEED_ASSUMED_HOST_BANDWIDTH_GBS));
 		if (in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU &&
 		    ubatch_of(in, prompt_of(in)) >= SPEED_OFFLOAD_MIN_BATCH)
 			explain_offload(in, params, o);

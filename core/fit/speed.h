@@ -30,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fit/cpu/speed_cpu.h"
+
 #define SPEED_MAX_DEVICES 16
 #define SPEED_MAX_ASSUMPTIONS 16
 #define SPEED_ASSUMPTION_LEN 200
@@ -45,6 +47,10 @@
  * theoretical one (Radxa forum, "DRAM speed capped to 4266 MT/s on O6": "I'm used to seeing
  * about 60% efficiency usually"). */
 #define SPEED_MEASURED_OVER_THEORETICAL 0.6
+/* The share of rigfit's own host measurement (server/hostbench.c) that llama.cpp's CPU kernels
+ * stream weights at: it reads with the same vector loads, and make bench-cpu's F16 rows (the
+ * memory-bound ones) stream at 0.95-1.0 of it. */
+#define SPEED_HOST_MEASURED_READ_SHARE 1.0
 
 enum speed_backend {
 	SPEED_BACKEND_CUDA = 0,
@@ -80,8 +86,12 @@ struct speed_device {
 struct speed_host {
 	double bandwidth_gbs;    /* <= 0 unknown */
 	bool bandwidth_measured; /* a measurement rather than the theoretical peak */
-	int threads;             /* threads doing CPU work; <= 0 unknown */
-	double link_gbs;         /* host to GPU copies (PCIe); <= 0 unknown */
+	/* The measurement is rigfit's own (server/hostbench.c): vector loads on every core, as
+	 * llama.cpp's kernels stream weights (SPEED_HOST_MEASURED_READ_SHARE of it), where a
+	 * figure another tool published takes the fitted mem_eff. Implies bandwidth_measured. */
+	bool bandwidth_hostbench;
+	int threads;     /* threads doing CPU work; <= 0 unknown */
+	double link_gbs; /* host to GPU copies (PCIe); <= 0 unknown */
 	/* The CPU's kernels (core/fit/cpu/speed_cpu.h): with an ISA class, host work is timed by
 	 * mechanism (bandwidth against dot-product throughput per weight type); UNSET (0)
 	 * keeps the single GFLOPS figure of speed_params. Rates <= 0: the ISA's table. */
@@ -112,17 +122,18 @@ struct speed_input {
 	int n_layers;           /* repeating blocks; <= 0 unknown */
 	bool quantized;         /* weights in a quantized type (dequantised when prefilling) */
 	int weight_ftype;       /* enum rf_ftype when weight_ftype_known (CPU kernels) */
-	bool weight_ftype_known; /* false: the CPU kernel family follows the bits per weight */
-	double repacked_share;   /* share of the host's weights in repacked layouts (0..1) */
-	double gpu_fraction;     /* share of the layers on the devices (n_gpu_layers / layers) */
-	double host_copy_bytes;  /* host weights a prefill micro-batch copies to the GPU (host
-				    layers, experts n_cpu_moe keeps there, a host output layer);
-				    <= 0: (weight_bytes + moe_batch_bytes) x (1 - gpu_fraction) */
-	int n_ubatch;            /* llama.cpp's micro-batch; <= 0: SPEED_PREFILL_UBATCH */
-	double prompt_tokens;    /* prompt of the prefill figure; <= 0: SPEED_PREFILL_PROMPT */
-	bool host_pinned;        /* host weights in the GPU's pinned host buffer (--no-mmap);
-				    false: mmap'd, pageable (llama.cpp's default) */
-	int n_devices;           /* 0 only for SPEED_BACKEND_CPU */
+	bool weight_ftype_known;      /* false: the CPU kernel family follows the bits per weight */
+	double repacked_share;        /* share of the host's weights in repacked layouts (0..1) */
+	struct speed_cpu_mix cpu_mix; /* the weight types' kernels; all 0: weight_ftype's alone */
+	double gpu_fraction;    /* share of the layers on the devices (n_gpu_layers / layers) */
+	double host_copy_bytes; /* host weights a prefill micro-batch copies to the GPU (host
+				   layers, experts n_cpu_moe keeps there, a host output layer);
+				   <= 0: (weight_bytes + moe_batch_bytes) x (1 - gpu_fraction) */
+	int n_ubatch;           /* llama.cpp's micro-batch; <= 0: SPEED_PREFILL_UBATCH */
+	double prompt_tokens;   /* prompt of the prefill figure; <= 0: SPEED_PREFILL_PROMPT */
+	bool host_pinned;       /* host weights in the GPU's pinned host buffer (--no-mmap);
+				   false: mmap'd, pageable (llama.cpp's default) */
+	int n_devices;          /* 0 only for SPEED_BACKEND_CPU */
 	struct speed_device devices[SPEED_MAX_DEVICES];
 	struct speed_host host;
 };

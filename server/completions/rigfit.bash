@@ -25,7 +25,7 @@ _rigfit()
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
 	esac
 	if [ "$cmd" = bench ] && [ "$COMP_CWORD" -eq 2 ]; then
-		mapfile -t COMPREPLY < <(compgen -W "record list" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "record list host" -- "$cur")
 		return
 	fi
 	if [[ $cur == -* ]]; then

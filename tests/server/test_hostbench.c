@@ -121,6 +121,19 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Stops d after checking that it read this host's figures from the store and measured none. */
+static void stop_having_read_the_store(struct t_daemon *d)
+{
+	char *log;
+
+	usleep(300 * 1000);
+	log = t_daemon_log(d);
+	ck_assert_int_eq(count(log, "host measured in"), 0);
+	ck_assert_int_eq(count(log, "read from the store"), 1);
+	free(log);
+	t_daemon_stop(d);
+}
+
 START_TEST(the_daemon_measures_this_host_once)
 {
 	struct t_daemon d;
@@ -176,14 +189,53 @@ START_TEST(the_daemon_measures_this_host_once)
 	ck_assert_double_eq(cJSON_GetObjectItem(again, "int8_gops_per_thread")->valuedouble,
 			    cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble);
 	assert_measured_host(d.port, body);
-	usleep(300 * 1000);
-	log = t_daemon_log(&d);
-	ck_assert_int_eq(count(log, "host measured in"), 0);
-	ck_assert_int_eq(count(log, "read from the store"), 1);
-	free(log);
-	t_daemon_stop(&d);
+	stop_having_read_the_store(&d);
 	cJSON_Delete(hb);
 	cJSON_Delete(again);
+	t_rmtree(dir);
+	free(dir);
+	free(db);
+}
+END_TEST
+
+/* rigfit bench host --save replaces the figures the daemon keeps for this machine (a first
+ * measurement taken while the host was busy stays wrong otherwise): the daemon reads the saved
+ * ones at its start and does not measure again. */
+START_TEST(bench_host_save_replaces_the_stored_figures)
+{
+	struct t_daemon d;
+	char *dir = t_mkdtemp(), *db = t_path(dir, "saved.db");
+	const char *save[] = {t_bin(),  "bench", "host", "--budget-ms", "300",
+			      "--save", "--db",  db,     NULL};
+	const char *bad[] = {t_bin(), "bench", "host", "--save", "--db", NULL};
+	const char *extra[] = {"--db", db, NULL};
+	char *out = NULL, *err = NULL;
+	cJSON *j, *hb;
+
+	ck_assert_int_eq(t_run(save, &out, &err, 30000), 0);
+	j = cJSON_Parse(out);
+	ck_assert_msg(j != NULL, "not JSON: %s", out);
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "saved_to")), db);
+	free(out);
+	free(err);
+	out = err = NULL;
+	ck_assert_int_eq(t_run(bad, &out, &err, 30000), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--db"));
+	free(out);
+	free(err);
+
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	hb = host_bench(d.port);
+	ck_assert_msg(hb != NULL, "the saved figures were not read");
+	ck_assert_double_eq(cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble,
+			    cJSON_GetObjectItem(j, "int8_gops_per_thread")->valuedouble);
+	ck_assert_double_eq(cJSON_GetObjectItem(hb, "memory_bandwidth_gbs")->valuedouble,
+			    cJSON_GetObjectItem(j, "memory_bandwidth_gbs")->valuedouble);
+	stop_having_read_the_store(&d);
+	cJSON_Delete(hb);
+	cJSON_Delete(j);
 	t_rmtree(dir);
 	free(dir);
 	free(db);
@@ -218,6 +270,7 @@ Suite *hostbench_suite(void)
 	tcase_add_test(tc, measures_bandwidth_and_kernels);
 	tcase_add_test(tc, bench_host_prints_the_figures);
 	tcase_add_test(tc, the_daemon_measures_this_host_once);
+	tcase_add_test(tc, bench_host_save_replaces_the_stored_figures);
 	tcase_add_test(tc, no_host_bench_turns_it_off);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,17 +3,19 @@
  *
  * Fitted on make bench-cpu (tests/llama/calibrate_cpu.c, rows in
  * tests/llama/cpu_speed_calibration.csv): node-llama-cpp 3.22.1's CPU build (its AVX2
- * "haswell" variant) on this project's 2-core AMD EPYC host (AVX2, no AVX-512; 27.2 GB/s read,
- * 165 int8 GOPS and 46 f32 GFLOPS per thread as measured beside the runs), 2 threads, the
- * Qwen2.5-0.5B, Qwen3-0.6B and Llama-3.2-1B shapes in Q4_0 (repacked) and Q8_0, pp128 and tg32.
- * Decode: the per-layer synchronisation and the Q4_0 dot rate come from the three Q4_0 rows
- * together (24, 28 and 16 layers of 0.5, 0.6 and 1.2 billion elements tell a cost per layer
- * from a cost per element: 0.56 ms and 15.6 G elements/s per thread); Q8_0's dot rate is the
- * median of its three rows with that per-layer cost. Prefill: the median FLOP rate per thread of
- * each type's three rows. Each figure rests on three models, so no model sets it alone.
- * Q4_K_M, F16 and the other families had no quiet run (the host's load made llama.cpp's
- * threads wait on each other, 10-50x below these figures): they take the family nearest by
- * mechanism (rows_* = 0, said in the answer).
+ * "haswell" variant) on this project's 2-core AMD EPYC host (AVX2, no AVX-512; about 36 GB/s
+ * read with vector loads, 165 int8 GOPS and 46 f32 GFLOPS per thread), 2 threads, the
+ * Qwen2.5-0.5B, Qwen3-0.6B and Llama-3.2-1B shapes in Q4_0, Q8_0, Q4_K_M and F16, pp128 and
+ * tg32, each figure the best of three runs on a quiet host (a shared host's other tenants only
+ * ever slow a run down). Each file is a mix of weight types (a Q4_0 file keeps a Q6_K head,
+ * Qwen2.5-0.5B's rows of 896 make Q4_K_M fall back to Q5_0 and Q8_0), so the twelve rows
+ * tell the six kernel classes apart: the time of a token is the sum over the classes of their
+ * elements at their own rate, and each class's rate was fitted on all rows together
+ * (least squares in log space; decode and prefill medians 3%, worst rows 8% and 14%).
+ * Rows per class: Q4_0 and Q4_K repacked 3 each, Q8_0 5 (three files and two heads), Q6_K 5
+ * (heads and Q4_K_M's Q6_K layers), F16 3, Q5_0 1 (Qwen2.5's fallback). The classes that no
+ * row runs (2-3 bit K-quants, i-quants, the plain layouts of Q4_0 and Q4_K) take the class
+ * nearest by mechanism (rows_* = 0, said in the answer).
  */
 #include "core/fit/cpu/speed_cpu.h"
 
@@ -39,10 +41,11 @@
  * (decode still runs AVX-512 VNNI dot products). Not fitted: no such host was at hand.
  * Arm with i8mm: prefill is fitted on the four CPU rows of ../shared/calibration/
  * llamacpp_tg_pp.csv (Cix CP8180 with 12 threads and Radxa Dragon Q8B with 8, TinyLlama 1.1B
- * and Llama 3.2 3B in Q4_K_M, pp512: 0.49-0.80 of this host's AVX2 rate per thread, median
- * 0.65; their cores are smaller than a desktop x86 core and half of them are efficiency
- * cores). dotprod has half of smmla's multiply-adds per instruction, plain NEON a third of
- * that again; decode keeps the same proportions. */
+ * and Llama 3.2 3B in Q4_K_M, pp512, whose Q4_K and Q6_K ggml-cpu repacks on Arm:
+ * 0.27-0.44 of this host's repacked AVX2 Q4_K rate per thread, median 0.36; their cores are
+ * smaller than a desktop x86 core and half of them are efficiency cores). dotprod has half of
+ * smmla's multiply-adds per instruction, plain NEON a third of that again; decode keeps the
+ * proportions the rows give prefill (not fitted: the rows' decode is held by memory). */
 static const struct {
 	const char *name;
 	double decode, prefill, f32;
@@ -53,9 +56,9 @@ static const struct {
 	[SPEED_CPU_ISA_AVX512] = {"avx512", 1, 1.6, 1.6},
 	[SPEED_CPU_ISA_AVX512_VNNI] = {"avx512_vnni", 1.3, 2.1, 1.6},
 	[SPEED_CPU_ISA_AMX] = {"amx", 1.3, 4.2, 1.6},
-	[SPEED_CPU_ISA_NEON] = {"neon", 0.15, 0.1, 0.3},
-	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.45, 0.33, 0.4},
-	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.45, 0.65, 0.4},
+	[SPEED_CPU_ISA_NEON] = {"neon", 0.074, 0.055, 0.3},
+	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.22, 0.18, 0.4},
+	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.22, 0.36, 0.4},
 };
 
 /* Per class: the share of the host's int8 (FLOAT: f32) throughput per thread that the decode
@@ -68,27 +71,34 @@ struct class_eff {
 	int rows_decode, rows_prefill;
 };
 
-/* Q4_0 on AVX2 is always repacked (its rows are multiples of 8): its rows fit the repacked
- * columns, and the plain layout takes them too (ggml's vec_dot_q4_0_q8_0 does the same nibble
- * unpacking per block). Q8_0 is never repacked on x86. FLOAT's decode is the f32 FMA rate per
- * element after the f16 conversion (a third, F16C's throughput), its prefill the share of the
- * f32 rate tinyBLAS reaches (0.9, the single 43.5 GFLOPS per thread the previous model fitted
- * on F16 rows of an AVX-512 host over that host's FMA rate). K-quants and the 5/6-bit legacy
- * types unpack more bits per element than Q4_0: a little slower. */
+/* Fitted (see the top of this file), as elements per second per thread over half the int8
+ * rate for decode (FLOAT: over half the f32 rate) and as FLOPs over the int8 (f32) rate for
+ * prefill. Q4_0 and Q4_K on AVX2 are always repacked in the rows (their rows are multiples of
+ * 8), so their plain layouts are not measured: Q4_0's takes the repacked decode rate (ggml's
+ * vec_dot_q4_0_q8_0 unpacks the same nibbles per block); K4's plain layout (Q5_K has no
+ * repacked one) sits between Q6_K and the repacked Q4_K; for prefill both take a little less
+ * than the plain Q8_0 GEMM (the interleaved GEMMs reuse each activation block across eight
+ * rows; the plain ones do not, and they unpack nibbles besides). Q8_0 decode reaches half of Q4_0's rate: ggml's Q8_0 dot has twice the bytes to
+ * load per element and no repacked layout on x86. FLOAT decode is held by the f16-to-f32
+ * conversion at 0.37 of the FMA rate (about the memory's rate on this host), its prefill is
+ * tinyBLAS at 0.86 of it. Q6_K unpacks a 4-bit and a 2-bit plane and scales per 16: the
+ * slowest of the measured kernels. Q2_K and Q3_K have Q6_K's shape of work on fewer bits;
+ * the i-quants look their lattices up per 8 elements: slower still (not measured). */
 static const struct class_eff class_eff[SPEED_CPU_CLASS_N] = {
-	[SPEED_CPU_Q4_LEGACY] = {"q4_legacy", 0.19, 0.19, 0.48, 0.48, 3, 3},
-	[SPEED_CPU_Q5_LEGACY] = {"q5_legacy", 0.15, 0.15, 0.40, 0.40, 0, 0},
-	[SPEED_CPU_Q8_0] = {"q8_0", 0.058, 0.058, 0.395, 0.395, 3, 3},
-	[SPEED_CPU_K_LOW] = {"k_low", 0.13, 0.13, 0.36, 0.36, 0, 0},
-	[SPEED_CPU_K4] = {"k4", 0.17, 0.17, 0.44, 0.44, 0, 0},
-	[SPEED_CPU_Q6_K] = {"q6_k", 0.15, 0.15, 0.40, 0.40, 0, 0},
-	[SPEED_CPU_IQ] = {"iq", 0.08, 0.08, 0.24, 0.24, 0, 0},
-	[SPEED_CPU_FLOAT] = {"float", 0.33, 0.33, 0.90, 0.90, 0, 0},
+	[SPEED_CPU_Q4_LEGACY] = {"q4_legacy", 0.33, 0.33, 0.30, 0.56, 3, 3},
+	[SPEED_CPU_Q5_LEGACY] = {"q5_legacy", 0.147, 0.147, 0.25, 0.25, 1, 1},
+	[SPEED_CPU_Q8_0] = {"q8_0", 0.149, 0.149, 0.42, 0.42, 5, 5},
+	[SPEED_CPU_K_LOW] = {"k_low", 0.11, 0.11, 0.28, 0.28, 0, 0},
+	[SPEED_CPU_K4] = {"k4", 0.20, 0.346, 0.34, 0.80, 3, 3},
+	[SPEED_CPU_Q6_K] = {"q6_k", 0.111, 0.111, 0.285, 0.285, 5, 5},
+	[SPEED_CPU_IQ] = {"iq", 0.08, 0.08, 0.20, 0.20, 0, 0},
+	[SPEED_CPU_FLOAT] = {"float", 0.374, 0.374, 0.855, 0.855, 3, 3},
 };
 
-/* The threads' synchronisation per layer per generated token, ms (fitted with the Q4_0 rows;
- * two threads on a shared host: a quiet many-core host waits less, a busy one more). */
-#define SYNC_MS_PER_LAYER 0.56
+/* The threads' synchronisation per layer per generated token, ms (fitted with the class rates
+ * on all twelve rows: 16, 24 and 28 layers tell it apart from the work per element; two
+ * threads: a many-core host waits longer at each barrier, a busy one much longer). */
+#define SYNC_MS_PER_LAYER 0.51
 
 int speed_cpu_isa_from_bits(uint32_t isa, const char *arch)
 {
@@ -169,17 +179,131 @@ int speed_cpu_class_of(int ftype, double bpw)
 	return SPEED_CPU_K_LOW;
 }
 
+int speed_cpu_class_of_gtype(int gtype)
+{
+	switch (gtype) {
+	case RF_GT_F32:
+	case RF_GT_F16:
+	case RF_GT_BF16:
+		return SPEED_CPU_FLOAT;
+	case RF_GT_Q4_0:
+	case RF_GT_Q4_1:
+	case RF_GT_IQ4_NL:
+	case RF_GT_MXFP4:
+		return SPEED_CPU_Q4_LEGACY;
+	case RF_GT_Q5_0:
+	case RF_GT_Q5_1:
+		return SPEED_CPU_Q5_LEGACY;
+	case RF_GT_Q8_0:
+	case RF_GT_Q8_1:
+		return SPEED_CPU_Q8_0;
+	case RF_GT_Q2_K:
+	case RF_GT_Q3_K:
+		return SPEED_CPU_K_LOW;
+	case RF_GT_Q4_K:
+	case RF_GT_Q5_K:
+		return SPEED_CPU_K4;
+	case RF_GT_Q6_K:
+		return SPEED_CPU_Q6_K;
+	case RF_GT_IQ2_XXS:
+	case RF_GT_IQ2_XS:
+	case RF_GT_IQ3_XXS:
+	case RF_GT_IQ1_S:
+	case RF_GT_IQ3_S:
+	case RF_GT_IQ2_S:
+	case RF_GT_IQ4_XS:
+	case RF_GT_IQ1_M:
+	case RF_GT_TQ1_0:
+	case RF_GT_TQ2_0:
+		return SPEED_CPU_IQ;
+	default:
+		return -1;
+	}
+}
+
+int speed_cpu_mix_from_types(const double *elements, const double *repacked, int n,
+			     struct speed_cpu_mix *out)
+{
+	double all = 0, rep[SPEED_CPU_CLASS_N] = {0};
+
+	memset(out, 0, sizeof(*out));
+	for (int t = 0; elements && t < n; t++) {
+		int c = speed_cpu_class_of_gtype(t);
+		if (c < 0 || !(elements[t] > 0) || !isfinite(elements[t]))
+			continue;
+		out->share[c] += elements[t];
+		if (repacked && repacked[t] > 0 && isfinite(repacked[t]))
+			rep[c] += fmin(repacked[t], elements[t]);
+		all += elements[t];
+	}
+	if (!(all > 0)) {
+		memset(out, 0, sizeof(*out));
+		return RF_E_INVALID_VALUE;
+	}
+	for (int c = 0; c < SPEED_CPU_CLASS_N; c++) {
+		out->repacked[c] = out->share[c] > 0 ? rep[c] / out->share[c] : 0;
+		out->share[c] /= all;
+	}
+	return 0;
+}
+
 static bool finite_nonneg(double x)
 {
 	return isfinite(x) && x >= 0;
+}
+
+static double clamp01(double x)
+{
+	return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/* Class c's decode (elements/s) and prefill (FLOP/s) rates per thread with a share rep of its
+ * elements repacked: a mix of layouts runs each share at its own rate. */
+static void class_rates(int isa, int c, double rep, double int8_gops, double f32_gflops,
+			double *dec, double *pre)
+{
+	const struct class_eff *e = &class_eff[c];
+	double base_dec, base_pre;
+
+	if (c == SPEED_CPU_FLOAT) {
+		base_dec = f32_gflops * 1e9 / 2 * isa_scale[isa].f32;
+		base_pre = f32_gflops * 1e9 * isa_scale[isa].f32;
+	} else {
+		base_dec = int8_gops * 1e9 / 2 * isa_scale[isa].decode;
+		base_pre = int8_gops * 1e9 * isa_scale[isa].prefill;
+	}
+	*dec = base_dec / ((1 - rep) / e->decode + rep / e->decode_repacked);
+	*pre = base_pre / ((1 - rep) / e->prefill + rep / e->prefill_repacked);
+}
+
+/* w's mix: its own, or the file type's class for all with w's repacked share. */
+static void work_mix(const struct speed_cpu_work *w, struct speed_cpu_mix *m)
+{
+	double sum = 0;
+
+	for (int c = 0; c < SPEED_CPU_CLASS_N; c++)
+		sum += finite_nonneg(w->mix.share[c]) ? w->mix.share[c] : 0;
+	if (sum > 0) {
+		for (int c = 0; c < SPEED_CPU_CLASS_N; c++) {
+			m->share[c] = finite_nonneg(w->mix.share[c]) ? w->mix.share[c] / sum : 0;
+			m->repacked[c] =
+				isfinite(w->mix.repacked[c]) ? clamp01(w->mix.repacked[c]) : 0;
+		}
+		return;
+	}
+	double bpw = w->elements > 0 ? w->weight_bytes * 8 / w->elements : 0;
+	int c = speed_cpu_class_of(w->weight_ftype, bpw);
+	memset(m, 0, sizeof(*m));
+	m->share[c] = 1;
+	m->repacked[c] = clamp01(w->repacked_share);
 }
 
 int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work *w,
 		    struct speed_cpu_rates *out)
 {
 	struct speed_cpu_rates r;
-	const struct class_eff *e;
-	double bpw, base_dec, base_pre, rep;
+	struct speed_cpu_mix m;
+	double t_dec = 0, t_pre = 0, top = -1;
 	bool measured;
 
 	if (!h || !w || !out || h->isa <= SPEED_CPU_ISA_UNSET || h->isa >= SPEED_CPU_ISA_N ||
@@ -188,9 +312,7 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 	    !isfinite(h->int8_gops_per_thread) || !isfinite(h->f32_gflops_per_thread))
 		return RF_E_INVALID_VALUE;
 	memset(&r, 0, sizeof(r));
-	bpw = w->elements > 0 ? w->weight_bytes * 8 / w->elements : 0;
-	r.cls = speed_cpu_class_of(w->weight_ftype, bpw);
-	e = &class_eff[r.cls];
+	work_mix(w, &m);
 	/* The host measurement runs the AVX2 kernels; on an AVX2 host they are the anchor
 	 * itself. Measured elsewhere, its figures still stand for that host's AVX2 rate. */
 	measured = h->int8_gops_per_thread > 0 && h->f32_gflops_per_thread > 0;
@@ -198,24 +320,37 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 	r.int8_gops_per_thread = measured ? h->int8_gops_per_thread : DEFAULT_INT8_GOPS;
 	r.f32_gflops_per_thread = measured ? h->f32_gflops_per_thread : DEFAULT_F32_GFLOPS;
 	r.threads = h->threads > 0 ? h->threads : SPEED_CPU_DEFAULT_THREADS;
-	if (r.cls == SPEED_CPU_FLOAT) {
-		base_dec = r.f32_gflops_per_thread * 1e9 / 2 * isa_scale[h->isa].f32;
-		base_pre = r.f32_gflops_per_thread * 1e9 * isa_scale[h->isa].f32;
-	} else {
-		base_dec = r.int8_gops_per_thread * 1e9 / 2 * isa_scale[h->isa].decode;
-		base_pre = r.int8_gops_per_thread * 1e9 * isa_scale[h->isa].prefill;
+	r.rows_decode = r.rows_prefill = -1;
+	/* Each class's elements at its own rate: the time per element adds up over the mix. */
+	for (int c = 0; c < SPEED_CPU_CLASS_N; c++) {
+		double dec, pre;
+		if (!(m.share[c] > 0))
+			continue;
+		class_rates(h->isa, c, m.repacked[c], r.int8_gops_per_thread,
+			    r.f32_gflops_per_thread, &dec, &pre);
+		t_dec += m.share[c] / dec;
+		t_pre += m.share[c] / pre;
+		r.repacked += m.share[c] * m.repacked[c];
+		if (m.share[c] > top) {
+			top = m.share[c];
+			r.cls = c;
+		}
+		/* The fewest rows behind a class that carries a real part of the work. */
+		if (m.share[c] >= 0.05) {
+			if (r.rows_decode < 0 || class_eff[c].rows_decode < r.rows_decode)
+				r.rows_decode = class_eff[c].rows_decode;
+			if (r.rows_prefill < 0 || class_eff[c].rows_prefill < r.rows_prefill)
+				r.rows_prefill = class_eff[c].rows_prefill;
+		}
 	}
-	rep = w->repacked_share;
-	if (rep < 0)
-		rep = 0;
-	if (rep > 1)
-		rep = 1;
-	r.repacked = rep;
-	/* Elements per second: a mix of layouts runs each share at its own rate. */
-	r.decode_rate = base_dec / ((1 - rep) / e->decode + rep / e->decode_repacked);
-	r.prefill_rate = base_pre / ((1 - rep) / e->prefill + rep / e->prefill_repacked);
-	r.rows_decode = e->rows_decode;
-	r.rows_prefill = e->rows_prefill;
+	if (!(t_dec > 0) || !(t_pre > 0))
+		return RF_E_INVALID_VALUE;
+	r.decode_rate = 1 / t_dec;
+	r.prefill_rate = 1 / t_pre;
+	if (r.rows_decode < 0)
+		r.rows_decode = class_eff[r.cls].rows_decode;
+	if (r.rows_prefill < 0)
+		r.rows_prefill = class_eff[r.cls].rows_prefill;
 	*out = r;
 	return 0;
 }

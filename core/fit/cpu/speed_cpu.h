@@ -63,8 +63,19 @@ struct speed_cpu_host {
 
 #define SPEED_CPU_DEFAULT_THREADS 8
 
+/* The weight types a token's matrix products run, by kernel class: a GGUF is a mix (a Q4_0
+ * file keeps a Q6_K head, a K-quant falls back to Q5_0 or Q8_0 where a row is not a multiple
+ * of 256, gpt-oss keeps MXFP4 experts beside Q8_0 attention), and each class runs its own
+ * kernels. share: the class's part of the elements (sums to 1; all 0: unknown, the file type's
+ * class stands for all); repacked: the part of that class's elements in repacked layouts. */
+struct speed_cpu_mix {
+	double share[SPEED_CPU_CLASS_N];
+	double repacked[SPEED_CPU_CLASS_N];
+};
+
 /* The work of one token on the host. */
 struct speed_cpu_work {
+	struct speed_cpu_mix mix; /* all 0: one class from weight_ftype and repacked_share */
 	int weight_ftype;      /* enum rf_ftype; < 0: unknown (guessed from the bits per weight) */
 	double weight_bytes;   /* weight and KV bytes read per generated token */
 	double elements;       /* weight elements multiplied per token (about active params) */
@@ -73,8 +84,8 @@ struct speed_cpu_work {
 };
 
 struct speed_cpu_rates {
-	int cls;                     /* enum speed_cpu_class */
-	double decode_rate;          /* elements per second per thread, decode kernels */
+	int cls;                     /* enum speed_cpu_class: the mix's largest */
+	double decode_rate;          /* elements per second per thread, decode kernels (mix) */
 	double prefill_rate;         /* FLOPs per second per thread, prefill (mix of layouts) */
 	double int8_gops_per_thread; /* the throughputs used */
 	double f32_gflops_per_thread;
@@ -98,6 +109,16 @@ const char *speed_cpu_class_name(int cls);
 /* The class of weight type ftype (enum rf_ftype); ftype < 0: guessed from bits per weight
  * (bytes x 8 / elements). */
 int speed_cpu_class_of(int ftype, double bits_per_weight);
+
+/* The class of ggml tensor type gtype (enum rf_gtype); -1 for a type no matrix product runs
+ * (integers) or an unknown one. */
+int speed_cpu_class_of_gtype(int gtype);
+
+/* The mix of elements[t] (t an enum rf_gtype, n types) of which repacked[t] are repacked.
+ * Types of no class are left out. Returns 0, or RF_E_INVALID_VALUE when nothing is left
+ * (*out then all 0). */
+int speed_cpu_mix_from_types(const double *elements, const double *repacked, int n,
+			     struct speed_cpu_mix *out /* OUT */);
 
 /* The kernel rates of work w on host h. Returns 0 and *out, or RF_E_INVALID_VALUE (no host ISA
  * class, non-finite numbers). */

@@ -244,6 +244,11 @@ START_TEST(cpu_backend_uses_the_host_only)
 	in.host.threads = 12;
 	ck_assert_int_eq(speed_estimate(&in, &out), 0);
 	ck_assert_double_eq_tol(out.decode_tokens_per_s, 40 * cpu->mem_eff, 1e-9);
+	/* rigfit's own measurement reads as the kernels do: SPEED_HOST_MEASURED_READ_SHARE. */
+	in.host.bandwidth_hostbench = true;
+	ck_assert_int_eq(speed_estimate(&in, &out), 0);
+	ck_assert_double_eq_tol(out.decode_tokens_per_s, 40 * SPEED_HOST_MEASURED_READ_SHARE, 1e-9);
+	in.host.bandwidth_hostbench = false;
 	ck_assert_double_eq_tol(out.prefill_tokens_per_s, 12 * cpu->cpu_gflops_per_thread / 2.0,
 				1e-9);
 	ck_assert_double_eq(out.compute_efficiency, -1);

@@ -218,6 +218,9 @@ int oracle_speed(const char *path, const struct speed_host *host, int isa, doubl
 	in.weight_ftype = ft;
 	in.weight_ftype_known = ft >= 0;
 	in.repacked_share = fmin(1, repacked / (layer_bytes + (double)w->output_bytes));
+	(void)rf_weights_cpu_mix(
+		w, isa, a.n_experts > 0 ? (double)a.n_experts_per_tok / (double)a.n_experts : 1,
+		&in.cpu_mix);
 	in.host = *host;
 	if (speed_estimate(&in, &o) < 0) {
 		snprintf(msg, msglen, "speed_estimate failed");
@@ -230,6 +233,7 @@ int oracle_speed(const char *path, const struct speed_host *host, int isa, doubl
 		work->elements = in.flops_per_token / 2;
 		work->repacked_share = in.repacked_share;
 		work->n_layers = in.n_layers;
+		work->mix = in.cpu_mix;
 	}
 	rc = 0;
 out:

@@ -48,6 +48,7 @@ struct oracle_speed_work {
 	double elements;       /* weight elements multiplied per token */
 	double repacked_share; /* of the weights, on the host's repack class */
 	int n_layers;
+	struct speed_cpu_mix mix; /* the weight types' kernel classes */
 };
 
 /* rigfit's speed for the GGUF file at path on the CPU host `host` (threads, measured bandwidth

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/fit/cpu/speed_cpu.h"
+#include "core/fit/estimate.h"
 #include "core/err.h"
 #include "core/hw/hw.h"
 #include "core/fit/quant.h"
@@ -75,7 +76,8 @@ static struct speed_cpu_host avx2_host(int threads)
 /* 1 GB of Q8_0 weights, a billion elements. */
 static struct speed_cpu_work q8_work(void)
 {
-	struct speed_cpu_work w = {RF_FT_Q8_0, 1.0625e9, 1e9, 0, 0};
+	struct speed_cpu_work w = {
+		.weight_ftype = RF_FT_Q8_0, .weight_bytes = 1.0625e9, .elements = 1e9};
 	return w;
 }
 
@@ -114,6 +116,86 @@ START_TEST(decode_is_the_slower_of_memory_and_kernels)
 	ck_assert_double_eq_tol(speed_cpu_decode_s(&h, &w, 1000, NULL), t2, 1e-12);
 	h.f32_gflops_per_thread *= 2;
 	ck_assert_double_eq_tol(speed_cpu_decode_s(&h, &w, 1000, NULL), t2 / 2, 1e-12);
+}
+END_TEST
+
+/* A file is a mix of weight types: each runs at its own kernels' rate and the times per
+ * element add up, so a Q4_0 file with a Q6_K head is slower than Q4_0 alone. */
+START_TEST(a_mix_runs_each_type_at_its_rate)
+{
+	struct speed_cpu_host h = avx2_host(2);
+	struct speed_cpu_work q4 = {.weight_ftype = RF_FT_Q4_0,
+				    .weight_bytes = 0.5625e9,
+				    .elements = 1e9,
+				    .repacked_share = 1};
+	struct speed_cpu_work q6 = {
+		.weight_ftype = RF_FT_Q6_K, .weight_bytes = 0.82e9, .elements = 1e9};
+	struct speed_cpu_work mixed = q4;
+	struct speed_cpu_rates r4, r6, rm;
+	double el[RF_GT_COUNT] = {0}, rep[RF_GT_COUNT] = {0};
+
+	el[RF_GT_Q4_0] = 0.75e9;
+	rep[RF_GT_Q4_0] = 0.75e9;
+	el[RF_GT_Q6_K] = 0.25e9;
+	el[RF_GT_I32] = 1e6; /* no matrix product runs integers: left out */
+	ck_assert_int_eq(speed_cpu_mix_from_types(el, rep, RF_GT_COUNT, &mixed.mix), 0);
+	ck_assert_double_eq_tol(mixed.mix.share[SPEED_CPU_Q4_LEGACY], 0.75, 1e-12);
+	ck_assert_double_eq_tol(mixed.mix.repacked[SPEED_CPU_Q4_LEGACY], 1, 1e-12);
+	ck_assert_double_eq_tol(mixed.mix.share[SPEED_CPU_Q6_K], 0.25, 1e-12);
+	ck_assert_double_eq(mixed.mix.repacked[SPEED_CPU_Q6_K], 0);
+	ck_assert_int_eq(speed_cpu_rates(&h, &q4, &r4), 0);
+	ck_assert_int_eq(speed_cpu_rates(&h, &q6, &r6), 0);
+	ck_assert_int_eq(speed_cpu_rates(&h, &mixed, &rm), 0);
+	ck_assert_int_eq(rm.cls, SPEED_CPU_Q4_LEGACY);
+	ck_assert_double_eq_tol(1 / rm.decode_rate, 0.75 / r4.decode_rate + 0.25 / r6.decode_rate,
+				1e-20);
+	ck_assert_double_eq_tol(1 / rm.prefill_rate,
+				0.75 / r4.prefill_rate + 0.25 / r6.prefill_rate, 1e-20);
+	ck_assert_double_lt(rm.decode_rate, r4.decode_rate);
+	ck_assert_double_gt(rm.decode_rate, r6.decode_rate);
+	/* The mix overrides the file type; without one, the file type stands for all. */
+	mixed.weight_ftype = RF_FT_F16;
+	ck_assert_int_eq(speed_cpu_rates(&h, &mixed, &r6), 0);
+	ck_assert_double_eq_tol(r6.decode_rate, rm.decode_rate, 1);
+	/* Types of no class only: no mix. */
+	memset(el, 0, sizeof(el));
+	el[RF_GT_I32] = 5;
+	ck_assert_int_eq(speed_cpu_mix_from_types(el, NULL, RF_GT_COUNT, &mixed.mix),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(speed_cpu_class_of_gtype(RF_GT_MXFP4), SPEED_CPU_Q4_LEGACY);
+	ck_assert_int_eq(speed_cpu_class_of_gtype(RF_GT_Q5_K), SPEED_CPU_K4);
+	ck_assert_int_eq(speed_cpu_class_of_gtype(RF_GT_BF16), SPEED_CPU_FLOAT);
+	ck_assert_int_eq(speed_cpu_class_of_gtype(RF_GT_IQ4_XS), SPEED_CPU_IQ);
+	ck_assert_int_eq(speed_cpu_class_of_gtype(RF_GT_I8), -1);
+	ck_assert_int_eq(speed_cpu_class_of_gtype(999), -1);
+}
+END_TEST
+
+/* The weights' mix as the estimate builds it: a token multiplies only the routed experts it
+ * picks, and only the repacked share of a type runs the repacked kernels. */
+START_TEST(the_weights_mix_counts_active_experts)
+{
+	struct rf_mem_weights *w = calloc(1, sizeof(*w));
+	struct speed_cpu_mix m;
+
+	ck_assert_ptr_nonnull(w);
+	/* gpt-oss-like: 1 G elements of MXFP4 experts (4 of 32 used), 0.1 G of Q8_0 attention. */
+	w->type_elements[RF_GT_MXFP4] = 1e9;
+	w->type_expert_elements[RF_GT_MXFP4] = 1e9;
+	w->type_repack_elements[RF_REPACK_AVX2][RF_GT_MXFP4] = 1e9;
+	w->type_elements[RF_GT_Q8_0] = 0.1e9;
+	ck_assert_int_eq(rf_weights_cpu_mix(w, RF_REPACK_AVX2, 4.0 / 32, &m), 0);
+	ck_assert_double_eq_tol(m.share[SPEED_CPU_Q4_LEGACY], 0.125 / 0.225, 1e-12);
+	ck_assert_double_eq_tol(m.share[SPEED_CPU_Q8_0], 0.1 / 0.225, 1e-12);
+	ck_assert_double_eq_tol(m.repacked[SPEED_CPU_Q4_LEGACY], 1, 1e-12);
+	/* No repacking where the CPU has no repack buffer; a dense reading counts every expert. */
+	ck_assert_int_eq(rf_weights_cpu_mix(w, RF_REPACK_NONE, 1, &m), 0);
+	ck_assert_double_eq_tol(m.share[SPEED_CPU_Q4_LEGACY], 1 / 1.1, 1e-12);
+	ck_assert_double_eq(m.repacked[SPEED_CPU_Q4_LEGACY], 0);
+	/* Nothing typed: no mix (the file type stands for all). */
+	memset(w, 0, sizeof(*w));
+	ck_assert_int_eq(rf_weights_cpu_mix(w, RF_REPACK_AVX2, 1, &m), RF_E_INVALID_VALUE);
+	free(w);
 }
 END_TEST
 
@@ -207,8 +289,31 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A mix as make bench-cpu writes it: "class:share:repacked" items joined by spaces. */
+static int parse_mix(const char *text, struct speed_cpu_mix *m)
+{
+	char name[32];
+	double share, rep;
+	int used, n = 0;
+
+	memset(m, 0, sizeof(*m));
+	while (text && sscanf(text, " %31[a-z0-9_]:%lf:%lf%n", name, &share, &rep, &used) == 3) {
+		int c = 0;
+		while (c < SPEED_CPU_CLASS_N && strcmp(speed_cpu_class_name(c), name) != 0)
+			c++;
+		if (c == SPEED_CPU_CLASS_N)
+			return -1;
+		m->share[c] = share;
+		m->repacked[c] = rep;
+		text += used;
+		n++;
+	}
+	return n > 0 ? 0 : -1;
+}
+
 /* Every row of make bench-cpu, recomputed from the inputs rigfit saw (the host's measured
- * figures, the file's bytes, elements and repacked share), against llama.cpp's figures. */
+ * figures, the file's bytes, elements, weight-type mix and repacked share), against
+ * llama.cpp's figures. */
 START_TEST(against_llama_cpp_on_this_host)
 {
 	char *path = t_path(t_src_dir(), "tests/llama/cpu_speed_calibration.csv");
@@ -235,6 +340,7 @@ START_TEST(against_llama_cpp_on_this_host)
 		in.host.threads = (int)v;
 		ck_assert_int_eq(t_csv_num(t, r, "bandwidth_gbs", &in.host.bandwidth_gbs), 0);
 		in.host.bandwidth_measured = true;
+		in.host.bandwidth_hostbench = true;
 		ck_assert_int_eq(
 			t_csv_num(t, r, "int8_gops_per_thread", &in.host.int8_gops_per_thread), 0);
 		ck_assert_int_eq(t_csv_num(t, r, "f32_gflops_per_thread",
@@ -246,6 +352,7 @@ START_TEST(against_llama_cpp_on_this_host)
 		ck_assert_int_eq(t_csv_num(t, r, "elements", &v), 0);
 		in.flops_per_token = 2 * v;
 		ck_assert_int_eq(t_csv_num(t, r, "repacked_share", &in.repacked_share), 0);
+		ck_assert_int_eq(parse_mix(t_csv_get(t, r, "mix"), &in.cpu_mix), 0);
 		ck_assert_int_eq(t_csv_num(t, r, "n_layers", &v), 0);
 		in.n_layers = (int)v;
 		ck_assert_int_eq(t_csv_num(t, r, "tg_llama", &tg), 0);
@@ -277,7 +384,8 @@ END_TEST
 
 /* The Arm CPU rows of ../shared/calibration/llamacpp_tg_pp.csv (llama-bench pp512, Q4_K_M,
  * "N threads" in the device column), predicted for an unmeasured Arm host with i8mm: the
- * table's figures, nothing of those boards' own. */
+ * table's figures, nothing of those boards' own. On Arm ggml-cpu repacks Q4_K and Q6_K
+ * (core/fit/cpu/repack.c), so the file runs the repacked kernels. */
 START_TEST(arm_prefill_against_published_runs)
 {
 	char *path = t_path(t_shared_dir(), "calibration/llamacpp_tg_pp.csv");
@@ -288,7 +396,7 @@ START_TEST(arm_prefill_against_published_runs)
 	ck_assert_msg(t != NULL, "cannot read %s", path);
 	for (int r = 0; r < t->n_rows && n < 16; r++) {
 		struct speed_cpu_host h = {SPEED_CPU_ISA_I8MM, 0, 0, 0};
-		struct speed_cpu_work w = {RF_FT_Q4_K_M, 0, 0, 0, 0};
+		struct speed_cpu_work w = {.weight_ftype = RF_FT_Q4_K_M, .repacked_share = 1};
 		const char *dev = t_csv_get(t, r, "device"), *th;
 		double params, tps;
 
@@ -323,6 +431,8 @@ Suite *speed_cpu_suite(void)
 	tcase_add_test(tc, isa_classes);
 	tcase_add_test(tc, kernel_families);
 	tcase_add_test(tc, decode_is_the_slower_of_memory_and_kernels);
+	tcase_add_test(tc, a_mix_runs_each_type_at_its_rate);
+	tcase_add_test(tc, the_weights_mix_counts_active_experts);
 	tcase_add_test(tc, prefill_by_isa_and_table);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, speed_estimate_hook);
