@@ -651,6 +651,30 @@ START_TEST(mmap_pairs_differ_by_the_staging_time)
 }
 END_TEST
 
+/* The time to first token of a long prompt on a partial offload follows n_ubatch too: a
+ * 4096-token prompt copies the host half 8 times in micro-batches of 512, twice in 2048. */
+START_TEST(time_to_first_token_follows_n_ubatch)
+{
+	struct speed_input in = one_gpu();
+	struct speed_batch b;
+	struct speed_batch_output small, large;
+	double copy = 2 * GB * host_copy_s();
+
+	in.gpu_fraction = 0.5;
+	in.host_pinned = true;
+	memset(&b, 0, sizeof(b));
+	b.n_streams = 1;
+	b.prompt_tokens = 4096;
+	ck_assert_int_eq(speed_batched(&in, &b, &small), 0);
+	in.n_ubatch = 2048;
+	ck_assert_int_eq(speed_batched(&in, &b, &large), 0);
+	ck_assert_double_eq_tol(small.time_to_first_token_s - large.time_to_first_token_s,
+				(8 - 2) * copy, 1e-9);
+	/* The decode step does not change. */
+	ck_assert_double_eq_tol(small.step_ms, large.step_ms, 1e-9);
+}
+END_TEST
+
 START_TEST(prefill_copies_follow_n_ubatch)
 {
 	struct speed_input in = one_gpu();
@@ -795,6 +819,7 @@ Suite *speed_suite(void)
 	tcase_add_test(cal, the_staging_rate_is_what_the_fit_finds);
 	tcase_add_test(cal, mmap_pairs_differ_by_the_staging_time);
 	tcase_add_test(model, prefill_copies_follow_n_ubatch);
+	tcase_add_test(model, time_to_first_token_follows_n_ubatch);
 	tcase_set_timeout(cal, 300);
 	suite_add_tcase(s, cal);
 	return s;
