@@ -124,7 +124,7 @@ unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ./$(B)/asan/unit
+	  sh tests/tools/run_unit.sh ./$(B)/asan/unit
 
 valgrind: deps $(B)/plain/unit $(B)/plain/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1

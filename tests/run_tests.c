@@ -1,8 +1,11 @@
 /*
  * The one Check runner: every `Suite *NAME_suite(void)` in tests/ is collected by the Makefile
  * into suites.h and run here. Exit status is non-zero when any test failed.
- * `RIGFIT_SUITE=name` runs one suite only.
+ * `RIGFIT_SUITE=name` runs the suites whose function name starts with name;
+ * `RIGFIT_SHARD=i/n` runs every n-th suite from the i-th (0-based), so that n processes run
+ * the whole set between them (tests/tools/run_unit.sh).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,12 +13,20 @@
 
 int main(void)
 {
-	const char *only = getenv("RIGFIT_SUITE");
+	const char *only = getenv("RIGFIT_SUITE"), *shard = getenv("RIGFIT_SHARD");
 	SRunner *sr = NULL;
-	int failed;
+	int failed, index = 0, shard_i = 0, shard_n = 1;
 
+	if (shard && *shard &&
+	    (sscanf(shard, "%d/%d", &shard_i, &shard_n) != 2 || shard_n < 1 || shard_n > 64 ||
+	     shard_i < 0 || shard_i >= shard_n)) {
+		fprintf(stderr, "RIGFIT_SHARD must be i/n with 0 <= i < n <= 64, not '%s'\n",
+			shard);
+		return 2;
+	}
 #define SUITE(fn)                                                                                  \
-	if (!only || !*only || strncmp(only, #fn, strlen(only)) == 0) {                            \
+	if ((!only || !*only || strncmp(only, #fn, strlen(only)) == 0) &&                          \
+	    index++ % shard_n == shard_i) {                                                        \
 		if (!sr)                                                                           \
 			sr = srunner_create(fn());                                                 \
 		else                                                                               \

@@ -441,15 +441,30 @@ static void explain_cpu_kernels(const struct speed_input *in, double f, struct s
 	struct speed_cpu_host h;
 	struct speed_cpu_work w;
 	struct speed_cpu_rates r;
+	char mix[160] = "";
+	size_t used = 0;
 
 	host_work(in, in->weight_bytes, f, &h, &w);
 	if (speed_cpu_rates(&h, &w, &r) < 0)
 		return;
+	/* The weight types' kernel classes, when the weights were counted per type. */
+	for (int c = 0; c < SPEED_CPU_CLASS_N && used < sizeof(mix); c++) {
+		int k;
+		if (!(w.mix.share[c] >= 0.005))
+			continue;
+		k = snprintf(mix + used, sizeof(mix) - used, "%s%s %.0f%%%s", used ? ", " : "",
+			     speed_cpu_class_name(c), 100 * w.mix.share[c],
+			     w.mix.repacked[c] >= 0.5 ? " repacked" : "");
+		if (k < 0)
+			break;
+		used += (size_t)k;
+	}
+	if (!mix[0])
+		snprintf(mix, sizeof(mix), "%s", speed_cpu_class_name(r.cls));
 	note(o,
-	     "host kernels (%s, %s weights): %.0f int8 GOPS and %.0f f32 GFLOPS per thread %s x "
+	     "host kernels (%s; weights %s): %.0f int8 GOPS and %.0f f32 GFLOPS per thread %s x "
 	     "%d threads%s",
-	     speed_cpu_isa_name(h.isa), speed_cpu_class_name(r.cls), r.int8_gops_per_thread,
-	     r.f32_gflops_per_thread,
+	     speed_cpu_isa_name(h.isa), mix, r.int8_gops_per_thread, r.f32_gflops_per_thread,
 	     r.measured ? "as measured" : "(the AVX2 figures of the table, not measured)",
 	     r.threads, in->host.threads > 0 ? "" : " (assumed)");
 	note(o,
