@@ -325,6 +325,7 @@ void rf_hostbench_to_hw(const struct rf_hostbench *h, int64_t now_ms, struct hw_
 	snprintf(b->kernel_isa, sizeof(b->kernel_isa), "%s", h->kernel_isa ? h->kernel_isa : "");
 	b->duration_ms = h->duration_ms;
 	b->measured_at_ms = now_ms;
+	b->method = RF_HOSTBENCH_METHOD;
 }
 
 int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out)

@@ -22,6 +22,7 @@
 #include "server/log.h"
 #include "server/models_list.h"
 #include "server/nfd_file.h"
+#include "server/hostbench.h"
 #include "server/store/store_hostbench.h"
 
 struct rf_scan_job {
@@ -82,6 +83,7 @@ static void scan_work(uv_work_t *w)
 		.probe_timeout_ms = c->probe_timeout_ms,
 	};
 	struct api_snapshot *snap = calloc(1, sizeof(*snap));
+	struct hw_host_bench stored;
 
 	if (!snap) {
 		job->rc = RF_E_NOMEM;
@@ -92,9 +94,12 @@ static void scan_work(uv_work_t *w)
 		hw_apply_device_profiles(&snap->hw, job->catalogs ? &job->catalogs->table : NULL);
 	if (job->rc == 0 && hw_fingerprint(&snap->hw, job->fp, sizeof(job->fp)) < 0)
 		job->fp[0] = '\0';
-	/* A machine measured before this process started: its figures are in the store. */
+	/* A machine measured before this process started: its figures are in the store, unless
+	 * an older way of measuring took them (then the daemon measures it again). */
 	if (job->rc == 0 && job->fp[0] && strcmp(job->fp, job->bench_fp) != 0 && d->store &&
-	    hostbench_allowed(d) && rf_store_host_bench_get(d->store, job->fp, &job->bench) == 0) {
+	    hostbench_allowed(d) && rf_store_host_bench_get(d->store, job->fp, &stored) == 0 &&
+	    stored.method >= RF_HOSTBENCH_METHOD) {
+		job->bench = stored;
 		snprintf(job->bench_fp, sizeof(job->bench_fp), "%s", job->fp);
 		job->bench_loaded = true;
 	}

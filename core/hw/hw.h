@@ -145,6 +145,7 @@ struct hw_host_bench {
 	char kernel_isa[HW_KERNEL_ISA_LEN]; /* the kernels' instruction set: "avx2"... */
 	double duration_ms;
 	int64_t measured_at_ms; /* Unix time in milliseconds */
+	int method; /* the way it was measured (server/hostbench.h: RF_HOSTBENCH_METHOD) */
 };
 
 struct hw_snapshot {

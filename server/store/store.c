@@ -871,6 +871,23 @@ int rf_store_schema_version(struct rf_store *st)
 	return src == SQLITE_OK ? v : rf_store_sqlite_err(src);
 }
 
+/* True only when SQLite, asked on its own, says json (len bytes) is not valid JSON; false when
+ * it is valid or the question itself failed (out of memory). */
+static bool json_known_invalid(struct rf_store *st, const char *json, size_t len)
+{
+	sqlite3_stmt *s = NULL;
+	bool invalid = false;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT json_valid(?1)", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text64(s, 1, json, (sqlite3_uint64)len, SQLITE_STATIC, SQLITE_UTF8) ==
+		    SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		invalid = sqlite3_column_type(s, 0) == SQLITE_INTEGER &&
+			  sqlite3_column_int(s, 0) == 0;
+	sqlite3_finalize(s);
+	return invalid;
+}
+
 int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double duration_ms,
 			 const char *hardware_json, size_t len, int keep_last)
 {
@@ -897,6 +914,10 @@ int rf_store_scan_append(struct rf_store *st, int64_t scanned_at_ms, double dura
 	if (src != SQLITE_OK)
 		goto out;
 	src = rf_store_step_done(st->scan_insert);
+	/* SQLite's json_valid answers false when it runs out of memory parsing: the CHECK then
+	 * fails on valid JSON. Asked again, a JSON that really is invalid still fails. */
+	if ((src & 0xff) == SQLITE_CONSTRAINT && !json_known_invalid(st, hardware_json, len))
+		src = SQLITE_NOMEM;
 	if (src != SQLITE_DONE)
 		goto out;
 	if (keep_last > 0) {

@@ -14,11 +14,11 @@
 
 static const char SQL_GET[] =
 	"SELECT threads, memory_bandwidth_gbs, int8_gops_per_thread, f32_gflops_per_thread, "
-	"kernel_isa, duration_ms, measured_at_ms FROM host_bench WHERE fingerprint = ?1";
+	"kernel_isa, duration_ms, measured_at_ms, method FROM host_bench WHERE fingerprint = ?1";
 static const char SQL_PUT[] =
 	"INSERT OR REPLACE INTO host_bench (fingerprint, threads, memory_bandwidth_gbs, "
-	"int8_gops_per_thread, f32_gflops_per_thread, kernel_isa, duration_ms, measured_at_ms) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+	"int8_gops_per_thread, f32_gflops_per_thread, kernel_isa, duration_ms, measured_at_ms, "
+	"method) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
 int rf_store_host_bench_get(struct rf_store *st, const char *fp, struct hw_host_bench *out)
 {
@@ -47,6 +47,7 @@ int rf_store_host_bench_get(struct rf_store *st, const char *fp, struct hw_host_
 		snprintf(b.kernel_isa, sizeof(b.kernel_isa), "%s", isa ? (const char *)isa : "");
 		b.duration_ms = sqlite3_column_double(s, 5);
 		b.measured_at_ms = sqlite3_column_int64(s, 6);
+		b.method = sqlite3_column_int(s, 7);
 	} else {
 		rc = src == SQLITE_DONE ? RF_E_NOT_FOUND : rf_store_sqlite_err(src);
 	}
@@ -86,6 +87,9 @@ int rf_store_host_bench_put(struct rf_store *st, const char *fp, const struct hw
 		src = sqlite3_bind_double(s, 7, b->duration_ms);
 	if (src == SQLITE_OK)
 		src = sqlite3_bind_int64(s, 8, b->measured_at_ms);
+	/* A figure that does not say how it was measured counts as the oldest method. */
+	if (src == SQLITE_OK)
+		src = sqlite3_bind_int(s, 9, b->method > 0 ? b->method : 1);
 	if (src == SQLITE_OK)
 		src = sqlite3_step(s);
 	sqlite3_finalize(s);

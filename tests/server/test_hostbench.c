@@ -6,6 +6,7 @@
  * flag's own check below relies on too.
  */
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -102,6 +103,23 @@ static cJSON *host_bench(int port)
 	return hb;
 }
 
+/* Starts d with extra and returns /api/hardware's host_bench once the daemon has measured this
+ * host (the measurement runs after the first scan; the scan it triggers publishes it). */
+static cJSON *start_and_wait_for_the_measurement(struct t_daemon *d, const char *const *extra)
+{
+	cJSON *hb = NULL;
+
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	t_daemon_start(d, extra);
+	t_wait_scan(d->port);
+	for (int i = 0; i < 600 && !hb; i++) {
+		usleep(100 * 1000);
+		hb = host_bench(d->port);
+	}
+	ck_assert_msg(hb != NULL, "no host_bench in /api/hardware");
+	return hb;
+}
+
 /* POST /api/estimate body stands on this host's measurement. */
 static void assert_measured_host(int port, const char *body)
 {
@@ -148,15 +166,7 @@ START_TEST(the_daemon_measures_this_host_once)
 			   "\"intermediate_size\":8192,\"vocab_size\":128256}},"
 			   "\"quant\":\"Q4_0\",\"n_ctx\":2048}";
 
-	unsetenv("RIGFIT_NO_HOST_BENCH");
-	t_daemon_start(&d, extra);
-	t_wait_scan(d.port);
-	/* The measurement runs after the first scan; the scan it triggers publishes it. */
-	for (int i = 0; i < 600 && !hb; i++) {
-		usleep(100 * 1000);
-		hb = host_bench(d.port);
-	}
-	ck_assert_msg(hb != NULL, "no host_bench in /api/hardware");
+	hb = start_and_wait_for_the_measurement(&d, extra);
 	ck_assert(cJSON_GetObjectItem(hb, "memory_bandwidth_gbs")->valuedouble > 0);
 	ck_assert(cJSON_GetObjectItem(hb, "int8_gops_per_thread")->valuedouble > 0);
 	ck_assert(cJSON_GetObjectItem(hb, "f32_gflops_per_thread")->valuedouble > 0);
@@ -242,6 +252,52 @@ START_TEST(bench_host_save_replaces_the_stored_figures)
 }
 END_TEST
 
+/* Figures stored by an older way of measuring (migration 0006: method 1, 64-bit reads) are
+ * measured again, and the new ones replace them. */
+START_TEST(an_older_measurement_is_measured_again)
+{
+	struct t_daemon d;
+	char *dir = t_mkdtemp(), *db = t_path(dir, "old.db");
+	const char *save[] = {t_bin(),  "bench", "host", "--budget-ms", "300",
+			      "--save", "--db",  db,     NULL};
+	const char *extra[] = {"--db", db, NULL};
+	char *out = NULL, *err = NULL, *log;
+	sqlite3 *raw;
+	cJSON *hb = NULL;
+
+	ck_assert_int_eq(t_run(save, &out, &err, 30000), 0);
+	free(out);
+	free(err);
+	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "UPDATE host_bench SET method = 1", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_changes(raw), 1);
+	sqlite3_close(raw);
+
+	hb = start_and_wait_for_the_measurement(&d, extra);
+	log = t_daemon_log(&d);
+	ck_assert_int_eq(count(log, "host measured in"), 1);
+	ck_assert_int_eq(count(log, "read from the store"), 0);
+	free(log);
+	t_daemon_stop(&d);
+	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	{
+		sqlite3_stmt *s = NULL;
+		ck_assert_int_eq(sqlite3_prepare_v2(raw, "SELECT method FROM host_bench", -1, &s,
+						    NULL),
+				 SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+		ck_assert_int_eq(sqlite3_column_int(s, 0), RF_HOSTBENCH_METHOD);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(raw);
+	cJSON_Delete(hb);
+	t_rmtree(dir);
+	free(dir);
+	free(db);
+}
+END_TEST
+
 START_TEST(no_host_bench_turns_it_off)
 {
 	struct t_daemon d;
@@ -271,6 +327,7 @@ Suite *hostbench_suite(void)
 	tcase_add_test(tc, bench_host_prints_the_figures);
 	tcase_add_test(tc, the_daemon_measures_this_host_once);
 	tcase_add_test(tc, bench_host_save_replaces_the_stored_figures);
+	tcase_add_test(tc, an_older_measurement_is_measured_again);
 	tcase_add_test(tc, no_host_bench_turns_it_off);
 	suite_add_tcase(s, tc);
 	return s;

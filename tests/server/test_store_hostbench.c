@@ -60,11 +60,14 @@ START_TEST(round_trip_replace_and_reopen)
 	ck_assert_str_eq(got.kernel_isa, "avx2");
 	ck_assert_double_eq(got.duration_ms, 1502.5);
 	ck_assert_int_eq(got.measured_at_ms, 1764000000000);
+	ck_assert_int_eq(got.method, 1); /* it did not say how it was measured: the oldest way */
 	/* Another machine's row stands beside it; a new measurement replaces the old one. */
 	ck_assert_int_eq(rf_store_host_bench_put(st, "hw-bbbb", &b), 0);
+	b.method = 2;
 	ck_assert_int_eq(rf_store_host_bench_put(st, "hw-aaaa", &b), 0);
 	ck_assert_int_eq(rf_store_host_bench_get(st, "hw-aaaa", &got), 0);
 	ck_assert_double_eq(got.memory_bandwidth_gbs, 31.0);
+	ck_assert_int_eq(got.method, 2);
 	ck_assert_int_eq(got.measured_at_ms, 1764000100000);
 	rf_store_close(st);
 
