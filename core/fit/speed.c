@@ -37,6 +37,16 @@
  * 250-350 W power limits, and no wgmma for Hopper). Without that share the held-out prefill
  * median was 19% (those parts 20-58% high); with it 11%.
  */
+/* Partial offload, pageable weights: the driver stages mmap'd memory into a pinned buffer
+ * before each copy, at this rate, fitted by speed_fit_staging() on the partial-offload rows of
+ * tests/fixtures/partial_offload_prefill.csv (`make accuracy` prints them and refits it; CUDA,
+ * the other GPU backends' host buffers work alike, so they take CUDA's figure, with no rows of
+ * their own). The rows are llama.cpp PR #6083's Mixtral 8x7B on an RTX 3090 Ti under WSL:
+ * a native driver may stage faster, and the same PR's mmap 0/1 pairs of an older build imply
+ * 6.3 GB/s for Mixtral and 13 for Llama 2 7B. */
+#define STAGING_GBS 6.1
+#define STAGING_ROWS 8
+
 const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 	[SPEED_BACKEND_CUDA] = {.mem_eff = 0.96,
 				.mem_ceiling_gbs = 0,
@@ -49,6 +59,8 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				.vector_eff = 0.89,
 				.vector_quant_factor = 0.88,
 				.cpu_gflops_per_thread = 43.5,
+				.host_staging_gbs = STAGING_GBS,
+				.rows_staging = STAGING_ROWS,
 				.rows_decode = 29,
 				.rows_tensor = 27,
 				.rows_vector = 0,
@@ -63,6 +75,8 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				.vector_eff = 0.89,
 				.vector_quant_factor = 0.88,
 				.cpu_gflops_per_thread = 43.5,
+				.host_staging_gbs = STAGING_GBS,
+				.rows_staging = 0,
 				.rows_decode = 2,
 				.rows_tensor = 0,
 				.rows_vector = 2,
@@ -77,6 +91,8 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				 .vector_eff = 0.72,
 				 .vector_quant_factor = 0.88,
 				 .cpu_gflops_per_thread = 43.5,
+				 .host_staging_gbs = STAGING_GBS,
+				 .rows_staging = 0,
 				 .rows_decode = 29,
 				 .rows_tensor = 0,
 				 .rows_vector = 23,
@@ -91,6 +107,8 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				  .vector_eff = 0.41,
 				  .vector_quant_factor = 0.88,
 				  .cpu_gflops_per_thread = 43.5,
+				  .host_staging_gbs = STAGING_GBS,
+				  .rows_staging = 0,
 				  .rows_decode = 10,
 				  .rows_tensor = 6,
 				  .rows_vector = 6,
@@ -105,6 +123,8 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 			       .vector_eff = 0.89,
 			       .vector_quant_factor = 0.88,
 			       .cpu_gflops_per_thread = 43.5,
+			       .host_staging_gbs = STAGING_GBS,
+			       .rows_staging = 0,
 			       .rows_decode = 1,
 			       .rows_tensor = 0,
 			       .rows_vector = 0,
@@ -147,8 +167,8 @@ static int validate(const struct speed_input *in)
 		return RF_E_INVALID_VALUE;
 	if (!in_range(in->weight_bytes, 1, 1e15) || !in_range(in->kv_bytes_start, 0, 1e15) ||
 	    !in_range(in->moe_batch_bytes, 0, 1e15) || !in_range(in->kv_bytes_full, 0, 1e15) ||
-	    !in_range(in->flops_per_token, 1, 1e17) || in->n_layers > 100000 ||
-	    !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
+	    !in_range(in->host_copy_bytes, 0, 1e15) || !in_range(in->flops_per_token, 1, 1e17) ||
+	    in->n_layers > 100000 || !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
 	    in->n_devices > SPEED_MAX_DEVICES)
 		return RF_E_INVALID_VALUE;
 	if (in->backend != SPEED_BACKEND_CPU && in->gpu_fraction > 0 && in->n_devices == 0)
@@ -165,7 +185,8 @@ static int validate(const struct speed_input *in)
 	    in->host.cpu_isa < 0 || in->host.cpu_isa >= SPEED_CPU_ISA_N ||
 	    !in_range(in->host.int8_gops_per_thread, -1, 1e6) ||
 	    !in_range(in->host.f32_gflops_per_thread, -1, 1e6) ||
-	    !in_range(in->repacked_share, 0, 1))
+	    !in_range(in->repacked_share, 0, 1) || in->n_ubatch > (1 << 20) ||
+	    !isfinite(in->prompt_tokens) || in->prompt_tokens > 1e9)
 		return RF_E_INVALID_VALUE;
 	return 0;
 }
@@ -266,12 +287,42 @@ static double compute_eff(const struct speed_params *p, const struct speed_devic
 	return p->vector_eff * (quantized ? p->vector_quant_factor : 1.0);
 }
 
-/* Returns the prefill time per token, or -1 when a device holding layers has no rate. */
-static double prefill_time(const struct speed_input *in, const struct speed_params *params)
+/* The micro-batch llama.cpp splits a prompt into: n_ubatch, or the whole prompt if shorter. */
+static double ubatch_of(const struct speed_input *in, double prompt)
+{
+	double ub = in->n_ubatch > 0 ? (double)in->n_ubatch : SPEED_PREFILL_UBATCH;
+	return prompt < ub ? prompt : ub;
+}
+
+/* Micro-batches per prompt token: a prompt of P tokens runs ceil(P / n_ubatch) of them, each
+ * copying the host layers' weights (and reading the routed experts) once. */
+static double ubatches_per_token(const struct speed_input *in, double prompt)
+{
+	return ceil(prompt / ubatch_of(in, prompt)) / prompt;
+}
+
+/* Seconds per byte of host weights copied to the GPU: the link for pinned weights; for
+ * mmap'd (pageable) ones the driver first stages them into a pinned buffer, one after the
+ * other (CUDA's pageable cudaMemcpyAsync is synchronous with the host). */
+static double host_copy_s_per_byte(const struct speed_input *in, const struct speed_params *p)
+{
+	double link = in->host.link_gbs > 0 ? in->host.link_gbs : SPEED_ASSUMED_HOST_LINK_GBS;
+	double t = 1 / (link * 1e9);
+
+	if (!in->host_pinned && p->host_staging_gbs > 0)
+		t += 1 / (p->host_staging_gbs * 1e9);
+	return t;
+}
+
+/* Returns the prefill time per token of a prompt of prompt tokens, or -1 when a device holding
+ * layers has no rate. */
+static double prefill_time_at(const struct speed_input *in, const struct speed_params *params,
+			      double prompt)
 {
 	const struct speed_params *p = &params[in->backend];
 	const struct speed_params *cpu = &params[SPEED_BACKEND_CPU];
 	double fl = in->flops_per_token, f = gpu_frac(in), t = 0;
+	double per_tok = ubatches_per_token(in, prompt);
 
 	for (int i = 0; f > 0 && i < in->n_devices; i++) {
 		const struct speed_device *d = &in->devices[i];
@@ -288,16 +339,20 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		 * pass is in the fitted efficiency). */
 		if (in->moe_batch_bytes > 0)
 			t += in->moe_batch_bytes * f * share(in, i) /
-			     (mem_eff_of(p, d) * d->bandwidth_gbs * 1e9) / SPEED_PREFILL_UBATCH;
+			     (mem_eff_of(p, d) * d->bandwidth_gbs * 1e9) * per_tok;
 	}
-	if (f < 1 && in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU) {
+	if (f < 1 && in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU &&
+	    ubatch_of(in, prompt) >= SPEED_OFFLOAD_MIN_BATCH) {
 		/* llama.cpp offloads batches of 32 tokens or more to the GPU (ggml_backend_sched's
-		 * offload_op): the host layers' weights cross the link once per micro-batch and
-		 * their FLOPs run on the GPU like the rest. */
+		 * offload_op): the host layers' weights, every expert of them for MoE, cross the
+		 * link once per micro-batch and their FLOPs run on the GPU like the rest. */
 		const struct speed_device *d = &in->devices[0];
-		double link = in->host.link_gbs > 0 ? in->host.link_gbs :
-						      SPEED_ASSUMED_HOST_LINK_GBS;
-		t += in->weight_bytes * (1 - f) / (link * 1e9) / SPEED_PREFILL_UBATCH;
+		if (d->compute_tflops <= 0 || d->compute == SPEED_COMPUTE_UNKNOWN)
+			return -1;
+		double bytes = in->host_copy_bytes > 0 ?
+				       in->host_copy_bytes :
+				       (in->weight_bytes + in->moe_batch_bytes) * (1 - f);
+		t += bytes * host_copy_s_per_byte(in, p) * per_tok;
 		t += fl * (1 - f) / (compute_eff(p, d, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);
@@ -311,6 +366,17 @@ static double prefill_time(const struct speed_input *in, const struct speed_para
 		t += fl * (1 - f) / ((double)threads * cpu->cpu_gflops_per_thread * 1e9);
 	}
 	return t;
+}
+
+static double prompt_of(const struct speed_input *in)
+{
+	return in->prompt_tokens > 0 ? in->prompt_tokens : SPEED_PREFILL_PROMPT;
+}
+
+/* The prefill time per token of the input's own prompt (pp512 unless it names one). */
+static double prefill_time(const struct speed_input *in, const struct speed_params *params)
+{
+	return prefill_time_at(in, params, prompt_of(in));
 }
 
 double speed_predict(const struct speed_input *in,
@@ -338,6 +404,35 @@ static void note(struct speed_output *o, const char *fmt, ...)
 	vsnprintf(o->assumptions[o->n_assumptions], SPEED_ASSUMPTION_LEN, fmt, ap);
 	va_end(ap);
 	o->n_assumptions++;
+}
+
+/* How a partial offload's prefill copies the host layers' weights, for the assumptions; for
+ * mapped weights, the prefill pinning them would give. */
+static void explain_offload(const struct speed_input *in,
+			    const struct speed_params params[SPEED_BACKEND_COUNT],
+			    struct speed_output *o)
+{
+	const struct speed_params *p = &params[in->backend];
+	double link = in->host.link_gbs > 0 ? in->host.link_gbs : SPEED_ASSUMED_HOST_LINK_GBS;
+	double prompt = prompt_of(in), t_pinned;
+	struct speed_input pinned = *in;
+
+	note(o,
+	     "prefill runs the host layers on the GPU, copying their weights once per %.0f-token "
+	     "micro-batch (n_ubatch %d, %.0f per %.0f-token prompt)",
+	     ubatch_of(in, prompt), in->n_ubatch > 0 ? in->n_ubatch : SPEED_PREFILL_UBATCH,
+	     ceil(prompt / ubatch_of(in, prompt)), prompt);
+	pinned.host_pinned = true;
+	t_pinned = prefill_time(&pinned, params);
+	if (in->host_pinned || !(p->host_staging_gbs > 0) || t_pinned <= 0)
+		note(o, "host weights pinned (use_mmap false): copied at %.0f GB/s%s", link,
+		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)");
+	else
+		note(o,
+		     "host weights mmap'd (pageable): staged at %.1f GB/s (fitted on %d rows), "
+		     "then copied at %.0f GB/s%s; use_mmap false pins them: prefill %.0f tokens/s",
+		     p->host_staging_gbs, p->rows_staging, link,
+		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)", 1 / t_pinned);
 }
 
 /* The CPU kernels' figures (core/fit/cpu/speed_cpu.h), for the assumptions. */
@@ -457,14 +552,9 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 						    "(theoretical)",
 		     host_rate_gbs(in, cpu) /
 			     (known ? in->host.bandwidth_gbs : SPEED_ASSUMED_HOST_BANDWIDTH_GBS));
-		if (in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU)
-			note(o,
-			     "prefill runs the host layers on the GPU, copying their weights at "
-			     "%.0f GB/s%s once per %d-token micro-batch (llama.cpp's batch offload)",
-			     in->host.link_gbs > 0 ? in->host.link_gbs :
-						     SPEED_ASSUMED_HOST_LINK_GBS,
-			     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)",
-			     SPEED_PREFILL_UBATCH);
+		if (in->n_devices > 0 && in->backend != SPEED_BACKEND_CPU &&
+		    ubatch_of(in, prompt_of(in)) >= SPEED_OFFLOAD_MIN_BATCH)
+			explain_offload(in, params, o);
 		else if (in->host.cpu_isa != SPEED_CPU_ISA_UNSET)
 			explain_cpu_kernels(in, f, o);
 		else
@@ -541,7 +631,7 @@ int speed_batched_with(const struct speed_input *in,
 	/* The experts a batch reads are counted below, by the batch's own routing. */
 	step_in = *in;
 	step_in.moe_batch_bytes = 0;
-	t_pp = prefill_time(&step_in, params);
+	t_pp = prefill_time_at(&step_in, params, SPEED_PREFILL_PROMPT);
 	if (t_pp <= 0)
 		return RF_E_INVALID_VALUE;
 	memset(&o, 0, sizeof(o));
@@ -571,7 +661,7 @@ int speed_batched_with(const struct speed_input *in,
 	o.aggregate_tokens_per_s = n / (t_mem + n * t_c);
 	o.per_stream_tokens_per_s = 1 / (t_mem + n * t_c);
 	/* The prompt's prefill reads whatever experts its micro-batches route to. */
-	o.time_to_first_token_s = prompt * prefill_time(in, params) + t_mem1 + t_c;
+	o.time_to_first_token_s = prompt * prefill_time_at(in, params, prompt) + t_mem1 + t_c;
 	o.experts_read_share = share;
 	*out = o;
 	return 0;
@@ -910,5 +1000,60 @@ int speed_fit(const struct speed_obs *obs, size_t n,
 		t[b].cpu_gflops_per_thread = t[SPEED_BACKEND_CPU].cpu_gflops_per_thread;
 	}
 	memcpy(out, t, sizeof(t));
+	return 0;
+}
+
+/* A partial-offload prefill observation with pageable (mmap'd) host weights: some layers on
+ * the host, staged, then copied to a GPU. */
+static bool offload_prefill(const struct speed_obs *o)
+{
+	return o->test == SPEED_TEST_PREFILL && o->in.backend != SPEED_BACKEND_CPU &&
+	       o->in.n_devices > 0 && o->in.gpu_fraction < 1 && !o->in.host_pinned;
+}
+
+static double staging_loss(const struct speed_obs *obs, size_t n,
+			   const struct speed_params t[SPEED_BACKEND_COUNT])
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double est;
+		if (!offload_prefill(&obs[i]))
+			continue;
+		est = speed_predict(&obs[i].in, t, SPEED_TEST_PREFILL);
+		sum += est > 0 ? fabs(log(est / obs[i].measured_tps)) : 1e9;
+	}
+	return sum;
+}
+
+int speed_fit_staging(const struct speed_obs *obs, size_t n,
+		      const struct speed_params base[SPEED_BACKEND_COUNT], double *gbs)
+{
+	struct speed_params t[SPEED_BACKEND_COUNT];
+	double best = -1, best_loss = 0;
+	size_t used = 0;
+
+	if (!obs || !base || !gbs)
+		return RF_E_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		if (validate(&obs[i].in) < 0 || !in_range(obs[i].measured_tps, 1e-9, 1e9))
+			return RF_E_INVALID_VALUE;
+		used += offload_prefill(&obs[i]);
+	}
+	if (used == 0)
+		return RF_E_INVALID_VALUE;
+	memcpy(t, base, sizeof(t));
+	/* 0.5 to 64 GB/s in steps of 0.1, rounded as speed_fitted holds it. */
+	for (int k = 5; k <= 640; k++) {
+		double l;
+		for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
+			t[b].host_staging_gbs = k / 10.0;
+		l = staging_loss(obs, n, t);
+		if (best < 0 || l < best_loss - 1e-12) {
+			best = k / 10.0;
+			best_loss = l;
+		}
+	}
+	*gbs = best;
 	return 0;
 }

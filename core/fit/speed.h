@@ -11,9 +11,12 @@
  *   prefill: time per token = sum over devices of FLOPs on the device / (eff x peak)
  *              (eff per device class: GeForce, or workstation/datacenter parts)
  *            + FLOPs / ceiling                          (tensor peaks: the kernels' own limit)
- *            + the host's share: with a GPU, llama.cpp runs batches on it, copying the
- *              host layers' weights over the link once per micro-batch; on the CPU backend,
- *              threads x GFLOPS per thread
+ *            + the host's share: with a GPU, llama.cpp runs batches of 32 tokens or more on
+ *              it, copying the host layers' weights over the link once per micro-batch (a
+ *              prompt of P tokens runs ceil(P / n_ubatch) of them); pinned weights (--no-mmap
+ *              puts them in the GPU's host buffer) cross at the link rate, mmap'd (pageable)
+ *              ones are first staged by the driver into a pinned buffer at host_staging_gbs;
+ *              on the CPU backend, threads x GFLOPS per thread
  *
  * A layer split over several devices runs one device after the other, so bandwidths are not
  * summed. The efficiencies, the per-layer cost and the ceilings are fitted per backend to
@@ -99,9 +102,14 @@ struct speed_host {
 
 /* Host-to-GPU copy rate assumed when the link is unknown: PCIe 4.0 x16 (31.5 GB/s) at 80%. */
 #define SPEED_ASSUMED_HOST_LINK_GBS 25.0
-/* llama.cpp's prefill micro-batch (n_ubatch): a partial offload copies the host layers'
- * weights to the GPU once per micro-batch. */
+/* llama.cpp's default prefill micro-batch (n_ubatch): a partial offload copies the host
+ * layers' weights to the GPU once per micro-batch. */
 #define SPEED_PREFILL_UBATCH 512
+/* The prompt prefill_tokens_per_s is for when the input names none: llama-bench's pp512. */
+#define SPEED_PREFILL_PROMPT 512
+/* Micro-batches smaller than this run the host layers on the CPU instead (the CUDA backend's
+ * offload_op asks for a batch of at least 32). */
+#define SPEED_OFFLOAD_MIN_BATCH 32
 
 struct speed_input {
 	enum speed_backend backend;
@@ -117,8 +125,15 @@ struct speed_input {
 	bool weight_ftype_known;      /* false: the CPU kernel family follows the bits per weight */
 	double repacked_share;        /* share of the host's weights in repacked layouts (0..1) */
 	struct speed_cpu_mix cpu_mix; /* the weight types' kernels; all 0: weight_ftype's alone */
-	double gpu_fraction; /* share of the layers on the devices (n_gpu_layers / layers) */
-	int n_devices;       /* 0 only for SPEED_BACKEND_CPU */
+	double gpu_fraction;    /* share of the layers on the devices (n_gpu_layers / layers) */
+	double host_copy_bytes; /* host weights a prefill micro-batch copies to the GPU (host
+				   layers, experts n_cpu_moe keeps there, a host output layer);
+				   <= 0: (weight_bytes + moe_batch_bytes) x (1 - gpu_fraction) */
+	int n_ubatch;           /* llama.cpp's micro-batch; <= 0: SPEED_PREFILL_UBATCH */
+	double prompt_tokens;   /* prompt of the prefill figure; <= 0: SPEED_PREFILL_PROMPT */
+	bool host_pinned;       /* host weights in the GPU's pinned host buffer (--no-mmap);
+				   false: mmap'd, pageable (llama.cpp's default) */
+	int n_devices;          /* 0 only for SPEED_BACKEND_CPU */
 	struct speed_device devices[SPEED_MAX_DEVICES];
 	struct speed_host host;
 };
@@ -138,7 +153,10 @@ struct speed_params {
 	double vector_eff;            /* share of a vector peak reached by prefill (F16 weights) */
 	double vector_quant_factor;   /* x vector_eff for quantized weights */
 	double cpu_gflops_per_thread; /* CPU backend: achieved prefill GFLOPS per thread */
+	double host_staging_gbs;      /* partial offload: the rate the driver stages pageable
+					 (mmap'd) weights into pinned memory before the copy */
 	int rows_decode, rows_tensor, rows_vector, rows_cpu_prefill;
+	int rows_staging; /* partial-offload rows host_staging_gbs was fitted on */
 };
 
 /* The fitted constants, indexed by enum speed_backend (see speed.c for how they were fitted). */
@@ -234,5 +252,13 @@ struct speed_obs {
 int speed_fit(const struct speed_obs *obs, size_t n,
 	      const struct speed_params base[SPEED_BACKEND_COUNT],
 	      struct speed_params out[SPEED_BACKEND_COUNT] /* OUT */);
+
+/* Fits host_staging_gbs, the one constant of a partial offload's pageable copies, to the n
+ * observations (prefill with some layers on the host, mmap'd): a grid search in steps of
+ * 0.1 GB/s that minimises the sum of absolute log errors, every other constant taken from
+ * base. Returns 0 and *gbs, or RF_E_INVALID_VALUE when an observation is invalid or none is a
+ * partial-offload prefill of pageable weights. */
+int speed_fit_staging(const struct speed_obs *obs, size_t n,
+		      const struct speed_params base[SPEED_BACKEND_COUNT], double *gbs /* OUT */);
 
 #endif

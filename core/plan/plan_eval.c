@@ -82,6 +82,18 @@ static void speed_model(const struct model_params *mp, const struct rf_mem_weigh
 	in->quantized = ftype >= 0 && ftype != RF_FT_F16 && ftype != RF_FT_BF16 &&
 			ftype != RF_FT_F32;
 	in->gpu_fraction = w->n_layer > 0 ? (double)m->n_gpu_layers / (double)w->n_layer : 0;
+	/* Prefill copies host weights once per micro-batch; with --no-mmap llama.cpp keeps them
+	 * in the GPU's pinned host buffer, mapped (the default) they are pageable. */
+	in->n_ubatch = m->n_ubatch > 0 ? (int)m->n_ubatch : (int)p->n_ubatch;
+	in->host_pinned = !p->use_mmap;
+	/* What a micro-batch copies: the first layers llama.cpp leaves on the host, whole, the
+	 * experts n_cpu_moe keeps there, and the output layer when it stays there too (its
+	 * matrix runs on the GPU like the rest; token embeddings are looked up on the host). */
+	in->host_copy_bytes = (double)m->experts_host_bytes;
+	for (int64_t l = 0; l < w->n_layer - m->n_gpu_layers && l < MODEL_MAX_LAYERS; l++)
+		in->host_copy_bytes += (double)w->layer_bytes[l];
+	if (!m->output_on_gpu)
+		in->host_copy_bytes += (double)w->output_bytes;
 	if (m->experts_host_bytes > 0 && in->weight_bytes > 0 && expert_bytes > 0 &&
 	    mp->expert > 0) {
 		/* Routed experts read per token: the k of E used, which is the share of the

@@ -72,6 +72,17 @@ void speed_rows_medians(const struct speed_rows *r,
 /* Medians when each device's rows are predicted by constants fitted without that device. */
 int speed_rows_lodo(const struct speed_rows *r, double *dec /* OUT */, double *pre /* OUT */);
 
+struct t_csv;
+
+/* The partial-offload prefill rows, tests/fixtures/partial_offload_prefill.csv under src_dir
+ * (free with t_csv_free), or NULL when missing. */
+struct t_csv *speed_offload_csv(const char *src_dir);
+
+/* The speed model's input for line r of that table, the device resolved in t. Returns 0 and
+ * *out, or -1 when a column is missing or the device unknown. */
+int speed_offload_input(const struct t_csv *c, int r, const struct device_table *t,
+			struct speed_input *out /* OUT */);
+
 /* Prints the speed tables and medians to f; refits and prints the constants. Returns 0 when
  * every median meets its target, 1 when one does not, -1 when the files cannot be read. */
 int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f);

@@ -679,6 +679,94 @@ static void check_medians(const struct speed_rows *r, double *dec, double *pre)
 	free(p);
 }
 
+struct t_csv *speed_offload_csv(const char *src_dir)
+{
+	char *path = t_path(src_dir, "tests/fixtures/partial_offload_prefill.csv");
+	struct t_csv *c = t_csv_read(path);
+
+	free(path);
+	return c;
+}
+
+int speed_offload_input(const struct t_csv *c, int r, const struct device_table *t,
+			struct speed_input *out)
+{
+	const struct device_profile *prof = NULL;
+	enum device_compute_kind kind = DEVICE_COMPUTE_UNKNOWN;
+	double size, params, active, layers, ngl, ub, prompt, mmap;
+	struct speed_input in;
+
+	if (device_resolve(t, t_csv_get(c, r, "device"), &prof) < 0 ||
+	    t_csv_num(c, r, "model_size_gib", &size) < 0 ||
+	    t_csv_num(c, r, "params_b", &params) < 0 ||
+	    t_csv_num(c, r, "active_params_b", &active) < 0 ||
+	    t_csv_num(c, r, "n_layers", &layers) < 0 || t_csv_num(c, r, "ngl", &ngl) < 0 ||
+	    t_csv_num(c, r, "n_ubatch", &ub) < 0 || t_csv_num(c, r, "prompt", &prompt) < 0 ||
+	    t_csv_num(c, r, "mmap", &mmap) < 0 || params <= 0 || layers <= 0)
+		return -1;
+	memset(&in, 0, sizeof(in));
+	in.backend = SPEED_BACKEND_CUDA;
+	size *= 1024.0 * 1024.0 * 1024.0;
+	in.weight_bytes = size * active / params;
+	in.moe_batch_bytes = size * (1 - active / params);
+	in.flops_per_token = 2e9 * active;
+	in.n_layers = (int)layers;
+	in.quantized = true;
+	in.gpu_fraction = ngl / layers;
+	in.n_ubatch = (int)ub;
+	in.prompt_tokens = prompt;
+	in.host_pinned = mmap == 0;
+	if (t_csv_get(c, r, "link_gbs")[0] && t_csv_num(c, r, "link_gbs", &in.host.link_gbs) < 0)
+		return -1;
+	in.n_devices = 1;
+	in.devices[0].bandwidth_gbs = prof->memory_bandwidth_gbs;
+	in.devices[0].compute_tflops = device_compute_tflops(prof, &kind);
+	in.devices[0].compute = kind == DEVICE_COMPUTE_TENSOR  ? SPEED_COMPUTE_TENSOR :
+				kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
+								 SPEED_COMPUTE_VECTOR;
+	in.devices[0].pro = device_pro_class(prof);
+	in.devices[0].hbm = device_hbm_class(prof);
+	*out = in;
+	return 0;
+}
+
+/* The partial-offload rows: each "row" line's estimate, and the staging rate refitted. */
+static void print_offload(FILE *f, const struct speed_rows *r, const char *src_dir)
+{
+	struct t_csv *c = speed_offload_csv(src_dir);
+	struct speed_obs obs[64];
+	size_t n = 0;
+	double gbs = -1;
+
+	if (!c) {
+		fprintf(f, "\n== speed: tests/fixtures/partial_offload_prefill.csv missing\n");
+		return;
+	}
+	fprintf(f,
+		"\n== speed: partial-offload prefill (tests/fixtures/partial_offload_prefill.csv)"
+		"\nline, device, model, ngl, n_ubatch, mmap, measured, estimated, error\n");
+	for (int i = 0; i < c->n_rows && n < 64; i++) {
+		double est;
+		if (strcmp(t_csv_get(c, i, "use"), "row") != 0 ||
+		    speed_offload_input(c, i, &r->devices, &obs[n].in) < 0 ||
+		    t_csv_num(c, i, "tokens_per_s", &obs[n].measured_tps) < 0)
+			continue;
+		obs[n].test = SPEED_TEST_PREFILL;
+		est = speed_predict(&obs[n].in, speed_fitted, SPEED_TEST_PREFILL);
+		fprintf(f, "%d, %s, %s, %s, %s, %s, %.2f, %.2f, %+.1f%%\n", i + 2,
+			t_csv_get(c, i, "device"), t_csv_get(c, i, "model"), t_csv_get(c, i, "ngl"),
+			t_csv_get(c, i, "n_ubatch"), t_csv_get(c, i, "mmap"), obs[n].measured_tps,
+			est, 100 * (est / obs[n].measured_tps - 1));
+		n++;
+	}
+	if (speed_fit_staging(obs, n, speed_fitted, &gbs) < 0)
+		gbs = -1;
+	fprintf(f,
+		"pageable staging: %.1f GB/s in core/fit/speed.c, %.1f refitted now on %zu rows\n",
+		speed_fitted[SPEED_BACKEND_CUDA].host_staging_gbs, gbs, n);
+	t_csv_free(c);
+}
+
 int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
 {
 	struct speed_rows r;
@@ -721,6 +809,7 @@ int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
 	print_params(f, "fitted on the train rows (every 4th row held out)", train);
 	speed_rows_medians(&r, train, 2, &ho_d, &ho_p);
 	print_held_out(f, &r, train);
+	print_offload(f, &r, src_dir);
 	if (speed_rows_lodo(&r, &lo_d, &lo_p) < 0)
 		lo_d = lo_p = NAN;
 	check_medians(&r, &ck_d, &ck_p);

@@ -6,6 +6,7 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,22 @@ static int run(const char *body, cJSON **out)
 	ck_assert_msg(*out != NULL, "not JSON: %.*s", (int)r.len, r.body);
 	api_reply_reset(&r);
 	return status;
+}
+
+/* Runs the body that fmt and its arguments print and expects a 200; returns the answer. */
+static cJSON *run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static cJSON *run_ok(const char *fmt, ...)
+{
+	char body[640];
+	cJSON *j;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	ck_assert_int_eq(run(body, &j), 200);
+	return j;
 }
 
 static double num(const cJSON *o, const char *path)
@@ -189,16 +206,11 @@ END_TEST
 
 START_TEST(a_cpu_host_maps_once_and_repacks)
 {
-	char body[600];
-	cJSON *mapped, *plain, *locked;
+	cJSON *mapped = run_ok(CPU_HOST_BODY, ""), *plain, *locked;
 	double file = 762.81 * MIB, repacked;
 
-	snprintf(body, sizeof(body), CPU_HOST_BODY, "");
-	ck_assert_int_eq(run(body, &mapped), 200);
-	snprintf(body, sizeof(body), CPU_HOST_BODY, ",\"use_mmap\":false");
-	ck_assert_int_eq(run(body, &plain), 200);
-	snprintf(body, sizeof(body), CPU_HOST_BODY, ",\"mlock\":true");
-	ck_assert_int_eq(run(body, &locked), 200);
+	plain = run_ok(CPU_HOST_BODY, ",\"use_mmap\":false");
+	locked = run_ok(CPU_HOST_BODY, ",\"mlock\":true");
 
 	/* Without mmap: the file's tensors once (the repacked ones as their copy). */
 	ck_assert_msg(fabs(num(plain, "memory.weights_bytes") - file) < 0.01 * file,
@@ -813,6 +825,56 @@ START_TEST(llama_cpp_slots_give_an_aggregate_speed)
 }
 END_TEST
 
+/* Counts the answer's assumptions that contain text. */
+static int said_in(const cJSON *j, const char *text)
+{
+	const cJSON *a;
+	int n = 0;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
+	{
+		n += cJSON_IsString(a) && strstr(a->valuestring, text) != NULL;
+	}
+	return n;
+}
+
+/* A 70B with 40 of 80 layers on a 24 GB card: prefill copies the host half once per
+ * micro-batch, staged when mapped (the default), at the link's rate with use_mmap false, twice
+ * per 512-token prompt with n_ubatch 256. */
+#define HALF_70B                                                                                   \
+	"{\"model\":\"meta-llama/Llama-3.1-70B\",\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"             \
+	"\"n_gpu_layers\":40,\"hardware_profile\":\"rtx-4090\"%s}"
+
+START_TEST(partial_offload_prefill_follows_n_ubatch_and_mmap)
+{
+	cJSON *mapped = run_ok(HALF_70B, ""), *pinned = run_ok(HALF_70B, ",\"use_mmap\":false");
+	cJSON *small = run_ok(HALF_70B, ",\"n_ubatch\":256");
+	double p0 = num(mapped, "speed.prefill_tokens_per_s");
+
+	/* About a hundred tokens per second, not the CPU's few. */
+	ck_assert_msg(p0 > 50 && p0 < 1000, "prefill %.1f", p0);
+	ck_assert(num(pinned, "speed.prefill_tokens_per_s") > 1.5 * p0);
+	ck_assert(num(small, "speed.prefill_tokens_per_s") < 0.7 * p0);
+	/* Decode does not depend on either. */
+	ck_assert_double_eq_tol(num(pinned, "speed.decode_tokens_per_s"),
+				num(mapped, "speed.decode_tokens_per_s"), 1e-9);
+	ck_assert_int_eq(said_in(mapped, "mmap'd (pageable): staged at"), 1);
+	{
+		/* The mapped answer says what pinning would give: the pinned answer's prefill. */
+		char want[64];
+		snprintf(want, sizeof(want), "use_mmap false pins them: prefill %.0f tokens/s",
+			 num(pinned, "speed.prefill_tokens_per_s"));
+		ck_assert_int_eq(said_in(mapped, want), 1);
+	}
+	ck_assert_int_eq(said_in(pinned, "host weights pinned (use_mmap false)"), 1);
+	ck_assert_int_eq(said_in(mapped, "once per 512-token micro-batch"), 1);
+	ck_assert_int_eq(said_in(small, "once per 256-token micro-batch (n_ubatch 256, 2 per"), 1);
+	cJSON_Delete(mapped);
+	cJSON_Delete(pinned);
+	cJSON_Delete(small);
+}
+END_TEST
+
 /* Asserts that llama-3.1-8b on one H100 with the extra fields (runtime vllm when vllm) is a
  * 422 naming field. */
 static void serving_error(bool vllm, const char *extra, const char *field)
@@ -866,6 +928,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, vision_cross_attention_through_the_route);
 	tcase_add_test(tc, vllm_tensor_parallel_cost_and_refusal);
 	tcase_add_test(tc, llama_cpp_slots_give_an_aggregate_speed);
+	tcase_add_test(tc, partial_offload_prefill_follows_n_ubatch_and_mmap);
 	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
 	tcase_add_test(tc, a_cpu_host_maps_once_and_repacks);
 	tcase_add_test(tc, a_described_cpu_takes_its_table_bandwidth);

@@ -54,6 +54,12 @@ static double prefill(const struct speed_input *in)
 	return speed_predict(in, speed_fitted, SPEED_TEST_PREFILL);
 }
 
+/* Seconds per byte of pinned host weights crossing the assumed link. */
+static double host_copy_s(void)
+{
+	return 1 / (SPEED_ASSUMED_HOST_LINK_GBS * GB);
+}
+
 START_TEST(backend_names_parse_both_ways)
 {
 	enum speed_backend b = SPEED_BACKEND_CPU;
@@ -140,10 +146,10 @@ START_TEST(partial_offload_puts_the_rest_on_host_bandwidth)
 	half.host.bandwidth_measured = true;
 	ck_assert_double_gt(decode(&half), want);
 	/* Prefill runs the host half on the GPU too, its 2 GB copied once per 512-token
-	 * micro-batch over the link (PCIe 4.0 x16 at 80% when unknown). */
-	ck_assert_double_eq_tol(
-		1 / prefill(&half),
-		1 / prefill(&all) + 2 * GB / (SPEED_ASSUMED_HOST_LINK_GBS * GB) / 512, 1e-12);
+	 * micro-batch over the link (PCIe 4.0 x16 at 80% when unknown), pinned (--no-mmap). */
+	half.host_pinned = true;
+	ck_assert_double_eq_tol(1 / prefill(&half),
+				1 / prefill(&all) + 2 * GB * host_copy_s() / 512, 1e-12);
 	half.host.link_gbs = 12.5;
 	ck_assert_double_eq_tol(1 / prefill(&half), 1 / prefill(&all) + 2 * GB / (12.5 * GB) / 512,
 				1e-12);
@@ -440,7 +446,7 @@ static struct speed_input apple_llama2_7b(const struct device_profile *p, const 
 	return in;
 }
 
-static const struct device_profile *apple(const char *name)
+static const struct device_profile *profile(const char *name)
 {
 	const struct device_profile *p = NULL;
 
@@ -463,25 +469,258 @@ START_TEST(apple_chips_follow_their_own_bandwidth_and_cores)
 		double size, want, got;
 		ck_assert_int_eq(t_csv_num(c, r, "model_size_gib", &size), 0);
 		ck_assert_int_eq(t_csv_num(c, r, "tokens_per_s", &want), 0);
-		a = apple_llama2_7b(apple(t_csv_get(c, r, "device")), quant, size);
+		a = apple_llama2_7b(profile(t_csv_get(c, r, "device")), quant, size);
 		got = pp ? prefill(&a) : decode(&a);
 		ck_assert_msg(fabs(got / want - 1) <= (pp ? 0.15 : 0.10),
 			      "%s %s %s: measured %.2f, estimated %.2f", t_csv_get(c, r, "device"),
 			      quant, pp ? "pp512" : "tg128", want, got);
 	}
-	a = apple_llama2_7b(apple("Apple M1 Max"), "Q4_0", 3.56);
-	b = apple_llama2_7b(apple("Apple M3 Max"), "Q4_0", 3.56);
+	a = apple_llama2_7b(profile("Apple M1 Max"), "Q4_0", 3.56);
+	b = apple_llama2_7b(profile("Apple M3 Max"), "Q4_0", 3.56);
 	ck_assert_double_eq_tol(decode(&a), decode(&b), 1e-9);
 	ck_assert_double_lt(prefill(&a), 0.8 * prefill(&b));
-	a = apple_llama2_7b(apple("Apple M4 Max (32-core GPU)"), "Q4_0", 3.56);
-	b = apple_llama2_7b(apple("Apple M4 Max"), "Q4_0", 3.56);
+	a = apple_llama2_7b(profile("Apple M4 Max (32-core GPU)"), "Q4_0", 3.56);
+	b = apple_llama2_7b(profile("Apple M4 Max"), "Q4_0", 3.56);
 	ck_assert_double_lt(decode(&a), 0.85 * decode(&b));
 	/* The M3 Ultra has a bandwidth now (819 GB/s): decode above the M2 Ultra's 800. */
-	a = apple_llama2_7b(apple("Apple M3 Ultra"), "Q4_0", 3.56);
-	b = apple_llama2_7b(apple("Apple M2 Ultra"), "Q4_0", 3.56);
+	a = apple_llama2_7b(profile("Apple M3 Ultra"), "Q4_0", 3.56);
+	b = apple_llama2_7b(profile("Apple M2 Ultra"), "Q4_0", 3.56);
 	ck_assert_double_gt(decode(&a), decode(&b));
 	t_csv_free(c);
 	free(path);
+}
+END_TEST
+
+/* Partial-offload prefill against llama-bench (tests/fixtures/partial_offload_prefill.csv,
+ * read by tests/accuracy/speed_rows.c): the host layers' weights cross to the GPU once per
+ * micro-batch, staged first when they are mmap'd (pageable). "row" lines are whole prefill
+ * rates; "pair" lines come in mmap 0 / mmap 1 pairs of an older build, whose difference is the
+ * pageable copy's own time. */
+static struct t_csv *offload_rows(void)
+{
+	struct t_csv *c = speed_offload_csv(t_src_dir());
+
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+static double col(const struct t_csv *c, int r, const char *name)
+{
+	double v = 0;
+
+	ck_assert_msg(t_csv_num(c, r, name, &v) == 0, "line %d: %s", r + 2, name);
+	return v;
+}
+
+static struct speed_input offload_input(const struct t_csv *c, int r)
+{
+	struct speed_input in;
+
+	ck_assert_msg(speed_offload_input(c, r, &rows.devices, &in) == 0, "line %d", r + 2);
+	return in;
+}
+
+static bool is_row(const struct t_csv *c, int r)
+{
+	return strcmp(t_csv_get(c, r, "use"), "row") == 0;
+}
+
+/* The largest relative error over the "row" lines with params (each asserted within 25% when
+ * strict); *n counts the rows. */
+static double worst_row_error(const struct t_csv *c, const struct speed_params *params,
+			      bool fixed_ubatch, bool strict, int *n)
+{
+	double worst = 0;
+
+	*n = 0;
+	for (int r = 0; r < c->n_rows; r++) {
+		struct speed_input in;
+		double want, got;
+		if (!is_row(c, r))
+			continue;
+		in = offload_input(c, r);
+		if (fixed_ubatch)
+			in.n_ubatch = SPEED_PREFILL_UBATCH;
+		want = col(c, r, "tokens_per_s");
+		got = speed_predict(&in, params, SPEED_TEST_PREFILL);
+		ck_assert_msg(!strict || fabs(got / want - 1) <= 0.25,
+			      "line %d, %s ngl %.0f: measured %.2f, estimated %.2f", r + 2,
+			      t_csv_get(c, r, "model"), col(c, r, "ngl"), want, got);
+		if (fabs(got / want - 1) > worst)
+			worst = fabs(got / want - 1);
+		(*n)++;
+	}
+	return worst;
+}
+
+START_TEST(partial_offload_prefill_meets_the_published_rows)
+{
+	struct t_csv *c = offload_rows();
+	struct speed_params none[SPEED_BACKEND_COUNT];
+	int n = 0;
+
+	load_rows();
+	ck_assert_double_le(worst_row_error(c, speed_fitted, false, true, &n), 0.25);
+	ck_assert_int_ge(n, 8);
+	/* Rows of a device whose profile has no rates (the P40's are from no reliable source):
+	 * no prefill is made up for them. */
+	for (int r = 0; r < c->n_rows; r++) {
+		struct speed_input in;
+		if (strcmp(t_csv_get(c, r, "use"), "no_profile") != 0)
+			continue;
+		in = offload_input(c, r);
+		ck_assert_double_eq(prefill(&in), -1);
+		n++;
+	}
+	ck_assert_int_ge(n, 10);
+	/* Without the staging of pageable weights, or with the copies counted per 512 tokens
+	 * whatever n_ubatch, the rows are missed. */
+	memcpy(none, speed_fitted, sizeof(none));
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
+		none[b].host_staging_gbs = 0;
+	ck_assert_double_gt(worst_row_error(c, none, false, false, &n), 0.5);
+	ck_assert_double_gt(worst_row_error(c, speed_fitted, true, false, &n), 0.25);
+	t_csv_free(c);
+}
+END_TEST
+
+START_TEST(the_staging_rate_is_what_the_fit_finds)
+{
+	struct t_csv *c = offload_rows();
+	struct speed_obs obs[64];
+	size_t n = 0;
+	double gbs = 0;
+
+	load_rows();
+	for (int r = 0; r < c->n_rows && n < 64; r++) {
+		if (!is_row(c, r))
+			continue;
+		obs[n].in = offload_input(c, r);
+		obs[n].test = SPEED_TEST_PREFILL;
+		obs[n].measured_tps = col(c, r, "tokens_per_s");
+		n++;
+	}
+	ck_assert_int_eq(speed_fit_staging(obs, n, speed_fitted, &gbs), 0);
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
+		ck_assert_double_eq_tol(speed_fitted[b].host_staging_gbs, gbs, 1e-9);
+	ck_assert_int_eq(speed_fitted[SPEED_BACKEND_CUDA].rows_staging, (int)n);
+	/* Pinned weights are not staged: the same rows then say nothing about the rate. */
+	for (size_t i = 0; i < n; i++)
+		obs[i].in.host_pinned = true;
+	ck_assert_int_eq(speed_fit_staging(obs, n, speed_fitted, &gbs), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(speed_fit_staging(obs, 0, speed_fitted, &gbs), RF_E_INVALID_VALUE);
+	t_csv_free(c);
+}
+END_TEST
+
+/* The older build's mmap pairs: the time pageable weights add per token follows the host
+ * bytes (its ratio to the estimate stays put as layers move to the GPU) and is the fitted
+ * staging's within a factor of 2.5 (Mixtral's pairs imply 6.3 GB/s, Llama 2 7B's 13). */
+START_TEST(mmap_pairs_differ_by_the_staging_time)
+{
+	struct t_csv *c = offload_rows();
+	double lo[2] = {1e9, 1e9}, hi[2] = {0, 0};
+	int pairs = 0;
+
+	load_rows();
+	for (int r = 0; r + 1 < c->n_rows; r++) {
+		struct speed_input pinned, pageable;
+		double want, got;
+		int m = strcmp(t_csv_get(c, r, "model"), "Mixtral 8x7B") == 0;
+		if (strcmp(t_csv_get(c, r, "use"), "pair") != 0 || col(c, r, "mmap") != 0)
+			continue;
+		ck_assert(col(c, r + 1, "mmap") == 1 && col(c, r + 1, "ngl") == col(c, r, "ngl"));
+		pinned = offload_input(c, r);
+		pageable = offload_input(c, r + 1);
+		/* Seconds per token that pageable weights add. */
+		want = 1 / col(c, r + 1, "tokens_per_s") - 1 / col(c, r, "tokens_per_s");
+		got = 1 / prefill(&pageable) - 1 / prefill(&pinned);
+		ck_assert_msg(got > 0 && fabs(log(got / want)) <= log(2.5),
+			      "line %d, %s ngl %.0f: pageable adds %.3f ms a token, estimated %.3f",
+			      r + 2, t_csv_get(c, r, "model"), col(c, r, "ngl"), want * 1e3,
+			      got * 1e3);
+		lo[m] = fmin(lo[m], got / want);
+		hi[m] = fmax(hi[m], got / want);
+		pairs++;
+	}
+	ck_assert_int_ge(pairs, 10);
+	for (int m = 0; m < 2; m++)
+		ck_assert_msg(hi[m] / lo[m] < 1.25, "model %d: ratios %.2f to %.2f", m, lo[m],
+			      hi[m]);
+	t_csv_free(c);
+}
+END_TEST
+
+/* The time to first token of a long prompt on a partial offload follows n_ubatch too: a
+ * 4096-token prompt copies the host half 8 times in micro-batches of 512, twice in 2048. */
+START_TEST(time_to_first_token_follows_n_ubatch)
+{
+	struct speed_input in = one_gpu();
+	struct speed_batch b;
+	struct speed_batch_output small, large;
+	double copy = 2 * GB * host_copy_s();
+
+	in.gpu_fraction = 0.5;
+	in.host_pinned = true;
+	memset(&b, 0, sizeof(b));
+	b.n_streams = 1;
+	b.prompt_tokens = 4096;
+	ck_assert_int_eq(speed_batched(&in, &b, &small), 0);
+	in.n_ubatch = 2048;
+	ck_assert_int_eq(speed_batched(&in, &b, &large), 0);
+	ck_assert_double_eq_tol(small.time_to_first_token_s - large.time_to_first_token_s,
+				(8 - 2) * copy, 1e-9);
+	/* The decode step does not change. */
+	ck_assert_double_eq_tol(small.step_ms, large.step_ms, 1e-9);
+}
+END_TEST
+
+START_TEST(prefill_copies_follow_n_ubatch)
+{
+	struct speed_input in = one_gpu();
+	double base, s = host_copy_s(), pp512;
+
+	in.gpu_fraction = 0.5;
+	in.host_pinned = true;
+	base = 1 / prefill(&in) - 2 * GB * s / 512; /* the compute, the same whatever the batch */
+	pp512 = prefill(&in);
+	/* 512-token prompt: n_ubatch 256 copies twice, 2048 once (the prompt is one micro-batch). */
+	in.n_ubatch = 256;
+	ck_assert_double_eq_tol(1 / prefill(&in), base + 2 * 2 * GB * s / 512, 1e-12);
+	in.n_ubatch = 2048;
+	ck_assert_double_eq_tol(prefill(&in), pp512, pp512 * 1e-12);
+	/* A 4096-token prompt: ceil(4096 / 2048) = 2 copies, against 8 with the default. */
+	in.prompt_tokens = 4096;
+	ck_assert_double_eq_tol(1 / prefill(&in), base + 2 * 2 * GB * s / 4096, 1e-12);
+	in.n_ubatch = 0;
+	ck_assert_double_eq_tol(1 / prefill(&in), base + 8 * 2 * GB * s / 4096, 1e-12);
+	/* 1000 tokens in micro-batches of 512: two copies, the second of a partial batch. */
+	in.prompt_tokens = 1000;
+	ck_assert_double_eq_tol(1 / prefill(&in), base + 2 * 2 * GB * s / 1000, 1e-12);
+	/* What the caller counts as copied (experts n_cpu_moe keeps on the host, a host output
+	 * layer) replaces the host share of the weights. */
+	in.prompt_tokens = 0;
+	in.host_copy_bytes = 3 * GB;
+	ck_assert_double_eq_tol(1 / prefill(&in), base + 3 * GB * s / 512, 1e-12);
+	in.host_copy_bytes = 0;
+	/* Micro-batches under 32 tokens leave the host layers on the CPU: far slower. */
+	in.prompt_tokens = 0;
+	in.n_ubatch = 16;
+	ck_assert_double_lt(prefill(&in), pp512 / 4);
+	/* Pageable weights are staged before the copy: slower than pinned ones. */
+	in.n_ubatch = 0;
+	in.host_pinned = false;
+	ck_assert_double_eq_tol(
+		1 / prefill(&in),
+		base + 2 * GB * (s + 1 / (speed_fitted[SPEED_BACKEND_CUDA].host_staging_gbs * GB)) /
+				512,
+		1e-12);
+	/* Out of range. */
+	in.n_ubatch = (1 << 20) + 1;
+	ck_assert_double_eq(prefill(&in), -1);
+	in.n_ubatch = 0;
+	in.prompt_tokens = NAN;
+	ck_assert_double_eq(prefill(&in), -1);
 }
 END_TEST
 
@@ -576,6 +815,11 @@ Suite *speed_suite(void)
 	tcase_add_test(cal, the_constants_are_what_the_fit_finds);
 	tcase_add_test(cal, apple_chips_follow_their_own_bandwidth_and_cores);
 	tcase_add_test(cal, rows_left_out_say_why);
+	tcase_add_test(cal, partial_offload_prefill_meets_the_published_rows);
+	tcase_add_test(cal, the_staging_rate_is_what_the_fit_finds);
+	tcase_add_test(cal, mmap_pairs_differ_by_the_staging_time);
+	tcase_add_test(model, prefill_copies_follow_n_ubatch);
+	tcase_add_test(model, time_to_first_token_follows_n_ubatch);
 	tcase_set_timeout(cal, 300);
 	suite_add_tcase(s, cal);
 	return s;
