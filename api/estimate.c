@@ -1983,7 +1983,9 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		       s.precision == TRAIN_PRECISION_AMP ?
 			       "fp32 master weights, gradients and AdamW moments, bf16 compute" :
 			       "weights, gradients and AdamW moments in bf16, as torch keeps "
-			       "them for a bf16 model");
+			       "them for a bf16 model; under a DeepSpeed ZeRO stage an fp32 "
+			       "master copy and fp32 moments all the same, as DeepSpeed keeps "
+			       "them");
 	if (s.packing)
 		assume(e,
 		       "packing: every row is seq_len tokens of whole documents, all counted in "

@@ -240,8 +240,11 @@ static void model_states(const struct train_model *m, const struct train_setting
 
 	if (s->mode == TRAIN_FULL) {
 		/* weight_bits 32 (fp32 weights under fp16/bf16 autocast) is what precision amp
-		 * names. */
-		bool amp = s->precision == TRAIN_PRECISION_AMP || s->weight_bits == 32;
+		 * names. DeepSpeed's ZeRO stages have no pure-bf16 optimizer: with bf16 enabled
+		 * they keep an fp32 master copy and fp32 moments all the same (its bf16 and ZeRO
+		 * optimizers), so precision bf16 under ZeRO is amp's split. */
+		bool amp = s->precision == TRAIN_PRECISION_AMP || s->weight_bits == 32 ||
+			   train_strategy_is_zero(s->strategy);
 		st->trainable_params = m->params_total;
 		st->base_bytes = p * (amp ? 4.0 : 2.0);
 		st->gathered_bytes_per_param = 2.0;

@@ -6,6 +6,8 @@
  *   and gradients, fp32 moments.
  * - ZeRO/FSDP with amp use DeepSpeed's split: 16-bit weights and gradients, and K = 12 bytes of
  *   optimizer state (the fp32 master copy and both moments), so that the paper's formulas hold.
+ *   ZeRO always does (DeepSpeed has no pure-bf16 optimizer: train_strategy_is_zero); FSDP
+ *   with precision bf16 keeps bf16 weights, gradients and moments, as torchtune runs it.
  * - ZeRO-1 shards the optimizer states; ZeRO-2 also the gradients; ZeRO-3 and FSDP also the
  *   weights, and each GPU gathers two layers at a time (the one computing and the one
  *   prefetched) and the larger of the embedding and the head, each its own unit as torchtune
@@ -47,6 +49,12 @@ const char *train_strategy_name(enum train_strategy st)
 const char *train_offload_name(enum train_offload o)
 {
 	return (unsigned)o <= TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS ? offload_names[o] : "unknown";
+}
+
+bool train_strategy_is_zero(enum train_strategy st)
+{
+	return st == TRAIN_STRATEGY_ZERO1 || st == TRAIN_STRATEGY_ZERO2 ||
+	       st == TRAIN_STRATEGY_ZERO3;
 }
 
 static bool shards_weights(enum train_strategy st)

@@ -49,6 +49,9 @@ int train_parallel_apply(const struct train_model *m, const struct train_setting
 /* Names as the API spells them ("none", "ddp", "zero1", ... "fsdp_qlora"; "none",
  * "optimizer", "optimizer_and_params"). Static strings; "unknown" out of range. */
 const char *train_strategy_name(enum train_strategy st);
+/* True for DeepSpeed's ZeRO stages (zero1, zero2, zero3), whose mixed-precision optimizers keep
+ * an fp32 master copy and fp32 moments whatever the model's dtype. */
+bool train_strategy_is_zero(enum train_strategy st);
 const char *train_offload_name(enum train_offload o);
 
 /* The cheapest way to run s on its n_gpus GPUs (nodes as given): the first of, in order, one

@@ -512,7 +512,9 @@ START_TEST(adamw_step_holds_one_moment_more)
 	s.strategy = TRAIN_STRATEGY_ZERO2;
 	s.n_gpus = 8;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &zero), 0);
-	ck_assert_int_eq(zero.optimizer_temp_bytes, r.optimizer_temp_bytes / 8);
+	/* ZeRO keeps fp32 moments (DeepSpeed has no pure-bf16 optimizer): the step's copy is
+	 * twice the bf16 one, over 8 GPUs. */
+	ck_assert_int_eq(zero.optimizer_temp_bytes, r.optimizer_temp_bytes * 2 / 8);
 	/* At 16k tokens the activations and the loss outweigh it. */
 	s.strategy = TRAIN_STRATEGY_NONE;
 	s.n_gpus = 0;

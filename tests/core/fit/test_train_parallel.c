@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/err.h"
 #include "core/fit/train_memory.h"
@@ -53,10 +54,33 @@ START_TEST(model_states_follow_the_zero_paper)
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		s.strategy = rows[i].st;
+		s.precision = TRAIN_PRECISION_AMP;
 		ck_assert_int_eq(train_memory_estimate(&m, &s, &r), 0);
 		ck_assert_msg(fabs((double)states(&r) / 1e9 - rows[i].gb) < 0.051, "%s: %.2f GB",
 			      train_strategy_name(rows[i].st), (double)states(&r) / 1e9);
 		ck_assert_int_eq(r.n_gpus, 64);
+		/* DeepSpeed has no pure-bf16 optimizer: a ZeRO stage with bf16 keeps the same
+		 * fp32 master copy and moments (DDP is torch's own AdamW, in the model's dtype). */
+		if (train_strategy_is_zero(rows[i].st)) {
+			struct train_memory bf16;
+			s.precision = TRAIN_PRECISION_BF16;
+			ck_assert_int_eq(train_memory_estimate(&m, &s, &bf16), 0);
+			ck_assert_int_eq(states(&bf16), states(&r));
+		}
+	}
+	/* FSDP with bf16 keeps bf16 moments and no master copy (torchtune): 4 bytes of optimizer
+	 * state per parameter over the GPUs, a third of amp's 12. */
+	{
+		struct train_memory amp, bf16;
+		s.strategy = TRAIN_STRATEGY_FSDP;
+		s.precision = TRAIN_PRECISION_AMP;
+		ck_assert_int_eq(train_memory_estimate(&m, &s, &amp), 0);
+		s.precision = TRAIN_PRECISION_BF16;
+		ck_assert_int_eq(train_memory_estimate(&m, &s, &bf16), 0);
+		ck_assert_msg(llabs(bf16.optimizer_bytes * 3 - amp.optimizer_bytes) < 16,
+			      "%lld %lld", (long long)bf16.optimizer_bytes,
+			      (long long)amp.optimizer_bytes);
+		s.precision = TRAIN_PRECISION_AMP;
 	}
 	/* ZeRO-3 moves 1.5x the bytes of DDP with 16-bit gradients, which ZeRO-2 matches
 	 * (ZeRO paper, section 7). */
@@ -150,11 +174,13 @@ START_TEST(auto_strategy_finds_what_fits)
 	ck_assert(r.total_bytes <= h100);
 	ck_assert(r.comm_bytes_per_step > 0);
 	/* A bf16 model with torch AdamW: 8 bytes per parameter, and the step's square roots of
-	 * the moments 2 more (15 GiB), leave DDP above 78.4 GiB; ZeRO-1 shards the moments. */
+	 * the moments 2 more (15 GiB), leave DDP above 78.4 GiB; ZeRO-1 shards the moments,
+	 * which DeepSpeed keeps in fp32 beside an fp32 master copy (12 bytes per parameter,
+	 * the step's copy 4 of them). */
 	s.precision = TRAIN_PRECISION_BF16;
 	ck_assert_int_eq(train_strategy_auto(&m8, &s, h100, -1, &chosen, &r), 1);
 	ck_assert_int_eq(chosen.strategy, TRAIN_STRATEGY_ZERO1);
-	ck_assert_int_eq(r.optimizer_temp_bytes, r.optimizer_bytes / 2); /* of the shard */
+	ck_assert_int_eq(r.optimizer_temp_bytes, r.optimizer_bytes / 3); /* of the shard */
 
 	s.mode = TRAIN_QLORA;
 	s.lora_rank = 16;
