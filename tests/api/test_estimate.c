@@ -292,6 +292,32 @@ START_TEST(a_described_cpu_takes_its_table_bandwidth)
 }
 END_TEST
 
+/* On a CPU each weight type of the file runs its own kernels: Llama-3.2-1B in Q4_0 keeps its
+ * tied head in Q6_K (llama-quantize's output type), and the Q4_0 layers are repacked on AVX2;
+ * the answer names the mix it timed. */
+START_TEST(a_cpu_estimate_times_each_weight_type)
+{
+#define TYPES_BODY                                                                                 \
+	"{\"model\":{\"id\":\"llama-3.2-1b\"},\"quant\":\"%s\",\"n_ctx\":4096,"                    \
+	"\"hardware\":{\"cpu\":{\"model\":\"Mystery CPU 9000\",\"physical_cores\":8,"              \
+	"\"isa\":[\"avx2\",\"fma\"]},\"memory\":{\"total_bytes\":68719476736,"                     \
+	"\"available_bytes\":60000000000},\"gpus\":[]}}"
+	cJSON *q4 = run_ok(TYPES_BODY, "Q4_0"), *q8 = run_ok(TYPES_BODY, "Q8_0");
+	const char *k4 = assumption_with(q4, "host kernels"),
+		   *k8 = assumption_with(q8, "host kernels");
+
+	ck_assert_ptr_nonnull(k4);
+	ck_assert_ptr_nonnull(k8);
+	ck_assert_msg(strstr(k4, "q4_legacy") && strstr(k4, "repacked") && strstr(k4, "q6_k"), "%s",
+		      k4);
+	ck_assert_msg(strstr(k8, "q8_0 100%") && !strstr(k8, "q6_k"), "%s", k8);
+	ck_assert(num(q4, "speed.decode_tokens_per_s") > num(q8, "speed.decode_tokens_per_s"));
+	cJSON_Delete(q4);
+	cJSON_Delete(q8);
+#undef TYPES_BODY
+}
+END_TEST
+
 START_TEST(splits_over_described_gpus_and_finds_the_largest_context)
 {
 	cJSON *j, *pd;
@@ -932,6 +958,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
 	tcase_add_test(tc, a_cpu_host_maps_once_and_repacks);
 	tcase_add_test(tc, a_described_cpu_takes_its_table_bandwidth);
+	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,13 +2,14 @@
  * CPU inference speed by mechanism: what llama.cpp's CPU backend does per token.
  *
  *   decode:  time per token = max(bytes read / (mem_eff x read bandwidth),
- *                                 weight elements / (threads x dot rate of the weight type))
+ *                                 sum over the weight types t of the file's mix:
+ *                                 elements of t / (threads x dot rate of t))
  *            + layers x the threads' synchronisation per layer (ggml's barrier after each
  *              operation: a dozen per layer, each waiting for the slowest thread)
  *            With a few threads a CPU is held by the dequantise-and-dot work, not by memory:
  *            the dot rate of a type is the host's int8 (quantized types) or f32 (F16, BF16,
  *            F32) dot throughput per thread times that type's kernel efficiency.
- *   prefill: time per token = 2 x weight elements / (threads x matrix rate of the type)
+ *   prefill: time per token = sum over the mix: 2 x elements of t / (threads x matrix rate of t)
  *            where repacked weights (core/fit/cpu/repack.h) run the interleaved GEMM kernels and
  *            the rest the plain ones; the rate is again the host's int8 or f32 throughput per
  *            thread, scaled by what the instruction set does per cycle beyond the AVX2 kernel
