@@ -135,6 +135,8 @@ struct est_request {
 	bool packing, has_packing;
 	int64_t grad_accum;
 	bool has_grad_accum;
+	double lora_dropout;
+	bool has_lora_dropout;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -204,6 +206,7 @@ static const struct jm_field est_fields[] = {
 	F("nodes", JM_INT, nodes, 0, 1, EST_MAX_NODES, has_nodes),
 	F("packing", JM_BOOL, packing, 0, 0, 0, has_packing),
 	F("gradient_accumulation_steps", JM_INT, grad_accum, 0, 1, 4096, has_grad_accum),
+	F("lora_dropout", JM_DOUBLE, lora_dropout, 0, 0, 1, has_lora_dropout),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -1870,6 +1873,7 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "reused_bytes", (double)r->reused_bytes);
 	cJSON_AddNumberToObject(mem, "zero_bucket_bytes", (double)r->bucket_bytes);
 	cJSON_AddNumberToObject(mem, "optimizer_temp_bytes", (double)r->optimizer_temp_bytes);
+	cJSON_AddNumberToObject(mem, "autocast_weights_bytes", (double)r->autocast_weights_bytes);
 	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
 	cJSON_AddNumberToObject(mem, "compute_bytes",
 				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));
@@ -1942,6 +1946,10 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
 	s.grad_accum_steps = e->rq.has_grad_accum ? (int)e->rq.grad_accum : 0;
+	/* PEFT's examples use 0.05; Unsloth's fast kernels want none. */
+	s.lora_dropout = s.mode != TRAIN_FULL &&
+			 (e->rq.has_lora_dropout ? e->rq.lora_dropout > 0 :
+						   s.provider == TRAIN_PROVIDER_HUGGINGFACE);
 	s.packing = e->rq.has_packing && e->rq.packing;
 	/* attention "flash": flash-attention's varlen kernel takes packed rows without a mask. */
 	s.varlen_attention = s.packing && e->rq.has_attention && e->rq.attention == 1;
@@ -1978,6 +1986,19 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		assume(e, "lora_rank: 16 as none was given");
 	if (!e->rq.lora_targets && s.mode != TRAIN_FULL)
 		assume(e, "lora_targets: every linear layer (q, k, v, o, gate, up, down)");
+	if (s.mode != TRAIN_FULL && !e->rq.has_lora_dropout)
+		assume(e,
+		       "lora_dropout: %s as none was given (each adapter keeps a one-byte mask "
+		       "of its input when it is above 0)",
+		       s.lora_dropout ? "0.05, PEFT's examples'" : "0, Unsloth's");
+	if (s.mode != TRAIN_FULL && s.provider == TRAIN_PROVIDER_HUGGINGFACE)
+		assume(e, "precision: %s (%s)", est_precisions[s.precision],
+		       s.precision == TRAIN_PRECISION_AMP ?
+			       "bf16 autocast, as the Trainer's bf16=True runs: each adapter keeps "
+			       "a bf16 copy of its input" :
+			       "the forward in the base's 16 bits without autocast: each adapter "
+			       "keeps an fp32 copy of its input, as PEFT casts it (amp, the "
+			       "Trainer's bf16=True, keeps bf16 copies)");
 	if (s.mode == TRAIN_FULL)
 		assume(e, "precision: %s (%s)", est_precisions[s.precision],
 		       s.precision == TRAIN_PRECISION_AMP ?
@@ -2076,7 +2097,7 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddStringToObject(tr, "mode", est_modes[e->rq.mode]);
 		cJSON_AddStringToObject(tr, "provider", est_providers[s.provider]);
 		cJSON_AddStringToObject(tr, "optimizer", est_optimizers[s.optimizer]);
-		if (s.mode == TRAIN_FULL)
+		if (s.mode == TRAIN_FULL || s.provider == TRAIN_PROVIDER_HUGGINGFACE)
 			cJSON_AddStringToObject(tr, "precision", est_precisions[s.precision]);
 		cJSON_AddStringToObject(tr, "loss",
 					est_losses[train_loss_resolve(s.loss, s.provider)]);
@@ -2088,8 +2109,13 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddStringToObject(tr, "objective", est_objectives[s.objective]);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
-		if (s.mode != TRAIN_FULL)
+		if (s.mode != TRAIN_FULL) {
 			cJSON_AddNumberToObject(tr, "lora_rank", (double)s.lora_rank);
+			cJSON_AddNumberToObject(tr, "lora_dropout",
+						e->rq.has_lora_dropout ? e->rq.lora_dropout :
+						s.lora_dropout         ? 0.05 :
+									 0.0);
+		}
 		cJSON_AddBoolToObject(tr, "gradient_checkpointing", s.gradient_checkpointing);
 		if (s.grad_accum_steps > 0)
 			cJSON_AddNumberToObject(tr, "gradient_accumulation_steps",

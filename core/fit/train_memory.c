@@ -11,14 +11,17 @@
  * - Optimizer: AdamW keeps two moments per trained weight in the weight's dtype (torch does
  *   not upcast them): 4 bytes for a bf16 model, 8 for fp32 weights and adapters; the 8-bit
  *   variants two bytes; SGD without momentum none.
- * - Activations: per token and layer, the tensors a LLaMA-style block saves for backward:
- *   the inputs of both norms and of the projections, q/k/v, the attention output, and the FFN
- *   intermediates (gate, up, activation, product); plus, for eager attention, the fp32 softmax
- *   and the 16-bit probabilities of every head (seq x seq), whose gradients backward needs
- *   again. With gradient checkpointing only each layer's input is kept and one layer is
- *   recomputed at a time; Unsloth offloads those inputs to host memory (double-buffered on
- *   the GPU) and computes the MLP's backward in chunks. While a layer runs backward, the
- *   gradients of its FFN intermediates are alive too (Hugging Face).
+ * - Activations: per token and layer, the tensors the block saves for backward, as the Hugging
+ *   Face stack saves them (counted tensor by tensor, see hf_activation_bytes): both norms'
+ *   fp32 inputs, q/k/v, the attention output, the FFN intermediates, each projection's input
+ *   for full fine-tuning and each adapter's own fp32 (or, under autocast, bf16) copy of its
+ *   input with its dropout mask for LoRA; for eager attention the fp32 softmax and the 16-bit
+ *   probabilities of every head (seq x seq), whose gradients backward needs again. Unsloth's
+ *   fused kernels keep the 16-bit tensors a block needs. With gradient checkpointing only
+ *   each layer's input is kept and one layer is recomputed at a time; Unsloth offloads those
+ *   inputs to host memory (double-buffered on the GPU) and computes the MLP's backward in
+ *   chunks. While a layer runs backward, the gradients of its FFN intermediates are alive too
+ *   (Hugging Face).
  * - The residual stream (each layer's input, the norms' inputs and outputs) is in fp32 when
  *   the embedding is: PEFT's prepare_model_for_kbit_training upcasts it for QLoRA, an fp32
  *   LoRA base holds it so, and torch's autocast keeps AMP's master weights in fp32 (DeepSpeed
@@ -31,12 +34,15 @@
  *   layer's activations and gradients. The peak holds the larger of the two, not both: the
  *   smaller is reported as reused_bytes and taken off the total. A chunked or fused loss
  *   keeps the hidden states' gradient it computed in the forward: nothing is handed over.
- * - Logits: transformers computes the logits of every token over the whole vocabulary in 16
- *   bits (2 bytes), upcasts them to fp32 (4), keeps the fp32 log-softmax (4), and backward
- *   adds the fp32 gradient (4) and its 16-bit copy for the output matmul (2): 16 bytes per
- *   token and vocabulary entry, which dominate long sequences with 128k vocabularies. A
- *   chunked or fused loss (Unsloth, Liger, torchtune) keeps one chunk whose logits are about
- *   as large as the hidden states: hidden x (2 + 4 + 4) bytes per token.
+ * - Logits: the loss over the whole vocabulary peaks in log-softmax's backward, which holds
+ *   the fp32 log-softmax, the loss's gradient and its own result: 12 bytes per token and
+ *   vocabulary entry (measured by tests/tools/measure_activations.py with transformers 5 and
+ *   the output dropped before backward, as the Trainer does). transformers 4.x upcast the
+ *   logits to fp32 inside the model and returned them, and a loop that holds the output
+ *   through backward keeps those 4 bytes as well: 16, which the published longest contexts
+ *   reproduce and which is counted, on the safe side. A chunked or fused loss (Unsloth,
+ *   Liger, torchtune) keeps one chunk whose logits are about as large as the hidden states:
+ *   hidden x (2 + 4 + 4) bytes per token.
  * - Preference training: DPO and ORPO run a chosen and a rejected sequence per example (twice
  *   the tokens); DPO also runs a frozen reference model: for adapters the base with the
  *   adapter disabled (no extra weights), for full fine-tuning a second 16-bit copy, unless the
@@ -70,7 +76,7 @@
 #define ALLOCATOR_SLACK 0.05
 /* bitsandbytes NF4 with double quantisation: 4 bits + 8/64 bits + 32/(64*256) bits. */
 #define NF4_BITS_PER_WEIGHT (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0))
-/* transformers' loss chain, bytes per token and vocabulary entry (see above). */
+/* transformers' loss chain at its peak, bytes per token and vocabulary entry (see above). */
 #define LOSS_TRANSFORMERS_BYTES 16
 /* A chunked loss: one chunk of logits about the size of the hidden states, in 16 bits, fp32
  * and its fp32 gradient. */
@@ -118,8 +124,12 @@ static int64_t experts_per_token(const struct train_model *m)
 	return m->n_experts > 1 && m->n_experts_per_tok > 0 ? m->n_experts_per_tok : 1;
 }
 
-int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int64_t seq_len,
-					       bool flash_attention)
+/* The tensors a LLaMA-style block saves in 16 bits, whatever the stack: the inputs of both norms
+ * and of the projections, q/k/v, the attention output, the FFN intermediates and, for eager
+ * attention, every head's scores. Unsloth's fused kernels keep about this much (its published
+ * longest contexts are fitted with it). */
+static int64_t generic_activation_bytes(const struct train_model *m, int64_t seq_len,
+					bool flash_attention)
 {
 	int64_t h = m->hidden, i = m->intermediate, k = experts_per_token(m);
 	/* Attention: norm input, projection input, q, k, v, attention output. */
@@ -134,6 +144,98 @@ int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int6
 	if (!flash_attention)
 		elems += 3 * m->n_heads * seq_len;
 	return elems * 2;
+}
+
+/* Whether the forward runs under torch's bf16 autocast: AMP (fp32 master weights), and for
+ * adapters precision amp, which is the Trainer's bf16=True (accelerate wraps the forward in
+ * autocast). DeepSpeed and FSDP compute from their own 16-bit copy instead. */
+static bool runs_autocast(const struct train_settings *s)
+{
+	bool torch_only = s->strategy == TRAIN_STRATEGY_NONE || s->strategy == TRAIN_STRATEGY_DDP;
+
+	return torch_only && (s->precision == TRAIN_PRECISION_AMP ||
+			      (s->mode == TRAIN_FULL && s->weight_bits == 32));
+}
+
+/* What the LoRA adapters of one group of linear layers that read the same input of width d
+ * keep: n_targeted adapters (n_targeted of the group's layers wrapped). PEFT casts the input
+ * to the adapter's fp32 before dropout and the A projection, which keeps it: 4 bytes an
+ * element, or 2 where autocast casts it back to bf16 for the matmul; every adapter makes its
+ * own copy, unless the input is fp32 already and nothing (dropout, autocast) makes a new one.
+ * Dropout keeps a one-byte mask (torch's fused dropout on CUDA), and B keeps A's output. */
+static int64_t adapter_group_bytes(const struct train_settings *s, int64_t d, int n_targeted,
+				   int res)
+{
+	bool autocast = runs_autocast(s);
+	int64_t per = (autocast ? 2 : 4) + (s->lora_dropout ? 1 : 0);
+	int64_t copies = n_targeted;
+
+	if (n_targeted == 0)
+		return 0;
+	if (!autocast && !s->lora_dropout && res == 4)
+		copies = 1;
+	return copies * per * d + n_targeted * s->lora_rank * (autocast ? 2 : 4);
+}
+
+static int targeted(unsigned targets, unsigned bits)
+{
+	int n = 0;
+
+	for (unsigned b = 1; b <= TRAIN_LORA_DOWN; b <<= 1)
+		n += (bits & b) && (targets & b);
+	return n;
+}
+
+/* The Hugging Face stack (transformers' modelling code, PEFT's adapters, torch's autograd), as
+ * tests/tools/measure_activations.py counts it, tensor by tensor, with saved-tensor hooks
+ * (tests/fixtures/training/saved_activations.csv):
+ * - each RMSNorm upcasts its input to fp32 and keeps it, with its fp32 inverse RMS; a trained
+ *   norm weight (full fine-tuning) also keeps the normalised input, in the residual's dtype;
+ * - full fine-tuning keeps each projection's input for its weight's gradient: once for q/k/v
+ *   and once for gate/up, which share it, or a bf16 copy per projection under autocast
+ *   (which casts the fp32 residual for each); SDPA's output is o's input, eager's output is
+ *   made contiguous first; a frozen base keeps none of these, its adapters do (above);
+ * - attention: q and k after RoPE, v, the output and the fp32 log-sum-exp per head for SDPA
+ *   and flash-attention; eager keeps q, k and v repeated to every query head, then the fp32
+ *   softmax and the 16-bit probabilities of every head over the whole sequence;
+ * - the FFN keeps the gate and up outputs and the activation's output (SiLU's input and
+ *   output, the product's two factors), or the first projection's output without a gate. */
+static int64_t hf_activation_bytes(const struct train_model *m, const struct train_settings *s)
+{
+	int64_t h = m->hidden, q = q_dim(m), kv = kv_dim(m), i = m->intermediate,
+		k = experts_per_token(m), heads = m->n_heads;
+	unsigned t = s->lora_targets ? s->lora_targets : TRAIN_LORA_ALL_LINEAR;
+	bool full = s->mode == TRAIN_FULL, autocast = runs_autocast(s);
+	int res = train_residual_bytes(s);
+	int64_t b = 2 * (4 * h + 4 + (full ? res * h : 0));
+
+	if (s->flash_attention)
+		b += 2 * q + 4 * kv + 2 * q + 4 * heads;
+	else
+		b += 6 * q + 6 * heads * s->seq_len;
+	b += k * (m->gated_ffn ? 6 * i : 2 * i);
+	if (full) {
+		b += 2 * h * (autocast ? 3 : 1) + (s->flash_attention ? 0 : 2 * q);
+		b += k * (2 * h * (autocast && m->gated_ffn ? 2 : 1) + 2 * i);
+	} else {
+		b += adapter_group_bytes(
+			s, h, targeted(t, TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V), res);
+		b += adapter_group_bytes(s, q, targeted(t, TRAIN_LORA_O), 2);
+		b += k * adapter_group_bytes(s, h,
+					     targeted(t, (m->gated_ffn ? TRAIN_LORA_GATE : 0) |
+								 TRAIN_LORA_UP),
+					     res);
+		b += k * adapter_group_bytes(s, i, targeted(t, TRAIN_LORA_DOWN), 2);
+	}
+	return b;
+}
+
+int64_t train_activation_bytes_per_token_layer(const struct train_model *m,
+					       const struct train_settings *s)
+{
+	if (s->provider == TRAIN_PROVIDER_UNSLOTH)
+		return generic_activation_bytes(m, s->seq_len, s->flash_attention);
+	return hf_activation_bytes(m, s);
 }
 
 /* The gradients alive while one layer runs backward: its FFN intermediates' (gate, up and
@@ -185,9 +287,9 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 	/* The largest products (every layer's activations, the logits) must fit int64 with a
 	 * wide margin: checked in floating point before they are formed. */
 	double tokens = (double)s->batch_size * (double)s->seq_len * 2.0;
-	double per_tok_layer =
-		(double)train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention) +
-		8.0 * (double)m->n_heads * (double)s->seq_len + 8.0 * (double)m->intermediate;
+	double per_tok_layer = (double)train_activation_bytes_per_token_layer(m, s) +
+			       8.0 * (double)m->n_heads * (double)s->seq_len +
+			       8.0 * (double)m->intermediate;
 	return tokens * per_tok_layer * (double)m->n_layers < 1e18 &&
 	       tokens * (double)m->vocab * LOSS_TRANSFORMERS_BYTES < 1e18;
 }
@@ -296,10 +398,12 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 	model_states(m, s, &st);
 	r.trainable_params = st.trainable_params;
 
-	/* A layer's activations, with its four residual-stream tensors (the norms' inputs and
-	 * outputs) in fp32 where the residual is. */
-	per_tok_layer = train_activation_bytes_per_token_layer(m, s->seq_len, s->flash_attention) +
-			4 * m->hidden * (res - 2);
+	/* A layer's activations. The Hugging Face count has the residual's dtype in it; Unsloth's
+	 * is in 16 bits, and its four residual-stream tensors (the norms' inputs and outputs)
+	 * take fp32 where the residual is. */
+	per_tok_layer = train_activation_bytes_per_token_layer(m, s);
+	if (s->provider == TRAIN_PROVIDER_UNSLOTH)
+		per_tok_layer += 4 * m->hidden * (res - 2);
 	workspace = s->provider == TRAIN_PROVIDER_UNSLOTH ?
 			    0 :
 			    backward_workspace_per_token(m, s->seq_len, s->flash_attention);
@@ -318,6 +422,15 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 	} else {
 		kept = tokens * per_tok_layer * m->n_layers;
 		layer = tokens * workspace;
+	}
+	/* Autocast over fp32 weights casts every matmul's weight to bf16 once per forward and
+	 * keeps the copies (its cache, then the saved tensors) until backward: 2 bytes per
+	 * parameter of the layers and the head (measured: 2 x 218M a layer of Llama 3.1 8B). */
+	if (s->mode == TRAIN_FULL && runs_autocast(s)) {
+		r.autocast_weights_bytes = 2 * (m->params_total - m->params_embedding);
+		if (m->params_output == 0)
+			r.autocast_weights_bytes += 2 * m->params_embedding;
+		kept += r.autocast_weights_bytes;
 	}
 	r.activations_bytes = kept + layer;
 	if (s->packing && !s->varlen_attention) {

@@ -27,12 +27,17 @@ enum train_provider {
 	TRAIN_PROVIDER_UNSLOTH
 };
 
-/* How full fine-tuning keeps its numbers (LoRA adapters are fp32 in either). */
+/* How full fine-tuning keeps its numbers, and whether the forward runs under autocast (LoRA
+ * adapters are fp32 in either). */
 enum train_precision {
 	TRAIN_PRECISION_BF16 = 0, /* weights, gradients and AdamW moments all in bf16, as torch
-				     keeps them for a bf16 model: 2 + 2 + 4 bytes per parameter */
+				     keeps them for a bf16 model: 2 + 2 + 4 bytes per parameter;
+				     adapters: the forward in the base's 16 bits, no autocast
+				     (PEFT casts each adapter's input to fp32) */
 	TRAIN_PRECISION_AMP       /* fp32 weights (the master copy), fp32 gradients and moments,
-				     bf16 autocast compute: 4 + 4 + 8 bytes per parameter */
+				     bf16 autocast compute: 4 + 4 + 8 bytes per parameter;
+				     adapters: bf16 autocast, as the Trainer's bf16=True runs
+				     (each adapter's input cast back to bf16 for its matmul) */
 };
 
 /* How the loss is computed over the vocabulary. */
@@ -111,7 +116,7 @@ struct train_settings {
 	bool flash_attention; /* SDPA/FlashAttention: no seq x seq scores are kept */
 	/* Fields below were added later; zero is the default for each, so an initializer that
 	 * stops at flash_attention keeps its meaning. */
-	enum train_precision precision; /* full fine-tuning only */
+	enum train_precision precision; /* full: the states; adapters: autocast or not */
 	enum train_loss loss;
 	enum train_objective objective;
 	bool precomputed_ref_logps; /* DPO: reference log-probs computed beforehand (no model) */
@@ -130,6 +135,8 @@ struct train_settings {
 	 * the whole step, as accumulation keeps them between micro-batches; 1 none, and the
 	 * Trainer's zero_grad (set_to_none) leaves them unallocated until backward reaches them. */
 	int grad_accum_steps;
+	/* LoRA dropout above zero: every adapter keeps a one-byte mask of its input. */
+	bool lora_dropout;
 };
 
 struct train_memory {
@@ -160,6 +167,9 @@ struct train_memory {
 	int64_t reused_bytes; /* the loss's buffers and one layer's backward work are never alive
 				 together: the smaller of the two, counted in logits_bytes or
 				 activations_bytes and taken off total_bytes */
+	int64_t autocast_weights_bytes; /* AMP: autocast's bf16 copies of the fp32 weights, kept
+					   from the forward to the backward (in
+					   activations_bytes) */
 };
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU
@@ -174,10 +184,12 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
  * adapter has rank x this many parameters). */
 int64_t train_lora_params_per_rank(const struct train_model *m, unsigned targets);
 
-/* Returns the activation bytes one token keeps in one layer without checkpointing
- * (16-bit activations). */
-int64_t train_activation_bytes_per_token_layer(const struct train_model *m, int64_t seq_len,
-					       bool flash_attention);
+/* Returns the bytes one token keeps in one layer for backward without checkpointing: for the
+ * Hugging Face stack, what transformers, PEFT and torch's autograd save with s's mode,
+ * precision, adapters, dropout and attention (measured tensor by tensor); for Unsloth, the
+ * 16-bit tensors a block needs. */
+int64_t train_activation_bytes_per_token_layer(const struct train_model *m,
+					       const struct train_settings *s);
 
 /* Returns the bytes per token and vocabulary entry that the loss keeps at its peak with loss
  * kernel l resolved for provider p (TRAIN_LOSS_AUTO resolved): 16 for transformers' chain, 0

@@ -281,6 +281,8 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	ts.optimizer = s->optimizer;
 	ts.provider = s->provider;
 	ts.flash_attention = s->flash_attention;
+	/* LoRA dropout as PEFT's examples set it (0.05); Unsloth's fast kernels run without. */
+	ts.lora_dropout = s->mode != TRAIN_FULL && s->provider == TRAIN_PROVIDER_HUGGINGFACE;
 	/* Packed rows under SDPA: the block-diagonal mask is counted (no varlen kernel). */
 	ts.packing = s->packing;
 	pf_parallel_settings(s, &ts);

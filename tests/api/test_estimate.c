@@ -403,6 +403,41 @@ START_TEST(fine_tuning_fits_max_and_time_and_cost)
 }
 END_TEST
 
+/* Without checkpointing every layer keeps what transformers and PEFT save: an fp32 copy of
+ * each adapter's input (4096 wide for q, k, v, gate, up; 4096 for o; 14336 for down), bf16
+ * under autocast (precision amp), and with dropout a one-byte mask of each. */
+START_TEST(lora_dropout_and_autocast_move_the_adapters_inputs)
+{
+	const char *base = "{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"hardware_profile\":"
+			   "\"h100-sxm\",\"seq_len\":4096,\"gradient_checkpointing\":false";
+	/* Bytes a token and layer per byte of adapter input element: 5 x 4096 + 4096 + 14336. */
+	double per_byte = 32.0 * 4096 * (5 * 4096 + 4096 + 14336);
+	cJSON *def = run_ok("%s}", base), *none = run_ok("%s,\"lora_dropout\":0}", base),
+	      *amp = run_ok("%s,\"lora_dropout\":0.1,\"precision\":\"amp\"}", base);
+
+	ck_assert_double_eq_tol(num(def, "training.lora_dropout"), 0.05, 1e-12);
+	ck_assert_double_eq_tol(num(amp, "training.lora_dropout"), 0.1, 1e-12);
+	ck_assert_str_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(amp, "training"), "precision")->valuestring,
+		"amp");
+	/* The mask: one byte an element. */
+	ck_assert_double_eq_tol(num(def, "memory.activations_bytes") -
+					num(none, "memory.activations_bytes"),
+				per_byte, 1.0);
+	/* Autocast: 2 bytes an element fewer (fp32 copies become bf16). */
+	ck_assert_double_eq_tol(num(def, "memory.activations_bytes") -
+					num(amp, "memory.activations_bytes"),
+				2 * per_byte + 32.0 * 4096 * 7 * 16 * 2, 1.0);
+	cJSON_Delete(def);
+	cJSON_Delete(none);
+	cJSON_Delete(amp);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"lora_dropout\":1.5}", 422,
+		     "invalid_value", "lora_dropout");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"lora_dropout\":\"high\"}",
+		     422, "invalid_value", "lora_dropout");
+}
+END_TEST
+
 START_TEST(a_pasted_config_json_is_estimated)
 {
 	cJSON *j;
@@ -948,6 +983,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);
 	tcase_add_test(tc, fine_tuning_mechanisms_and_apple);
 	tcase_add_test(tc, fine_tuning_packing);
+	tcase_add_test(tc, lora_dropout_and_autocast_move_the_adapters_inputs);
 	tcase_add_test(tc, a_pasted_config_json_is_estimated);
 	tcase_add_test(tc, bad_input_is_a_422_naming_the_field);
 	tcase_add_test(tc, vllm_capacity_through_the_route_matches_a_logged_start);

@@ -21,6 +21,7 @@ estimator needs to reproduce the run.
 """
 
 import argparse
+import contextlib
 import csv
 import gc
 import os
@@ -57,6 +58,25 @@ FIELDS = ["model", "method", "bits", "precision", "optimizer", "batch_size", "se
           "transformers", "peft", "status", "notes"]
 
 GIB = 1024.0 ** 3
+
+
+def check_models(tool, models):
+    """Exits with a one-line message when a name of the comma-separated models is unknown."""
+    for name in models.split(","):
+        if name not in CONFIGS:
+            sys.exit("%s: unknown model %s (known: %s)" % (tool, name, ", ".join(sorted(CONFIGS))))
+
+
+@contextlib.contextmanager
+def open_rows(path, fields):
+    """Opens the CSV at path for appending rows (writing the header to a new file); yields
+    the file and its csv.DictWriter."""
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        if new:
+            w.writeheader()
+        yield f, w
 
 
 def parse_args():
@@ -180,15 +200,8 @@ def main():
         sys.exit("measure_training: needs torch, transformers and peft (%s)" % exc)
     if not torch.cuda.is_available():
         sys.exit("measure_training: no CUDA device")
-    for name in args.models.split(","):
-        if name not in CONFIGS:
-            sys.exit("measure_training: unknown model %s (known: %s)" %
-                     (name, ", ".join(sorted(CONFIGS))))
-    new = not os.path.exists(args.out)
-    with open(args.out, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
+    check_models("measure_training", args.models)
+    with open_rows(args.out, FIELDS) as (f, w):
         for name in args.models.split(","):
             for method in args.methods.split(","):
                 for seq_len in (int(s) for s in args.seq_lens.split(",")):

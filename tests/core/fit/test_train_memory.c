@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "core/fit/train_memory.h"
 #include "tests/core/fit/train_models.h"
+#include "tests/csv.h"
 #include "tests/train_calib.h"
 #include "tests/test.h"
 
@@ -213,7 +214,7 @@ START_TEST(activations_follow_checkpointing_and_attention)
 				   .provider = TRAIN_PROVIDER_HUGGINGFACE,
 				   .flash_attention = true};
 	struct train_memory on, off, eager2k, eager4k;
-	int64_t per_layer = train_activation_bytes_per_token_layer(&m, 4096, true);
+	int64_t per_layer = train_activation_bytes_per_token_layer(&m, &s), eager_layer;
 
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &on), 0);
 	s.gradient_checkpointing = false;
@@ -222,11 +223,18 @@ START_TEST(activations_follow_checkpointing_and_attention)
 	ck_assert(off.activations_bytes > 10 * on.activations_bytes);
 	s.gradient_checkpointing = true;
 	s.flash_attention = false;
+	eager_layer = train_activation_bytes_per_token_layer(&m, &s);
+	/* Eager keeps 6 bytes per head and position (fp32 softmax, 16-bit probabilities) and q,
+	 * k, v (this model has as many key heads as query heads) where SDPA keeps q, k, v, its
+	 * output and an fp32 log-sum-exp per head. */
+	ck_assert_int_eq(eager_layer - per_layer, 6LL * 32 * 4096 - 2 * 4096 - 4 * 32);
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager4k), 0);
 	s.seq_len = 2048;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager2k), 0);
-	/* The scores of one layer (kept and backward's): 14 bytes x 32 heads x 4096^2. */
-	ck_assert_int_eq(eager4k.activations_bytes - on.activations_bytes, 14LL * 32 * 4096 * 4096);
+	/* One layer's recomputed scores and their backward's 8 bytes more per head and
+	 * position. */
+	ck_assert_int_eq(eager4k.activations_bytes - on.activations_bytes,
+			 4096LL * (eager_layer - per_layer + 8LL * 32 * 4096));
 	ck_assert(eager4k.activations_bytes - 2 * eager2k.activations_bytes >
 		  6LL * 32 * 4096 * 4096);
 }
@@ -536,6 +544,143 @@ START_TEST(adamw_step_holds_one_moment_more)
 }
 END_TEST
 
+/* LoRA target names as measure_activations.py writes them: "all-linear" or PEFT module names
+ * joined by '+'. Returns the train_lora_target bits, or 0 for a name it does not know. */
+static unsigned saved_targets(const char *v)
+{
+	static const char *const names[] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+					    "gate_proj", "up_proj", "down_proj"};
+	unsigned bits = 0;
+
+	if (strcmp(v, "all-linear") == 0)
+		return TRAIN_LORA_ALL_LINEAR;
+	while (*v) {
+		size_t n = strcspn(v, "+");
+		unsigned b = 0;
+		for (int i = 0; i < 7; i++)
+			if (strlen(names[i]) == n && strncmp(v, names[i], n) == 0)
+				b = 1u << i;
+		if (!b)
+			return 0;
+		bits |= b;
+		v += n + (v[n] == '+');
+	}
+	return bits;
+}
+
+/* The tensors the Hugging Face stack saves for backward, counted one by one on real runs of
+ * transformers, PEFT and torch (tests/tools/measure_activations.py: models of real
+ * architectures with random weights, saved-tensor hooks, the second of two layers, torch's
+ * CUDA dropout; tests/fixtures/training/saved_activations.csv has the versions). Every row,
+ * at both of its sequence lengths, is reproduced to the byte, with the one thing that is not
+ * per token spread over the row's tokens: autocast's bf16 copy of each weight it casts (the
+ * adapters', or every weight for AMP), kept once per forward. */
+START_TEST(counts_the_tensors_hugging_face_saves)
+{
+	char *path = t_path(t_src_dir(), "tests/fixtures/training/saved_activations.csv");
+	struct t_csv *t = t_csv_read(path);
+	int checked = 0, lora = 0, full = 0, eager = 0, autocast = 0, losses = 0;
+
+	ck_assert_msg(t != NULL, "%s", path);
+	for (int r = 0; r < t->n_rows; r++) {
+		double hidden, inter, heads, kv, hd, vocab, rank = 0, measured[2], seq[2];
+		bool is_lora = strcmp(t_csv_get(t, r, "method"), "lora") == 0;
+		bool ac = strcmp(t_csv_get(t, r, "autocast"), "yes") == 0;
+		double dropout = 0;
+
+		ck_assert(t_csv_num(t, r, "hidden", &hidden) == 0 &&
+			  t_csv_num(t, r, "intermediate", &inter) == 0 &&
+			  t_csv_num(t, r, "n_heads", &heads) == 0 &&
+			  t_csv_num(t, r, "n_kv_heads", &kv) == 0 &&
+			  t_csv_num(t, r, "head_dim", &hd) == 0 &&
+			  t_csv_num(t, r, "vocab", &vocab) == 0 &&
+			  t_csv_num(t, r, "seq_a", &seq[0]) == 0 &&
+			  t_csv_num(t, r, "seq_b", &seq[1]) == 0 &&
+			  t_csv_num(t, r, "layer_bytes_per_token_a", &measured[0]) == 0 &&
+			  t_csv_num(t, r, "layer_bytes_per_token_b", &measured[1]) == 0);
+		if (is_lora)
+			ck_assert(t_csv_num(t, r, "lora_rank", &rank) == 0 &&
+				  t_csv_num(t, r, "lora_dropout", &dropout) == 0);
+		struct train_model m = {.params_total = 1000000000LL,
+					.n_layers = 2,
+					.hidden = (int64_t)hidden,
+					.intermediate = (int64_t)inter,
+					.n_heads = (int64_t)heads,
+					.n_kv_heads = (int64_t)kv,
+					.head_dim = (int64_t)hd,
+					.vocab = (int64_t)vocab,
+					.gated_ffn = true};
+		struct train_settings s = {
+			.mode = is_lora ? TRAIN_LORA : TRAIN_FULL,
+			.weight_bits = 16,
+			.batch_size = 1,
+			.lora_rank = (int64_t)rank,
+			.lora_targets = is_lora ? saved_targets(t_csv_get(t, r, "lora_targets")) :
+						  0,
+			.provider = TRAIN_PROVIDER_HUGGINGFACE,
+			.flash_attention = strcmp(t_csv_get(t, r, "attention"), "eager") != 0,
+			.precision = strcmp(t_csv_get(t, r, "precision"), "amp") == 0 || ac ?
+					     TRAIN_PRECISION_AMP :
+					     TRAIN_PRECISION_BF16,
+			.lora_dropout = dropout > 0};
+		ck_assert_msg(!is_lora || s.lora_targets, "row %d: lora_targets", r + 2);
+		for (int k = 0; k < 2; k++) {
+			s.seq_len = (int64_t)seq[k];
+			double per_token = (double)train_activation_bytes_per_token_layer(&m, &s);
+			/* Autocast's bf16 copy of every adapter weight, or of every weight of
+			 * the layer for AMP (autocast_weights_bytes), once per forward. */
+			if (is_lora && ac)
+				per_token +=
+					2.0 * (double)s.lora_rank *
+					(double)train_lora_params_per_rank(&m, s.lora_targets) /
+					2.0 / seq[k];
+			if (!is_lora && s.precision == TRAIN_PRECISION_AMP)
+				per_token += 2.0 *
+					     (hidden * (2 * heads * hd + 2 * kv * hd) +
+					      3 * hidden * inter) /
+					     seq[k];
+			printf("%-14s %-5s %-5s %-3s %-9s dropout %.2f  seq %5.0f  measured %8.0f  "
+			       "estimate %8.0f B/token/layer\n",
+			       t_csv_get(t, r, "model"), t_csv_get(t, r, "method"),
+			       t_csv_get(t, r, "attention"), ac ? "ac" : "",
+			       t_csv_get(t, r, "lora_targets"), dropout, seq[k], measured[k],
+			       per_token);
+			ck_assert_msg(fabs(per_token - measured[k]) < 1.0,
+				      "row %d (%s %s %s) seq %.0f: %.0f B a token and layer, %.0f "
+				      "measured",
+				      r + 2, t_csv_get(t, r, "model"), t_csv_get(t, r, "method"),
+				      t_csv_get(t, r, "attention"), seq[k], per_token, measured[k]);
+		}
+		/* The loss over a full vocabulary: the step's allocation peak, at log-softmax's
+		 * backward, over the two layers' activations. transformers 5 holds 12 bytes a
+		 * token and vocabulary entry there; rigfit counts the 4 more that transformers 4
+		 * kept (its fp32 logits in the output), and no fewer than what is measured. */
+		double peak = 0;
+		if (t_csv_num(t, r, "step_peak_bytes_per_token_a", &peak) == 0 && peak > 0 &&
+		    vocab >= 32768) {
+			double chain = (peak - 2 * measured[0]) / vocab;
+			int counted = train_loss_bytes_per_logit(TRAIN_LOSS_TRANSFORMERS,
+								 TRAIN_PROVIDER_HUGGINGFACE);
+			printf("%-14s %-5s loss chain %.2f B a token and vocabulary entry at the "
+			       "peak; rigfit counts %d\n",
+			       t_csv_get(t, r, "model"), t_csv_get(t, r, "method"), chain, counted);
+			ck_assert(chain > 11.5 && chain < 12.5);
+			ck_assert(counted >= chain && counted - chain <= 4.5);
+			losses++;
+		}
+		checked++;
+		lora += is_lora;
+		full += !is_lora;
+		eager += !s.flash_attention;
+		autocast += ac;
+	}
+	ck_assert_int_ge(checked, 10);
+	ck_assert(lora > 0 && full > 0 && eager > 0 && autocast > 0 && losses > 0);
+	t_csv_free(t);
+	free(path);
+}
+END_TEST
+
 Suite *train_memory_suite(void)
 {
 	Suite *s = suite_create("train_memory");
@@ -545,6 +690,7 @@ Suite *train_memory_suite(void)
 	tcase_add_test(tc, reaches_published_longest_contexts);
 	tcase_add_test(tc, reproduces_published_hf_peaks);
 	tcase_add_test(tc, activations_follow_checkpointing_and_attention);
+	tcase_add_test(tc, counts_the_tensors_hugging_face_saves);
 	tcase_add_test(tc, preference_objectives_add_their_mechanisms);
 	tcase_add_test(tc, paged_optimizer_states_page_to_the_host);
 	tcase_add_test(tc, each_mechanism_moves_the_estimate_the_right_way);

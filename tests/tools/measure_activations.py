@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Measure what the Hugging Face fine-tuning stack keeps for backward, on the CPU.
+
+With gradient checkpointing off, a fine-tuning peak is mostly the tensors autograd saves in
+the forward for the backward. Which tensors those are is decided by the modelling code
+(transformers), the adapters (peft) and torch's autograd, not by the device: the same bytes
+are saved on a GPU. This tool runs the real stack on the CPU, with models of real
+architectures built from their config.json fields with random weights (nothing is
+downloaded), and counts every saved tensor once (by storage) with torch's saved-tensor hooks:
+
+- per token and decoder layer (the second layer of a two-layer model, so that the first
+  layer's input, the embedding output, is not counted as the layer's), at two sequence
+  lengths, so that eager attention's per-head seq x seq terms show as the slope;
+- for the head and loss chain (final norm, output projection, cross-entropy), per token;
+- and the allocation peak of a whole step (forward, backward) above the model's states, as
+  torch's profiler records the CPU allocator (CPU kernels' own workspaces differ from CUDA's:
+  read it as a cross-check of the phases, not as a GPU peak).
+
+It needs torch, transformers and peft, and no GPU. Without a Python package index, Debian
+sid packages python3-torch, python3-transformers and python3-accelerate (a chroot will do),
+and PEFT is pure Python (put its src/ on PYTHONPATH). Example:
+
+    python3 tests/tools/measure_activations.py --models llama-3.1-8b \
+        --methods lora,full --attention sdpa,eager --out build/activation_runs.csv
+
+The rows are committed in tests/fixtures/training/saved_activations.csv with the versions that
+produced them; the train_memory suite checks rigfit's per-layer count against them.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_training import CONFIGS, check_models, open_rows  # noqa: E402  (shared)
+
+FIELDS = ["model", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim", "vocab",
+          "method", "precision", "autocast", "attention", "lora_rank", "lora_targets",
+          "lora_dropout", "seq_a", "seq_b", "layer_bytes_per_token_a",
+          "layer_bytes_per_token_b", "layer_fp32_bytes_per_token_a", "head_bytes_per_token_a",
+          "step_peak_bytes_per_token_a", "torch", "transformers", "peft", "notes"]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="llama-3.1-8b")
+    p.add_argument("--methods", default="lora,full", help="lora, full (bf16), full_amp")
+    p.add_argument("--attention", default="sdpa,eager")
+    p.add_argument("--seq-lens", default="256,512", help="two lengths: the slope is per seq")
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--lora-dropout", type=float, default=0.05)
+    p.add_argument("--lora-targets", default="all-linear")
+    p.add_argument("--autocast", default="no",
+                   help="no, yes or no,yes: run the forward under bf16 autocast, as the Trainer "
+                        "(accelerate's mixed precision) does; full_amp always does")
+    p.add_argument("--override", default="",
+                   help="config fields to change, as key=value,key=value (e.g. a narrow "
+                        "model, whose step is quick on a CPU, with the full vocabulary)")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--detail", action="store_true", help="print each saved tensor of a layer")
+    p.add_argument("--no-step", action="store_true", help="skip the backward's peak")
+    p.add_argument("--out", default="activation_runs.csv")
+    return p.parse_args()
+
+
+def use_fused_dropout(torch):
+    """Runs dropout as torch runs it on CUDA: at::native_dropout, which keeps a one-byte mask
+    for backward. On the CPU, torch's composite dropout multiplies by a noise tensor in the
+    input's dtype and keeps that (4 bytes an element for PEFT's fp32 adapter inputs)."""
+    functional = torch.nn.functional
+    composite = functional.dropout
+
+    def dropout(x, p=0.5, training=True, inplace=False):
+        if training and 0.0 < p < 1.0 and x.numel() > 0 and not inplace:
+            return torch.native_dropout(x, p, True)[0]
+        return composite(x, p, training, inplace)
+    functional.dropout = dropout
+
+
+class SavedCounter:
+    """Counts the storages autograd saves, once each, under the phase running."""
+
+    def __init__(self, torch, model):
+        self.torch = torch
+        self.phase = "outside"
+        self.seen = {}
+        self.params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+        self.params |= {b.untyped_storage().data_ptr() for b in model.buffers()}
+
+    def pack(self, t):
+        st = t.untyped_storage()
+        key = st.data_ptr()
+        if key not in self.params and key not in self.seen:
+            self.seen[key] = (self.phase, st.nbytes(), t.dtype, tuple(t.shape))
+        return t
+
+    @staticmethod
+    def unpack(t):
+        return t
+
+    def bytes_in(self, phase, dtype=None):
+        return sum(n for ph, n, dt, _ in self.seen.values()
+                   if ph == phase and (dtype is None or dt == dtype))
+
+
+def build(torch, transformers, peft, args, name, method, attn):
+    cfg = dict(CONFIGS[name])
+    model_type = cfg.pop("model_type")
+    cfg["num_hidden_layers"] = 2
+    for kv in filter(None, args.override.split(",")):
+        key, val = kv.split("=", 1)
+        cfg[key] = type(cfg[key])(val) if key in cfg else int(val)
+    config = transformers.AutoConfig.for_model(model_type, **cfg)
+    config._attn_implementation = attn
+    config.use_cache = False
+    dtype = torch.float32 if method == "full_amp" else torch.bfloat16
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
+    if method == "lora":
+        targets = args.lora_targets
+        targets = "all-linear" if targets == "all-linear" else targets.split("+")
+        lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
+                             lora_dropout=args.lora_dropout, target_modules=targets,
+                             task_type="CAUSAL_LM")
+        model = peft.get_peft_model(model, lc)
+    model.train()
+    return model, config
+
+
+def decoder_layers(model):
+    for mod in model.modules():
+        if type(mod).__name__.endswith("DecoderLayer"):
+            yield mod
+
+
+def final_norm(model):
+    base = model
+    while not hasattr(base, "norm") and hasattr(base, "model"):
+        base = base.model
+    return base.norm
+
+
+def measure_forward(torch, model, config, seq, detail, autocast):
+    """Saved bytes per token of the second layer (total and fp32) and of the head."""
+    counter = SavedCounter(torch, model)
+    hooks = []
+    for i, layer in enumerate(decoder_layers(model)):
+        def pre(_m, _a, i=i):
+            counter.phase = "layer%d" % i
+
+        def post(_m, _a, _o):
+            counter.phase = "outside"
+        hooks.append(layer.register_forward_pre_hook(pre))
+        hooks.append(layer.register_forward_hook(post))
+
+    def head(_m, _a):
+        counter.phase = "head"
+    hooks.append(final_norm(model).register_forward_pre_hook(head))
+    ids = torch.randint(0, config.vocab_size, (1, seq))
+    with torch.autograd.graph.saved_tensors_hooks(counter.pack, counter.unpack):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(input_ids=ids, labels=ids).loss
+    for h in hooks:
+        h.remove()
+    if detail:
+        for ph, n, dt, shape in counter.seen.values():
+            if ph in ("layer1", "head"):
+                print("  %-7s %10d B  %-15s %s" % (ph, n, str(dt), shape))
+    out = (counter.bytes_in("layer1") / seq, counter.bytes_in("layer1", torch.float32) / seq,
+           counter.bytes_in("head") / seq)
+    del loss
+    return out
+
+
+def measure_step_peak(torch, model, config, seq, autocast):
+    """The CPU allocator's peak over one forward and backward, above what was allocated
+    before (the model's states), per token."""
+    from torch.profiler import ProfilerActivity, profile
+    ids = torch.randint(0, config.vocab_size, (1, seq))
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        del loss
+    # Every allocation and free the CPU allocator reported, in order, with the ops around it.
+    from torch._C._profiler import _EventType
+    allocs = []
+
+    def walk(node, stack):
+        if node.tag == _EventType.Allocation:
+            allocs.append((node.start_time_ns, node.extra_fields.alloc_size, stack))
+        for child in node.children:
+            walk(child, stack + [node.name])
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root, [])
+    allocs.sort(key=lambda a: a[0])
+    cur = peak = 0
+    where = []
+    for _, size, stack in allocs:
+        cur += size
+        if cur > peak:
+            peak, where = cur, stack
+    print("  step peak %.0f B/token in: %s" % (peak / seq, " > ".join(where[-4:])), flush=True)
+    model.zero_grad(set_to_none=True)
+    return peak / seq
+
+
+def main():
+    args = parse_args()
+    try:
+        import torch
+        import transformers
+        import peft
+    except ImportError as exc:
+        sys.exit("measure_activations: needs torch, transformers and peft (%s)" % exc)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    use_fused_dropout(torch)
+    seqs = [int(s) for s in args.seq_lens.split(",")]
+    if len(seqs) != 2 or seqs[0] >= seqs[1]:
+        sys.exit("measure_activations: --seq-lens takes two increasing lengths")
+    check_models("measure_activations", args.models)
+    with open_rows(args.out, FIELDS) as (f, w):
+        for name in args.models.split(","):
+            for method in args.methods.split(","):
+                for ac in args.autocast.split(","):
+                    autocast = ac == "yes" or method == "full_amp"
+                    for attn in args.attention.split(","):
+                        torch.manual_seed(0)
+                        model, config = build(torch, transformers, peft, args, name, method, attn)
+                        a = measure_forward(torch, model, config, seqs[0], args.detail, autocast)
+                        b = measure_forward(torch, model, config, seqs[1], False, autocast)
+                        peak = 0 if args.no_step else measure_step_peak(torch, model, config,
+                                                                        seqs[0], autocast)
+                        lora = method == "lora"
+                        row = dict(model=name, hidden=config.hidden_size,
+                                   intermediate=config.intermediate_size,
+                                   n_heads=config.num_attention_heads,
+                                   n_kv_heads=config.num_key_value_heads,
+                                   head_dim=getattr(config, "head_dim", None) or
+                                   config.hidden_size // config.num_attention_heads,
+                                   vocab=config.vocab_size, method="lora" if lora else "full",
+                                   precision="amp" if method == "full_amp" else "bf16",
+                                   autocast="yes" if autocast else "no",
+                                   attention=attn, lora_rank=args.lora_rank if lora else "",
+                                   lora_targets=args.lora_targets if lora else "",
+                                   lora_dropout=args.lora_dropout if lora else "",
+                                   seq_a=seqs[0], seq_b=seqs[1],
+                                   layer_bytes_per_token_a=round(a[0], 1),
+                                   layer_bytes_per_token_b=round(b[0], 1),
+                                   layer_fp32_bytes_per_token_a=round(a[1], 1),
+                                   head_bytes_per_token_a=round(a[2], 1),
+                                   step_peak_bytes_per_token_a=round(peak, 1),
+                                   torch=torch.__version__, transformers=transformers.__version__,
+                                   peft=getattr(peft, "__version__", ""),
+                                   notes="CPU, random weights from config, two layers" +
+                               (" (" + args.override + ")" if args.override else ""))
+                        w.writerow(row)
+                        f.flush()
+                        print(row, flush=True)
+                        del model
+
+
+if __name__ == "__main__":
+    main()
