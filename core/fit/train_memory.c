@@ -52,7 +52,9 @@
  *   mask per batch (batch x 1 x seq x seq in the 16-bit compute dtype), built once and alive
  *   through the forward and every recomputed layer; flash-attention's varlen kernel
  *   (padding_free, DataCollatorWithFlattening) takes the documents' positions instead and
- *   builds no mask.
+ *   builds no mask. Eager attention gets such a mask without packing too: transformers
+ *   builds the causal one in 16 bits for every row, where SDPA without padding takes
+ *   is_causal and none.
  * - Gradients: with gradient accumulation they live from the first micro-batch to the step;
  *   with one micro-batch a step (grad_accum_steps 1) none exists until backward reaches its
  *   layer, so the forward and the loss peak without them and the end of backward with them.
@@ -433,7 +435,9 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 		kept += r.autocast_weights_bytes;
 	}
 	r.activations_bytes = kept + layer;
-	if (s->packing && !s->varlen_attention) {
+	/* The 4D mask: packed documents' block-diagonal one, or eager attention's causal one,
+	 * which transformers builds for every batch row (SDPA takes is_causal instead). */
+	if ((s->packing && !s->varlen_attention) || !s->flash_attention) {
 		r.mask_bytes = tokens * s->seq_len * 2;
 		r.activations_bytes += r.mask_bytes;
 	}

@@ -156,9 +156,9 @@ struct train_memory {
 	int64_t checkpoint_bytes;    /* layer inputs kept for recomputation (on the host when
 					offloaded; counted in activations_bytes otherwise) */
 	int n_gpus;                  /* GPUs the estimate spreads over (1 without a strategy) */
-	int64_t mask_bytes;          /* packing without a varlen kernel: the 4D block-diagonal mask
-			       (batch x 1 x seq x seq in the 16-bit compute dtype; in
-			       activations_bytes) */
+	int64_t mask_bytes;          /* the 4D mask (batch x 1 x seq x seq in the 16-bit compute
+			       dtype; in activations_bytes): packing without a varlen kernel
+			       (block-diagonal), or eager attention (causal) */
 	int64_t bucket_bytes; /* DeepSpeed ZeRO-1/2's contiguous gradient buckets (in total) */
 	int64_t optimizer_temp_bytes; /* torch AdamW's step: the moments' square roots, held
 					 next to the gradients once backward is over; the total

@@ -232,9 +232,11 @@ START_TEST(activations_follow_checkpointing_and_attention)
 	s.seq_len = 2048;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &eager2k), 0);
 	/* One layer's recomputed scores and their backward's 8 bytes more per head and
-	 * position. */
+	 * position, and the 16-bit causal mask transformers builds for eager attention. */
+	ck_assert_int_eq(eager4k.mask_bytes, 4096LL * 4096 * 2);
+	ck_assert_int_eq(on.mask_bytes, 0);
 	ck_assert_int_eq(eager4k.activations_bytes - on.activations_bytes,
-			 4096LL * (eager_layer - per_layer + 8LL * 32 * 4096));
+			 4096LL * (eager_layer - per_layer + 8LL * 32 * 4096) + eager4k.mask_bytes);
 	ck_assert(eager4k.activations_bytes - 2 * eager2k.activations_bytes >
 		  6LL * 32 * 4096 * 4096);
 }
