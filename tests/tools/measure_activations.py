@@ -12,6 +12,8 @@ downloaded), and counts every saved tensor once (by storage) with torch's saved-
   layer's input, the embedding output, is not counted as the layer's), at two sequence
   lengths, so that eager attention's per-head seq x seq terms show as the slope;
 - for the head and loss chain (final norm, output projection, cross-entropy), per token;
+- with --kept, what a forward leaves allocated per layer (a two-layer model less a
+  one-layer one, by the CPU allocator), with gradient checkpointing off and on;
 - and the allocation peak of a whole step (forward, backward) above the model's states, as
   torch's profiler records the CPU allocator (CPU kernels' own workspaces differ from CUDA's:
   read it as a cross-check of the phases, not as a GPU peak).
@@ -21,7 +23,13 @@ sid packages python3-torch, python3-transformers and python3-accelerate (a chroo
 and PEFT is pure Python (put its src/ on PYTHONPATH). Example:
 
     python3 tests/tools/measure_activations.py --models llama-3.1-8b \
-        --methods lora,full --attention sdpa,eager --out build/activation_runs.csv
+        --methods lora,full --attention sdpa,eager --seq-lens 128,256 --no-step --kept \
+        --out build/activation_runs.csv
+
+The committed rows came from runs like that one, plus --autocast no,yes, --lora-dropout 0,
+--methods full_amp, --lora-targets q_proj+v_proj, and, for the loss's peak, a narrowed model:
+--override hidden_size=512,intermediate_size=1792,num_attention_heads=4,num_key_value_heads=1
+with --seq-lens 256,512 and the step measured.
 
 The rows are committed in tests/fixtures/training/saved_activations.csv with the versions that
 produced them; the train_memory suite checks rigfit's per-layer count against them.
@@ -38,6 +46,7 @@ FIELDS = ["model", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim"
           "method", "precision", "autocast", "attention", "lora_rank", "lora_targets",
           "lora_dropout", "seq_a", "seq_b", "layer_bytes_per_token_a",
           "layer_bytes_per_token_b", "layer_fp32_bytes_per_token_a", "head_bytes_per_token_a",
+          "kept_off_bytes_per_token_a", "kept_on_bytes_per_token_a",
           "step_peak_bytes_per_token_a", "torch", "transformers", "peft", "notes"]
 
 
@@ -59,6 +68,9 @@ def parse_args():
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--detail", action="store_true", help="print each saved tensor of a layer")
     p.add_argument("--no-step", action="store_true", help="skip the backward's peak")
+    p.add_argument("--kept", action="store_true",
+                   help="also measure what a layer keeps from the forward to the backward by "
+                        "the allocator, checkpointing off and on (builds two more models)")
     p.add_argument("--out", default="activation_runs.csv")
     return p.parse_args()
 
@@ -103,10 +115,10 @@ class SavedCounter:
                    if ph == phase and (dtype is None or dt == dtype))
 
 
-def build(torch, transformers, peft, args, name, method, attn):
+def build(torch, transformers, peft, args, name, method, attn, layers=2):
     cfg = dict(CONFIGS[name])
     model_type = cfg.pop("model_type")
-    cfg["num_hidden_layers"] = 2
+    cfg["num_hidden_layers"] = layers
     for kv in filter(None, args.override.split(",")):
         key, val = kv.split("=", 1)
         cfg[key] = type(cfg[key])(val) if key in cfg else int(val)
@@ -171,17 +183,9 @@ def measure_forward(torch, model, config, seq, detail, autocast):
     return out
 
 
-def measure_step_peak(torch, model, config, seq, autocast):
-    """The CPU allocator's peak over one forward and backward, above what was allocated
-    before (the model's states), per token."""
-    from torch.profiler import ProfilerActivity, profile
-    ids = torch.randint(0, config.vocab_size, (1, seq))
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        del loss
-    # Every allocation and free the CPU allocator reported, in order, with the ops around it.
+def allocations(prof):
+    """Every allocation (positive) and free (negative) the CPU allocator reported to the
+    profiler, in order, each as (time, bytes, the names of the ops around it)."""
     from torch._C._profiler import _EventType
     allocs = []
 
@@ -193,6 +197,54 @@ def measure_step_peak(torch, model, config, seq, autocast):
     for root in prof.profiler.kineto_results.experimental_event_tree():
         walk(root, [])
     allocs.sort(key=lambda a: a[0])
+    return allocs
+
+
+def forward_net_bytes(torch, model, config, seq, autocast):
+    """What a forward leaves allocated for backward (every allocation less every free), per
+    token."""
+    from torch.profiler import ProfilerActivity, profile
+    ids = torch.randint(0, config.vocab_size, (1, seq))
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(input_ids=ids, labels=ids).loss
+    net = sum(a[1] for a in allocations(prof))
+    del loss
+    return net / seq
+
+
+def measure_kept(torch, transformers, peft, args, name, method, attn, seq, autocast):
+    """Bytes a token keeps from the forward to the backward in one decoder layer, with
+    gradient checkpointing off and on: a two-layer model's forward less a one-layer model's,
+    by the CPU allocator."""
+    out = []
+    for ckpt in (False, True):
+        net = []
+        for layers in (1, 2):
+            torch.manual_seed(0)
+            model, config = build(torch, transformers, peft, args, name, method, attn, layers)
+            if ckpt:
+                model.gradient_checkpointing_enable(
+                    gradient_checkpointing_kwargs={"use_reentrant": False})
+                if method == "lora":
+                    model.enable_input_require_grads()
+            net.append(forward_net_bytes(torch, model, config, seq, autocast))
+            del model
+        out.append(net[1] - net[0])
+    return out
+
+
+def measure_step_peak(torch, model, config, seq, autocast):
+    """The CPU allocator's peak over one forward and backward, above what was allocated
+    before (the model's states), per token."""
+    from torch.profiler import ProfilerActivity, profile
+    ids = torch.randint(0, config.vocab_size, (1, seq))
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        del loss
+    allocs = allocations(prof)
     cur = peak = 0
     where = []
     for _, size, stack in allocs:
@@ -231,6 +283,11 @@ def main():
                         b = measure_forward(torch, model, config, seqs[1], False, autocast)
                         peak = 0 if args.no_step else measure_step_peak(torch, model, config,
                                                                         seqs[0], autocast)
+                        kept = ("", "")
+                        if args.kept:
+                            model = None
+                            kept = measure_kept(torch, transformers, peft, args, name, method,
+                                                attn, seqs[0], autocast)
                         lora = method == "lora"
                         row = dict(model=name, hidden=config.hidden_size,
                                    intermediate=config.intermediate_size,
@@ -249,6 +306,8 @@ def main():
                                    layer_bytes_per_token_b=round(b[0], 1),
                                    layer_fp32_bytes_per_token_a=round(a[1], 1),
                                    head_bytes_per_token_a=round(a[2], 1),
+                                   kept_off_bytes_per_token_a=kept[0] and round(kept[0], 1),
+                                   kept_on_bytes_per_token_a=kept[1] and round(kept[1], 1),
                                    step_peak_bytes_per_token_a=round(peak, 1),
                                    torch=torch.__version__, transformers=transformers.__version__,
                                    peft=getattr(peft, "__version__", ""),

@@ -581,7 +581,7 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 {
 	char *path = t_path(t_src_dir(), "tests/fixtures/training/saved_activations.csv");
 	struct t_csv *t = t_csv_read(path);
-	int checked = 0, lora = 0, full = 0, eager = 0, autocast = 0, losses = 0;
+	int checked = 0, lora = 0, full = 0, eager = 0, autocast = 0, losses = 0, kepts = 0;
 
 	ck_assert_msg(t != NULL, "%s", path);
 	for (int r = 0; r < t->n_rows; r++) {
@@ -670,6 +670,22 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 			ck_assert(counted >= chain && counted - chain <= 4.5);
 			losses++;
 		}
+		/* The allocator agrees: from the forward to the backward a layer keeps what
+		 * autograd saved and nothing more; with checkpointing, its input in the residual's
+		 * dtype (checkpoint_bytes) and the RNG state checkpointing saves with it (the
+		 * CPU's, about 5 KB a layer, spread over the row's tokens). */
+		double kept_off, kept_on;
+		if (t_csv_num(t, r, "kept_off_bytes_per_token_a", &kept_off) == 0 &&
+		    t_csv_num(t, r, "kept_on_bytes_per_token_a", &kept_on) == 0) {
+			double input = hidden * train_residual_bytes(&s);
+			ck_assert_msg(fabs(kept_off - measured[0]) < 1024.0 / seq[0],
+				      "row %d: %.0f kept, %.0f saved", r + 2, kept_off,
+				      measured[0]);
+			ck_assert_msg(kept_on >= input && kept_on - input < 6000.0 / seq[0],
+				      "row %d: %.0f kept with checkpointing, input %.0f", r + 2,
+				      kept_on, input);
+			kepts++;
+		}
 		checked++;
 		lora += is_lora;
 		full += !is_lora;
@@ -677,7 +693,7 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 		autocast += ac;
 	}
 	ck_assert_int_ge(checked, 10);
-	ck_assert(lora > 0 && full > 0 && eager > 0 && autocast > 0 && losses > 0);
+	ck_assert(lora > 0 && full > 0 && eager > 0 && autocast > 0 && losses > 0 && kepts > 0);
 	t_csv_free(t);
 	free(path);
 }
