@@ -165,17 +165,20 @@ static bool runs_autocast(const struct train_settings *s)
  * element, or 2 where autocast casts it back to bf16 for the matmul; every adapter makes its
  * own copy, unless the input is fp32 already and nothing (dropout, autocast) makes a new one.
  * Dropout keeps a one-byte mask (torch's fused dropout on CUDA), and B keeps A's output. */
+static bool adapter_input_shared(const struct train_settings *s, int in_bytes)
+{
+	return !runs_autocast(s) && !s->lora_dropout && in_bytes == 4;
+}
+
 static int64_t adapter_group_bytes(const struct train_settings *s, int64_t d, int n_targeted,
-				   int res)
+				   int in_bytes)
 {
 	bool autocast = runs_autocast(s);
 	int64_t per = (autocast ? 2 : 4) + (s->lora_dropout ? 1 : 0);
-	int64_t copies = n_targeted;
+	int64_t copies = adapter_input_shared(s, in_bytes) ? 1 : n_targeted;
 
 	if (n_targeted == 0)
 		return 0;
-	if (!autocast && !s->lora_dropout && res == 4)
-		copies = 1;
 	return copies * per * d + n_targeted * s->lora_rank * (autocast ? 2 : 4);
 }
 
@@ -201,7 +204,11 @@ static int targeted(unsigned targets, unsigned bits)
  *   and flash-attention; eager keeps q, k and v repeated to every query head, then the fp32
  *   softmax and the 16-bit probabilities of every head over the whole sequence;
  * - the FFN keeps the gate and up outputs and the activation's output (SiLU's input and
- *   output, the product's two factors), or the first projection's output without a gate. */
+ *   output, the product's two factors), or the first projection's output without a gate;
+ * - all of these in 16 bits, except where the residual is fp32 and nothing casts it down:
+ *   Hugging Face QLoRA keeps q, k, v, the FFN's tensors and the adapters' inputs in fp32,
+ *   because bitsandbytes returns its output in its input's dtype (autocast still casts
+ *   attention's inputs to bf16). */
 static int64_t hf_activation_bytes(const struct train_model *m, const struct train_settings *s)
 {
 	int64_t h = m->hidden, q = q_dim(m), kv = kv_dim(m), i = m->intermediate,
@@ -209,25 +216,34 @@ static int64_t hf_activation_bytes(const struct train_model *m, const struct tra
 	unsigned t = s->lora_targets ? s->lora_targets : TRAIN_LORA_ALL_LINEAR;
 	bool full = s->mode == TRAIN_FULL, autocast = runs_autocast(s);
 	int res = train_residual_bytes(s);
+	/* The projections' outputs: bitsandbytes casts its output back to its input's dtype
+	 * (the fp32 residual of Hugging Face QLoRA) with autocast or without; autocast makes the
+	 * other linear layers' outputs bf16, and without it they keep the residual's dtype. */
+	int lin = s->mode == TRAIN_QLORA ? res : autocast ? 2 : res;
+	/* What attention keeps: autocast casts q, k and v to bf16 for its matmuls. */
+	int att = autocast ? 2 : lin;
 	int64_t b = 2 * (4 * h + 4 + (full ? res * h : 0));
 
 	if (s->flash_attention)
-		b += 2 * q + 4 * kv + 2 * q + 4 * heads;
-	else
-		b += 6 * q + 6 * heads * s->seq_len;
-	b += k * (m->gated_ffn ? 6 * i : 2 * i);
+		b += att * (2 * q + 2 * kv) + 4 * heads;
+	else /* fp32 attention's probabilities are its softmax: no 16-bit copy */
+		b += 3 * att * q + (att == 4 ? 4 : 6) * heads * s->seq_len;
+	b += k * lin * (m->gated_ffn ? 3 * i : i);
 	if (full) {
 		b += 2 * h * (autocast ? 3 : 1) + (s->flash_attention ? 0 : 2 * q);
 		b += k * (2 * h * (autocast && m->gated_ffn ? 2 : 1) + 2 * i);
 	} else {
 		b += adapter_group_bytes(
 			s, h, targeted(t, TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V), res);
-		b += adapter_group_bytes(s, q, targeted(t, TRAIN_LORA_O), 2);
+		b += adapter_group_bytes(s, q, targeted(t, TRAIN_LORA_O), att);
+		/* Without a copy of its own, o's adapter keeps SDPA's output, counted above. */
+		if (targeted(t, TRAIN_LORA_O) && s->flash_attention && adapter_input_shared(s, att))
+			b -= att * q;
 		b += k * adapter_group_bytes(s, h,
 					     targeted(t, (m->gated_ffn ? TRAIN_LORA_GATE : 0) |
 								 TRAIN_LORA_UP),
 					     res);
-		b += k * adapter_group_bytes(s, i, targeted(t, TRAIN_LORA_DOWN), 2);
+		b += k * adapter_group_bytes(s, i, targeted(t, TRAIN_LORA_DOWN), lin);
 	}
 	return b;
 }

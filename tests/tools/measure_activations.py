@@ -20,14 +20,16 @@ downloaded), and counts every saved tensor once (by storage) with torch's saved-
 
 It needs torch, transformers and peft, and no GPU. Without a Python package index, Debian
 sid packages python3-torch, python3-transformers and python3-accelerate (a chroot will do),
-and PEFT is pure Python (put its src/ on PYTHONPATH). Example:
+and PEFT is pure Python (put its src/ on PYTHONPATH). --methods qlora needs bitsandbytes,
+whose CPU path is Python too (its repository's root on PYTHONPATH). Example:
 
     python3 tests/tools/measure_activations.py --models llama-3.1-8b \
         --methods lora,full --attention sdpa,eager --seq-lens 128,256 --no-step --kept \
         --out build/activation_runs.csv
 
 The committed rows came from runs like that one, plus --autocast no,yes, --lora-dropout 0,
---methods full_amp, --lora-targets q_proj+v_proj, and, for the loss's peak, a narrowed model:
+--methods full_amp,qlora, --lora-targets q_proj+v_proj, and, for the loss's peak, a narrowed
+model:
 --override hidden_size=512,intermediate_size=1792,num_attention_heads=4,num_key_value_heads=1
 with --seq-lens 256,512 and the step measured.
 
@@ -53,7 +55,8 @@ FIELDS = ["model", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim"
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="llama-3.1-8b")
-    p.add_argument("--methods", default="lora,full", help="lora, full (bf16), full_amp")
+    p.add_argument("--methods", default="lora,full",
+                   help="lora, qlora (needs bitsandbytes), full (bf16), full_amp")
     p.add_argument("--attention", default="sdpa,eager")
     p.add_argument("--seq-lens", default="256,512", help="two lengths: the slope is per seq")
     p.add_argument("--lora-rank", type=int, default=16)
@@ -115,6 +118,28 @@ class SavedCounter:
                    if ph == phase and (dtype is None or dt == dtype))
 
 
+def quantize_nf4(torch, model):
+    """Swaps every linear layer of the decoder layers for bitsandbytes' NF4 Linear4bit (double
+    quantisation, bf16 compute), as from_pretrained with load_in_4bit does, and marks the model
+    so that PEFT prepares it as a 4-bit one."""
+    import bitsandbytes as bnb
+    for layer in decoder_layers(model):
+        for parent in list(layer.modules()):
+            for child_name, child in list(parent.named_children()):
+                if type(child) is not torch.nn.Linear:
+                    continue
+                q = bnb.nn.Linear4bit(child.in_features, child.out_features,
+                                      bias=child.bias is not None,
+                                      compute_dtype=torch.bfloat16, quant_type="nf4")
+                q.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False,
+                                             quant_type="nf4",
+                                             compress_statistics=True)._quantize("cpu")
+                if child.bias is not None:
+                    q.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
+                setattr(parent, child_name, q)
+    model.is_loaded_in_4bit = True
+
+
 def build(torch, transformers, peft, args, name, method, attn, layers=2):
     cfg = dict(CONFIGS[name])
     model_type = cfg.pop("model_type")
@@ -127,7 +152,10 @@ def build(torch, transformers, peft, args, name, method, attn, layers=2):
     config.use_cache = False
     dtype = torch.float32 if method == "full_amp" else torch.bfloat16
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
-    if method == "lora":
+    if method == "qlora":
+        quantize_nf4(torch, model)
+        model = peft.prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+    if method in ("lora", "qlora"):
         targets = args.lora_targets
         targets = "all-linear" if targets == "all-linear" else targets.split("+")
         lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
@@ -288,14 +316,15 @@ def main():
                             model = None
                             kept = measure_kept(torch, transformers, peft, args, name, method,
                                                 attn, seqs[0], autocast)
-                        lora = method == "lora"
+                        lora = method in ("lora", "qlora")
                         row = dict(model=name, hidden=config.hidden_size,
                                    intermediate=config.intermediate_size,
                                    n_heads=config.num_attention_heads,
                                    n_kv_heads=config.num_key_value_heads,
                                    head_dim=getattr(config, "head_dim", None) or
                                    config.hidden_size // config.num_attention_heads,
-                                   vocab=config.vocab_size, method="lora" if lora else "full",
+                                   vocab=config.vocab_size,
+                                   method=method if lora else "full",
                                    precision="amp" if method == "full_amp" else "bf16",
                                    autocast="yes" if autocast else "no",
                                    attention=attn, lora_rank=args.lora_rank if lora else "",

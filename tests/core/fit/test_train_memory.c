@@ -581,12 +581,14 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 {
 	char *path = t_path(t_src_dir(), "tests/fixtures/training/saved_activations.csv");
 	struct t_csv *t = t_csv_read(path);
-	int checked = 0, lora = 0, full = 0, eager = 0, autocast = 0, losses = 0, kepts = 0;
+	int checked = 0, lora = 0, qlora = 0, full = 0, eager = 0, autocast = 0, losses = 0,
+	    kepts = 0;
 
 	ck_assert_msg(t != NULL, "%s", path);
 	for (int r = 0; r < t->n_rows; r++) {
 		double hidden, inter, heads, kv, hd, vocab, rank = 0, measured[2], seq[2];
-		bool is_lora = strcmp(t_csv_get(t, r, "method"), "lora") == 0;
+		bool is_qlora = strcmp(t_csv_get(t, r, "method"), "qlora") == 0;
+		bool is_lora = is_qlora || strcmp(t_csv_get(t, r, "method"), "lora") == 0;
 		bool ac = strcmp(t_csv_get(t, r, "autocast"), "yes") == 0;
 		double dropout = 0;
 
@@ -613,7 +615,9 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 					.vocab = (int64_t)vocab,
 					.gated_ffn = true};
 		struct train_settings s = {
-			.mode = is_lora ? TRAIN_LORA : TRAIN_FULL,
+			.mode = is_qlora ? TRAIN_QLORA :
+				is_lora  ? TRAIN_LORA :
+					   TRAIN_FULL,
 			.weight_bits = 16,
 			.batch_size = 1,
 			.lora_rank = (int64_t)rank,
@@ -688,12 +692,14 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 		}
 		checked++;
 		lora += is_lora;
+		qlora += is_qlora;
 		full += !is_lora;
 		eager += !s.flash_attention;
 		autocast += ac;
 	}
 	ck_assert_int_ge(checked, 10);
-	ck_assert(lora > 0 && full > 0 && eager > 0 && autocast > 0 && losses > 0 && kepts > 0);
+	ck_assert(lora > 0 && qlora > 0 && full > 0 && eager > 0 && autocast > 0 && losses > 0 &&
+		  kepts > 0);
 	t_csv_free(t);
 	free(path);
 }
