@@ -1946,10 +1946,9 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
 	s.grad_accum_steps = e->rq.has_grad_accum ? (int)e->rq.grad_accum : 0;
-	/* PEFT's examples use 0.05; Unsloth's fast kernels want none. */
 	s.lora_dropout = s.mode != TRAIN_FULL &&
 			 (e->rq.has_lora_dropout ? e->rq.lora_dropout > 0 :
-						   s.provider == TRAIN_PROVIDER_HUGGINGFACE);
+						   train_default_lora_dropout(s.mode, s.provider));
 	s.packing = e->rq.has_packing && e->rq.packing;
 	/* attention "flash": flash-attention's varlen kernel takes packed rows without a mask. */
 	s.varlen_attention = s.packing && e->rq.has_attention && e->rq.attention == 1;

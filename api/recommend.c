@@ -927,7 +927,7 @@ static int rec_ft_min_gpus(const struct rec_request *rq, const struct model_entr
 	s.lora_rank = 16;
 	s.lora_targets = TRAIN_LORA_ALL_LINEAR;
 	s.gradient_checkpointing = true;
-	s.lora_dropout = s.mode != TRAIN_FULL; /* PEFT's examples' 0.05, as /api/estimate */
+	s.lora_dropout = train_default_lora_dropout(s.mode, s.provider);
 	s.optimizer = s.mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT : TRAIN_OPT_ADAMW;
 	s.flash_attention = true;
 	for (int offload = 0; offload < 2; offload++)

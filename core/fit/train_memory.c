@@ -159,17 +159,19 @@ static bool runs_autocast(const struct train_settings *s)
 			      (s->mode == TRAIN_FULL && s->weight_bits == 32));
 }
 
+/* Whether a group's input reaches the adapters uncopied: already fp32, with no dropout and no
+ * autocast to make a new tensor of it. */
+static bool adapter_input_shared(const struct train_settings *s, int in_bytes)
+{
+	return !runs_autocast(s) && !s->lora_dropout && in_bytes == 4;
+}
+
 /* What the LoRA adapters of one group of linear layers that read the same input of width d
  * keep: n_targeted adapters (n_targeted of the group's layers wrapped). PEFT casts the input
  * to the adapter's fp32 before dropout and the A projection, which keeps it: 4 bytes an
  * element, or 2 where autocast casts it back to bf16 for the matmul; every adapter makes its
  * own copy, unless the input is fp32 already and nothing (dropout, autocast) makes a new one.
  * Dropout keeps a one-byte mask (torch's fused dropout on CUDA), and B keeps A's output. */
-static bool adapter_input_shared(const struct train_settings *s, int in_bytes)
-{
-	return !runs_autocast(s) && !s->lora_dropout && in_bytes == 4;
-}
-
 static int64_t adapter_group_bytes(const struct train_settings *s, int64_t d, int n_targeted,
 				   int in_bytes)
 {
@@ -275,6 +277,11 @@ enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p)
 	if (l != TRAIN_LOSS_AUTO)
 		return l;
 	return p == TRAIN_PROVIDER_UNSLOTH ? TRAIN_LOSS_CHUNKED : TRAIN_LOSS_TRANSFORMERS;
+}
+
+bool train_default_lora_dropout(enum train_mode mode, enum train_provider provider)
+{
+	return mode != TRAIN_FULL && provider == TRAIN_PROVIDER_HUGGINGFACE;
 }
 
 int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p)

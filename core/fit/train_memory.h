@@ -201,6 +201,10 @@ int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p);
  * embedding PEFT upcasts; an fp32 LoRA base; AMP without DeepSpeed or FSDP), else 2. */
 int train_residual_bytes(const struct train_settings *s);
 
+/* Returns whether LoRA dropout is on when the request does not say: PEFT's examples' 0.05 for
+ * adapters with Hugging Face; none for full fine-tuning or Unsloth, whose fast kernels want
+ * none. */
+bool train_default_lora_dropout(enum train_mode mode, enum train_provider provider);
 /* Returns the loss kernel TRAIN_LOSS_AUTO means for provider p. */
 enum train_loss train_loss_resolve(enum train_loss l, enum train_provider p);
 

@@ -281,8 +281,7 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	ts.optimizer = s->optimizer;
 	ts.provider = s->provider;
 	ts.flash_attention = s->flash_attention;
-	/* LoRA dropout as PEFT's examples set it (0.05); Unsloth's fast kernels run without. */
-	ts.lora_dropout = s->mode != TRAIN_FULL && s->provider == TRAIN_PROVIDER_HUGGINGFACE;
+	ts.lora_dropout = train_default_lora_dropout(s->mode, s->provider);
 	/* Packed rows under SDPA: the block-diagonal mask is counted (no varlen kernel). */
 	ts.packing = s->packing;
 	pf_parallel_settings(s, &ts);

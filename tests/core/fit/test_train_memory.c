@@ -705,6 +705,37 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 }
 END_TEST
 
+/* AMP on one GPU (or DDP) runs the forward under autocast, which keeps a bf16 copy of every
+ * weight it casts until backward: 2 bytes per parameter of the layers and the head, in the
+ * activations. bf16 weights need no copy, and DeepSpeed computes from its own 16-bit one. */
+START_TEST(amp_keeps_autocast_copies_of_the_weights)
+{
+	struct train_model m = t_llama31_8b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 512,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .flash_attention = true,
+				   .precision = TRAIN_PRECISION_AMP};
+	struct train_memory amp, bf16, zero;
+
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &amp), 0);
+	ck_assert_int_eq(amp.autocast_weights_bytes, 2 * (m.params_total - m.params_embedding));
+	s.precision = TRAIN_PRECISION_BF16;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &bf16), 0);
+	ck_assert_int_eq(bf16.autocast_weights_bytes, 0);
+	s.precision = TRAIN_PRECISION_AMP;
+	s.strategy = TRAIN_STRATEGY_ZERO2;
+	s.n_gpus = 8;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &zero), 0);
+	ck_assert_int_eq(zero.autocast_weights_bytes, 0);
+	/* The copies are counted in the activations, with the checkpointed inputs. */
+	ck_assert(amp.activations_bytes > amp.autocast_weights_bytes + amp.checkpoint_bytes);
+}
+END_TEST
+
 Suite *train_memory_suite(void)
 {
 	Suite *s = suite_create("train_memory");
@@ -715,6 +746,7 @@ Suite *train_memory_suite(void)
 	tcase_add_test(tc, reproduces_published_hf_peaks);
 	tcase_add_test(tc, activations_follow_checkpointing_and_attention);
 	tcase_add_test(tc, counts_the_tensors_hugging_face_saves);
+	tcase_add_test(tc, amp_keeps_autocast_copies_of_the_weights);
 	tcase_add_test(tc, preference_objectives_add_their_mechanisms);
 	tcase_add_test(tc, paged_optimizer_states_page_to_the_host);
 	tcase_add_test(tc, each_mechanism_moves_the_estimate_the_right_way);
