@@ -137,6 +137,7 @@ struct est_request {
 	bool has_grad_accum;
 	double lora_dropout;
 	bool has_lora_dropout;
+	bool padded, has_padded;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -207,6 +208,7 @@ static const struct jm_field est_fields[] = {
 	F("packing", JM_BOOL, packing, 0, 0, 0, has_packing),
 	F("gradient_accumulation_steps", JM_INT, grad_accum, 0, 1, 4096, has_grad_accum),
 	F("lora_dropout", JM_DOUBLE, lora_dropout, 0, 0, 1, has_lora_dropout),
+	F("padded", JM_BOOL, padded, 0, 0, 0, has_padded),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -1950,8 +1952,10 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			 (e->rq.has_lora_dropout ? e->rq.lora_dropout > 0 :
 						   train_default_lora_dropout(s.mode, s.provider));
 	s.packing = e->rq.has_packing && e->rq.packing;
-	/* attention "flash": flash-attention's varlen kernel takes packed rows without a mask. */
-	s.varlen_attention = s.packing && e->rq.has_attention && e->rq.attention == 1;
+	/* attention "flash": flash-attention's varlen kernel takes packed and padded rows without
+	 * a mask. */
+	s.varlen_attention = e->rq.has_attention && e->rq.attention == 1;
+	s.padded = e->rq.has_padded ? e->rq.padded && !s.packing : train_default_padded(&s);
 	/* Without a GPU nothing is spread: the answer is fits false. */
 	s.nodes = t.n > 0 ? (int)nodes : 1;
 	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
@@ -2006,18 +2010,6 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			       "them for a bf16 model; under a DeepSpeed ZeRO stage an fp32 "
 			       "master copy and fp32 moments all the same, as DeepSpeed keeps "
 			       "them");
-	if (s.packing)
-		assume(e,
-		       "packing: every row is seq_len tokens of whole documents, all counted in "
-		       "tokens_per_s; %s",
-		       s.varlen_attention ?
-			       "flash-attention's varlen kernel keeps them apart (no mask)" :
-			       "transformers keeps them apart with a 4D block-diagonal mask (batch x "
-			       "seq x seq in 16 bits, attention_mask_bytes; attention flash avoids it)");
-	else
-		assume(e,
-		       "packing: off; every row is padded to seq_len and tokens_per_s counts "
-		       "every position, padding included (packing: true counts only real tokens)");
 	assume(e,
 	       "batch_size is per GPU; activations in 16 bits, the residual stream in %s; loss: %s",
 	       train_residual_bytes(&s) == 4 ? "fp32 (the embedding is fp32)" : "16 bits",
@@ -2047,6 +2039,8 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 				c.seq_len = mid;
 			else
 				c.batch_size = mid;
+			if (!e->rq.has_padded)
+				c.padded = train_default_padded(&c);
 			if (est_train_fit(&tm, &c, want_auto, budget, t.host_budget, &used, &r) ==
 			    1)
 				lo = mid;
@@ -2057,6 +2051,8 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			s.seq_len = lo > 0 ? lo : 1;
 		else
 			s.batch_size = lo > 0 ? lo : 1;
+		if (!e->rq.has_padded)
+			s.padded = train_default_padded(&s);
 	}
 	fits = est_train_fit(&tm, &s, want_auto, budget >= 0 ? budget : 0, t.host_budget, &used,
 			     &r);
@@ -2065,6 +2061,31 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 				 "the settings are out of range for this model");
 	s = used;
 	one_gpu = one_gpu || s.strategy == TRAIN_STRATEGY_NONE;
+	if (s.packing)
+		assume(e, "packing: every row is seq_len tokens of whole documents, all counted in "
+			  "tokens_per_s");
+	else
+		assume(e,
+		       "packing: off; tokens_per_s counts every position up to seq_len, padding "
+		       "included (packing: true counts only real tokens); padded: %s%s",
+		       s.padded ? "true" : "false",
+		       e->rq.has_padded ? "" :
+		       s.padded         ? " (several rows a micro-batch, padded to the longest)" :
+					  " (one row a micro-batch)");
+	if (s.provider == TRAIN_PROVIDER_HUGGINGFACE) {
+		enum train_attention_mask mk = train_attention_mask(&s);
+		assume(e, "attention mask: %s",
+		       mk == TRAIN_MASK_EAGER ?
+			       "eager attention adds one 4D mask (batch x seq x seq in the "
+			       "embedding's dtype, attention_mask_bytes) to every layer's scores" :
+		       mk == TRAIN_MASK_SDPA ?
+			       "packed or padded rows give SDPA a 4D boolean mask "
+			       "(attention_mask_bytes), which every layer converts to q's dtype and "
+			       "keeps, with k and v repeated to every head (attention flash, "
+			       "flash-attention's varlen kernel, needs none)" :
+		       s.varlen_attention ? "none (flash-attention's varlen kernel)" :
+					    "none (SDPA on unpadded rows takes is_causal)");
+	}
 
 	est_train_memory_json(root, &r, e, &t, one_gpu);
 	cJSON_AddBoolToObject(root, "fits", budget >= 0 && fits == 1);
@@ -2105,6 +2126,7 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 					s.varlen_attention ? "flash" :
 							     "sdpa");
 		cJSON_AddBoolToObject(tr, "packing", s.packing);
+		cJSON_AddBoolToObject(tr, "padded", s.padded);
 		cJSON_AddStringToObject(tr, "objective", est_objectives[s.objective]);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);

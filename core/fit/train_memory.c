@@ -25,7 +25,8 @@
  * - The residual stream (each layer's input, the norms' inputs and outputs) is in fp32 when
  *   the embedding is: PEFT's prepare_model_for_kbit_training upcasts it for QLoRA, an fp32
  *   LoRA base holds it so, and torch's autocast keeps AMP's master weights in fp32 (DeepSpeed
- *   and FSDP compute from a 16-bit copy instead). Every layer adds its 16-bit output to the
+ *   casts the whole module to bf16 and FSDP computes from a 16-bit copy instead; the LoRA
+ *   adapters compute in bf16 there too). Every layer adds its 16-bit output to the
  *   fp32 residual, which type promotion keeps in fp32, and bitsandbytes casts its output back
  *   to its input's dtype: the checkpointed layer inputs take 4 bytes an element, not 2. This
  *   is what grows with layers x hidden and sets a 70B's longest context apart from an 8B's.
@@ -47,14 +48,18 @@
  *   the tokens); DPO also runs a frozen reference model: for adapters the base with the
  *   adapter disabled (no extra weights), for full fine-tuning a second 16-bit copy, unless the
  *   reference log-probs were computed beforehand.
- * - Sample packing: every row is a full seq_len of whole documents. Eager attention and SDPA
- *   have no varlen kernel, so transformers keeps the documents apart with a 4D block-diagonal
- *   mask per batch (batch x 1 x seq x seq in the 16-bit compute dtype), built once and alive
- *   through the forward and every recomputed layer; flash-attention's varlen kernel
- *   (padding_free, DataCollatorWithFlattening) takes the documents' positions instead and
- *   builds no mask. Eager attention gets such a mask without packing too: transformers
- *   builds the causal one in 16 bits for every row, where SDPA without padding takes
- *   is_causal and none.
+ * - The attention mask (train_attention_mask). Sample packing makes every row a full
+ *   seq_len of whole documents; padding makes the rows of a batch one length. Eager attention
+ *   and SDPA have no varlen kernel, so transformers keeps documents and padding apart with a
+ *   4D mask, batch x 1 x seq x seq, built once a forward (and alive through every recomputed
+ *   layer). Eager attention always gets one, causal at least, additive, in the embedding's
+ *   dtype. SDPA gets none for unpadded, unpacked rows (is_causal) and a boolean one
+ *   otherwise, which torch's SDPA converts to an additive mask in q's dtype in every layer
+ *   and keeps for backward; with a mask, transformers also repeats k and v to every query
+ *   head for SDPA (no enable_gqa), and a grouped-query model keeps the repeated copies.
+ *   flash-attention's varlen kernel (padding_free, DataCollatorWithFlattening, and unpadding
+ *   for padded rows) takes positions instead and builds no mask. Unsloth's own attention: a
+ *   16-bit mask once, for eager attention or packed rows without a varlen kernel.
  * - Gradients: with gradient accumulation they live from the first micro-batch to the step;
  *   with one micro-batch a step (grad_accum_steps 1) none exists until backward reaches its
  *   layer, so the forward and the loss peak without them and the end of backward with them.
@@ -148,40 +153,70 @@ static int64_t generic_activation_bytes(const struct train_model *m, int64_t seq
 	return elems * 2;
 }
 
+/* Whether the run's module is torch's own (one GPU, DDP). DeepSpeed's engine casts the whole
+ * module to bf16 (module.bfloat16(), adapters and the embedding included) and FSDP computes
+ * from bf16 copies of the parameters under its mixed precision. */
+static bool torch_module(const struct train_settings *s)
+{
+	return s->strategy == TRAIN_STRATEGY_NONE || s->strategy == TRAIN_STRATEGY_DDP;
+}
+
 /* Whether the forward runs under torch's bf16 autocast: AMP (fp32 master weights), and for
  * adapters precision amp, which is the Trainer's bf16=True (accelerate wraps the forward in
  * autocast). DeepSpeed and FSDP compute from their own 16-bit copy instead. */
 static bool runs_autocast(const struct train_settings *s)
 {
-	bool torch_only = s->strategy == TRAIN_STRATEGY_NONE || s->strategy == TRAIN_STRATEGY_DDP;
-
-	return torch_only && (s->precision == TRAIN_PRECISION_AMP ||
-			      (s->mode == TRAIN_FULL && s->weight_bits == 32));
+	return torch_module(s) && (s->precision == TRAIN_PRECISION_AMP ||
+				   (s->mode == TRAIN_FULL && s->weight_bits == 32));
 }
 
-/* Whether a group's input reaches the adapters uncopied: already fp32, with no dropout and no
- * autocast to make a new tensor of it. */
+/* The bytes of an element of what the adapters compute in: PEFT creates them in fp32; autocast
+ * casts their matmuls' inputs to bf16; DeepSpeed and FSDP run them in bf16. */
+static int adapter_compute_bytes(const struct train_settings *s)
+{
+	return runs_autocast(s) || !torch_module(s) ? 2 : 4;
+}
+
+/* Whether a group's input reaches the adapters uncopied: in the adapters' dtype already, with
+ * no dropout and no autocast to make a new tensor of it. */
 static bool adapter_input_shared(const struct train_settings *s, int in_bytes)
 {
-	return !runs_autocast(s) && !s->lora_dropout && in_bytes == 4;
+	return !runs_autocast(s) && !s->lora_dropout && in_bytes == adapter_compute_bytes(s);
 }
 
 /* What the LoRA adapters of one group of linear layers that read the same input of width d
  * keep: n_targeted adapters (n_targeted of the group's layers wrapped). PEFT casts the input
- * to the adapter's fp32 before dropout and the A projection, which keeps it: 4 bytes an
- * element, or 2 where autocast casts it back to bf16 for the matmul; every adapter makes its
- * own copy, unless the input is fp32 already and nothing (dropout, autocast) makes a new one.
- * Dropout keeps a one-byte mask (torch's fused dropout on CUDA), and B keeps A's output. */
+ * to the adapter's dtype before dropout and the A projection, which keeps it: 4 bytes an
+ * element for fp32 adapters, 2 where autocast casts it back to bf16 for the matmul or the
+ * adapters are bf16; every adapter makes its own copy, unless the input is in the adapters'
+ * dtype already and nothing (dropout, autocast) makes a new one. Dropout keeps a one-byte mask
+ * (torch's fused dropout on CUDA), and B keeps A's output. */
 static int64_t adapter_group_bytes(const struct train_settings *s, int64_t d, int n_targeted,
 				   int in_bytes)
 {
-	bool autocast = runs_autocast(s);
-	int64_t per = (autocast ? 2 : 4) + (s->lora_dropout ? 1 : 0);
+	int a = adapter_compute_bytes(s);
+	int64_t per = a + (s->lora_dropout ? 1 : 0);
 	int64_t copies = adapter_input_shared(s, in_bytes) ? 1 : n_targeted;
 
 	if (n_targeted == 0)
 		return 0;
-	return copies * per * d + n_targeted * s->lora_rank * (autocast ? 2 : 4);
+	return copies * per * d + n_targeted * s->lora_rank * a;
+}
+
+enum train_attention_mask train_attention_mask(const struct train_settings *s)
+{
+	if (!s->flash_attention)
+		return TRAIN_MASK_EAGER;
+	if (s->varlen_attention)
+		return TRAIN_MASK_NONE;
+	if (s->packing || (s->padded && s->provider == TRAIN_PROVIDER_HUGGINGFACE))
+		return TRAIN_MASK_SDPA;
+	return TRAIN_MASK_NONE;
+}
+
+bool train_default_padded(const struct train_settings *s)
+{
+	return s->batch_size > 1 && !s->packing;
 }
 
 static int targeted(unsigned targets, unsigned bits)
@@ -226,7 +261,12 @@ static int64_t hf_activation_bytes(const struct train_model *m, const struct tra
 	int att = autocast ? 2 : lin;
 	int64_t b = 2 * (4 * h + 4 + (full ? res * h : 0));
 
-	if (s->flash_attention)
+	if (train_attention_mask(s) == TRAIN_MASK_SDPA)
+		/* the mask in q's dtype, and k and v repeated to every head (a copy unless one
+		 * k/v head expands as a view) */
+		b += att * s->seq_len + att * (2 * q + 2 * (m->n_kv_heads > 1 ? q : kv)) +
+		     4 * heads;
+	else if (s->flash_attention)
 		b += att * (2 * q + 2 * kv) + 4 * heads;
 	else /* fp32 attention's probabilities are its softmax: no 16-bit copy */
 		b += 3 * att * q + (att == 4 ? 4 : 6) * heads * s->seq_len;
@@ -334,20 +374,13 @@ static double optimizer_bytes_per_param(enum train_optimizer o, double param_byt
 	}
 }
 
-/* Whether s shards the weights themselves (ZeRO-3, FSDP, FSDP-QLoRA). */
-static bool weights_sharded(const struct train_settings *s)
-{
-	return s->strategy == TRAIN_STRATEGY_ZERO3 || s->strategy == TRAIN_STRATEGY_FSDP ||
-	       s->strategy == TRAIN_STRATEGY_FSDP_QLORA;
-}
-
 int train_residual_bytes(const struct train_settings *s)
 {
-	bool torch_only = s->strategy == TRAIN_STRATEGY_NONE || s->strategy == TRAIN_STRATEGY_DDP;
+	bool torch_only = torch_module(s);
 
 	switch (s->mode) {
 	case TRAIN_QLORA:
-		return s->provider == TRAIN_PROVIDER_HUGGINGFACE && !weights_sharded(s) ? 4 : 2;
+		return s->provider == TRAIN_PROVIDER_HUGGINGFACE && torch_only ? 4 : 2;
 	case TRAIN_LORA:
 		return s->weight_bits == 32 && torch_only ? 4 : 2;
 	default:
@@ -382,14 +415,15 @@ static void model_states(const struct train_model *m, const struct train_setting
 	}
 	st->trainable_params = s->lora_rank * train_lora_params_per_rank(m, s->lora_targets);
 	if (s->mode == TRAIN_LORA) {
-		st->base_bytes = p * (s->weight_bits == 32 ? 4.0 : 2.0);
+		/* DeepSpeed and FSDP compute an fp32 base in bf16 (torch_module). */
+		st->base_bytes = p * (s->weight_bits == 32 && torch_module(s) ? 4.0 : 2.0);
 		st->gathered_bytes_per_param = 2.0;
 	} else {
-		/* PEFT's prepare_model_for_kbit_training upcasts them to fp32; Unsloth and
-		 * FSDP-QLoRA (which stores everything in the 16-bit quant_storage dtype to shard
-		 * it) keep 16 bits. */
-		double nl_bytes =
-			s->provider == TRAIN_PROVIDER_UNSLOTH || weights_sharded(s) ? 2.0 : 4.0;
+		/* PEFT's prepare_model_for_kbit_training upcasts them to fp32; Unsloth, DeepSpeed
+		 * (which casts the module back to bf16) and FSDP-QLoRA (which stores everything in
+		 * the 16-bit quant_storage dtype to shard it) keep 16 bits. */
+		double nl_bytes = s->provider == TRAIN_PROVIDER_UNSLOTH || !torch_module(s) ? 2.0 :
+											      4.0;
 		st->base_bytes =
 			(double)linear * NF4_BITS_PER_WEIGHT / 8.0 + (double)non_linear * nl_bytes;
 		st->gathered_bytes_per_param = NF4_BITS_PER_WEIGHT / 8.0;
@@ -458,12 +492,16 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 		kept += r.autocast_weights_bytes;
 	}
 	r.activations_bytes = kept + layer;
-	/* The 4D mask: packed documents' block-diagonal one, or eager attention's causal one,
-	 * which transformers builds for every batch row (SDPA takes is_causal instead). */
-	if ((s->packing && !s->varlen_attention) || !s->flash_attention) {
-		r.mask_bytes = tokens * s->seq_len * 2;
-		r.activations_bytes += r.mask_bytes;
+	/* The 4D mask, built once a forward: eager attention's additive one in the embedding's
+	 * dtype, SDPA's boolean one (whose per-layer copies are in the layers' count). */
+	if (s->provider == TRAIN_PROVIDER_UNSLOTH) {
+		if ((s->packing && !s->varlen_attention) || !s->flash_attention)
+			r.mask_bytes = tokens * s->seq_len * 2;
+	} else if (train_attention_mask(s) != TRAIN_MASK_NONE) {
+		r.mask_bytes = tokens * s->seq_len *
+			       (train_attention_mask(s) == TRAIN_MASK_EAGER ? res : 1);
 	}
+	r.activations_bytes += r.mask_bytes;
 	loss = train_loss_resolve(s->loss, s->provider);
 	if (loss == TRAIN_LOSS_TRANSFORMERS)
 		r.logits_bytes = tokens * m->vocab * LOSS_TRANSFORMERS_BYTES;

@@ -125,8 +125,8 @@ struct train_settings {
 	int n_gpus;            /* GPUs in the run, all nodes together; 0 or 1: one */
 	int nodes;             /* machines the GPUs are spread over; 0 or 1: one */
 	bool packing;          /* sample packing: every row is seq_len tokens of whole documents */
-	bool varlen_attention; /* with packing, flash-attention's varlen kernel keeps the
-				  documents apart by their positions (padding_free): no mask */
+	bool varlen_attention; /* flash-attention (attention "flash"): its varlen kernel takes
+				  packed documents and padded rows by their positions: no mask */
 	/* DeepSpeed ZeRO-1/2's reduce_bucket_size in elements (0: DeepSpeed's default, 5e8) and
 	 * overlap_comm (a second bucket, double-buffered). */
 	int64_t zero_bucket_elems;
@@ -137,6 +137,9 @@ struct train_settings {
 	int grad_accum_steps;
 	/* LoRA dropout above zero: every adapter keeps a one-byte mask of its input. */
 	bool lora_dropout;
+	/* The rows of a batch are padded to a common length (a collator padding to the longest
+	 * row, or to max_length): transformers then hands SDPA a 4D mask. */
+	bool padded;
 };
 
 struct train_memory {
@@ -156,9 +159,10 @@ struct train_memory {
 	int64_t checkpoint_bytes;    /* layer inputs kept for recomputation (on the host when
 					offloaded; counted in activations_bytes otherwise) */
 	int n_gpus;                  /* GPUs the estimate spreads over (1 without a strategy) */
-	int64_t mask_bytes;          /* the 4D mask (batch x 1 x seq x seq in the 16-bit compute
-			       dtype; in activations_bytes): packing without a varlen kernel
-			       (block-diagonal), or eager attention (causal) */
+	int64_t mask_bytes;          /* the 4D mask transformers builds once a forward (batch x 1
+			       x seq x seq; in activations_bytes): eager attention's, in the
+			       embedding's dtype, or SDPA's boolean one for packed or padded rows,
+			       whose per-layer 16-bit copies are in the layers' activations */
 	int64_t bucket_bytes; /* DeepSpeed ZeRO-1/2's contiguous gradient buckets (in total) */
 	int64_t optimizer_temp_bytes; /* torch AdamW's step: the moments' square roots, held
 					 next to the gradients once backward is over; the total
@@ -197,9 +201,25 @@ int64_t train_activation_bytes_per_token_layer(const struct train_model *m,
 int train_loss_bytes_per_logit(enum train_loss l, enum train_provider p);
 
 /* Returns the bytes of one element of the residual stream (each layer's input, which gradient
- * checkpointing keeps): 4 where the embedding is held in fp32 (Hugging Face QLoRA, whose
- * embedding PEFT upcasts; an fp32 LoRA base; AMP without DeepSpeed or FSDP), else 2. */
+ * checkpointing keeps): 4 where the embedding is held in fp32 on one GPU or under DDP (Hugging
+ * Face QLoRA, whose embedding PEFT upcasts; an fp32 LoRA base; AMP), else 2: DeepSpeed casts
+ * the module to bf16 and FSDP computes from 16-bit copies. */
 int train_residual_bytes(const struct train_settings *s);
+
+/* The 4D attention mask transformers builds for s. */
+enum train_attention_mask {
+	TRAIN_MASK_NONE,  /* SDPA on unpadded rows (is_causal), flash-attention (varlen) */
+	TRAIN_MASK_EAGER, /* eager attention: one additive mask, added to every layer's scores */
+	TRAIN_MASK_SDPA,  /* SDPA on packed or padded rows: one boolean mask, which every
+			     layer's SDPA converts to an additive one in q's dtype and keeps */
+};
+
+/* Returns the mask s's attention gets (Hugging Face; Unsloth's attention is its own). */
+enum train_attention_mask train_attention_mask(const struct train_settings *s);
+
+/* Returns whether the rows of a batch are taken as padded when the request does not say: a
+ * micro-batch of several rows without packing, which a collator pads to its longest row. */
+bool train_default_padded(const struct train_settings *s);
 
 /* Returns whether LoRA dropout is on when the request does not say: PEFT's examples' 0.05 for
  * adapters with Hugging Face; none for full fine-tuning or Unsloth, whose fast kernels want

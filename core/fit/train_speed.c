@@ -104,9 +104,9 @@ static double memory_bytes(const struct train_model *m, const struct train_setti
 		in += (t & TRAIN_LORA_DOWN) ? i : 0;
 		bytes += passes * 3.0 * 2.0 * in * (double)m->n_layers * tokens;
 	}
-	/* Packing without a varlen kernel: every layer's attention reads the seq x seq mask in
-	 * each pass. */
-	if (s->packing && !s->varlen_attention)
+	/* SDPA with a mask (packed or padded rows): every layer's attention reads the seq x seq
+	 * mask in each pass. */
+	if (train_attention_mask(s) == TRAIN_MASK_SDPA)
 		bytes += passes * (double)m->n_layers * tokens * (double)s->seq_len * 2.0;
 	/* The optimizer step reads gradients and states and writes states and weights. */
 	bytes += 2.0 * (double)(mem->weights_bytes + mem->adapter_bytes + mem->gradients_bytes +

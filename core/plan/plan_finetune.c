@@ -282,8 +282,10 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	ts.provider = s->provider;
 	ts.flash_attention = s->flash_attention;
 	ts.lora_dropout = train_default_lora_dropout(s->mode, s->provider);
-	/* Packed rows under SDPA: the block-diagonal mask is counted (no varlen kernel). */
+	/* Packed rows, or several padded ones a micro-batch, give SDPA a mask (no varlen
+	 * kernel). */
 	ts.packing = s->packing;
+	ts.padded = train_default_padded(&ts);
 	pf_parallel_settings(s, &ts);
 	rc = train_memory_estimate(&t, &ts, &s->memory);
 	if (rc < 0)

@@ -683,11 +683,24 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 }
 END_TEST
 
-/* packing: true under SDPA counts the block-diagonal mask (batch x seq x seq in 16 bits) and
- * says so; attention flash (varlen) needs none; a non-boolean is refused by name. */
+/* Returns how many of the answer's assumptions contain part. */
+static int said(const cJSON *j, const char *part)
+{
+	const cJSON *a;
+	int n = 0;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
+		n += strstr(a->valuestring, part) != NULL;
+	return n;
+}
+
+/* packing: true under SDPA counts the boolean block-diagonal mask (batch x seq x seq, once)
+ * and its per-layer copies in q's dtype, and says so; several rows a micro-batch are taken as
+ * padded, which gives SDPA the same mask unless padded is false; attention flash (varlen)
+ * needs none; a non-boolean is refused by name. */
 START_TEST(fine_tuning_packing)
 {
-	cJSON *a, *b;
+	cJSON *a, *b, *c, *d;
 
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"seq_len\":8192,"
 			     "\"batch_size\":2,\"packing\":true,\"hardware_profile\":\"h100-sxm\"}",
@@ -698,19 +711,48 @@ START_TEST(fine_tuning_packing)
 			     "\"hardware_profile\":\"h100-sxm\"}",
 			     &b),
 			 200);
-	ck_assert_double_eq(num(a, "memory.attention_mask_bytes"), 2.0 * 8192 * 8192 * 2);
+	ck_assert_double_eq(num(a, "memory.attention_mask_bytes"), 2.0 * 8192 * 8192);
 	ck_assert_double_eq(num(b, "memory.attention_mask_bytes"), 0);
 	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "training"), "packing")));
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "training"), "padded")));
 	ck_assert_str_eq(
 		cJSON_GetObjectItem(cJSON_GetObjectItem(b, "training"), "attention")->valuestring,
 		"flash");
+	/* With checkpointing, the recomputed layer keeps its fp32 copy of the mask (QLoRA's q is
+	 * fp32) and k and v repeated from 8 heads to 32: 4 x 8192 + 4 x 2 x (4096 - 1024) bytes
+	 * a token, on top of the boolean mask; the loss's buffers, freed before that layer runs,
+	 * are the larger, so the peak grows by the boolean mask. */
+	ck_assert_double_eq(num(a, "memory.activations_bytes") - num(b, "memory.activations_bytes"),
+			    2.0 * 8192 * 8192 + 2.0 * 8192 * (4.0 * 8192 + 4.0 * 2 * 3072));
 	ck_assert_double_gt(num(a, "memory.total_bytes"),
-			    num(b, "memory.total_bytes") + 2.0 * 8192 * 8192 * 2);
+			    num(b, "memory.total_bytes") + 2.0 * 8192 * 8192);
+	ck_assert_int_eq(said(a, "attention mask: packed or padded rows"), 1);
+	/* Unpacked rows: two a micro-batch are padded by default, one is not. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"seq_len\":8192,"
+			     "\"batch_size\":2,\"hardware_profile\":\"h100-sxm\"}",
+			     &c),
+			 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "training"), "padded")));
+	ck_assert_double_eq(num(c, "memory.attention_mask_bytes"), 2.0 * 8192 * 8192);
+	ck_assert_double_eq(num(c, "memory.total_bytes"), num(a, "memory.total_bytes"));
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"seq_len\":8192,"
+			     "\"batch_size\":2,\"padded\":false,\"hardware_profile\":\"h100-sxm\"}",
+			     &d),
+			 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "training"), "padded")));
+	ck_assert_double_eq(num(d, "memory.attention_mask_bytes"), 0);
+	ck_assert_double_eq(num(d, "memory.total_bytes"), num(b, "memory.total_bytes"));
+	ck_assert_int_eq(said(d, "attention mask: none (SDPA on unpadded rows"), 1);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+	cJSON_Delete(c);
+	cJSON_Delete(d);
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"packing\":\"yes\","
 		     "\"hardware_profile\":\"h100-sxm\"}",
 		     422, "invalid_value", "packing");
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"padded\":1,"
+		     "\"hardware_profile\":\"h100-sxm\"}",
+		     422, "invalid_value", "padded");
 }
 END_TEST
 
@@ -745,17 +787,6 @@ START_TEST(vllm_capacity_through_the_route_matches_a_logged_start)
 	cJSON_Delete(j);
 }
 END_TEST
-
-/* Returns how many of the answer's assumptions contain part. */
-static int said(const cJSON *j, const char *part)
-{
-	const cJSON *a;
-	int n = 0;
-
-	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
-		n += strstr(a->valuestring, part) != NULL;
-	return n;
-}
 
 /* Llama 3.2 11B Vision through the route: its config's 8 cross-attention layers of 40 (8 KV
  * heads of 128) hold one image of 4 x ((560 / 14)^2 + 1) = 6404 vision tokens per sequence,

@@ -28,8 +28,9 @@ whose CPU path is Python too (its repository's root on PYTHONPATH). Example:
         --out build/activation_runs.csv
 
 The committed rows came from runs like that one, plus --autocast no,yes, --lora-dropout 0,
---methods full_amp,qlora, --lora-targets q_proj+v_proj, and, for the loss's peak, a narrowed
-model:
+--methods full_amp,qlora, --lora-targets q_proj+v_proj, --rows padded and --rows packed (the
+4D mask SDPA gets), --cast bf16 (the model as DeepSpeed runs it) and, for the loss's peak, a
+narrowed model:
 --override hidden_size=512,intermediate_size=1792,num_attention_heads=4,num_key_value_heads=1
 with --seq-lens 256,512 and the step measured.
 
@@ -49,7 +50,8 @@ FIELDS = ["model", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim"
           "lora_dropout", "seq_a", "seq_b", "layer_bytes_per_token_a",
           "layer_bytes_per_token_b", "layer_fp32_bytes_per_token_a", "head_bytes_per_token_a",
           "kept_off_bytes_per_token_a", "kept_on_bytes_per_token_a",
-          "step_peak_bytes_per_token_a", "torch", "transformers", "peft", "notes"]
+          "step_peak_bytes_per_token_a", "rows", "cast", "torch", "transformers", "peft",
+          "notes"]
 
 
 def parse_args():
@@ -65,6 +67,13 @@ def parse_args():
     p.add_argument("--autocast", default="no",
                    help="no, yes or no,yes: run the forward under bf16 autocast, as the Trainer "
                         "(accelerate's mixed precision) does; full_amp always does")
+    p.add_argument("--rows", default="plain", choices=["plain", "padded", "packed"],
+                   help="plain (one row of seq tokens), padded (two rows, the second one's "
+                        "last quarter padding, as a collator pads to the longest row) or "
+                        "packed (one row of two documents, told apart by position_ids)")
+    p.add_argument("--cast", default="none", choices=["none", "bf16"],
+                   help="none or bf16: cast the whole PEFT model, adapters included, to bf16 "
+                        "after wrapping it, as DeepSpeed's engine does with bf16 enabled")
     p.add_argument("--override", default="",
                    help="config fields to change, as key=value,key=value (e.g. a narrow "
                         "model, whose step is quick on a CPU, with the full vocabulary)")
@@ -162,6 +171,8 @@ def build(torch, transformers, peft, args, name, method, attn, layers=2):
                              lora_dropout=args.lora_dropout, target_modules=targets,
                              task_type="CAUSAL_LM")
         model = peft.get_peft_model(model, lc)
+    if args.cast == "bf16":
+        model.bfloat16()
     model.train()
     return model, config
 
@@ -179,7 +190,24 @@ def final_norm(model):
     return base.norm
 
 
-def measure_forward(torch, model, config, seq, detail, autocast):
+def batch(torch, config, seq, rows):
+    """The model's inputs for a batch of rows, and the positions they hold (batch x seq, as
+    rigfit counts tokens): padding and packing are what make transformers build a 4D mask."""
+    if rows == "padded":
+        ids = torch.randint(0, config.vocab_size, (2, seq))
+        mask = torch.ones(2, seq, dtype=torch.long)
+        mask[1, seq - seq // 4:] = 0
+        labels = ids.masked_fill(mask == 0, -100)
+        return dict(input_ids=ids, attention_mask=mask, labels=labels), 2 * seq
+    ids = torch.randint(0, config.vocab_size, (1, seq))
+    if rows == "packed":
+        half = seq // 2
+        pos = torch.cat([torch.arange(half), torch.arange(seq - half)]).unsqueeze(0)
+        return dict(input_ids=ids, position_ids=pos, labels=ids), seq
+    return dict(input_ids=ids, labels=ids), seq
+
+
+def measure_forward(torch, model, config, seq, detail, autocast, rows):
     """Saved bytes per token of the second layer (total and fp32) and of the head."""
     counter = SavedCounter(torch, model)
     hooks = []
@@ -195,18 +223,18 @@ def measure_forward(torch, model, config, seq, detail, autocast):
     def head(_m, _a):
         counter.phase = "head"
     hooks.append(final_norm(model).register_forward_pre_hook(head))
-    ids = torch.randint(0, config.vocab_size, (1, seq))
+    inputs, tokens = batch(torch, config, seq, rows)
     with torch.autograd.graph.saved_tensors_hooks(counter.pack, counter.unpack):
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(input_ids=ids, labels=ids).loss
+            loss = model(**inputs).loss
     for h in hooks:
         h.remove()
     if detail:
         for ph, n, dt, shape in counter.seen.values():
             if ph in ("layer1", "head"):
                 print("  %-7s %10d B  %-15s %s" % (ph, n, str(dt), shape))
-    out = (counter.bytes_in("layer1") / seq, counter.bytes_in("layer1", torch.float32) / seq,
-           counter.bytes_in("head") / seq)
+    out = (counter.bytes_in("layer1") / tokens,
+           counter.bytes_in("layer1", torch.float32) / tokens, counter.bytes_in("head") / tokens)
     del loss
     return out
 
@@ -228,17 +256,17 @@ def allocations(prof):
     return allocs
 
 
-def forward_net_bytes(torch, model, config, seq, autocast):
+def forward_net_bytes(torch, model, config, seq, autocast, rows):
     """What a forward leaves allocated for backward (every allocation less every free), per
     token."""
     from torch.profiler import ProfilerActivity, profile
-    ids = torch.randint(0, config.vocab_size, (1, seq))
+    inputs, tokens = batch(torch, config, seq, rows)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(input_ids=ids, labels=ids).loss
+            loss = model(**inputs).loss
     net = sum(a[1] for a in allocations(prof))
     del loss
-    return net / seq
+    return net / tokens
 
 
 def measure_kept(torch, transformers, peft, args, name, method, attn, seq, autocast):
@@ -256,20 +284,20 @@ def measure_kept(torch, transformers, peft, args, name, method, attn, seq, autoc
                     gradient_checkpointing_kwargs={"use_reentrant": False})
                 if method == "lora":
                     model.enable_input_require_grads()
-            net.append(forward_net_bytes(torch, model, config, seq, autocast))
+            net.append(forward_net_bytes(torch, model, config, seq, autocast, args.rows))
             del model
         out.append(net[1] - net[0])
     return out
 
 
-def measure_step_peak(torch, model, config, seq, autocast):
+def measure_step_peak(torch, model, config, seq, autocast, rows):
     """The CPU allocator's peak over one forward and backward, above what was allocated
     before (the model's states), per token."""
     from torch.profiler import ProfilerActivity, profile
-    ids = torch.randint(0, config.vocab_size, (1, seq))
+    inputs, tokens = batch(torch, config, seq, rows)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(input_ids=ids, labels=ids).loss
+            loss = model(**inputs).loss
         loss.backward()
         del loss
     allocs = allocations(prof)
@@ -279,9 +307,10 @@ def measure_step_peak(torch, model, config, seq, autocast):
         cur += size
         if cur > peak:
             peak, where = cur, stack
-    print("  step peak %.0f B/token in: %s" % (peak / seq, " > ".join(where[-4:])), flush=True)
+    print("  step peak %.0f B/token in: %s" % (peak / tokens, " > ".join(where[-4:])),
+          flush=True)
     model.zero_grad(set_to_none=True)
-    return peak / seq
+    return peak / tokens
 
 
 def main():
@@ -307,10 +336,12 @@ def main():
                     for attn in args.attention.split(","):
                         torch.manual_seed(0)
                         model, config = build(torch, transformers, peft, args, name, method, attn)
-                        a = measure_forward(torch, model, config, seqs[0], args.detail, autocast)
-                        b = measure_forward(torch, model, config, seqs[1], False, autocast)
-                        peak = 0 if args.no_step else measure_step_peak(torch, model, config,
-                                                                        seqs[0], autocast)
+                        a = measure_forward(torch, model, config, seqs[0], args.detail,
+                                            autocast, args.rows)
+                        b = measure_forward(torch, model, config, seqs[1], False, autocast,
+                                            args.rows)
+                        peak = 0 if args.no_step else measure_step_peak(
+                            torch, model, config, seqs[0], autocast, args.rows)
                         kept = ("", "")
                         if args.kept:
                             model = None
@@ -338,6 +369,7 @@ def main():
                                    kept_off_bytes_per_token_a=kept[0] and round(kept[0], 1),
                                    kept_on_bytes_per_token_a=kept[1] and round(kept[1], 1),
                                    step_peak_bytes_per_token_a=round(peak, 1),
+                                   rows=args.rows, cast=args.cast,
                                    torch=torch.__version__, transformers=transformers.__version__,
                                    peft=getattr(peft, "__version__", ""),
                                    notes="CPU, random weights from config, two layers" +

@@ -354,10 +354,13 @@ START_TEST(absurd_inputs_are_refused)
 }
 END_TEST
 
-/* Sample packing: with SDPA or eager attention transformers keeps the packed documents apart
- * with a 4D block-diagonal mask, batch x 1 x seq x seq in 16 bits (8192 tokens, batch 2: 256
- * MiB, growing with the square of the sequence); flash-attention's varlen kernel needs none,
- * and packing then costs nothing over padded rows of the same length. */
+/* Sample packing, or padded rows: transformers keeps the documents and the padding apart
+ * with a 4D boolean mask, batch x 1 x seq x seq (8192 tokens, batch 2: 128 MiB, growing with
+ * the square of the sequence), built once a forward; torch's SDPA converts it to an additive
+ * mask in q's dtype in every layer and keeps that for backward (fp32 for Hugging Face QLoRA,
+ * whose q is fp32: 4 bytes a token and key a layer, one layer at a time under checkpointing).
+ * flash-attention's varlen kernel needs none, and packing then costs nothing over unpadded
+ * rows of the same length. */
 START_TEST(packing_adds_the_block_diagonal_mask)
 {
 	struct train_model m = llama2_7b();
@@ -369,15 +372,26 @@ START_TEST(packing_adds_the_block_diagonal_mask)
 				   .gradient_checkpointing = true,
 				   .optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT,
 				   .flash_attention = true};
-	struct train_memory padded, packed, varlen, longer;
+	struct train_memory plain, packed, padded, varlen, longer;
+	int64_t per_layer = train_activation_bytes_per_token_layer(&m, &s);
 
-	ck_assert_int_eq(train_memory_estimate(&m, &s, &padded), 0);
-	ck_assert_int_eq(padded.mask_bytes, 0);
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &plain), 0);
+	ck_assert_int_eq(plain.mask_bytes, 0);
 	s.packing = true;
+	ck_assert_int_eq(train_attention_mask(&s), TRAIN_MASK_SDPA);
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &packed), 0);
-	ck_assert_int_eq(packed.mask_bytes, 2LL * 8192 * 8192 * 2);
-	ck_assert_int_eq(packed.activations_bytes - padded.activations_bytes, packed.mask_bytes);
-	ck_assert_int_gt(packed.total_bytes, padded.total_bytes + packed.mask_bytes);
+	ck_assert_int_eq(packed.mask_bytes, 2LL * 8192 * 8192);
+	/* Llama 2 has a k/v head per query head: nothing to repeat, only the mask's copy. */
+	ck_assert_int_eq(train_activation_bytes_per_token_layer(&m, &s) - per_layer, 8192 * 4);
+	ck_assert_int_eq(packed.activations_bytes - plain.activations_bytes,
+			 packed.mask_bytes + 2LL * 8192 * 8192 * 4);
+	ck_assert_int_gt(packed.total_bytes, plain.total_bytes + packed.mask_bytes);
+	s.packing = false;
+	s.padded = true;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &padded), 0);
+	ck_assert_int_eq(padded.total_bytes, packed.total_bytes);
+	s.packing = true;
+	s.padded = false;
 	s.seq_len = 16384;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &longer), 0);
 	ck_assert_int_eq(longer.mask_bytes, 4 * packed.mask_bytes);
@@ -385,7 +399,7 @@ START_TEST(packing_adds_the_block_diagonal_mask)
 	s.varlen_attention = true;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &varlen), 0);
 	ck_assert_int_eq(varlen.mask_bytes, 0);
-	ck_assert_int_eq(varlen.total_bytes, padded.total_bytes);
+	ck_assert_int_eq(varlen.total_bytes, plain.total_bytes);
 	/* The longest packed row that fits 24 GiB is shorter under SDPA than with varlen. */
 	s.varlen_attention = false;
 	{
@@ -573,8 +587,10 @@ static unsigned saved_targets(const char *v)
 /* The tensors the Hugging Face stack saves for backward, counted one by one on real runs of
  * transformers, PEFT and torch (tests/tools/measure_activations.py: models of real
  * architectures with random weights, saved-tensor hooks, the second of two layers, torch's
- * CUDA dropout; tests/fixtures/training/saved_activations.csv has the versions). Every row,
- * at both of its sequence lengths, is reproduced to the byte, with the one thing that is not
+ * CUDA dropout; padded and packed rows, which give SDPA a 4D mask; the model cast to bf16 as
+ * DeepSpeed's engine casts it, taken as ZeRO-2; tests/fixtures/training/saved_activations.csv
+ * has the versions). Every row, at both of its sequence lengths, is reproduced to the byte,
+ * with the one thing that is not
  * per token spread over the row's tokens: autocast's bf16 copy of each weight it casts (the
  * adapters', or every weight for AMP), kept once per forward. */
 START_TEST(counts_the_tensors_hugging_face_saves)
@@ -582,7 +598,7 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 	char *path = t_path(t_src_dir(), "tests/fixtures/training/saved_activations.csv");
 	struct t_csv *t = t_csv_read(path);
 	int checked = 0, lora = 0, qlora = 0, full = 0, eager = 0, autocast = 0, losses = 0,
-	    kepts = 0;
+	    kepts = 0, masked = 0, casts = 0;
 
 	ck_assert_msg(t != NULL, "%s", path);
 	for (int r = 0; r < t->n_rows; r++) {
@@ -590,6 +606,10 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 		bool is_qlora = strcmp(t_csv_get(t, r, "method"), "qlora") == 0;
 		bool is_lora = is_qlora || strcmp(t_csv_get(t, r, "method"), "lora") == 0;
 		bool ac = strcmp(t_csv_get(t, r, "autocast"), "yes") == 0;
+		/* Rows padded or packed into a 4D mask; the model cast to bf16 as DeepSpeed's
+		 * engine casts it (any ZeRO stage). */
+		const char *rows = t_csv_get(t, r, "rows");
+		bool cast = strcmp(t_csv_get(t, r, "cast"), "bf16") == 0;
 		double dropout = 0;
 
 		ck_assert(t_csv_num(t, r, "hidden", &hidden) == 0 &&
@@ -628,8 +648,13 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 			.precision = strcmp(t_csv_get(t, r, "precision"), "amp") == 0 || ac ?
 					     TRAIN_PRECISION_AMP :
 					     TRAIN_PRECISION_BF16,
-			.lora_dropout = dropout > 0};
+			.lora_dropout = dropout > 0,
+			.padded = strcmp(rows, "padded") == 0,
+			.packing = strcmp(rows, "packed") == 0,
+			.strategy = cast ? TRAIN_STRATEGY_ZERO2 : TRAIN_STRATEGY_NONE};
 		ck_assert_msg(!is_lora || s.lora_targets, "row %d: lora_targets", r + 2);
+		ck_assert_msg(s.padded || s.packing || strcmp(rows, "plain") == 0,
+			      "row %d: rows %s", r + 2, rows);
 		for (int k = 0; k < 2; k++) {
 			s.seq_len = (int64_t)seq[k];
 			double per_token = (double)train_activation_bytes_per_token_layer(&m, &s);
@@ -645,12 +670,12 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 					     (hidden * (2 * heads * hd + 2 * kv * hd) +
 					      3 * hidden * inter) /
 					     seq[k];
-			printf("%-14s %-5s %-5s %-3s %-9s dropout %.2f  seq %5.0f  measured %8.0f  "
-			       "estimate %8.0f B/token/layer\n",
+			printf("%-14s %-5s %-5s %-3s %-6s %-4s %-9s dropout %.2f  seq %5.0f  "
+			       "measured %8.0f  estimate %8.0f B/token/layer\n",
 			       t_csv_get(t, r, "model"), t_csv_get(t, r, "method"),
-			       t_csv_get(t, r, "attention"), ac ? "ac" : "",
-			       t_csv_get(t, r, "lora_targets"), dropout, seq[k], measured[k],
-			       per_token);
+			       t_csv_get(t, r, "attention"), ac ? "ac" : "", rows,
+			       cast ? "bf16" : "", t_csv_get(t, r, "lora_targets"), dropout, seq[k],
+			       measured[k], per_token);
 			ck_assert_msg(fabs(per_token - measured[k]) < 1.0,
 				      "row %d (%s %s %s) seq %.0f: %.0f B a token and layer, %.0f "
 				      "measured",
@@ -696,10 +721,12 @@ START_TEST(counts_the_tensors_hugging_face_saves)
 		full += !is_lora;
 		eager += !s.flash_attention;
 		autocast += ac;
+		masked += s.padded || s.packing;
+		casts += cast;
 	}
 	ck_assert_int_ge(checked, 10);
 	ck_assert(lora > 0 && qlora > 0 && full > 0 && eager > 0 && autocast > 0 && losses > 0 &&
-		  kepts > 0);
+		  kepts > 0 && masked > 0 && casts > 0);
 	t_csv_free(t);
 	free(path);
 }
