@@ -41,7 +41,12 @@
  *   the output dropped before backward, as the Trainer does). transformers 4.x upcast the
  *   logits to fp32 inside the model and returned them, and a loop that holds the output
  *   through backward keeps those 4 bytes as well: 16, which the published longest contexts
- *   reproduce and which is counted, on the safe side. A chunked or fused loss (Unsloth,
+ *   reproduce and which is counted, on the safe side. With transformers 5 the 4 bytes are the
+ *   block the caching allocator has to reserve anew: replayed over whole traced steps
+ *   (tests/tools/trace_step.py), the first step's optimizer states land in the loss's freed
+ *   blocks, and the next step's log-softmax backward finds no cached block of tokens x
+ *   vocabulary x 4 bytes left whole (up to 20% over the tensors alive at 8k-32k tokens).
+ *   A chunked or fused loss (Unsloth,
  *   Liger, torchtune) keeps one chunk whose logits are about as large as the hidden states:
  *   hidden x (2 + 4 + 4) bytes per token.
  * - Preference training: DPO and ORPO run a chosen and a rejected sequence per example (twice
@@ -79,7 +84,8 @@
 #define GIB (1024LL * 1024 * 1024)
 /* The CUDA context and the caching allocator's fixed part (cuBLAS workspaces). */
 #define CUDA_CONTEXT_BYTES GIB
-/* Reserved over allocated: the caching allocator keeps freed blocks of other sizes. */
+/* Reserved over allocated: the caching allocator keeps freed blocks of other sizes (the
+ * replayed whole steps need 0.4-7% over the tensors alive besides the loss's block, above). */
 #define ALLOCATOR_SLACK 0.05
 /* bitsandbytes NF4 with double quantisation: 4 bits + 8/64 bits + 32/(64*256) bits. */
 #define NF4_BITS_PER_WEIGHT (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0))

@@ -149,6 +149,16 @@ def quantize_nf4(torch, model):
     model.is_loaded_in_4bit = True
 
 
+def wrap_lora(peft, model, args):
+    """PEFT's LoRA on the targeted layers, with alpha twice the rank."""
+    targets = args.lora_targets
+    targets = "all-linear" if targets == "all-linear" else targets.split("+")
+    lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
+                         lora_dropout=args.lora_dropout, target_modules=targets,
+                         task_type="CAUSAL_LM")
+    return peft.get_peft_model(model, lc)
+
+
 def build(torch, transformers, peft, args, name, method, attn, layers=2):
     cfg = dict(CONFIGS[name])
     model_type = cfg.pop("model_type")
@@ -165,12 +175,7 @@ def build(torch, transformers, peft, args, name, method, attn, layers=2):
         quantize_nf4(torch, model)
         model = peft.prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     if method in ("lora", "qlora"):
-        targets = args.lora_targets
-        targets = "all-linear" if targets == "all-linear" else targets.split("+")
-        lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
-                             lora_dropout=args.lora_dropout, target_modules=targets,
-                             task_type="CAUSAL_LM")
-        model = peft.get_peft_model(model, lc)
+        model = wrap_lora(peft, model, args)
     if args.cast == "bf16":
         model.bfloat16()
     model.train()
