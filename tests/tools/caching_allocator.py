@@ -140,6 +140,21 @@ class CachingAllocator:
         self._insert(block)
 
 
+def replay_device_trace(entries):
+    """Replays what a GPU run recorded: one device's trace of torch.cuda.memory._snapshot()
+    (after torch.cuda.memory._record_memory_history()), its 'alloc' and 'free_completed'
+    entries matched by address. Returns the allocator, whose peak_reserved can be set against
+    the run's torch.cuda.max_memory_reserved() to check this replay."""
+    alloc = CachingAllocator()
+    blocks = {}
+    for e in entries:
+        if e["action"] == "alloc":
+            blocks[e["addr"]] = alloc.malloc(e["size"])
+        elif e["action"] == "free_completed" and e["addr"] in blocks:
+            alloc.free(blocks.pop(e["addr"]))
+    return alloc
+
+
 def selftest():
     """The policy's corner cases (python3 tests/tools/caching_allocator.py)."""
     a = CachingAllocator()
@@ -161,6 +176,12 @@ def selftest():
     assert b.malloc(40 << 20) is None  # cached 34 MiB released, 20 MiB still in use
     b.free(x)
     assert b.malloc(40 << 20) is not None and b.reserved == 40 << 20  # both given back
+    trace = [dict(action="alloc", addr=1, size=3 << 20), dict(action="alloc", addr=2, size=100),
+             dict(action="free_requested", addr=1, size=3 << 20),
+             dict(action="free_completed", addr=1, size=3 << 20),
+             dict(action="alloc", addr=3, size=12 << 20)]
+    r = replay_device_trace(trace)
+    assert r.peak_reserved == LARGE_BUFFER + SMALL_BUFFER and r.allocated == (12 << 20) + 512
     print("caching_allocator: ok")
 
 

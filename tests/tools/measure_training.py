@@ -15,6 +15,10 @@ Not run by the tests: it needs a CUDA GPU. Example:
         --methods lora,full --seq-lens 2048,8192,16384,24576 --checkpointing on,off \
         --attention sdpa,eager --out build/training_runs.csv
 
+With --record-allocator it also records the CUDA caching allocator's own trace and replays it
+with caching_allocator.py (replayed_reserved_gib): set against peak_gib, that checks the
+replay which trace_step.py's CPU traces rely on.
+
 Columns follow ../shared/calibration/training_memory.csv where they exist (model, method,
 bits, batch_size, seq_len, grad_checkpointing, peak_gib, framework, gpu) and add what the
 estimator needs to reproduce the run.
@@ -54,8 +58,8 @@ CONFIGS = {
 
 FIELDS = ["model", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
           "grad_checkpointing", "attention", "lora_rank", "lora_targets", "peak_gib",
-          "allocated_gib", "non_torch_gib", "tokens_per_s", "framework", "gpu", "torch",
-          "transformers", "peft", "status", "notes"]
+          "allocated_gib", "non_torch_gib", "replayed_reserved_gib", "tokens_per_s", "framework",
+          "gpu", "torch", "transformers", "peft", "status", "notes"]
 
 GIB = 1024.0 ** 3
 
@@ -93,6 +97,10 @@ def parse_args():
     p.add_argument("--lora-targets", default="all-linear",
                    help="all-linear or a comma-free list such as q_proj+v_proj")
     p.add_argument("--steps", type=int, default=4, help="optimizer steps; the first is untimed")
+    p.add_argument("--record-allocator", action="store_true",
+                   help="record the CUDA allocator's trace (slower) and replay it with "
+                        "caching_allocator.py: replayed_reserved_gib, to check the replay "
+                        "that trace_step.py relies on against peak_gib")
     p.add_argument("--out", default="training_runs.csv")
     return p.parse_args()
 
@@ -121,6 +129,8 @@ def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn)
     try:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+        if args.record_allocator:
+            torch.cuda.memory._record_memory_history(max_entries=10000000, stacks="python")
         dtype = torch.float32 if amp else torch.bfloat16
         with torch.device("cuda"):
             model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
@@ -176,6 +186,11 @@ def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn)
         row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
         row["allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
         row["non_torch_gib"] = round(non_torch / GIB, 3)
+        if args.record_allocator:
+            from caching_allocator import replay_device_trace
+            trace = torch.cuda.memory._snapshot()["device_traces"][0]
+            row["replayed_reserved_gib"] = round(replay_device_trace(trace).peak_reserved / GIB,
+                                                 3)
         row["tokens_per_s"] = round(tokens * (args.steps - 1) / elapsed, 1)
         row["status"] = "ok"
     except torch.cuda.OutOfMemoryError:
@@ -184,6 +199,8 @@ def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn)
     except ImportError as exc:
         row["status"] = "skipped: %s" % exc
     finally:
+        if args.record_allocator:
+            torch.cuda.memory._record_memory_history(enabled=None)
         del model
         gc.collect()
         torch.cuda.empty_cache()
