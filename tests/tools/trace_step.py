@@ -30,6 +30,9 @@ It needs torch, transformers and peft, and no GPU. Example:
     python3 tests/tools/trace_step.py --models llama-3.1-8b --methods lora,full \
         --seq-lens 2048,8192 --checkpointing on,off --out build/traced_steps.csv
 
+The committed rows came from runs like that one, plus --attention eager, --methods full_amp,
+--batch-size 4, and --rows padded --batch-size 2 (or 4).
+
 The committed rows are in tests/fixtures/training/traced_steps.csv; the train_memory suite
 checks rigfit's peak against them.
 """
@@ -45,7 +48,7 @@ from measure_activations import use_fused_dropout, wrap_lora  # noqa: E402
 from measure_training import CONFIGS, check_models, open_rows  # noqa: E402  (shared)
 
 FIELDS = ["model", "n_layers", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim",
-          "vocab", "tied", "method", "precision", "optimizer", "attention", "batch_size",
+          "vocab", "tied", "method", "precision", "optimizer", "attention", "rows", "batch_size",
           "seq_len",
           "grad_checkpointing", "lora_rank", "lora_targets", "lora_dropout", "params",
           "trainable_params", "allocated_peak_bytes", "reserved_peak_bytes",
@@ -62,6 +65,9 @@ def parse_args():
     p.add_argument("--seq-lens", default="2048")
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--checkpointing", default="on,off")
+    p.add_argument("--rows", default="plain", choices=["plain", "padded"],
+                   help="plain, or padded: the batch's last row ends in padding (its final "
+                        "quarter), which gives SDPA a 4D mask")
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--lora-dropout", type=float, default=0.05)
     p.add_argument("--lora-targets", default="all-linear")
@@ -160,16 +166,20 @@ def least_capacity(events, low, high, step=64 << 20):
 
 def untraced(transformers):
     """A fake tensor has no values, and transformers takes it for a traced one: it could not
-    tell from the positions that the rows are not packed, and would build the causal mask
-    SDPA otherwise skips (is_causal). The rows here are plain (one sequence each, positions
-    0..n-1), so the packing test answers so, and the skip test runs as it runs untraced."""
+    tell from the positions that the rows are not packed, nor from the attention mask that
+    they are padded, and would build the causal mask SDPA otherwise skips (is_causal). The
+    rows here are known: plain (one sequence each, positions 0..n-1) or padded (given with an
+    attention mask that has padding), so the packing test answers no, and the skip test
+    answers no for padded rows and runs as it runs untraced for plain ones."""
     import transformers.masking_utils as mu
     ignore = mu._ignore_causal_mask_sdpa
 
-    def ignore_untraced(*args, **kwargs):
+    def ignore_untraced(padding_mask, *args, **kwargs):
+        if padding_mask is not None:
+            return False
         traced, mu.is_tracing = mu.is_tracing, lambda *_a, **_k: False
         try:
-            return ignore(*args, **kwargs)
+            return ignore(padding_mask, *args, **kwargs)
         finally:
             mu.is_tracing = traced
     mu._ignore_causal_mask_sdpa = ignore_untraced
@@ -220,11 +230,17 @@ def run_case(torch, transformers, peft, args, name, method, attn, seq, ckpt):
         # foreach, as torch picks it for CUDA tensors (the CPU default is a per-tensor loop)
         opt = torch.optim.AdamW(params, lr=1e-5, foreach=True)
         ids = torch.randint(0, config.vocab_size, (args.batch_size, seq))
+        inputs = dict(input_ids=ids, labels=ids)
+        if args.rows == "padded":  # the last row's final quarter is padding
+            mask = torch.ones(args.batch_size, seq, dtype=torch.long)
+            mask[-1, seq - seq // 4:] = 0
+            inputs = dict(input_ids=ids, attention_mask=mask,
+                          labels=ids.masked_fill(mask == 0, -100))
         for step in range(2):
             trace.phase = "forward%d" % step
             # AMP: fp32 weights, the forward under bf16 autocast (the Trainer's bf16=True)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
-                loss = model(input_ids=ids, labels=ids).loss
+                loss = model(**inputs).loss
             trace.phase = "backward%d" % step
             loss.backward()
             del loss
@@ -249,7 +265,7 @@ def run_case(torch, transformers, peft, args, name, method, attn, seq, ckpt):
                 config.hidden_size // config.num_attention_heads,
                 vocab=config.vocab_size, tied="yes" if config.tie_word_embeddings else "no",
                 method="full" if amp else method, precision="amp" if amp else "bf16",
-                optimizer="adamw", attention=attn,
+                optimizer="adamw", attention=attn, rows=args.rows,
                 batch_size=args.batch_size, seq_len=seq,
                 grad_checkpointing="yes" if ckpt else "no",
                 lora_rank=args.lora_rank if lora else "",

@@ -764,7 +764,7 @@ START_TEST(whole_steps_as_traced)
 {
 	char *path = t_path(t_src_dir(), "tests/fixtures/training/traced_steps.csv");
 	struct t_csv *t = t_csv_read(path);
-	int checked = 0, lora = 0, full = 0, off = 0, on = 0, eager = 0, amp = 0;
+	int checked = 0, lora = 0, full = 0, off = 0, on = 0, eager = 0, amp = 0, padded = 0;
 
 	ck_assert_msg(t != NULL, "%s", path);
 	for (int r = 0; r < t->n_rows; r++) {
@@ -799,6 +799,7 @@ START_TEST(whole_steps_as_traced)
 			.flash_attention = strcmp(t_csv_get(t, r, "attention"), "eager") != 0,
 			.grad_accum_steps = 1,
 			.lora_dropout = is_lora,
+			.padded = strcmp(t_csv_get(t, r, "rows"), "padded") == 0,
 			.precision = strcmp(t_csv_get(t, r, "precision"), "amp") == 0 ?
 					     TRAIN_PRECISION_AMP :
 					     TRAIN_PRECISION_BF16};
@@ -806,13 +807,13 @@ START_TEST(whole_steps_as_traced)
 		double tensors = (double)(e.total_bytes - e.overhead_bytes);
 		double held = (double)(e.total_bytes - (1LL << 30)); /* less the CUDA context */
 		double loss_margin = 4.0 * batch * seq * (double)m.vocab;
-		printf("%-13s %-4s %-4s %-5s batch %.0f seq %5.0f ckpt %-3s  traced %6.2f GiB, rigfit %6.2f "
+		printf("%-13s %-4s %-4s %-5s %-6s batch %.0f seq %5.0f ckpt %-3s  traced %6.2f GiB, rigfit %6.2f "
 		       "(%.3fx); the allocator runs it in %6.2f GiB (%.3fx), rigfit %6.2f (%.3fx)\n",
 		       t_csv_get(t, r, "model"), t_csv_get(t, r, "method"),
-		       t_csv_get(t, r, "precision"), t_csv_get(t, r, "attention"), batch, seq,
-		       ckpt ? "on" : "off", allocated / 1073741824.0, tensors / 1073741824.0,
-		       tensors / allocated, least / 1073741824.0, least / allocated,
-		       held / 1073741824.0, held / least);
+		       t_csv_get(t, r, "precision"), t_csv_get(t, r, "attention"),
+		       t_csv_get(t, r, "rows"), batch, seq, ckpt ? "on" : "off",
+		       allocated / 1073741824.0, tensors / 1073741824.0, tensors / allocated,
+		       least / 1073741824.0, least / allocated, held / 1073741824.0, held / least);
 		fflush(stdout);
 		ck_assert_msg(tensors >= 0.995 * allocated &&
 				      tensors <= 1.02 * allocated + loss_margin,
@@ -827,9 +828,10 @@ START_TEST(whole_steps_as_traced)
 		on += ckpt;
 		eager += !s.flash_attention;
 		amp += s.precision == TRAIN_PRECISION_AMP;
+		padded += s.padded;
 	}
 	ck_assert_int_ge(checked, 10);
-	ck_assert(lora > 0 && full > 0 && off > 0 && on > 0 && eager > 0 && amp > 0);
+	ck_assert(lora > 0 && full > 0 && off > 0 && on > 0 && eager > 0 && amp > 0 && padded > 0);
 	t_csv_free(t);
 	free(path);
 }
