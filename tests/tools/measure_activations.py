@@ -43,7 +43,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_training import CONFIGS, check_models, open_rows  # noqa: E402  (shared)
+from measure_training import CONFIGS, check_models, open_rows, wrap_lora  # noqa: E402  (shared)
 
 FIELDS = ["model", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim", "vocab",
           "method", "precision", "autocast", "attention", "lora_rank", "lora_targets",
@@ -147,16 +147,6 @@ def quantize_nf4(torch, model):
                     q.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
                 setattr(parent, child_name, q)
     model.is_loaded_in_4bit = True
-
-
-def wrap_lora(peft, model, args):
-    """PEFT's LoRA on the targeted layers, with alpha twice the rank."""
-    targets = args.lora_targets
-    targets = "all-linear" if targets == "all-linear" else targets.split("+")
-    lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
-                         lora_dropout=args.lora_dropout, target_modules=targets,
-                         task_type="CAUSAL_LM")
-    return peft.get_peft_model(model, lc)
 
 
 def build(torch, transformers, peft, args, name, method, attn, layers=2):

@@ -57,9 +57,9 @@ CONFIGS = {
 }
 
 FIELDS = ["model", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
-          "grad_checkpointing", "attention", "lora_rank", "lora_targets", "peak_gib",
-          "allocated_gib", "non_torch_gib", "replayed_reserved_gib", "tokens_per_s", "framework",
-          "gpu", "torch", "transformers", "peft", "status", "notes"]
+          "grad_checkpointing", "attention", "lora_rank", "lora_targets", "lora_dropout",
+          "peak_gib", "allocated_gib", "non_torch_gib", "replayed_reserved_gib", "tokens_per_s",
+          "framework", "gpu", "torch", "transformers", "peft", "status", "notes"]
 
 GIB = 1024.0 ** 3
 
@@ -83,6 +83,17 @@ def open_rows(path, fields):
         yield f, w
 
 
+def wrap_lora(peft, model, args):
+    """PEFT's LoRA on args.lora_targets (all-linear or q_proj+v_proj...), rank args.lora_rank,
+    alpha twice the rank, dropout args.lora_dropout."""
+    targets = args.lora_targets
+    targets = "all-linear" if targets == "all-linear" else targets.split("+")
+    lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
+                         lora_dropout=args.lora_dropout, target_modules=targets,
+                         task_type="CAUSAL_LM")
+    return peft.get_peft_model(model, lc)
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="llama-3.1-8b")
@@ -94,6 +105,7 @@ def parse_args():
     p.add_argument("--attention", default="sdpa", help="sdpa, eager, flash_attention_2")
     p.add_argument("--optimizer", default="adamw", help="adamw or adamw_8bit")
     p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--lora-dropout", type=float, default=0.05)
     p.add_argument("--lora-targets", default="all-linear",
                    help="all-linear or a comma-free list such as q_proj+v_proj")
     p.add_argument("--steps", type=int, default=4, help="optimizer steps; the first is untimed")
@@ -150,16 +162,12 @@ def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn)
                 gradient_checkpointing_kwargs={"use_reentrant": False})
             model.config.use_cache = False
         if method in ("lora", "qlora"):
-            targets = args.lora_targets
-            targets = "all-linear" if targets == "all-linear" else targets.split("+")
-            lc = peft.LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
-                                 lora_dropout=0.05, target_modules=targets,
-                                 task_type="CAUSAL_LM")
-            model = peft.get_peft_model(model, lc)
+            model = wrap_lora(peft, model, args)
             if ckpt:
                 model.enable_input_require_grads()
             row["lora_rank"] = args.lora_rank
             row["lora_targets"] = args.lora_targets
+            row["lora_dropout"] = args.lora_dropout
         params = [p for p in model.parameters() if p.requires_grad]
         if args.optimizer == "adamw_8bit":
             import bitsandbytes as bnb

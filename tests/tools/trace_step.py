@@ -44,8 +44,8 @@ import weakref
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from caching_allocator import CachingAllocator  # noqa: E402
-from measure_activations import use_fused_dropout, wrap_lora  # noqa: E402
-from measure_training import CONFIGS, check_models, open_rows  # noqa: E402  (shared)
+from measure_activations import use_fused_dropout  # noqa: E402
+from measure_training import CONFIGS, check_models, open_rows, wrap_lora  # noqa: E402  (shared)
 
 FIELDS = ["model", "n_layers", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim",
           "vocab", "tied", "method", "precision", "optimizer", "attention", "rows", "batch_size",

@@ -400,6 +400,12 @@ START_TEST(packing_adds_the_block_diagonal_mask)
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &varlen), 0);
 	ck_assert_int_eq(varlen.mask_bytes, 0);
 	ck_assert_int_eq(varlen.total_bytes, plain.total_bytes);
+	/* flash-attention unpads padded rows too. */
+	s.packing = false;
+	s.padded = true;
+	ck_assert_int_eq(train_attention_mask(&s), TRAIN_MASK_NONE);
+	s.padded = false;
+	s.packing = true;
 	/* The longest packed row that fits 24 GiB is shorter under SDPA than with varlen. */
 	s.varlen_attention = false;
 	{
@@ -407,6 +413,87 @@ START_TEST(packing_adds_the_block_diagonal_mask)
 		s.varlen_attention = true;
 		ck_assert_int_lt(sdpa, train_max_seq_len(&m, &s, 1 << 20, 24LL << 30, -1));
 	}
+}
+END_TEST
+
+/* Eager attention's additive mask is built in the embedding's dtype: 16 bits for a bf16 LoRA,
+ * fp32 for Hugging Face QLoRA (PEFT upcasts the embedding). A batch of rows is taken as padded
+ * unless it is one row or packed. */
+START_TEST(eager_mask_in_the_embedding_dtype)
+{
+	struct train_model m = llama2_7b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 2,
+				   .seq_len = 1024,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .flash_attention = false};
+	struct train_memory lora, qlora;
+
+	ck_assert_int_eq(train_attention_mask(&s), TRAIN_MASK_EAGER);
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &lora), 0);
+	ck_assert_int_eq(lora.mask_bytes, 2LL * 1024 * 1024 * 2);
+	s.mode = TRAIN_QLORA;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &qlora), 0);
+	ck_assert_int_eq(qlora.mask_bytes, 2LL * 1024 * 1024 * 4);
+	ck_assert(train_default_padded(&s));
+	s.batch_size = 1;
+	ck_assert(!train_default_padded(&s));
+	s.batch_size = 2;
+	s.packing = true;
+	ck_assert(!train_default_padded(&s));
+}
+END_TEST
+
+/* DeepSpeed casts the whole module to bf16 (module.bfloat16()) and FSDP computes from bf16
+ * copies: under a ZeRO stage a Hugging Face QLoRA keeps its embedding and head in 16 bits and a
+ * 16-bit residual (fp32 on one GPU or DDP, as PEFT upcasts them), an fp32 LoRA base is held in
+ * 16 bits, and the adapters take their 16-bit inputs without a copy. */
+START_TEST(deepspeed_computes_the_model_in_bf16)
+{
+	struct train_model m = t_llama31_8b();
+	struct train_settings s = {.mode = TRAIN_QLORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 2048,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .flash_attention = true,
+				   .strategy = TRAIN_STRATEGY_DDP,
+				   .n_gpus = 2};
+	struct train_memory ddp, zero;
+	int64_t ddp_layer, zero_layer;
+
+	ck_assert_int_eq(train_residual_bytes(&s), 4);
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &ddp), 0);
+	ddp_layer = train_activation_bytes_per_token_layer(&m, &s);
+	s.strategy = TRAIN_STRATEGY_ZERO2;
+	ck_assert_int_eq(train_residual_bytes(&s), 2);
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &zero), 0);
+	zero_layer = train_activation_bytes_per_token_layer(&m, &s);
+	ck_assert_int_eq(ddp.weights_bytes - zero.weights_bytes,
+			 2 * (m.params_embedding + m.params_output));
+	ck_assert_int_lt(zero_layer, ddp_layer);
+	/* An fp32 LoRA base. */
+	s.mode = TRAIN_LORA;
+	s.weight_bits = 32;
+	s.strategy = TRAIN_STRATEGY_DDP;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &ddp), 0);
+	s.strategy = TRAIN_STRATEGY_ZERO2;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &zero), 0);
+	ck_assert_int_eq(ddp.weights_bytes, 2 * zero.weights_bytes);
+	/* Without dropout a bf16 adapter keeps no copy of the q/k/v input: three adapters of
+	 * rank 16 on one shared input, against three fp32 copies on one GPU. */
+	s.weight_bits = 16;
+	s.lora_targets = TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V;
+	zero_layer = train_activation_bytes_per_token_layer(&m, &s);
+	s.strategy = TRAIN_STRATEGY_NONE;
+	ddp_layer = train_activation_bytes_per_token_layer(&m, &s);
+	ck_assert_int_eq(ddp_layer - zero_layer,
+			 3 * 4 * m.hidden - 2 * m.hidden + 3 * 16 * (4 - 2));
 }
 END_TEST
 
@@ -885,6 +972,8 @@ Suite *train_memory_suite(void)
 	tcase_add_test(tc, absurd_inputs_are_refused);
 	tcase_add_test(tc, packing_adds_the_block_diagonal_mask);
 	tcase_add_test(tc, whole_steps_as_traced);
+	tcase_add_test(tc, eager_mask_in_the_embedding_dtype);
+	tcase_add_test(tc, deepspeed_computes_the_model_in_bf16);
 	tcase_add_test(tc, residual_dtype_and_backward_phases);
 	tcase_add_test(tc, zero_buckets_take_their_configured_size);
 	tcase_add_test(tc, adamw_step_holds_one_moment_more);

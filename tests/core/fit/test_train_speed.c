@@ -132,6 +132,13 @@ START_TEST(each_mechanism_moves_the_speed_the_right_way)
 		varlen = tps(&m, &s, &rtx4090);
 		ck_assert_double_lt(masked, varlen);
 		ck_assert_double_eq_tol(varlen, padded, 1e-9 * padded);
+		/* Padded rows under SDPA read the same mask; flash-attention unpads them. */
+		s.packing = false;
+		s.varlen_attention = false;
+		s.padded = true;
+		ck_assert_double_eq_tol(tps(&m, &s, &rtx4090), masked, 1e-9 * masked);
+		s.varlen_attention = true;
+		ck_assert_double_eq_tol(tps(&m, &s, &rtx4090), padded, 1e-9 * padded);
 	}
 }
 END_TEST

@@ -235,8 +235,10 @@ START_TEST(brute_force_optimal_over_gpus_and_strategies)
 }
 END_TEST
 
-/* Packing asked for: every setup carries the SDPA mask (batch x seq x seq in 16 bits), which
- * never lets a longer sequence fit than padded rows do, and the brute force still agrees. */
+/* Packing asked for: every setup carries the SDPA mask (batch x seq x seq: boolean for the
+ * Hugging Face stack, whose layers keep 16-bit copies; 16 bits for Unsloth), which never lets a
+ * longer sequence fit than unpacked rows do. Unpacked rows carry it too when a micro-batch has
+ * several (padded to the longest) with the Hugging Face stack. */
 START_TEST(packing_plans_with_the_mask)
 {
 	struct tm q7;
@@ -251,10 +253,27 @@ START_TEST(packing_plans_with_the_mask)
 	ck_assert_int_eq(plan_finetune(&q7.pm, &d, &r, &packed), 0);
 	ck_assert(padded.feasible && packed.feasible);
 	ck_assert(packed.best.packing);
-	ck_assert_int_eq(padded.best.memory.mask_bytes, 0);
+	ck_assert_int_eq(
+		padded.best.memory.mask_bytes,
+		padded.best.provider == TRAIN_PROVIDER_HUGGINGFACE && padded.best.batch_size > 1 ?
+			padded.best.batch_size * padded.best.seq_len * padded.best.seq_len :
+			0);
 	ck_assert_int_eq(packed.best.memory.mask_bytes,
-			 packed.best.batch_size * packed.best.seq_len * packed.best.seq_len * 2);
+			 packed.best.batch_size * packed.best.seq_len * packed.best.seq_len *
+				 (packed.best.provider == TRAIN_PROVIDER_HUGGINGFACE ? 1 : 2));
 	ck_assert_int_le(packed.best.seq_len, padded.best.seq_len);
+	/* The same setup with the Hugging Face stack and four rows a micro-batch: padded. */
+	{
+		struct plan_ft_setup hf = padded.best;
+		hf.provider = TRAIN_PROVIDER_HUGGINGFACE;
+		hf.batch_size = 4;
+		hf.seq_len = 1024;
+		ck_assert_int_eq(plan_ft_evaluate(&q7.pm, &d, &hf), 0);
+		ck_assert_int_eq(hf.memory.mask_bytes, 4LL * 1024 * 1024);
+		hf.batch_size = 1;
+		ck_assert_int_eq(plan_ft_evaluate(&q7.pm, &d, &hf), 0);
+		ck_assert_int_eq(hf.memory.mask_bytes, 0);
+	}
 }
 END_TEST
 
