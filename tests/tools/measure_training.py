@@ -15,13 +15,22 @@ Not run by the tests: it needs a CUDA GPU. Example:
         --methods lora,full --seq-lens 2048,8192,16384,24576 --checkpointing on,off \
         --attention sdpa,eager --out build/training_runs.csv
 
+--cases FILE runs the cases listed in FILE, one a line, in that order, instead of the grid the
+other options span (tests/tools/training_cases.txt is the list measured for rigfit's
+calibration): model method seq_len checkpointing attention, then optional key=value fields
+batch_size, lora_targets and lora_rank. --budget-s stops starting cases after that many
+seconds, so that a run on a lent GPU ends with every finished row written. --device cpu with
+--layers 2 --vocab 1024 runs the same code on a CPU in seconds, to check it before a GPU run (no memory
+columns then).
+
 With --record-allocator it also records the CUDA caching allocator's own trace and replays it
 with caching_allocator.py (replayed_reserved_gib): set against peak_gib, that checks the
 replay which trace_step.py's CPU traces rely on.
 
 Columns follow ../shared/calibration/training_memory.csv where they exist (model, method,
 bits, batch_size, seq_len, grad_checkpointing, peak_gib, framework, gpu) and add what the
-estimator needs to reproduce the run.
+estimator needs to reproduce the run: the architecture and parameter counts, as
+tests/fixtures/training/gpu_peaks.csv holds them (that file adds in_band, rigfit's verdict).
 """
 
 import argparse
@@ -56,7 +65,8 @@ CONFIGS = {
                             max_position_embeddings=32768, sliding_window=None),
 }
 
-FIELDS = ["model", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
+FIELDS = ["model", "n_layers", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim",
+          "vocab", "tied", "params", "trainable_params", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
           "grad_checkpointing", "attention", "lora_rank", "lora_targets", "lora_dropout",
           "peak_gib", "allocated_gib", "non_torch_gib", "replayed_reserved_gib", "tokens_per_s",
           "framework", "gpu", "torch", "transformers", "peft", "status", "notes"]
@@ -113,8 +123,60 @@ def parse_args():
                    help="record the CUDA allocator's trace (slower) and replay it with "
                         "caching_allocator.py: replayed_reserved_gib, to check the replay "
                         "that trace_step.py relies on against peak_gib")
+    p.add_argument("--cases", help="a file of cases, one a line, run in order instead of the "
+                   "grid: model method seq_len on|off attention [batch_size=N] "
+                   "[lora_targets=T] [lora_rank=R]")
+    p.add_argument("--budget-s", type=float, default=0,
+                   help="start no case after this many seconds (0: no limit)")
+    p.add_argument("--device", default="cuda", help="cuda, or cpu for a quick check")
+    p.add_argument("--layers", type=int, default=0,
+                   help="override the number of layers (a quick check on a CPU)")
+    p.add_argument("--vocab", type=int, default=0,
+                   help="override the vocabulary (a quick check on a CPU, whose bf16 matrix "
+                        "products with a 128k vocabulary take minutes)")
     p.add_argument("--out", default="training_runs.csv")
     return p.parse_args()
+
+
+CASE_KEYS = {"batch_size": int, "lora_targets": str, "lora_rank": int}
+
+
+def grid_cases(args):
+    """The cases the grid options span, as dicts."""
+    for name in args.models.split(","):
+        for method in args.methods.split(","):
+            for seq_len in (int(s) for s in args.seq_lens.split(",")):
+                for ckpt in (c == "on" for c in args.checkpointing.split(",")):
+                    for attn in args.attention.split(","):
+                        yield dict(model=name, method=method, seq_len=seq_len, ckpt=ckpt,
+                                   attention=attn)
+
+
+def file_cases(path):
+    """The cases a --cases file lists; exits with a one-line message naming a bad line."""
+    cases = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            bad = "measure_training: %s:%d: " % (path, number)
+            if len(words) < 5 or words[3] not in ("on", "off") or not words[2].isdigit():
+                sys.exit(bad + "expected: model method seq_len on|off attention [key=value]")
+            case = dict(model=words[0], method=words[1], seq_len=int(words[2]),
+                        ckpt=words[3] == "on", attention=words[4])
+            for word in words[5:]:
+                key, _, value = word.partition("=")
+                if key not in CASE_KEYS or not value:
+                    sys.exit(bad + "unknown field %s (known: %s)" % (word, ", ".join(CASE_KEYS)))
+                try:
+                    case[key] = CASE_KEYS[key](value)
+                except ValueError:
+                    sys.exit(bad + "bad value in %s" % word)
+            if case["model"] not in CONFIGS:
+                sys.exit(bad + "unknown model %s" % case["model"])
+            cases.append(case)
+    return cases
 
 
 def device_used_bytes(torch):
@@ -122,79 +184,119 @@ def device_used_bytes(torch):
     return total - free
 
 
-def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn):
-    """Returns the measured row (a dict of FIELDS)."""
-    cfg = dict(CONFIGS[name])
+def build_model(torch, transformers, peft, args, case, row):
+    """The case's model on the device, with checkpointing, quantisation and LoRA as asked."""
+    cfg = dict(CONFIGS[case["model"]])
+    if args.layers:
+        cfg["num_hidden_layers"] = args.layers
+    if args.vocab:
+        cfg["vocab_size"] = args.vocab
     model_type = cfg.pop("model_type")
     config = transformers.AutoConfig.for_model(model_type, **cfg)
-    config._attn_implementation = attn
-    row = dict(model=name, method=method, batch_size=args.batch_size, seq_len=seq_len,
-               grad_checkpointing="yes" if ckpt else "no", attention=attn,
-               optimizer=args.optimizer, framework="transformers+peft",
-               gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
-               transformers=transformers.__version__,
+    config._attn_implementation = case["attention"]
+    method, ckpt = case["method"], case["ckpt"]
+    dtype = torch.float32 if method == "full_amp" else torch.bfloat16
+    with torch.device(args.device):
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
+    if method == "qlora":
+        import bitsandbytes  # noqa: F401  (fails early when it is missing)
+        # Quantise the random model's linear layers as from_pretrained would.
+        from transformers.integrations import replace_with_bnb_linear
+        qc = transformers.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                             bnb_4bit_use_double_quant=True,
+                                             bnb_4bit_compute_dtype=torch.bfloat16)
+        model = model.cpu()
+        model = replace_with_bnb_linear(model, quantization_config=qc)
+        model = model.to(args.device)
+        model = peft.prepare_model_for_kbit_training(model, use_gradient_checkpointing=ckpt)
+    if ckpt:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.config.use_cache = False
+    if method in ("lora", "qlora"):
+        model = wrap_lora(peft, model, args)
+        if ckpt:
+            model.enable_input_require_grads()
+        row["lora_rank"] = args.lora_rank
+        row["lora_targets"] = args.lora_targets
+        row["lora_dropout"] = args.lora_dropout
+    return model, config
+
+
+def run_case(torch, transformers, peft, args, case):
+    """Returns the measured row (a dict of FIELDS) of one case: a dict of model, method,
+    seq_len, ckpt and attention, with optional batch_size, lora_targets and lora_rank that
+    stand in for the options of the same names."""
+    args = argparse.Namespace(**vars(args))
+    for key in CASE_KEYS:
+        if key in case:
+            setattr(args, key, case[key])
+    cuda = args.device == "cuda"
+    method, seq_len = case["method"], case["seq_len"]
+    row = dict(model=case["model"], method=method, batch_size=args.batch_size,
+               seq_len=seq_len, grad_checkpointing="yes" if case["ckpt"] else "no",
+               attention=case["attention"], optimizer=args.optimizer,
+               framework="transformers+peft",
+               gpu=torch.cuda.get_device_name(0) if cuda else "cpu",
+               torch=torch.__version__, transformers=transformers.__version__,
                peft=getattr(peft, "__version__", ""), notes="random weights from config")
     amp = method == "full_amp"
     row["precision"] = "amp" if amp else "bf16"
     row["bits"] = "4 (NF4 base)" if method == "qlora" else ("fp32 master" if amp else "bf16")
-    model = None
+    model = opt = loss = ids = None
+    recording = False
     try:
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        if args.record_allocator:
-            torch.cuda.memory._record_memory_history(max_entries=10000000, stacks="python")
-        dtype = torch.float32 if amp else torch.bfloat16
-        with torch.device("cuda"):
-            model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
-        if method == "qlora":
-            import bitsandbytes  # noqa: F401  (fails early when it is missing)
-            # Quantise the random model's linear layers as from_pretrained would.
-            from transformers.integrations import replace_with_bnb_linear
-            qc = transformers.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                                 bnb_4bit_use_double_quant=True,
-                                                 bnb_4bit_compute_dtype=torch.bfloat16)
-            model = model.cpu()
-            model = replace_with_bnb_linear(model, quantization_config=qc)
-            model = model.cuda()
-            model = peft.prepare_model_for_kbit_training(model, use_gradient_checkpointing=ckpt)
-        if ckpt:
-            model.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False})
-            model.config.use_cache = False
-        if method in ("lora", "qlora"):
-            model = wrap_lora(peft, model, args)
-            if ckpt:
-                model.enable_input_require_grads()
-            row["lora_rank"] = args.lora_rank
-            row["lora_targets"] = args.lora_targets
-            row["lora_dropout"] = args.lora_dropout
+        gc.collect()
+        if cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+            if args.record_allocator:
+                # No stacks: the replay needs only sizes and addresses, and stacks slow the run.
+                torch.cuda.memory._record_memory_history(max_entries=20000000, context=None,
+                                                         stacks="python")
+                recording = True
+        model, config = build_model(torch, transformers, peft, args, case, row)
+        row.update(n_layers=config.num_hidden_layers, hidden=config.hidden_size,
+                   intermediate=config.intermediate_size, n_heads=config.num_attention_heads,
+                   n_kv_heads=config.num_key_value_heads,
+                   head_dim=getattr(config, "head_dim", None) or
+                   config.hidden_size // config.num_attention_heads,
+                   vocab=config.vocab_size, tied="yes" if config.tie_word_embeddings else "no",
+                   params=sum(p.numel() for p in model.parameters()),
+                   trainable_params=sum(p.numel() for p in model.parameters()
+                                        if p.requires_grad))
         params = [p for p in model.parameters() if p.requires_grad]
         if args.optimizer == "adamw_8bit":
             import bitsandbytes as bnb
             opt = bnb.optim.AdamW8bit(params, lr=1e-5)
         else:
             opt = torch.optim.AdamW(params, lr=1e-5)
+        del params
         model.train()
         tokens = args.batch_size * seq_len
-        ids = torch.randint(0, config.vocab_size, (args.batch_size, seq_len), device="cuda")
+        ids = torch.randint(0, config.vocab_size, (args.batch_size, seq_len), device=args.device)
         non_torch = 0
         t0 = None
         for step in range(args.steps):
             if step == 1:
-                torch.cuda.synchronize()
+                if cuda:
+                    torch.cuda.synchronize()
                 t0 = time.perf_counter()
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            with torch.autocast(args.device, dtype=torch.bfloat16, enabled=amp):
                 loss = model(input_ids=ids, labels=ids).loss
             loss.backward()
+            loss = None
             opt.step()
             opt.zero_grad(set_to_none=True)
-            non_torch = max(non_torch, device_used_bytes(torch) - torch.cuda.memory_reserved())
-        torch.cuda.synchronize()
+            if cuda:
+                non_torch = max(non_torch, device_used_bytes(torch) - torch.cuda.memory_reserved())
+        if cuda:
+            torch.cuda.synchronize()
         elapsed = time.perf_counter() - t0 if t0 else float("nan")
-        row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
-        row["allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
-        row["non_torch_gib"] = round(non_torch / GIB, 3)
-        if args.record_allocator:
+        if cuda:
+            row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
+            row["allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
+            row["non_torch_gib"] = round(non_torch / GIB, 3)
+        if recording:
             from caching_allocator import replay_device_trace
             trace = torch.cuda.memory._snapshot()["device_traces"][0]
             row["replayed_reserved_gib"] = round(replay_device_trace(trace).peak_reserved / GIB,
@@ -206,12 +308,16 @@ def run_case(torch, transformers, peft, args, name, method, seq_len, ckpt, attn)
         row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
     except ImportError as exc:
         row["status"] = "skipped: %s" % exc
+    except Exception as exc:  # noqa: BLE001  (a row says what broke; the next case runs)
+        text = str(exc).splitlines()
+        row["status"] = "error: %s" % (text[0][:200] if text else type(exc).__name__)
     finally:
-        if args.record_allocator:
+        if recording:
             torch.cuda.memory._record_memory_history(enabled=None)
-        del model
+        del model, opt, loss, ids
         gc.collect()
-        torch.cuda.empty_cache()
+        if cuda:
+            torch.cuda.empty_cache()
     return row
 
 
@@ -223,22 +329,29 @@ def main():
         import peft
     except ImportError as exc:
         sys.exit("measure_training: needs torch, transformers and peft (%s)" % exc)
-    if not torch.cuda.is_available():
+    if args.device not in ("cuda", "cpu"):
+        sys.exit("measure_training: --device is cuda or cpu, not %s" % args.device)
+    if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("measure_training: no CUDA device")
-    check_models("measure_training", args.models)
+    if args.cases:
+        cases = file_cases(args.cases)
+    else:
+        check_models("measure_training", args.models)
+        cases = list(grid_cases(args))
+    began = time.monotonic()
     with open_rows(args.out, FIELDS) as (f, w):
-        for name in args.models.split(","):
-            for method in args.methods.split(","):
-                for seq_len in (int(s) for s in args.seq_lens.split(",")):
-                    for ckpt in (c == "on" for c in args.checkpointing.split(",")):
-                        for attn in args.attention.split(","):
-                            row = run_case(torch, transformers, peft, args, name, method,
-                                           seq_len, ckpt, attn)
-                            w.writerow(row)
-                            f.flush()
-                            print(row["model"], row["method"], row["seq_len"],
-                                  row["grad_checkpointing"], row["attention"], row["status"],
-                                  row.get("peak_gib"), row.get("tokens_per_s"), flush=True)
+        for number, case in enumerate(cases):
+            if args.budget_s and time.monotonic() - began > args.budget_s:
+                print("measure_training: budget spent; %d of %d cases left"
+                      % (len(cases) - number, len(cases)), flush=True)
+                break
+            row = run_case(torch, transformers, peft, args, case)
+            w.writerow(row)
+            f.flush()
+            print("%.0fs" % (time.monotonic() - began), row["model"], row["method"],
+                  row["batch_size"], row["seq_len"], row["grad_checkpointing"],
+                  row["attention"], row["status"], row.get("peak_gib"), row.get("tokens_per_s"),
+                  flush=True)
 
 
 if __name__ == "__main__":
