@@ -1881,6 +1881,7 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));
 	cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r->overhead_bytes);
 	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
+	cJSON_AddNumberToObject(mem, "reserved_bytes", (double)r->reserved_bytes);
 	cJSON_AddNumberToObject(mem, "host_bytes", (double)r->host_bytes);
 	if (t->host_budget >= 0)
 		cJSON_AddNumberToObject(mem, "host_budget_bytes", (double)t->host_budget);
@@ -2087,6 +2088,14 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 					    "none (SDPA on unpadded rows takes is_causal)");
 	}
 
+	if (r.reserved_bytes > r.total_bytes)
+		assume(e,
+		       "reserved: a GPU with room to spare shows %.1f GiB held (reserved_bytes): "
+		       "from the second step PyTorch keeps the optimizer step's blocks and reserves "
+		       "the loss's anew; with less room it gives them back, and %.1f GiB "
+		       "(total_bytes) is what the run needs",
+		       (double)r.reserved_bytes / 1073741824.0,
+		       (double)r.total_bytes / 1073741824.0);
 	est_train_memory_json(root, &r, e, &t, one_gpu);
 	cJSON_AddBoolToObject(root, "fits", budget >= 0 && fits == 1);
 	if (budget > 0) {

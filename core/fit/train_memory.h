@@ -174,6 +174,10 @@ struct train_memory {
 	int64_t autocast_weights_bytes; /* AMP: autocast's bf16 copies of the fp32 weights, kept
 					   from the forward to the backward (in
 					   activations_bytes) */
+	int64_t reserved_bytes;         /* what the GPU shows held (torch.cuda.max_memory_reserved()
+				   and the context) when it has memory to spare: total_bytes, or
+				   more where the caching allocator keeps the optimizer step's
+				   blocks and reserves the loss's anew (see train_memory.c) */
 };
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU

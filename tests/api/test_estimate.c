@@ -628,6 +628,9 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 				num(a, "memory.activations_bytes") + num(a, "memory.logits_bytes") -
 					num(a, "memory.reused_bytes"),
 				1);
+	/* LoRA peaks in its backward: a roomy card holds what it needs. */
+	ck_assert_double_eq_tol(num(a, "memory.reserved_bytes"), num(a, "memory.total_bytes"), 1);
+	ck_assert_int_eq(said(a, "reserved: a GPU with room to spare"), 0);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	/* One micro-batch a step: no gradient exists while the loss of a full fine-tune peaks. */
@@ -641,6 +644,9 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 			 200);
 	ck_assert(num(b, "memory.total_bytes") < num(a, "memory.total_bytes"));
 	ck_assert(num(b, "training.gradient_accumulation_steps") == 1);
+	/* A full fine-tune at 8k: a roomy card holds the step's blocks and the loss's anew. */
+	ck_assert(num(b, "memory.reserved_bytes") > num(b, "memory.total_bytes") + 8.0 * (1 << 30));
+	ck_assert_int_eq(said(b, "reserved: a GPU with room to spare"), 1);
 	ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(a, "training"), "gradient_accumulation_steps")));
 	cJSON_Delete(a);
