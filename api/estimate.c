@@ -138,6 +138,7 @@ struct est_request {
 	double lora_dropout;
 	bool has_lora_dropout;
 	bool padded, has_padded;
+	bool compiled, has_compiled;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -209,6 +210,7 @@ static const struct jm_field est_fields[] = {
 	F("gradient_accumulation_steps", JM_INT, grad_accum, 0, 1, 4096, has_grad_accum),
 	F("lora_dropout", JM_DOUBLE, lora_dropout, 0, 0, 1, has_lora_dropout),
 	F("padded", JM_BOOL, padded, 0, 0, 0, has_padded),
+	F("compiled", JM_BOOL, compiled, 0, 0, 0, has_compiled),
 };
 
 /* Everything one estimate works on; large, so it lives on the heap. */
@@ -1957,6 +1959,7 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	 * a mask. */
 	s.varlen_attention = e->rq.has_attention && e->rq.attention == 1;
 	s.padded = e->rq.has_padded ? e->rq.padded && !s.packing : train_default_padded(&s);
+	s.compiled = e->rq.has_compiled && e->rq.compiled;
 	/* Without a GPU nothing is spread: the answer is fits false. */
 	s.nodes = t.n > 0 ? (int)nodes : 1;
 	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
@@ -2136,6 +2139,7 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 							     "sdpa");
 		cJSON_AddBoolToObject(tr, "packing", s.packing);
 		cJSON_AddBoolToObject(tr, "padded", s.padded);
+		cJSON_AddBoolToObject(tr, "compiled", s.compiled);
 		cJSON_AddStringToObject(tr, "objective", est_objectives[s.objective]);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);

@@ -519,6 +519,7 @@ int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train
 			.optimizer = speeds[i].optimizer,
 			.flash_attention = true,
 			.loss = TRAIN_LOSS_CHUNKED,
+			.compiled = true,
 			.strategy = speeds[i].strategy,
 			.offload = speeds[i].offload,
 			.n_gpus = speeds[i].n_gpus,

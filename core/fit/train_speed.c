@@ -9,15 +9,42 @@
  *   adapters 6 x their parameters; recomputation with checkpointing one more forward.
  * So 6N (+ 8N with checkpointing) for full fine-tuning and 4N (6N) plus adapters for LoRA.
  *
+ * The attention's matmuls (flash or SDPA kernels) reach a smaller share of the peak than the
+ * projections' GEMMs: ATTENTION_SHARE of the class utilisation.
+ *
  * Memory-bound work per step: bitsandbytes dequantises every NF4 weight to 16 bits before each
- * matmul (read 0.5 bytes, write 2, the matmul reads 2) in each pass; PEFT reads each adapted
- * layer's input again for dropout and the A projection (read, write, read) in each pass; the
- * optimizer reads and writes every state once; packed rows without a varlen kernel read their
- * block-diagonal mask in every layer and pass.
+ * matmul (read 0.5 bytes, write 2, the matmul reads 2) in each pass; packed rows without a
+ * varlen kernel read their block-diagonal mask in every layer and pass. Hugging Face's
+ * element-wise kernels reach a smaller share of the bandwidth, on tensors the size of the
+ * activations:
+ * - PEFT's LoRA, per adapted projection of input a and output b, per token: the forward
+ *   drops out the input (read 2a, write 2a and a 1-byte mask), the A projection reads it
+ *   (2a), and B's output is written, scaled and added to the base output (12b); the backward
+ *   scales B's gradient and reads it for both of B's products (8b), writes the input's
+ *   gradient and reads the dropped input for A's (4a), undoes the dropout (5a) and adds into
+ *   the input's gradient (6a): 22a + 20b, 10a fewer without dropout, the forward's again
+ *   with checkpointing. Each adapted projection also costs PEFT's Python and autograd
+ *   dispatch per pass (PEFT_HOST_S), which short sequences feel.
+ * - torch's AdamW (foreach) makes about ten passes over each parameter's state: lerp of the
+ *   first moment, scale and addcmul of the second, weight decay, its square root, two scalar
+ *   ops on that, and addcdiv into the weight: 20 element accesses a parameter in the
+ *   moments' dtype, ten times the moments' bytes. Other optimizers read and write each state
+ *   once (fused kernels).
+ * - Eager attention writes and reads the batch x heads x seq x seq scores in every layer:
+ *   the product, the mask's addition, an fp32 softmax and its cast back, the product with v
+ *   (22 bytes a score), and twice that in backward (30); checkpointing runs the forward again.
+ *
+ * Fitted to our H200 runs of the Hugging Face stack (tests/fixtures/training/gpu_peaks.csv):
+ * the projections at 0.60 of the bf16 peak, attention at 0.36, LoRA's element-wise traffic at
+ * 0.25 of the bandwidth, AdamW's and eager attention's at 0.43, 160 us of host time an adapted
+ * projection and pass: 4% median error over 52 rows with those shares, where the FLOPs at
+ * one utilisation missed by 24%. The data-centre utilisation below is shared with the A100
+ * rows.
  */
 #include "core/fit/train_speed.h"
 
 #include <math.h>
+#include <stddef.h>
 
 #include "core/err.h"
 #include "core/fit/train_parallel.h"
@@ -25,14 +52,25 @@
 /* Utilisation of the dense bf16 (fp32 accumulate) peak, fitted per device class to the
  * torchtune README's tokens/s (batch 2, packed 2048, torch.compile; see tests/train_calib.c):
  * the RTX 4090 rows give 0.47-0.60, the RTX A6000 rows 0.80-0.97 of the peak with this FLOP
- * count, the 8x A100 rows 0.39-0.42. A class without rows takes the consumer figure. */
+ * count, the 8x A100 rows 0.39-0.42. The data-centre class also has our H200 runs of the
+ * Hugging Face stack on one GPU, whose projections reach 0.60 with the terms above: 0.50
+ * serves both (the A100 rows 7-18% fast, the H200 rows mostly 4-25% slow, 14% median error each).
+ * A class without rows takes the consumer figure. */
 #define UTIL_CONSUMER 0.52
 #define UTIL_WORKSTATION 0.85
-#define UTIL_DATACENTER 0.40
+#define UTIL_DATACENTER 0.50
 /* Unsloth states 2x Hugging Face + FA2 for QLoRA on Llama 3.1 8B and 3.3 70B (README). */
 #define UNSLOTH_SPEEDUP 2.0
 /* Share of the memory bandwidth that small memory-bound kernels reach. */
 #define BANDWIDTH_EFFICIENCY 0.7
+/* The attention's matmuls against the projections' (H200: 0.36 against 0.60 of the peak). */
+#define ATTENTION_SHARE 0.6
+/* Shares of the bandwidth that Hugging Face's element-wise kernels reach: PEFT's LoRA path,
+ * torch's foreach AdamW and eager attention's score tensors (H200 fit, above). */
+#define LORA_BANDWIDTH_EFFICIENCY 0.25
+#define ELEMENTWISE_BANDWIDTH_EFFICIENCY 0.43
+/* PEFT's host time an adapted projection and pass (Python and autograd dispatch). */
+#define PEFT_HOST_S 160e-6
 /* Collective bandwidth per GPU when the request gives none: NVLink in data-centre nodes,
  * PCIe through the host otherwise, and 200 Gb/s between nodes. */
 #define LINK_NVLINK_GBS 200.0
@@ -50,6 +88,15 @@ static double matmul_params(const struct train_model *m)
 	double k = m->n_experts > 1 && m->n_experts_per_tok > 0 ? (double)m->n_experts_per_tok : 1;
 	double layer = h * q + 2 * h * kv + q * h + k * (m->gated_ffn ? 3 : 2) * h * i;
 	return layer * (double)m->n_layers + h * (double)m->vocab;
+}
+
+/* The attention scores' and values' FLOPs of one token: forward, backward (twice), and the
+ * forward again with checkpointing. */
+static double attention_flops_per_token(const struct train_model *m, const struct train_settings *s)
+{
+	double a =
+		2.0 * (double)(m->n_heads * m->head_dim) * (double)s->seq_len * (double)m->n_layers;
+	return a * (s->gradient_checkpointing ? 4.0 : 3.0);
 }
 
 double train_flops_per_token(const struct train_model *m, const struct train_settings *s)
@@ -80,21 +127,48 @@ double train_utilisation(enum train_device_class c, enum train_provider p)
 	return u;
 }
 
-/* Bytes read and written per step by memory-bound kernels on one GPU. */
-static double memory_bytes(const struct train_model *m, const struct train_settings *s,
-			   const struct train_memory *mem, double tokens)
+/* Seconds per step of the memory-bound kernels on one GPU (see the top of this file). */
+static double memory_seconds(const struct train_model *m, const struct train_settings *s,
+			     const struct train_memory *mem, double tokens, double bw)
 {
-	double passes = s->gradient_checkpointing ? 3.0 : 2.0, bytes = 0;
+	double passes = s->gradient_checkpointing ? 3.0 : 2.0, plain = 0, lora = 0, elementwise = 0;
+	double host = 0;
 	double h = (double)m->hidden, i = (double)m->intermediate;
+	double rows = tokens / (double)s->seq_len;
 
 	if (s->mode == TRAIN_QLORA) {
 		double linear = (double)(m->params_total - m->params_embedding - m->params_output);
-		bytes += passes * linear * (0.5 + 2.0 + 2.0);
+		plain += passes * linear * (0.5 + 2.0 + 2.0);
 	}
-	if (s->mode != TRAIN_FULL) {
+	if (s->mode != TRAIN_FULL && s->provider == TRAIN_PROVIDER_HUGGINGFACE && !s->compiled) {
 		unsigned t = s->lora_targets ? s->lora_targets : TRAIN_LORA_ALL_LINEAR;
-		double in = 0;
 		double q = (double)(m->n_heads * m->head_dim);
+		double kv = (double)(m->n_kv_heads * m->head_dim), in = 0, out = 0, n = 0;
+		double drop = s->lora_dropout ? 0.0 : 10.0;
+		const struct {
+			unsigned bit;
+			double in, out;
+		} proj[] = {{TRAIN_LORA_Q, h, q},   {TRAIN_LORA_K, h, kv},   {TRAIN_LORA_V, h, kv},
+			    {TRAIN_LORA_O, q, h},   {TRAIN_LORA_GATE, h, i}, {TRAIN_LORA_UP, h, i},
+			    {TRAIN_LORA_DOWN, i, h}};
+		for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++) {
+			if (!(t & proj[k].bit) || (proj[k].bit == TRAIN_LORA_GATE && !m->gated_ffn))
+				continue;
+			in += proj[k].in;
+			out += proj[k].out;
+			n += 1;
+		}
+		lora = ((22.0 - drop) * in + 20.0 * out) * (double)m->n_layers * tokens;
+		if (s->gradient_checkpointing)
+			lora += ((7.0 - (s->lora_dropout ? 0.0 : 5.0)) * in + 12.0 * out) *
+				(double)m->n_layers * tokens;
+		lora /= LORA_BANDWIDTH_EFFICIENCY;
+		host = n * (double)m->n_layers * passes * PEFT_HOST_S;
+	} else if (s->mode != TRAIN_FULL) {
+		/* Unsloth's fused LoRA kernels, or a compiled LoRA path: one more read of each
+		 * adapted input a pass. */
+		unsigned t = s->lora_targets ? s->lora_targets : TRAIN_LORA_ALL_LINEAR;
+		double q = (double)(m->n_heads * m->head_dim), in = 0;
 		in += (t & TRAIN_LORA_Q) ? h : 0;
 		in += (t & TRAIN_LORA_K) ? h : 0;
 		in += (t & TRAIN_LORA_V) ? h : 0;
@@ -102,16 +176,24 @@ static double memory_bytes(const struct train_model *m, const struct train_setti
 		in += (t & TRAIN_LORA_GATE) && m->gated_ffn ? h : 0;
 		in += (t & TRAIN_LORA_UP) ? h : 0;
 		in += (t & TRAIN_LORA_DOWN) ? i : 0;
-		bytes += passes * 3.0 * 2.0 * in * (double)m->n_layers * tokens;
+		plain += passes * 3.0 * 2.0 * in * (double)m->n_layers * tokens;
 	}
 	/* SDPA with a mask (packed or padded rows): every layer's attention reads the seq x seq
 	 * mask in each pass. */
 	if (train_attention_mask(s) == TRAIN_MASK_SDPA)
-		bytes += passes * (double)m->n_layers * tokens * (double)s->seq_len * 2.0;
-	/* The optimizer step reads gradients and states and writes states and weights. */
-	bytes += 2.0 * (double)(mem->weights_bytes + mem->adapter_bytes + mem->gradients_bytes +
-				mem->optimizer_bytes);
-	return bytes;
+		plain += passes * (double)m->n_layers * tokens * (double)s->seq_len * 2.0;
+	if (!s->flash_attention)
+		elementwise += rows * (double)m->n_heads * (double)s->seq_len * (double)s->seq_len *
+			       (double)m->n_layers * (s->gradient_checkpointing ? 74.0 : 52.0);
+	/* The optimizer step. */
+	if (s->optimizer == TRAIN_OPT_ADAMW && !s->compiled)
+		elementwise += 10.0 * (double)mem->optimizer_bytes;
+	else
+		plain += 2.0 * (double)(mem->weights_bytes + mem->adapter_bytes +
+					mem->gradients_bytes + mem->optimizer_bytes);
+	return (plain / BANDWIDTH_EFFICIENCY + elementwise / ELEMENTWISE_BANDWIDTH_EFFICIENCY +
+		lora) / (bw * 1e9) +
+	       host;
 }
 
 int train_speed_estimate(const struct train_model *m, const struct train_settings *s,
@@ -120,7 +202,7 @@ int train_speed_estimate(const struct train_model *m, const struct train_setting
 {
 	struct train_speed r = {0};
 	double tokens = (double)s->batch_size * (double)s->seq_len;
-	double bw, link, alone;
+	double bw, link, alone, attention;
 	int n = mem->n_gpus > 0 ? mem->n_gpus : 1;
 	int per_node = train_gpus_per_node(s);
 
@@ -137,8 +219,10 @@ int train_speed_estimate(const struct train_model *m, const struct train_setting
 
 	r.flops_per_token = train_flops_per_token(m, s);
 	r.utilisation = train_utilisation(dev->device_class, s->provider);
-	r.compute_s = r.flops_per_token * tokens / (dev->bf16_tflops * 1e12 * r.utilisation);
-	r.memory_s = memory_bytes(m, s, mem, tokens) / (bw * 1e9 * BANDWIDTH_EFFICIENCY);
+	attention = attention_flops_per_token(m, s);
+	r.compute_s = ((r.flops_per_token - attention) + attention / ATTENTION_SHARE) * tokens /
+		      (dev->bf16_tflops * 1e12 * r.utilisation);
+	r.memory_s = memory_seconds(m, s, mem, tokens, bw);
 	/* Offloaded states cross PCIe twice a step (gradients out, weights back). */
 	r.offload_s = 2.0 * (double)mem->host_bytes / (double)per_node / (OFFLOAD_PCIE_GBS * 1e9);
 	if (s->provider == TRAIN_PROVIDER_UNSLOTH && s->gradient_checkpointing)

@@ -242,9 +242,16 @@ static double pf_scaling(const struct plan_ft_device *d, const struct train_mode
 {
 	struct train_device dev;
 	struct train_speed sp;
+	struct train_settings compiled;
 
 	if (mem->n_gpus <= 1 && ts->offload == TRAIN_OFFLOAD_NONE)
 		return 1.0;
+	/* The share against this file's step, which counts FLOPs and launches only: without
+	 * Hugging Face's unfused element-wise work, which would dilute the communication's and
+	 * the offload's share of a step that does not contain it. */
+	compiled = *ts;
+	compiled.compiled = true;
+	ts = &compiled;
 	memset(&dev, 0, sizeof(dev));
 	dev.bf16_tflops = d->tflops > 0 ? d->tflops : 100.0;
 	dev.bandwidth_gbs = d->bandwidth_gbs;

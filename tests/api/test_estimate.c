@@ -759,6 +759,25 @@ START_TEST(fine_tuning_packing)
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"padded\":1,"
 		     "\"hardware_profile\":\"h100-sxm\"}",
 		     422, "invalid_value", "padded");
+	/* A compiled run fuses PEFT's element-wise work: faster, the same memory. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"seq_len\":2048,"
+			     "\"hardware_profile\":\"h100-sxm\"}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"seq_len\":2048,"
+			     "\"compiled\":true,\"hardware_profile\":\"h100-sxm\"}",
+			     &b),
+			 200);
+	ck_assert(num(b, "training.tokens_per_s") > 1.2 * num(a, "training.tokens_per_s"));
+	ck_assert_double_eq_tol(num(b, "memory.total_bytes"), num(a, "memory.total_bytes"), 1);
+	ck_assert(
+		cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "training"), "compiled")));
+	ck_assert(
+		cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "training"), "compiled")));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"compiled\":\"yes\"}", 422,
+		     "invalid_value", "compiled");
 }
 END_TEST
 

@@ -407,7 +407,8 @@ START_TEST(hardware_for_a_70b)
 END_TEST
 
 /* Fine-tuning: each device comes with the fewest GPUs and the strategy that spreads the run
- * over them (a 70B QLoRA needs FSDP-QLoRA over two 48 GB cards, nothing on an 80 GB one;
+ * over them (a 70B QLoRA needs FSDP-QLoRA over two 48 GB cards such as the RTX 6000 Ada,
+ * nothing on an 80 GB one;
  * 24 GB cards need four, beyond the 50 cheapest answers). */
 START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 {
@@ -424,7 +425,7 @@ START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 		/* no bitsandbytes on Apple GPUs */
 		ck_assert_msg(strncmp(str(e, "device"), "apple", 5) != 0, "%s", str(e, "device"));
 	}
-	e = (cJSON *)find_device(j, "l40s");
+	e = (cJSON *)find_device(j, "rtx-6000-ada");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_double_eq(num(e, "count", NULL), 2);
 	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"),

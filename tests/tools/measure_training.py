@@ -134,8 +134,24 @@ def parse_args():
     p.add_argument("--vocab", type=int, default=0,
                    help="override the vocabulary (a quick check on a CPU, whose bf16 matrix "
                         "products with a 128k vocabulary take minutes)")
+    p.add_argument("--save-trace", metavar="DIR",
+                   help="with --record-allocator, also write each case's allocator trace "
+                        "(action, addr, size) to DIR as gzipped JSON, to replay offline")
     p.add_argument("--out", default="training_runs.csv")
     return p.parse_args()
+
+
+def save_trace(folder, row, trace):
+    """Writes the allocator trace entries of one case (action, addr, size) to folder."""
+    import gzip
+    import json
+    os.makedirs(folder, exist_ok=True)
+    name = "%s_%s_%s_b%s_s%s_ck%s.json.gz" % (row["model"], row["method"], row["attention"],
+                                              row["batch_size"], row["seq_len"],
+                                              row["grad_checkpointing"])
+    with gzip.open(os.path.join(folder, name), "wt") as f:
+        json.dump([{"action": e["action"], "addr": e["addr"], "size": e["size"]}
+                   for e in trace], f)
 
 
 CASE_KEYS = {"batch_size": int, "lora_targets": str, "lora_rank": int}
@@ -299,6 +315,8 @@ def run_case(torch, transformers, peft, args, case):
         if recording:
             from caching_allocator import replay_device_trace
             trace = torch.cuda.memory._snapshot()["device_traces"][0]
+            if args.save_trace:
+                save_trace(args.save_trace, row, trace)
             row["replayed_reserved_gib"] = round(replay_device_trace(trace).peak_reserved / GIB,
                                                  3)
         row["tokens_per_s"] = round(tokens * (args.steps - 1) / elapsed, 1)
