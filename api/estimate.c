@@ -2094,10 +2094,14 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	if (r.reserved_bytes > r.total_bytes)
 		assume(e,
 		       "reserved: a GPU with room to spare shows %.1f GiB held (reserved_bytes): "
-		       "from the second step PyTorch keeps the optimizer step's blocks and reserves "
-		       "the loss's anew; with less room it gives them back, and %.1f GiB "
-		       "(total_bytes) is what the run needs",
+		       "%s; with less room it gives them back, and %.1f GiB (total_bytes) is what "
+		       "the run needs",
 		       (double)r.reserved_bytes / 1073741824.0,
+		       s.flash_attention ?
+			       "from the second step PyTorch keeps the optimizer step's "
+			       "blocks and reserves the loss's anew" :
+			       "PyTorch reserves eager attention's score tensors twice "
+			       "over, as the layers' other requests split the cached ones",
 		       (double)r.total_bytes / 1073741824.0);
 	est_train_memory_json(root, &r, e, &t, one_gpu);
 	cJSON_AddBoolToObject(root, "fits", budget >= 0 && fits == 1);

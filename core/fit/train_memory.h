@@ -181,7 +181,8 @@ struct train_memory {
 	int64_t reserved_bytes;         /* what the GPU shows held (torch.cuda.max_memory_reserved()
 				   and the context) when it has memory to spare: total_bytes, or
 				   more where the caching allocator keeps the optimizer step's
-				   blocks and reserves the loss's anew (see train_memory.c) */
+				   blocks and reserves the loss's anew, or reserves eager
+				   attention's score tensors twice over (see train_memory.c) */
 };
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU

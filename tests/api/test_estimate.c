@@ -647,6 +647,7 @@ START_TEST(fine_tuning_mechanisms_and_apple)
 	/* A full fine-tune at 8k: a roomy card holds the step's blocks and the loss's anew. */
 	ck_assert(num(b, "memory.reserved_bytes") > num(b, "memory.total_bytes") + 8.0 * (1 << 30));
 	ck_assert_int_eq(said(b, "reserved: a GPU with room to spare"), 1);
+	ck_assert_int_eq(said(b, "reserves the loss's anew"), 1);
 	ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(a, "training"), "gradient_accumulation_steps")));
 	cJSON_Delete(a);
@@ -759,6 +760,15 @@ START_TEST(fine_tuning_packing)
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"padded\":1,"
 		     "\"hardware_profile\":\"h100-sxm\"}",
 		     422, "invalid_value", "padded");
+	/* Eager attention at 8k: its score tensors are reserved twice over on a roomy card. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"seq_len\":8192,"
+			     "\"attention\":\"eager\",\"hardware_profile\":\"h200-sxm\"}",
+			     &a),
+			 200);
+	ck_assert(num(a, "memory.reserved_bytes") >
+		  num(a, "memory.total_bytes") + 15.0 * (1 << 30));
+	ck_assert_int_eq(said(a, "eager attention's score tensors twice over"), 1);
+	cJSON_Delete(a);
 	/* A compiled run fuses PEFT's element-wise work: faster, the same memory. */
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"lora\",\"seq_len\":2048,"
 			     "\"hardware_profile\":\"h100-sxm\"}",
