@@ -13,6 +13,8 @@ CC       ?= cc
 B        ?= build
 PKGS     := libmicrohttpd libcjson libuv sqlite3 libcurl yaml-0.1
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+# Parallel compile jobs for make test and make run (one per CPU).
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
             -Wpointer-arith -Wvla -Werror
@@ -102,7 +104,7 @@ $(B)/fake/libnvidia-ml-nov2.so.1: $(wildcard tests/fake/nvml_fake.c)
 	@if [ -f tests/fake/nvml_fake.c ]; then $(CC) -std=c11 -shared -fPIC -O1 -DNO_V2 -o $@ tests/fake/nvml_fake.c; else touch $@; fi
 
 # The daemons the tests start do not measure the host (tests/server/test_hostbench.c does).
-TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$(CURDIR)/../shared RIGFIT_NO_HOST_BENCH=1 \
+TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_TEST_DATA=$(CURDIR)/tests/data RIGFIT_NO_HOST_BENCH=1 \
   RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1 \
   RIGFIT_FAKE_NVML_NOV2_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml-nov2.so.1
 
@@ -110,10 +112,16 @@ run: deps $(B)/rigfit
 	@mkdir -p var
 	./$(B)/rigfit serve --listen 127.0.0.1:8080 --db ./var/rigfit.db --profiles ./profiles
 
+# Every step runs with TMPDIR in one fresh folder, removed at the end whatever the outcome, so
+# that a run (a failing one too) leaves nothing in the temporary directory. It is open to all
+# like /tmp: the store tests open databases as an unprivileged user.
 test: deps
-	$(MAKE) --no-print-directory unit
-	$(MAKE) --no-print-directory mcp-test
-	$(MAKE) --no-print-directory fuzz-short
+	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/rigfit-make-test.XXXXXX") || exit 2; \
+	chmod 1777 "$$tmp"; \
+	TMPDIR=$$tmp $(MAKE) --no-print-directory -j$(JOBS) unit && \
+	TMPDIR=$$tmp $(MAKE) --no-print-directory -j$(JOBS) mcp-test && \
+	TMPDIR=$$tmp $(MAKE) --no-print-directory -j$(JOBS) fuzz-short; \
+	rc=$$?; rm -rf "$$tmp"; exit $$rc
 
 # The MCP transports against the official conformance suite and SDK client (node, from npm:
 # installed by make deps under $(B)/mcp-npm).
@@ -146,7 +154,7 @@ format:
 	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
 	  $(wildcard core/*.h core/*/*.h core/*/*/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/*/*/*.h tests/*/*/*/*.h tests/accuracy/*.c)
 
-# make accuracy: the estimator against the measured runs of ../shared/calibration (no network,
+# make accuracy: the estimator against the measured runs of tests/data/calibration (no network,
 # no GPU): tables of row, measured, estimated, error and the medians. Built from the release
 # objects of core/, the api/ loaders in ACCURACY_API and the test CSV reader; exits 1 when a
 # median misses its target.
@@ -174,7 +182,7 @@ bench-cpu: deps $(B)/calibrate_cpu
 	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp} --speed
 
 accuracy: $(B)/accuracy
-	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_SHARED_DIR=$${RIGFIT_SHARED_DIR:-$(CURDIR)/../shared} ./$(B)/accuracy
+	RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_TEST_DATA=$${RIGFIT_TEST_DATA:-$(CURDIR)/tests/data} ./$(B)/accuracy
 
 # --- Fuzzing, benchmark, soak (issue 7) ------------------------------------------------------
 # make fuzz        every libFuzzer target of tests/fuzz/ for FUZZ_SECONDS (default 60) each,

@@ -1,5 +1,5 @@
 /*
- * A small reader for the calibration CSV files of ../shared/calibration (RFC 4180: quoted
+ * A small reader for the calibration CSV files of tests/data/calibration (RFC 4180: quoted
  * fields with "" escapes and embedded commas or newlines). Test code only.
  */
 #ifndef RIGFIT_TESTS_CSV_H

@@ -218,9 +218,9 @@ static void eval_mem_row(const struct t_csv *t, int r, const struct model_catalo
 	}
 }
 
-int mc_memory_rows(const char *shared_dir, const struct model_catalog *c, struct mc_mem_row **rows)
+int mc_memory_rows(const char *data_dir, const struct model_catalog *c, struct mc_mem_row **rows)
 {
-	char *path = t_path(shared_dir, "calibration/llamacpp_memory.csv");
+	char *path = t_path(data_dir, "calibration/llamacpp_memory.csv");
 	struct t_csv *t = t_csv_read(path);
 	struct mc_mem_row *out;
 	int n;
@@ -303,9 +303,9 @@ static double scheme_gib(const struct model_entry *m, int ft, bool *ok)
 	return gib;
 }
 
-int mc_size_rows(const char *shared_dir, const struct model_catalog *c, struct mc_size_row **rows)
+int mc_size_rows(const char *data_dir, const struct model_catalog *c, struct mc_size_row **rows)
 {
-	char *path = t_path(shared_dir, "calibration/gguf_sizes.csv");
+	char *path = t_path(data_dir, "calibration/gguf_sizes.csv");
 	struct t_csv *t = t_csv_read(path);
 	const size_t n_bench = sizeof(bench_sizes) / sizeof(bench_sizes[0]);
 	struct mc_size_row *out;

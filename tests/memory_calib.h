@@ -2,10 +2,10 @@
  * The inference-memory estimate against measured data, shared by the unit tests
  * (tests/core/fit/test_estimate_memory.c, which assert the tolerances) and `make accuracy`
  * (tests/accuracy/memory_rows.c, which prints the tables and medians):
- *  - ../shared/calibration/llamacpp_memory.csv: the buffers llama.cpp logged (model on GPU and
+ *  - tests/data/calibration/llamacpp_memory.csv: the buffers llama.cpp logged (model on GPU and
  *    host, KV cache, compute), each row re-estimated from the catalog architecture and the
  *    row's settings;
- *  - ../shared/calibration/gguf_sizes.csv and a table of llama-bench sizes: GGUF tensor data
+ *  - tests/data/calibration/gguf_sizes.csv and a table of llama-bench sizes: GGUF tensor data
  *    of a quantization scheme, counted tensor by tensor with the scheme's mix.
  * Test code only.
  */
@@ -43,7 +43,7 @@ struct mc_mem_row {
 
 /* Evaluates every row of llamacpp_memory.csv. Returns the row count and a malloc'd array in
  * *rows (free()), or -1 when the file cannot be read. */
-int mc_memory_rows(const char *shared_dir, const struct model_catalog *c,
+int mc_memory_rows(const char *data_dir, const struct model_catalog *c,
 		   struct mc_mem_row **rows /* OUT */);
 
 struct mc_size_row {
@@ -57,7 +57,7 @@ struct mc_size_row {
 
 /* Evaluates the GGUF size rows (gguf_sizes.csv, then the llama-bench table). Returns the count
  * and a malloc'd array in *rows (free()), or -1. */
-int mc_size_rows(const char *shared_dir, const struct model_catalog *c,
+int mc_size_rows(const char *data_dir, const struct model_catalog *c,
 		 struct mc_size_row **rows /* OUT */);
 
 /* Relative error (est - meas) / meas. */

@@ -18,8 +18,9 @@ struct hw_snapshot;
 
 /* The repository root (RIGFIT_SRC_DIR, default "."). */
 const char *t_src_dir(void);
-/* ../shared beside the repository (RIGFIT_SHARED_DIR). */
-const char *t_shared_dir(void);
+/* The measured rows and captured outputs the tests read: tests/data (RIGFIT_TEST_DATA),
+ * copied into the repository with their sources (tests/data/README.md). */
+const char *t_data_dir(void);
 /* The daemon binary under test (RIGFIT_BIN, default build/asan/rigfit). */
 const char *t_bin(void);
 /* Makes a fresh temporary directory; returns its malloc'd path (remove with t_rmtree). */
@@ -34,7 +35,7 @@ int t_write_file(const char *path, const void *data, size_t len);
  * *len); from tests/core/fit/test_gguf.c. */
 unsigned char *t_gguf_write_tiny(size_t *len);
 
-/* Reads ../shared/fixtures/<name> (length in *len); fails the test when it is missing.
+/* Reads tests/data/fixtures/<name> (length in *len); fails the test when it is missing.
  * Returns a malloc'd NUL-terminated buffer. */
 char *t_fixture(const char *name, size_t *len);
 

@@ -13,7 +13,7 @@ START_TEST(reads_quotes_commas_and_the_real_calibration_files)
 	const char text[] = "a,b,c\r\n1,\"x, \"\"y\"\"\",3\n\n4,5\n";
 	struct t_csv *t;
 	double v;
-	char *cal = t_path(t_shared_dir(), "calibration/llamacpp_tg_pp.csv");
+	char *cal = t_path(t_data_dir(), "calibration/llamacpp_tg_pp.csv");
 
 	ck_assert_int_eq(t_write_file(f, text, sizeof(text) - 1), 0);
 	t = t_csv_read(f);

@@ -13,7 +13,7 @@
 
 char *t_fixture(const char *name, size_t *len)
 {
-	char *dir = t_path(t_shared_dir(), "fixtures");
+	char *dir = t_path(t_data_dir(), "fixtures");
 	char *path = t_path(dir, name);
 	char *buf = t_read_file(path, len);
 

@@ -17,10 +17,10 @@ const char *t_src_dir(void)
 	return d && *d ? d : ".";
 }
 
-const char *t_shared_dir(void)
+const char *t_data_dir(void)
 {
-	const char *d = getenv("RIGFIT_SHARED_DIR");
-	return d && *d ? d : "../shared";
+	const char *d = getenv("RIGFIT_TEST_DATA");
+	return d && *d ? d : "tests/data";
 }
 
 const char *t_bin(void)
@@ -29,19 +29,28 @@ const char *t_bin(void)
 	return b && *b ? b : "build/asan/rigfit";
 }
 
+/* Under $TMPDIR when set (make test points it at a folder it removes after the run), else
+ * /tmp. */
 char *t_mkdtemp(void)
 {
-	char tmpl[] = "/tmp/rigfit-test-XXXXXX";
-	char *d = mkdtemp(tmpl);
+	const char *base = getenv("TMPDIR");
+	char tmpl[512];
+	char *d;
+
+	if (!base || !*base || strlen(base) > sizeof(tmpl) - 32)
+		base = "/tmp";
+	snprintf(tmpl, sizeof(tmpl), "%s/rigfit-test-XXXXXX", base);
+	d = mkdtemp(tmpl);
 	return d ? strdup(d) : NULL;
 }
 
+/* Removes only what t_mkdtemp made (a "rigfit-test-" folder), never a path given by mistake. */
 void t_rmtree(const char *path)
 {
 	pid_t pid;
 	int status;
 
-	if (!path || strncmp(path, "/tmp/", 5) != 0)
+	if (!path || !strstr(path, "/rigfit-test-") || strstr(path, ".."))
 		return;
 	pid = fork();
 	if (pid == 0) {

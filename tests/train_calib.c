@@ -155,11 +155,11 @@ static int measured(const struct t_csv *t, const struct case_row *c, double *out
 	return -1;
 }
 
-int train_calib_run(const char *shared_dir, struct train_calib_result *out, int cap, char *err,
+int train_calib_run(const char *data_dir, struct train_calib_result *out, int cap, char *err,
 		    size_t errlen)
 {
-	char *tp = t_path(shared_dir, "calibration/training_memory.csv");
-	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	char *tp = t_path(data_dir, "calibration/training_memory.csv");
+	char *ap = t_path(data_dir, "calibration/model_arch.csv");
 	struct t_csv *train = t_csv_read(tp), *arch = t_csv_read(ap);
 	int n = 0, rc = 0;
 
@@ -238,10 +238,10 @@ static const struct {
 	{"Llama-3.1-70B", "Unsloth", 80, 89389, 1.1}, {"Llama-3.1-70B", "HF+FA2", 80, 6916, 1.1},
 };
 
-int train_calib_contexts(const char *shared_dir, struct train_context_result *out, int cap,
+int train_calib_contexts(const char *data_dir, struct train_context_result *out, int cap,
 			 char *err, size_t errlen)
 {
-	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	char *ap = t_path(data_dir, "calibration/model_arch.csv");
 	struct t_csv *arch = t_csv_read(ap);
 	int n = 0, rc = 0;
 
@@ -409,11 +409,11 @@ static int hf_settings(const struct t_csv *t, int r, struct train_settings *s, b
 	return 0;
 }
 
-int train_calib_hf(const char *src_dir, const char *shared_dir, struct train_hf_result *out,
+int train_calib_hf(const char *src_dir, const char *data_dir, struct train_hf_result *out,
 		   int cap, char *err, size_t errlen)
 {
 	char *hp = t_path(src_dir, "tests/fixtures/training/hf_peaks.csv");
-	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	char *ap = t_path(data_dir, "calibration/model_arch.csv");
 	struct t_csv *rows = t_csv_read(hp), *arch = t_csv_read(ap);
 	int n = 0, rc = 0;
 
@@ -491,11 +491,11 @@ static enum train_device_class device_class(const struct device_profile *p)
 		       TRAIN_CLASS_OTHER;
 }
 
-int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
+int train_calib_speeds(const char *data_dir, const char *src_dir, struct train_speed_result *out,
 		       int cap, char *err, size_t errlen)
 {
-	char *tp = t_path(shared_dir, "calibration/training_memory.csv");
-	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	char *tp = t_path(data_dir, "calibration/training_memory.csv");
+	char *ap = t_path(data_dir, "calibration/model_arch.csv");
 	struct t_csv *train = t_csv_read(tp), *arch = t_csv_read(ap);
 	struct device_table devices = {0};
 	int n = 0, rc = 0;

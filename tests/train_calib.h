@@ -1,6 +1,6 @@
 /*
  * The fine-tuning calibration cases shared by the train_memory suite and `make accuracy`: rows
- * of ../shared/calibration/training_memory.csv whose settings can be stated, the published
+ * of tests/data/calibration/training_memory.csv whose settings can be stated, the published
  * Hugging Face peaks of tests/fixtures/training/hf_peaks.csv, each model's
  * dimensions from model_arch.csv, and the estimate for each (see tests/core/fit/test_train_memory.c
  * for why each setting was chosen).
@@ -18,7 +18,7 @@ struct train_calib_result {
 
 /* Estimates every case. Returns how many were written to out (at most cap), or -1 with a
  * reason in err when a calibration file or row is missing. */
-int train_calib_run(const char *shared_dir, struct train_calib_result *out, int cap, char *err,
+int train_calib_run(const char *data_dir, struct train_calib_result *out, int cap, char *err,
 		    size_t errlen);
 
 /* One published longest trainable context: the sequence length a framework reached on a card of
@@ -34,7 +34,7 @@ struct train_context_result {
  * 3.3 70B QLoRA, rank 32 on all linear layers, batch 1, sequences padded to the length, for
  * Unsloth and for Hugging Face + FlashAttention 2). Returns how many were written to out (at
  * most cap), or -1 with a reason in err. */
-int train_calib_contexts(const char *shared_dir, struct train_context_result *out, int cap,
+int train_calib_contexts(const char *data_dir, struct train_context_result *out, int cap,
 			 char *err, size_t errlen);
 
 /* One published training speed (tokens/s of all GPUs) against the estimate. */
@@ -46,7 +46,7 @@ struct train_speed_result {
 /* Estimates every training_memory.csv row that states tokens/s (torchtune's table), with the
  * devices' bf16 peaks from src_dir's profiles/devices.json. Returns how many were written to
  * out (at most cap), or -1 with a reason in err. */
-int train_calib_speeds(const char *shared_dir, const char *src_dir, struct train_speed_result *out,
+int train_calib_speeds(const char *data_dir, const char *src_dir, struct train_speed_result *out,
 		       int cap, char *err, size_t errlen);
 
 /* One published Hugging Face peak (tests/fixtures/training/hf_peaks.csv) against the estimate:
@@ -61,9 +61,9 @@ struct train_hf_result {
 };
 
 /* Estimates every row of src_dir's tests/fixtures/training/hf_peaks.csv with the dimensions of
- * shared_dir's model_arch.csv. Returns how many were written to out (at most cap), or -1 with
+ * data_dir's model_arch.csv. Returns how many were written to out (at most cap), or -1 with
  * a reason in err when a file, column or value is missing or not understood. */
-int train_calib_hf(const char *src_dir, const char *shared_dir, struct train_hf_result *out,
+int train_calib_hf(const char *src_dir, const char *data_dir, struct train_hf_result *out,
 		   int cap, char *err, size_t errlen);
 
 /* Checks src_dir's profiles/devices.json: every GPU or SoC with a tensor fp16 rate has

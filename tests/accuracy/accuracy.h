@@ -1,6 +1,6 @@
 /*
  * `make accuracy`: the estimator against measured runs. speed_rows.c turns the rows of
- * ../shared/calibration/llamacpp_tg_pp.csv into core/fit/speed.h observations (devices resolved
+ * tests/data/calibration/llamacpp_tg_pp.csv into core/fit/speed.h observations (devices resolved
  * through profiles/devices.json, layer counts from model_arch.csv), prints per-row errors and
  * the medians in-sample, held out and leave-one-device-out, and refits the constants;
  * memory_rows.c does the same for the memory estimate. The speed unit tests
@@ -44,10 +44,10 @@ struct speed_rows {
 	struct device_table devices;
 };
 
-/* Loads the calibration rows. src_dir holds profiles/devices.json, shared_dir holds
+/* Loads the calibration rows. src_dir holds profiles/devices.json, data_dir holds
  * calibration/. Returns 0 and *out (free with speed_rows_free), or -1 with a message on stderr
  * when a file is missing or malformed. */
-int speed_rows_load(const char *shared_dir, const char *src_dir, struct speed_rows *out /* OUT */);
+int speed_rows_load(const char *data_dir, const char *src_dir, struct speed_rows *out /* OUT */);
 
 /* Frees r's rows and device table. NULL is a no-op. */
 void speed_rows_free(struct speed_rows *r);
@@ -85,13 +85,13 @@ int speed_offload_input(const struct t_csv *c, int r, const struct device_table 
 
 /* Prints the speed tables and medians to f; refits and prints the constants. Returns 0 when
  * every median meets its target, 1 when one does not, -1 when the files cannot be read. */
-int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f);
+int accuracy_speed(const char *data_dir, const char *src_dir, FILE *f);
 
 /* The memory estimate against llamacpp_memory.csv and friends. Returns 0 when it met its
  * targets (or has nothing to check yet). */
-int accuracy_memory(const char *shared_dir);
+int accuracy_memory(const char *data_dir);
 
 /* Prints the fine-tuning memory table; returns 1 when its median misses the target. */
-int accuracy_training(const char *shared_dir);
+int accuracy_training(const char *data_dir);
 
 #endif

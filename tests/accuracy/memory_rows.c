@@ -1,6 +1,6 @@
 /*
  * `make accuracy`, the memory part: the inference-memory estimate against
- * ../shared/calibration/llamacpp_memory.csv (weights, KV cache, model + KV + compute per
+ * tests/data/calibration/llamacpp_memory.csv (weights, KV cache, model + KV + compute per
  * logged run) and GGUF sizes (gguf_sizes.csv and llama-bench sizes), with the medians. The
  * rows are evaluated by tests/memory_calib.c, the same code the unit tests assert on; this
  * file prints them. Targets (issue 4): weights within 3%, KV within 1%, totals within 10%
@@ -15,16 +15,16 @@
 #include "tests/memory_calib.h"
 #include "tests/test.h"
 
-static int memory_table(const char *shared_dir, const struct model_catalog *c)
+static int memory_table(const char *data_dir, const struct model_catalog *c)
 {
 	struct mc_mem_row *rows = NULL;
-	int n = mc_memory_rows(shared_dir, c, &rows);
+	int n = mc_memory_rows(data_dir, c, &rows);
 	double we[64], ke[64], te[64], worst_w = 0, worst_k = 0, worst_t = 0;
 	int nw = 0, nk = 0, nt = 0;
 
 	if (n < 0) {
 		fprintf(stderr, "memory: cannot read %s/calibration/llamacpp_memory.csv\n",
-			shared_dir);
+			data_dir);
 		return -1;
 	}
 	printf("== memory: llamacpp_memory.csv (MiB; estimated from the catalog architecture)\n");
@@ -72,15 +72,15 @@ static int memory_table(const char *shared_dir, const struct model_catalog *c)
 		       0;
 }
 
-static int size_table(const char *shared_dir, const struct model_catalog *c)
+static int size_table(const char *data_dir, const struct model_catalog *c)
 {
 	struct mc_size_row *rows = NULL;
-	int n = mc_size_rows(shared_dir, c, &rows);
+	int n = mc_size_rows(data_dir, c, &rows);
 	double errs[256], worst = 0;
 	int ne = 0;
 
 	if (n < 0) {
-		fprintf(stderr, "memory: cannot read %s/calibration/gguf_sizes.csv\n", shared_dir);
+		fprintf(stderr, "memory: cannot read %s/calibration/gguf_sizes.csv\n", data_dir);
 		return -1;
 	}
 	printf("\n== memory: GGUF sizes (GiB of tensor data; the scheme's mix, tensor by tensor)\n");
@@ -106,15 +106,15 @@ static int size_table(const char *shared_dir, const struct model_catalog *c)
 	return worst > MC_SIZE_TOL ? 1 : 0;
 }
 
-int accuracy_memory(const char *shared_dir)
+int accuracy_memory(const char *data_dir)
 {
 	struct model_catalog *c = mc_catalog_load(t_src_dir());
 	int a, b;
 
 	if (!c)
 		return -1;
-	a = memory_table(shared_dir, c);
-	b = a < 0 ? -1 : size_table(shared_dir, c);
+	a = memory_table(data_dir, c);
+	b = a < 0 ? -1 : size_table(data_dir, c);
 	model_catalog_free(c);
 	if (a < 0 || b < 0)
 		return -1;

@@ -1,5 +1,5 @@
 /*
- * The speed model against ../shared/calibration/llamacpp_tg_pp.csv (see accuracy.h). Each row
+ * The speed model against tests/data/calibration/llamacpp_tg_pp.csv (see accuracy.h). Each row
  * becomes a core/fit/speed.h observation: weight bytes from model_size_gib (GiB), FLOPs from
  * params_b (2 x active parameters; MoE rows state their active count in notes), layers and KV
  * size from model_arch.csv, the device from profiles/devices.json by the row's device name
@@ -396,10 +396,10 @@ static struct device_table load_devices(const char *src_dir, int *rc)
 	return t;
 }
 
-int speed_rows_load(const char *shared_dir, const char *src_dir, struct speed_rows *out)
+int speed_rows_load(const char *data_dir, const char *src_dir, struct speed_rows *out)
 {
-	char *cp = t_path(shared_dir, "calibration/llamacpp_tg_pp.csv");
-	char *ap = t_path(shared_dir, "calibration/model_arch.csv");
+	char *cp = t_path(data_dir, "calibration/llamacpp_tg_pp.csv");
+	char *ap = t_path(data_dir, "calibration/model_arch.csv");
 	struct t_csv *c = t_csv_read(cp), *a = t_csv_read(ap);
 	struct speed_rows r = {.n = 0, .rows = NULL, .devices = {.n = 0, .devices = NULL}};
 	int rc = -1;
@@ -767,7 +767,7 @@ static void print_offload(FILE *f, const struct speed_rows *r, const char *src_d
 	t_csv_free(c);
 }
 
-int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
+int accuracy_speed(const char *data_dir, const char *src_dir, FILE *f)
 {
 	struct speed_rows r;
 	struct speed_obs *obs;
@@ -776,7 +776,7 @@ int accuracy_speed(const char *shared_dir, const char *src_dir, FILE *f)
 	size_t n;
 	int rc = 0, skipped = 0;
 
-	if (speed_rows_load(shared_dir, src_dir, &r) < 0)
+	if (speed_rows_load(data_dir, src_dir, &r) < 0)
 		return -1;
 	obs = calloc((size_t)r.n + 1, sizeof(*obs));
 	if (!obs) {

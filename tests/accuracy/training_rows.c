@@ -23,11 +23,11 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The longest contexts; returns 1 when one is outside its band. */
-static int accuracy_training_contexts(const char *shared_dir)
+static int accuracy_training_contexts(const char *data_dir)
 {
 	struct train_context_result res[32];
 	char err[256];
-	int n = train_calib_contexts(shared_dir, res, 32, err, sizeof(err)), bad = 0;
+	int n = train_calib_contexts(data_dir, res, 32, err, sizeof(err)), bad = 0;
 
 	if (n <= 0) {
 		fprintf(stderr, "accuracy: training contexts: %s\n", err);
@@ -46,11 +46,11 @@ static int accuracy_training_contexts(const char *shared_dir)
 
 /* Published Hugging Face peaks (tests/fixtures/training/hf_peaks.csv); returns 1 when a row
  * marked in_band is outside 0.85-1.15x. */
-static int accuracy_training_hf(const char *shared_dir)
+static int accuracy_training_hf(const char *data_dir)
 {
 	struct train_hf_result res[32];
 	char err[256];
-	int n = train_calib_hf(t_src_dir(), shared_dir, res, 32, err, sizeof(err)), bad = 0;
+	int n = train_calib_hf(t_src_dir(), data_dir, res, 32, err, sizeof(err)), bad = 0;
 
 	if (n <= 0) {
 		fprintf(stderr, "accuracy: Hugging Face peaks: %s\n", err);
@@ -67,12 +67,12 @@ static int accuracy_training_hf(const char *shared_dir)
 }
 
 /* Training tokens/s; returns 1 when the median misses its target. */
-static int accuracy_training_speed(const char *shared_dir)
+static int accuracy_training_speed(const char *data_dir)
 {
 	struct train_speed_result res[16];
 	double errs[16];
 	char err[256];
-	int n = train_calib_speeds(shared_dir, t_src_dir(), res, 16, err, sizeof(err));
+	int n = train_calib_speeds(data_dir, t_src_dir(), res, 16, err, sizeof(err));
 
 	if (n <= 0) {
 		fprintf(stderr, "accuracy: training speed: %s\n", err);
@@ -90,12 +90,12 @@ static int accuracy_training_speed(const char *shared_dir)
 	return errs[n / 2] < TRAIN_SPEED_MEDIAN_TARGET ? 0 : 1;
 }
 
-int accuracy_training(const char *shared_dir)
+int accuracy_training(const char *data_dir)
 {
 	struct train_calib_result res[64];
 	double errs[64];
 	char err[256];
-	int n = train_calib_run(shared_dir, res, 64, err, sizeof(err));
+	int n = train_calib_run(data_dir, res, 64, err, sizeof(err));
 
 	if (n <= 0) {
 		fprintf(stderr, "accuracy: training: %s\n", err);
@@ -114,6 +114,6 @@ int accuracy_training(const char *shared_dir)
 	printf("Training: %d rows, median |error| %.1f%% (target %.0f%%)\n", n, errs[n / 2] * 100,
 	       TRAIN_MEDIAN_TARGET * 100);
 	return (errs[n / 2] < TRAIN_MEDIAN_TARGET ? 0 : 1) |
-	       accuracy_training_contexts(shared_dir) | accuracy_training_hf(shared_dir) |
-	       accuracy_training_speed(shared_dir);
+	       accuracy_training_contexts(data_dir) | accuracy_training_hf(data_dir) |
+	       accuracy_training_speed(data_dir);
 }

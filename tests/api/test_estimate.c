@@ -1,6 +1,6 @@
 /*
  * POST /api/estimate without a socket: the handler with the shipped profiles. The numbers are
- * checked against llama.cpp's own logs (../shared/calibration/llamacpp_memory.csv: Llama-3-8B
+ * checked against llama.cpp's own logs (tests/data/calibration/llamacpp_memory.csv: Llama-3-8B
  * Q4_K_M at n_ctx 8192 logged a 4403.49 MiB model buffer, 1024 MiB KV, 560 MiB compute), and
  * every input error must name its field.
  */
@@ -195,7 +195,7 @@ START_TEST(reproduces_llama_cpp_buffers_through_the_route)
 END_TEST
 
 /* A CPU host as llama.cpp uses it: Llama-3.2-1B-Instruct Q4_K_M holds 762.81 MiB of tensor
- * data (llama-bench's size, ../shared/calibration/gguf_sizes.csv), its head tied to
+ * data (llama-bench's size, tests/data/calibration/gguf_sizes.csv), its head tied to
  * token_embd. On the host the head is token_embd itself; with AVX2 the Q4_K weights are
  * repacked, and with mmap (the default) the mapped file and the copy are both held. */
 #define CPU_HOST_BODY                                                                              \

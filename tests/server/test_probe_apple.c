@@ -1,6 +1,6 @@
 /*
  * The GPU probes outside NVIDIA, end to end through rf_detect_scan: Apple Silicon through a
- * `sysctl` program (scripts that print the real captures of ../shared/fixtures, fail, print
+ * `sysctl` program (scripts that print the real captures of tests/data/fixtures, fail, print
  * junk or hang), and the AMD/Intel sysfs probe on small trees built here for what recorded
  * machines do not show: duplicate cards, connectors and render nodes, partition cards without
  * a PCI vendor, other vendors and drivers, and the caps on cards and GPUs.
@@ -65,7 +65,7 @@ static char *script(const char *dir, const char *body)
 
 static char *fixture_path(const char *name)
 {
-	char *dir = t_path(t_shared_dir(), "fixtures");
+	char *dir = t_path(t_data_dir(), "fixtures");
 	char *path = t_path(dir, name);
 
 	free(dir);

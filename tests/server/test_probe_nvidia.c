@@ -6,7 +6,7 @@
  * garbage, failing or missing. Every case must end with real GPUs or none: never an invented one.
  *
  * The GPUs described are two of the eight RTX 4090s of
- * ../shared/fixtures/rtx4090-8gpu__nvidia-smi-a.txt (driver 550.127.05, CUDA 12.4, 24564 MiB with
+ * tests/data/fixtures/rtx4090-8gpu__nvidia-smi-a.txt (driver 550.127.05, CUDA 12.4, 24564 MiB with
  * 354 reserved, 2 used, 24210 free, max memory clock 10501 MHz). Compute capability 8.9 and the
  * 384-bit bus are the RTX 4090's specification, not in that capture; its architecture is Ada
  * (nvmlDeviceGetArchitecture answers NVML_DEVICE_ARCH_ADA, 8, in NVML's header).

@@ -27,7 +27,7 @@ With --record-allocator it also records the CUDA caching allocator's own trace a
 with caching_allocator.py (replayed_reserved_gib): set against peak_gib, that checks the
 replay which trace_step.py's CPU traces rely on.
 
-Columns follow ../shared/calibration/training_memory.csv where they exist (model, method,
+Columns follow tests/data/calibration/training_memory.csv where they exist (model, method,
 bits, batch_size, seq_len, grad_checkpointing, peak_gib, framework, gpu) and add what the
 estimator needs to reproduce the run: the architecture and parameter counts, as
 tests/fixtures/training/gpu_peaks.csv holds them (that file adds in_band, rigfit's verdict).

@@ -1,5 +1,5 @@
 /*
- * Inference memory against what llama.cpp measured (../shared/calibration, read through
+ * Inference memory against what llama.cpp measured (tests/data/calibration, read through
  * tests/memory_calib.c: weights within 3% of the model buffers, KV within 1%, model + KV +
  * compute within 10%; GGUF sizes within 3%), and the mechanisms one by one: partial offload,
  * a split over two GPUs, n_ctx max, KV cache types, MLA, sliding windows, n_parallel, unified
@@ -65,7 +65,7 @@ static struct rf_mem_device gpu(const char *name, double free_gib)
 START_TEST(llamacpp_memory_rows)
 {
 	struct mc_mem_row *rows = NULL;
-	int n = mc_memory_rows(t_shared_dir(), cat, &rows);
+	int n = mc_memory_rows(t_data_dir(), cat, &rows);
 	int used = 0, kv = 0, totals = 0, bad = 0;
 	double errs[64];
 	int n_errs = 0;
@@ -121,7 +121,7 @@ END_TEST
 START_TEST(gguf_sizes_rows)
 {
 	struct mc_size_row *rows = NULL;
-	int n = mc_size_rows(t_shared_dir(), cat, &rows);
+	int n = mc_size_rows(t_data_dir(), cat, &rows);
 	int used = 0, bad = 0, n_errs = 0;
 	double errs[128];
 

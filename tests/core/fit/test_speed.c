@@ -2,7 +2,7 @@
  * The speed model: its mechanism (bytes over bandwidth, FLOPs over throughput, a layer split
  * that does not sum bandwidths, the host share of a partial offload, KV reads at full
  * context), its input checks, and its accuracy against the measured rows of
- * ../shared/calibration/llamacpp_tg_pp.csv: named rows within stated tolerances, the medians
+ * tests/data/calibration/llamacpp_tg_pp.csv: named rows within stated tolerances, the medians
  * in-sample and on rows held out of the fit under the issue's targets, and the constants in
  * core/fit/speed.c equal to what speed_fit() finds again.
  *
@@ -336,7 +336,7 @@ static struct speed_rows rows;
 static void load_rows(void)
 {
 	if (rows.n == 0)
-		ck_assert_int_eq(speed_rows_load(t_shared_dir(), t_src_dir(), &rows), 0);
+		ck_assert_int_eq(speed_rows_load(t_data_dir(), t_src_dir(), &rows), 0);
 }
 
 static void free_rows(void)

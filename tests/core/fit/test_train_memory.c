@@ -1,6 +1,6 @@
 /*
  * The fine-tuning memory model against measured peaks (the cases are in tests/train_calib.c)
- * from ../shared/calibration/training_memory.csv and from tests/fixtures/training/hf_peaks.csv
+ * from tests/data/calibration/training_memory.csv and from tests/fixtures/training/hf_peaks.csv
  * (published Hugging Face-style runs with every setting stated, checkpointing on and off),
  * with each model's dimensions from model_arch.csv. Only rows whose settings can be stated are
  * used; the settings the source leaves out are written next to each case, with why they were
@@ -33,7 +33,7 @@ START_TEST(reproduces_measured_training_peaks)
 	struct train_calib_result res[64];
 	double errs[64];
 	char err[256];
-	int n = train_calib_run(t_shared_dir(), res, 64, err, sizeof(err));
+	int n = train_calib_run(t_data_dir(), res, 64, err, sizeof(err));
 
 	ck_assert_msg(n > 10, "%s", err);
 	printf("%-20s %-6s %-12s %9s %9s %7s\n", "model", "method", "framework", "measured",
@@ -57,7 +57,7 @@ START_TEST(reaches_published_longest_contexts)
 {
 	struct train_context_result res[32];
 	char err[256];
-	int n = train_calib_contexts(t_shared_dir(), res, 32, err, sizeof(err));
+	int n = train_calib_contexts(t_data_dir(), res, 32, err, sizeof(err));
 
 	int bad = -1;
 
@@ -84,7 +84,7 @@ START_TEST(reproduces_published_hf_peaks)
 {
 	struct train_hf_result res[32];
 	char err[256];
-	int n = train_calib_hf(t_src_dir(), t_shared_dir(), res, 32, err, sizeof(err)), on = 0,
+	int n = train_calib_hf(t_src_dir(), t_data_dir(), res, 32, err, sizeof(err)), on = 0,
 	    held = 0;
 
 	ck_assert_msg(n >= 5, "%s", err);

@@ -273,8 +273,8 @@ static int resolve_calibration_name(const char *col, const struct device_profile
 
 START_TEST(every_device_of_the_calibration_files_is_present)
 {
-	char *gp = t_path(t_shared_dir(), "calibration/gpus.csv");
-	char *bp = t_path(t_shared_dir(), "calibration/llamacpp_tg_pp.csv");
+	char *gp = t_path(t_data_dir(), "calibration/gpus.csv");
+	char *bp = t_path(t_data_dir(), "calibration/llamacpp_tg_pp.csv");
 	struct t_csv *g = t_csv_read(gp), *b = t_csv_read(bp);
 	const struct device_profile *p = NULL;
 
@@ -492,7 +492,7 @@ START_TEST(json_round_trip_of_an_entry)
 }
 END_TEST
 
-/* The CPU table: real /proc/cpuinfo captures (../shared/fixtures) resolve by their model
+/* The CPU table: real /proc/cpuinfo captures (tests/data/fixtures) resolve by their model
  * string to the entry of their family, with its theoretical bandwidth; CPUs the table does
  * not hold, and GPU names, resolve to none. */
 START_TEST(cpu_models_resolve_to_their_family)
@@ -514,7 +514,7 @@ START_TEST(cpu_models_resolve_to_their_family)
 	const struct device_profile *p = NULL;
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		char *path = t_path(t_shared_dir(), "fixtures");
+		char *path = t_path(t_data_dir(), "fixtures");
 		char *file = t_path(path, rows[i].fixture);
 		size_t len;
 		char *text = t_read_file(file, &len);

@@ -1,5 +1,5 @@
 /*
- * The /proc parsers against real captures from ../shared/fixtures (see its INDEX.md for where
+ * The /proc parsers against real captures from tests/data/fixtures (see its INDEX.md for where
  * each came from). Expected values were counted from the captures themselves (processor
  * entries, distinct physical/core id pairs, MemTotal lines), not from the parser.
  */

@@ -1,6 +1,6 @@
 /*
  * The DRM sysfs parsers and GPU rules of core/hw/hw_parse_amd.c. The amdgpu values come from the
- * real Vega 10 listing in ../shared/fixtures (amd-vega10-rx-vega-asus__amdgpu-sysfs.txt),
+ * real Vega 10 listing in tests/data/fixtures (amd-vega10-rx-vega-asus__amdgpu-sysfs.txt),
  * expanded back into file contents here; the KFD properties text is one node of a published
  * dump of a four-APU MI300A machine (`cat /sys/class/kfd/kfd/topology/nodes/ * /properties`
  * in the test resources of a Kubernetes device-plugin project, found by code search), in the

@@ -1,6 +1,6 @@
 /*
  * The NVIDIA parsers of core/hw/hw_parse_nvidia.c: the NVML child's record, nvidia-smi's CSV and
- * `nvidia-smi -L`. Real outputs come from ../shared/fixtures (see its INDEX.md); values were
+ * `nvidia-smi -L`. Real outputs come from tests/data/fixtures (see its INDEX.md); values were
  * read off the captures by eye, not from the parser. Hostile inputs (CRLF, truncation, [N/A],
  * overflow, garbage, nothing at all) must give unknowns and rejected lines, never a GPU.
  */
@@ -487,7 +487,7 @@ END_TEST
 
 /* NVML's architecture numbers (nvml.h, NVML_DEVICE_ARCH_*), and the bus width that a device
  * profile's bandwidth implies at the clock nvidia-smi reports, checked against the published
- * buses of the GPUs in ../shared/fixtures' captures. */
+ * buses of the GPUs in tests/data/fixtures' captures. */
 START_TEST(architecture_names_and_bus_width_from_bandwidth)
 {
 	ck_assert_ptr_null(hw_nvml_architecture_name(0));

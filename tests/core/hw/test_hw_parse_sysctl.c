@@ -1,8 +1,8 @@
 /*
  * The macOS sysctl parser and the Apple Silicon rules (core/hw/hw_parse_sysctl.c), against the
- * real `sysctl -a` captures of ../shared/fixtures (M1 Pro, M2, M3 Max, a Big Sur M1, an Intel
+ * real `sysctl -a` captures of tests/data/fixtures (M1 Pro, M2, M3 Max, a Big Sur M1, an Intel
  * Mac) and the GPU working-set limits that Metal logged on the machines listed in
- * ../shared/calibration/gpus.csv, which the rule must reproduce.
+ * tests/data/calibration/gpus.csv, which the rule must reproduce.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 
 static char *shared_file(const char *sub, const char *name, size_t *len)
 {
-	char *dir = t_path(t_shared_dir(), sub);
+	char *dir = t_path(t_data_dir(), sub);
 	char *path = t_path(dir, name);
 	char *buf = t_read_file(path, len);
 

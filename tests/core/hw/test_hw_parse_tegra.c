@@ -1,6 +1,6 @@
 /*
  * Device-tree boards: model and compatible strings with their NULs and without them (as the
- * captures in ../shared/fixtures printed them), /etc/nv_tegra_release lines, the Tegra chip
+ * captures in tests/data/fixtures printed them), /etc/nv_tegra_release lines, the Tegra chip
  * table, and Raspberry Pi; then the Jetson probe on a tree where the device tree is found only
  * under /sys/firmware/devicetree/base.
  */

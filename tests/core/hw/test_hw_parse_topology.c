@@ -1,7 +1,7 @@
 /*
  * CPU topology: the cpulist and one-number parsers, the counting rules of
  * core/hw/hw_parse_topology.h on hand-built topologies, ARM core names from real /proc/cpuinfo
- * captures (../shared/fixtures), and the CPU probe on small synthetic sysfs trees for what no
+ * captures (tests/data/fixtures), and the CPU probe on small synthetic sysfs trees for what no
  * capture shows: an Intel hybrid CPU (no sysfs capture of one exists; the tree below follows
  * the layout of a Core i7-12700H: 6 P-cores with two threads as CPUs 0-11, 8 E-cores as CPUs
  * 12-19, PMU cpulists under /sys/devices/cpu_core and cpu_atom), per-CPU `online` files

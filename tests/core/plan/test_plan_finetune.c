@@ -620,7 +620,7 @@ START_TEST(t4_plans_on_its_own_compute)
 END_TEST
 
 /* The speeds the objective compares, against torchtune's measured Llama 3.1 8B runs (batch 2,
- * 2048 packed tokens) on one RTX 4090 and one RTX A6000 (../shared/calibration/
+ * 2048 packed tokens) on one RTX 4090 and one RTX A6000 (tests/data/calibration/
  * training_memory.csv, tokens/sec in extra_settings): on each card every pair of methods
  * measured ranks as measured (LoRA, QLoRA, full on the 4090). The utilisations were fitted on
  * the 4090's rows; the A6000's full/LoRA ratio, held out, is within 10%. Absolute tokens/s
@@ -630,7 +630,7 @@ START_TEST(method_speeds_rank_as_measured)
 	static const char *const cards[] = {"1x RTX 4090", "1x RTX A6000"};
 	static const char *const ids[] = {"rtx-4090", "rtx-a6000"};
 	static const char *const methods[] = {"full", "LoRA", "QLoRA"};
-	char *path = t_path(t_shared_dir(), "calibration/training_memory.csv");
+	char *path = t_path(t_data_dir(), "calibration/training_memory.csv");
 	struct t_csv *csv = t_csv_read(path);
 	struct tm l8;
 

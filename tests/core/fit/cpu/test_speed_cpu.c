@@ -382,13 +382,13 @@ START_TEST(against_llama_cpp_on_this_host)
 }
 END_TEST
 
-/* The Arm CPU rows of ../shared/calibration/llamacpp_tg_pp.csv (llama-bench pp512, Q4_K_M,
+/* The Arm CPU rows of tests/data/calibration/llamacpp_tg_pp.csv (llama-bench pp512, Q4_K_M,
  * "N threads" in the device column), predicted for an unmeasured Arm host with i8mm: the
  * table's figures, nothing of those boards' own. On Arm ggml-cpu repacks Q4_K and Q6_K
  * (core/fit/cpu/repack.c), so the file runs the repacked kernels. */
 START_TEST(arm_prefill_against_published_runs)
 {
-	char *path = t_path(t_shared_dir(), "calibration/llamacpp_tg_pp.csv");
+	char *path = t_path(t_data_dir(), "calibration/llamacpp_tg_pp.csv");
 	struct t_csv *t = t_csv_read(path);
 	double err[16];
 	int n = 0;
