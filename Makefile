@@ -1,7 +1,8 @@
 # rigfit — one binary ($(B)/rigfit), its tests and its checks.
 #
 #   make            build build/rigfit (optimised, warnings are errors)
-#   make run        install missing packages, build, serve on 127.0.0.1:8080 (db under ./var)
+#   make run        install what building and serving need, build, serve on 127.0.0.1:8080
+#                   (RIGFIT_LISTEN or LISTEN= to change it; db under ./var)
 #   make test       install missing packages, build the tests with ASan+UBSan, run them all
 #   make mcp-test   MCP against the official conformance suite and SDK client (node, npm)
 #   make valgrind   the same tests, built without sanitizers, under valgrind
@@ -45,7 +46,7 @@ define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
-.PHONY: all run test unit mcp-test valgrind lint deps deps-lint clean format check-format bench \
+.PHONY: all run test unit mcp-test valgrind lint deps deps-lint deps-run clean format check-format bench \
   accuracy calibrate-cpu bench-cpu
 all: $(B)/rigfit
 
@@ -108,9 +109,16 @@ TEST_ENV = RIGFIT_SRC_DIR=$(CURDIR) RIGFIT_TEST_DATA=$(CURDIR)/tests/data RIGFIT
   RIGFIT_FAKE_NVML_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml.so.1 \
   RIGFIT_FAKE_NVML_NOV2_LIB=$(CURDIR)/$(B)/fake/libnvidia-ml-nov2.so.1
 
-run: deps $(B)/rigfit
+# make run installs only what building and serving need, and listens on RIGFIT_LISTEN (or
+# LISTEN=...) when set.
+LISTEN ?= $(or $(RIGFIT_LISTEN),127.0.0.1:8080)
+run: deps-run
+	@$(MAKE) --no-print-directory -j$(JOBS) $(B)/rigfit
 	@mkdir -p var
-	./$(B)/rigfit serve --listen 127.0.0.1:8080 --db ./var/rigfit.db --profiles ./profiles
+	./$(B)/rigfit serve --listen $(LISTEN) --db ./var/rigfit.db --profiles ./profiles
+
+deps-run:
+	@sh tests/tools/deps.sh --run
 
 # Every step runs with TMPDIR in one fresh folder, removed at the end whatever the outcome, so
 # that a run (a failing one too) leaves nothing in the temporary directory. It is open to all
