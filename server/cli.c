@@ -28,6 +28,7 @@
 #include "core/err.h"
 #include "core/hw/hw_profile.h"
 #include "core/numparse.h"
+#include "core/suggest.h"
 #include "server/config.h"
 #include "server/daemon.h"
 #include "server/detect/detect.h"
@@ -527,6 +528,22 @@ static const struct cli_command *command_find(const char *name)
 	return NULL;
 }
 
+/* The one-line error for a command that does not exist, naming the closest one. */
+static int unknown_command(const char *prefix, const char *name)
+{
+	const char *names[N_COMMANDS];
+	const char *near;
+
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	near = rf_suggest(name, names, N_COMMANDS);
+	if (near)
+		return cli_usage_error("%sunknown command '%.60s'; did you mean '%s'? (try rigfit "
+				       "help)",
+				       prefix, name, near);
+	return cli_usage_error("%sunknown command '%.60s' (try rigfit help)", prefix, name);
+}
+
 static void usage_print(FILE *out)
 {
 	fputs("usage: rigfit <command> [options]\n", out);
@@ -574,12 +591,11 @@ int rf_cli_main(int argc, char **argv)
 		name = "version";
 	c = command_find(name);
 	if (!c)
-		return cli_usage_error("unknown command '%.60s' (try rigfit help)", name);
+		return unknown_command("", name);
 	if (!c->run) {
 		const struct cli_command *topic = argc > 2 ? command_find(argv[2]) : NULL;
 		if (argc > 2 && !topic)
-			return cli_usage_error("help: unknown command '%.60s' (try rigfit help)",
-					       argv[2]);
+			return unknown_command("help: ", argv[2]);
 		if (argc > 3)
 			return cli_usage_error("help: one command at a time");
 		if (!topic) {

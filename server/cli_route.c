@@ -427,6 +427,22 @@ static int question_body(const struct cli_question *q, const struct question_arg
 	return rc;
 }
 
+/* Whether a validate reply says the config works ("is_valid": true); false for any reply that
+ * does not say so. */
+static bool reply_is_valid(const struct api_reply *r)
+{
+	const char *body = r->body ? r->body : r->borrowed_body;
+	cJSON *o;
+	bool ok;
+
+	if (r->status >= 300 || !body)
+		return false;
+	o = cJSON_ParseWithLength(body, r->len);
+	ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "is_valid"));
+	cJSON_Delete(o);
+	return ok;
+}
+
 int rf_cli_question(int argc, char **argv)
 {
 	const struct cli_question *q = question_find(argv[0]);
@@ -464,6 +480,8 @@ int rf_cli_question(int argc, char **argv)
 	ce.req.path = q->path;
 	q->handler(&ce.env, &ce.req, &reply);
 	rc = cli_print_reply_as(&reply, a.format, q->name);
+	if (rc == 0 && strcmp(q->name, "validate") == 0 && !reply_is_valid(&reply))
+		rc = 1; /* a config that will not work fails the command, as a linter does */
 	api_reply_reset(&reply);
 	rf_cli_env_close(&ce);
 	return rc;

@@ -222,6 +222,44 @@ START_TEST(config_and_recommend_take_flags)
 }
 END_TEST
 
+/* validate is a check: a config that will not work exits 1 (its answer still printed), one
+ * that works exits 0, as a linter does in a script or CI. */
+START_TEST(validate_fails_a_config_that_will_not_work)
+{
+	char *dir = t_mkdtemp(), *profiles = t_path(t_src_dir(), "profiles");
+	char *bad = t_path(dir, "bad.json"), *good = t_path(dir, "good.json");
+	char *out = NULL, *err = NULL;
+	const char *b = "{\"model\": \"llama-3.1-70b\", \"n_ctx\": 131072, \"n_gpu_layers\": 99}";
+	const char *g = "{\"model\": \"llama-3.2-1b\", \"n_ctx\": 4096, \"n_gpu_layers\": 99}";
+	const char *vb[] = {"validate", "--json", bad,        "--gpu",    "RTX 4090",
+			    "--profiles", profiles, "--format", "json", NULL};
+	const char *vg[] = {"validate", "--json", good,       "--gpu",    "RTX 4090",
+			    "--profiles", profiles, "--format", "json", NULL};
+	cJSON *j;
+
+	ck_assert_int_eq(t_write_file(bad, b, strlen(b)), 0);
+	ck_assert_int_eq(t_write_file(good, g, strlen(g)), 0);
+	ck_assert_msg(run(vb, &out, &err) == 1, "%s", err);
+	j = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(j);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "is_valid")));
+	cJSON_Delete(j);
+	free(out);
+	free(err);
+	ck_assert_msg(run(vg, &out, &err) == 0, "%s", err);
+	j = cJSON_Parse(out);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "is_valid")));
+	cJSON_Delete(j);
+	free(out);
+	free(err);
+	t_rmtree(dir);
+	free(dir);
+	free(bad);
+	free(good);
+	free(profiles);
+}
+END_TEST
+
 START_TEST(every_printing_command_takes_each_format)
 {
 	char *profiles = t_path(t_src_dir(), "profiles");
@@ -315,6 +353,9 @@ START_TEST(bad_options_are_one_line_usage_errors)
 		{"serve", "--frob", NULL, NULL, NULL, "--frob"},
 		{"bench", "list", "--frob", "1", NULL, "--frob"},
 		{"recommend", "--limit", "x", NULL, NULL, "--limit"},
+		{"estimat", "llama-3.1-8b", NULL, NULL, NULL, "did you mean 'estimate'?"},
+		{"help", "vaildate", NULL, NULL, NULL, "did you mean 'validate'?"},
+		{"frobnicate", NULL, NULL, NULL, NULL, "unknown command 'frobnicate' (try"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -489,6 +530,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, every_command_answers_help);
 	tcase_add_test(tc, flags_ask_the_same_question_as_the_body);
 	tcase_add_test(tc, config_and_recommend_take_flags);
+	tcase_add_test(tc, validate_fails_a_config_that_will_not_work);
 	tcase_add_test(tc, every_printing_command_takes_each_format);
 	tcase_add_test(tc, bad_options_are_one_line_usage_errors);
 	tcase_add_test(tc, the_scan_says_so_on_a_terminal_only);
