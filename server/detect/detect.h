@@ -24,6 +24,11 @@ struct rf_detect_opts {
 	 * NULL: "sysctl" on macOS builds, off on Linux. */
 	const char *sysctl;
 	int probe_timeout_ms; /* per command or library probe; 0: the default */
+	/* Whether the kernel grants this process AMX's tile state (ggml's ARCH_REQ_XCOMP_PERM
+	 * request); a CPU whose cpuinfo lists AMX without the grant runs llama.cpp without it.
+	 * NULL: the real request when root is "/"; a recorded root's cpuinfo is taken at its
+	 * word. */
+	bool (*amx_granted)(void);
 };
 
 /* Returns true when the scan reads this machine (root "/"), where default commands run. */

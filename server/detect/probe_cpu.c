@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#endif
 
 #include "core/err.h"
 #include "core/hw/hw_parse.h"
@@ -209,6 +212,34 @@ static void arm_names(const struct hw_topology *t, struct hw_cpu *cpu)
 		hw_strlcpy(cpu->vendor, vendor, sizeof(cpu->vendor));
 }
 
+/* ggml asks the kernel for the AMX tile state before it uses AMX (Linux 5.16 and later grant
+ * it on request; older kernels and other systems refuse). */
+static bool amx_request(void)
+{
+#if defined(__linux__) && defined(__x86_64__)
+	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+		       18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+	return false;
+#endif
+}
+
+/* Keeps AMX among the CPU's instruction sets only where llama.cpp could use it. */
+static void amx_usable(const struct rf_detect_opts *o, struct hw_snapshot *s)
+{
+	bool (*granted)(void) = o->amx_granted;
+
+	if (!(s->cpu.isa & HW_ISA(AMX)))
+		return;
+	if (!granted && rf_detect_is_live(o))
+		granted = amx_request;
+	if (!granted || granted())
+		return;
+	s->cpu.isa &= ~HW_ISA(AMX);
+	hw_warn(s, "cpu: the CPU has AMX but the kernel does not grant its tile state "
+		   "(Linux 5.16 or later does): llama.cpp runs without AMX here");
+}
+
 void rf_probe_cpu(const struct rf_detect_opts *o, struct hw_snapshot *s)
 {
 	struct hw_topology *t;
@@ -236,6 +267,7 @@ void rf_probe_cpu(const struct rf_detect_opts *o, struct hw_snapshot *s)
 			hw_warn(s, "cpu: /proc/cpuinfo lists no processor");
 		else
 			have_cpuinfo = true;
+		amx_usable(o, s);
 		hw_parse_cpuinfo_arm_parts(buf, len, t);
 		/* The kernel's architecture (uname) is the one that runs code; cpuinfo's only
 		 * stands in for it when reading a recorded root. */
