@@ -30,13 +30,17 @@ struct memo_slot {
 	int64_t n_layer;
 	uint64_t input_bytes, output_bytes, file_bytes, largest_matrix, tied_head_bytes;
 	uint64_t output_repack_bytes[RF_REPACK_N];
-	uint64_t *layer_bytes; /* n_layer entries, n_layer of layer_expert_bytes, then n_layer per
-				  repack class */
+	uint64_t output_edge_repack_bytes[RF_REPACK_N];
+	uint64_t output_amx_bytes;
+	uint64_t *layer_bytes; /* n_layer entries, n_layer of layer_expert_bytes, n_layer per
+				  repack class, then n_layer of layer_amx_bytes */
 	double *types;         /* MEMO_TYPE_VALUES: type_elements, type_expert_elements, then
 			  type_repack_elements per repack class */
 };
 
 #define MEMO_TYPE_VALUES ((size_t)RF_GT_COUNT * (2 + RF_REPACK_N))
+/* The per-layer arrays a slot keeps, n_layer entries each (see layer_bytes). */
+#define MEMO_LAYER_ARRAYS (RF_REPACK_N + 3)
 
 static struct memo_slot memo_slots[API_MODEL_MEMO_SLOTS];
 /* memo_slots[i].hash of the used slots, 0 for the others: a lookup scans these 8 KiB, not the
@@ -97,7 +101,7 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 	struct memo_slot *s;
 
 	if (w) {
-		layers = malloc((size_t)(w->n_layer > 0 ? w->n_layer : 1) * (RF_REPACK_N + 2) *
+		layers = malloc((size_t)(w->n_layer > 0 ? w->n_layer : 1) * (MEMO_LAYER_ARRAYS) *
 				sizeof(*layers));
 		types = malloc(MEMO_TYPE_VALUES * sizeof(*types));
 		if (!layers || !types) {
@@ -116,6 +120,8 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		for (int c = 0; c < RF_REPACK_N; c++)
 			memcpy(layers + (size_t)(c + 2) * (size_t)w->n_layer,
 			       w->layer_repack_bytes[c], (size_t)w->n_layer * sizeof(*layers));
+		memcpy(layers + (size_t)(RF_REPACK_N + 2) * (size_t)w->n_layer, w->layer_amx_bytes,
+		       (size_t)w->n_layer * sizeof(*layers));
 	}
 	if (!memo_lock()) {
 		free(layers);
@@ -142,6 +148,9 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		s->tied_head_bytes = w->tied_head_bytes;
 		memcpy(s->output_repack_bytes, w->output_repack_bytes,
 		       sizeof(s->output_repack_bytes));
+		memcpy(s->output_edge_repack_bytes, w->output_edge_repack_bytes,
+		       sizeof(s->output_edge_repack_bytes));
+		s->output_amx_bytes = w->output_amx_bytes;
 		s->layer_bytes = layers;
 		s->types = types;
 	}
@@ -201,6 +210,12 @@ int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weight
 				memcpy(out->layer_repack_bytes[c],
 				       s->layer_bytes + (size_t)(c + 2) * (size_t)s->n_layer,
 				       (size_t)s->n_layer * sizeof(*s->layer_bytes));
+			memcpy(out->layer_amx_bytes,
+			       s->layer_bytes + (size_t)(RF_REPACK_N + 2) * (size_t)s->n_layer,
+			       (size_t)s->n_layer * sizeof(*s->layer_bytes));
+			memcpy(out->output_edge_repack_bytes, s->output_edge_repack_bytes,
+			       sizeof(out->output_edge_repack_bytes));
+			out->output_amx_bytes = s->output_amx_bytes;
 			memcpy(out->type_elements, s->types, sizeof(out->type_elements));
 			memcpy(out->type_expert_elements, s->types + RF_GT_COUNT,
 			       sizeof(out->type_expert_elements));

@@ -62,6 +62,30 @@ int rf_weights_cpu_mix(const struct rf_mem_weights *w, int repack_isa, double ex
 	return speed_cpu_mix_from_types(el, rep, RF_GT_COUNT, out);
 }
 
+/* Whether x is a matrix of the output layer that class c repacks. */
+static bool output_repacked(const struct rf_mem_weights *w, int c, const struct rf_tensor *x)
+{
+	if (x->layer == RF_LAYER_INPUT || (x->layer >= 0 && x->layer < w->n_layer))
+		return false;
+	return x->n_dims >= 2 && rf_tensor_quantizable(x) &&
+	       rf_repack_takes(c, x->type, x->ne[1], x->expert);
+}
+
+/* The bytes of the output layer's tensors that class c repacks and that lie before the first
+ * or after the last other tensor of the file t[0..n) (in the file's order). */
+static uint64_t output_edge_bytes(const struct rf_mem_weights *w, int c, const struct rf_tensor *t,
+				  size_t n)
+{
+	uint64_t edge = 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < n && output_repacked(w, c, &t[lo]))
+		edge += t[lo++].bytes;
+	while (hi > lo && output_repacked(w, c, &t[hi - 1]))
+		edge += t[--hi].bytes;
+	return edge;
+}
+
 int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *t, size_t n,
 			    struct rf_mem_weights *out)
 {
@@ -97,14 +121,24 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 			continue;
 		add_matrix_elements(&w, x, false);
 		for (int c = 1; c < RF_REPACK_N; c++) {
+			uint64_t packed;
 			if (!rf_repack_takes(c, x->type, x->ne[1], x->expert))
 				continue;
-			if (x->layer >= 0 && x->layer < w.n_layer)
+			packed = rf_repack_bytes(c, x->type, x->ne[0], x->ne[1], x->expert,
+						 x->bytes);
+			if (x->layer >= 0 && x->layer < w.n_layer) {
 				w.layer_repack_bytes[c][x->layer] += x->bytes;
-			else
+				if (c == RF_REPACK_AMX)
+					w.layer_amx_bytes[x->layer] += packed;
+			} else {
 				w.output_repack_bytes[c] += x->bytes;
+				if (c == RF_REPACK_AMX)
+					w.output_amx_bytes += packed;
+			}
 		}
 	}
+	for (int c = 1; c < RF_REPACK_N; c++)
+		w.output_edge_repack_bytes[c] = output_edge_bytes(&w, c, t, n);
 	/* A tied model's head is token_embd, which llama.cpp loads a second time into the output
 	 * layer's buffer when that buffer is not token_embd's (see tied_head_bytes). */
 	if (!head && a->family != MODEL_ENCODER) {
@@ -116,9 +150,14 @@ int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *
 			if (strcmp(t[i].name, "token_embd.weight") != 0)
 				continue;
 			add_matrix_elements(&w, &t[i], true);
-			for (int c = 1; c < RF_REPACK_N; c++)
-				if (rf_repack_takes(c, t[i].type, t[i].ne[1], false))
-					w.output_repack_bytes[c] += tok;
+			for (int c = 1; c < RF_REPACK_N; c++) {
+				if (!rf_repack_takes(c, t[i].type, t[i].ne[1], false))
+					continue;
+				w.output_repack_bytes[c] += tok;
+				if (c == RF_REPACK_AMX)
+					w.output_amx_bytes += rf_repack_bytes(
+						c, t[i].type, t[i].ne[0], t[i].ne[1], false, tok);
+			}
 		}
 	}
 	*out = w;
@@ -351,43 +390,52 @@ static void copy_name(char *dst, const char *src)
 }
 
 /* Splits the host's weights by llama.cpp's buffers. Weights the CPU backend repacks get a
- * copy in the extra buffer; with mmap the file's span of host tensors stays mapped beside it
- * (the originals of repacked weights are read once and left as page cache), without mmap only
- * the copy is kept. A tied head that is repacked is a copy of token_embd in both cases. */
+ * copy in the extra buffer (AMX's packed rows a little larger); with mmap the file's span of
+ * the tensors kept in the plain buffer stays mapped beside it (the originals of repacked
+ * weights inside the span are read once and left as page cache the OS may reclaim; those at
+ * the file's ends are outside the span), without mmap only the copy is kept. A tied head that
+ * is repacked is a copy of token_embd in both cases. */
 static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct rf_infer_params *p,
 				   int isa, const int *layer_dev, bool output_on_host,
 				   struct rf_mem_estimate *e)
 {
-	int64_t orig = 0, copy = 0;
+	int64_t orig = 0, extra = 0, edge = 0, before = e->weights_host_bytes;
+	bool amx = isa == RF_REPACK_AMX;
 
 	if (isa <= RF_REPACK_NONE || isa >= RF_REPACK_N)
 		isa = RF_REPACK_NONE;
-	for (int64_t il = 0; il < w->n_layer && isa != RF_REPACK_NONE; il++)
-		if (layer_dev[il] < 0)
-			orig += (int64_t)w->layer_repack_bytes[isa][il];
+	for (int64_t il = 0; il < w->n_layer && isa != RF_REPACK_NONE; il++) {
+		if (layer_dev[il] >= 0)
+			continue;
+		orig += (int64_t)w->layer_repack_bytes[isa][il];
+		extra += (int64_t)(amx ? w->layer_amx_bytes[il] : w->layer_repack_bytes[isa][il]);
+	}
 	if (output_on_host && isa != RF_REPACK_NONE) {
-		if (w->tied_head_bytes > 0)
-			copy += (int64_t)w->output_repack_bytes[isa];
-		else
+		extra += (int64_t)(amx ? w->output_amx_bytes : w->output_repack_bytes[isa]);
+		if (w->tied_head_bytes == 0) {
 			orig += (int64_t)w->output_repack_bytes[isa];
+			edge = (int64_t)w->output_edge_repack_bytes[isa];
+		}
 	}
-	e->weights_repack_bytes = orig + copy;
+	e->weights_repack_bytes = extra;
 	if (p->use_mmap) {
-		e->weights_mapped_bytes = e->weights_host_bytes;
-		e->weights_host_bytes += orig + copy;
-		e->host_reclaimable_bytes = p->mlock ? 0 : orig;
+		e->weights_mapped_bytes = before - edge;
+		e->weights_host_bytes = e->weights_mapped_bytes + extra;
+		e->host_reclaimable_bytes = p->mlock ? 0 : orig - edge;
 	} else {
-		e->weights_cpu_bytes = e->weights_host_bytes - orig;
-		e->weights_host_bytes += copy;
+		e->weights_cpu_bytes = before - orig;
+		e->weights_host_bytes = e->weights_cpu_bytes + extra;
 	}
-	e->weights_bytes += (p->use_mmap ? orig : 0) + copy;
-	if (orig + copy > 0)
+	e->weights_bytes += e->weights_host_bytes - before;
+	if (extra > 0)
 		note(e, p->use_mmap ? "CPU weight repacking: with mmap the mapped file and the "
 				      "repacked copy both count" :
 				      "CPU weight repacking: without mmap only the repacked copy "
 				      "is kept");
-	if (isa == RF_REPACK_AMX && orig + copy > 0)
-		note(e, "AMX: weights packed for AMX are counted at their GGUF size");
+	if (amx && extra > 0)
+		note(e, "AMX: Q4_0, Q4_1, Q8_0, K-quant, IQ4_XS and F16 matrices with out-features "
+			"a multiple of 32 are copied into the AMX buffer, Q8_0, Q4_K, Q5_K and "
+			"IQ4_XS rows with their packing extras");
 	if (p->mlock && p->use_mmap)
 		note(e, "mlock: the mapped file is locked in RAM (needs RLIMIT_MEMLOCK)");
 }
@@ -592,9 +640,15 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			}
 			u->overhead_bytes = max64(dev[i].overhead_bytes, 0);
 		}
-		e->compute_host_bytes = c.input + c.mask +
-					max64(host_layers ? layer_peak : (host_experts ? c.ffn : 0),
-					      out_dev < 0 ? c.out : 0);
+		/* The masks' last reader is the last layer's attention: the allocator has
+		 * freed them by the time the output layer runs, so the host's peak is the larger
+		 * of a layer beside the masks and the logits (measured on the CPU backend:
+		 * llama.cpp's host compute buffer stays at the logits' size from 2k to 8k
+		 * tokens of context, where the masks would have added to it). */
+		e->compute_host_bytes =
+			c.input +
+			max64(c.mask + (host_layers ? layer_peak : (host_experts ? c.ffn : 0)),
+			      out_dev < 0 ? c.out : 0);
 	}
 	e->output_buffer_bytes =
 		p->n_parallel * F32 * (a->family == MODEL_ENCODER ? a->hidden_size : a->vocab_size);

@@ -128,6 +128,16 @@ struct rf_mem_weights {
 	 * that layer runs on the host. A tied head's repacked copy is in output_repack_bytes. */
 	uint64_t layer_repack_bytes[RF_REPACK_N][MODEL_MAX_LAYERS];
 	uint64_t output_repack_bytes[RF_REPACK_N];
+	/* The same weights as the AMX buffer holds them (rf_repack_bytes: Q8_0, Q4_K, Q5_K and
+	 * IQ4_XS rows carry per-block extras there); for the other classes the copy has the
+	 * file's bytes. */
+	uint64_t layer_amx_bytes[MODEL_MAX_LAYERS];
+	uint64_t output_amx_bytes;
+	/* Per class: the output layer's repacked weights that lie at the file's ends, before the
+	 * first or after the last tensor llama.cpp keeps in the plain buffer. The mapping covers
+	 * only that span, so these are not mapped at all (a head written last, as llama.cpp's
+	 * converter writes it). */
+	uint64_t output_edge_repack_bytes[RF_REPACK_N];
 	/* The matrices a token multiplies (layers and head, a tied head included), in elements
 	 * per ggml type (enum rf_gtype): all of them, the routed experts among them, and those
 	 * repacked per instruction-set class. The CPU kernels run each type at its own rate. */

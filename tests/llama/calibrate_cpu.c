@@ -155,7 +155,7 @@ static char *run_jobs(const char *src, const char *dir, const char *file,
 	}
 	fclose(f);
 	free(json);
-	out = oracle_run(src, dir, jobs_path, &code);
+	out = oracle_run(src, NULL, dir, jobs_path, &code);
 	if (!out)
 		fprintf(stderr, "calibrate-cpu: the oracle failed (exit %d; make deps)\n", code);
 	return out;

@@ -1,9 +1,12 @@
 /*
- * llama.cpp's CPU weight repacking rules (see repack.h), transcribed from ggml-cpu's
- * ggml_repack_get_optimal_repack_type() and qtype_has_amx_kernels().
+ * llama.cpp's CPU weight repacking rules (see repack.h), as ggml-cpu decides them: the repack
+ * buffer's choice of layout per type and ISA, and the AMX buffer's supports_op (2-D products,
+ * out-features a multiple of two 16-row tiles, the types with AMX kernels and F16) and its
+ * per-tensor allocation size.
  */
 #include "core/fit/cpu/repack.h"
 
+#include "core/fit/quant.h"
 #include "core/hw/hw.h"
 
 int rf_repack_isa_from_bits(uint32_t isa)
@@ -41,6 +44,30 @@ static bool x86_takes(int type, int64_t ne1, bool avx512)
 	}
 }
 
+/* The types with AMX kernels (packed into tiles), and F16, which AMX multiplies unpacked. */
+static bool amx_type(int type)
+{
+	switch (type) {
+	case RF_GT_Q4_0:
+	case RF_GT_Q4_1:
+	case RF_GT_Q8_0:
+	case RF_GT_Q4_K:
+	case RF_GT_Q5_K:
+	case RF_GT_Q6_K:
+	case RF_GT_IQ4_XS:
+	case RF_GT_F16:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* AMX's buffer: 2-D products (not experts) with out-features a multiple of two tiles. */
+static bool amx_takes(int type, int64_t ne1, bool expert)
+{
+	return !expert && ne1 > 0 && ne1 % 32 == 0 && amx_type(type);
+}
+
 bool rf_repack_takes(int cls, int type, int64_t ne1, bool expert)
 {
 	switch (cls) {
@@ -51,10 +78,7 @@ bool rf_repack_takes(int cls, int type, int64_t ne1, bool expert)
 	case RF_REPACK_AMX:
 		/* AMX comes first among the extra buffers and takes plain matrix products of its
 		 * types; the rest (experts among them) falls to the AVX-512 repack. */
-		if (!expert && ne1 % 32 == 0 &&
-		    (type == RF_GT_Q4_0 || type == RF_GT_Q4_1 || type == RF_GT_Q8_0 ||
-		     type == RF_GT_Q4_K || type == RF_GT_Q5_K || type == RF_GT_Q6_K ||
-		     type == RF_GT_IQ4_XS))
+		if (amx_takes(type, ne1, expert))
 			return true;
 		return x86_takes(type, ne1, true);
 	case RF_REPACK_ARM:
@@ -74,4 +98,30 @@ bool rf_repack_takes(int cls, int type, int64_t ne1, bool expert)
 	default:
 		return false;
 	}
+}
+
+uint64_t rf_repack_bytes(int cls, int type, int64_t ne0, int64_t ne1, bool expert, uint64_t bytes)
+{
+	const struct rf_gtype_info *g = rf_gtype(type);
+	uint64_t extra;
+
+	/* The AMX extras are per block; every other extra buffer copies the bytes (AVX-512's
+	 * repack among them, for what AMX declines). */
+	if (cls != RF_REPACK_AMX || !amx_takes(type, ne1, expert) || !g || g->block <= 0 ||
+	    g->bytes <= 0 || ne0 <= 0 || ne0 % g->block != 0)
+		return bytes;
+	switch (type) {
+	case RF_GT_Q8_0:
+	case RF_GT_Q4_K:
+	case RF_GT_Q5_K:
+		extra = 4;
+		break;
+	case RF_GT_IQ4_XS:
+		extra = 2;
+		break;
+	default:
+		return bytes;
+	}
+	/* Every block of every row carries the extra. */
+	return bytes + bytes / (uint64_t)g->bytes * extra;
 }

@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#endif
 
 #include "core/fit/gguf.h"
 #include "core/fit/speed.h"
@@ -51,11 +55,12 @@ static char *read_head(const char *path, size_t cap, size_t *len, size_t *size)
 	return buf;
 }
 
-char *oracle_run(const char *src_dir, const char *dir, const char *jobs_path, int *exit_code)
+char *oracle_run(const char *src_dir, const char *llama_dir, const char *dir,
+		 const char *jobs_path, int *exit_code)
 {
 	char *out_path = join(dir, "oracle.out");
 	char *script = join(src_dir, "tests/llama/oracle.mjs");
-	char *ldir_def = join(src_dir, "build/llama");
+	char *ldir_def = llama_dir ? strdup(llama_dir) : join(src_dir, "build/llama");
 	const char *ldir = getenv("RIGFIT_LLAMA_DIR");
 	char *text = NULL;
 	size_t len, size;
@@ -72,7 +77,7 @@ char *oracle_run(const char *src_dir, const char *dir, const char *jobs_path, in
 	if (pid == 0) {
 		if (!freopen(out_path, "w", stdout))
 			_exit(126);
-		setenv("RIGFIT_LLAMA_DIR", ldir && *ldir ? ldir : ldir_def, 1);
+		setenv("RIGFIT_LLAMA_DIR", !llama_dir && ldir && *ldir ? ldir : ldir_def, 1);
 		execlp("node", "node", script, jobs_path, (char *)NULL);
 		fprintf(stderr, "oracle: cannot run node (install Node.js 20; make deps)\n");
 		_exit(127);
@@ -89,12 +94,126 @@ out:
 	return text;
 }
 
-int oracle_host_isa(void)
+/* Runs argv (no shell); returns its exit status, or -1. */
+static int run_argv(char *const argv[])
+{
+	int st = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The prebuilt's folder of libraries: node_modules/@node-llama-cpp/<platform>/bins/<platform>. */
+static char *bins_dir(const char *llama_dir)
+{
+	const char *plat = "linux-x64";
+	size_t n = strlen(llama_dir) + 128;
+	char *p = malloc(n);
+
+#if defined(__aarch64__)
+	plat = "linux-arm64";
+#endif
+	if (p)
+		snprintf(p, n, "%s/node_modules/@node-llama-cpp/%s/bins/%s", llama_dir, plat, plat);
+	return p;
+}
+
+char *oracle_variant_dir(const char *src_dir, const char *variant)
+{
+	char *base = join(src_dir, "build/llama"), *vroot = join(src_dir, "build/llama-variants");
+	char *dest = NULL, *src_bins = NULL, *bins = NULL, *lib = NULL, *tmp = NULL;
+	char name[96];
+	struct stat st;
+
+	if (!base || !vroot || strlen(variant) > 48)
+		goto fail;
+	snprintf(name, sizeof(name), "libggml-cpu-%s.so", variant);
+	dest = join(vroot, variant);
+	src_bins = bins_dir(base);
+	if (!dest || !src_bins || !(lib = join(src_bins, name)) || stat(lib, &st) != 0)
+		goto fail;
+	free(lib);
+	lib = NULL;
+	bins = bins_dir(dest);
+	if (!bins)
+		goto fail;
+	if (stat(bins, &st) != 0) {
+		/* Built beside the final name and renamed, so that a run cut short leaves no
+		 * half-made folder that a later run would take as complete. */
+		char *mk[] = {"mkdir", "-p", vroot, NULL};
+		char *rm[] = {"rm", "-rf", NULL, NULL};
+		size_t n = strlen(dest) + 8;
+		tmp = malloc(n);
+		if (!tmp)
+			goto fail;
+		snprintf(tmp, n, "%s.new", dest);
+		rm[2] = tmp;
+		if (run_argv(mk) != 0 || run_argv(rm) != 0)
+			goto fail;
+		{
+			char *cp[] = {"cp", "-al", base, tmp, NULL};
+			if (run_argv(cp) != 0)
+				goto fail;
+		}
+		{
+			/* Every other CPU backend goes; the one wanted stays. */
+			char *tbins = bins_dir(tmp);
+			char *sh[] = {"sh", "-c",
+				      "cd \"$1\" && for f in libggml-cpu-*.so; do "
+				      "[ \"$f\" = \"$2\" ] || rm -f \"$f\"; done",
+				      "sh", tbins, name, NULL};
+			int rc = tbins ? run_argv(sh) : -1;
+			free(tbins);
+			if (rc != 0 || rename(tmp, dest) != 0) {
+				run_argv(rm);
+				goto fail;
+			}
+		}
+	}
+	free(base);
+	free(vroot);
+	free(src_bins);
+	free(bins);
+	free(tmp);
+	return dest;
+fail:
+	free(base);
+	free(vroot);
+	free(dest);
+	free(src_bins);
+	free(bins);
+	free(lib);
+	free(tmp);
+	return NULL;
+}
+
+bool oracle_amx_usable(void)
+{
+#if defined(__linux__) && defined(__x86_64__)
+	/* ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, as ggml asks before it uses AMX; it is
+	 * refused on CPUs without AMX and by kernels older than 5.16. */
+	return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+	return false;
+#endif
+}
+
+uint32_t oracle_host_bits(void)
 {
 	size_t len, size;
 	char *text = read_head("/proc/cpuinfo", 1 << 20, &len, &size);
 	struct hw_cpu cpu;
-	int cls = RF_REPACK_NONE;
+	uint32_t bits = 0;
 
 	/* /proc files report a size of 0: read them to the end. */
 	if (!text || len == 0) {
@@ -107,9 +226,14 @@ int oracle_host_isa(void)
 	}
 	memset(&cpu, 0, sizeof(cpu));
 	if (text && hw_parse_cpuinfo(text, len, &cpu) == 0)
-		cls = rf_repack_isa_from_bits(cpu.isa);
+		bits = cpu.isa;
 	free(text);
-	return cls;
+	return bits;
+}
+
+int oracle_host_isa(void)
+{
+	return rf_repack_isa_from_bits(oracle_host_bits());
 }
 
 double oracle_num(const cJSON *o, const char *k)

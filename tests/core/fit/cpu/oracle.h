@@ -21,14 +21,31 @@ struct oracle_settings {
 	bool use_mmap, swa_full;
 };
 
-/* Runs `node tests/llama/oracle.mjs jobs_path` from src_dir with RIGFIT_LLAMA_DIR (default
- * src_dir/build/llama), its stdout going to dir/oracle.out. Returns that output (malloc'd,
- * NUL-terminated), or NULL with *exit_code set (127: node missing; 2: the package missing). */
-char *oracle_run(const char *src_dir, const char *dir, const char *jobs_path, int *exit_code);
+/* Runs `node tests/llama/oracle.mjs jobs_path` from src_dir with the package under llama_dir
+ * (NULL: RIGFIT_LLAMA_DIR, default src_dir/build/llama), its stdout going to dir/oracle.out.
+ * Returns that output (malloc'd, NUL-terminated), or NULL with *exit_code set (127: node
+ * missing; 2: the package missing). */
+char *oracle_run(const char *src_dir, const char *llama_dir, const char *dir,
+		 const char *jobs_path, int *exit_code);
+
+/* llama.cpp's prebuilt ships one CPU backend per x86 level (libggml-cpu-haswell.so,
+ * -skylakex, -icelake, -zen4, -sapphirerapids...) and loads the best one the CPU runs. Makes
+ * (once) src_dir/build/llama-variants/<variant>, a copy of the oracle's package folder made of
+ * hard links, in which that variant is the only CPU backend, so that llama.cpp loads it or
+ * none. Returns its path (malloc'd), or NULL when the variant is not in the prebuilt or the
+ * copy fails. */
+char *oracle_variant_dir(const char *src_dir, const char *variant);
+
+/* Whether this host's kernel grants a process the AMX tile state (the permission request
+ * ggml makes before it uses AMX); false on CPUs without AMX and on other architectures. */
+bool oracle_amx_usable(void);
 
 /* Returns this host's repack class (enum rf_repack_isa) from /proc/cpuinfo, parsed as the
  * product's probe parses it. */
 int oracle_host_isa(void);
+
+/* Returns this host's ISA bits (hw.h HW_ISA()) from /proc/cpuinfo, parsed likewise. */
+uint32_t oracle_host_bits(void);
 
 /* Returns the number o[k], or -1 when absent. */
 double oracle_num(const cJSON *o, const char *k);

@@ -24,6 +24,7 @@
 #include "core/fit/cpu/repack.h"
 #include "core/fit/estimate.h"
 #include "core/fit/gguf.h"
+#include "core/hw/hw.h"
 #include "tests/core/fit/cpu/gguf_synth.h"
 #include "tests/core/fit/cpu/oracle.h"
 #include "tests/test.h"
@@ -268,16 +269,12 @@ static void check_job(const cJSON *r, const char *job, const struct rf_mem_estim
 	near_tol("CPU output buffer", job, num(output, "CPU"), m->output_buffer_bytes);
 }
 
-START_TEST(buffers_match_real_llama_cpp)
+/* The GGUF files of every family, written once into dir, and the jobs (each file under each
+ * setting) at jobs_path. */
+static void write_jobs(const char *dir, const char *jobs_path, char *paths[N_FAMS])
 {
-	char *dir = t_mkdtemp();
-	char *jobs_path = t_path(dir, "jobs.json");
 	cJSON *jobs = cJSON_CreateArray();
-	char *paths[N_FAMS];
-	char *text, *line, *next, *json;
-	int isa = oracle_host_isa();
-	int exit_code = 0;
-	size_t n_jobs = 0, n_seen = 0, n_repacked = 0;
+	char *json;
 
 	for (size_t i = 0; i < N_FAMS; i++) {
 		struct model_arch a;
@@ -301,19 +298,22 @@ START_TEST(buffers_match_real_llama_cpp)
 			cJSON_AddBoolToObject(j, "use_mmap", s->mmap);
 			cJSON_AddBoolToObject(j, "swa_full", s->swa_full);
 			cJSON_AddItemToArray(jobs, j);
-			n_jobs++;
 		}
 	}
 	json = cJSON_PrintUnformatted(jobs);
 	ck_assert_int_eq(t_write_file(jobs_path, json, strlen(json)), 0);
 	free(json);
 	cJSON_Delete(jobs);
+}
 
-	text = oracle_run(t_src_dir(), dir, jobs_path, &exit_code);
-	ck_assert_msg(text != NULL,
-		      "the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
-		      "build/llama are needed (make deps)",
-		      exit_code);
+/* Checks the oracle's output text for every job against rigfit's estimate for repack class
+ * isa. Returns 0, or -1 when the run is not of `variant` (llama.cpp did not load that CPU
+ * backend: this host cannot run it), before anything is checked. */
+static int check_run(char *text, char *paths[N_FAMS], int isa, const char *variant)
+{
+	size_t n_seen = 0, n_repacked = 0;
+	char *line, *next;
+
 	for (line = text; line && *line; line = next) {
 		cJSON *r;
 		next = strchr(line, '\n');
@@ -322,13 +322,23 @@ START_TEST(buffers_match_real_llama_cpp)
 		r = cJSON_Parse(line);
 		size_t fi = n_seen / N_SET;
 		const struct setting *s = &settings[n_seen % N_SET];
-		struct rf_mem_estimate *m = calloc(1, sizeof(*m));
-		char job[160];
+		struct rf_mem_estimate *m;
+		const char *loaded;
+		char job[200];
 		ck_assert_ptr_nonnull(r);
+		loaded = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "cpu_variant"));
+		if (variant && (!loaded || strcmp(loaded, variant) != 0)) {
+			ck_assert_msg(n_seen == 0, "%s: the CPU backend changed to %s mid-run",
+				      variant, loaded ? loaded : "none");
+			cJSON_Delete(r);
+			return -1;
+		}
+		m = calloc(1, sizeof(*m));
 		ck_assert_ptr_nonnull(m);
-		ck_assert_uint_lt(n_seen, n_jobs);
+		ck_assert_uint_lt(n_seen, N_FAMS * N_SET);
 		snprintf(job, sizeof(job),
-			 "%s n_ctx %lld ubatch %lld fa %d kv %s mmap %d swa_full %d", fams[fi].name,
+			 "[%s, %s] %s n_ctx %lld ubatch %lld fa %d kv %s mmap %d swa_full %d",
+			 loaded ? loaded : "?", rf_repack_isa_name(isa), fams[fi].name,
 			 (long long)s->n_ctx, (long long)s->n_batch, s->fa, s->kv, s->mmap,
 			 s->swa_full);
 		estimate_job(paths[fi], s, cJSON_GetObjectItemCaseSensitive(r, "context"), isa, m);
@@ -339,11 +349,92 @@ START_TEST(buffers_match_real_llama_cpp)
 		cJSON_Delete(r);
 		n_seen++;
 	}
-	ck_assert_uint_eq(n_seen, n_jobs);
+	if (n_seen == 0 && variant)
+		return -1;
+	ck_assert_uint_eq(n_seen, N_FAMS * N_SET);
 	/* On x86 with AVX2 and on Arm the Q4_0 and Q4_K files must have exercised repacking. */
 	if (isa != RF_REPACK_NONE)
 		ck_assert_uint_gt(n_repacked, 0);
-	free(text);
+	return 0;
+}
+
+/* The x86 classes and, per class, the prebuilt's CPU backends that fill its buffers, best
+ * first: the first one this host runs is checked. */
+struct oracle_class {
+	int cls;
+	uint32_t needs; /* hw.h ISA bits the host must have */
+	const char *variants[6];
+};
+
+static const struct oracle_class x86_classes[] = {
+	{RF_REPACK_NONE, 0, {"sse42", "x64", NULL}},
+	{RF_REPACK_AVX2, HW_ISA(AVX2), {"haswell", "alderlake", NULL}},
+	{RF_REPACK_AVX512,
+	 HW_ISA(AVX512F),
+	 {"zen4", "icelake", "cooperlake", "cascadelake", "skylakex", NULL}},
+	{RF_REPACK_AMX, HW_ISA(AMX), {"sapphirerapids", NULL}},
+};
+
+START_TEST(buffers_match_real_llama_cpp)
+{
+	char *dir = t_mkdtemp();
+	char *jobs_path = t_path(dir, "jobs.json");
+	char *paths[N_FAMS];
+	uint32_t host_bits = oracle_host_bits();
+	int host = oracle_host_isa();
+	bool amx = oracle_amx_usable();
+	bool covered[RF_REPACK_N] = {false};
+	char said[256] = "";
+
+	write_jobs(dir, jobs_path, paths);
+#if defined(__x86_64__)
+	for (size_t c = 0; c < sizeof(x86_classes) / sizeof(x86_classes[0]); c++) {
+		const struct oracle_class *oc = &x86_classes[c];
+		/* Without the kernel's grant, ggml's sapphirerapids backend runs without its
+		 * AMX buffer: what it fills is the AVX-512 class's. */
+		int cls = oc->cls == RF_REPACK_AMX && !amx ? RF_REPACK_AVX512 : oc->cls;
+		if ((host_bits & oc->needs) != oc->needs)
+			continue;
+		for (size_t v = 0; oc->variants[v] && !covered[oc->cls]; v++) {
+			char *vdir = oracle_variant_dir(t_src_dir(), oc->variants[v]);
+			int exit_code = 0;
+			char *text;
+			if (!vdir)
+				continue;
+			text = oracle_run(t_src_dir(), vdir, dir, jobs_path, &exit_code);
+			if (text && check_run(text, paths, cls, oc->variants[v]) == 0) {
+				size_t n = strlen(said);
+				covered[oc->cls] = true;
+				snprintf(said + n, sizeof(said) - n, "%s%s (%s)", n ? ", " : "",
+					 rf_repack_isa_name(cls), oc->variants[v]);
+			}
+			free(text);
+			free(vdir);
+		}
+	}
+#else
+	{
+		/* Arm: the prebuilt's one CPU backend, as llama.cpp loads it. */
+		int exit_code = 0;
+		char *text = oracle_run(t_src_dir(), NULL, dir, jobs_path, &exit_code);
+		ck_assert_msg(text != NULL,
+			      "the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
+			      "build/llama are needed (make deps)",
+			      exit_code);
+		ck_assert_int_eq(check_run(text, paths, host, NULL), 0);
+		covered[host] = true;
+		snprintf(said, sizeof(said), "%s (the prebuilt's backend)",
+			 rf_repack_isa_name(host));
+		free(text);
+	}
+#endif
+	fprintf(stderr, "llama_oracle: checked the CPU classes %s\n", said[0] ? said : "none");
+	/* This host's own class is always checked: a missing package or a backend that would
+	 * not load fails here, it is never skipped. */
+	ck_assert_msg(host == RF_REPACK_NONE || covered[host],
+		      "the llama.cpp oracle did not run this host's class (%s): node and "
+		      "node-llama-cpp under build/llama are needed (make deps); checked: %s",
+		      rf_repack_isa_name(host), said[0] ? said : "none");
 	for (size_t i = 0; i < N_FAMS; i++)
 		free(paths[i]);
 	free(jobs_path);
@@ -357,7 +448,8 @@ Suite *llama_oracle_suite(void)
 	Suite *s = suite_create("llama_oracle");
 	TCase *tc = tcase_create("llama_oracle");
 
-	tcase_set_timeout(tc, 300);
+	/* Up to four classes of 33 loads each. */
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, buffers_match_real_llama_cpp);
 	suite_add_tcase(s, tc);
 	return s;
