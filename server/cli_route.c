@@ -23,6 +23,7 @@
 #include "api/runtime_config.h"
 #include "api/validate.h"
 #include "core/numparse.h"
+#include "server/cli_hostbench.h"
 #include "server/detect/detect.h"
 
 /* How a flag's value becomes a request field. */
@@ -124,6 +125,8 @@ enum {
 	OPT_MODELS_DIR,
 	OPT_ROOT,
 	OPT_REQUEST,
+	OPT_DB,
+	OPT_NO_HOST_BENCH,
 	OPT_FIELD = 0x100 /* + the field's index */
 };
 
@@ -135,6 +138,8 @@ static const struct option common_opts[] = {
 	{"root", required_argument, NULL, OPT_ROOT},
 	{"config", required_argument, NULL, OPT_REQUEST},
 	{"request", required_argument, NULL, OPT_REQUEST},
+	{"db", required_argument, NULL, OPT_DB},
+	{"no-host-bench", no_argument, NULL, OPT_NO_HOST_BENCH},
 };
 #define N_COMMON (sizeof(common_opts) / sizeof(common_opts[0]))
 #define MAX_FIELDS 24
@@ -182,7 +187,11 @@ int cli_question_help(const char *name, FILE *out)
 	      "                             json otherwise)\n"
 	      "  --profiles DIR             profiles directory (default: found beside the binary)\n"
 	      "  --models-dir DIR           allow .gguf models under DIR (repeatable)\n"
-	      "  --root DIR                 read this machine's /proc and /sys under DIR\n",
+	      "  --root DIR                 read this machine's /proc and /sys under DIR\n"
+	      "  --db PATH                  the store holding this host's measurement (default:\n"
+	      "                             the daemon's, else ~/.local/state/rigfit/rigfit.db);\n"
+	      "                             without one, the host is measured once and kept there\n"
+	      "  --no-host-bench            answer without this host's measurement\n",
 	      out);
 	return 0;
 }
@@ -313,6 +322,8 @@ struct question_args {
 	const char *values[MAX_FIELDS]; /* the flags' values, by field index */
 	size_t n_values;
 	enum cli_format format;
+	const char *db;     /* --db: the store with this host's measurement */
+	bool no_host_bench; /* --no-host-bench */
 };
 
 static int question_parse(const struct cli_question *q, int argc, char **argv,
@@ -356,6 +367,12 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 			break;
 		case OPT_ROOT:
 			*root = optarg;
+			break;
+		case OPT_DB:
+			a->db = optarg;
+			break;
+		case OPT_NO_HOST_BENCH:
+			a->no_host_bench = true;
 			break;
 		default:
 			if (c >= OPT_FIELD && c < OPT_FIELD + (int)nf) {
@@ -477,6 +494,9 @@ int rf_cli_question(int argc, char **argv)
 	opts.root = root;
 	if ((rc = rf_cli_env_open(&ce, profiles, &opts)) != 0)
 		return rc;
+	/* This machine (not a recorded root): the daemon's measurement of it, or one now. */
+	if (!root && !a.no_host_bench)
+		rf_cli_host_bench(&ce.snap->hw, a.db);
 	ce.req.path = q->path;
 	q->handler(&ce.env, &ce.req, &reply);
 	rc = cli_print_reply_as(&reply, a.format, q->name);

@@ -298,6 +298,75 @@ START_TEST(an_older_measurement_is_measured_again)
 }
 END_TEST
 
+/* One binary on one machine gives one answer: `rigfit estimate` measures the host once into
+ * the store (saying so on stderr), reads it back the next time, and the daemon started on that
+ * store answers the same request with the same figures and basis. */
+START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
+{
+	struct t_daemon d;
+	char *dir = t_mkdtemp(), *db = t_path(dir, "keep.db"), *req = t_path(dir, "req.json");
+	char *profiles = t_path(t_src_dir(), "profiles");
+	const char *extra[] = {"--db", db, "--profiles", profiles, NULL};
+	const char *argv[] = {t_bin(), "estimate", "--json", req,    "--db",
+			      db,      "--format", "json",     "--profiles", profiles, NULL};
+	const char *body = "{\"model\":\"llama-3.2-1b\",\"quant\":\"Q4_0\",\"n_ctx\":4096}";
+	const char *keys[] = {"decode_tokens_per_s", "prefill_tokens_per_s", "basis",
+			      "decode_basis", "prefill_basis"};
+	char *out = NULL, *err = NULL, *log;
+	cJSON *cli, *again, *served;
+
+	ck_assert_int_eq(t_write_file(req, body, strlen(body)), 0);
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	ck_assert_msg(t_run(argv, &out, &err, 60000) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "measuring this host once") != NULL, "%s", err);
+	cli = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(cli);
+	free(out);
+	free(err);
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
+				 cJSON_GetObjectItem(cli, "speed"), "basis")),
+			 "measured_host");
+	/* The second command reads the stored figures: no measurement, the same speed. */
+	ck_assert_msg(t_run(argv, &out, &err, 60000) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "measuring") == NULL, "%s", err);
+	again = cJSON_Parse(out);
+	free(out);
+	free(err);
+	/* The daemon on that store: the same figures, read back, none measured. */
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	served = get_json(d.port, "POST", "/api/estimate", body);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(cli, "speed"), keys[i]);
+		const cJSON *b = cJSON_GetObjectItem(cJSON_GetObjectItem(again, "speed"), keys[i]);
+		const cJSON *c = cJSON_GetObjectItem(cJSON_GetObjectItem(served, "speed"), keys[i]);
+		ck_assert_msg(cJSON_Compare(a, b, true) && cJSON_Compare(a, c, true),
+			      "speed.%s: cli %s, cli again %s, daemon %s", keys[i],
+			      cJSON_PrintUnformatted(a), cJSON_PrintUnformatted(b),
+			      cJSON_PrintUnformatted(c));
+	}
+	ck_assert(cJSON_Compare(cJSON_GetObjectItem(cJSON_GetObjectItem(cli, "memory"),
+						    "weights_bytes"),
+				cJSON_GetObjectItem(cJSON_GetObjectItem(served, "memory"),
+						    "weights_bytes"),
+				true));
+	usleep(300 * 1000);
+	log = t_daemon_log(&d);
+	ck_assert_int_eq(count(log, "host measured in"), 0);
+	free(log);
+	t_daemon_stop(&d);
+	cJSON_Delete(cli);
+	cJSON_Delete(again);
+	cJSON_Delete(served);
+	setenv("RIGFIT_NO_HOST_BENCH", "1", 1);
+	t_rmtree(dir);
+	free(dir);
+	free(db);
+	free(req);
+	free(profiles);
+}
+END_TEST
+
 START_TEST(no_host_bench_turns_it_off)
 {
 	struct t_daemon d;
@@ -329,6 +398,7 @@ Suite *hostbench_suite(void)
 	tcase_add_test(tc, bench_host_save_replaces_the_stored_figures);
 	tcase_add_test(tc, an_older_measurement_is_measured_again);
 	tcase_add_test(tc, no_host_bench_turns_it_off);
+	tcase_add_test(tc, the_cli_and_the_daemon_answer_from_one_measurement);
 	suite_add_tcase(s, tc);
 	return s;
 }
