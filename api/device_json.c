@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/hw/hw.h"
 
 enum field_kind {
 	F_STR,     /* char[size], 1..size-1 printable ASCII bytes */
@@ -26,6 +27,7 @@ enum field_kind {
 	F_KIND,    /* "gpu" | "soc" | "cpu" */
 	F_FP16,    /* "tensor" | "vector" */
 	F_WSET,    /* the working-set rule object */
+	F_ISA,     /* array of hw.h instruction-set names */
 };
 
 struct field {
@@ -60,6 +62,7 @@ static const struct field fields[] = {
 	{"compute_capability", F_CC, OFF(compute_capability), SZ(compute_capability), 0, false},
 	{"gpu_cores", F_INT, OFF(gpu_cores), 0, 100000, false},
 	{"cpu_cores", F_INT, OFF(cpu_cores), 0, 100000, false},
+	{"isa", F_ISA, 0, 0, 0, false},
 	{"usd_per_hour", F_NUM, OFF(usd_per_hour), 0, 1e5, false},
 	{"gpu_working_set", F_WSET, 0, 0, 0, false},
 	{"source", F_STR, OFF(source), SZ(source), 0, true},
@@ -240,6 +243,31 @@ static int take_aliases(const cJSON *item, struct device_profile *p, int entry, 
 	return 0;
 }
 
+/* "isa": the instruction sets a CPU has, by the names GET /api/hardware uses. */
+static int take_isa(const cJSON *item, struct device_profile *p, int entry, char *err,
+		    size_t errlen)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsArray(item))
+		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+			    "isa must be an array of instruction-set names");
+	cJSON_ArrayForEach(it, item)
+	{
+		int bit = -1;
+		for (int i = 0; cJSON_IsString(it) && hw_isa_name(i); i++)
+			if (strcmp(it->valuestring, hw_isa_name(i)) == 0)
+				bit = i;
+		if (bit < 0)
+			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+				    "isa: unknown instruction set %s%.40s%s",
+				    cJSON_IsString(it) ? "'" : "", cJSON_IsString(it) ?
+				    it->valuestring : "(not a string)", cJSON_IsString(it) ? "'" : "");
+		p->isa |= 1u << bit;
+	}
+	return 0;
+}
+
 static int take_field(const struct field *f, const cJSON *item, struct device_profile *p, int entry,
 		      char *err, size_t errlen)
 {
@@ -302,6 +330,8 @@ static int take_field(const struct field *f, const cJSON *item, struct device_pr
 		return 0;
 	case F_WSET:
 		return take_working_set(item, p, entry, err, errlen);
+	case F_ISA:
+		return take_isa(item, p, entry, err, errlen);
 	}
 	return RF_E_INTERNAL;
 }
@@ -466,6 +496,15 @@ cJSON *api_device_to_cjson(const struct device_profile *p)
 	     add_num(o, "usd_per_hour", p->usd_per_hour) &&
 	     cJSON_AddStringToObject(o, "source", p->source) &&
 	     cJSON_AddStringToObject(o, "notes", p->notes);
+	if (ok && p->isa) {
+		cJSON *isa = cJSON_AddArrayToObject(o, "isa");
+		for (int i = 0; isa && ok && hw_isa_name(i); i++)
+			if (p->isa & (1u << i)) {
+				cJSON *s = cJSON_CreateString(hw_isa_name(i));
+				ok = s && cJSON_AddItemToArray(isa, s);
+			}
+		ok = ok && isa;
+	}
 	for (int i = 0; ok && i < p->n_aliases; i++) {
 		cJSON *s = cJSON_CreateString(p->aliases[i]);
 		ok = s && cJSON_AddItemToArray(a, s);

@@ -700,10 +700,21 @@ static int est_hardware(const struct api_env *env, struct est *e, const cJSON *h
 	const struct device_profile *p = NULL;
 	int rc = est_hardware_source(env, e, hw, out);
 
-	if (rc < 0 || e->hw.cpu.memory_bandwidth_gbs > 0 || !env->devices || !e->hw.cpu.model[0])
+	if (rc < 0 || !env->devices || !e->hw.cpu.model[0])
 		return rc;
-	if (device_resolve_cpu(env->devices, e->hw.cpu.model, &p) == 0 &&
-	    p->memory_bandwidth_gbs > 0) {
+	if (device_resolve_cpu(env->devices, e->hw.cpu.model, &p) != 0)
+		p = NULL;
+	/* A CPU described by name without its instruction sets has the table's: the same
+	 * kernels (and so the same speed) as when they are listed. A scan's or a request's own
+	 * list is taken at its word. */
+	if (p && p->isa && e->hw.cpu.isa == 0) {
+		e->hw.cpu.isa = p->isa;
+		assume(e, "cpu.isa: the instruction sets of %s from the CPU table (devices.json entry %s)",
+		       e->hw.cpu.model, p->id);
+	}
+	if (e->hw.cpu.memory_bandwidth_gbs > 0)
+		return rc;
+	if (p && p->memory_bandwidth_gbs > 0) {
 		e->cpu_table_bandwidth_gbs = p->memory_bandwidth_gbs;
 		if (e->hw.n_gpus == 0) /* said where the host runs the model */
 			assume(e,

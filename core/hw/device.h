@@ -82,6 +82,9 @@ struct device_profile {
 	char compute_capability[DEVICE_CC_LEN]; /* NVIDIA "8.9"; empty otherwise */
 	int gpu_cores;                          /* Apple GPU cores; 0 unknown */
 	int cpu_cores;                          /* 0 unknown */
+	/* CPUs: the instruction sets the chip has (hw.h HW_ISA() bits), which pick llama.cpp's
+	 * kernels and buffers; 0 unknown. A CPU described by name takes them from here. */
+	uint32_t isa;
 	double usd_per_hour;                    /* < 0 unknown */
 	struct device_working_set working_set;
 	char source[DEVICE_TEXT_LEN];
