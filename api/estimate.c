@@ -35,6 +35,7 @@
 #include "core/fit/estimate.h"
 #include "core/fit/gguf.h"
 #include "core/hw/hw_fingerprint.h"
+#include "core/hw/hw_describe.h"
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_eval.h"
@@ -583,44 +584,36 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 		int rc = api_hardware_from_json(hw, "hardware", &e->hw, out);
 		if (rc < 0)
 			return rc;
-		/* A GPU named without its memory is completed from its profile. */
-		for (int i = 0; i < e->hw.n_gpus; i++) {
-			struct hw_gpu *g = &e->hw.gpus[i];
-			const struct device_profile *p = NULL;
-			if (g->memory_total_bytes >= 0) {
-				/* Known memory, unknown vendor: the profile names the vendor. */
-				if (!g->vendor[0] && env->devices &&
-				    device_resolve_mem(env->devices, g->name, g->memory_total_bytes,
-						       &p) == 0 &&
-				    p) {
-					hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
-					for (char *c = g->vendor; *c; c++)
-						if (*c >= 'A' && *c <= 'Z')
-							*c = (char)(*c - 'A' + 'a');
-				}
-				continue;
-			}
-			if (!env->devices || device_resolve(env->devices, g->name, &p) < 0 || !p ||
-			    p->memory_gib <= 0) {
+		/* GPUs named without their memory, and unified memory, from the profiles. */
+		{
+			struct hw_describe_gpu info[HW_MAX_GPUS];
+			int bad = hw_describe_complete(&e->hw, env->devices, info);
+			if (bad < 0) {
 				char field[48];
+				int i = -bad - 1;
 				snprintf(field, sizeof(field), "hardware.gpus[%d].name", i);
 				return api_error(
 					out, RF_E_INVALID_VALUE, field,
 					"no device profile gives the memory of '%.60s'; add "
 					"memory_total_bytes",
-					g->name);
+					e->hw.gpus[i].name);
 			}
-			g->memory_total_bytes = (int64_t)(p->memory_gib * 1073741824.0);
-			g->memory_free_bytes = g->memory_total_bytes;
-			g->unified_memory = p->unified;
-			if (!g->vendor[0]) {
-				hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
-				for (char *c = g->vendor; *c; c++)
-					if (*c >= 'A' && *c <= 'Z')
-						*c = (char)(*c - 'A' + 'a');
+			for (int i = 0; i < e->hw.n_gpus && i < HW_MAX_GPUS; i++) {
+				const struct hw_gpu *g = &e->hw.gpus[i];
+				if (info[i].working_set)
+					assume(e,
+					       "hardware.gpus[%d]: %s shares %.0f GiB of unified memory; "
+					       "%.1f GiB of it is the GPU's working set (%s%s)",
+					       i, g->name, (double)info[i].ram_bytes / 1073741824.0,
+					       (double)g->memory_total_bytes / 1073741824.0,
+					       info[i].profile ? "the rule of profile " :
+								 "macOS's default rule",
+					       info[i].profile ? info[i].profile->id : "");
+				else if (info[i].memory_from_profile)
+					assume(e, "hardware.gpus[%d]: %.0f GiB, all free, from the %s profile",
+					       i, (double)g->memory_total_bytes / 1073741824.0,
+					       info[i].profile->id);
 			}
-			assume(e, "hardware.gpus[%d]: %.0f GiB, all free, from the %s profile", i,
-			       p->memory_gib, p->id);
 		}
 		hw_classify(&e->hw);
 		hw_apply_device_profiles(&e->hw, env->devices);
@@ -629,7 +622,6 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 	}
 	if (e->rq.has_hardware_profile) {
 		const struct device_profile *p = NULL;
-		struct hw_gpu *g;
 		int found = env->devices ?
 				    device_resolve(env->devices, e->rq.hardware_profile, &p) :
 				    RF_E_NOT_FOUND;
@@ -643,40 +635,17 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 			return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
 					 "no device profile is called '%.60s'",
 					 e->rq.hardware_profile);
-		hw_snapshot_init(&e->hw);
+		hw_describe_from_profile(p, &e->hw);
 		snprintf(e->hw_source, sizeof(e->hw_source), "profile");
-		hw_strlcpy(e->hw.profile_id, p->id, sizeof(e->hw.profile_id));
 		if (p->kind == DEVICE_KIND_CPU) {
-			e->hw.cpu.memory_bandwidth_gbs = p->memory_bandwidth_gbs;
-			if (p->cpu_cores > 0)
-				e->hw.cpu.physical_cores = p->cpu_cores;
 			assume(e, "hardware: the CPU profile %s; system memory not known", p->id);
+		} else if (e->hw.gpus[0].unified_memory && e->hw.memory.total_bytes > 0) {
+			assume(e,
+			       "hardware: one %s with %.0f GiB of unified memory, %.1f GiB of it the "
+			       "GPU's working set, all free",
+			       p->name, p->memory_gib,
+			       (double)e->hw.gpus[0].memory_total_bytes / 1073741824.0);
 		} else {
-			g = &e->hw.gpus[e->hw.n_gpus];
-			memset(g, 0, sizeof(*g));
-			e->hw.n_gpus = 1;
-			hw_strlcpy(g->name, p->name, sizeof(g->name));
-			hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
-			for (char *c = g->vendor; *c; c++)
-				if (*c >= 'A' && *c <= 'Z')
-					*c = (char)(*c - 'A' + 'a');
-			g->unified_memory = p->unified;
-			g->memory_total_bytes = p->memory_gib > 0 ?
-							(int64_t)(p->memory_gib * 1073741824.0) :
-							HW_UNKNOWN;
-			g->memory_free_bytes = g->memory_total_bytes;
-			g->memory_used_bytes = HW_UNKNOWN;
-			g->memory_gtt_bytes = HW_UNKNOWN;
-			g->memory_bus_width_bits = g->max_memory_clock_mhz = HW_UNKNOWN;
-			g->memory_bandwidth_gbs = p->memory_bandwidth_gbs;
-			g->fp16_tflops = p->fp16_tflops;
-			if (p->unified) {
-				e->hw.memory.total_bytes = g->memory_total_bytes;
-				e->hw.memory.available_bytes = g->memory_total_bytes;
-				g->memory_total_bytes =
-					device_gpu_working_set_bytes(p, e->hw.memory.total_bytes);
-				g->memory_free_bytes = g->memory_total_bytes;
-			}
 			assume(e, "hardware: one %s with all of its %.0f GiB free", p->name,
 			       p->memory_gib);
 		}

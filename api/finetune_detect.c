@@ -31,6 +31,7 @@
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/hw/hw.h"
+#include "core/hw/hw_describe.h"
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
@@ -120,13 +121,6 @@ static void fd_assume(struct fd *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void fd_lower(char *s)
-{
-	for (; *s; s++)
-		if (*s >= 'A' && *s <= 'Z')
-			*s = (char)(*s - 'A' + 'a');
-}
-
 /* ---- the machine ------------------------------------------------------------------------ */
 
 /* A described machine, its GPUs named without memory completed from their profiles, as the
@@ -137,26 +131,17 @@ static int fd_hw_described(const struct api_env *env, struct fd *f, struct api_r
 
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < f->hw.n_gpus; i++) {
-		struct hw_gpu *g = &f->hw.gpus[i];
-		const struct device_profile *p = NULL;
-		if (g->memory_total_bytes >= 0)
-			continue;
-		if (!env->devices || device_resolve(env->devices, g->name, &p) < 0 || !p ||
-		    p->memory_gib <= 0) {
+	{
+		/* GPUs named without their memory, and unified memory, as every route makes a
+		 * described machine whole (core/hw/hw_describe.h). */
+		int bad = hw_describe_complete(&f->hw, env->devices, NULL);
+		if (bad < 0) {
 			char field[48];
-			snprintf(field, sizeof(field), "hardware.gpus[%d].name", i);
+			snprintf(field, sizeof(field), "hardware.gpus[%d].name", -bad - 1);
 			return api_error(out, RF_E_INVALID_VALUE, field,
 					 "no device profile gives the memory of '%.60s'; add "
 					 "memory_total_bytes",
-					 g->name);
-		}
-		g->memory_total_bytes = (int64_t)(p->memory_gib * FD_GIB);
-		g->memory_free_bytes = g->memory_total_bytes;
-		g->unified_memory = p->unified;
-		if (!g->vendor[0]) {
-			hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
-			fd_lower(g->vendor);
+					 f->hw.gpus[-bad - 1].name);
 		}
 	}
 	hw_classify(&f->hw);
@@ -170,7 +155,6 @@ static int fd_hw_profile(const struct api_env *env, struct fd *f, struct api_rep
 	const struct device_profile *p = NULL;
 	int found = env->devices ? device_resolve(env->devices, f->rq.hardware_profile, &p) :
 				   RF_E_NOT_FOUND;
-	struct hw_gpu *g;
 
 	if (found == RF_E_CONFLICT)
 		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
@@ -180,35 +164,7 @@ static int fd_hw_profile(const struct api_env *env, struct fd *f, struct api_rep
 	if (found < 0 || !p)
 		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
 				 "no device profile is called '%.60s'", f->rq.hardware_profile);
-	hw_snapshot_init(&f->hw);
-	hw_strlcpy(f->hw.profile_id, p->id, sizeof(f->hw.profile_id));
-	if (p->kind == DEVICE_KIND_CPU) {
-		if (p->cpu_cores > 0)
-			f->hw.cpu.physical_cores = p->cpu_cores;
-		hw_classify(&f->hw);
-		return 0;
-	}
-	g = &f->hw.gpus[0];
-	memset(g, 0, sizeof(*g));
-	f->hw.n_gpus = 1;
-	hw_strlcpy(g->name, p->name, sizeof(g->name));
-	hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
-	fd_lower(g->vendor);
-	hw_strlcpy(g->compute_capability, p->compute_capability, sizeof(g->compute_capability));
-	hw_strlcpy(g->architecture, p->architecture, sizeof(g->architecture));
-	g->unified_memory = p->unified;
-	g->memory_total_bytes = p->memory_gib > 0 ? (int64_t)(p->memory_gib * FD_GIB) : HW_UNKNOWN;
-	g->memory_free_bytes = g->memory_total_bytes;
-	g->memory_used_bytes = g->memory_gtt_bytes = HW_UNKNOWN;
-	g->memory_bus_width_bits = g->max_memory_clock_mhz = HW_UNKNOWN;
-	g->memory_bandwidth_gbs = p->memory_bandwidth_gbs;
-	g->fp16_tflops = p->fp16_tflops;
-	if (p->unified) {
-		f->hw.memory.total_bytes = g->memory_total_bytes;
-		f->hw.memory.available_bytes = g->memory_total_bytes;
-		g->memory_total_bytes = device_gpu_working_set_bytes(p, f->hw.memory.total_bytes);
-		g->memory_free_bytes = g->memory_total_bytes;
-	}
+	hw_describe_from_profile(p, &f->hw);
 	hw_classify(&f->hw);
 	return 0;
 }

@@ -329,6 +329,38 @@ START_TEST(a_cpu_named_in_the_table_has_its_instruction_sets)
 }
 END_TEST
 
+/* One 64 GB M2 Max, one GPU budget, however it is described: by name with its memory, by name
+ * with the machine's RAM, with the unified flag; the same working set (48 GiB, 3/4 of RAM) as
+ * /api/finetune/detect reports for it (test_finetune_detect.c). */
+START_TEST(one_mac_one_budget_through_the_route)
+{
+	static const char *const bodies[] = {
+		"{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":\"Apple M2 Max\","
+		"\"memory_total_bytes\":68719476736}]}}",
+		"{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":\"Apple M2 Max\"}],"
+		"\"memory\":{\"total_bytes\":68719476736}}}",
+		"{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":\"Apple M2 Max\","
+		"\"memory_total_bytes\":68719476736,\"unified_memory\":true}],"
+		"\"memory\":{\"total_bytes\":68719476736}}}",
+	};
+
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		cJSON *a;
+		const cJSON *dev;
+		ck_assert_int_eq(run(bodies[i], &a), 200);
+		dev = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "memory"),
+							     "per_device"),
+					 0);
+		ck_assert_msg(cJSON_GetObjectItem(dev, "budget_bytes")->valuedouble ==
+				      48.0 * 1073741824.0,
+			      "body %zu: a budget of %.2f GiB", i,
+			      cJSON_GetObjectItem(dev, "budget_bytes")->valuedouble / 1073741824.0);
+		ck_assert_ptr_nonnull(assumption_with(a, "48.0 GiB of it is the GPU's working set"));
+		cJSON_Delete(a);
+	}
+}
+END_TEST
+
 /* On a CPU each weight type of the file runs its own kernels: Llama-3.2-1B in Q4_0 keeps its
  * tied head in Q6_K (llama-quantize's output type), and the Q4_0 layers are repacked on AVX2;
  * the answer names the mix it timed. */
@@ -1098,6 +1130,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, a_cpu_host_maps_once_and_repacks);
 	tcase_add_test(tc, a_described_cpu_takes_its_table_bandwidth);
 	tcase_add_test(tc, a_cpu_named_in_the_table_has_its_instruction_sets);
+	tcase_add_test(tc, one_mac_one_budget_through_the_route);
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	suite_add_tcase(s, tc);
 	return s;

@@ -661,6 +661,21 @@ START_TEST(cli_twin)
 }
 END_TEST
 
+/* A 64 GB M3 Max named with its RAM: the GPU is the 48 GiB working set, as /api/estimate
+ * gives it, not the profile's largest configuration (128 GB). */
+START_TEST(a_mac_is_its_working_set)
+{
+	cJSON *a;
+
+	ck_assert_int_eq(run("{\"task\":\"text-generation\",\"hardware\":{\"gpus\":[{\"name\":"
+			     "\"Apple M3 Max\"}],\"memory\":{\"total_bytes\":68719476736}}}",
+			     &a),
+			 200);
+	ck_assert_double_eq_tol(get(a, "gpu_total_memory_gb", NULL)->valuedouble, 48.0, 0.01);
+	cJSON_Delete(a);
+}
+END_TEST
+
 Suite *finetune_detect_suite(void)
 {
 	Suite *s = suite_create("finetune_detect");
@@ -683,6 +698,7 @@ Suite *finetune_detect_suite(void)
 	tcase_add_test(tc, tasks_pick_their_models);
 	tcase_add_test(tc, input_errors);
 	tcase_add_test(tc, cli_twin);
+	tcase_add_test(tc, a_mac_is_its_working_set);
 	suite_add_tcase(s, tc);
 	return s;
 }

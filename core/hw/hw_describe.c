@@ -1,0 +1,122 @@
+/*
+ * Described machines made whole from the device profiles (see hw_describe.h).
+ */
+#include "core/hw/hw_describe.h"
+
+#include <string.h>
+
+#include "core/hw/classify.h"
+#include "core/hw/hw_parse_sysctl.h"
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+}
+
+static int64_t gib_bytes(double gib)
+{
+	return gib > 0 ? (int64_t)(gib * 1073741824.0) : HW_UNKNOWN;
+}
+
+/* The RAM a unified GPU of profile p shares: the working set of it on the GPU, the RAM on the
+ * machine when the machine had none. Returns whether the working set applied. */
+static bool unified_pool(struct hw_snapshot *s, struct hw_gpu *g, const struct device_profile *p,
+			 int64_t ram)
+{
+	/* The profile's rule; an Apple GPU no profile knows has macOS's own. */
+	int64_t ws = p ? device_gpu_working_set_bytes(p, ram) :
+		     strcmp(g->vendor, "apple") == 0 ? hw_apple_gpu_working_set(ram, 0, 0) :
+						       -1;
+
+	if (ram <= 0)
+		return false;
+	if (s->memory.total_bytes <= 0) {
+		s->memory.total_bytes = ram;
+		s->memory.available_bytes = ram;
+	}
+	if (ws <= 0)
+		return false;
+	g->memory_total_bytes = ws;
+	g->memory_free_bytes = ws;
+	return true;
+}
+
+void hw_describe_from_profile(const struct device_profile *p, struct hw_snapshot *s)
+{
+	struct hw_gpu *g;
+
+	hw_snapshot_init(s);
+	hw_strlcpy(s->profile_id, p->id, sizeof(s->profile_id));
+	if (p->kind == DEVICE_KIND_CPU) {
+		if (p->cpu_cores > 0)
+			s->cpu.physical_cores = p->cpu_cores;
+		s->cpu.isa = p->isa;
+		s->cpu.memory_bandwidth_gbs = p->memory_bandwidth_gbs;
+		hw_classify(s);
+		return;
+	}
+	g = &s->gpus[0];
+	memset(g, 0, sizeof(*g));
+	s->n_gpus = 1;
+	hw_strlcpy(g->name, p->name, sizeof(g->name));
+	hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
+	lower(g->vendor);
+	hw_strlcpy(g->compute_capability, p->compute_capability, sizeof(g->compute_capability));
+	hw_strlcpy(g->architecture, p->architecture, sizeof(g->architecture));
+	g->unified_memory = p->unified;
+	g->memory_total_bytes = gib_bytes(p->memory_gib);
+	g->memory_free_bytes = g->memory_total_bytes;
+	g->memory_used_bytes = g->memory_gtt_bytes = HW_UNKNOWN;
+	g->memory_bus_width_bits = g->max_memory_clock_mhz = HW_UNKNOWN;
+	g->memory_bandwidth_gbs = p->memory_bandwidth_gbs;
+	g->fp16_tflops = p->fp16_tflops;
+	if (p->unified)
+		unified_pool(s, g, p, g->memory_total_bytes);
+	hw_classify(s);
+}
+
+int hw_describe_complete(struct hw_snapshot *s, const struct device_table *t,
+			 struct hw_describe_gpu *info)
+{
+	for (int i = 0; i < s->n_gpus && i < HW_MAX_GPUS; i++) {
+		struct hw_gpu *g = &s->gpus[i];
+		const struct device_profile *p = NULL;
+		struct hw_describe_gpu d = {0};
+		int64_t ram;
+
+		if (t && t->n > 0)
+			(void)device_resolve_mem(t, g->name, g->memory_total_bytes, &p);
+		if (g->memory_total_bytes < 0) {
+			if (!p || p->memory_gib <= 0)
+				return -(1 + i);
+			g->unified_memory = g->unified_memory || p->unified;
+			/* A unified GPU shares the machine's RAM when the machine gives it. */
+			g->memory_total_bytes = g->unified_memory && s->memory.total_bytes > 0 ?
+							s->memory.total_bytes :
+							gib_bytes(p->memory_gib);
+			g->memory_free_bytes = g->memory_total_bytes;
+			d.memory_from_profile = true;
+		}
+		if (p && !g->vendor[0]) {
+			hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
+			lower(g->vendor);
+		}
+		if (p && p->unified)
+			g->unified_memory = true;
+		d.profile = p;
+		/* Unified: the GPU's memory is the RAM when the machine has none, or at least as
+		 * much; below it, it already is the working set (a pasted scan). */
+		ram = g->memory_total_bytes;
+		if (g->unified_memory && (p || strcmp(g->vendor, "apple") == 0) &&
+		    (s->memory.total_bytes <= 0 || ram >= s->memory.total_bytes)) {
+			d.working_set = unified_pool(s, g, p, ram);
+			d.ram_bytes = ram;
+		}
+		if (info)
+			info[i] = d;
+	}
+	hw_classify(s);
+	return 0;
+}

@@ -1,0 +1,132 @@
+/*
+ * Described machines made whole (core/hw/hw_describe.h): one 64 GB Mac is one GPU budget
+ * however it is described, a profile becomes a machine once, and a pasted scan keeps its
+ * working set. The profiles are the repository's (profiles/devices.json), loaded as the daemon
+ * loads them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hw/hw_describe.h"
+#include "tests/api/profiles_fixture.h"
+#include "tests/test.h"
+
+#define GIB 1073741824LL
+
+static struct device_table devices;
+static struct model_catalog *models;
+static cJSON *tiers;
+
+static void setup(void)
+{
+	t_profiles_load(&devices, &models, &tiers);
+}
+
+static void teardown(void)
+{
+	t_profiles_free(&devices, &models, &tiers);
+}
+
+/* A machine with one GPU called name: gpu_mem (< 0 unknown), ram (< 0 unknown). */
+static struct hw_snapshot *mac(const char *name, int64_t gpu_mem, int64_t ram, bool unified)
+{
+	struct hw_snapshot *s = malloc(sizeof(*s));
+
+	ck_assert_ptr_nonnull(s);
+	hw_snapshot_init(s);
+	s->n_gpus = 1;
+	memset(&s->gpus[0], 0, sizeof(s->gpus[0]));
+	hw_strlcpy(s->gpus[0].name, name, sizeof(s->gpus[0].name));
+	s->gpus[0].memory_total_bytes = gpu_mem;
+	s->gpus[0].memory_free_bytes = gpu_mem;
+	s->gpus[0].unified_memory = unified;
+	s->memory.total_bytes = ram;
+	s->memory.available_bytes = ram;
+	return s;
+}
+
+START_TEST(one_mac_one_budget_however_described)
+{
+	/* A 64 GB M2 Max: macOS lets its GPU wire 3/4 of RAM above 32 GB. */
+	const int64_t ws = 48 * GIB;
+	struct hw_snapshot *by_mem = mac("Apple M2 Max", 64 * GIB, -1, false);
+	struct hw_snapshot *by_ram = mac("Apple M2 Max", -1, 64 * GIB, false);
+	struct hw_snapshot *flagged = mac("Apple M2 Max", 64 * GIB, 64 * GIB, true);
+	struct hw_snapshot *pasted = mac("Apple M2 Max", ws, 64 * GIB, true);
+	struct hw_snapshot *named = mac("Apple M2 Max", -1, -1, false);
+	struct hw_describe_gpu info[HW_MAX_GPUS];
+
+	ck_assert_int_eq(hw_describe_complete(by_mem, &devices, info), 0);
+	ck_assert(info[0].working_set);
+	ck_assert_int_eq(by_mem->gpus[0].memory_total_bytes, ws);
+	ck_assert_int_eq(by_mem->memory.total_bytes, 64 * GIB);
+	ck_assert(by_mem->gpus[0].unified_memory);
+	ck_assert_int_eq(hw_describe_complete(by_ram, &devices, info), 0);
+	ck_assert_int_eq(by_ram->gpus[0].memory_total_bytes, ws);
+	ck_assert_int_eq(hw_describe_complete(flagged, &devices, info), 0);
+	ck_assert_int_eq(flagged->gpus[0].memory_total_bytes, ws);
+	/* A scan pasted back is already at its working set: kept, not taken again. */
+	ck_assert_int_eq(hw_describe_complete(pasted, &devices, info), 0);
+	ck_assert(!info[0].working_set);
+	ck_assert_int_eq(pasted->gpus[0].memory_total_bytes, ws);
+	/* By name alone it is the profile's largest configuration (96 GB): 72 GiB of it. */
+	ck_assert_int_eq(hw_describe_complete(named, &devices, info), 0);
+	ck_assert(info[0].memory_from_profile);
+	ck_assert_int_eq(named->memory.total_bytes, 96 * GIB);
+	ck_assert_int_eq(named->gpus[0].memory_total_bytes, 72 * GIB);
+	free(by_mem);
+	free(by_ram);
+	free(flagged);
+	free(pasted);
+	free(named);
+}
+END_TEST
+
+START_TEST(a_profile_becomes_one_machine)
+{
+	const struct device_profile *p = NULL;
+	struct hw_snapshot *s = malloc(sizeof(*s));
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(device_resolve(&devices, "apple-m2-max", &p), 0);
+	hw_describe_from_profile(p, s);
+	ck_assert_int_eq(s->n_gpus, 1);
+	ck_assert_int_eq(s->memory.total_bytes, 96 * GIB);
+	ck_assert_int_eq(s->gpus[0].memory_total_bytes, 72 * GIB);
+	ck_assert_str_eq(s->gpus[0].vendor, "apple");
+	ck_assert_int_eq(device_resolve(&devices, "amd-ryzen-7000-desktop", &p), 0);
+	hw_describe_from_profile(p, s);
+	ck_assert_int_eq(s->n_gpus, 0);
+	ck_assert(s->cpu.isa & HW_ISA(AVX512F));
+	ck_assert(s->cpu.memory_bandwidth_gbs > 80);
+	free(s);
+}
+END_TEST
+
+START_TEST(a_gpu_no_profile_knows_needs_its_memory)
+{
+	struct hw_snapshot *s = mac("Mystery Accelerator 9", -1, -1, false);
+	struct hw_snapshot *apple = mac("Some Apple GPU", 64 * GIB, -1, true);
+
+	ck_assert_int_eq(hw_describe_complete(s, &devices, NULL), -1);
+	/* An Apple GPU no profile knows has macOS's own rule. */
+	hw_strlcpy(apple->gpus[0].vendor, "apple", sizeof(apple->gpus[0].vendor));
+	ck_assert_int_eq(hw_describe_complete(apple, &devices, NULL), 0);
+	ck_assert_int_eq(apple->gpus[0].memory_total_bytes, 48 * GIB);
+	free(s);
+	free(apple);
+}
+END_TEST
+
+Suite *hw_describe_suite(void)
+{
+	Suite *s = suite_create("hw_describe");
+	TCase *tc = tcase_create("hw_describe");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, one_mac_one_budget_however_described);
+	tcase_add_test(tc, a_profile_becomes_one_machine);
+	tcase_add_test(tc, a_gpu_no_profile_knows_needs_its_memory);
+	suite_add_tcase(s, tc);
+	return s;
+}
