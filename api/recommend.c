@@ -128,7 +128,7 @@ static const struct jm_field rec_fields[] = {
 	RF_("limit", JM_INT, limit, 0, 1, REC_MAX_LIMIT, has_limit),
 	RF_("min_context", JM_INT, min_context, 0, 1, 1 << 24, has_min_context),
 	RS_("hardware_profile", hardware_profile, has_hardware_profile),
-	RS_("model", model, has_model),
+	{"model", JM_ANY, 0, 0, 0, 0, false, 0, NULL}, /* rec_model: a name or {"id": ...} */
 	RE_("for", target, has_target, rec_targets),
 	RF_("usd_per_hour", JM_DOUBLE, usd_per_hour, 0, 0, 1e6, has_usd_per_hour),
 	RF_("n_ctx", JM_INT, n_ctx, 0, 1, 1 << 24, has_n_ctx),
@@ -1108,6 +1108,42 @@ done:
 
 /* ---- the route -------------------------------------------------------------------------- */
 
+/* "model": the catalog model to rank hardware for, named as /api/estimate names one: a string
+ * (id or alias) or {"id": ...}. The other shapes (a GGUF file, a folder, a pasted config) are
+ * not catalog models; they are refused with where to ask instead. */
+static int rec_model(const cJSON *m, struct rec_request *rq, struct api_reply *out)
+{
+	const cJSON *id = NULL, *it;
+
+	if (!m)
+		return 0;
+	if (cJSON_IsString(m)) {
+		id = m;
+	} else if (cJSON_IsObject(m)) {
+		cJSON_ArrayForEach(it, m)
+		{
+			if (strcmp(it->string, "id") != 0)
+				return api_error(out, RF_E_INVALID_VALUE, "model",
+						 "recommend ranks catalog models: give model as an id "
+						 "or {\"id\": ...}; '%.40s' is for /api/estimate and "
+						 "/api/config",
+						 it->string);
+		}
+		id = cJSON_GetObjectItemCaseSensitive(m, "id");
+		if (!cJSON_IsString(id))
+			return api_error(out, RF_E_INVALID_VALUE, "model.id", "model.id must be a string");
+	} else {
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "model must be a catalog id or {\"id\": ...}");
+	}
+	if (!id->valuestring[0] || strlen(id->valuestring) >= sizeof(rq->model))
+		return api_error(out, RF_E_INVALID_VALUE, cJSON_IsObject(m) ? "model.id" : "model",
+				 "model must be 1 to %zu characters", sizeof(rq->model) - 1);
+	snprintf(rq->model, sizeof(rq->model), "%s", id->valuestring);
+	rq->has_model = true;
+	return 0;
+}
+
 int api_recommend(const struct api_env *env, const struct api_request *req, struct api_reply *out)
 {
 	struct rec_request rq;
@@ -1120,6 +1156,9 @@ int api_recommend(const struct api_env *env, const struct api_request *req, stru
 	if (rc < 0)
 		return rc;
 	rc = jm_map(body, rec_fields, sizeof(rec_fields) / sizeof(rec_fields[0]), &rq, out);
+	if (rc < 0)
+		goto done;
+	rc = rec_model(cJSON_GetObjectItemCaseSensitive(body, "model"), &rq, out);
 	if (rc < 0)
 		goto done;
 	hw = cJSON_GetObjectItemCaseSensitive(body, "hardware");

@@ -545,6 +545,24 @@ static void assert_error(const char *body, const char *code, const char *field)
 	cJSON_Delete(j);
 }
 
+/* "model" takes the shapes /api/estimate takes for a catalog model: an id or {"id": ...}, with
+ * the same answer. */
+START_TEST(a_model_object_names_the_same_model)
+{
+	cJSON *a, *b;
+
+	ck_assert_int_eq(run("{\"for\":\"hardware\",\"model\":\"llama-3.1-8b\",\"limit\":3}", &a),
+			 200);
+	ck_assert_int_eq(run("{\"for\":\"hardware\",\"model\":{\"id\":\"llama-3.1-8b\"},"
+			     "\"limit\":3}",
+			     &b),
+			 200);
+	ck_assert(cJSON_Compare(a, b, true));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+END_TEST
+
 START_TEST(bad_input_names_the_field)
 {
 	cJSON *j;
@@ -557,6 +575,11 @@ START_TEST(bad_input_names_the_field)
 	assert_error("{\"limit\":51,\"hardware_profile\":\"rtx-4090\"}", "invalid_value", "limit");
 	assert_error("{\"model\":\"llama-9b\",\"for\":\"hardware\"}", "invalid_value", "model");
 	assert_error("{\"for\":\"hardware\"}", "missing_field", "model");
+	/* The model shapes that are not catalog models say where to ask instead. */
+	assert_error("{\"model\":{\"gguf\":\"x.gguf\"},\"for\":\"hardware\"}", "invalid_value",
+		     "model");
+	assert_error("{\"model\":{\"id\":7},\"for\":\"hardware\"}", "invalid_value", "model.id");
+	assert_error("{\"model\":[],\"for\":\"hardware\"}", "invalid_value", "model");
 	assert_error("{\"colour\":\"red\"}", "unknown_field", "colour");
 	assert_error("{\"mode\":\"train\"}", "invalid_value", "mode");
 	assert_error("{\"hardware_profile\":\"rtx-9999\"}", "invalid_value", "hardware_profile");
@@ -621,6 +644,7 @@ Suite *recommend_suite(void)
 	tcase_add_test(tc, hardware_for_a_70b_qlora_states_the_strategy);
 	tcase_add_test(tc, hardware_for_fine_tuning_is_the_smallest_count);
 	tcase_add_test(tc, bad_input_names_the_field);
+	tcase_add_test(tc, a_model_object_names_the_same_model);
 	tcase_add_test(tc, cli_prints_the_handler_bytes);
 	suite_add_tcase(s, tc);
 	return s;
