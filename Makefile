@@ -40,7 +40,8 @@ UI_FILES   := server/ui/index.html server/ui/app.js server/ui/app.css
 EMBEDDED   := openapi.yaml $(MIGRATIONS) $(UI_FILES)
 
 # Three build flavours share the sources: release (the product), asan (make test), plain
-# (valgrind cannot run sanitized binaries).
+# (valgrind cannot run sanitized binaries). The release binary links core/ as a static library.
+REL_CORE_OBJ := $(CORE_SRC:%.c=$(B)/rel/%.o)
 REL_OBJ    := $(LIB_SRC:%.c=$(B)/rel/%.o) $(B)/rel/embed.o
 define flavour_objs
 $(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
@@ -72,7 +73,18 @@ $(B)/%/embed.o: $(B)/gen/embed.S
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 
-$(B)/rigfit: $(REL_OBJ) $(B)/rel/server/main.o
+$(B)/rel/libcore.a: $(REL_CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# core/ is pure: linked whole with nothing but libc and libm, any call from it into api/,
+# server/ or a library (cJSON, SQLite, libuv, microhttpd) is an undefined reference, so the link
+# itself enforces the layering. make test builds this check first.
+$(B)/core-link-check: $(B)/rel/libcore.a
+	@printf 'int main(void) { return 0; }\n' > $(B)/core-link-check.c
+	$(CC) -o $@ $(B)/core-link-check.c -Wl,--whole-archive $< -Wl,--no-whole-archive -lm
+
+$(B)/rigfit: $(filter-out $(REL_CORE_OBJ),$(REL_OBJ)) $(B)/rel/server/main.o $(B)/rel/libcore.a
 	$(CC) $(CFLAGS_REL) -o $@ $^ $(PKG_LIBS)
 
 # The planner's micro-benchmark (make bench), on the release objects.
@@ -136,7 +148,7 @@ test: deps
 mcp-test: $(B)/asan/rigfit
 	B=$(B) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit sh tests/mcp/run.sh
 
-unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
+unit: $(B)/core-link-check $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -46,6 +46,7 @@
 #include "core/fit/speed_history.h"
 #include "core/fit/train_memory.h"
 #include "core/fit/train_parallel.h"
+#include "core/plan/plan_strategy.h"
 #include "core/fit/train_speed.h"
 
 #define EST_MAX_ASSUMPTIONS 48
@@ -1776,7 +1777,7 @@ static int est_train_fit(const struct train_model *tm, const struct train_settin
 	int rc;
 
 	if (want_auto)
-		return train_strategy_auto(tm, s, budget, host_budget, used, r);
+		return plan_strategy_auto(tm, s, budget, host_budget, used, r);
 	*used = *s;
 	rc = train_memory_estimate(tm, s, r);
 	if (rc < 0)

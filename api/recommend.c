@@ -44,6 +44,7 @@
 #include "core/plan/plan_finetune.h"
 #include "core/plan/plan_infer.h"
 #include "core/fit/train_parallel.h"
+#include "core/plan/plan_strategy.h"
 #include "api/plan_quality_json.h"
 
 #define REC_DEFAULT_LIMIT 5
@@ -898,7 +899,7 @@ static cJSON *rec_hw_entry_json(const struct rec_hit *h, const struct rec_reques
 /* Fine-tuning: the fewest GPUs of profile d (1 .. REC_MAX_GPUS) that hold the run the
  * estimate is asked about (its defaults: batch 1, 2048 tokens, gradient checkpointing, LoRA
  * rank 16 on every linear layer, the method's optimizer), each with the budget rec_hw_body
- * describes, by core's cheapest strategy for each count (train_strategy_auto): first with
+ * describes, by core's cheapest strategy for each count (plan_strategy_auto): first with
  * nothing offloaded, and only when no count holds it so, with the host RAM rec_hw_body
  * assumes (offloading trains several times slower, and one GPU with everything in host RAM
  * would otherwise answer for any model). Returns the count and writes the strategy and
@@ -936,7 +937,7 @@ static int rec_ft_min_gpus(const struct rec_request *rq, const struct model_entr
 			int64_t ram = (int64_t)(ram_gib * REC_GIB);
 			int rc;
 			s.n_gpus = n;
-			rc = train_strategy_auto(&tm, &s, rf_budget_device(total, total),
+			rc = plan_strategy_auto(&tm, &s, rf_budget_device(total, total),
 						 offload ? rf_budget_host(ram, ram, -1, -1) : -1,
 						 chosen, &r);
 			if (rc < 0)

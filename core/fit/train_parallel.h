@@ -7,6 +7,7 @@
  * parameters, N GPUs and K bytes of optimizer state per parameter, DDP holds (2 + 2 + K) Psi,
  * stage 1 2 Psi + 2 Psi + K Psi / N, stage 2 2 Psi + (2 + K) Psi / N, stage 3 (2 + 2 + K) Psi /
  * N, plus the layers gathered for compute. Used by core/fit/train_memory.c; pure arithmetic.
+ * Choosing a strategy and a GPU count is a decision: core/plan/plan_strategy.h.
  */
 #ifndef RIGFIT_CORE_TRAIN_PARALLEL_H
 #define RIGFIT_CORE_TRAIN_PARALLEL_H
@@ -53,24 +54,5 @@ const char *train_strategy_name(enum train_strategy st);
  * an fp32 master copy and fp32 moments whatever the model's dtype. */
 bool train_strategy_is_zero(enum train_strategy st);
 const char *train_offload_name(enum train_offload o);
-
-/* The cheapest way to run s on its n_gpus GPUs (nodes as given): the first of, in order, one
- * GPU alone (n_gpus 1), DDP, ZeRO-1, ZeRO-2, ZeRO-3 (FSDP-QLoRA for QLoRA), then ZeRO-3 with
- * the optimizer and then also the weights offloaded, whose per-GPU peak fits budget_bytes and
- * whose host memory per node fits host_budget_bytes (< 0: unknown, and then nothing is
- * offloaded; Unsloth's checkpoints still are, unchecked). Returns 1 and writes
- * the settings chosen and their estimate when one fits; 0 when none does (then *chosen and
- * *out hold the last, most frugal one tried); RF_E_INVALID_VALUE for bad settings. */
-int train_strategy_auto(const struct train_model *m, const struct train_settings *s,
-			int64_t budget_bytes, int64_t host_budget_bytes,
-			struct train_settings *chosen /* OUT */,
-			struct train_memory *out /* OUT */);
-
-/* The smallest number of GPUs (1 .. max_gpus, gpus_per_node on each node) of budget_bytes each
- * that runs s with train_strategy_auto. Returns 1 and writes the settings and estimate, 0 when
- * even max_gpus do not suffice, or RF_E_INVALID_VALUE. */
-int train_min_gpus(const struct train_model *m, const struct train_settings *s, int max_gpus,
-		   int gpus_per_node, int64_t budget_bytes, int64_t host_budget_per_node,
-		   struct train_settings *chosen /* OUT */, struct train_memory *out /* OUT */);
 
 #endif
