@@ -582,6 +582,18 @@ int rf_cli_main(int argc, char **argv)
 	const struct cli_command *c;
 
 	if (!name) {
+		/* A person at a terminal gets the first answer, what fits this machine; a script
+		 * gets the usage and exit status 2, as before. */
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+			char cmd[] = "recommend";
+			char *args[] = {cmd, NULL};
+			int rc = rf_cli_question(1, args);
+			if (rc == 0)
+				fputs("\nrigfit help lists the commands; rigfit recommend --help the "
+				      "questions this one takes.\n",
+				      stdout);
+			return rc;
+		}
 		usage_print(stderr);
 		return 2;
 	}

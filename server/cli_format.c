@@ -22,6 +22,7 @@ enum fmt_style {
 	FS_PCT,   /* a 0..1 fraction as a percentage */
 	FS_NOTES, /* an array of strings or of checks {code, message, suggestion} */
 	FS_ROWS,  /* an array of objects, one line each from the command's row columns */
+	FS_FIT,   /* recommend's models: the fit table (print_fit_table) */
 };
 
 struct fmt_line {
@@ -69,7 +70,7 @@ static const struct fmt_line summary_lines[] = {
 	{"recommend", "Task", "task", FS_VAL},
 	{"recommend", "Considered", "considered", FS_VAL},
 	{"recommend", "Model", "model", FS_VAL},
-	{"recommend", "Best first", "recommendations", FS_ROWS},
+	{"recommend", "Best first", "recommendations", FS_FIT},
 	{"recommend", "Hardware, best first", "hardware", FS_ROWS},
 	{"validate", "Valid", "is_valid", FS_VAL},
 	{"validate", "Errors", "errors", FS_NOTES},
@@ -171,6 +172,61 @@ static void print_rows(const cJSON *arr, FILE *out)
 	}
 }
 
+/* Tokens as a person reads a context: 4096 -> "4k", 131072 -> "128k", 17408 -> "17k". */
+static void ctx_text(double n, char *buf, size_t len)
+{
+	if (n >= 1024)
+		snprintf(buf, len, "%.0fk", n / 1024.0);
+	else
+		snprintf(buf, len, "%.0f", n);
+}
+
+/* recommend's models as the first screen shows them: one aligned row per model, best first,
+ * with its quant, context, speed, memory and fit verdict (the fit band and how full it is). */
+static void print_fit_table(const cJSON *arr, FILE *out)
+{
+	const cJSON *it;
+	int rank = 0, w = 5;
+
+	cJSON_ArrayForEach(it, arr)
+	{
+		const cJSON *m = at_path(it, "model");
+		if (cJSON_IsString(m) && (int)strlen(m->valuestring) > w)
+			w = (int)strlen(m->valuestring) < 44 ? (int)strlen(m->valuestring) : 44;
+	}
+	fprintf(out, "  %2s  %-*s  %7s  %-8s  %7s  %12s  %9s  %s\n", "#", w, "MODEL", "PARAMS",
+		"QUANT", "CONTEXT", "DECODE", "MEMORY", "FIT");
+	cJSON_ArrayForEach(it, arr)
+	{
+		const cJSON *model = at_path(it, "model"), *params = at_path(it, "params_b");
+		const cJSON *quant = at_path(it, "settings.quant"), *ctx = at_path(it, "settings.n_ctx");
+		const cJSON *tps = at_path(it, "estimate.decode_tokens_per_s");
+		const cJSON *mem = at_path(it, "estimate.memory_total_bytes");
+		const cJSON *band = at_path(it, "estimate.fit_band");
+		const cJSON *util = at_path(it, "estimate.utilization");
+		char p[24] = "-", c[24] = "-", t[24] = "-", g[24] = "-", f[48] = "-";
+
+		if (!quant)
+			quant = at_path(it, "precision");
+		if (cJSON_IsNumber(params))
+			snprintf(p, sizeof(p), "%.1fB", params->valuedouble);
+		if (cJSON_IsNumber(ctx))
+			ctx_text(ctx->valuedouble, c, sizeof(c));
+		if (cJSON_IsNumber(tps))
+			snprintf(t, sizeof(t), "%.1f tok/s", tps->valuedouble);
+		if (cJSON_IsNumber(mem))
+			snprintf(g, sizeof(g), "%.1f GiB", mem->valuedouble / 1073741824.0);
+		if (cJSON_IsString(band) && cJSON_IsNumber(util))
+			snprintf(f, sizeof(f), "%s (%.0f%%)", band->valuestring,
+				 util->valuedouble * 100);
+		else if (cJSON_IsString(band))
+			snprintf(f, sizeof(f), "%s", band->valuestring);
+		fprintf(out, "  %2d  %-*.*s  %7s  %-8s  %7s  %12s  %9s  %s\n", ++rank, w, w,
+			cJSON_IsString(model) ? model->valuestring : "-", p,
+			cJSON_IsString(quant) ? quant->valuestring : "-", c, t, g, f);
+	}
+}
+
 static void print_summary(const cJSON *j, const char *cmd, FILE *out)
 {
 	for (size_t i = 0; i < sizeof(summary_lines) / sizeof(summary_lines[0]); i++) {
@@ -183,12 +239,14 @@ static void print_summary(const cJSON *j, const char *cmd, FILE *out)
 		v = at_path(j, l->path);
 		if (!v || cJSON_IsNull(v))
 			continue;
-		if (l->style == FS_NOTES || l->style == FS_ROWS) {
+		if (l->style == FS_NOTES || l->style == FS_ROWS || l->style == FS_FIT) {
 			if (cJSON_GetArraySize(v) == 0)
 				continue;
 			fprintf(out, "%s:\n", l->label);
 			if (l->style == FS_NOTES)
 				print_notes(v, out);
+			else if (l->style == FS_FIT)
+				print_fit_table(v, out);
 			else
 				print_rows(v, out);
 			continue;

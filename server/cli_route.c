@@ -477,7 +477,11 @@ int rf_cli_question(int argc, char **argv)
 	a.format = cli_format_default();
 	if ((rc = question_parse(q, argc, argv, &a, &ce, &profiles, &root)) != 0)
 		return rc;
-	if (!a.input && !a.model && a.n_values == 0) {
+	if (!a.input && !a.model && a.n_values == 0 && isatty(STDIN_FILENO) &&
+	    strcmp(q->name, "recommend") == 0) {
+		/* The first question, asked with nothing: what fits this machine (the route's
+		 * defaults: text generation, here). */
+	} else if (!a.input && !a.model && a.n_values == 0) {
 		/* A request piped in, as before the flags existed. */
 		if (isatty(STDIN_FILENO))
 			return cli_usage_error("%s: what should it answer? %s--json FILE, or see "

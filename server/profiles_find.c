@@ -34,7 +34,7 @@ static int put(char *out, size_t outlen, const char *v, char *err, size_t errlen
 int rf_profiles_find(const char *given, const char *env, const char *exe, char *out, size_t outlen,
 		     char *err, size_t errlen)
 {
-	char beside[4200] = "";
+	char beside[4200] = "", tree[4200] = "";
 
 	if (given && *given)
 		return put(out, outlen, given, err, errlen);
@@ -49,12 +49,24 @@ int rf_profiles_find(const char *given, const char *env, const char *exe, char *
 		    holds_profiles(beside))
 			return put(out, outlen, beside, err, errlen);
 	}
+	/* A binary left in a checkout's build/ (make, make run) reads the checkout's profiles
+	 * from whatever folder it is started in. */
+	if (exe && *exe) {
+		const char *slash = strrchr(exe, '/');
+		int dlen = slash ? (int)(slash - exe) : 0;
+		if (slash &&
+		    snprintf(tree, sizeof(tree), "%.*s/%s", dlen, exe, RF_PROFILES_BUILD_TREE) <
+			    (int)sizeof(tree) &&
+		    holds_profiles(tree))
+			return put(out, outlen, tree, err, errlen);
+	}
 	if (holds_profiles("./profiles"))
 		return put(out, outlen, "./profiles", err, errlen);
 	snprintf(err, errlen,
-		 "no profiles found (tried %.300s and ./profiles); pass --profiles DIR or set "
-		 "RIGFIT_PROFILES",
-		 beside[0] ? beside : RF_PROFILES_REL_TO_BIN " beside the binary");
+		 "no profiles found (tried %.300s, %.300s and ./profiles); pass --profiles DIR or "
+		 "set RIGFIT_PROFILES",
+		 beside[0] ? beside : RF_PROFILES_REL_TO_BIN " beside the binary",
+		 tree[0] ? tree : RF_PROFILES_BUILD_TREE " beside the binary");
 	return RF_E_NOT_FOUND;
 }
 

@@ -380,7 +380,16 @@ END_TEST
 
 /* Runs the binary with args, stderr on a new pseudo-terminal and stdout on a pipe; returns
  * what the terminal showed (malloc'd) and the exit status in *rc. */
+static char *run_on_tty_as(const char *const *args, bool whole, const char *profiles, int *rc);
+
 static char *run_on_tty(const char *const *args, int *rc)
+{
+	return run_on_tty_as(args, false, NULL, rc);
+}
+
+/* whole: standard input and output on the terminal too, as a person runs a command; profiles:
+ * RIGFIT_PROFILES for the child (NULL: as inherited). */
+static char *run_on_tty_as(const char *const *args, bool whole, const char *profiles, int *rc)
 {
 	int master = posix_openpt(O_RDWR | O_NOCTTY), out[2];
 	size_t cap = 1 << 16, n = 0;
@@ -398,7 +407,11 @@ static char *run_on_tty(const char *const *args, int *rc)
 		const char *argv[MAX_ARGS + 2];
 		argv_of(argv, t_bin(), args);
 		dup2(slave, STDERR_FILENO);
-		dup2(out[1], STDOUT_FILENO);
+		dup2(whole ? slave : out[1], STDOUT_FILENO);
+		if (whole)
+			dup2(slave, STDIN_FILENO);
+		if (profiles)
+			setenv("RIGFIT_PROFILES", profiles, 1);
 		close(out[0]);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
@@ -453,6 +466,34 @@ START_TEST(the_scan_says_so_on_a_terminal_only)
 }
 END_TEST
 
+/* The first question needs no arguments: at a terminal, `rigfit` and `rigfit recommend` print
+ * the table of what fits this machine, best first (model, quant, context, speed, memory, fit
+ * verdict); a script gets the usage and exit status 2. */
+START_TEST(the_first_answer_needs_no_arguments)
+{
+	char *profiles = t_path(t_src_dir(), "profiles"), *tty, *err = NULL;
+	const char *none[] = {NULL};
+	const char *rec[] = {"recommend", NULL};
+	const char *bare[] = {t_bin(), NULL};
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		tty = run_on_tty_as(i == 0 ? none : rec, true, profiles, &rc);
+		ck_assert_msg(rc == 0, "%s", tty);
+		ck_assert_msg(strstr(tty, "MODEL") && strstr(tty, "QUANT") && strstr(tty, "CONTEXT") &&
+				      strstr(tty, "DECODE") && strstr(tty, "FIT"),
+			      "%s", tty);
+		ck_assert_msg(strstr(tty, "   1  "), "no first row: %s", tty);
+		free(tty);
+	}
+	/* Not a terminal: the usage, exit status 2. */
+	ck_assert_int_eq(t_run(bare, NULL, &err, 20000), 2);
+	ck_assert_ptr_nonnull(strstr(err, "usage: rigfit"));
+	free(err);
+	free(profiles);
+}
+END_TEST
+
 START_TEST(profiles_are_found_given_from_the_environment_or_beside_the_binary)
 {
 	char *root = t_mkdtemp(), *exe = t_path(root, "bin/rigfit"), *dir, *cwd;
@@ -484,6 +525,20 @@ START_TEST(profiles_are_found_given_from_the_environment_or_beside_the_binary)
 					  sizeof(err)),
 			 0);
 	ck_assert_str_eq(out, "./profiles");
+	/* A checkout's build/rigfit, started from any folder, reads the checkout's profiles. */
+	{
+		char *build_exe = t_path(root, "checkout/build/rigfit");
+		char *tree = t_path(root, "checkout/build/../profiles");
+		t_put(root, "checkout/profiles/models.json", "{}");
+		t_put(root, "checkout/build/rigfit", "");
+		ck_assert_int_eq(chdir("/"), 0);
+		ck_assert_int_eq(rf_profiles_find(NULL, NULL, build_exe, out, sizeof(out), err,
+						  sizeof(err)),
+				 0);
+		ck_assert_str_eq(out, tree);
+		free(build_exe);
+		free(tree);
+	}
 	ck_assert_int_eq(chdir(cwd), 0);
 	free(cwd);
 	free(dir);
@@ -531,6 +586,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, flags_ask_the_same_question_as_the_body);
 	tcase_add_test(tc, config_and_recommend_take_flags);
 	tcase_add_test(tc, validate_fails_a_config_that_will_not_work);
+	tcase_add_test(tc, the_first_answer_needs_no_arguments);
 	tcase_add_test(tc, every_printing_command_takes_each_format);
 	tcase_add_test(tc, bad_options_are_one_line_usage_errors);
 	tcase_add_test(tc, the_scan_says_so_on_a_terminal_only);
