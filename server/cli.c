@@ -507,6 +507,8 @@ static const struct cli_command commands[] = {
 	{"recommend", "models that fit here for a task, or hardware for a model", NULL,
 	 cli_question_help, rf_cli_question},
 	{"validate", "check a runtime config here", NULL, cli_question_help, rf_cli_question},
+	{"finetune", "the fine-tuning plan here or on --gpu (--task, --method)", NULL,
+	 cli_question_help, rf_cli_question},
 	{"models", "list the models on this host and in the catalog, with sizes",
 	 rf_cli_models_usage, NULL, rf_cli_models},
 	{"bench", "record or list measured speeds; measure this host (host)", rf_cli_bench_usage,

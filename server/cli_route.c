@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "api/recommend.h"
+#include "api/finetune_session.h"
 #include "api/runtime_config.h"
 #include "api/validate.h"
 #include "core/numparse.h"
@@ -106,6 +107,19 @@ static const struct cli_field recommend_fields[] = {
 
 static const struct cli_field validate_fields[] = {CLI_HW_FIELDS};
 
+static const struct cli_field finetune_fields[] = {
+	{"task", "task", CF_STR, "T",
+	 "text-generation (default), summarization, extractive-question-answering or "
+	 "question-answering"},
+	{"method", "method", CF_STR, "M", "plan this method only: full, lora or qlora"},
+	{"seq-len", "max_seq_length", CF_NUM, "N", "the task's sequence length in tokens"},
+	{"batch-size", "effective_batch_size", CF_NUM, "N",
+	 "effective batch (per-device batch x accumulation; default 16)"},
+	{"packing", "packing", CF_BOOL, "BOOL", "sample packing"},
+	{"compute-specs", "compute_specs", CF_STR, "TIER", "force low_end, mid_range or high_end"},
+	CLI_HW_FIELDS,
+};
+
 static const struct cli_question questions[] = {
 	{"estimate", "/api/estimate", api_estimate, "model", estimate_fields,
 	 "memory and speed of MODEL with the given settings, here or on described hardware"},
@@ -115,6 +129,8 @@ static const struct cli_question questions[] = {
 	 "models that fit here for a task, best first, or hardware for a model"},
 	{"validate", "/api/validate", api_validate, NULL, validate_fields,
 	 "check a runtime config (the JSON of POST /api/validate) here"},
+	{"finetune", "/api/finetune/detect", api_finetune_session_detect, NULL, finetune_fields,
+	 "the fine-tuning plan here (or on --gpu): method, settings, tier and the models that fit"},
 };
 
 /* Options every question takes besides its fields; their getopt values are below 0x100. */
@@ -444,6 +460,29 @@ static int question_body(const struct cli_question *q, const struct question_arg
 	return rc;
 }
 
+/* finetune asks about text generation unless the body names a task (the route requires one).
+ * Returns 0, or 1 when out of memory; a body that is not an object is left to the route. */
+static int default_task(struct rf_cli_env *ce)
+{
+	cJSON *body = cJSON_ParseWithLength(ce->body ? ce->body : "{}", ce->body ? ce->body_len : 2);
+	char *text;
+
+	if (!cJSON_IsObject(body) || cJSON_GetObjectItemCaseSensitive(body, "task")) {
+		cJSON_Delete(body);
+		return 0;
+	}
+	if (!cJSON_AddStringToObject(body, "task", "text-generation") ||
+	    !(text = cJSON_PrintUnformatted(body))) {
+		cJSON_Delete(body);
+		return 1;
+	}
+	cJSON_Delete(body);
+	free(ce->body);
+	ce->body = text;
+	ce->body_len = strlen(text);
+	return 0;
+}
+
 /* Whether a validate reply says the config works ("is_valid": true); false for any reply that
  * does not say so. */
 static bool reply_is_valid(const struct api_reply *r)
@@ -478,7 +517,7 @@ int rf_cli_question(int argc, char **argv)
 	if ((rc = question_parse(q, argc, argv, &a, &ce, &profiles, &root)) != 0)
 		return rc;
 	if (!a.input && !a.model && a.n_values == 0 && isatty(STDIN_FILENO) &&
-	    strcmp(q->name, "recommend") == 0) {
+	    (strcmp(q->name, "recommend") == 0 || strcmp(q->name, "finetune") == 0)) {
 		/* The first question, asked with nothing: what fits this machine (the route's
 		 * defaults: text generation, here). */
 	} else if (!a.input && !a.model && a.n_values == 0) {
@@ -492,6 +531,10 @@ int rf_cli_question(int argc, char **argv)
 		a.input = "-";
 	}
 	if ((rc = question_body(q, &a, &ce)) != 0) {
+		rf_cli_env_close(&ce);
+		return rc;
+	}
+	if (strcmp(q->name, "finetune") == 0 && (rc = default_task(&ce)) != 0) {
 		rf_cli_env_close(&ce);
 		return rc;
 	}

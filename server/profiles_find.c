@@ -31,6 +31,21 @@ static int put(char *out, size_t outlen, const char *v, char *err, size_t errlen
 	return 0;
 }
 
+/* Writes <dir of exe>/rel to buf (empty when exe has no directory or it does not fit); returns
+ * whether that folder holds profiles. */
+static bool beside_exe(const char *exe, const char *rel, char *buf, size_t len)
+{
+	const char *slash = exe ? strrchr(exe, '/') : NULL;
+
+	buf[0] = '\0';
+	if (!slash ||
+	    snprintf(buf, len, "%.*s/%s", (int)(slash - exe), exe, rel) >= (int)len) {
+		buf[0] = '\0';
+		return false;
+	}
+	return holds_profiles(buf);
+}
+
 int rf_profiles_find(const char *given, const char *env, const char *exe, char *out, size_t outlen,
 		     char *err, size_t errlen)
 {
@@ -40,26 +55,12 @@ int rf_profiles_find(const char *given, const char *env, const char *exe, char *
 		return put(out, outlen, given, err, errlen);
 	if (env && *env)
 		return put(out, outlen, env, err, errlen);
-	if (exe && *exe) {
-		const char *slash = strrchr(exe, '/');
-		int dlen = slash ? (int)(slash - exe) : 0;
-		if (slash &&
-		    snprintf(beside, sizeof(beside), "%.*s/%s", dlen, exe, RF_PROFILES_REL_TO_BIN) <
-			    (int)sizeof(beside) &&
-		    holds_profiles(beside))
-			return put(out, outlen, beside, err, errlen);
-	}
+	if (beside_exe(exe, RF_PROFILES_REL_TO_BIN, beside, sizeof(beside)))
+		return put(out, outlen, beside, err, errlen);
 	/* A binary left in a checkout's build/ (make, make run) reads the checkout's profiles
 	 * from whatever folder it is started in. */
-	if (exe && *exe) {
-		const char *slash = strrchr(exe, '/');
-		int dlen = slash ? (int)(slash - exe) : 0;
-		if (slash &&
-		    snprintf(tree, sizeof(tree), "%.*s/%s", dlen, exe, RF_PROFILES_BUILD_TREE) <
-			    (int)sizeof(tree) &&
-		    holds_profiles(tree))
-			return put(out, outlen, tree, err, errlen);
-	}
+	if (beside_exe(exe, RF_PROFILES_BUILD_TREE, tree, sizeof(tree)))
+		return put(out, outlen, tree, err, errlen);
 	if (holds_profiles("./profiles"))
 		return put(out, outlen, "./profiles", err, errlen);
 	snprintf(err, errlen,

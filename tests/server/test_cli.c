@@ -21,8 +21,8 @@
 #include "tests/test.h"
 
 static const char *const commands[] = {"serve",       "detect",   "estimate", "config",
-				       "recommend",   "validate", "models",   "bench",
-				       "healthcheck", "version",  NULL};
+				       "recommend",   "validate", "finetune", "models",
+				       "bench",       "healthcheck", "version", NULL};
 
 #define MAX_ARGS 24
 
@@ -218,6 +218,50 @@ START_TEST(config_and_recommend_take_flags)
 	cJSON_Delete(j);
 	free(out);
 	free(err);
+	free(profiles);
+}
+END_TEST
+
+/* finetune is POST /api/finetune/detect asked with flags: text generation unless --task says
+ * otherwise, the same JSON as the route's body, and one-line errors naming the field. */
+START_TEST(finetune_asks_the_detect_route_with_flags)
+{
+	char *dir = t_mkdtemp(), *profiles = t_path(t_src_dir(), "profiles");
+	char *req = t_path(dir, "req.json"), *a = NULL, *b = NULL, *err = NULL;
+	const char *body = "{\"task\":\"text-generation\",\"method\":\"lora\","
+			   "\"max_seq_length\":4096,\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060 "
+			   "12GB\"}]}}";
+	const char *flags[] = {"finetune",   "--gpu",  "RTX 3060 12GB", "--method", "lora",
+			       "--seq-len",  "4096",   "--profiles",    profiles,   "--format",
+			       "json",       NULL};
+	const char *json[] = {"finetune", "--json", req, "--profiles", profiles, "--format",
+			      "json",     NULL};
+	const char *bad[] = {"finetune", "--task", "poetry", "--profiles", profiles, NULL};
+	cJSON *j;
+
+	ck_assert_int_eq(t_write_file(req, body, strlen(body)), 0);
+	ck_assert_msg(run(flags, &a, &err) == 0, "%s", err);
+	free(err);
+	ck_assert_msg(run(json, &b, &err) == 0, "%s", err);
+	free(err);
+	ck_assert_str_eq(a, b);
+	j = cJSON_Parse(a);
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")), "text-generation");
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
+				 cJSON_GetObjectItem(j, "settings"), "method")),
+			 "lora");
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "max_seq_length")
+				 ->valueint,
+			 4096);
+	cJSON_Delete(j);
+	free(a);
+	free(b);
+	ck_assert_int_eq(run(bad, NULL, &err), 2);
+	assert_one_line(err, "task");
+	free(err);
+	t_rmtree(dir);
+	free(dir);
+	free(req);
 	free(profiles);
 }
 END_TEST
@@ -587,6 +631,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, config_and_recommend_take_flags);
 	tcase_add_test(tc, validate_fails_a_config_that_will_not_work);
 	tcase_add_test(tc, the_first_answer_needs_no_arguments);
+	tcase_add_test(tc, finetune_asks_the_detect_route_with_flags);
 	tcase_add_test(tc, every_printing_command_takes_each_format);
 	tcase_add_test(tc, bad_options_are_one_line_usage_errors);
 	tcase_add_test(tc, the_scan_says_so_on_a_terminal_only);
