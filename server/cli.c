@@ -9,6 +9,7 @@
 #include "server/cli_bench.h"
 #include "server/cli_finetune.h"
 #include "server/cli_models.h"
+#include "server/cli_names.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -517,6 +518,8 @@ static const struct cli_command commands[] = {
 	 healthcheck_usage, NULL, cmd_healthcheck},
 	{"mcp", "serve MCP on standard input and output for LLM clients", rf_cli_mcp_usage, NULL,
 	 rf_cli_mcp},
+	{"names", "the names questions take, one per line (models, quants, gpus...)",
+	 rf_cli_names_usage, NULL, rf_cli_names},
 	{"version", "print the version", version_usage, NULL, cmd_version},
 	{"help", "help on a command: rigfit help COMMAND", NULL, NULL, NULL},
 };

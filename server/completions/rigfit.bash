@@ -1,5 +1,6 @@
-# bash completion for rigfit. Commands and flags come from the binary itself (`rigfit help`
-# and `rigfit COMMAND --help`), so they never fall behind it.
+# bash completion for rigfit. Commands, flags and the names they take come from the binary
+# itself (`rigfit help`, `rigfit COMMAND --help`, `rigfit names KIND`), so they never fall
+# behind it.
 _rigfit()
 {
 	local cur prev bin cmd
@@ -13,6 +14,16 @@ _rigfit()
 		return
 	fi
 	case $prev in
+	--model|--quant|--gpu|--hardware-profile|--task)
+		# The names the catalogs hold (`rigfit names`), one per line; GPU names have spaces.
+		local kind IFS=$'\n'
+		case $prev in
+		--model) kind=models ;; --quant) kind=quants ;; --gpu) kind=gpus ;;
+		--hardware-profile) kind=profiles ;; --task) kind=tasks ;;
+		esac
+		mapfile -t COMPREPLY < <(compgen -W "$("$bin" names "$kind" 2>/dev/null)" -- "$cur")
+		if [ "$kind" = gpus ]; then COMPREPLY=("${COMPREPLY[@]// /\\ }"); fi
+		return 0 ;;
 	--format) mapfile -t COMPREPLY < <(compgen -W "summary json table nfd" -- "$cur"); return ;;
 	--use-case) mapfile -t COMPREPLY < <(compgen -W "general long_context speed quality" -- "$cur"); return ;;
 	--mode) mapfile -t COMPREPLY < <(compgen -W "inference lora qlora full" -- "$cur"); return ;;
@@ -26,6 +37,13 @@ _rigfit()
 	esac
 	if [ "$cmd" = bench ] && [ "$COMP_CWORD" -eq 2 ]; then
 		mapfile -t COMPREPLY < <(compgen -W "record list host" -- "$cur")
+		return
+	fi
+	# estimate and config name their MODEL first.
+	if [ "$COMP_CWORD" -eq 2 ] && [[ $cur != -* ]] &&
+		{ [ "$cmd" = estimate ] || [ "$cmd" = config ]; }; then
+		local IFS=$'\n'
+		mapfile -t COMPREPLY < <(compgen -W "$("$bin" names models 2>/dev/null)" -- "$cur")
 		return
 	fi
 	if [[ $cur == -* ]]; then

@@ -22,7 +22,7 @@
 
 static const char *const commands[] = {"serve",       "detect",   "estimate", "config",
 				       "recommend",   "validate", "finetune", "models",
-				       "bench",       "healthcheck", "version", NULL};
+				       "names",       "bench",    "healthcheck", "version", NULL};
 
 #define MAX_ARGS 24
 
@@ -262,6 +262,42 @@ START_TEST(finetune_asks_the_detect_route_with_flags)
 	t_rmtree(dir);
 	free(dir);
 	free(req);
+	free(profiles);
+}
+END_TEST
+
+/* rigfit names lists what the questions accept, from the same catalogs they resolve against:
+ * every model it lists is one estimate knows, and every GPU name one --gpu takes. */
+START_TEST(names_are_what_the_questions_accept)
+{
+	char *profiles = t_path(t_src_dir(), "profiles"), *out = NULL, *err = NULL;
+	const char *models[] = {"names", "models", "--profiles", profiles, NULL};
+	const char *gpus[] = {"names", "gpus", "--profiles", profiles, NULL};
+	const char *quants[] = {"names", "quants", NULL};
+	const char *bad[] = {"names", "colours", NULL};
+	int n = 0;
+
+	ck_assert_msg(run(models, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(strstr(out, "meta-llama/Llama-3.1-8B\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\nllama-3.1-8b\n"));
+	for (const char *p = out; (p = strchr(p, '\n')); p++)
+		n++;
+	ck_assert_int_gt(n, 100);
+	free(out);
+	free(err);
+	ck_assert_msg(run(gpus, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(strstr(out, "RTX 4090\n"));
+	free(out);
+	free(err);
+	ck_assert_msg(run(quants, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(strstr(out, "Q4_K_M\n"));
+	ck_assert_ptr_nonnull(strstr(out, "MXFP4_MOE\n"));
+	free(out);
+	free(err);
+	ck_assert_int_eq(run(bad, &out, &err), 2);
+	assert_one_line(err, "models, quants, gpus");
+	free(out);
+	free(err);
 	free(profiles);
 }
 END_TEST
@@ -632,6 +668,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, validate_fails_a_config_that_will_not_work);
 	tcase_add_test(tc, the_first_answer_needs_no_arguments);
 	tcase_add_test(tc, finetune_asks_the_detect_route_with_flags);
+	tcase_add_test(tc, names_are_what_the_questions_accept);
 	tcase_add_test(tc, every_printing_command_takes_each_format);
 	tcase_add_test(tc, bad_options_are_one_line_usage_errors);
 	tcase_add_test(tc, the_scan_says_so_on_a_terminal_only);

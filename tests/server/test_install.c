@@ -286,8 +286,18 @@ START_TEST(the_bash_completion_completes_commands_flags_and_values)
 		{"mod", 1, "models\n"},
 		{"models --sou", 2, "--source\n"},
 		{"models --source ol", 3, "ollama\n"},
+		/* The names the catalogs hold (rigfit names). */
+		{"estimate --quant Q4_K_", 3, "Q4_K_M Q4_K_S\n"},
+		{"finetune --task summ", 3, "summarization\n"},
+		{"config qwen2.5-7b-i", 2, "qwen2.5-7b-instruct\n"},
+		{"estimate x --hardware-profile rtx-4090-l", 4, "rtx-4090-laptop\n"},
+		{"estimate x --gpu 'RTX 4090 L'", 4, "RTX\\ 4090\\ Laptop\n"},
 	};
+	char *profiles = t_path(t_src_dir(), "profiles");
 
+	/* The binary under test finds the checkout's profiles from / through the environment. */
+	setenv("RIGFIT_PROFILES", profiles, 1);
+	free(profiles);
 	ck_assert_msg(have("bash"), "bash not found");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *out = complete(cases[i].words, cases[i].cword);
