@@ -517,3 +517,19 @@ cJSON *api_device_to_cjson(const struct device_profile *p)
 	}
 	return o;
 }
+
+int api_device_unknown(struct api_reply *out, const struct device_table *t, const char *field,
+		       const char *name, bool for_memory)
+{
+	const char *near = device_suggest(t, name);
+	char hint[200] = "";
+
+	if (near)
+		snprintf(hint, sizeof(hint), "; did you mean '%.80s'?", near);
+	if (for_memory)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "no device profile gives the memory of '%.60s'%s%s", name, hint,
+				 near ? " (or add memory_total_bytes)" : "; add memory_total_bytes");
+	return api_error(out, RF_E_INVALID_VALUE, field, "no device profile is called '%.60s'%s",
+			 name, hint);
+}

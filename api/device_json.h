@@ -10,8 +10,10 @@
 #define RIGFIT_API_DEVICE_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "api/api.h"
 #include "core/hw/device.h"
 
 /* Fills *out from doc, the parsed devices.json ({"version", "source", "devices": [...]}, at most
@@ -25,5 +27,11 @@ int api_device_table_from_json(const cJSON *doc, struct device_table *out /* OUT
 /* Returns a new JSON object for p with the field names of devices.json and null for unknown
  * numbers (caller frees with cJSON_Delete), or NULL when out of memory. */
 cJSON *api_device_to_cjson(const struct device_profile *p);
+
+/* Answers the 422 for a device name no profile resolves: field names where it was given;
+ * for_memory: the name was given for its memory (a GPU without memory_total_bytes). The
+ * message names the closest profile name when one is a likely typo. Returns the error. */
+int api_device_unknown(struct api_reply *out, const struct device_table *t, const char *field,
+		       const char *name, bool for_memory);
 
 #endif

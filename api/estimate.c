@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "api/api.h"
+#include "api/device_json.h"
 #include "api/estimate.h"
 #include "api/estimate_history.h"
 #include "api/hardware_input.h"
@@ -448,12 +449,13 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 		return rc;
 	if (strchr(name, ':')) /* an Ollama name, listed among the catalog's aliases or not */
 		snprintf(e->model_source, sizeof(e->model_source), "ollama");
-	if (model_catalog_find(env->models, name))
+	/* A catalog name that is no Ollama tag takes the estimate's own defaults. */
+	if (!strchr(name, ':') && model_catalog_find(env->models, name))
 		return rc;
-	/* Resolved as an Ollama tag. */
+	/* An Ollama tag (among the aliases or resolved as one): Ollama's download. */
 	if (e->rq.mode != EST_INFERENCE)
 		return 0;
-	q = tag_quant[0] ? tag_quant : OLLAMA_DEFAULT_QUANT;
+	q = tag_quant[0] ? tag_quant : ollama_default_quant(e->entry);
 	if (e->rq.has_quant) {
 		if (tag_quant[0] && strcasecmp(e->rq.quant, tag_quant) != 0)
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
@@ -593,11 +595,8 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 				char field[48];
 				int i = -bad - 1;
 				snprintf(field, sizeof(field), "hardware.gpus[%d].name", i);
-				return api_error(
-					out, RF_E_INVALID_VALUE, field,
-					"no device profile gives the memory of '%.60s'; add "
-					"memory_total_bytes",
-					e->hw.gpus[i].name);
+				return api_device_unknown(out, env->devices, field,
+							  e->hw.gpus[i].name, true);
 			}
 			for (int i = 0; i < e->hw.n_gpus && i < HW_MAX_GPUS; i++) {
 				const struct hw_gpu *g = &e->hw.gpus[i];
@@ -633,9 +632,8 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 				"in profiles/devices.json",
 				e->rq.hardware_profile);
 		if (found < 0 || !p)
-			return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-					 "no device profile is called '%.60s'",
-					 e->rq.hardware_profile);
+			return api_device_unknown(out, env->devices, "hardware_profile",
+						  e->rq.hardware_profile, false);
 		hw_describe_from_profile(p, &e->hw);
 		snprintf(e->hw_source, sizeof(e->hw_source), "profile");
 		if (p->kind == DEVICE_KIND_CPU) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/device_json.h"
 #include "api/estimate.h"
 #include "api/finetune_detect.h"
 #include "api/hardware_input.h"
@@ -138,10 +139,8 @@ static int fd_hw_described(const struct api_env *env, struct fd *f, struct api_r
 		if (bad < 0) {
 			char field[48];
 			snprintf(field, sizeof(field), "hardware.gpus[%d].name", -bad - 1);
-			return api_error(out, RF_E_INVALID_VALUE, field,
-					 "no device profile gives the memory of '%.60s'; add "
-					 "memory_total_bytes",
-					 f->hw.gpus[-bad - 1].name);
+			return api_device_unknown(out, env->devices, field,
+						  f->hw.gpus[-bad - 1].name, true);
 		}
 	}
 	hw_classify(&f->hw);
@@ -162,8 +161,8 @@ static int fd_hw_profile(const struct api_env *env, struct fd *f, struct api_rep
 				 "profiles/devices.json",
 				 f->rq.hardware_profile);
 	if (found < 0 || !p)
-		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-				 "no device profile is called '%.60s'", f->rq.hardware_profile);
+		return api_device_unknown(out, env->devices, "hardware_profile",
+					  f->rq.hardware_profile, false);
 	hw_describe_from_profile(p, &f->hw);
 	hw_classify(&f->hw);
 	return 0;

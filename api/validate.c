@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/device_json.h"
 #include "api/estimate.h"
 #include "api/hardware_input.h"
 #include "api/jsonmap.h"
@@ -716,9 +717,8 @@ static int val_machine(struct val *v, struct api_reply *out)
 	} else if (v->c.hardware_profile) {
 		const struct device_profile *p = NULL;
 		if (!t || device_resolve(t, v->c.hardware_profile, &p) < 0 || !p)
-			return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-					 "no device profile is called '%.60s'",
-					 v->c.hardware_profile);
+			return api_device_unknown(out, t, "hardware_profile", v->c.hardware_profile,
+						  false);
 		if (p->kind == DEVICE_KIND_CPU) {
 			if (p->cpu_cores > 0)
 				hw->cpu.physical_cores = p->cpu_cores;

@@ -39,23 +39,64 @@ int rf_edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
-const char *rf_suggest(const char *word, const char *const *names, size_t n)
+void rf_suggest_begin(struct rf_suggest_search *s, const char *word)
 {
 	size_t len = strlen(word);
-	int limit = len <= 4 ? 1 : len <= 8 ? 2 : 3, best_d = limit + 1;
-	const char *best = NULL;
 
-	for (size_t i = 0; i < n; i++) {
-		int d;
-		if (!names[i])
-			continue;
-		d = rf_edit_distance(word, names[i]);
-		if (d == 0)
-			return NULL;
-		if (d < best_d) {
-			best_d = d;
-			best = names[i];
-		}
+	s->word = word;
+	s->best = NULL;
+	s->limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	s->best_d = s->limit + 1;
+	s->exact = 0;
+	s->within = NULL;
+}
+
+/* Whether word (3 characters or more) stands in name as a whole token, ignoring case. */
+static int holds_token(const char *name, const char *word)
+{
+	size_t wl = strlen(word), nl = strlen(name);
+
+	if (wl < 3 || wl >= nl)
+		return 0;
+	for (size_t i = 0; i + wl <= nl; i++) {
+		size_t k = 0;
+		while (k < wl && tolower((unsigned char)name[i + k]) == tolower((unsigned char)word[k]))
+			k++;
+		if (k == wl && (i == 0 || !isalnum((unsigned char)name[i - 1])) &&
+		    (i + wl == nl || !isalnum((unsigned char)name[i + wl])))
+			return 1;
 	}
-	return best;
+	return 0;
+}
+
+void rf_suggest_offer(struct rf_suggest_search *s, const char *candidate)
+{
+	int d;
+
+	if (!candidate || s->exact)
+		return;
+	d = rf_edit_distance(s->word, candidate);
+	if (d == 0)
+		s->exact = 1;
+	else if (d < s->best_d) {
+		s->best_d = d;
+		s->best = candidate;
+	}
+	if (holds_token(candidate, s->word) && (!s->within || strlen(candidate) < strlen(s->within)))
+		s->within = candidate;
+}
+
+const char *rf_suggest_result(const struct rf_suggest_search *s)
+{
+	return s->exact ? NULL : s->best ? s->best : s->within;
+}
+
+const char *rf_suggest(const char *word, const char *const *names, size_t n)
+{
+	struct rf_suggest_search s;
+
+	rf_suggest_begin(&s, word);
+	for (size_t i = 0; i < n; i++)
+		rf_suggest_offer(&s, names[i]);
+	return rf_suggest_result(&s);
 }

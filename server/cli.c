@@ -110,6 +110,28 @@ void cli_scan(const struct rf_detect_opts *opts, struct hw_snapshot *s)
 		fputs("\r\033[K", stderr);
 }
 
+/* The CLI flag that sets a request field, for error messages; NULL when none does. */
+static const char *cli_flag_of_field(const char *field)
+{
+	static const struct {
+		const char *prefix, *flag;
+	} map[] = {
+		{"hardware.gpus", "--gpu"}, {"hardware_profile", "--hardware-profile"},
+		{"model", "MODEL"},         {"quant", "--quant"},
+		{"n_ctx", "--ctx"},         {"settings.n_ctx", "--ctx"},
+		{"task", "--task"},         {"use_case", "--use-case"},
+		{"mode", "--mode"},         {"limit", "--limit"},
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		size_t n = strlen(map[i].prefix);
+		if (strncmp(field, map[i].prefix, n) == 0 &&
+		    (field[n] == '\0' || field[n] == '.' || field[n] == '['))
+			return map[i].flag;
+	}
+	return NULL;
+}
+
 /* Prints a reply: the JSON body on stdout (exit 0), or the error envelope as one line on
  * stderr (exit 2 for the caller's mistakes, 1 otherwise). */
 int cli_print_reply(const struct api_reply *r)
@@ -128,12 +150,20 @@ int cli_print_reply(const struct api_reply *r)
 		const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
 		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
 		const cJSON *field = cJSON_GetObjectItemCaseSensitive(e, "field");
-		fprintf(stderr, "rigfit: %s: %s%s%s%s\n",
+		const char *flag = cJSON_IsString(field) ? cli_flag_of_field(field->valuestring) : NULL;
+		/* The API's advice names request fields; say what the CLI has for them. */
+		bool gpu_hint = flag && strcmp(flag, "--gpu") == 0 && cJSON_IsString(msg) &&
+				strstr(msg->valuestring, "memory_total_bytes");
+		fprintf(stderr, "rigfit: %s: %s%s%s%s%s%s%s%s\n",
 			cJSON_IsString(code) ? code->valuestring : "error",
 			cJSON_IsString(msg) ? msg->valuestring : "",
-			cJSON_IsString(field) ? " (field " : "",
+			cJSON_IsString(field) ? " (" : "", flag ? flag : "", flag ? ", " : "",
+			cJSON_IsString(field) ? "field " : "",
 			cJSON_IsString(field) ? field->valuestring : "",
-			cJSON_IsString(field) ? ")" : "");
+			cJSON_IsString(field) ? ")" : "",
+			gpu_hint ? "; --gpu takes a device profile's name (rigfit names gpus lists "
+				   "them), another GPU goes in a --json body with its memory_total_bytes" :
+				   "");
 	}
 	cJSON_Delete(j);
 	return r->status < 500 ? 2 : 1;

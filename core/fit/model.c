@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/suggest.h"
 
 void model_arch_init(struct model_arch *a)
 {
@@ -618,6 +619,21 @@ const struct model_entry *model_catalog_find(const struct model_catalog *c, cons
 				return e;
 	}
 	return NULL;
+}
+
+const char *model_catalog_suggest(const struct model_catalog *c, const char *name)
+{
+	struct rf_suggest_search s;
+
+	if (!c || !name)
+		return NULL;
+	rf_suggest_begin(&s, name);
+	for (size_t i = 0; i < c->n; i++) {
+		rf_suggest_offer(&s, c->models[i].id);
+		for (int a = 0; a < c->models[i].n_aliases; a++)
+			rf_suggest_offer(&s, c->models[i].aliases[a]);
+	}
+	return rf_suggest_result(&s);
 }
 
 void model_catalog_free(struct model_catalog *c)

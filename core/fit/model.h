@@ -229,6 +229,10 @@ struct model_catalog {
  * matches a part of a name. Returns the entry or NULL. */
 const struct model_entry *model_catalog_find(const struct model_catalog *c, const char *name);
 
+/* Returns the id or alias of c closest to a mistyped name (core/suggest.h's typo rule), or
+ * NULL when none is close or name is one of them. */
+const char *model_catalog_suggest(const struct model_catalog *c, const char *name);
+
 /* Frees c and its entries. NULL is a no-op. */
 void model_catalog_free(struct model_catalog *c);
 

@@ -135,9 +135,18 @@ const struct model_entry *ollama_ref_find(const struct model_catalog *c, const c
 
 	if (quant && quantlen)
 		quant[0] = '\0';
-	/* A bare name ("qwen2.5") could mean any size of the family: only a tag picks one. */
-	if (!c || !ref || !strchr(ref, ':') || !ollama_ref_parse(ref, &r))
+	if (!c || !ref || !ollama_ref_parse(ref, &r))
 		return NULL;
+	/* A bare name is Ollama's ":latest" ("ollama run llama3.2"): that exact tag, where the
+	 * catalog says which size it is; no other size of the family is guessed. */
+	if (!strchr(ref, ':')) {
+		const struct model_entry *e;
+		snprintf(name, sizeof(name), "%s:latest", r.name);
+		e = model_catalog_find(c, name);
+		if (e && quant && quantlen)
+			snprintf(quant, quantlen, "%s", r.quant);
+		return e;
+	}
 	for (int i = 0; ollama_ref_candidate(&r, i, name, sizeof(name)); i++) {
 		const struct model_entry *e = model_catalog_find(c, name);
 		if (!e)
@@ -147,4 +156,11 @@ const struct model_entry *ollama_ref_find(const struct model_catalog *c, const c
 		return e;
 	}
 	return NULL;
+}
+
+const char *ollama_default_quant(const struct model_entry *e)
+{
+	if (e && strcmp(e->arch.model_type, "gpt_oss") == 0)
+		return "MXFP4_MOE";
+	return OLLAMA_DEFAULT_QUANT;
 }

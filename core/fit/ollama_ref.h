@@ -21,7 +21,7 @@
 #define OLLAMA_TAG_LEN 96
 #define OLLAMA_QUANT_LEN 24
 
-/* The quantization Ollama's library serves when a tag names none. */
+/* The quantization Ollama's library serves when a tag names none (see ollama_default_quant). */
 #define OLLAMA_DEFAULT_QUANT "Q4_K_M"
 
 struct ollama_ref {
@@ -42,11 +42,15 @@ bool ollama_ref_parse(const char *ref, struct ollama_ref *out /* OUT */);
  * there is no i-th name or it does not fit in buflen. */
 bool ollama_ref_candidate(const struct ollama_ref *r, int i, char *buf, size_t buflen);
 
-/* Finds the catalog model that Ollama reference ref names, by its candidates in order; ref
- * must carry a tag (":8b", ":latest"), since a bare family name could mean any size. Returns
+/* Finds the catalog model that Ollama reference ref names, by its candidates in order. Returns
  * the entry, with the tag's quantization in quant (size quantlen; "" when the tag names none;
- * quant may be NULL), or NULL when ref is no Ollama reference or names no catalog model. */
+ * quant may be NULL), or NULL when ref is no Ollama reference or names no catalog model. A
+ * bare name is Ollama's ":latest" and finds only the entry that lists that exact tag. */
 const struct model_entry *ollama_ref_find(const struct model_catalog *c, const char *ref,
 					  char *quant, size_t quantlen);
+
+/* The scheme Ollama's library serves model e in when its tag names none: MXFP4 for gpt-oss
+ * (its checkpoint's experts, as Ollama ships them), else OLLAMA_DEFAULT_QUANT. Static string. */
+const char *ollama_default_quant(const struct model_entry *e);
 
 #endif

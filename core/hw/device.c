@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/suggest.h"
 #include "core/numparse.h"
 
 #define MAX_TOKENS 48
@@ -174,6 +175,23 @@ void device_profile_init(struct device_profile *p)
 	p->fp32_tflops = -1;
 	p->bf16_tflops = -1;
 	p->usd_per_hour = -1;
+}
+
+const char *device_suggest(const struct device_table *t, const char *name)
+{
+	struct rf_suggest_search s;
+
+	if (!t || !name)
+		return NULL;
+	rf_suggest_begin(&s, name);
+	for (int i = 0; i < t->n; i++) {
+		const struct device_profile *p = &t->devices[i];
+		rf_suggest_offer(&s, p->id);
+		rf_suggest_offer(&s, p->name);
+		for (int a = 0; a < p->n_aliases; a++)
+			rf_suggest_offer(&s, p->aliases[a]);
+	}
+	return rf_suggest_result(&s);
 }
 
 void device_table_clear(struct device_table *t)

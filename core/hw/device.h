@@ -138,6 +138,10 @@ int device_normalize(const char *name, char *key /* OUT */, size_t keylen, int *
 int device_resolve(const struct device_table *t, const char *reported_name,
 		   const struct device_profile **out /* OUT */);
 
+/* Returns the id, name or alias of t closest to a mistyped name (core/suggest.h's typo rule),
+ * or NULL when none is close or name is one of them. */
+const char *device_suggest(const struct device_table *t, const char *name);
+
 /* Like device_resolve, but when several entries match, memory_total_bytes (from detection;
  * <= 0 unknown) picks the one whose nominal memory is closest, if it is within 15%. */
 int device_resolve_mem(const struct device_table *t, const char *reported_name,

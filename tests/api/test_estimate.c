@@ -361,6 +361,63 @@ START_TEST(one_mac_one_budget_through_the_route)
 }
 END_TEST
 
+/* Errors that suggest the fix: a mistyped model or GPU name gets the closest known one. */
+START_TEST(unknown_names_say_what_was_meant)
+{
+	cJSON *a;
+	const char *msg;
+
+	ck_assert_int_eq(run("{\"model\":\"lama-3.1-8b\"}", &a), 422);
+	msg = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	ck_assert_msg(strstr(msg, "did you mean 'llama-3.1-8b'?"), "%s", msg);
+	cJSON_Delete(a);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":"
+			     "\"RTX 409\"}]}}",
+			     &a),
+			 422);
+	msg = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	ck_assert_msg(strstr(msg, "did you mean 'RTX 4090'?"), "%s", msg);
+	cJSON_Delete(a);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-409\"}", &a),
+			 422);
+	msg = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	ck_assert_msg(strstr(msg, "did you mean 'rtx-4090'?"), "%s", msg);
+	cJSON_Delete(a);
+	/* Nothing close: the plain refusal. */
+	ck_assert_int_eq(run("{\"model\":\"zzz-unknown-model\"}", &a), 422);
+	msg = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	ck_assert_ptr_null(strstr(msg, "did you mean"));
+	cJSON_Delete(a);
+}
+END_TEST
+
+/* An Ollama tag estimates what Ollama downloads: gpt-oss in its MXFP4 checkpoint, a tag
+ * without a quant at Q4_K_M, said in assumptions. */
+START_TEST(ollama_tags_take_what_ollama_serves)
+{
+	cJSON *a;
+
+	ck_assert_int_eq(run("{\"model\":\"gpt-oss:20b\",\"hardware_profile\":\"rtx-4090\"}", &a), 200);
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"),
+								  "quant")),
+			 "MXFP4_MOE");
+	ck_assert_ptr_nonnull(assumption_with(a, "as Ollama's library serves it"));
+	cJSON_Delete(a);
+	ck_assert_int_eq(run("{\"model\":\"deepseek-r1:8b\",\"hardware_profile\":\"rtx-4090\"}", &a), 200);
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"),
+								  "quant")),
+			 "Q4_K_M");
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "model"),
+								  "id")),
+			 "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B");
+	cJSON_Delete(a);
+}
+END_TEST
+
 /* On a CPU each weight type of the file runs its own kernels: Llama-3.2-1B in Q4_0 keeps its
  * tied head in Q6_K (llama-quantize's output type), and the Q4_0 layers are repacked on AVX2;
  * the answer names the mix it timed. */
@@ -1131,6 +1188,8 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, a_described_cpu_takes_its_table_bandwidth);
 	tcase_add_test(tc, a_cpu_named_in_the_table_has_its_instruction_sets);
 	tcase_add_test(tc, one_mac_one_budget_through_the_route);
+	tcase_add_test(tc, unknown_names_say_what_was_meant);
+	tcase_add_test(tc, ollama_tags_take_what_ollama_serves);
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	suite_add_tcase(s, tc);
 	return s;

@@ -442,7 +442,7 @@ START_TEST(catalog_resolution)
 		" llama-3.1-8b",
 		"meta-llama/Llama-3.1-8",
 		"",
-		"qwen2.5",
+		"qwen9.9", /* a bare family name Ollama does not know ("qwen2.5" is its :latest) */
 	};
 
 	ck_assert_ptr_nonnull(c);

@@ -38,6 +38,23 @@ START_TEST(suggestions_are_typos_only)
 }
 END_TEST
 
+/* A part of a name is no typo, but a whole token of one is what the name was meant to be:
+ * "4090" is the RTX 4090, the shortest name holding it. */
+START_TEST(a_token_of_a_name_finds_it)
+{
+	const char *const gpus[] = {"NVIDIA GeForce RTX 4090", "RTX 4090", "RTX 4090 D",
+				    "RTX 40900"};
+	struct rf_suggest_search s;
+
+	ck_assert_str_eq(rf_suggest("4090", gpus, 4), "RTX 4090");
+	ck_assert_ptr_null(rf_suggest("409", gpus, 4)); /* not a whole token, no typo */
+	rf_suggest_begin(&s, "RTX 409");
+	for (int i = 0; i < 4; i++)
+		rf_suggest_offer(&s, gpus[i]);
+	ck_assert_str_eq(rf_suggest_result(&s), "RTX 4090"); /* a typo beats a token */
+}
+END_TEST
+
 Suite *suggest_suite(void)
 {
 	Suite *s = suite_create("suggest");
@@ -45,6 +62,7 @@ Suite *suggest_suite(void)
 
 	tcase_add_test(tc, distances_count_edits_and_swaps);
 	tcase_add_test(tc, suggestions_are_typos_only);
+	tcase_add_test(tc, a_token_of_a_name_finds_it);
 	suite_add_tcase(s, tc);
 	return s;
 }

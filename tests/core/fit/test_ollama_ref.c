@@ -81,6 +81,22 @@ START_TEST(finds_catalog_models_by_their_ollama_names)
 		{"phi3:mini-128k", "microsoft/Phi-3-mini-128k-instruct", ""},
 		{"gpt-oss:20b", "openai/gpt-oss-20b", ""},
 		{"mistral:latest", "mistralai/Mistral-7B-v0.3", ""},
+		/* Bare names are Ollama's :latest ("ollama run llama3.2"). */
+		{"llama3.2", "meta-llama/Llama-3.2-3B", ""},
+		{"qwen2.5", "Qwen/Qwen2.5-7B", ""},
+		{"mistral", "mistralai/Mistral-7B-v0.3", ""},
+		{"gpt-oss", "openai/gpt-oss-20b", ""},
+		/* The library's popular tags (ollama.com/library). */
+		{"qwen2.5-coder:7b", "Qwen/Qwen2.5-7B", ""},
+		{"qwen2.5-coder:14b", "Qwen/Qwen2.5-14B", ""},
+		{"deepseek-r1:1.5b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", ""},
+		{"deepseek-r1:7b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", ""},
+		{"deepseek-r1:8b", "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", ""},
+		{"deepseek-r1:14b-qwen-distill-q8_0", "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+		 "Q8_0"},
+		{"deepseek-r1:32b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", ""},
+		{"deepseek-r1:70b", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", ""},
+		{"deepseek-coder-v2:16b", "deepseek-ai/DeepSeek-V2-Lite", ""},
 	};
 	char quant[OLLAMA_QUANT_LEN];
 
@@ -96,7 +112,12 @@ START_TEST(finds_catalog_models_by_their_ollama_names)
 	/* Sizes the catalog does not hold, and names it does not know, find nothing. */
 	ck_assert_ptr_null(ollama_ref_find(models, "llama3.1:13b", quant, sizeof(quant)));
 	ck_assert_ptr_null(ollama_ref_find(models, "notamodel:7b", quant, sizeof(quant)));
-	ck_assert_ptr_null(ollama_ref_find(models, "qwen2.5", quant, sizeof(quant)));
+	ck_assert_ptr_null(ollama_ref_find(models, "notamodel", quant, sizeof(quant)));
+	/* What Ollama serves when the tag names no quant: gpt-oss as its MXFP4 checkpoint. */
+	ck_assert_str_eq(ollama_default_quant(ollama_ref_find(models, "gpt-oss:20b", NULL, 0)),
+			 "MXFP4_MOE");
+	ck_assert_str_eq(ollama_default_quant(ollama_ref_find(models, "llama3.1:8b", NULL, 0)),
+			 "Q4_K_M");
 	ck_assert_ptr_null(ollama_ref_find(models, "meta-llama/Llama-3.1-8B", NULL, 0));
 	t_profiles_free(&devices, &models, NULL);
 }
