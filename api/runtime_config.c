@@ -55,6 +55,8 @@ struct cfg_request {
 	bool has_min_tps;
 	char hardware_profile[64];
 	bool has_hardware_profile;
+	bool use_mmap;
+	bool has_use_mmap;
 };
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
@@ -80,6 +82,7 @@ static const struct jm_field cfg_fields[] = {
 	F("min_tokens_per_s", JM_DOUBLE, min_tps, 0, 0.01, 100000, has_min_tps),
 	F("hardware_profile", JM_STRING, hardware_profile,
 	  sizeof(((struct cfg_request *)0)->hardware_profile), 0, 0, has_hardware_profile),
+	F("use_mmap", JM_BOOL, use_mmap, 0, 0, 0, has_use_mmap),
 };
 
 struct cfg {
@@ -225,6 +228,8 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 	}
 	if (p->n_parallel > 1)
 		cmd_add(m, " -np %lld", (long long)p->n_parallel);
+	if (!p->use_mmap)
+		cmd_add(m, " --no-mmap");
 }
 
 /* vllm serve's command line for ch. */
@@ -294,6 +299,7 @@ static cJSON *cfg_settings(const struct cfg *c, const struct plan_choice *ch)
 	for (int i = 0; split && e->n_devices > 1 && i < e->n_devices; i++)
 		api_json_append(split, cJSON_CreateNumber((double)e->per_device[i].layers));
 	cJSON_AddBoolToObject(set, "flash_attn", p->flash_attn);
+	cJSON_AddBoolToObject(set, "use_mmap", p->use_mmap);
 	cJSON_AddStringToObject(set, "cache_type_k", kv_name(p->type_k));
 	cJSON_AddStringToObject(set, "cache_type_v", kv_name(p->type_v));
 	return set;
@@ -393,6 +399,8 @@ static void cfg_llama_query(const struct cfg *c, const struct plan_choice *ch, c
 	cJSON_AddBoolToObject(q, "flash_attn", p->flash_attn);
 	cJSON_AddNumberToObject(q, "n_gpu_layers", (double)p->n_gpu_layers);
 	cJSON_AddNumberToObject(q, "n_cpu_moe", (double)p->n_cpu_moe);
+	if (!p->use_mmap)
+		cJSON_AddBoolToObject(q, "use_mmap", false);
 }
 
 /* The estimator's answer for the chosen setup (metadata.estimate). Returns 0 and *est, or a
@@ -508,6 +516,9 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 	c->gguf = g != NULL;
 	c->gguf_path = cJSON_IsString(g) ? g->valuestring : "model.gguf";
 	c->vllm = c->rq.has_runtime && c->rq.runtime == CFG_VLLM;
+	if (c->vllm && c->rq.has_use_mmap)
+		return api_error(out, RF_E_INVALID_VALUE, "use_mmap",
+				 "use_mmap is llama.cpp's (--no-mmap); vLLM loads its weights itself");
 	if (!c->rq.has_use_case)
 		c->rq.use_case = PLAN_GENERAL;
 	if (c->rq.has_precision) {
@@ -545,9 +556,11 @@ static void cfg_plan_request(struct cfg *c)
 	r->use_case = (enum plan_use_case)c->rq.use_case;
 	/* No runtime named: vLLM is searched beside llama.cpp where it runs, unless the model is
 	 * a GGUF file or the precision a GGUF type. */
-	r->runtime = c->vllm                                             ? PLAN_RT_VLLM :
-		     c->rq.has_runtime || c->gguf || c->rq.has_precision ? PLAN_RT_LLAMA_CPP :
-									   PLAN_RT_AUTO;
+	r->runtime = c->vllm ? PLAN_RT_VLLM :
+		     c->rq.has_runtime || c->gguf || c->rq.has_precision || c->rq.has_use_mmap ?
+				    PLAN_RT_LLAMA_CPP :
+				    PLAN_RT_AUTO;
+	r->no_mmap = c->rq.has_use_mmap && !c->rq.use_mmap;
 	if (c->rq.has_precision && !c->vllm)
 		r->ftype = rf_ftype_from_name(c->rq.precision);
 	if (c->rq.has_precision && c->vllm) {

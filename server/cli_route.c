@@ -33,6 +33,7 @@ enum cli_field_kind {
 	CF_NUM,        /* a number */
 	CF_NUM_OR_MAX, /* a number or "max" */
 	CF_BOOL,       /* true/false, 1/0, yes/no; the flag alone is true */
+	CF_FALSE,      /* a switch that sets its field false (--no-mmap: use_mmap false) */
 	CF_GPU,        /* hardware.gpus[0].name: a GPU completed from its device profile */
 	CF_GPU_COUNT,  /* hardware.gpus[0].count */
 };
@@ -71,6 +72,7 @@ static const struct cli_field estimate_fields[] = {
 	{"mode", "mode", CF_STR, "M", "inference, lora, qlora or full"},
 	{"kv-cache-type", "kv_cache_type", CF_STR, "T", "f16, q8_0 or q4_0"},
 	{"flash-attn", "flash_attn", CF_BOOL, "BOOL", "flash attention"},
+	{"no-mmap", "use_mmap", CF_FALSE, "", "read the weights into memory (llama.cpp --no-mmap)"},
 	{"parallel", "n_parallel", CF_NUM, "N", "parallel sequences sharing the context"},
 	{"gpu-layers", "n_gpu_layers", CF_NUM, "N", "layers on the GPU (-1: all)"},
 	{"batch-size", "batch_size", CF_NUM_OR_MAX, "N|max", "fine-tuning batch size"},
@@ -88,6 +90,7 @@ static const struct cli_field config_fields[] = {
 	{"quant", "precision", CF_STR, "Q", "weight type to use"},
 	{"ctx", "n_ctx", CF_NUM_OR_MAX, "N|max", "context in tokens"},
 	{"parallel", "n_parallel", CF_NUM, "N", "parallel sequences"},
+	{"no-mmap", "use_mmap", CF_FALSE, "", "read the weights into memory (llama.cpp --no-mmap)"},
 	CLI_HW_FIELDS,
 };
 
@@ -281,6 +284,9 @@ static int field_apply(cJSON *body, const char *cmd, const struct cli_field *f, 
 					       v);
 		item = cJSON_CreateNumber(d);
 		break;
+	case CF_FALSE:
+		item = cJSON_CreateFalse();
+		break;
 	case CF_BOOL:
 		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
 			item = cJSON_CreateTrue();
@@ -354,8 +360,9 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 	memcpy(longopts, common_opts, sizeof(common_opts));
 	for (size_t i = 0; i < nf && i < MAX_FIELDS; i++) {
 		longopts[N_COMMON + i].name = q->fields[i].flag;
-		longopts[N_COMMON + i].has_arg = q->fields[i].kind == CF_BOOL ? optional_argument :
-										required_argument;
+		longopts[N_COMMON + i].has_arg = q->fields[i].kind == CF_BOOL	 ? optional_argument :
+						  q->fields[i].kind == CF_FALSE ? no_argument :
+										  required_argument;
 		longopts[N_COMMON + i].val = OPT_FIELD + (int)i;
 	}
 	optind = 0;

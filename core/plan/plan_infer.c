@@ -511,6 +511,7 @@ static int search_llama(struct work *k, bool kv_q4)
 		base.ftype = formats[i];
 		rf_infer_params_default(&base.p);
 		base.p.n_parallel = r->n_parallel;
+		base.p.use_mmap = !r->no_mmap;
 		if (r->choice_only) {
 			struct plan_setup f16 = base;
 			f16.p.type_k = f16.p.type_v = kv_q4 ? RF_GT_Q4_0 : RF_GT_F16;

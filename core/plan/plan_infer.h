@@ -96,6 +96,8 @@ struct plan_request {
 	double max_gpu_util;       /* headroom; <= 0: PLAN_MAX_GPU_UTIL (vLLM: 1, its own share) */
 	bool choice_only;          /* no alternatives wanted: formats that cannot be chosen are not
 			     evaluated at all (a catalog sweep) */
+	bool no_mmap;              /* llama.cpp with --no-mmap: weights read into buffers, only a
+			     repacked copy kept (the user's choice; the default maps the file) */
 };
 
 /* Sets the defaults: general, llama.cpp, every format, the use case's context, one sequence,

@@ -643,6 +643,39 @@ START_TEST(the_cli_prints_the_route_answer)
 }
 END_TEST
 
+/* use_mmap false is llama.cpp's --no-mmap: the planner evaluates it so (only the repacked
+ * copy held on a CPU that repacks), the command carries the flag and the settings say it;
+ * vLLM, which loads its own weights, refuses it. */
+START_TEST(no_mmap_is_planned_and_written)
+{
+	cJSON *a;
+	const char *cmd;
+
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"use_mmap\":false,"
+			     "\"hardware_profile\":\"rtx-3060-12gb\"}",
+			     &a),
+			 200);
+	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
+	ck_assert_msg(cmd && strstr(cmd, " --no-mmap"), "%s", cmd ? cmd : "(none)");
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "use_mmap")));
+	cJSON_Delete(a);
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"hardware_profile\":\"rtx-3060-12gb\"}",
+			     &a),
+			 200);
+	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
+	ck_assert_ptr_null(strstr(cmd, "--no-mmap"));
+	cJSON_Delete(a);
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"use_mmap\":false,\"runtime\":\"vllm\","
+			     "\"hardware_profile\":\"rtx-4090\"}",
+			     &a),
+			 422);
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"),
+								  "field")),
+			 "use_mmap");
+	cJSON_Delete(a);
+}
+END_TEST
+
 Suite *runtime_config_suite(void)
 {
 	Suite *s = suite_create("runtime_config");
@@ -667,6 +700,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, the_runtime_is_chosen_by_the_objective);
 	tcase_add_test(tc, bad_input_names_the_field);
 	tcase_add_test(tc, the_cli_prints_the_route_answer);
+	tcase_add_test(tc, no_mmap_is_planned_and_written);
 	suite_add_tcase(s, tc);
 	return s;
 }

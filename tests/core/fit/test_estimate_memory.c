@@ -661,6 +661,40 @@ START_TEST(budgets_and_bands)
 }
 END_TEST
 
+/* On a CPU that repacks, the mapped originals of repacked weights are page cache llama.cpp
+ * read once: host_bytes counts them (and host_reclaimable_bytes says how much), the fit does
+ * not. A budget between the two fits; below what stays in use it does not; with mlock they are
+ * locked and count. */
+START_TEST(reclaimable_mapped_pages_do_not_decide_the_fit)
+{
+	const struct model_entry *e = model("qwen2.5-7b");
+	struct rf_mem_weights *w = weights(e, "Q4_0");
+	struct rf_infer_params p;
+	struct rf_mem_host h = {.budget_bytes = -1, .repack_isa = RF_REPACK_AVX2};
+	struct rf_mem_estimate m;
+	int64_t need;
+
+	rf_infer_params_default(&p);
+	p.n_gpu_layers = 0;
+	ck_assert_int_eq(rf_estimate_inference(&e->arch, w, &p, NULL, 0, &h, &m), 0);
+	ck_assert_int_gt(m.host_reclaimable_bytes, 0);
+	need = m.host_bytes - m.host_reclaimable_bytes;
+	h.budget_bytes = need + (m.host_reclaimable_bytes / 2);
+	ck_assert_int_eq(rf_estimate_inference(&e->arch, w, &p, NULL, 0, &h, &m), 0);
+	ck_assert(m.fits);
+	ck_assert_double_eq_tol(m.utilization, (double)need / (double)h.budget_bytes, 1e-9);
+	h.budget_bytes = need - RF_MIB;
+	ck_assert_int_eq(rf_estimate_inference(&e->arch, w, &p, NULL, 0, &h, &m), 0);
+	ck_assert(!m.fits);
+	p.mlock = true;
+	h.budget_bytes = need + (m.host_reclaimable_bytes / 2);
+	ck_assert_int_eq(rf_estimate_inference(&e->arch, w, &p, NULL, 0, &h, &m), 0);
+	ck_assert_int_eq(m.host_reclaimable_bytes, 0);
+	ck_assert(!m.fits);
+	free(w);
+}
+END_TEST
+
 Suite *estimate_memory_suite(void)
 {
 	Suite *s = suite_create("estimate_memory");
@@ -682,6 +716,7 @@ Suite *estimate_memory_suite(void)
 	tcase_add_test(tc, encoder_and_encoder_decoder);
 	tcase_add_test(tc, unified_memory_is_counted_once);
 	tcase_add_test(tc, budgets_and_bands);
+	tcase_add_test(tc, reclaimable_mapped_pages_do_not_decide_the_fit);
 	suite_add_tcase(s, tc);
 	return s;
 }
