@@ -228,8 +228,10 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 	}
 	if (p->n_parallel > 1)
 		cmd_add(m, " -np %lld", (long long)p->n_parallel);
+	/* The pinned llama.cpp has no --no-mmap: its --load-mode none reads the weights into
+	 * buffers (tests/data/llama-server-args.txt). */
 	if (!p->use_mmap)
-		cmd_add(m, " --no-mmap");
+		cmd_add(m, " --load-mode none");
 }
 
 /* vllm serve's command line for ch. */

@@ -643,8 +643,9 @@ START_TEST(the_cli_prints_the_route_answer)
 }
 END_TEST
 
-/* use_mmap false is llama.cpp's --no-mmap: the planner evaluates it so (only the repacked
- * copy held on a CPU that repacks), the command carries the flag and the settings say it;
+/* use_mmap false is llama.cpp's --load-mode none (older builds: --no-mmap): the planner
+ * evaluates it so (only the repacked copy held on a CPU that repacks), the command carries it
+ * and the settings say it;
  * vLLM, which loads its own weights, refuses it. */
 START_TEST(no_mmap_is_planned_and_written)
 {
@@ -656,14 +657,14 @@ START_TEST(no_mmap_is_planned_and_written)
 			     &a),
 			 200);
 	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
-	ck_assert_msg(cmd && strstr(cmd, " --no-mmap"), "%s", cmd ? cmd : "(none)");
+	ck_assert_msg(cmd && strstr(cmd, " --load-mode none"), "%s", cmd ? cmd : "(none)");
 	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "use_mmap")));
 	cJSON_Delete(a);
 	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"hardware_profile\":\"rtx-3060-12gb\"}",
 			     &a),
 			 200);
 	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
-	ck_assert_ptr_null(strstr(cmd, "--no-mmap"));
+	ck_assert_ptr_null(strstr(cmd, "--load-mode"));
 	cJSON_Delete(a);
 	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"use_mmap\":false,\"runtime\":\"vllm\","
 			     "\"hardware_profile\":\"rtx-4090\"}",
