@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/err.h"
@@ -18,17 +19,34 @@
 #define MANIFEST_CAP ((size_t)256 << 10)
 #define MODEL_LAYER "application/vnd.ollama.image.model"
 
-void rf_ollama_dir(const char *configured, char *buf, size_t buflen)
+void rf_ollama_dir_at(const char *configured, const char *system_dir, char *buf, size_t buflen)
 {
 	const char *v;
+	struct stat st;
 
 	buf[0] = '\0';
-	if (configured && configured[0])
+	if (configured && configured[0]) {
 		snprintf(buf, buflen, "%s", configured);
-	else if ((v = getenv("OLLAMA_MODELS")) && v[0] == '/')
+		return;
+	}
+	if ((v = getenv("OLLAMA_MODELS")) && v[0] == '/') {
 		snprintf(buf, buflen, "%s", v);
-	else if ((v = getenv("HOME")) && v[0] == '/')
+		return;
+	}
+	if ((v = getenv("HOME")) && v[0] == '/') {
 		snprintf(buf, buflen, "%s/.ollama/models", v);
+		if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+			return;
+	}
+	/* Ollama installed as a system service (its Linux installer) keeps the store under its
+	 * own user's home, which a daemon running as another user (rigfit's unit) can read. */
+	if (system_dir && stat(system_dir, &st) == 0 && S_ISDIR(st.st_mode))
+		snprintf(buf, buflen, "%s", system_dir);
+}
+
+void rf_ollama_dir(const char *configured, char *buf, size_t buflen)
+{
+	rf_ollama_dir_at(configured, RF_OLLAMA_SYSTEM_DIR, buf, buflen);
 }
 
 /* Reads the manifest file path (confined to dir) into a malloc'd NUL-terminated buffer. */

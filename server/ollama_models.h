@@ -11,9 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where Ollama's Linux installer keeps the store of its system service (user ollama). */
+#define RF_OLLAMA_SYSTEM_DIR "/usr/share/ollama/.ollama/models"
+
 /* Writes Ollama's model store directory into buf: configured (--ollama-models) when set,
- * else $OLLAMA_MODELS, else $HOME/.ollama/models; "" when none is known. */
+ * else $OLLAMA_MODELS, else $HOME/.ollama/models when it exists, else the system service's
+ * store (RF_OLLAMA_SYSTEM_DIR) when it exists, else $HOME/.ollama/models; "" when none is
+ * known. */
 void rf_ollama_dir(const char *configured, char *buf, size_t buflen);
+
+/* rf_ollama_dir with the system store at system_dir (tests point it elsewhere). */
+void rf_ollama_dir_at(const char *configured, const char *system_dir, char *buf, size_t buflen);
 
 /* Reads the header of the GGUF blob that Ollama reference ref ("qwen2.5:32b-instruct-q8_0",
  * ":latest" when no tag) names in the store dir, as rf_model_file_read does. Returns 0 and

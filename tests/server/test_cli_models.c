@@ -17,6 +17,7 @@
 #include "tests/api/profiles_fixture.h"
 #include "tests/server/harness.h"
 #include "tests/server/hf_fixture.h"
+#include "server/ollama_models.h"
 #include "tests/test.h"
 
 #define MAX_ARGS 20
@@ -254,6 +255,43 @@ START_TEST(an_empty_host_lists_nothing_on_disk)
 }
 END_TEST
 
+/* Where Ollama's store is looked for: --ollama-models, $OLLAMA_MODELS, the user's
+ * ~/.ollama/models when it is there, else a system install's (/usr/share/ollama/...), which a
+ * daemon under its own user reads. */
+START_TEST(the_ollama_store_of_a_system_install_is_found)
+{
+	char *dir = t_mkdtemp(), *home = t_path(dir, "home"), *sys = t_path(dir, "system/models");
+	char *user = t_path(dir, "home/.ollama/models"), buf[4200];
+	const char *old_home = getenv("HOME");
+	char *saved = old_home ? strdup(old_home) : NULL;
+
+	unsetenv("OLLAMA_MODELS");
+	setenv("HOME", home, 1);
+	rf_ollama_dir_at(NULL, sys, buf, sizeof(buf));
+	ck_assert_str_eq(buf, user); /* neither exists: the user's, where a pull would go */
+	t_put(dir, "system/models/manifests/x", "{}");
+	rf_ollama_dir_at(NULL, sys, buf, sizeof(buf));
+	ck_assert_str_eq(buf, sys);
+	t_put(dir, "home/.ollama/models/manifests/x", "{}");
+	rf_ollama_dir_at(NULL, sys, buf, sizeof(buf));
+	ck_assert_str_eq(buf, user); /* the user's own store first */
+	setenv("OLLAMA_MODELS", sys, 1);
+	rf_ollama_dir_at(NULL, sys, buf, sizeof(buf));
+	ck_assert_str_eq(buf, sys);
+	rf_ollama_dir_at("/given", sys, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "/given");
+	unsetenv("OLLAMA_MODELS");
+	if (saved)
+		setenv("HOME", saved, 1);
+	free(saved);
+	t_rmtree(dir);
+	free(dir);
+	free(home);
+	free(sys);
+	free(user);
+}
+END_TEST
+
 Suite *cli_models_suite(void)
 {
 	Suite *s = suite_create("cli_models");
@@ -265,6 +303,7 @@ Suite *cli_models_suite(void)
 	tcase_add_test(tc, source_and_name_narrow_the_list);
 	tcase_add_test(tc, each_format_prints_and_bad_options_are_usage_errors);
 	tcase_add_test(tc, an_empty_host_lists_nothing_on_disk);
+	tcase_add_test(tc, the_ollama_store_of_a_system_install_is_found);
 	suite_add_tcase(s, tc);
 	return s;
 }
