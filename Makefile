@@ -133,14 +133,16 @@ deps-run:
 	@sh tests/tools/deps.sh --run
 
 # Every step runs with TMPDIR in one fresh folder, removed at the end whatever the outcome, so
-# that a run (a failing one too) leaves nothing in the temporary directory. It is open to all
+# that a run (a failing one too) leaves nothing in the temporary directory; the CLI's own
+# store (XDG_STATE_HOME) goes there too, not into the user's home. It is open to all
 # like /tmp: the store tests open databases as an unprivileged user.
 test: deps
 	@tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/rigfit-make-test.XXXXXX") || exit 2; \
 	chmod 1777 "$$tmp"; \
-	TMPDIR=$$tmp $(MAKE) --no-print-directory -j$(JOBS) unit && \
-	TMPDIR=$$tmp $(MAKE) --no-print-directory -j$(JOBS) mcp-test && \
-	TMPDIR=$$tmp $(MAKE) --no-print-directory -j$(JOBS) fuzz-short; \
+	export TMPDIR=$$tmp XDG_STATE_HOME=$$tmp/state; \
+	$(MAKE) --no-print-directory -j$(JOBS) unit && \
+	$(MAKE) --no-print-directory -j$(JOBS) mcp-test && \
+	$(MAKE) --no-print-directory -j$(JOBS) fuzz-short; \
 	rc=$$?; rm -rf "$$tmp"; exit $$rc
 
 # The MCP transports against the official conformance suite and SDK client (node, from npm:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,33 @@
 
 /* The daemon's measurement budget (server/scan.c), so that both take the same figures. */
 #define CLI_HOSTBENCH_BUDGET_MS 1500
+
+/* Makes the folders above the store's own (~/.local/state on a fresh account); the store
+ * makes its own folder. Failures are left to the store's open, which says why. */
+static void make_parents(const char *path)
+{
+	char buf[4096];
+	char *last;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return;
+	last = strrchr(buf, '/');
+	if (!last)
+		return;
+	*last = '\0';
+	last = strrchr(buf, '/');
+	if (!last)
+		return;
+	*last = '\0';
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(buf, 0700);
+		*p = '/';
+	}
+	mkdir(buf, 0700);
+}
 
 void rf_cli_store_path(const char *db, char *out, size_t outlen)
 {
@@ -44,8 +72,11 @@ void rf_cli_store_path(const char *db, char *out, size_t outlen)
 		snprintf(out, outlen, "%s/rigfit/rigfit.db", xdg);
 	else if (home && *home)
 		snprintf(out, outlen, "%s/.local/state/rigfit/rigfit.db", home);
-	else
+	else {
 		snprintf(out, outlen, "./var/rigfit.db");
+		return;
+	}
+	make_parents(out);
 }
 
 /* The snapshot stands on b: the bandwidth it read is the CPU's, as the daemon's scan says. */

@@ -16,7 +16,7 @@
 /* The store the CLI reads the measurement from: db when given, else RIGFIT_DB, else the
  * daemon's default (STATE_DIRECTORY/rigfit.db under systemd, else ./var/rigfit.db) when that
  * file exists, else the user's state folder ($XDG_STATE_HOME or ~/.local/state)/rigfit/
- * rigfit.db. Writes the path to out (size outlen). */
+ * rigfit.db (the folders above it made). Writes the path to out (size outlen). */
 void rf_cli_store_path(const char *db, char *out /* OUT */, size_t outlen);
 
 /* Gives the live scan s this host's measurement: read from the store at db (as

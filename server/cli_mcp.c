@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/hardware_json.h"
+#include "server/cli_hostbench.h"
 #include "server/cli_priv.h"
 #include "server/detect/detect.h"
 #include "server/embedded.h"
@@ -17,14 +18,18 @@
 #include "server/mcp_stdio.h"
 #include "server/models_list.h"
 #include "server/openapi_json.h"
+#include "server/profiles.h"
 #include "server/store/store.h"
+#include "server/store/store_profiles.h"
 
 const char rf_cli_mcp_usage[] =
 	"usage: rigfit mcp [--profiles DIR] [--models-dir DIR]... [--root DIR] [--db PATH]\n"
 	"Serves the Model Context Protocol on standard input and output (one JSON-RPC message\n"
 	"a line; logs on standard error) for LLM clients such as Claude Desktop or VS Code.\n"
 	"Tools: detect_hardware, estimate, recommend_models, write_runtime_config,\n"
-	"validate_config, plan_finetuning, list_models, lookup_model (needs --db).\n"
+	"validate_config, plan_finetuning, list_models, lookup_model.\n"
+	"The store (lookup_model's cache): --db, $RIGFIT_DB, the daemon's default when it\n"
+	"exists, else ~/.local/state/rigfit/rigfit.db.\n"
 	"Environment: RIGFIT_PROFILES, RIGFIT_ROOT, RIGFIT_DB.\n";
 
 int rf_cli_mcp(int argc, char **argv)
@@ -97,11 +102,25 @@ int rf_cli_mcp(int argc, char **argv)
 		rf_cli_env_close(&ce);
 		return 1;
 	}
-	if (db && *db) {
-		if (rf_store_open(db, rf_embed_migrations, &store, err, sizeof(err)) < 0)
-			rf_log_warn("mcp: store %s: %s; lookup_model needs it", db, err);
-		else
+	{
+		/* The store as the other commands find it: --db, $RIGFIT_DB, the daemon's default
+		 * when it exists, else the user's state folder (made on first use), so that a
+		 * desktop client's plain "rigfit mcp" has one for lookup_model. */
+		char path[4096];
+		rf_cli_store_path(db, path, sizeof(path));
+		if (rf_store_open(path, rf_embed_migrations, &store, err, sizeof(err)) < 0) {
+			rf_log_warn("mcp: store %s: %s; lookup_model needs it", path, err);
+		} else {
+			/* The shipped profiles, as the daemon seeds them at start, so that
+			 * lookup_model answers without a daemon having run on this store. */
+			struct rf_profile_seed *rows = NULL;
+			int n = 0, shadowed = 0;
+			if (rf_profile_seeds(ce.set, &rows, &n) == 0 &&
+			    rf_store_profiles_seed(store, rows, n, &shadowed) < 0)
+				rf_log_warn("mcp: cannot seed the store %s with the profiles", path);
+			rf_profile_seeds_free(rows, n);
 			ce.env.store = rf_store_api(store);
+		}
 	}
 	ce.env.openapi_tree = spec;
 	signal(SIGPIPE, SIG_IGN);

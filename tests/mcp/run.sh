@@ -74,6 +74,18 @@ NODE_PATH=$NPM "$NODE" tests/mcp/sdk_client.cjs --http "$url" --rest "http://127
 	fail=1
 NODE_PATH=$NPM "$NODE" tests/mcp/sdk_client.cjs --stdio "$BIN" mcp --profiles profiles \
 	--root "$ROOT" --db "$tmp/db" --rest "http://127.0.0.1:$port" || fail=1
+# As the README's desktop setup launches it: from another folder, the profiles by an absolute
+# path and no --db (lookup_model then keeps its cache in the user's state folder, here under
+# $tmp), every tool answering as over HTTP.
+# (The SDK passes the child only a few environment variables: the state folder goes through
+# the shell line.)
+NODE_PATH=$NPM "$NODE" tests/mcp/sdk_client.cjs --stdio /bin/sh -c \
+	'cd / && XDG_STATE_HOME="$3" && export XDG_STATE_HOME && exec "$0" mcp --profiles "$1" --root "$2"' \
+	"$BIN" "$(pwd)/profiles" "$(pwd)/$ROOT" "$tmp/state" --rest "http://127.0.0.1:$port" || fail=1
+[ -f "$tmp/state/rigfit/rigfit.db" ] || {
+	echo "mcp-test: FAIL: rigfit mcp without --db kept no store in \$XDG_STATE_HOME" >&2
+	fail=1
+}
 # stdio from a shell: hostile lines, then end of input; the process must exit 0 (ASan-clean).
 if ! { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' 'not json' '[]' '{"id":1}'; } |
 	"$BIN" mcp --profiles profiles --root "$ROOT" >"$tmp/stdio.out" 2>"$tmp/stdio.err" ||
