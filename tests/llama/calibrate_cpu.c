@@ -294,7 +294,7 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 			    open_csv(src, "cpu_speed_calibration.csv",
 				     "model,quant,ftype,threads,bandwidth_gbs,int8_gops_per_thread,"
 				     "f32_gflops_per_thread,cpu_isa,weight_bytes,elements,n_layers,"
-				     "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp",
+				     "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp,cpu_variant",
 				     csv_path, sizeof(csv_path));
 	if (!csv && !inputs_only)
 		return 2;
@@ -351,12 +351,13 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 		       w.repacked_share);
 		format_mix(&w.mix, mix, sizeof(mix));
 		fprintf(csv,
-			"%s,%s,%d,%d,%.2f,%.2f,%.2f,%s,%.0f,%.0f,%d,%.4f,%s,%.2f,%.2f,%d,%.2f,%s\n",
+			"%s,%s,%d,%d,%.2f,%.2f,%.2f,%s,%.0f,%.0f,%d,%.4f,%s,%.2f,%.2f,%d,%.2f,%s,%s\n",
 			e->id, quant, rf_ftype_from_name(quant), host.threads, host.bandwidth_gbs,
 			host.int8_gops_per_thread, host.f32_gflops_per_thread,
 			speed_cpu_isa_name(host.cpu_isa), w.weight_bytes, w.elements, w.n_layers,
 			w.repacked_share, mix, mtg, mpp, SPEED_REPS, load1(),
-			str_or(cJSON_GetObjectItemCaseSensitive(r, "llama_cpp"), "unknown"));
+			str_or(cJSON_GetObjectItemCaseSensitive(r, "llama_cpp"), "unknown"),
+			str_or(cJSON_GetObjectItemCaseSensitive(r, "cpu_variant"), "unknown"));
 		fflush(stdout);
 		cJSON_Delete(r);
 	}
