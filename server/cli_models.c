@@ -2,7 +2,8 @@
  * `rigfit models`: what a request can name on this host, as GET /api/models answers it: the
  * catalog, then the GGUF files and Hugging Face folders under --models-dir, the Hugging Face
  * cache and Ollama's store, with their sizes. The same walk as the daemon's scan feeds the same
- * route, so the JSON is the route's; the summary is one aligned line a model.
+ * route, so the JSON is the route's; the summary is one aligned line a model, with how each
+ * catalog model fits this machine (POST /api/estimate's fit at its defaults).
  */
 #include "server/cli_models.h"
 
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/hw/hw_profile.h"
 #include "server/cli_priv.h"
 #include "server/models_list.h"
 
@@ -72,7 +74,39 @@ static void size_text(const cJSON *v, char *buf, size_t len)
 }
 
 /* One line a model: id, source, format, size, parameters. Returns the exit status. */
-static int print_summary(const struct api_reply *r)
+/* The fit of a catalog model on this machine, as POST /api/estimate answers it with its
+ * defaults (Q4_K_M, 4096 tokens): "comfortable 45%", "over 130%"; "-" when it cannot say. */
+static void fit_text(const struct api_env *env, const char *id, char *buf, size_t len)
+{
+	char body[400];
+	struct api_request req = {.method = API_POST, .path = "/api/estimate", .query = ""};
+	struct api_reply r = {0};
+	cJSON *j, *s = cJSON_CreateString(id);
+	char *quoted = s ? cJSON_PrintUnformatted(s) : NULL;
+
+	snprintf(buf, len, "-");
+	cJSON_Delete(s);
+	if (!env || !quoted)
+		goto out;
+	snprintf(body, sizeof(body), "{\"model\":%s,\"n_ctx\":4096}", quoted);
+	req.body = body;
+	req.body_len = strlen(body);
+	api_estimate(env, &req, &r);
+	if (r.status == 200) {
+		const cJSON *band, *util;
+		j = cJSON_ParseWithLength(r.body ? r.body : r.borrowed_body, r.len);
+		band = cJSON_GetObjectItemCaseSensitive(j, "fit_band");
+		util = cJSON_GetObjectItemCaseSensitive(j, "utilization");
+		if (cJSON_IsString(band) && cJSON_IsNumber(util))
+			snprintf(buf, len, "%s %.0f%%", band->valuestring, util->valuedouble * 100);
+		cJSON_Delete(j);
+	}
+	api_reply_reset(&r);
+out:
+	free(quoted);
+}
+
+static int print_summary(const struct api_reply *r, const struct api_env *fit_env)
 {
 	cJSON *j = cJSON_ParseWithLength(r->body ? r->body : r->borrowed_body, r->len);
 	const cJSON *models = cJSON_GetObjectItemCaseSensitive(j, "models");
@@ -96,25 +130,29 @@ static int print_summary(const struct api_reply *r)
 		printf(", on disk as of %s", when->valuestring);
 	fputs("\n", stdout);
 	if (cJSON_GetArraySize(models) > 0)
-		printf("%-*s  %-10s  %-12s  %10s  %s\n", width, "ID", "SOURCE", "FORMAT", "SIZE",
-		       "PARAMS");
+		printf("%-*s  %-10s  %-12s  %10s  %-7s  %s\n", width, "ID", "SOURCE", "FORMAT",
+		       "SIZE", "PARAMS", fit_env ? "FIT (Q4_K_M, 4k, here)" : "");
 	cJSON_ArrayForEach(m, models)
 	{
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 		const cJSON *where = cJSON_GetObjectItemCaseSensitive(m, "where");
 		const cJSON *format = cJSON_GetObjectItemCaseSensitive(m, "format");
 		const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params_b");
-		char size[32], p[32];
+		char size[32], p[32], fit[48] = "-";
 
 		size_text(cJSON_GetObjectItemCaseSensitive(m, "size_bytes"), size, sizeof(size));
 		if (cJSON_IsNumber(params))
 			snprintf(p, sizeof(p), "%.3gB", params->valuedouble);
 		else
 			snprintf(p, sizeof(p), "-");
-		printf("%-*s  %-10s  %-12s  %10s  %s\n", width,
+		if (fit_env && cJSON_IsString(id) && cJSON_IsString(where) &&
+		    strcmp(where->valuestring, "catalog") == 0)
+			fit_text(fit_env, id->valuestring, fit, sizeof(fit));
+		printf("%-*s  %-10s  %-12s  %10s  %-7s  %s\n", width,
 		       cJSON_IsString(id) ? id->valuestring : "?",
 		       cJSON_IsString(where) ? where->valuestring : "?",
-		       cJSON_IsString(format) ? format->valuestring : "?", size, p);
+		       cJSON_IsString(format) ? format->valuestring : "?", size, p,
+		       fit_env ? fit : "");
 	}
 	cJSON_Delete(j);
 	return 0;
@@ -244,8 +282,19 @@ int rf_cli_models(int argc, char **argv)
 		rc = cli_print_reply(&reply);
 	else if (fmt == CLI_FMT_TABLE)
 		rc = cli_print_reply_as(&reply, fmt, "models");
-	else
-		rc = print_summary(&reply);
+	else {
+		/* The fit column: this machine, scanned as the questions scan it. */
+		struct api_snapshot *here = cat ? calloc(1, sizeof(*here)) : NULL;
+		struct api_env fenv = aenv;
+		if (here) {
+			cli_scan(NULL, &here->hw);
+			hw_apply_device_profiles(&here->hw, &cat->table);
+			fenv.snapshot = here;
+			fenv.devices = &cat->table;
+		}
+		rc = print_summary(&reply, here ? &fenv : NULL);
+		free(here);
+	}
 	goto out;
 usage_long:
 	rc = cli_usage_error("models: a directory or NAME is too long");
