@@ -261,8 +261,9 @@ static int take_isa(const cJSON *item, struct device_profile *p, int entry, char
 		if (bit < 0)
 			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
 				    "isa: unknown instruction set %s%.40s%s",
-				    cJSON_IsString(it) ? "'" : "", cJSON_IsString(it) ?
-				    it->valuestring : "(not a string)", cJSON_IsString(it) ? "'" : "");
+				    cJSON_IsString(it) ? "'" : "",
+				    cJSON_IsString(it) ? it->valuestring : "(not a string)",
+				    cJSON_IsString(it) ? "'" : "");
 		p->isa |= 1u << bit;
 	}
 	return 0;
@@ -529,7 +530,8 @@ int api_device_unknown(struct api_reply *out, const struct device_table *t, cons
 	if (for_memory)
 		return api_error(out, RF_E_INVALID_VALUE, field,
 				 "no device profile gives the memory of '%.60s'%s%s", name, hint,
-				 near ? " (or add memory_total_bytes)" : "; add memory_total_bytes");
+				 near ? " (or add memory_total_bytes)" :
+					"; add memory_total_bytes");
 	return api_error(out, RF_E_INVALID_VALUE, field, "no device profile is called '%.60s'%s",
 			 name, hint);
 }

@@ -610,7 +610,8 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 								 "macOS's default rule",
 					       info[i].profile ? info[i].profile->id : "");
 				else if (info[i].memory_from_profile)
-					assume(e, "hardware.gpus[%d]: %.0f GiB, all free, from the %s profile",
+					assume(e,
+					       "hardware.gpus[%d]: %.0f GiB, all free, from the %s profile",
 					       i, (double)g->memory_total_bytes / 1073741824.0,
 					       info[i].profile->id);
 			}
@@ -677,7 +678,8 @@ static int est_hardware(const struct api_env *env, struct est *e, const cJSON *h
 	 * list is taken at its word. */
 	if (p && p->isa && e->hw.cpu.isa == 0) {
 		e->hw.cpu.isa = p->isa;
-		assume(e, "cpu.isa: the instruction sets of %s from the CPU table (devices.json entry %s)",
+		assume(e,
+		       "cpu.isa: the instruction sets of %s from the CPU table (devices.json entry %s)",
 		       e->hw.cpu.model, p->id);
 	}
 	if (e->hw.cpu.memory_bandwidth_gbs > 0)

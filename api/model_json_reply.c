@@ -34,10 +34,11 @@ int api_model_resolve_ref(const struct model_catalog *c, const char *name, const
 	if (!e) {
 		const char *near = model_catalog_suggest(c, name ? name : "");
 		if (near)
-			return api_error(reply, RF_E_INVALID_VALUE, field,
-					 "unknown model '%.100s'; did you mean '%s'? (a Hugging Face "
-					 "id, a catalog alias or an Ollama tag)",
-					 name, near);
+			return api_error(
+				reply, RF_E_INVALID_VALUE, field,
+				"unknown model '%.100s'; did you mean '%s'? (a Hugging Face "
+				"id, a catalog alias or an Ollama tag)",
+				name, near);
 		return api_error(reply, RF_E_INVALID_VALUE, field,
 				 "unknown model '%.100s': use a Hugging Face id, an alias from "
 				 "the catalog (matched exactly, ignoring case) or an Ollama tag "

@@ -938,8 +938,8 @@ static int rec_ft_min_gpus(const struct rec_request *rq, const struct model_entr
 			int rc;
 			s.n_gpus = n;
 			rc = plan_strategy_auto(&tm, &s, rf_budget_device(total, total),
-						 offload ? rf_budget_host(ram, ram, -1, -1) : -1,
-						 chosen, &r);
+						offload ? rf_budget_host(ram, ram, -1, -1) : -1,
+						chosen, &r);
 			if (rc < 0)
 				return -1;
 			if (rc == 1)
@@ -1124,15 +1124,17 @@ static int rec_model(const cJSON *m, struct rec_request *rq, struct api_reply *o
 		cJSON_ArrayForEach(it, m)
 		{
 			if (strcmp(it->string, "id") != 0)
-				return api_error(out, RF_E_INVALID_VALUE, "model",
-						 "recommend ranks catalog models: give model as an id "
-						 "or {\"id\": ...}; '%.40s' is for /api/estimate and "
-						 "/api/config",
-						 it->string);
+				return api_error(
+					out, RF_E_INVALID_VALUE, "model",
+					"recommend ranks catalog models: give model as an id "
+					"or {\"id\": ...}; '%.40s' is for /api/estimate and "
+					"/api/config",
+					it->string);
 		}
 		id = cJSON_GetObjectItemCaseSensitive(m, "id");
 		if (!cJSON_IsString(id))
-			return api_error(out, RF_E_INVALID_VALUE, "model.id", "model.id must be a string");
+			return api_error(out, RF_E_INVALID_VALUE, "model.id",
+					 "model.id must be a string");
 	} else {
 		return api_error(out, RF_E_INVALID_VALUE, "model",
 				 "model must be a catalog id or {\"id\": ...}");

@@ -519,8 +519,9 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 	c->gguf_path = cJSON_IsString(g) ? g->valuestring : "model.gguf";
 	c->vllm = c->rq.has_runtime && c->rq.runtime == CFG_VLLM;
 	if (c->vllm && c->rq.has_use_mmap)
-		return api_error(out, RF_E_INVALID_VALUE, "use_mmap",
-				 "use_mmap is llama.cpp's (--no-mmap); vLLM loads its weights itself");
+		return api_error(
+			out, RF_E_INVALID_VALUE, "use_mmap",
+			"use_mmap is llama.cpp's (--no-mmap); vLLM loads its weights itself");
 	if (!c->rq.has_use_case)
 		c->rq.use_case = PLAN_GENERAL;
 	if (c->rq.has_precision) {
@@ -560,8 +561,8 @@ static void cfg_plan_request(struct cfg *c)
 	 * a GGUF file or the precision a GGUF type. */
 	r->runtime = c->vllm ? PLAN_RT_VLLM :
 		     c->rq.has_runtime || c->gguf || c->rq.has_precision || c->rq.has_use_mmap ?
-				    PLAN_RT_LLAMA_CPP :
-				    PLAN_RT_AUTO;
+			       PLAN_RT_LLAMA_CPP :
+			       PLAN_RT_AUTO;
 	r->no_mmap = c->rq.has_use_mmap && !c->rq.use_mmap;
 	if (c->rq.has_precision && !c->vllm)
 		r->ftype = rf_ftype_from_name(c->rq.precision);

@@ -26,7 +26,8 @@ int rf_edit_distance(const char *a, const char *b)
 	for (size_t i = 1; i <= la; i++) {
 		cur[0] = (int)i;
 		for (size_t j = 1; j <= lb; j++) {
-			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			int ca = tolower((unsigned char)a[i - 1]),
+			    cb = tolower((unsigned char)b[j - 1]);
 			int cost = ca != cb;
 			cur[j] = min3(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
 			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
@@ -60,7 +61,8 @@ static int holds_token(const char *name, const char *word)
 		return 0;
 	for (size_t i = 0; i + wl <= nl; i++) {
 		size_t k = 0;
-		while (k < wl && tolower((unsigned char)name[i + k]) == tolower((unsigned char)word[k]))
+		while (k < wl &&
+		       tolower((unsigned char)name[i + k]) == tolower((unsigned char)word[k]))
 			k++;
 		if (k == wl && (i == 0 || !isalnum((unsigned char)name[i - 1])) &&
 		    (i + wl == nl || !isalnum((unsigned char)name[i + wl])))
@@ -82,7 +84,8 @@ void rf_suggest_offer(struct rf_suggest_search *s, const char *candidate)
 		s->best_d = d;
 		s->best = candidate;
 	}
-	if (holds_token(candidate, s->word) && (!s->within || strlen(candidate) < strlen(s->within)))
+	if (holds_token(candidate, s->word) &&
+	    (!s->within || strlen(candidate) < strlen(s->within)))
 		s->within = candidate;
 }
 

@@ -24,7 +24,7 @@ struct rf_suggest_search {
 	const char *best; /* the closest offered so far within the limit, or NULL */
 	int best_d;
 	int limit;
-	int exact; /* an offered name was the word itself */
+	int exact;          /* an offered name was the word itself */
 	const char *within; /* the shortest offered name holding the word as a whole token */
 };
 

@@ -54,12 +54,26 @@ int cli_usage_error(const char *fmt, ...)
 	return 2;
 }
 
-int cli_getopt_error(const char *name, int c, char **argv)
+int cli_getopt_error(const char *name, int c, char **argv, const struct option *longopts)
 {
 	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	struct rf_suggest_search s;
+	const char *near;
+	char word[96];
 
 	if (c == ':')
 		return cli_usage_error("%s: %.60s needs a value", name, arg);
+	/* "--ctxx=8" is compared as "ctxx". */
+	snprintf(word, sizeof(word), "%s", arg[0] == '-' && arg[1] == '-' ? arg + 2 : arg);
+	word[strcspn(word, "=")] = '\0';
+	rf_suggest_begin(&s, word);
+	for (int i = 0; longopts && longopts[i].name; i++)
+		rf_suggest_offer(&s, longopts[i].name);
+	near = rf_suggest_result(&s);
+	if (near && arg[0] == '-' && arg[1] == '-')
+		return cli_usage_error("%s: unknown option '%.60s'; did you mean '--%s'? (see "
+				       "rigfit help %s)",
+				       name, arg, near, name);
 	return cli_usage_error("%s: unknown option '%.60s' (see rigfit help %s)", name, arg, name);
 }
 
@@ -150,7 +164,8 @@ int cli_print_reply(const struct api_reply *r)
 		const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
 		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
 		const cJSON *field = cJSON_GetObjectItemCaseSensitive(e, "field");
-		const char *flag = cJSON_IsString(field) ? cli_flag_of_field(field->valuestring) : NULL;
+		const char *flag = cJSON_IsString(field) ? cli_flag_of_field(field->valuestring) :
+							   NULL;
 		/* The API's advice names request fields; say what the CLI has for them. */
 		bool gpu_hint = flag && strcmp(flag, "--gpu") == 0 && cJSON_IsString(msg) &&
 				strstr(msg->valuestring, "memory_total_bytes");
@@ -161,9 +176,10 @@ int cli_print_reply(const struct api_reply *r)
 			cJSON_IsString(field) ? "field " : "",
 			cJSON_IsString(field) ? field->valuestring : "",
 			cJSON_IsString(field) ? ")" : "",
-			gpu_hint ? "; --gpu takes a device profile's name (rigfit names gpus lists "
-				   "them), another GPU goes in a --json body with its memory_total_bytes" :
-				   "");
+			gpu_hint ?
+				"; --gpu takes a device profile's name (rigfit names gpus lists "
+				"them), another GPU goes in a --json body with its memory_total_bytes" :
+				"");
 	}
 	cJSON_Delete(j);
 	return r->status < 500 ? 2 : 1;
@@ -340,7 +356,7 @@ static int cmd_detect(int argc, char **argv)
 			profiles = optarg;
 			break;
 		default:
-			return cli_getopt_error("detect", c, argv);
+			return cli_getopt_error("detect", c, argv, longopts);
 		}
 	}
 	if (optind < argc)
@@ -430,7 +446,7 @@ static int cmd_healthcheck(int argc, char **argv)
 				return cli_usage_error(
 					"healthcheck: --timeout-ms must be 1 to 60000");
 		} else
-			return cli_getopt_error("healthcheck", c, argv);
+			return cli_getopt_error("healthcheck", c, argv, longopts);
 	}
 	if (optind < argc)
 		return cli_usage_error("healthcheck: unexpected argument '%.60s'", argv[optind]);
@@ -498,7 +514,7 @@ static int cmd_version(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
 		if (c != 'f')
-			return cli_getopt_error("version", c, argv);
+			return cli_getopt_error("version", c, argv, longopts);
 		if (cli_format_parse("version", optarg, &fmt) != 0)
 			return 2;
 	}

@@ -133,7 +133,7 @@ static int bench_args(struct bench_cli *b, int argc, char **argv, const char *na
 			if (strcmp(p, "hardware") == 0)
 				b->has_hardware = true;
 		} else {
-			return cli_getopt_error(name, c, argv);
+			return cli_getopt_error(name, c, argv, longopts);
 		}
 	}
 	for (int i = optind; i < argc; i++) {

@@ -218,7 +218,8 @@ static void print_fit_table(const cJSON *arr, FILE *out)
 	cJSON_ArrayForEach(it, arr)
 	{
 		const cJSON *model = at_path(it, "model"), *params = at_path(it, "params_b");
-		const cJSON *quant = at_path(it, "settings.quant"), *ctx = at_path(it, "settings.n_ctx");
+		const cJSON *quant = at_path(it, "settings.quant"),
+			    *ctx = at_path(it, "settings.n_ctx");
 		const cJSON *tps = at_path(it, "estimate.decode_tokens_per_s");
 		const cJSON *mem = at_path(it, "estimate.memory_total_bytes");
 		const cJSON *band = at_path(it, "estimate.fit_band");

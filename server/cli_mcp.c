@@ -73,7 +73,7 @@ int rf_cli_mcp(int argc, char **argv)
 			db = optarg;
 			break;
 		default:
-			return cli_getopt_error("mcp", c, argv);
+			return cli_getopt_error("mcp", c, argv, longopts);
 		}
 	}
 	if (optind < argc)
@@ -117,7 +117,8 @@ int rf_cli_mcp(int argc, char **argv)
 			int n = 0, shadowed = 0;
 			if (rf_profile_seeds(ce.set, &rows, &n) == 0 &&
 			    rf_store_profiles_seed(store, rows, n, &shadowed) < 0)
-				rf_log_warn("mcp: cannot seed the store %s with the profiles", path);
+				rf_log_warn("mcp: cannot seed the store %s with the profiles",
+					    path);
 			rf_profile_seeds_free(rows, n);
 			ce.env.store = rf_store_api(store);
 		}

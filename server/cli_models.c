@@ -233,7 +233,7 @@ int rf_cli_models(int argc, char **argv)
 			profiles = optarg;
 			break;
 		default:
-			cli_getopt_error("models", c, argv);
+			cli_getopt_error("models", c, argv, longopts);
 			goto out;
 		}
 	}

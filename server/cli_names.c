@@ -63,9 +63,10 @@ int rf_cli_names(int argc, char **argv)
 		else if (!kind && argv[i][0] != '-')
 			kind = argv[i];
 		else
-			return cli_usage_error("names: unexpected argument '%.60s' (see rigfit help "
-					       "names)",
-					       argv[i]);
+			return cli_usage_error(
+				"names: unexpected argument '%.60s' (see rigfit help "
+				"names)",
+				argv[i]);
 	}
 	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kind, kinds[i]) == 0)

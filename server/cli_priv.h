@@ -7,6 +7,7 @@
 #ifndef RIGFIT_SERVER_CLI_PRIV_H
 #define RIGFIT_SERVER_CLI_PRIV_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -72,9 +73,10 @@ enum cli_format cli_format_default(void);
 /* Prints "rigfit: <message>" on one line; returns 2. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Reports what getopt_long's return c (':' or '?') says about argv for command name; returns
+/* Reports what getopt_long's return c (':' or '?') says about argv for command name, naming
+ * the closest of longopts (may be NULL; ends with a zero entry) to an unknown option; returns
  * 2. */
-int cli_getopt_error(const char *name, int c, char **argv);
+int cli_getopt_error(const char *name, int c, char **argv, const struct option *longopts);
 
 /* Finds the profile directory (--profiles given, RIGFIT_PROFILES, beside the binary,
  * ./profiles) into out. Returns 0, or 1 after saying that none was found. */

@@ -360,9 +360,9 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 	memcpy(longopts, common_opts, sizeof(common_opts));
 	for (size_t i = 0; i < nf && i < MAX_FIELDS; i++) {
 		longopts[N_COMMON + i].name = q->fields[i].flag;
-		longopts[N_COMMON + i].has_arg = q->fields[i].kind == CF_BOOL	 ? optional_argument :
-						  q->fields[i].kind == CF_FALSE ? no_argument :
-										  required_argument;
+		longopts[N_COMMON + i].has_arg = q->fields[i].kind == CF_BOOL  ? optional_argument :
+						 q->fields[i].kind == CF_FALSE ? no_argument :
+										 required_argument;
 		longopts[N_COMMON + i].val = OPT_FIELD + (int)i;
 	}
 	optind = 0;
@@ -403,7 +403,7 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 				a->n_values++;
 				break;
 			}
-			return cli_getopt_error(q->name, c, argv);
+			return cli_getopt_error(q->name, c, argv, longopts);
 		}
 	}
 	for (int i = optind; i < argc; i++) {
@@ -471,7 +471,8 @@ static int question_body(const struct cli_question *q, const struct question_arg
  * Returns 0, or 1 when out of memory; a body that is not an object is left to the route. */
 static int default_task(struct rf_cli_env *ce)
 {
-	cJSON *body = cJSON_ParseWithLength(ce->body ? ce->body : "{}", ce->body ? ce->body_len : 2);
+	cJSON *body =
+		cJSON_ParseWithLength(ce->body ? ce->body : "{}", ce->body ? ce->body_len : 2);
 	char *text;
 
 	if (!cJSON_IsObject(body) || cJSON_GetObjectItemCaseSensitive(body, "task")) {

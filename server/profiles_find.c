@@ -38,8 +38,7 @@ static bool beside_exe(const char *exe, const char *rel, char *buf, size_t len)
 	const char *slash = exe ? strrchr(exe, '/') : NULL;
 
 	buf[0] = '\0';
-	if (!slash ||
-	    snprintf(buf, len, "%.*s/%s", (int)(slash - exe), exe, rel) >= (int)len) {
+	if (!slash || snprintf(buf, len, "%.*s/%s", (int)(slash - exe), exe, rel) >= (int)len) {
 		buf[0] = '\0';
 		return false;
 	}

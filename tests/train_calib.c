@@ -238,8 +238,8 @@ static const struct {
 	{"Llama-3.1-70B", "Unsloth", 80, 89389, 1.1}, {"Llama-3.1-70B", "HF+FA2", 80, 6916, 1.1},
 };
 
-int train_calib_contexts(const char *data_dir, struct train_context_result *out, int cap,
-			 char *err, size_t errlen)
+int train_calib_contexts(const char *data_dir, struct train_context_result *out, int cap, char *err,
+			 size_t errlen)
 {
 	char *ap = t_path(data_dir, "calibration/model_arch.csv");
 	struct t_csv *arch = t_csv_read(ap);
@@ -409,8 +409,8 @@ static int hf_settings(const struct t_csv *t, int r, struct train_settings *s, b
 	return 0;
 }
 
-int train_calib_hf(const char *src_dir, const char *data_dir, struct train_hf_result *out,
-		   int cap, char *err, size_t errlen)
+int train_calib_hf(const char *src_dir, const char *data_dir, struct train_hf_result *out, int cap,
+		   char *err, size_t errlen)
 {
 	char *hp = t_path(src_dir, "tests/fixtures/training/hf_peaks.csv");
 	char *ap = t_path(data_dir, "calibration/model_arch.csv");

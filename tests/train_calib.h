@@ -34,8 +34,8 @@ struct train_context_result {
  * 3.3 70B QLoRA, rank 32 on all linear layers, batch 1, sequences padded to the length, for
  * Unsloth and for Hugging Face + FlashAttention 2). Returns how many were written to out (at
  * most cap), or -1 with a reason in err. */
-int train_calib_contexts(const char *data_dir, struct train_context_result *out, int cap,
-			 char *err, size_t errlen);
+int train_calib_contexts(const char *data_dir, struct train_context_result *out, int cap, char *err,
+			 size_t errlen);
 
 /* One published training speed (tokens/s of all GPUs) against the estimate. */
 struct train_speed_result {
@@ -63,8 +63,8 @@ struct train_hf_result {
 /* Estimates every row of src_dir's tests/fixtures/training/hf_peaks.csv with the dimensions of
  * data_dir's model_arch.csv. Returns how many were written to out (at most cap), or -1 with
  * a reason in err when a file, column or value is missing or not understood. */
-int train_calib_hf(const char *src_dir, const char *data_dir, struct train_hf_result *out,
-		   int cap, char *err, size_t errlen);
+int train_calib_hf(const char *src_dir, const char *data_dir, struct train_hf_result *out, int cap,
+		   char *err, size_t errlen);
 
 /* Checks src_dir's profiles/devices.json: every GPU or SoC with a tensor fp16 rate has
  * bf16_tflops, half the fp16 rate for NVIDIA GeForce (consumer, laptop) cards except the Titan,

@@ -673,8 +673,9 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		 * host_bytes but not against the budget. */
 		int64_t host_need = e->host_bytes - e->host_reclaimable_bytes;
 		if (e->host_reclaimable_bytes > 0)
-			note(e, "fit: the mapped originals of repacked weights are reclaimable page "
-				"cache, not counted against the host's budget");
+			note(e,
+			     "fit: the mapped originals of repacked weights are reclaimable page "
+			     "cache, not counted against the host's budget");
 		for (int i = 0; i < n_dev; i++) {
 			const struct rf_mem_device_use *u = &e->per_device[i];
 			if (dev[i].unified)

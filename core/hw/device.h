@@ -85,7 +85,7 @@ struct device_profile {
 	/* CPUs: the instruction sets the chip has (hw.h HW_ISA() bits), which pick llama.cpp's
 	 * kernels and buffers; 0 unknown. A CPU described by name takes them from here. */
 	uint32_t isa;
-	double usd_per_hour;                    /* < 0 unknown */
+	double usd_per_hour; /* < 0 unknown */
 	struct device_working_set working_set;
 	char source[DEVICE_TEXT_LEN];
 	char notes[DEVICE_TEXT_LEN];

@@ -26,7 +26,7 @@ static bool unified_pool(struct hw_snapshot *s, struct hw_gpu *g, const struct d
 			 int64_t ram)
 {
 	/* The profile's rule; an Apple GPU no profile knows has macOS's own. */
-	int64_t ws = p ? device_gpu_working_set_bytes(p, ram) :
+	int64_t ws = p                               ? device_gpu_working_set_bytes(p, ram) :
 		     strcmp(g->vendor, "apple") == 0 ? hw_apple_gpu_working_set(ram, 0, 0) :
 						       -1;
 

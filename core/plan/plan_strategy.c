@@ -10,7 +10,7 @@
 
 int plan_strategy_auto(const struct train_model *m, const struct train_settings *s,
 		       int64_t budget_bytes, int64_t host_budget_bytes,
-			struct train_settings *chosen, struct train_memory *out)
+		       struct train_settings *chosen, struct train_memory *out)
 {
 	static const struct {
 		enum train_strategy strategy;
@@ -53,9 +53,10 @@ int plan_strategy_auto(const struct train_model *m, const struct train_settings 
 	return 0;
 }
 
-int plan_strategy_min_gpus(const struct train_model *m, const struct train_settings *s, int max_gpus,
-		   int gpus_per_node, int64_t budget_bytes, int64_t host_budget_per_node,
-		   struct train_settings *chosen, struct train_memory *out)
+int plan_strategy_min_gpus(const struct train_model *m, const struct train_settings *s,
+			   int max_gpus, int gpus_per_node, int64_t budget_bytes,
+			   int64_t host_budget_per_node, struct train_settings *chosen,
+			   struct train_memory *out)
 {
 	if (max_gpus < 1 || max_gpus > PLAN_STRATEGY_MAX_GPUS || gpus_per_node < 1)
 		return RF_E_INVALID_VALUE;

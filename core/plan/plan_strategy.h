@@ -23,15 +23,15 @@
  * the settings chosen and their estimate when one fits; 0 when none does (then *chosen and
  * *out hold the last, most frugal one tried); RF_E_INVALID_VALUE for bad settings. */
 int plan_strategy_auto(const struct train_model *m, const struct train_settings *s,
-			int64_t budget_bytes, int64_t host_budget_bytes,
-			struct train_settings *chosen /* OUT */,
-			struct train_memory *out /* OUT */);
+		       int64_t budget_bytes, int64_t host_budget_bytes,
+		       struct train_settings *chosen /* OUT */, struct train_memory *out /* OUT */);
 
 /* The smallest number of GPUs (1 .. max_gpus, gpus_per_node on each node) of budget_bytes each
  * that runs s with plan_strategy_auto. Returns 1 and writes the settings and estimate, 0 when
  * even max_gpus do not suffice, or RF_E_INVALID_VALUE. */
-int plan_strategy_min_gpus(const struct train_model *m, const struct train_settings *s, int max_gpus,
-		   int gpus_per_node, int64_t budget_bytes, int64_t host_budget_per_node,
-		   struct train_settings *chosen /* OUT */, struct train_memory *out /* OUT */);
+int plan_strategy_min_gpus(const struct train_model *m, const struct train_settings *s,
+			   int max_gpus, int gpus_per_node, int64_t budget_bytes,
+			   int64_t host_budget_per_node, struct train_settings *chosen /* OUT */,
+			   struct train_memory *out /* OUT */);
 
 #endif

@@ -113,7 +113,6 @@ int accuracy_training(const char *data_dir)
 	qsort(errs, (size_t)n, sizeof(errs[0]), cmp_double);
 	printf("Training: %d rows, median |error| %.1f%% (target %.0f%%)\n", n, errs[n / 2] * 100,
 	       TRAIN_MEDIAN_TARGET * 100);
-	return (errs[n / 2] < TRAIN_MEDIAN_TARGET ? 0 : 1) |
-	       accuracy_training_contexts(data_dir) | accuracy_training_hf(data_dir) |
-	       accuracy_training_speed(data_dir);
+	return (errs[n / 2] < TRAIN_MEDIAN_TARGET ? 0 : 1) | accuracy_training_contexts(data_dir) |
+	       accuracy_training_hf(data_dir) | accuracy_training_speed(data_dir);
 }

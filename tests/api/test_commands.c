@@ -45,8 +45,8 @@ static void setup(void)
 		if (*line == '#' || !*line)
 			continue;
 		ck_assert_int_lt(n_flags, MAX_FLAGS);
-		ck_assert_int_eq(sscanf(line, "%63s %d", flags[n_flags].name, &flags[n_flags].values),
-				 2);
+		ck_assert_int_eq(
+			sscanf(line, "%63s %d", flags[n_flags].name, &flags[n_flags].values), 2);
 		n_flags++;
 	}
 	free(text);
@@ -84,7 +84,8 @@ static void check_command(const char *cmd, const char *body)
 		ck_assert_msg(v >= 0, "llama-server has no flag %s: %s (%s)", w, cmd, body);
 		for (int i = 0; i < v; i++) {
 			const char *val = strtok_r(NULL, " ", &save);
-			ck_assert_msg(val != NULL && val[0] != '\0', "%s takes a value: %s", w, cmd);
+			ck_assert_msg(val != NULL && val[0] != '\0', "%s takes a value: %s", w,
+				      cmd);
 			ck_assert_msg(!(val[0] == '-' && val[1] == '-'), "%s takes a value: %s", w,
 				      cmd);
 		}
@@ -114,8 +115,8 @@ static int config(const char *body, cJSON **out)
 START_TEST(every_llama_server_command_parses)
 {
 	static const char *const model_ids[] = {
-		"llama-3.2-1b",   "llama-3.1-8b",   "qwen2.5-7b",    "qwen3-30b-a3b", "gpt-oss-20b",
-		"gemma-3-27b-it", "llama-3.3-70b",  "mixtral-8x7b",  "phi-4",         "qwen2.5-32b",
+		"llama-3.2-1b",   "llama-3.1-8b",  "qwen2.5-7b",   "qwen3-30b-a3b", "gpt-oss-20b",
+		"gemma-3-27b-it", "llama-3.3-70b", "mixtral-8x7b", "phi-4",         "qwen2.5-32b",
 	};
 	static const char *const machines[] = {
 		"\"hardware_profile\":\"rtx-3060-12gb\"",
@@ -150,14 +151,15 @@ START_TEST(every_llama_server_command_parses)
 					cJSON_Delete(a);
 					continue;
 				}
-				check_command(cJSON_GetStringValue(cJSON_GetObjectItem(a, "command")),
-					      body);
+				check_command(
+					cJSON_GetStringValue(cJSON_GetObjectItem(a, "command")),
+					body);
 				checked++;
 				alt = cJSON_GetObjectItem(a, "alternatives");
 				cJSON_ArrayForEach(it, alt)
 				{
-					const char *c =
-						cJSON_GetStringValue(cJSON_GetObjectItem(it, "command"));
+					const char *c = cJSON_GetStringValue(
+						cJSON_GetObjectItem(it, "command"));
 					if (c && strncmp(c, "llama-server", 12) == 0) {
 						check_command(c, body);
 						checked++;

@@ -296,8 +296,8 @@ END_TEST
  * gets the same kernels, buffers and speed as with the list written out (a Zen 4 prefills
  * with AVX-512 VNNI either way, not with SSE); a list given is taken at its word. */
 #define NAMED_CPU_BODY                                                                             \
-	"{\"model\":{\"id\":\"llama-3.1-8b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"                 \
-	"\"hardware\":{\"cpu\":{\"model\":\"AMD Ryzen 7 7700X 8-Core Processor\"%s},"                 \
+	"{\"model\":{\"id\":\"llama-3.1-8b\"},\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"                \
+	"\"hardware\":{\"cpu\":{\"model\":\"AMD Ryzen 7 7700X 8-Core Processor\"%s},"              \
 	"\"memory\":{\"total_bytes\":34359738368},\"gpus\":[]}}"
 
 START_TEST(a_cpu_named_in_the_table_has_its_instruction_sets)
@@ -316,8 +316,9 @@ START_TEST(a_cpu_named_in_the_table_has_its_instruction_sets)
 	snprintf(body, sizeof(body), NAMED_CPU_BODY, ",\"isa\":[\"avx2\",\"fma\",\"f16c\"]");
 	ck_assert_int_eq(run(body, &avx2), 200);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		ck_assert_msg(num(bare, keys[i]) == num(listed, keys[i]), "%s: %g without isa, %g with",
-			      keys[i], num(bare, keys[i]), num(listed, keys[i]));
+		ck_assert_msg(num(bare, keys[i]) == num(listed, keys[i]),
+			      "%s: %g without isa, %g with", keys[i], num(bare, keys[i]),
+			      num(listed, keys[i]));
 	ck_assert_ptr_nonnull(assumption_with(bare, "instruction sets of AMD Ryzen 7 7700X"));
 	ck_assert_ptr_null(assumption_with(listed, "instruction sets of"));
 	/* The table's list gives the AVX-512 kernels: prefill well above AVX2's. */
@@ -348,14 +349,14 @@ START_TEST(one_mac_one_budget_through_the_route)
 		cJSON *a;
 		const cJSON *dev;
 		ck_assert_int_eq(run(bodies[i], &a), 200);
-		dev = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "memory"),
-							     "per_device"),
-					 0);
+		dev = cJSON_GetArrayItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(a, "memory"), "per_device"), 0);
 		ck_assert_msg(cJSON_GetObjectItem(dev, "budget_bytes")->valuedouble ==
 				      48.0 * 1073741824.0,
 			      "body %zu: a budget of %.2f GiB", i,
 			      cJSON_GetObjectItem(dev, "budget_bytes")->valuedouble / 1073741824.0);
-		ck_assert_ptr_nonnull(assumption_with(a, "48.0 GiB of it is the GPU's working set"));
+		ck_assert_ptr_nonnull(
+			assumption_with(a, "48.0 GiB of it is the GPU's working set"));
 		cJSON_Delete(a);
 	}
 }
@@ -368,28 +369,24 @@ START_TEST(unknown_names_say_what_was_meant)
 	const char *msg;
 
 	ck_assert_int_eq(run("{\"model\":\"lama-3.1-8b\"}", &a), 422);
-	msg = cJSON_GetStringValue(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
 	ck_assert_msg(strstr(msg, "did you mean 'llama-3.1-8b'?"), "%s", msg);
 	cJSON_Delete(a);
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":"
 			     "\"RTX 409\"}]}}",
 			     &a),
 			 422);
-	msg = cJSON_GetStringValue(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
 	ck_assert_msg(strstr(msg, "did you mean 'RTX 4090'?"), "%s", msg);
 	cJSON_Delete(a);
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-409\"}", &a),
 			 422);
-	msg = cJSON_GetStringValue(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
 	ck_assert_msg(strstr(msg, "did you mean 'rtx-4090'?"), "%s", msg);
 	cJSON_Delete(a);
 	/* Nothing close: the plain refusal. */
 	ck_assert_int_eq(run("{\"model\":\"zzz-unknown-model\"}", &a), 422);
-	msg = cJSON_GetStringValue(
-		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
 	ck_assert_ptr_null(strstr(msg, "did you mean"));
 	cJSON_Delete(a);
 }
@@ -401,19 +398,21 @@ START_TEST(ollama_tags_take_what_ollama_serves)
 {
 	cJSON *a;
 
-	ck_assert_int_eq(run("{\"model\":\"gpt-oss:20b\",\"hardware_profile\":\"rtx-4090\"}", &a), 200);
-	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"),
-								  "quant")),
+	ck_assert_int_eq(run("{\"model\":\"gpt-oss:20b\",\"hardware_profile\":\"rtx-4090\"}", &a),
+			 200);
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "quant")),
 			 "MXFP4_MOE");
 	ck_assert_ptr_nonnull(assumption_with(a, "as Ollama's library serves it"));
 	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"model\":\"deepseek-r1:8b\",\"hardware_profile\":\"rtx-4090\"}", &a), 200);
-	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"),
-								  "quant")),
+	ck_assert_int_eq(
+		run("{\"model\":\"deepseek-r1:8b\",\"hardware_profile\":\"rtx-4090\"}", &a), 200);
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "quant")),
 			 "Q4_K_M");
-	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "model"),
-								  "id")),
-			 "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B");
+	ck_assert_str_eq(
+		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "model"), "id")),
+		"deepseek-ai/DeepSeek-R1-0528-Qwen3-8B");
 	cJSON_Delete(a);
 }
 END_TEST

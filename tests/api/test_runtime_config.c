@@ -658,11 +658,11 @@ START_TEST(no_mmap_is_planned_and_written)
 			 200);
 	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
 	ck_assert_msg(cmd && strstr(cmd, " --load-mode none"), "%s", cmd ? cmd : "(none)");
-	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "use_mmap")));
+	ck_assert(
+		cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "use_mmap")));
 	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"hardware_profile\":\"rtx-3060-12gb\"}",
-			     &a),
-			 200);
+	ck_assert_int_eq(
+		run("{\"model\":\"qwen2.5-7b\",\"hardware_profile\":\"rtx-3060-12gb\"}", &a), 200);
 	cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
 	ck_assert_ptr_null(strstr(cmd, "--load-mode"));
 	cJSON_Delete(a);
@@ -670,9 +670,9 @@ START_TEST(no_mmap_is_planned_and_written)
 			     "\"hardware_profile\":\"rtx-4090\"}",
 			     &a),
 			 422);
-	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"),
-								  "field")),
-			 "use_mmap");
+	ck_assert_str_eq(
+		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "field")),
+		"use_mmap");
 	cJSON_Delete(a);
 }
 END_TEST

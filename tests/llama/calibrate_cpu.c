@@ -290,12 +290,14 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 	if (bench_host(&host, &repack) < 0)
 		return 2;
 	/* The rows, inputs and measured figures, for the speed suite (tests/core/fit/cpu). */
-	csv = inputs_only ? NULL :
-			    open_csv(src, "cpu_speed_calibration.csv",
-				     "model,quant,ftype,threads,bandwidth_gbs,int8_gops_per_thread,"
-				     "f32_gflops_per_thread,cpu_isa,weight_bytes,elements,n_layers,"
-				     "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp,cpu_variant",
-				     csv_path, sizeof(csv_path));
+	csv = inputs_only ?
+		      NULL :
+		      open_csv(
+			      src, "cpu_speed_calibration.csv",
+			      "model,quant,ftype,threads,bandwidth_gbs,int8_gops_per_thread,"
+			      "f32_gflops_per_thread,cpu_isa,weight_bytes,elements,n_layers,"
+			      "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp,cpu_variant",
+			      csv_path, sizeof(csv_path));
 	if (!csv && !inputs_only)
 		return 2;
 	printf("%-24s %-6s %8s %8s %6s %8s %8s %6s %7s %7s %5s\n", "model", "quant", "tg rigfit",

@@ -20,9 +20,9 @@
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
-static const char *const commands[] = {"serve",       "detect",   "estimate", "config",
-				       "recommend",   "validate", "finetune", "models",
-				       "names",       "bench",    "healthcheck", "version", NULL};
+static const char *const commands[] = {"serve",       "detect",   "estimate", "config", "recommend",
+				       "validate",    "finetune", "models",   "names",  "bench",
+				       "healthcheck", "version",  NULL};
 
 #define MAX_ARGS 24
 
@@ -231,11 +231,11 @@ START_TEST(finetune_asks_the_detect_route_with_flags)
 	const char *body = "{\"task\":\"text-generation\",\"method\":\"lora\","
 			   "\"max_seq_length\":4096,\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060 "
 			   "12GB\"}]}}";
-	const char *flags[] = {"finetune",   "--gpu",  "RTX 3060 12GB", "--method", "lora",
-			       "--seq-len",  "4096",   "--profiles",    profiles,   "--format",
-			       "json",       NULL};
-	const char *json[] = {"finetune", "--json", req, "--profiles", profiles, "--format",
-			      "json",     NULL};
+	const char *flags[] = {"finetune", "--gpu",     "RTX 3060 12GB", "--method",
+			       "lora",     "--seq-len", "4096",          "--profiles",
+			       profiles,   "--format",  "json",          NULL};
+	const char *json[] = {"finetune", "--json",   req,    "--profiles",
+			      profiles,   "--format", "json", NULL};
 	const char *bad[] = {"finetune", "--task", "poetry", "--profiles", profiles, NULL};
 	cJSON *j;
 
@@ -247,12 +247,12 @@ START_TEST(finetune_asks_the_detect_route_with_flags)
 	ck_assert_str_eq(a, b);
 	j = cJSON_Parse(a);
 	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")), "text-generation");
-	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
-				 cJSON_GetObjectItem(j, "settings"), "method")),
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "method")),
 			 "lora");
-	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "max_seq_length")
-				 ->valueint,
-			 4096);
+	ck_assert_int_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "max_seq_length")->valueint,
+		4096);
 	cJSON_Delete(j);
 	free(a);
 	free(b);
@@ -311,10 +311,10 @@ START_TEST(validate_fails_a_config_that_will_not_work)
 	char *out = NULL, *err = NULL;
 	const char *b = "{\"model\": \"llama-3.1-70b\", \"n_ctx\": 131072, \"n_gpu_layers\": 99}";
 	const char *g = "{\"model\": \"llama-3.2-1b\", \"n_ctx\": 4096, \"n_gpu_layers\": 99}";
-	const char *vb[] = {"validate", "--json", bad,        "--gpu",    "RTX 4090",
-			    "--profiles", profiles, "--format", "json", NULL};
-	const char *vg[] = {"validate", "--json", good,       "--gpu",    "RTX 4090",
-			    "--profiles", profiles, "--format", "json", NULL};
+	const char *vb[] = {"validate",   "--json", bad,        "--gpu", "RTX 4090",
+			    "--profiles", profiles, "--format", "json",  NULL};
+	const char *vg[] = {"validate",   "--json", good,       "--gpu", "RTX 4090",
+			    "--profiles", profiles, "--format", "json",  NULL};
 	cJSON *j;
 
 	ck_assert_int_eq(t_write_file(bad, b, strlen(b)), 0);
@@ -434,6 +434,8 @@ START_TEST(bad_options_are_one_line_usage_errors)
 		{"bench", "list", "--frob", "1", NULL, "--frob"},
 		{"recommend", "--limit", "x", NULL, NULL, "--limit"},
 		{"estimat", "llama-3.1-8b", NULL, NULL, NULL, "did you mean 'estimate'?"},
+		{"estimate", "llama-3.1-8b", "--ctxx", "8", NULL, "did you mean '--ctx'?"},
+		{"models", "--sorce", "catalog", NULL, NULL, "did you mean '--source'?"},
 		{"help", "vaildate", NULL, NULL, NULL, "did you mean 'validate'?"},
 		{"frobnicate", NULL, NULL, NULL, NULL, "unknown command 'frobnicate' (try"},
 	};
@@ -560,8 +562,9 @@ START_TEST(the_first_answer_needs_no_arguments)
 	for (int i = 0; i < 2; i++) {
 		tty = run_on_tty_as(i == 0 ? none : rec, true, profiles, &rc);
 		ck_assert_msg(rc == 0, "%s", tty);
-		ck_assert_msg(strstr(tty, "MODEL") && strstr(tty, "QUANT") && strstr(tty, "CONTEXT") &&
-				      strstr(tty, "DECODE") && strstr(tty, "FIT"),
+		ck_assert_msg(strstr(tty, "MODEL") && strstr(tty, "QUANT") &&
+				      strstr(tty, "CONTEXT") && strstr(tty, "DECODE") &&
+				      strstr(tty, "FIT"),
 			      "%s", tty);
 		ck_assert_msg(strstr(tty, "   1  "), "no first row: %s", tty);
 		free(tty);

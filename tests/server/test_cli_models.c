@@ -208,11 +208,12 @@ START_TEST(each_format_prints_and_bad_options_are_usage_errors)
 	/* The catalog's rows say how each fits here (Q4_K_M at 4k tokens, as /api/estimate
 	 * answers): a 1B model fits any machine this suite runs on. */
 	{
-		const char *cat[] = {"Llama-3.2-1B", "--source", "catalog", "--format", "summary",
-				     NULL};
+		const char *cat[] = {"Llama-3.2-1B", "--source", "catalog",
+				     "--format",     "summary",  NULL};
 		ck_assert_int_eq(models(cat, &out, NULL), 0);
 		ck_assert_msg(strstr(out, "FIT (Q4_K_M, 4k, here)"), "%s", out);
-		ck_assert_msg(strstr(out, "meta-llama/Llama-3.2-1B") && strstr(out, " comfortable "),
+		ck_assert_msg(strstr(out, "meta-llama/Llama-3.2-1B") &&
+				      strstr(out, " comfortable "),
 			      "%s", out);
 		free(out);
 		out = NULL;

@@ -307,8 +307,8 @@ START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
 	char *dir = t_mkdtemp(), *db = t_path(dir, "keep.db"), *req = t_path(dir, "req.json");
 	char *profiles = t_path(t_src_dir(), "profiles");
 	const char *extra[] = {"--db", db, "--profiles", profiles, NULL};
-	const char *argv[] = {t_bin(), "estimate", "--json", req,    "--db",
-			      db,      "--format", "json",     "--profiles", profiles, NULL};
+	const char *argv[] = {t_bin(),    "estimate", "--json",     req,      "--db", db,
+			      "--format", "json",     "--profiles", profiles, NULL};
 	const char *body = "{\"model\":\"llama-3.2-1b\",\"quant\":\"Q4_0\",\"n_ctx\":4096}";
 	const char *keys[] = {"decode_tokens_per_s", "prefill_tokens_per_s", "basis",
 			      "decode_basis", "prefill_basis"};
@@ -323,8 +323,8 @@ START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
 	ck_assert_ptr_nonnull(cli);
 	free(out);
 	free(err);
-	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
-				 cJSON_GetObjectItem(cli, "speed"), "basis")),
+	ck_assert_str_eq(cJSON_GetStringValue(
+				 cJSON_GetObjectItem(cJSON_GetObjectItem(cli, "speed"), "basis")),
 			 "measured_host");
 	/* The second command reads the stored figures: no measurement, the same speed. */
 	ck_assert_msg(t_run(argv, &out, &err, 60000) == 0, "%s", err);
@@ -345,11 +345,9 @@ START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
 			      cJSON_PrintUnformatted(a), cJSON_PrintUnformatted(b),
 			      cJSON_PrintUnformatted(c));
 	}
-	ck_assert(cJSON_Compare(cJSON_GetObjectItem(cJSON_GetObjectItem(cli, "memory"),
-						    "weights_bytes"),
-				cJSON_GetObjectItem(cJSON_GetObjectItem(served, "memory"),
-						    "weights_bytes"),
-				true));
+	ck_assert(cJSON_Compare(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cli, "memory"), "weights_bytes"),
+		cJSON_GetObjectItem(cJSON_GetObjectItem(served, "memory"), "weights_bytes"), true));
 	usleep(300 * 1000);
 	log = t_daemon_log(&d);
 	ck_assert_int_eq(count(log, "host measured in"), 0);

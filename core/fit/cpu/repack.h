@@ -56,7 +56,6 @@ bool rf_repack_takes(int cls, int type, int64_t ne1, bool expert);
  * rf_repack_takes) of type `type`, ne0 elements per row and ne1 rows, `bytes` in the file: the
  * file's bytes for CPU_REPACK and for AMX's F16 and 4-bit legacy types, more for the AMX types
  * whose packed rows carry extras. */
-uint64_t rf_repack_bytes(int cls, int type, int64_t ne0, int64_t ne1, bool expert,
-			 uint64_t bytes);
+uint64_t rf_repack_bytes(int cls, int type, int64_t ne0, int64_t ne1, bool expert, uint64_t bytes);
 
 #endif

@@ -153,8 +153,7 @@ START_TEST(devices_carry_a_bf16_training_peak)
 	struct train_speed_result res[16];
 	char err[256];
 	/* The speed cases load devices.json through the API loader and fail on a missing peak. */
-	ck_assert_msg(train_calib_speeds(t_data_dir(), t_src_dir(), res, 16, err, sizeof(err)) >=
-			      8,
+	ck_assert_msg(train_calib_speeds(t_data_dir(), t_src_dir(), res, 16, err, sizeof(err)) >= 8,
 		      "%s", err);
 	ck_assert_msg(train_calib_devices_check(t_src_dir(), err, sizeof(err)) == 0, "%s", err);
 }

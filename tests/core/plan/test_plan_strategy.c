@@ -81,20 +81,22 @@ END_TEST
 START_TEST(bad_counts_are_refused)
 {
 	struct train_model m8 = t_llama31_8b();
-	struct train_settings s = {.mode = TRAIN_LORA, .weight_bits = 16, .batch_size = 1,
-				   .seq_len = 2048, .lora_rank = 16, .n_gpus = 1};
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 2048,
+				   .lora_rank = 16,
+				   .n_gpus = 1};
 	struct train_settings chosen;
 	struct train_memory r;
 
-	ck_assert_int_lt(plan_strategy_min_gpus(&m8, &s, 0, 8, (int64_t)(24 * GIB), -1, &chosen,
-						&r),
-			 0);
+	ck_assert_int_lt(
+		plan_strategy_min_gpus(&m8, &s, 0, 8, (int64_t)(24 * GIB), -1, &chosen, &r), 0);
 	ck_assert_int_lt(plan_strategy_min_gpus(&m8, &s, PLAN_STRATEGY_MAX_GPUS + 1, 8,
 						(int64_t)(24 * GIB), -1, &chosen, &r),
 			 0);
-	ck_assert_int_lt(plan_strategy_min_gpus(&m8, &s, 4, 0, (int64_t)(24 * GIB), -1, &chosen,
-						&r),
-			 0);
+	ck_assert_int_lt(
+		plan_strategy_min_gpus(&m8, &s, 4, 0, (int64_t)(24 * GIB), -1, &chosen, &r), 0);
 }
 END_TEST
 

@@ -55,8 +55,8 @@ static char *read_head(const char *path, size_t cap, size_t *len, size_t *size)
 	return buf;
 }
 
-char *oracle_run(const char *src_dir, const char *llama_dir, const char *dir,
-		 const char *jobs_path, int *exit_code)
+char *oracle_run(const char *src_dir, const char *llama_dir, const char *dir, const char *jobs_path,
+		 int *exit_code)
 {
 	char *out_path = join(dir, "oracle.out");
 	char *script = join(src_dir, "tests/llama/oracle.mjs");
@@ -168,10 +168,14 @@ char *oracle_variant_dir(const char *src_dir, const char *variant)
 		{
 			/* Every other CPU backend goes; the one wanted stays. */
 			char *tbins = bins_dir(tmp);
-			char *sh[] = {"sh", "-c",
+			char *sh[] = {"sh",
+				      "-c",
 				      "cd \"$1\" && for f in libggml-cpu-*.so; do "
 				      "[ \"$f\" = \"$2\" ] || rm -f \"$f\"; done",
-				      "sh", tbins, name, NULL};
+				      "sh",
+				      tbins,
+				      name,
+				      NULL};
 			int rc = tbins ? run_argv(sh) : -1;
 			free(tbins);
 			if (rc != 0 || rename(tmp, dest) != 0) {

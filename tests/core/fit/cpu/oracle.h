@@ -25,8 +25,8 @@ struct oracle_settings {
  * (NULL: RIGFIT_LLAMA_DIR, default src_dir/build/llama), its stdout going to dir/oracle.out.
  * Returns that output (malloc'd, NUL-terminated), or NULL with *exit_code set (127: node
  * missing; 2: the package missing). */
-char *oracle_run(const char *src_dir, const char *llama_dir, const char *dir,
-		 const char *jobs_path, int *exit_code);
+char *oracle_run(const char *src_dir, const char *llama_dir, const char *dir, const char *jobs_path,
+		 int *exit_code);
 
 /* llama.cpp's prebuilt ships one CPU backend per x86 level (libggml-cpu-haswell.so,
  * -skylakex, -icelake, -zen4, -sapphirerapids...) and loads the best one the CPU runs. Makes

@@ -126,7 +126,8 @@ static void estimate_row(const cJSON *r, int cls, struct rf_mem_estimate *m)
 		double sum = 0;
 		for (size_t i = 0; i < l.n; i++)
 			sum += (double)l.t[i].bytes;
-		ck_assert_msg(num(r, "file_bytes") - sum >= 0 && num(r, "file_bytes") - sum < 4 * MIB,
+		ck_assert_msg(num(r, "file_bytes") - sum >= 0 &&
+				      num(r, "file_bytes") - sum < 4 * MIB,
 			      "%s: the file holds %.0f bytes, the tensors %.0f",
 			      cJSON_GetStringValue(item(r, "model")), num(r, "file_bytes"), sum);
 	}
@@ -163,8 +164,9 @@ static int near_tol(const char *what, const char *row, double llama, int64_t our
 
 	if (fabs(mib - llama) <= tol + LOG_ROUND_MIB)
 		return 0;
-	fprintf(stderr, "cpu_classes: %s, %s: llama.cpp %.2f MiB, rigfit %.2f MiB (tolerance %.2f)\n",
-		row, what, llama, mib, tol);
+	fprintf(stderr,
+		"cpu_classes: %s, %s: llama.cpp %.2f MiB, rigfit %.2f MiB (tolerance %.2f)\n", row,
+		what, llama, mib, tol);
 	return 1;
 }
 
@@ -201,15 +203,17 @@ static int check_file(const char *name, int per_class[RF_REPACK_N])
 		ck_assert_ptr_nonnull(bufs);
 		snprintf(row, sizeof(row), "%s %s %s ctx %.0f ubatch %.0f fa %s kv %s",
 			 variant ? variant : "sapphirerapids",
-			 cJSON_GetStringValue(item(r, "model")), cJSON_GetStringValue(item(r, "quant")),
-			 num(r, "n_ctx"), num(r, "n_ubatch") > 0 ? num(r, "n_ubatch") : num(r, "n_batch"),
+			 cJSON_GetStringValue(item(r, "model")),
+			 cJSON_GetStringValue(item(r, "quant")), num(r, "n_ctx"),
+			 num(r, "n_ubatch") > 0 ? num(r, "n_ubatch") : num(r, "n_batch"),
 			 cJSON_GetStringValue(item(r, "flash_attn")),
 			 cJSON_GetStringValue(item(r, "type_k")));
 		estimate_row(r, cls, &m);
 		extra = fmax(num(bufs, "AMX"), 0) + fmax(num(bufs, "CPU_REPACK"), 0);
-		bad += near_log("extra (AMX or CPU_REPACK) buffer", row, extra, m.weights_repack_bytes);
+		bad += near_log("extra (AMX or CPU_REPACK) buffer", row, extra,
+				m.weights_repack_bytes);
 		bad += near_log("CPU_Mapped buffer", row, fmax(num(bufs, "CPU_Mapped"), 0),
-			 m.weights_mapped_bytes);
+				m.weights_mapped_bytes);
 		if (num(real, "kv") >= 0)
 			bad += near_log("KV cache", row, num(real, "kv"), m.kv_cache_bytes);
 		/* The compute buffer is the graph allocator's peak, which its placement of the
@@ -224,10 +228,10 @@ static int check_file(const char *name, int per_class[RF_REPACK_N])
 					m.output_buffer_bytes, 0.02);
 		if (num(real, "model") >= 0 && num(real, "kv") >= 0 && num(real, "compute") >= 0)
 			bad += near_tol("model + KV + compute + output", row,
-					num(real, "model") + num(real, "kv") + num(real, "compute") +
-						fmax(num(real, "output"), 0),
-					m.weights_host_bytes + m.kv_cache_bytes + m.compute_host_bytes +
-						m.output_buffer_bytes,
+					num(real, "model") + num(real, "kv") +
+						num(real, "compute") + fmax(num(real, "output"), 0),
+					m.weights_host_bytes + m.kv_cache_bytes +
+						m.compute_host_bytes + m.output_buffer_bytes,
 					0.03);
 		per_class[cls]++;
 		cJSON_Delete(r);

@@ -417,10 +417,11 @@ START_TEST(buffers_match_real_llama_cpp)
 		/* Arm: the prebuilt's one CPU backend, as llama.cpp loads it. */
 		int exit_code = 0;
 		char *text = oracle_run(t_src_dir(), NULL, dir, jobs_path, &exit_code);
-		ck_assert_msg(text != NULL,
-			      "the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
-			      "build/llama are needed (make deps)",
-			      exit_code);
+		ck_assert_msg(
+			text != NULL,
+			"the llama.cpp oracle failed (exit %d): node and node-llama-cpp under "
+			"build/llama are needed (make deps)",
+			exit_code);
 		ck_assert_int_eq(check_run(text, paths, host, NULL), 0);
 		covered[host] = true;
 		snprintf(said, sizeof(said), "%s (the prebuilt's backend)",
