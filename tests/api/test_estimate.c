@@ -60,13 +60,15 @@ static cJSON *run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 
 static cJSON *run_ok(const char *fmt, ...)
 {
-	char body[640];
+	char body[1024];
 	cJSON *j;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(body, sizeof(body), fmt, ap);
+	n = vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
+	ck_assert_int_lt(n, (int)sizeof(body));
 	ck_assert_int_eq(run(body, &j), 200);
 	return j;
 }
@@ -414,6 +416,43 @@ START_TEST(ollama_tags_take_what_ollama_serves)
 		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "model"), "id")),
 		"deepseek-ai/DeepSeek-R1-0528-Qwen3-8B");
 	cJSON_Delete(a);
+}
+END_TEST
+
+/* A CPU class is asked for as a user describes another machine, through hardware.cpu.isa, and
+ * "amx" is taken at its word: TinyLlama 1.1B in Q8_0 (the shape of the recorded loads of
+ * tests/data/calibration/llamacpp_cpu_amx.jsonl and llamacpp_cpu_variants.jsonl) holds its
+ * matrices in the AMX buffer with the packed rows' extras (1171.47 MiB) beside a mapped span
+ * without the head written last (1048.51 MiB), where an AVX-512 host keeps the whole file
+ * mapped (1114.91 MiB) and repacks no Q8_0. */
+#define TINYLLAMA_CPU_BODY                                                                         \
+	"{\"model\":{\"architecture\":{\"model_type\":\"llama\",\"hidden_size\":2048,"             \
+	"\"intermediate_size\":5632,\"num_hidden_layers\":22,\"num_attention_heads\":32,"          \
+	"\"num_key_value_heads\":4,\"vocab_size\":32000,\"max_position_embeddings\":2048,"         \
+	"\"tie_word_embeddings\":false}},\"quant\":\"Q8_0\",\"n_ctx\":2048,\"flash_attn\":true,"   \
+	"\"hardware\":{\"cpu\":{\"physical_cores\":2,\"isa\":[%s]},\"memory\":{\"total_bytes\":"   \
+	"25769803776},\"gpus\":[]}}"
+
+START_TEST(a_cpu_class_is_asked_through_its_isa)
+{
+	cJSON *amx = run_ok(TINYLLAMA_CPU_BODY,
+			    "\"avx\",\"avx2\",\"fma\",\"f16c\",\"avx512f\",\"avx512_vnni\","
+			    "\"avx512_bf16\",\"amx\"");
+	cJSON *avx512 = run_ok(TINYLLAMA_CPU_BODY,
+			       "\"avx\",\"avx2\",\"fma\",\"f16c\",\"avx512f\",\"avx512_vnni\"");
+
+	ck_assert_msg(fabs(num(amx, "memory.host_weights_repacked_bytes") / MIB - 1171.47) < 0.02,
+		      "AMX buffer %.2f MiB", num(amx, "memory.host_weights_repacked_bytes") / MIB);
+	ck_assert_msg(fabs(num(amx, "memory.host_weights_mapped_bytes") / MIB - 1048.51) < 0.02,
+		      "mapped %.2f MiB", num(amx, "memory.host_weights_mapped_bytes") / MIB);
+	ck_assert_msg(fabs(num(amx, "memory.kv_cache_bytes") / MIB - 44.0) < 0.01, "KV %.2f",
+		      num(amx, "memory.kv_cache_bytes") / MIB);
+	ck_assert_double_eq(num(avx512, "memory.host_weights_repacked_bytes"), 0);
+	ck_assert_msg(fabs(num(avx512, "memory.host_weights_mapped_bytes") / MIB - 1114.91) < 0.02,
+		      "mapped %.2f MiB", num(avx512, "memory.host_weights_mapped_bytes") / MIB);
+	ck_assert_ptr_nonnull(assumption_with(amx, "AMX"));
+	cJSON_Delete(amx);
+	cJSON_Delete(avx512);
 }
 END_TEST
 
@@ -1189,6 +1228,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, one_mac_one_budget_through_the_route);
 	tcase_add_test(tc, unknown_names_say_what_was_meant);
 	tcase_add_test(tc, ollama_tags_take_what_ollama_serves);
+	tcase_add_test(tc, a_cpu_class_is_asked_through_its_isa);
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	suite_add_tcase(s, tc);
 	return s;
