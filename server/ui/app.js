@@ -430,10 +430,15 @@ async function drawConfig(model, hw) {
   });
   const meta = cfg.metadata || {};
   box.append(el('h3', {}, `Runtime config for ${useCase.replace('_', ' ')}`),
-    el('p', {}, `${meta.precision}, ${tokens(cfg.settings.n_ctx)} context, about ${num(meta.expected_tokens_per_sec)} tok/s`),
+    el('p', {}, `${meta.precision}, ${tokens(contextOf(cfg.settings))} context, about ${num(meta.expected_tokens_per_sec)} tok/s`),
     el('div', { class: 'cmd-row' }, pre, copy));
   for (const d of cfg.downgrades || []) box.append(el('p', { class: 'muted' }, d));
   drawTradeoff(cfg);
+}
+
+/* The context a config serves: llama.cpp's n_ctx, vLLM's max_model_len. */
+function contextOf(settings) {
+  return (settings && (settings.n_ctx ?? settings.max_model_len)) || 0;
 }
 
 /* ---- the trade-off ------------------------------------------------------------------------ */
@@ -452,7 +457,7 @@ function drawTradeoff(cfg) {
     const meta = s.metadata || {};
     const speed = est.decode_tokens_per_s ?? meta.expected_tokens_per_sec ?? null;
     const q = quality(est.kl_divergence ?? meta.kl_divergence);
-    setups.push({ chosen, precision: s.precision || meta.precision || settings.quant, n_ctx: settings.n_ctx, speed, quality: q, why: s.why || s.reason || (chosen ? 'chosen' : '') });
+    setups.push({ chosen, precision: s.precision || meta.precision || settings.quant, n_ctx: contextOf(settings), speed, quality: q, why: s.why || s.reason || (chosen ? 'chosen' : '') });
   };
   push(cfg, true);
   for (const a of cfg.alternatives || []) push(a, false);

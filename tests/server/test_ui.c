@@ -161,6 +161,9 @@ START_TEST(page_draws_this_host_and_the_fit)
 	ck_assert_msg(strstr(budget_svg, "data-role=\"series\"") != NULL, "no memory curve");
 	/* The runtime command, and the recorded run on the history chart. */
 	ck_assert_msg(strstr(dom, "id=\"command\">llama-server ") != NULL, "no runtime command");
+	/* The config's context is named (n_ctx, or vLLM's max_model_len), never "undefined". */
+	ck_assert_msg(strstr(dom, "undefined") == NULL, "'undefined' on the page: %.300s",
+		      strstr(dom, "undefined"));
 	text = strstr(dom, "id=\"hist-chart\"");
 	ck_assert_msg(text && strstr(text, "data-role=\"point\"") != NULL,
 		      "the recorded run is not on the history chart");
