@@ -2039,8 +2039,23 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		if (!e->rq.has_padded)
 			s.padded = train_default_padded(&s);
 	}
-	fits = est_train_fit(&tm, &s, want_auto, budget >= 0 ? budget : 0, t.host_budget, &used,
-			     &r);
+	/* No GPU known: the answer is what one GPU needs to hold the whole run; no sharding or
+	 * offload is picked for hardware that is not there (the most frugal of them would read
+	 * as the need). */
+	if (t.n == 0) {
+		if (want_auto) {
+			s.strategy = TRAIN_STRATEGY_NONE;
+			s.offload = TRAIN_OFFLOAD_NONE;
+		}
+		want_auto = false;
+		assume(e, "no GPU known: the memory is what one GPU needs for the whole run, "
+			  "with no sharding or offload assumed");
+	}
+	fits = est_train_fit(&tm, &s, want_auto,
+			     budget >= 0 ? budget :
+			     t.n == 0    ? INT64_MAX / 4 :
+					   0,
+			     t.host_budget, &used, &r);
 	if (fits < 0)
 		return api_error(out, RF_E_INVALID_VALUE, "seq_len",
 				 "the settings are out of range for this model");

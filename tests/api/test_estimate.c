@@ -456,6 +456,26 @@ START_TEST(a_cpu_class_is_asked_through_its_isa)
 }
 END_TEST
 
+/* Fine-tuning with no GPU in sight answers what one GPU needs: no sharding or offload is
+ * picked for GPUs that are not there, and it does not claim to fit. */
+START_TEST(no_gpu_in_sight_is_one_gpus_need)
+{
+	cJSON *a = run_ok("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware\":{\"cpu\":"
+			  "{\"physical_cores\":8},\"memory\":{\"total_bytes\":17179869184},"
+			  "\"gpus\":[]}}");
+	const cJSON *t = cJSON_GetObjectItem(a, "training");
+
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(t, "strategy")), "none");
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(t, "offload")), "none");
+	ck_assert_int_eq(cJSON_GetObjectItem(t, "n_gpus")->valueint, 1);
+	/* An 8B QLoRA: the 4-bit base alone is over 5 GiB. */
+	ck_assert(num(a, "memory.total_bytes") > 5.0 * 1073741824.0);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "fits")));
+	ck_assert_ptr_nonnull(assumption_with(a, "no GPU known"));
+	cJSON_Delete(a);
+}
+END_TEST
+
 /* On a CPU each weight type of the file runs its own kernels: Llama-3.2-1B in Q4_0 keeps its
  * tied head in Q6_K (llama-quantize's output type), and the Q4_0 layers are repacked on AVX2;
  * the answer names the mix it timed. */
@@ -1229,6 +1249,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, unknown_names_say_what_was_meant);
 	tcase_add_test(tc, ollama_tags_take_what_ollama_serves);
 	tcase_add_test(tc, a_cpu_class_is_asked_through_its_isa);
+	tcase_add_test(tc, no_gpu_in_sight_is_one_gpus_need);
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	suite_add_tcase(s, tc);
 	return s;
