@@ -631,12 +631,12 @@ static bool est_fits(const cJSON *est)
 
 enum val_goal {
 	GOAL_FITS,  /* fits: every budget holds */
-	GOAL_UNDER, /* fits and every GPU at most 90% */
+	GOAL_UNDER, /* fits and every GPU at most PLAN_MAX_GPU_UTIL (the planner's 90%) */
 };
 
 static bool goal_met(const cJSON *est, enum val_goal g)
 {
-	return est_fits(est) && (g == GOAL_FITS || dev_util(est, NULL) <= 0.9);
+	return est_fits(est) && (g == GOAL_FITS || dev_util(est, NULL) <= PLAN_MAX_GPU_UTIL);
 }
 
 /* The largest value in [lo, hi] of n_ctx (in VAL_KV_PAD steps, when ctx) or n_gpu_layers that
@@ -907,7 +907,7 @@ static void check_memory(struct val *v, const cJSON *est)
 		     VAL_KV_PAD);
 		return;
 	}
-	if (u > 0.9 && worst) {
+	if (u > PLAN_MAX_GPU_UTIL && worst) {
 		int64_t best = val_largest(v, NULL, true, 1, n_ctx / VAL_KV_PAD, GOAL_UNDER);
 		field(f, sizeof(f), c, "n_ctx");
 		if (!(k = add(v, "vram_over_90", false, f)))
