@@ -1,6 +1,6 @@
 /*
  * The speed model and its fit (see speed.h). The constants below are the output of
- * speed_fit() over every eligible row of ../shared/calibration/llamacpp_tg_pp.csv, rounded:
+ * speed_fit() over every eligible row of tests/data/calibration/llamacpp_tg_pp.csv, rounded:
  * `make accuracy` (tests/accuracy/speed_rows.c) loads the rows, refits, prints the refitted
  * constants next to these, the per-row errors, and the in-sample, every-4th-row held-out and
  * leave-one-device-out medians. Rows used: tests tg128 and pp512 only; rows whose notes mark

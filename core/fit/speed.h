@@ -20,7 +20,7 @@
  *
  * A layer split over several devices runs one device after the other, so bandwidths are not
  * summed. The efficiencies, the per-layer cost and the ceilings are fitted per backend to
- * ../shared/calibration/llamacpp_tg_pp.csv by speed_fit() (make accuracy reruns the fit and
+ * tests/data/calibration/llamacpp_tg_pp.csv by speed_fit() (make accuracy reruns the fit and
  * prints it); speed_fitted holds the result. basis is "roofline" until measured benchmarks
  * refine it. Pure: no I/O.
  */

@@ -302,7 +302,7 @@ struct pci_name {
 	const char *name;
 };
 
-/* AMD PCI device ids. The Instinct and Radeon ids seen in ../shared/fixtures come first; the
+/* AMD PCI device ids. The Instinct and Radeon ids seen in tests/data/fixtures come first; the
  * rest are from the PCI id database. One id often covers several boards: the name then lists
  * them rather than picking one. */
 static const struct pci_name amd_names[] = {

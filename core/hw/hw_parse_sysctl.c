@@ -2,7 +2,7 @@
  * macOS sysctl output parser and the Apple Silicon rules that follow from it (see
  * hw_parse_sysctl.h). The GPU working-set rule is the part that matters most for "what fits":
  * it reproduces, to the byte, the recommendedMaxWorkingSetSize values that llama.cpp logged on
- * the machines of ../shared/calibration/gpus.csv (M1 8 GB, M3 16 GB, M1 Max 32/64 GB, M3 Max
+ * the machines of tests/data/calibration/gpus.csv (M1 8 GB, M3 16 GB, M1 Max 32/64 GB, M3 Max
  * 48/64 GB, M2 Ultra 192 GB), plus a 24 GB M3 (17179.89 MB) and a 36 GB M4 Max (28991.03 MB)
  * from published llama.cpp logs, which place the switch from 2/3 to 3/4 between 32 and 36 GiB.
  * macOS 26 is reported to allow more on 128 GB machines (107.52 GiB); no calibration row

@@ -66,7 +66,7 @@ bool hw_sysctl_is_apple_silicon(const struct hw_sysctl_info *info);
 /* Returns the memory an Apple GPU may use on a Mac with memsize bytes of RAM, in bytes:
  * wired_limit_bytes when it is > 0 (the user's iogpu.wired_limit_mb, capped at memsize), else
  * macOS's default recommendedMaxWorkingSetSize. That default, as Metal reports it in the logs
- * of ../shared/calibration/gpus.csv: on 32 GiB or less, 2/3 of RAM rounded up to the next
+ * of tests/data/calibration/gpus.csv: on 32 GiB or less, 2/3 of RAM rounded up to the next
  * page above it (8 GiB -> 5726633984, 16 GiB -> 11453251584, 32 GiB -> 22906503168 bytes);
  * above 32 GiB, exactly 3/4 of RAM (36 GiB -> 28991029248, 48 GiB -> 38654705664, 64 GiB ->
  * 51539607552, 192 GiB -> 154618822656). pagesize <= 0 means 16384. Returns HW_UNKNOWN when

@@ -21,7 +21,7 @@
  * the share core/train_speed leaves once the communication backward does not hide and the
  * host copies are paid (see pf_scaling). LoRA's is the 30% /api/estimate states; the others are fitted to torchtune's
  * measured Llama 3.1 8B runs on one RTX 4090 (batch 2, 2048 tokens, checkpointing on, as its
- * single-device recipes run; ../shared/calibration/training_memory.csv): QLoRA 2413 against
+ * single-device recipes run; tests/data/calibration/training_memory.csv): QLoRA 2413 against
  * LoRA 3083 tokens/s (dequantising the 4-bit weights costs time) gives 0.30 x 0.783; full
  * 1650 against 3083, with 8N FLOPs a token against LoRA's 6N, gives 0.30 x 0.535 x 8 / 6 (the
  * weight gradients and the optimizer's pass over every weight run at a lower utilisation

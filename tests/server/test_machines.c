@@ -10,7 +10,7 @@
  *                  path, "nvidia_smi": "bin/nvidia-smi", "sysctl": "bin/sysctl",
  *                  "probe_timeout_ms": N, "env": {"NAME": "value"}}; relative paths are taken
  *                  from the machine directory, and "@dir" inside an env value expands to it
- *   SOURCE.md      where each file came from (../shared/fixtures, with any change explained)
+ *   SOURCE.md      where each file came from (tests/data/fixtures, with any change explained)
  * The shipped profiles/devices.json is applied as the daemon applies it, so expected.json can
  * state the machine's profile_id and the bandwidth its GPUs get from their profile.
  */

@@ -39,7 +39,7 @@
  * two, hence 1.6, not 2) but decode's dot products stay 256-bit; VNNI fuses the three
  * instructions of the int8 multiply-add into vpdpbusd; AMX's tiles run prefill's int8 GEMM
  * (decode still runs AVX-512 VNNI dot products). Not fitted: no such host was at hand.
- * Arm with i8mm: prefill is fitted on the four CPU rows of ../shared/calibration/
+ * Arm with i8mm: prefill is fitted on the four CPU rows of tests/data/calibration/
  * llamacpp_tg_pp.csv (Cix CP8180 with 12 threads and Radxa Dragon Q8B with 8, TinyLlama 1.1B
  * and Llama 3.2 3B in Q4_K_M, pp512, whose Q4_K and Q6_K ggml-cpu repacks on Arm:
  * 0.27-0.44 of this host's repacked AVX2 Q4_K rate per thread, median 0.36; their cores are
