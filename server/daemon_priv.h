@@ -44,6 +44,7 @@ struct rf_daemon {
 	/* http.c: open connections (oldest first), their deadlines and shared budgets */
 	struct rf_conn *conns, *conns_tail;
 	int n_conns;
+	bool mhd_rerun; /* a connection closed: run MHD once more so it takes up accepting */
 	uv_timer_t deadline_timer;
 	size_t body_bytes;         /* memory held by request bodies now */
 	struct rf_linger *lingers; /* closed connections still drained for their client */

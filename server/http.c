@@ -63,19 +63,31 @@ struct rf_req {
 	struct api_reply write_reply;
 };
 
-/* Connection limits. One address may hold 384 of the 1024 (every local client shares
- * 127.0.0.1: that leaves a load test's 256 connections room for other local clients). A client that sends slowly cannot
- * keep its slot: the request line and headers must arrive within --header-timeout seconds and
- * the body within --body-timeout seconds of the headers (a total, not an idle time that each
- * byte resets), and when an address is at its cap, or all addresses past CONN_SOFT_LIMIT, a
- * new connection makes room by closing the oldest one that has stalled for CONN_STALL_NS in
- * its headers or body; only when none has does the new one go. Each connection's memory (the
- * request line, the headers and MHD's read buffer) is capped: a URL or header block larger
- * than that is answered by libmicrohttpd itself (414/431). */
-#define CONN_LIMIT 1024u
+/* Connection limits. rigfit holds at most CONN_LIMIT connections, one address at most
+ * CONN_PER_IP_LIMIT of them (every local client shares 127.0.0.1: that leaves a load test's
+ * 256 connections room for other local clients). libmicrohttpd's own limit is set above ours
+ * (CONN_MHD_LIMIT), so that accepting never stops: the listen backlog drains at once and every
+ * new connection is admitted or refused by rigfit's rules below, never left queued behind a
+ * flood.
+ *
+ * A client that sends slowly cannot keep its slot: the request line and headers must arrive
+ * within --header-timeout seconds and the body within --body-timeout seconds of the headers (a
+ * total, not an idle time that each byte resets). A connection that has been waiting for its
+ * headers or body for CONN_STALL_NS has stalled (an honest client sends its request the moment
+ * it connects); stalled connections are evicted, oldest first and across all addresses:
+ * - past CONN_SOFT_LIMIT, the deadline tick evicts them down to it, and each new connection
+ *   makes room by closing the oldest;
+ * - at CONN_LIMIT a new connection closes the oldest that has waited CONN_STALL_AT_CAP_NS,
+ *   and only when none has does the newcomer go.
+ * So a liveness probe is served whatever idle or byte-a-second connections hold. Each
+ * connection's memory (the request line, the headers and MHD's read buffer) is capped: a URL
+ * or header block larger than that is answered by libmicrohttpd itself (414/431). */
+#define CONN_LIMIT 1024
+#define CONN_MHD_LIMIT (CONN_LIMIT + 256)
 #define CONN_SOFT_LIMIT 992
 #define CONN_PER_IP_LIMIT 384
 #define CONN_STALL_NS (1000ull * 1000 * 1000)
+#define CONN_STALL_AT_CAP_NS (250ull * 1000 * 1000)
 #define CONN_MEMORY_LIMIT ((size_t)64 * 1024)
 #define DEADLINE_TICK_MS 250
 
@@ -339,26 +351,32 @@ static bool conn_same_addr(const struct rf_conn *a, const struct rf_conn *b)
 	       memcmp(a->addr, b->addr, a->family == AF_INET6 ? 16 : 4) == 0;
 }
 
+/* Returns whether k waits for its headers or body and has for at least stall_ns. */
+static bool conn_stalled(const struct rf_conn *k, uint64_t now, uint64_t stall_ns)
+{
+	return !k->shut && k->phase != PHASE_BUSY && now - k->phase_ns >= stall_ns;
+}
+
 /* Applies the connection limits to the connection nc just accepted (see CONN_LIMIT). */
 static void conn_admit(struct rf_daemon *d, struct rf_conn *nc)
 {
 	uint64_t now = now_ns();
-	struct rf_conn *stale_ip = NULL, *stale_any = NULL;
-	int same = 0;
+	struct rf_conn *stale_ip = NULL, *stale_any = NULL, *waited_any = NULL;
+	int same = 0, live = 0;
 
 	for (struct rf_conn *k = d->conns; k; k = k->next) {
-		bool stalled;
-
 		if (k == nc || k->shut)
 			continue;
-		stalled = k->phase != PHASE_BUSY && now - k->phase_ns >= CONN_STALL_NS;
+		live++;
 		if (conn_same_addr(k, nc)) {
 			same++;
-			if (stalled && !stale_ip)
+			if (!stale_ip && conn_stalled(k, now, CONN_STALL_NS))
 				stale_ip = k;
 		}
-		if (stalled && !stale_any)
+		if (!stale_any && conn_stalled(k, now, CONN_STALL_NS))
 			stale_any = k;
+		if (!waited_any && conn_stalled(k, now, CONN_STALL_AT_CAP_NS))
+			waited_any = k;
 	}
 	if (same >= CONN_PER_IP_LIMIT) {
 		if (stale_ip)
@@ -366,7 +384,13 @@ static void conn_admit(struct rf_daemon *d, struct rf_conn *nc)
 					    "cap makes room for a new one");
 		else
 			conn_shut(nc, "the address holds as many connections as it may");
-	} else if (d->n_conns > CONN_SOFT_LIMIT && stale_any) {
+	} else if (live >= CONN_LIMIT) {
+		if (waited_any)
+			conn_shut(waited_any, "the oldest waiting connection makes room for a new "
+					      "one at the connection cap");
+		else
+			conn_shut(nc, "the daemon holds as many connections as it may");
+	} else if (live >= CONN_SOFT_LIMIT && stale_any) {
 		conn_shut(stale_any, "the oldest stalled connection makes room for a new one");
 	}
 }
@@ -516,11 +540,16 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	else
 		d->conns_tail = cn->prev;
 	d->n_conns--;
+	/* libmicrohttpd takes its listening socket back into its epoll set only in a later run:
+	 * with nothing else to wake it, a daemon whose connections all closed would stop
+	 * accepting. */
+	d->mhd_rerun = true;
 	free(cn);
 	*socket_context = NULL;
 }
 
-/* Closes the connections past their header or body deadline. */
+/* Closes the connections past their header or body deadline, then the oldest stalled ones
+ * while more than CONN_SOFT_LIMIT are open (see CONN_LIMIT). */
 static void on_deadline_tick(uv_timer_t *t)
 {
 	struct rf_daemon *d = t->data;
@@ -528,17 +557,29 @@ static void on_deadline_tick(uv_timer_t *t)
 	uint64_t head_ns = (uint64_t)d->cfg->header_timeout_s * 1000000000ull;
 	uint64_t body_ns = (uint64_t)d->cfg->body_timeout_s * 1000000000ull;
 	bool closed = false;
+	int live = 0;
 
 	for (struct rf_conn *k = d->conns; k; k = k->next) {
-		if (k->shut || k->fd < 0)
+		if (k->shut || k->fd < 0) {
+			live += !k->shut;
 			continue;
+		}
 		if (k->phase == PHASE_HEADERS && now - k->phase_ns > head_ns) {
 			conn_shut(k, "no complete request headers within --header-timeout");
 			closed = true;
 		} else if (k->phase == PHASE_BODY && now - k->phase_ns > body_ns) {
 			conn_shut(k, "the request body did not arrive within --body-timeout");
 			closed = true;
+		} else {
+			live++;
 		}
+	}
+	for (struct rf_conn *k = d->conns; k && live > CONN_SOFT_LIMIT; k = k->next) {
+		if (k->fd < 0 || !conn_stalled(k, now, CONN_STALL_NS))
+			continue;
+		conn_shut(k, "the oldest stalled connection makes room past the soft cap");
+		closed = true;
+		live--;
 	}
 	if (closed)
 		mhd_run(d);
@@ -1129,7 +1170,10 @@ static void on_mhd_prepare(uv_prepare_t *p)
 
 	if (!d->mhd)
 		return;
-	if (MHD_get_timeout(d->mhd, &ms) == MHD_YES)
+	if (d->mhd_rerun) {
+		d->mhd_rerun = false;
+		uv_timer_start(&d->mhd_timer, on_mhd_timer, 0, 0);
+	} else if (MHD_get_timeout(d->mhd, &ms) == MHD_YES)
 		uv_timer_start(&d->mhd_timer, on_mhd_timer, ms, 0);
 	else
 		uv_timer_stop(&d->mhd_timer);
@@ -1166,7 +1210,7 @@ int rf_http_start(struct rf_daemon *d)
 		flags, (uint16_t)port, NULL, NULL, on_access, d, MHD_OPTION_EXTERNAL_LOGGER,
 		mhd_log, d, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, d,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_NOTIFY_CONNECTION,
-		on_connection, d, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
+		on_connection, d, MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_MHD_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)d->cfg->connection_timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY_LIMIT, MHD_OPTION_END);
 	if (!d->mhd) {

@@ -5,7 +5,11 @@
  * that cannot lock other clients out, and the shared budget of request bodies. Every wait is
  * bounded.
  */
+#include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -311,6 +315,121 @@ START_TEST(test_slow_senders_do_not_lock_out)
 }
 END_TEST
 
+/* Opens a non-blocking TCP connection to 127.0.0.1:port from the loopback address src (each
+ * 127.x.y.z is its own client to the daemon). Returns the socket, or -1. */
+static int connect_from(const char *src, int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, src, &a.sin_addr);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		close(fd);
+		return -1;
+	}
+	a.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const char *const attackers[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
+
+/* Returns how long GET /healthz took in ms, or -1 when it was not answered 200 within
+ * limit_ms. */
+static long healthz_ms(int port, int limit_ms)
+{
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\n\r\n";
+	struct t_resp r;
+	long t0 = mono_ms();
+	int rc = t_http_raw(port, req, sizeof(req) - 1, &r, limit_ms);
+	int status = rc == 0 ? r.status : 0;
+
+	if (rc == 0)
+		t_resp_free(&r);
+	return status == 200 ? mono_ms() - t0 : -1;
+}
+
+/* 2,100 idle connections from three addresses fill the connection cap, and the rest queue in
+ * the listen backlog. The header deadline closes what was accepted; the attack ends. The
+ * daemon must go on accepting by itself: a new client is served within a second, not when
+ * something else happens to wake libmicrohttpd. */
+START_TEST(test_flood_does_not_leave_the_daemon_deaf)
+{
+	enum {
+		N = 2100
+	};
+	static int fds[N];
+	const char *extra[] = {"--header-timeout", "2", "--scan-interval", "3600", NULL};
+	int limit = t_under_valgrind() ? 10000 : 1000;
+	struct t_daemon d;
+	long took;
+
+	t_daemon_start(&d, extra);
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_from(attackers[i % 3], d.port);
+	/* Past the header deadline of everything accepted, plus a tick. */
+	usleep(3500 * 1000);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	took = healthz_ms(d.port, limit);
+	ck_assert_msg(took >= 0, "no answer within %d ms after the flood ended", limit);
+	t_daemon_stop(&d);
+}
+END_TEST
+
+/* 1,100 slow senders from three addresses (each under its address's quota, together past the
+ * global cap), each sending a header byte every 300 ms and reconnecting when cut, do not lock
+ * anyone out: every /healthz probe meanwhile is answered within a second. */
+START_TEST(test_slow_senders_from_many_addresses)
+{
+	enum {
+		N = 1100,
+		PROBES = 12
+	};
+	static int fds[N];
+	int limit = t_under_valgrind() ? 10000 : 1000;
+	struct t_daemon d;
+	int answered = 0;
+	long worst = 0;
+
+	t_daemon_start(&d, NULL);
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_from(attackers[i % 3], d.port);
+	usleep(300 * 1000);
+	for (int p = 0; p < PROBES; p++) {
+		long took;
+
+		for (int i = 0; i < N; i++) {
+			if (fds[i] >= 0 && send(fds[i], "G", 1, MSG_NOSIGNAL) == 1)
+				continue;
+			if (fds[i] >= 0)
+				close(fds[i]);
+			fds[i] = connect_from(attackers[i % 3], d.port);
+		}
+		took = healthz_ms(d.port, limit);
+		if (took >= 0) {
+			answered++;
+			worst = took > worst ? took : worst;
+		}
+		usleep(300 * 1000);
+	}
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ck_assert_msg(answered == PROBES, "%d of %d probes answered within %d ms (worst %ld)",
+		      answered, PROBES, limit, worst);
+	t_daemon_stop(&d);
+}
+END_TEST
+
 /* Bodies held at once share a budget: 64 connections each holding a just-under-cap body make
  * the next body answer 503 with Retry-After instead of pinning more memory. */
 START_TEST(test_body_budget)
@@ -468,6 +587,8 @@ Suite *harden_http_suite(void)
 	tcase_add_test(tc, test_write_first_client_reads_413);
 	tcase_add_test(tc, test_slow_senders_meet_deadlines);
 	tcase_add_test(tc, test_slow_senders_do_not_lock_out);
+	tcase_add_test(tc, test_flood_does_not_leave_the_daemon_deaf);
+	tcase_add_test(tc, test_slow_senders_from_many_addresses);
 	tcase_add_test(tc, test_body_budget);
 	tcase_add_test(tc, test_locked_store_does_not_freeze_the_loop);
 	suite_add_tcase(s, tc);
