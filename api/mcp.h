@@ -114,6 +114,11 @@ void mcp_http_free(struct mcp_http *h);
 /* Returns how many sessions are open. */
 size_t mcp_http_sessions(const struct mcp_http *h);
 
+/* A table holding a copy of the one session that req's Mcp-Session-Id names, so that req can
+ * be answered away from h (on another thread) while h goes on changing. Returns it (free with
+ * mcp_http_free), or NULL: no such session, or out of memory. */
+struct mcp_http *mcp_http_detach(const struct mcp_http *h, const struct api_request *req);
+
 /* The handler of POST and DELETE /mcp (env->mcp holds the sessions; NULL: 503). */
 int api_mcp(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 

@@ -201,6 +201,28 @@ static struct mcp_slot *session_of(struct mcp_http *h, const struct api_request 
 	return slot;
 }
 
+struct mcp_http *mcp_http_detach(const struct mcp_http *h, const struct api_request *req)
+{
+	const char *id = header(req, "Mcp-Session-Id");
+	struct mcp_http *copy;
+
+	if (!h || !id)
+		return NULL;
+	for (size_t i = 0; i < MCP_MAX_SESSIONS; i++) {
+		if (!h->slots[i].id[0] || strcmp(h->slots[i].id, id) != 0)
+			continue;
+		copy = mcp_http_new(h->loopback, NULL, 0, h->random);
+		if (!copy)
+			return NULL;
+		memcpy(copy->origins, h->origins, sizeof(h->origins));
+		copy->n_origins = h->n_origins;
+		copy->clock = h->clock;
+		copy->slots[0] = h->slots[i];
+		return copy;
+	}
+	return NULL;
+}
+
 static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct api_request *req,
 		    struct api_reply *out)
 {

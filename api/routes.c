@@ -47,7 +47,7 @@ static const struct api_route api_route_table[] = {
 	{API_GET, "/api/benchmarks/{id}", api_benchmarks_get, API_ROUTE_HAS_ID},
 	{API_DELETE, "/api/benchmarks/{id}", api_benchmarks_delete,
 	 API_ROUTE_HAS_ID | API_ROUTE_STORE_WRITE},
-	{API_POST, "/mcp", api_mcp, API_ROUTE_JSON_BODY},
+	{API_POST, "/mcp", api_mcp, API_ROUTE_JSON_BODY | API_ROUTE_HUB_LOOKUP},
 	{API_DELETE, "/mcp", api_mcp, 0},
 };
 

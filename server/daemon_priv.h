@@ -87,6 +87,7 @@ struct rf_daemon {
 
 	/* daemon_writes.c: store writes running on the thread pool */
 	int write_jobs;
+	int hub_jobs;               /* of write_jobs, the Hub lookups (at most RF_HUB_JOBS_MAX) */
 	struct rf_retired *retired; /* snapshots replaced while write jobs ran */
 	bool reload_pending;        /* a SIGHUP came while write jobs ran */
 
@@ -145,11 +146,16 @@ void rf_daemon_profiles_changed(struct rf_daemon *d);
  * thread pool. */
 bool rf_write_route(const struct api_route *route, enum api_method method);
 /* daemon_writes.c: runs req (copied) through api_dispatch on the thread pool with the env of
- * now (a store write, or a request whose Hub lookup has to go to the network), then calls rf_http_write_done(d, ctx, ...) on the loop thread unless detached. Writes
- * the job to *out. Returns 0 or a negative rf_err (nothing started). */
-int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx,
+ * now (a store write, or, hub_lookup, a request whose Hub lookup has to go to the network),
+ * then calls rf_http_write_done(d, ctx, ...) on the loop thread unless detached. Writes the
+ * job to *out. Returns 0 or a negative rf_err (nothing started). */
+/* Hub lookups on the thread pool at once: the other threads stay free for store writes and
+ * scans; more lookups answer 503 with Retry-After. */
+#define RF_HUB_JOBS_MAX 2
+int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx, bool hub_lookup,
 		   struct rf_write_job **out /* OUT */);
-/* daemon_writes.c: the request went away; the job finishes without calling back. */
+/* daemon_writes.c: the request went away; the job finishes without calling back. A Hub
+ * lookup (hub_lookup) is cancelled: not started, or cut off at its next progress report. */
 void rf_write_detach(struct rf_write_job *job);
 /* daemon_writes.c: frees a replaced snapshot now, or once no write job can read it. */
 void rf_snapshot_retire(struct rf_daemon *d, struct api_snapshot *s);

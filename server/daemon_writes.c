@@ -14,10 +14,19 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "api/mcp.h"
 #include "core/err.h"
 #include "server/daemon_priv.h"
+#include "server/hub.h"
 #include "server/log.h"
+
+/* The request headers a handler may read (POST /mcp), copied: the worker never reads the
+ * suspended connection. */
+static const char *const job_header_names[] = {"Origin", "Host", "MCP-Protocol-Version",
+					       "Mcp-Session-Id"};
+#define JOB_HEADERS (sizeof(job_header_names) / sizeof(job_header_names[0]))
 
 struct rf_write_job {
 	uv_work_t work;
@@ -30,6 +39,10 @@ struct rf_write_job {
 	struct api_reply reply;
 	const struct api_route *route;
 	bool profiles_changed;
+	bool hub_lookup;             /* counted in d->hub_jobs; cancelled when its client leaves */
+	struct rf_hub_reader reader; /* the job's Hub lookups, cancellable */
+	struct mcp_http *mcp;        /* POST /mcp: a copy of the request's session */
+	char *headers[JOB_HEADERS];  /* copies of job_header_names' values, or NULL */
 };
 
 /* A retired snapshot, waiting for the write jobs that may read it. */
@@ -52,6 +65,27 @@ static void job_hook_changed(void *ctx)
 	struct rf_write_job *job = ctx;
 
 	job->profiles_changed = true;
+}
+
+static const char *job_header(void *ctx, const char *name)
+{
+	struct rf_write_job *job = ctx;
+
+	for (size_t i = 0; i < JOB_HEADERS; i++)
+		if (strcasecmp(job_header_names[i], name) == 0)
+			return job->headers[i];
+	return NULL;
+}
+
+static void job_free(struct rf_write_job *job)
+{
+	for (size_t i = 0; i < JOB_HEADERS; i++)
+		free(job->headers[i]);
+	mcp_http_free(job->mcp);
+	free(job->path);
+	free(job->query);
+	free(job->body);
+	free(job);
 }
 
 static void write_work(uv_work_t *w)
@@ -77,6 +111,8 @@ static void write_done(uv_work_t *w, int status)
 	struct rf_daemon *d = job->d;
 
 	d->write_jobs--;
+	if (job->hub_lookup)
+		d->hub_jobs--;
 	if (job->profiles_changed)
 		rf_daemon_profiles_changed(d);
 	if (d->write_jobs == 0) {
@@ -94,10 +130,7 @@ static void write_done(uv_work_t *w, int status)
 		rf_http_write_done(d, job->ctx, &job->reply, job->route);
 	api_reply_reset(&job->reply);
 	rf_catalogs_unref(job->catalogs);
-	free(job->path);
-	free(job->query);
-	free(job->body);
-	free(job);
+	job_free(job);
 }
 
 /* Copies n bytes of s into a new NUL-terminated string, or NULL. */
@@ -118,10 +151,11 @@ bool rf_write_route(const struct api_route *route, enum api_method method)
 	return route && (route->flags & API_ROUTE_STORE_WRITE) && route->method == method;
 }
 
-int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx,
+int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx, bool hub_lookup,
 		   struct rf_write_job **out)
 {
 	struct rf_write_job *job = calloc(1, sizeof(*job));
+	bool copied;
 
 	if (!job)
 		return RF_E_NOMEM;
@@ -131,18 +165,34 @@ int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx
 	job->path = copy_text(req->path, strlen(req->path));
 	job->query = copy_text(req->query, strlen(req->query));
 	job->body = req->body ? copy_text(req->body, req->body_len) : NULL;
-	if (!job->path || !job->query || (req->body && !job->body)) {
-		free(job->path);
-		free(job->query);
-		free(job->body);
-		free(job);
+	copied = job->path && job->query && (!req->body || job->body);
+	for (size_t i = 0; i < JOB_HEADERS && copied && req->header; i++) {
+		const char *v = req->header(req->header_ctx, job_header_names[i]);
+		job->headers[i] = v ? copy_text(v, strlen(v)) : NULL;
+		copied = !v || job->headers[i];
+	}
+	if (!copied) {
+		job_free(job);
 		return RF_E_NOMEM;
 	}
 	job->req = *req;
 	job->req.path = job->path;
 	job->req.query = job->query;
 	job->req.body = job->body;
+	job->req.header = job_header;
+	job->req.header_ctx = job;
 	rf_daemon_env(d, &job->env);
+	/* The loop's MCP sessions change under a worker: it answers from a copy of its own. */
+	job->env.mcp = NULL;
+	if (d->mcp && strcmp(job->path, "/mcp") == 0)
+		job->env.mcp = job->mcp = mcp_http_detach(d->mcp, &job->req);
+	if (job->env.read_hub == rf_hub_read) {
+		job->reader.hub = job->env.read_hub_ctx;
+		atomic_init(&job->reader.cancelled, false);
+		job->env.read_hub = rf_hub_read_for;
+		job->env.read_hub_ctx = &job->reader;
+	}
+	job->hub_lookup = hub_lookup;
 	job->catalogs = rf_catalogs_ref(d->catalogs);
 	job->env.devices = job->catalogs ? &job->catalogs->table : NULL;
 	job->env.models = job->catalogs ? job->catalogs->models : NULL;
@@ -151,21 +201,27 @@ int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx
 	job->env.profiles.changed = job_hook_changed;
 	if (uv_queue_work(&d->loop, &job->work, write_work, write_done) != 0) {
 		rf_catalogs_unref(job->catalogs);
-		free(job->path);
-		free(job->query);
-		free(job->body);
-		free(job);
+		job_free(job);
 		return RF_E_UNAVAILABLE;
 	}
 	d->write_jobs++;
+	if (hub_lookup)
+		d->hub_jobs++;
 	*out = job;
 	return 0;
 }
 
 void rf_write_detach(struct rf_write_job *job)
 {
-	if (job)
-		job->ctx = NULL;
+	if (!job)
+		return;
+	job->ctx = NULL;
+	/* A store write still lands (nothing acknowledged is lost); a lookup nobody waits for
+	 * gives up, or never starts. */
+	if (job->hub_lookup) {
+		atomic_store(&job->reader.cancelled, true);
+		uv_cancel((uv_req_t *)&job->work);
+	}
 }
 
 void rf_snapshot_retire(struct rf_daemon *d, struct api_snapshot *s)

@@ -57,7 +57,8 @@ struct rf_req {
 	struct rf_req *next_waiter; /* in d->scan_waiters while suspended for a rescan */
 	bool waiting;
 	bool resumed;
-	int resume_err;                 /* 0, or why the awaited scan produced no new snapshot */
+	bool abandoned; /* its client left while its Hub lookup ran: close, answer nothing */
+	int resume_err; /* 0, or why the awaited scan produced no new snapshot */
 	struct rf_write_job *write_job; /* the store write running for it on the thread pool */
 	bool write_ready;               /* write_reply holds the write's answer */
 	struct api_reply write_reply;
@@ -117,9 +118,10 @@ struct rf_conn {
 	int family;
 	unsigned char addr[16];
 	enum conn_phase phase;
-	uint64_t phase_ns; /* when the phase began */
-	bool shut;         /* closed by a deadline or to make room */
-	bool linger;       /* drain what the client still sends after the close */
+	uint64_t phase_ns;     /* when the phase began */
+	bool shut;             /* closed by a deadline or to make room */
+	struct rf_req *lookup; /* its request, suspended while a Hub lookup runs for it */
+	bool linger;           /* drain what the client still sends after the close */
 	struct rf_conn *prev, *next;
 };
 
@@ -548,6 +550,30 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	*socket_context = NULL;
 }
 
+/* Whether the client of a suspended connection has gone (closed or reset): libmicrohttpd does
+ * not watch suspended connections, so nothing else would tell. */
+static bool client_gone(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* The client of k left while a Hub lookup ran for its request: the lookup is cancelled and the
+ * connection closed without an answer. */
+static void lookup_abandon(struct rf_conn *k)
+{
+	struct rf_req *r = k->lookup;
+
+	k->lookup = NULL;
+	rf_write_detach(r->write_job);
+	r->write_job = NULL;
+	r->abandoned = true;
+	conn_shut(k, "the client went away while its Hub lookup ran");
+	MHD_resume_connection(r->conn);
+}
+
 /* Closes the connections past their header or body deadline, then the oldest stalled ones
  * while more than CONN_SOFT_LIMIT are open (see CONN_LIMIT). */
 static void on_deadline_tick(uv_timer_t *t)
@@ -574,6 +600,11 @@ static void on_deadline_tick(uv_timer_t *t)
 			live++;
 		}
 	}
+	for (struct rf_conn *k = d->conns; k; k = k->next)
+		if (k->lookup && !k->shut && k->fd >= 0 && client_gone(k->fd)) {
+			lookup_abandon(k);
+			closed = true;
+		}
 	for (struct rf_conn *k = d->conns; k && live > CONN_SOFT_LIMIT; k = k->next) {
 		if (k->fd < 0 || !conn_stalled(k, now, CONN_STALL_NS))
 			continue;
@@ -929,6 +960,8 @@ void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
 {
 	struct rf_req *r = ctx;
 
+	if (r->cn && r->cn->lookup == r)
+		r->cn->lookup = NULL;
 	r->write_job = NULL;
 	r->write_reply = *reply;
 	memset(reply, 0, sizeof(*reply));
@@ -963,12 +996,23 @@ static int hub_read_or_defer(void *ctx, int kind, const char *id, struct api_mod
 /* Runs req on the thread pool (a store write, or a Hub lookup) with the connection suspended
  * until rf_http_write_done answers it. */
 static enum MHD_Result run_off_loop(struct rf_req *r, struct MHD_Connection *c,
-				    const struct api_request *req)
+				    const struct api_request *req, bool hub_lookup)
 {
-	int rc = rf_write_start(r->d, req, r, &r->write_job);
+	int rc;
 
+	if (hub_lookup && r->d->hub_jobs >= RF_HUB_JOBS_MAX) {
+		struct api_reply reply = {0};
+
+		api_error(&reply, RF_E_UNAVAILABLE, "model.id",
+			  "%d Hub lookups are under way already; retry shortly", RF_HUB_JOBS_MAX);
+		reply.retry_after_s = 1;
+		return send_reply(r, c, &reply, NULL, NULL);
+	}
+	rc = rf_write_start(r->d, req, r, hub_lookup, &r->write_job);
 	if (rc < 0)
 		return send_error(r, c, rc, NULL);
+	if (hub_lookup && r->cn)
+		r->cn->lookup = r;
 	r->conn = c;
 	MHD_suspend_connection(c);
 	return MHD_YES;
@@ -991,6 +1035,8 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	char path[API_MAX_URL_BYTES + 1];
 	size_t plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
 
+	if (r->abandoned)
+		return MHD_NO;
 	if (r->write_ready) {
 		r->write_ready = false;
 		return send_reply(r, c, &r->write_reply, NULL, NULL);
@@ -1022,7 +1068,7 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	}
 	/* A write may wait for another process's lock: never on the loop thread. */
 	if (rf_write_route(r->route, r->method))
-		return run_off_loop(r, c, &req);
+		return run_off_loop(r, c, &req, false);
 	if (env.read_hub && r->route && (r->route->flags & API_ROUTE_HUB_LOOKUP)) {
 		hub.hub = env.read_hub_ctx;
 		env.read_hub = hub_read_or_defer;
@@ -1031,7 +1077,7 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	r->route = api_dispatch(&env, &req, &reply);
 	if (hub.wanted) {
 		api_reply_reset(&reply);
-		return run_off_loop(r, c, &req);
+		return run_off_loop(r, c, &req, true);
 	}
 	if (reply.wait_for_scan)
 		return wait_for_scan(r, c, &reply);
@@ -1117,6 +1163,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	d->in_flight--;
 	budget_release(r);
 	rf_write_detach(r->write_job);
+	if (r->cn && r->cn->lookup == r)
+		r->cn->lookup = NULL;
 	api_reply_reset(&r->write_reply);
 	if (r->cn && !r->cn->shut)
 		conn_phase(r->cn, PHASE_HEADERS);

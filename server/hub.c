@@ -8,6 +8,13 @@
  * scheme (the Hub redirects resolve URLs to its CDN), TLS verification left on. A server that
  * ignores the Range header is cut off once the bytes asked for have arrived. The token is sent
  * as a Bearer header, which libcurl does not forward when a redirect leaves the Hub's host.
+ *
+ * Lookups of the daemon's requests run on the thread pool, many at once. They share a flight
+ * per id: one request goes to the Hub and the others for the same id wait for its answer
+ * (then read it from the store). A failed lookup is remembered for FAILURE_TTL_MS, so a model
+ * the Hub refuses or a Hub that is down costs one lookup, not one per request. A lookup that
+ * no request waits for any more (every client went away) is cut off at libcurl's next
+ * progress report.
  */
 #include "server/hub.h"
 
@@ -37,6 +44,35 @@
 #define ID_MAX 200
 #define MAX_REDIRS 3L
 #define AUTH_MAX (RF_TOKEN_MAX + 32) /* "Authorization: Bearer " and the token */
+#define FAILURE_SLOTS 32
+#define FAILURE_TTL_MS 10000
+#define WAIT_TICK_MS 100
+#define MSG_MAX 512
+
+/* One request waiting on a flight; cancelled (NULL: never) is set when its client left. */
+struct waiter {
+	const atomic_bool *cancelled;
+	struct waiter *next;
+};
+
+/* The lookup of one id under way: its waiters (the leader, who asks the Hub, among them), and
+ * once done its outcome. Freed by the last waiter to leave it. */
+struct flight {
+	char id[ID_MAX + 1];
+	struct waiter *waiters;
+	bool done;
+	int rc;
+	char msg[MSG_MAX];
+	struct flight *next;
+};
+
+/* A lookup that failed, remembered until until_ms. */
+struct failure {
+	char id[ID_MAX + 1];
+	int rc;
+	char msg[MSG_MAX];
+	int64_t until_ms;
+};
 
 struct rf_hub {
 	char url[RF_HUB_URL_MAX]; /* without a trailing '/' */
@@ -45,6 +81,10 @@ struct rf_hub {
 	int timeout_ms;
 	struct rf_store *store;
 	atomic_bool stopping; /* rf_hub_stop: lookups under way give up */
+	pthread_mutex_t mu;   /* guards flights and failures */
+	pthread_cond_t cv;    /* a flight is done */
+	struct flight *flights;
+	struct failure failures[FAILURE_SLOTS];
 };
 
 static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
@@ -127,6 +167,8 @@ int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hu
 	h->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : RF_HUB_TIMEOUT_MS_DEFAULT;
 	h->store = store;
 	atomic_init(&h->stopping, false);
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
 	*out = h;
 	return 0;
 }
@@ -136,6 +178,8 @@ void rf_hub_free(struct rf_hub *h)
 	if (!h)
 		return;
 	explicit_bzero(h->auth, sizeof(h->auth));
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
 	free(h);
 }
 
@@ -173,6 +217,7 @@ static bool file_ok(const char *f)
 /* One lookup: the handle, the deadline and what the requests have in common. */
 struct call {
 	struct rf_hub *h;
+	struct flight *f; /* the flight it answers (NULL: a lookup of its own) */
 	const char *id;
 	CURL *easy;
 	struct curl_slist *headers;
@@ -181,17 +226,35 @@ struct call {
 	size_t msglen;
 };
 
-/* libcurl's progress callback: a lookup gives up as soon as the daemon stops. */
+/* Whether every waiter of f has been cancelled (h->mu held). */
+static bool abandoned(const struct flight *f)
+{
+	for (const struct waiter *w = f->waiters; w; w = w->next)
+		if (!w->cancelled || !atomic_load(w->cancelled))
+			return false;
+	return true;
+}
+
+/* libcurl's progress callback: a lookup gives up as soon as the daemon stops, or when no
+ * request waits for its answer any more. */
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
-	const struct rf_hub *h = ud;
+	struct call *c = ud;
+	bool gone = false;
 
 	(void)dltotal;
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return atomic_load(&h->stopping) ? 1 : 0;
+	if (atomic_load(&c->h->stopping))
+		return 1;
+	if (c->f) {
+		pthread_mutex_lock(&c->h->mu);
+		gone = abandoned(c->f);
+		pthread_mutex_unlock(&c->h->mu);
+	}
+	return gone ? 1 : 0;
 }
 
 /* One response body: at most want bytes are kept; more is cut off (over). A server that
@@ -308,7 +371,7 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 	curl_easy_setopt(c->easy, CURLOPT_HEADERDATA, b);
 	curl_easy_setopt(c->easy, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c->easy, CURLOPT_XFERINFODATA, c->h);
+	curl_easy_setopt(c->easy, CURLOPT_XFERINFODATA, c);
 	if (c->headers)
 		curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
 	if (len > 0) {
@@ -330,7 +393,9 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 		return RF_E_TOO_LARGE;
 	}
 	if (cc == CURLE_ABORTED_BY_CALLBACK) {
-		set_msg(c->msg, c->msglen, "the daemon is stopping");
+		set_msg(c->msg, c->msglen, "%s",
+			atomic_load(&c->h->stopping) ? "the daemon is stopping" :
+						       "no request waits for this lookup any more");
 		return RF_E_UNAVAILABLE;
 	}
 	if (cc == CURLE_OPERATION_TIMEDOUT) {
@@ -516,11 +581,12 @@ static int fetch(struct call *c, struct api_model_dir *d)
 	return rc;
 }
 
-int rf_hub_fetch(struct rf_hub *h, const char *id, struct api_model_dir *out, char *msg,
-		 size_t msglen)
+/* rf_hub_fetch for flight f (NULL: none), whose waiters may abandon it. */
+static int fetch_for(struct rf_hub *h, struct flight *f, const char *id, struct api_model_dir *out,
+		     char *msg, size_t msglen)
 {
 	struct api_model_dir *d;
-	struct call c = {h, id, NULL, NULL, 0, msg, msglen};
+	struct call c = {h, f, id, NULL, NULL, 0, msg, msglen};
 	int rc;
 
 	if (msg && msglen)
@@ -555,6 +621,12 @@ out:
 	curl_slist_free_all(c.headers);
 	curl_easy_cleanup(c.easy);
 	return rc;
+}
+
+int rf_hub_fetch(struct rf_hub *h, const char *id, struct api_model_dir *out, char *msg,
+		 size_t msglen)
+{
+	return fetch_for(h, NULL, id, out, msg, msglen);
 }
 
 /* Copies the message of the error envelope in r into msg. */
@@ -604,20 +676,16 @@ void rf_hub_stop(struct rf_hub *h)
 		atomic_store(&h->stopping, true);
 }
 
-int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out, char *msg,
-		size_t msglen)
+/* Looks id up on the Hub for flight f (NULL: none), checks the answer (api_model_folder) and
+ * keeps it in the store. Returns as rf_hub_read does. */
+static int lookup_and_keep(struct rf_hub *h, struct flight *f, const char *id,
+			   struct api_model_dir *out, char *msg, size_t msglen)
 {
-	struct rf_hub *h = ctx;
 	struct api_reply reply = {0};
 	struct api_checkpoint ck;
 	struct model_arch *arch;
-	int rc;
+	int rc = fetch_for(h, f, id, out, msg, msglen);
 
-	(void)kind;
-	rc = hub_stored(h, id, out, msg, msglen);
-	if (rc != RF_E_NOT_FOUND)
-		return rc;
-	rc = rf_hub_fetch(h, id, out, msg, msglen);
 	if (rc < 0)
 		return rc;
 	/* Only a model that maps is kept: a lying Hub must not poison the offline copy. */
@@ -639,4 +707,157 @@ int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out, 
 		rf_log_warn("hub: could not store the answer for %s; it will be looked up again",
 			    id);
 	return 0;
+}
+
+/* The failure remembered for id, or NULL (h->mu held). */
+static struct failure *failure_of(struct rf_hub *h, const char *id, int64_t now)
+{
+	for (int i = 0; i < FAILURE_SLOTS; i++)
+		if (h->failures[i].until_ms > now && strcmp(h->failures[i].id, id) == 0)
+			return &h->failures[i];
+	return NULL;
+}
+
+/* Remembers that id failed with rc and msg, in the slot that expires first (h->mu held). */
+static void failure_keep(struct rf_hub *h, const char *id, int rc, const char *msg)
+{
+	struct failure *slot = &h->failures[0];
+
+	for (int i = 1; i < FAILURE_SLOTS; i++)
+		if (h->failures[i].until_ms < slot->until_ms)
+			slot = &h->failures[i];
+	snprintf(slot->id, sizeof(slot->id), "%s", id);
+	snprintf(slot->msg, sizeof(slot->msg), "%s", msg);
+	slot->rc = rc;
+	slot->until_ms = mono_ms() + FAILURE_TTL_MS;
+}
+
+/* Takes w off f's waiters and frees f when it was the last of a done flight (h->mu held). */
+static void flight_leave(struct rf_hub *h, struct flight *f, struct waiter *w)
+{
+	struct waiter **pp = &f->waiters;
+
+	(void)h;
+	while (*pp && *pp != w)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = w->next;
+	if (f->done && !f->waiters)
+		free(f);
+}
+
+/* Ends flight f with rc and msg: off the list, its waiters woken (h->mu held). */
+static void flight_land(struct rf_hub *h, struct flight *f, int rc, const char *msg)
+{
+	struct flight **pp = &h->flights;
+
+	while (*pp && *pp != f)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = f->next;
+	f->done = true;
+	f->rc = rc;
+	snprintf(f->msg, sizeof(f->msg), "%s", msg);
+	pthread_cond_broadcast(&h->cv);
+}
+
+/* Waits (h->mu held) until f is done, or the waiter's client leaves, or the daemon stops.
+ * Returns f's outcome (0: the answer is in the store), or RF_E_UNAVAILABLE with msg set. */
+static int flight_wait(struct rf_hub *h, struct flight *f, const struct waiter *w, char *msg,
+		       size_t msglen)
+{
+	while (!f->done) {
+		struct timespec until;
+
+		if (atomic_load(&h->stopping) || (w->cancelled && atomic_load(w->cancelled))) {
+			set_msg(msg, msglen, "%s",
+				atomic_load(&h->stopping) ? "the daemon is stopping" :
+							    "the client went away");
+			return RF_E_UNAVAILABLE;
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += WAIT_TICK_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->cv, &h->mu, &until);
+	}
+	if (f->rc < 0)
+		set_msg(msg, msglen, "%s", f->msg);
+	return f->rc;
+}
+
+/* The lookup of id shared by every request that asks for it at once (see the top of the
+ * file); cancelled may be NULL (never cancelled). */
+static int read_shared(struct rf_hub *h, const atomic_bool *cancelled, const char *id,
+		       struct api_model_dir *out, char *msg, size_t msglen)
+{
+	struct waiter me = {cancelled, NULL};
+	struct failure *fail;
+	struct flight *f;
+	int rc = hub_stored(h, id, out, msg, msglen);
+
+	if (rc != RF_E_NOT_FOUND)
+		return rc;
+	pthread_mutex_lock(&h->mu);
+	fail = failure_of(h, id, mono_ms());
+	if (fail) {
+		rc = fail->rc;
+		set_msg(msg, msglen, "%s", fail->msg);
+		pthread_mutex_unlock(&h->mu);
+		return rc;
+	}
+	for (f = h->flights; f && strcmp(f->id, id) != 0; f = f->next)
+		;
+	if (f) {
+		me.next = f->waiters;
+		f->waiters = &me;
+		rc = flight_wait(h, f, &me, msg, msglen);
+		flight_leave(h, f, &me);
+		pthread_mutex_unlock(&h->mu);
+		/* The leader kept its answer in the store; without a store, ask for ourselves. */
+		if (rc == 0 && (rc = hub_stored(h, id, out, msg, msglen)) == RF_E_NOT_FOUND)
+			rc = lookup_and_keep(h, NULL, id, out, msg, msglen);
+		return rc;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		pthread_mutex_unlock(&h->mu);
+		set_msg(msg, msglen, "out of memory");
+		return RF_E_NOMEM;
+	}
+	snprintf(f->id, sizeof(f->id), "%s", id);
+	f->waiters = &me;
+	f->next = h->flights;
+	h->flights = f;
+	pthread_mutex_unlock(&h->mu);
+
+	rc = lookup_and_keep(h, f, id, out, msg, msglen);
+
+	pthread_mutex_lock(&h->mu);
+	/* What the Hub said is remembered; giving up because everyone left or the daemon stops
+	 * says nothing about the model, and neither does running out of memory. */
+	if (rc < 0 && rc != RF_E_NOMEM && !atomic_load(&h->stopping) && !abandoned(f))
+		failure_keep(h, id, rc, msg);
+	flight_land(h, f, rc, rc < 0 ? msg : "");
+	flight_leave(h, f, &me);
+	pthread_mutex_unlock(&h->mu);
+	return rc;
+}
+
+int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out, char *msg,
+		size_t msglen)
+{
+	(void)kind;
+	return read_shared(ctx, NULL, id, out, msg, msglen);
+}
+
+int rf_hub_read_for(void *ctx, int kind, const char *id, struct api_model_dir *out, char *msg,
+		    size_t msglen)
+{
+	struct rf_hub_reader *r = ctx;
+
+	(void)kind;
+	return read_shared(r->hub, &r->cancelled, id, out, msg, msglen);
 }

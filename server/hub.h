@@ -8,6 +8,7 @@
 #ifndef RIGFIT_SERVER_HUB_H
 #define RIGFIT_SERVER_HUB_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "api/api.h"
@@ -46,9 +47,24 @@ int rf_hub_fetch(struct rf_hub *h, const char *id, struct api_model_dir *out /* 
 
 /* api_read_model_dir_fn over an rf_hub (ctx), kind 2: the store's answer when it has one, else
  * rf_hub_fetch, whose answer is checked (api_model_folder) and then stored. Returns as
- * rf_hub_fetch does. */
+ * rf_hub_fetch does. Shares lookups and remembers failures as rf_hub_read_for does; never
+ * cancelled. */
 int rf_hub_read(void *ctx, int kind, const char *id, struct api_model_dir *out /* OUT */, char *msg,
 		size_t msglen);
+
+/* A lookup on behalf of one request: cancelled is set (from any thread) when its client went
+ * away. */
+struct rf_hub_reader {
+	struct rf_hub *hub;
+	atomic_bool cancelled;
+};
+
+/* api_read_model_dir_fn over an rf_hub_reader (ctx), as rf_hub_read. Lookups of one id at
+ * once share one request to the Hub; a failure is remembered for 10 s (the same answer, no
+ * request); a lookup whose requests were all cancelled gives up (RF_E_UNAVAILABLE) within
+ * about a second. */
+int rf_hub_read_for(void *ctx, int kind, const char *id, struct api_model_dir *out /* OUT */,
+		    char *msg, size_t msglen);
 
 /* api_read_model_dir_fn over an rf_hub (ctx), kind 2, that never goes to the network: the
  * store's answer (0; free *out with api_model_dir_free), RF_E_NOT_FOUND when only the Hub can

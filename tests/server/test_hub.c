@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -696,6 +697,207 @@ START_TEST(a_slow_hub_holds_up_no_other_request)
 }
 END_TEST
 
+/* Sends POST path with a JSON body and extra headers (each ending in CRLF) on a new
+ * connection, without waiting for the answer. Returns the socket. */
+static int post_nowait(int port, const char *path, const char *headers, const char *body)
+{
+	char req[4096];
+	int fd = t_connect(port);
+	int n = snprintf(req, sizeof(req),
+			 "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+			 "%sContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			 path, headers ? headers : "", strlen(body), body);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_lt(n, (int)sizeof(req));
+	send_all(fd, req, (size_t)n);
+	return fd;
+}
+
+/* An estimate body for id on a 24 GB RTX 4090 given in full. */
+static void estimate_body(char *buf, size_t len, const char *id)
+{
+	snprintf(buf, len,
+		 "{\"model\":\"%s\",\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\","
+		 "\"memory_total_bytes\":25757220864}]}}",
+		 id);
+}
+
+static long ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Waits up to 10 s for the fake Hub to have been asked at least n times. */
+static void wait_hub_requests(int n)
+{
+	for (int i = 0; i < 2000 && fake.requests < n; i++)
+		usleep(5000);
+	ck_assert_int_ge(fake.requests, n);
+}
+
+/* A tools/call of MCP whose model only the Hub knows runs off the loop as REST's does: while
+ * it waits on a stalling Hub, GET /api/hardware is answered, and SIGTERM ends the daemon
+ * within 2 s rather than at the lookup's timeout. */
+START_TEST(an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt)
+{
+	static const char init[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		"\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+		"\"t\",\"version\":\"1\"}}}";
+	struct t_daemon dmn;
+	struct t_resp r;
+	struct pollfd pfd;
+	char url[64], headers[256], args[512], call[1024], *sid;
+	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "20000", NULL};
+	int fd, status, limit = t_under_valgrind() ? 10000 : 1000;
+	long t0, ms;
+
+	fake_start(FAKE_SLOW);
+	fake.slow_ms = 30000;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/mcp", "Content-Type: application/json\r\n",
+				init, strlen(init), &r),
+			 0);
+	ck_assert_int_eq(r.status, 200);
+	sid = t_resp_header(&r, "Mcp-Session-Id");
+	ck_assert_ptr_nonnull(sid);
+	t_resp_free(&r);
+	snprintf(headers, sizeof(headers),
+		 "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n", sid);
+	estimate_body(args, sizeof(args), QWEN);
+	snprintf(call, sizeof(call),
+		 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"estimate\",\"arguments\":%s}}",
+		 args);
+	fd = post_nowait(dmn.port, "/mcp", headers, call);
+	wait_hub_requests(1);
+	t0 = ms_now();
+	ck_assert_int_eq(t_http(dmn.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	ck_assert_msg(ms_now() - t0 < limit, "GET /api/hardware took %ld ms", ms_now() - t0);
+	pfd = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_msg(poll(&pfd, 1, 0) == 0, "the tool call was answered before the hardware");
+	status = t_daemon_signal_wait(&dmn, SIGTERM, t_under_valgrind() ? 20000 : 2000, &ms);
+	ck_assert_msg(status == 0, "exit status %d after %ld ms", status, ms);
+	close(fd);
+	free(sid);
+	fake_stop();
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
+/* Lookups of one id at once make one request to the Hub, and share its answer; two lookups
+ * under way are the cap (the next answers 503 with Retry-After, keeping threads for store
+ * writes); a failure is remembered, so asking again costs the Hub nothing. */
+START_TEST(lookups_of_one_id_are_shared_capped_and_failures_remembered)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	char url[64], body[512], other[512], *a1, *a2, *ra;
+	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "8000", NULL};
+	int fd1, fd2;
+
+	/* The Hub holds each request 1.5 s, then closes it without an answer. */
+	fake_start(FAKE_SLOW);
+	fake.slow_ms = 1500;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	estimate_body(body, sizeof(body), QWEN);
+	estimate_body(other, sizeof(other), "rigfit-test/another-model");
+	fd1 = post_nowait(dmn.port, "/api/estimate", NULL, body);
+	wait_hub_requests(1);
+	fd2 = post_nowait(dmn.port, "/api/estimate", NULL, body);
+	usleep(200 * 1000);
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+				"Content-Type: application/json\r\n", other, strlen(other), &r),
+			 0);
+	ck_assert_msg(r.status == 503, "status %d: %s", r.status, r.body);
+	ra = t_resp_header(&r, "Retry-After");
+	ck_assert_ptr_nonnull(ra);
+	ck_assert_str_eq(ra, "1");
+	free(ra);
+	t_resp_free(&r);
+	a1 = read_until_close(fd1);
+	a2 = read_until_close(fd2);
+	ck_assert_msg(strncmp(a1, "HTTP/1.1 5", 10) == 0, "%s", a1);
+	ck_assert_str_eq(strstr(a1, "\r\n\r\n"), strstr(a2, "\r\n\r\n"));
+	ck_assert_int_eq(fake.requests, 1);
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+				"Content-Type: application/json\r\n", body, strlen(body), &r),
+			 0);
+	ck_assert_str_eq(r.body, strstr(a1, "\r\n\r\n") + 4);
+	ck_assert_int_eq(fake.requests, 1);
+	t_resp_free(&r);
+	free(a1);
+	free(a2);
+	close(fd1);
+	close(fd2);
+	fake_stop();
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
+/* 40 lookups of a stalling Hub whose clients went away at once: a store write meanwhile is
+ * answered within a second, and the lookups give up (their slots free again) instead of
+ * holding threads until their 20 s timeout. */
+START_TEST(abandoned_lookups_give_up_and_hold_up_no_store_write)
+{
+	enum {
+		N = 40
+	};
+	struct t_daemon dmn;
+	struct t_resp r;
+	struct pollfd pfd;
+	char url[64], body[512], id[64], *bench_path, *bench;
+	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "20000", NULL};
+	int fds[N], fd, limit = t_under_valgrind() ? 10000 : 1000;
+	long t0, took;
+
+	fake_start(FAKE_SLOW);
+	fake.slow_ms = 30000;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	t_wait_scan(dmn.port);
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "rigfit-test/abandoned-%d", i);
+		estimate_body(body, sizeof(body), id);
+		fds[i] = post_nowait(dmn.port, "/api/estimate", NULL, body);
+	}
+	wait_hub_requests(1);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	bench_path = t_path(t_src_dir(), "tests/fixtures/bench/llama-bench.json");
+	bench = t_read_file(bench_path, NULL);
+	ck_assert_ptr_nonnull(bench);
+	t0 = ms_now();
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/benchmarks",
+				"Content-Type: application/json\r\n", bench, strlen(bench), &r),
+			 0);
+	took = ms_now() - t0;
+	ck_assert_msg(r.status == 201, "status %d: %s", r.status, r.body);
+	t_resp_free(&r);
+	ck_assert_msg(took < limit, "the store write took %ld ms", took);
+	/* libcurl reports progress about once a second: by then the lookups have given up. A
+	 * new one is taken on rather than refused with 503 at once. */
+	usleep((t_under_valgrind() ? 6000 : 2500) * 1000);
+	estimate_body(body, sizeof(body), "rigfit-test/after-the-flood");
+	fd = post_nowait(dmn.port, "/api/estimate", NULL, body);
+	pfd = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_msg(poll(&pfd, 1, 500) == 0, "the new lookup was refused: slots still held");
+	close(fd);
+	free(bench);
+	free(bench_path);
+	fake_stop();
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
 /* The store's half alone: a round trip, a second answer replacing the first (its shards
  * too), what the schema refuses, and no store at all. */
 START_TEST(the_store_keeps_one_answer_per_hub_id_and_revision)
@@ -756,6 +958,9 @@ Suite *hub_suite(void)
 	tcase_add_test(tc, an_unknown_id_and_odd_hubs);
 	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
 	tcase_add_test(tc, a_slow_hub_holds_up_no_other_request);
+	tcase_add_test(tc, an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt);
+	tcase_add_test(tc, lookups_of_one_id_are_shared_capped_and_failures_remembered);
+	tcase_add_test(tc, abandoned_lookups_give_up_and_hold_up_no_store_write);
 	tcase_add_test(tc, the_store_keeps_one_answer_per_hub_id_and_revision);
 	suite_add_tcase(s, tc);
 	return s;
