@@ -2516,6 +2516,13 @@ void api_plan_input_free(struct api_plan_input *in)
 	free(in);
 }
 
+/* plan_vllm_facts_fn over the process's memo. */
+static int plan_vllm_facts(void *ctx, const struct model_arch *a, struct vllm_facts *out)
+{
+	(void)ctx;
+	return api_memo_vllm_facts(a, out);
+}
+
 void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -2523,6 +2530,7 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 	m->params = in->params;
 	m->weights = plan_weights;
 	m->weights_ctx = in->est;
+	m->vllm_facts = plan_vllm_facts;
 	m->fixed_ftype = in->gguf_ftype;
 	/* gpt-oss is released with its experts in MXFP4: that is the model, not a quantization
 	 * of it, and llama.cpp runs it as such. */

@@ -15,6 +15,7 @@
 #include <threads.h>
 
 #include "core/err.h"
+#include "core/fit/serve_vllm.h"
 
 /* ftype of a slot that holds the parameter counts only. */
 #define MEMO_PARAMS_ONLY (-1)
@@ -43,6 +44,17 @@ struct memo_slot {
 #define MEMO_LAYER_ARRAYS (RF_REPACK_N + 3)
 
 static struct memo_slot memo_slots[API_MODEL_MEMO_SLOTS];
+
+/* The vLLM facts of a model (vllm_facts_build), in a table of their own: only models planned
+ * for vLLM have them. */
+#define MEMO_VLLM_SLOTS 128
+struct memo_vllm_slot {
+	uint64_t hash; /* 0: unused */
+	struct model_arch arch;
+	struct vllm_facts facts;
+};
+static struct memo_vllm_slot memo_vllm[MEMO_VLLM_SLOTS];
+static size_t memo_vllm_next;
 /* memo_slots[i].hash of the used slots, 0 for the others: a lookup scans these 8 KiB, not the
  * slots themselves. */
 static uint64_t memo_hashes[API_MODEL_MEMO_SLOTS];
@@ -239,10 +251,72 @@ int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weight
 	return 0;
 }
 
+/* Copies src into *dst with arrays of its own. Returns 0 or RF_E_NOMEM (dst untouched). */
+static int facts_copy(const struct vllm_facts *src, struct vllm_facts *dst)
+{
+	struct vllm_facts f = *src;
+	size_t nl = (size_t)src->n_layer + 2, np = (size_t)src->n_layer + 1;
+
+	f.layer = malloc(nl * sizeof(*f.layer));
+	f.prefix = malloc(np * sizeof(*f.prefix));
+	if (!f.layer || !f.prefix) {
+		free(f.layer);
+		free(f.prefix);
+		return RF_E_NOMEM;
+	}
+	memcpy(f.layer, src->layer, nl * sizeof(*f.layer));
+	memcpy(f.prefix, src->prefix, np * sizeof(*f.prefix));
+	*dst = f;
+	return 0;
+}
+
+int api_memo_vllm_facts(const struct model_arch *a, struct vllm_facts *out)
+{
+	uint64_t hash = arch_hash(a);
+	struct rf_tensor_list l = {0};
+	struct vllm_facts f = {0};
+	int rc = RF_E_NOT_FOUND;
+
+	if (memo_lock()) {
+		for (size_t i = 0; i < MEMO_VLLM_SLOTS && rc == RF_E_NOT_FOUND; i++)
+			if (memo_vllm[i].hash == hash &&
+			    memcmp(&memo_vllm[i].arch, a, sizeof(*a)) == 0)
+				rc = facts_copy(&memo_vllm[i].facts, out);
+		mtx_unlock(&memo_mtx);
+	}
+	if (rc != RF_E_NOT_FOUND)
+		return rc;
+	rc = model_tensors(a, &l);
+	if (rc == 0)
+		rc = vllm_facts_build(a, &l, &f);
+	rf_tensor_list_free(&l);
+	if (rc < 0)
+		return rc;
+	if (memo_lock()) {
+		struct memo_vllm_slot *slot = &memo_vllm[memo_vllm_next];
+		struct vllm_facts kept;
+		if (facts_copy(&f, &kept) == 0) {
+			vllm_facts_free(&slot->facts);
+			slot->hash = hash;
+			slot->arch = *a;
+			slot->facts = kept;
+			memo_vllm_next = (memo_vllm_next + 1) % MEMO_VLLM_SLOTS;
+		}
+		mtx_unlock(&memo_mtx);
+	}
+	*out = f;
+	return 0;
+}
+
 void api_memo_clear(void)
 {
 	if (!memo_lock())
 		return;
+	for (size_t i = 0; i < MEMO_VLLM_SLOTS; i++) {
+		vllm_facts_free(&memo_vllm[i].facts);
+		memset(&memo_vllm[i], 0, sizeof(memo_vllm[i]));
+	}
+	memo_vllm_next = 0;
 	for (size_t i = 0; i < API_MODEL_MEMO_SLOTS; i++) {
 		free(memo_slots[i].layer_bytes);
 		free(memo_slots[i].types);

@@ -30,6 +30,13 @@ int api_memo_params(const struct model_arch *a, struct model_params *out /* OUT 
  * then). */
 int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weights *out /* OUT */);
 
+struct vllm_facts;
+
+/* Writes vllm_facts_build(a, model_tensors(a)) to *out (free with vllm_facts_free), from the
+ * memo when a (validated) was summed before. Returns 0 or the error of either (nothing is
+ * memoized then). */
+int api_memo_vllm_facts(const struct model_arch *a, struct vllm_facts *out /* OUT */);
+
 /* Forgets every memoized model and frees what the memo holds. The next call of each model
  * computes it again (the allocation-failure tests use this to fail the cold path's
  * allocations too). Safe from any thread. */

@@ -161,68 +161,175 @@ struct stage_need {
 	int64_t weights, activation, layers;
 };
 
+/* *out = *a + k x *b, field by field. */
+static void sums_add(struct vllm_sums *out, const struct vllm_sums *a, const struct vllm_sums *b,
+		     double k)
+{
+	out->plain = a->plain + k * b->plain;
+	out->linear = a->linear + k * b->linear;
+	out->linear_rows = a->linear_rows + k * b->linear_rows;
+	out->kv = a->kv + k * b->kv;
+	out->kv_rows = a->kv_rows + k * b->kv_rows;
+	out->stacked1 = a->stacked1 + k * b->stacked1;
+	out->stacked1_rows = a->stacked1_rows + k * b->stacked1_rows;
+	out->stacked = a->stacked + k * b->stacked;
+	out->stacked_rows = a->stacked_rows + k * b->stacked_rows;
+}
+
+int vllm_facts_build(const struct model_arch *a, const struct rf_tensor_list *l,
+		     struct vllm_facts *out)
+{
+	const int64_t n_layer = model_n_layer(a);
+	struct vllm_facts f = {0};
+
+	f.n_layer = n_layer;
+	f.layer = calloc((size_t)n_layer + 2, sizeof(*f.layer));
+	f.prefix = calloc((size_t)n_layer + 1, sizeof(*f.prefix));
+	if (!f.layer || !f.prefix) {
+		free(f.layer);
+		free(f.prefix);
+		return RF_E_NOMEM;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		const struct rf_tensor *t = &l->t[i];
+		const double n = (double)rf_tensor_nelements(t);
+		const double rows = (double)t->ne[1] * (t->expert ? (double)t->ne[2] : 1.0);
+		struct vllm_layer_facts *L;
+
+		if (t->layer >= n_layer)
+			goto invalid;
+		L = &f.layer[t->layer >= 0              ? t->layer :
+			     t->layer == RF_LAYER_INPUT ? n_layer :
+							  n_layer + 1];
+		if (t->cat == RF_TC_OUTPUT)
+			f.has_head = true;
+		if (t->cat == RF_TC_TOKEN_EMBD || t->cat == RF_TC_OUTPUT) {
+			if (f.n_embd == VLLM_MAX_EMBD)
+				goto invalid;
+			f.embd[f.n_embd].ne0 = t->ne[0];
+			f.embd[f.n_embd].ne1 = t->ne[1];
+			f.embd[f.n_embd++].layer = t->layer;
+		} else if (!quantized_linear(t)) {
+			L->sum.plain += n;
+		} else if (t->expert && t->ne[2] > 1) {
+			if (L->n_stacked == VLLM_MAX_STACKED)
+				goto invalid;
+			L->st[L->n_stacked++] = (struct vllm_stacked){t->ne[0], t->ne[1], t->ne[2],
+								      t->cat == RF_TC_FFN_DOWN};
+			L->sum.stacked += n;
+			L->sum.stacked_rows += rows;
+		} else if (t->expert) {
+			L->sum.stacked1 += n;
+			L->sum.stacked1_rows += rows;
+		} else if (t->cat == RF_TC_ATTN_K || t->cat == RF_TC_ATTN_V) {
+			L->sum.kv += n;
+			L->sum.kv_rows += rows;
+		} else {
+			L->sum.linear += n;
+			L->sum.linear_rows += rows;
+		}
+	}
+	for (int64_t il = 0; il < n_layer; il++)
+		sums_add(&f.prefix[il + 1], &f.prefix[il], &f.layer[il].sum, 1.0);
+	*out = f;
+	return 0;
+invalid:
+	free(f.layer);
+	free(f.prefix);
+	return RF_E_INVALID_VALUE;
+}
+
+void vllm_facts_free(struct vllm_facts *f)
+{
+	if (!f)
+		return;
+	free(f->layer);
+	free(f->prefix);
+	f->layer = NULL;
+	f->prefix = NULL;
+}
+
 /* Elements of one rank's shard of a stacked MXFP4 expert tensor: vLLM's MXFP4 MoE kernels
  * take the expert matrices padded to multiples of 256 in both dimensions, the intermediate
  * one after the tensor-parallel split (gpt-oss-20b at TP 2: 2880 -> 3072 and 1440 -> 1536,
  * 7.01 GiB per GPU logged, 6.4 without the padding). */
-static double mxfp4_expert_elems(const struct rf_tensor *t, int tp)
+static double mxfp4_expert_elems(const struct vllm_stacked *t, int tp)
 {
 	/* ffn_down's rows run over the intermediate dimension; gate and up produce it. */
-	int split = t->cat == RF_TC_FFN_DOWN ? 0 : 1;
-	int64_t d[2] = {t->ne[0], t->ne[1]};
+	int64_t d[2] = {t->ne0, t->ne1};
 
-	d[split] /= tp;
+	d[t->down ? 0 : 1] /= tp;
 	return (double)pad_to(d[0], VLLM_MXFP4_PAD) * (double)pad_to(d[1], VLLM_MXFP4_PAD) *
-	       (double)t->ne[2];
+	       (double)t->ne2;
 }
 
-/* The weights of one worker of stage `stage`. */
-static int64_t stage_weights(const struct model_arch *a, const struct rf_tensor_list *l,
+/* The bytes of one worker's shard of the tensors summed in u: linear layers split over tp
+ * ranks (the key and value projections over kv_shard: fewer KV heads than ranks leave each
+ * rank one whole head), FP8 and INT8 with an fp32 scale per output row. Stacked experts of
+ * more than one expert are left out under MXFP4 (see mxfp4_expert_elems). */
+static double shard_bytes(const struct vllm_sums *u, const struct vllm_setup *s, int tp,
+			  double kv_shard)
+{
+	const int p = s->precision;
+	const double bl = vllm_weight_bytes_per_param(p, false);
+	const double be = vllm_weight_bytes_per_param(p, true);
+	const double scale = p == VLLM_FP8 || p == VLLM_INT8 ? 4.0 : 0.0;
+	double b = u->plain * act_bytes(p);
+
+	b += u->linear / tp * bl + u->linear_rows * scale / tp;
+	b += u->kv / kv_shard * bl + u->kv_rows * scale / kv_shard;
+	b += u->stacked1 / tp * be + u->stacked1_rows * scale / tp;
+	if (p != VLLM_MXFP4)
+		b += u->stacked / tp * be + u->stacked_rows * scale / tp;
+	return b;
+}
+
+/* The MXFP4 bytes of one worker's shard of L's stacked experts. */
+static double mxfp4_bytes(const struct vllm_layer_facts *L, int tp)
+{
+	double b = 0;
+
+	for (int i = 0; i < L->n_stacked; i++)
+		b += mxfp4_expert_elems(&L->st[i], tp);
+	return b * vllm_weight_bytes_per_param(VLLM_MXFP4, true);
+}
+
+/* The weights of one worker of stage `stage`: its layers [first, first + count), the input
+ * tensors on the first stage, the output ones on the last. */
+static int64_t stage_weights(const struct model_arch *a, const struct vllm_facts *f,
 			     const struct vllm_setup *s, int stage, int64_t first, int64_t count)
 {
 	const int tp = s->tensor_parallel, pp = s->pipeline_parallel;
 	const int64_t n_kv = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;
+	const double kv_shard = n_kv < tp && a->kv_lora_rank <= 0 ? (double)n_kv : (double)tp;
 	const int ab = act_bytes(s->precision);
-	bool head = false;
-	double bytes = 0;
+	const struct vllm_layer_facts *in = &f->layer[f->n_layer], *out = &f->layer[f->n_layer + 1];
+	struct vllm_sums range;
+	double bytes;
 
-	for (size_t i = 0; i < l->n; i++) {
-		const struct rf_tensor *t = &l->t[i];
-		double n = (double)rf_tensor_nelements(t);
-		if (t->cat == RF_TC_OUTPUT)
-			head = true;
-		if (t->layer >= 0              ? (t->layer < first || t->layer >= first + count) :
-		    t->layer == RF_LAYER_INPUT ? stage != 0 :
-						 stage != pp - 1)
+	sums_add(&range, &f->prefix[first + count], &f->prefix[first], -1.0);
+	bytes = shard_bytes(&range, s, tp, kv_shard);
+	if (stage == 0)
+		bytes += shard_bytes(&in->sum, s, tp, kv_shard);
+	if (stage == pp - 1)
+		bytes += shard_bytes(&out->sum, s, tp, kv_shard);
+	if (s->precision == VLLM_MXFP4) {
+		for (int64_t il = first; il < first + count; il++)
+			bytes += mxfp4_bytes(&f->layer[il], tp);
+		bytes += (stage == 0 ? mxfp4_bytes(in, tp) : 0) +
+			 (stage == pp - 1 ? mxfp4_bytes(out, tp) : 0);
+	}
+	for (int i = 0; i < f->n_embd; i++) {
+		int32_t where = f->embd[i].layer;
+		int64_t rows = pad_to(f->embd[i].ne1, VLLM_VOCAB_PAD);
+		if (where >= 0              ? (where < first || where >= first + count) :
+		    where == RF_LAYER_INPUT ? stage != 0 :
+					      stage != pp - 1)
 			continue; /* inputs go with the first stage, the output layer the last */
-		if (t->cat == RF_TC_TOKEN_EMBD || t->cat == RF_TC_OUTPUT) {
-			int64_t rows = pad_to(t->ne[1], VLLM_VOCAB_PAD);
-			bytes += (double)(pad_to(rows, tp) / tp) * (double)t->ne[0] * ab;
-			continue;
-		}
-		if (!quantized_linear(t)) {
-			bytes += n * ab;
-			continue;
-		}
-		if (s->precision == VLLM_MXFP4 && t->expert && t->ne[2] > 1) {
-			bytes += mxfp4_expert_elems(t, tp) *
-				 vllm_weight_bytes_per_param(s->precision, true);
-			continue;
-		}
-		{
-			double shard = (double)tp;
-			/* Fewer KV heads than ranks: each rank holds one whole head. */
-			if ((t->cat == RF_TC_ATTN_K || t->cat == RF_TC_ATTN_V) && n_kv < tp &&
-			    a->kv_lora_rank <= 0)
-				shard = (double)n_kv;
-			bytes += n / shard * vllm_weight_bytes_per_param(s->precision, t->expert);
-			if (s->precision == VLLM_FP8 || s->precision == VLLM_INT8)
-				bytes += (double)t->ne[1] * (t->expert ? (double)t->ne[2] : 1.0) *
-					 4 / shard;
-		}
+		bytes += (double)(pad_to(rows, tp) / tp) * (double)f->embd[i].ne0 * ab;
 	}
 	/* A tied head is the embedding; a last stage other than the first loads its own copy. */
-	if (!head && pp > 1 && stage == pp - 1)
+	if (!f->has_head && pp > 1 && stage == pp - 1)
 		bytes += (double)(pad_to(pad_to(a->vocab_size, VLLM_VOCAB_PAD), tp) / tp) *
 			 (double)a->hidden_size * ab;
 	return (int64_t)bytes;
@@ -343,6 +450,7 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 		  const char **field)
 {
 	struct rf_tensor_list l = {0};
+	struct vllm_facts f = {0};
 	int rc;
 
 	if (!a || !s || !out)
@@ -350,22 +458,26 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 	if (a->family != MODEL_DECODER)
 		return bad(field, "model");
 	rc = model_tensors(a, &l);
+	if (rc == 0) {
+		rc = vllm_facts_build(a, &l, &f);
+		rf_tensor_list_free(&l);
+	}
 	if (rc < 0)
 		return rc == RF_E_NOMEM ? rc : bad(field, "model");
-	rc = vllm_capacity_of(a, &l, s, gpus, n_gpus, out, field);
-	rf_tensor_list_free(&l);
+	rc = vllm_capacity_with(a, &f, s, gpus, n_gpus, out, field);
+	vllm_facts_free(&f);
 	return rc;
 }
 
-int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
-		     const struct vllm_setup *s, const struct vllm_gpu *gpus, int n_gpus,
-		     struct vllm_capacity *out, const char **field)
+int vllm_capacity_with(const struct model_arch *a, const struct vllm_facts *f,
+		       const struct vllm_setup *s, const struct vllm_gpu *gpus, int n_gpus,
+		       struct vllm_capacity *out, const char **field)
 {
 	struct vllm_capacity c;
 	int64_t n_layer, kv_layer, best = -1;
 	int rc;
 
-	if (!a || !l || !s || !out)
+	if (!a || !f || !f->layer || !f->prefix || !s || !out)
 		return RF_E_INVALID_VALUE;
 	memset(&c, 0, sizeof(c));
 	if (a->family != MODEL_DECODER)
@@ -374,6 +486,8 @@ int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
 	if (rc < 0)
 		return rc;
 	n_layer = model_n_layer(a);
+	if (f->n_layer != n_layer)
+		return RF_E_INVALID_VALUE; /* the facts of another model */
 	kv_layer = kv_layer_token_bytes(a, s);
 	for (int stage = 0; stage < c.pipeline_parallel; stage++) {
 		int64_t first, count, weights, act, sampler = 0, non_torch, avail, blocks;
@@ -398,7 +512,7 @@ int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
 					"a GPU has less free memory than gpu_memory_utilization x "
 					"its memory: vLLM refuses to start";
 		}
-		weights = stage_weights(a, l, s, stage, first, count);
+		weights = stage_weights(a, f, s, stage, first, count);
 		act = forward_peak(a, s, c.max_num_batched_tokens, first, count);
 		if (stage == c.pipeline_parallel - 1) {
 			int64_t reqs = c.max_num_seqs < c.max_num_batched_tokens ?

@@ -25,8 +25,9 @@
  * serve_vllm.c); tests/fixtures/vllm_kv_capacity.csv holds the logs the result is checked
  * against, with their sources.
  *
- * Pure: no I/O. vllm_capacity() allocates only temporarily (the tensor list);
- * vllm_capacity_of() not at all.
+ * Pure: no I/O. vllm_capacity() allocates only temporarily (the tensor list and its facts);
+ * vllm_capacity_with() not at all, and walks no tensor: what it reads of the model was summed
+ * once by vllm_facts_build().
  */
 #ifndef RIGFIT_CORE_SERVE_VLLM_H
 #define RIGFIT_CORE_SERVE_VLLM_H
@@ -138,11 +139,60 @@ int vllm_capacity(const struct model_arch *a, const struct vllm_setup *s,
 		  const struct vllm_gpu *gpus, int n_gpus, struct vllm_capacity *out /* OUT */,
 		  const char **field /* OUT, may be NULL */);
 
-/* vllm_capacity over a's tensor list l (model_tensors), built once by a caller that asks for
- * many setups of one model (the planner); allocates nothing. */
-int vllm_capacity_of(const struct model_arch *a, const struct rf_tensor_list *l,
-		     const struct vllm_setup *s, const struct vllm_gpu *gpus, int n_gpus,
-		     struct vllm_capacity *out /* OUT */,
-		     const char **field /* OUT, may be NULL */);
+/* What vLLM's loading reads of a model's tensors, summed once (vllm_facts_build) so that each
+ * setup of the model costs arithmetic only. Element counts are doubles, as the bytes are. */
+#define VLLM_MAX_STACKED 8
+struct vllm_stacked {
+	int64_t ne0, ne1, ne2; /* a stacked expert tensor of ne2 > 1 experts */
+	bool down;             /* ffn_down: its rows run over the intermediate dimension */
+};
+
+/* Element counts of tensors, by how vLLM shards and stores them. */
+struct vllm_sums {
+	double plain;                   /* kept in the activation dtype (norms, routers, biases) */
+	double linear, linear_rows;     /* quantized linear elements and output rows, not K/V */
+	double kv, kv_rows;             /* the key and value projections */
+	double stacked1, stacked1_rows; /* stacked expert tensors of one expert */
+	double stacked, stacked_rows;   /* stacked expert tensors of more (listed in st too) */
+};
+
+/* The tensors of one layer (or of the input or output tensors). */
+struct vllm_layer_facts {
+	struct vllm_sums sum;
+	int n_stacked;
+	struct vllm_stacked st[VLLM_MAX_STACKED];
+};
+
+#define VLLM_MAX_EMBD 4
+struct vllm_facts {
+	int64_t n_layer;
+	/* n_layer + 2 entries: the layers, the input tensors, then the output ones */
+	struct vllm_layer_facts *layer;
+	/* n_layer + 1 entries: prefix[i] sums layers [0, i), so a stage's range is one
+	 * difference */
+	struct vllm_sums *prefix;
+	int n_embd; /* the token embedding and the head, split by vocabulary rows */
+	struct {
+		int64_t ne0, ne1;
+		int32_t layer; /* where it is loaded, as rf_tensor.layer */
+	} embd[VLLM_MAX_EMBD];
+	bool has_head; /* an output tensor of its own: the head is not tied */
+};
+
+/* Sums a's tensor list l (model_tensors) into *out. Returns 0 (free with vllm_facts_free), or
+ * RF_E_NOMEM, or RF_E_INVALID_VALUE for a list vLLM's loading does not describe (a tensor of a
+ * layer past the model's, too many stacked expert tensors or embeddings). */
+int vllm_facts_build(const struct model_arch *a, const struct rf_tensor_list *l,
+		     struct vllm_facts *out /* OUT */);
+
+/* Frees what f holds (not f). NULL is a no-op. */
+void vllm_facts_free(struct vllm_facts *f);
+
+/* vllm_capacity over a's facts f (vllm_facts_build), built once by a caller that asks for many
+ * setups of one model (the planner); allocates nothing. */
+int vllm_capacity_with(const struct model_arch *a, const struct vllm_facts *f,
+		       const struct vllm_setup *s, const struct vllm_gpu *gpus, int n_gpus,
+		       struct vllm_capacity *out /* OUT */,
+		       const char **field /* OUT, may be NULL */);
 
 #endif

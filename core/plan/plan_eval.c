@@ -172,7 +172,7 @@ int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw)
 	return tp;
 }
 
-int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *l,
+int plan_vllm_capacity(const struct model_arch *a, const struct vllm_facts *f,
 		       const struct plan_machine *hw, const struct plan_setup *s,
 		       struct vllm_capacity *out)
 {
@@ -186,7 +186,7 @@ int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *
 	/* Sized before the length is checked: the smallest length asks only for the cache. */
 	v.max_model_len = s->p.n_ctx > 0 ? s->p.n_ctx : VLLM_DEFAULT_BLOCK_SIZE;
 	v.max_num_seqs = s->max_num_seqs;
-	return l ? vllm_capacity_of(a, l, &v, hw->vgpu, hw->n_vgpu, out, NULL) :
+	return f ? vllm_capacity_with(a, f, &v, hw->vgpu, hw->n_vgpu, out, NULL) :
 		   vllm_capacity(a, &v, hw->vgpu, hw->n_vgpu, out, NULL);
 }
 

@@ -124,9 +124,9 @@ int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw);
 
 /* vLLM's capacity for s (format, KV dtype, tp, vllm_util, max_num_seqs, p.n_ctx as
  * --max-model-len: <= 0 asks only for the KV tokens, as vLLM sizes its cache before it checks
- * the length), over a's tensor list l (NULL: built for the call). Returns 0 and *out, or a
- * negative rf_err. */
-int plan_vllm_capacity(const struct model_arch *a, const struct rf_tensor_list *l,
+ * the length), over a's facts f (vllm_facts_build; NULL: built for the call). Returns 0 and
+ * *out, or a negative rf_err. */
+int plan_vllm_capacity(const struct model_arch *a, const struct vllm_facts *f,
 		       const struct plan_machine *hw, const struct plan_setup *s,
 		       struct vllm_capacity *out /* OUT */);
 

@@ -82,7 +82,7 @@ struct work {
 	bool no_walk;     /* long_context: only the edge of the splits toward the host */
 	/* vLLM's capacity of each (format, KV dtype, share) searched: the answer's setups are
 	 * finished from them, without walking the model's tensors again. */
-	struct rf_tensor_list *vt; /* the model's tensors, walked by every vLLM capacity */
+	struct vllm_facts *vf; /* what vLLM loads of the model, summed once for every capacity */
 	struct plan_setup *vkey;
 	struct vllm_capacity *vcap;
 	int n_vcap;
@@ -578,7 +578,7 @@ static int64_t vllm_setup(struct work *k, struct plan_setup *s)
 	if (vcap_of(k, s)) {
 		c = *vcap_of(k, s); /* a search done again (a relaxed floor) */
 	} else {
-		rc = plan_vllm_capacity(k->m->arch, k->vt, k->hw, s, &c);
+		rc = plan_vllm_capacity(k->m->arch, k->vf, k->hw, s, &c);
 		k->evaluated++;
 		if (rc < 0)
 			return rc == RF_E_NOMEM ? rc : 0; /* a format or split vLLM refuses */
@@ -617,8 +617,17 @@ static int search_vllm(struct work *k)
 	if (tp < 1)
 		return 0;
 	k->searched[PLAN_RT_VLLM] = true;
-	if (k->vt->n == 0) {
-		int rc = model_tensors(k->m->arch, k->vt);
+	if (!k->vf->layer) {
+		struct rf_tensor_list l = {0};
+		int rc;
+		if (k->m->vllm_facts) {
+			rc = k->m->vllm_facts(k->m->vllm_facts_ctx, k->m->arch, k->vf);
+		} else {
+			rc = model_tensors(k->m->arch, &l);
+			if (rc == 0)
+				rc = vllm_facts_build(k->m->arch, &l, k->vf);
+			rf_tensor_list_free(&l);
+		}
 		if (rc < 0)
 			return rc == RF_E_NOMEM ? rc : 0; /* no tensors to weigh: no vLLM setup */
 	}
@@ -1198,9 +1207,9 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	k.res = malloc(sizeof(*k.res));
 	k.c = malloc(sizeof(*k.c) * MAX_CANDS);
 	k.vkey = malloc(sizeof(*k.vkey) * MAX_VCAPS);
-	k.vt = calloc(1, sizeof(*k.vt));
+	k.vf = calloc(1, sizeof(*k.vf));
 	k.vcap = malloc(sizeof(*k.vcap) * MAX_VCAPS);
-	rc = !k.w || !k.res || !k.c || !k.vkey || !k.vcap || !k.vt ? RF_E_NOMEM : 0;
+	rc = !k.w || !k.res || !k.c || !k.vkey || !k.vcap || !k.vf ? RF_E_NOMEM : 0;
 	if (rc == 0)
 		rc = search(&k, false);
 	/* Below the quality floor the splits were not searched; when nothing meets the floor,
@@ -1264,8 +1273,8 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	free(k.res);
 	free(k.vkey);
 	free(k.vcap);
-	rf_tensor_list_free(k.vt);
-	free(k.vt);
+	vllm_facts_free(k.vf);
+	free(k.vf);
 	free(k.c);
 	return rc;
 }

@@ -73,11 +73,18 @@ const char *plan_use_case_name(enum plan_use_case u);
 typedef int (*plan_weights_fn)(void *ctx, const struct model_arch *a, int ftype,
 			       struct rf_mem_weights *out /* OUT */);
 
+/* vLLM's facts of the model (a memo; free with vllm_facts_free); returns 0 or a negative
+ * rf_err. */
+typedef int (*plan_vllm_facts_fn)(void *ctx, const struct model_arch *a,
+				  struct vllm_facts *out /* OUT */);
+
 struct plan_model {
 	const struct model_arch *arch; /* validated */
 	const struct model_params *params;
 	plan_weights_fn weights;
 	void *weights_ctx;
+	plan_vllm_facts_fn vllm_facts; /* NULL: summed from the model's tensors per question */
+	void *vllm_facts_ctx;
 	int fixed_ftype;   /* >= 0: the weights are a file of this type (a GGUF): the only format */
 	bool native_mxfp4; /* released with MXFP4 experts (gpt-oss): the only llama.cpp format */
 };

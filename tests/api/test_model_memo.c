@@ -2,7 +2,8 @@
  * The memo of parameter counts and scheme weights (api/model_memo.c): every answer, computed or
  * remembered, equals model_param_counts / rf_weights_from_scheme byte for byte; an architecture
  * that differs in one fact is never answered with another's entry, not even after its catalog
- * was freed; and the memo stays correct when more keys than its slots go through it.
+ * was freed; and the memo stays correct when more keys than its slots go through it. The same
+ * holds for the vLLM facts it keeps.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/fit/estimate.h"
 #include "core/fit/model.h"
 #include "core/fit/quant.h"
+#include "core/fit/serve_vllm.h"
 #include "tests/memory_calib.h"
 #include "tests/test.h"
 
@@ -125,6 +127,56 @@ START_TEST(more_keys_than_slots)
 }
 END_TEST
 
+/* Asserts that the memo's vLLM facts of a equal vllm_facts_build over its tensors. */
+static void check_vllm_facts(const struct model_arch *a)
+{
+	struct rf_tensor_list l = {0};
+	struct vllm_facts want = {0}, got = {0};
+
+	ck_assert_int_eq(model_tensors(a, &l), 0);
+	ck_assert_int_eq(vllm_facts_build(a, &l, &want), 0);
+	ck_assert_int_eq(api_memo_vllm_facts(a, &got), 0);
+	ck_assert_int_eq(got.n_layer, want.n_layer);
+	ck_assert_int_eq(got.n_embd, want.n_embd);
+	ck_assert_int_eq(got.has_head, want.has_head);
+	ck_assert_mem_eq(got.embd, want.embd, sizeof(want.embd));
+	ck_assert_ptr_ne(got.layer, want.layer);
+	ck_assert_mem_eq(got.layer, want.layer, ((size_t)want.n_layer + 2) * sizeof(*want.layer));
+	ck_assert_mem_eq(got.prefix, want.prefix,
+			 ((size_t)want.n_layer + 1) * sizeof(*want.prefix));
+	vllm_facts_free(&want);
+	vllm_facts_free(&got);
+	rf_tensor_list_free(&l);
+}
+
+/* The vLLM facts: equal to the direct sum, computed or remembered, for every catalog decoder,
+ * a model one layer apart is another, and a cleared memo computes them again. */
+START_TEST(vllm_facts_equal_the_direct_sum)
+{
+	struct model_catalog *c = mc_catalog_load(t_src_dir());
+	const struct model_entry *e;
+	struct model_arch a;
+
+	ck_assert_ptr_nonnull(c);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < c->n; i++) {
+			if (c->models[i].arch.family != MODEL_DECODER)
+				continue;
+			a = validated(&c->models[i].arch);
+			check_vllm_facts(&a);
+		}
+	e = model_catalog_find(c, "qwen2.5-7b");
+	ck_assert_ptr_nonnull(e);
+	a = validated(&e->arch);
+	model_catalog_free(c);
+	a.n_layers += 1;
+	a = validated(&a);
+	check_vllm_facts(&a);
+	api_memo_clear();
+	check_vllm_facts(&a);
+}
+END_TEST
+
 Suite *model_memo_suite(void)
 {
 	Suite *s = suite_create("model_memo");
@@ -134,6 +186,7 @@ Suite *model_memo_suite(void)
 	tcase_add_test(tc, answers_equal_the_direct_computation);
 	tcase_add_test(tc, one_fact_apart_is_another_model);
 	tcase_add_test(tc, more_keys_than_slots);
+	tcase_add_test(tc, vllm_facts_equal_the_direct_sum);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,6 +3,8 @@
  *   - the evaluator's cost per setup (plan_evaluate_summed: one memory estimate and one
  *     decode prediction) for an 8B and a 70B model, the weights and their sums already in
  *     hand, as the planner holds them for every setup of a format;
+ *   - the same for a vLLM setup (capacity and result) of an 8B and a 70B model on an H100, the
+ *     model's vLLM facts in hand, as the planner holds them for every vLLM setup;
  *   - the planner per /api/config-like question (plan_infer) for the scenarios the tests
  *     pin, with how many setups each evaluated;
  *   - one /api/recommend-like sweep: every catalog decoder planned on one machine.
@@ -25,6 +27,8 @@
 #include "api/plan_quality_json.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
+#include "core/fit/serve_vllm.h"
+#include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 
 static double now_s(void)
@@ -113,6 +117,47 @@ static void bench_eval(const char *label, const char *model, const char *hw)
 	qsort(t, 9, sizeof(t[0]), cmp_double);
 	printf("evaluator_ns_per_setup_%s %.0f ns\n", label, t[4] * 1e9);
 	free(w);
+	free(r);
+	api_plan_input_free(in);
+}
+
+/* One vLLM setup as the planner evaluates it (capacity, then speed), the model's facts already in
+ * hand as the planner holds them. */
+static void bench_eval_vllm(const char *label, const char *model, const char *hw)
+{
+	struct api_plan_input *in = input(model, hw);
+	struct plan_result *r = malloc(sizeof(*r));
+	struct plan_setup s;
+	struct vllm_capacity c;
+	struct rf_tensor_list l = {0};
+	struct vllm_facts f = {0};
+	double t[9];
+	const int n = 5000;
+
+	memset(&s, 0, sizeof(s));
+	s.runtime = PLAN_RT_VLLM;
+	s.ftype = -1;
+	s.vformat = PLAN_VLLM_FP8;
+	s.tp = 1;
+	rf_infer_params_default(&s.p);
+	if (model_tensors(in->arch, &l) < 0 || vllm_facts_build(in->arch, &l, &f) < 0)
+		exit(1);
+	for (int k = 0; k < 9; k++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++) {
+			s.max_num_seqs = 1 + i % 64;
+			s.p.n_ctx = 8192;
+			if (plan_vllm_capacity(in->arch, &f, &in->machine, &s, &c) == 0)
+				plan_vllm_result(in->arch, in->params, &in->machine, &s, &c, r);
+			else
+				exit(1);
+		}
+		t[k] = (now_s() - t0) / n;
+	}
+	qsort(t, 9, sizeof(t[0]), cmp_double);
+	printf("evaluator_ns_per_vllm_setup_%s %.0f ns\n", label, t[4] * 1e9);
+	rf_tensor_list_free(&l);
+	vllm_facts_free(&f);
 	free(r);
 	api_plan_input_free(in);
 }
@@ -214,6 +259,8 @@ int main(void)
 		return 1;
 	bench_eval("8b", "llama-3.1-8b", hw4090);
 	bench_eval("70b", "llama-3.3-70b", hw3060);
+	bench_eval_vllm("8b", "llama-3.1-8b", hwh100);
+	bench_eval_vllm("70b", "llama-3.3-70b", hwh100);
 	if (getenv("PLAN_BENCH_EVAL_ONLY"))
 		return 0;
 	bench_plan("8b_general_4090", "llama-3.1-8b", hw4090, PLAN_GENERAL, &q);

@@ -372,6 +372,47 @@ START_TEST(bad_settings_name_their_field)
 }
 END_TEST
 
+/* The facts a planner builds once give every setup the answer vllm_capacity gives it, and are
+ * refused for another model or a tensor list vLLM's loading does not describe. */
+START_TEST(facts_built_once_answer_as_the_tensors_do)
+{
+	struct model_arch a = llama8b(), b = llama8b();
+	struct rf_tensor_list l = {0};
+	struct vllm_facts f = {0};
+	struct vllm_gpu g[2] = {{24576 * MIB, -1, false}, {24576 * MIB, -1, false}};
+	struct vllm_setup s;
+	struct vllm_capacity c1, c2;
+	const int precisions[] = {VLLM_BF16, VLLM_FP8, VLLM_AWQ, VLLM_INT8};
+
+	ck_assert_int_eq(model_tensors(&a, &l), 0);
+	ck_assert_int_eq(vllm_facts_build(&a, &l, &f), 0);
+	for (size_t p = 0; p < sizeof(precisions) / sizeof(precisions[0]); p++) {
+		for (int tp = 1; tp <= 2; tp++) {
+			vllm_setup_default(&s);
+			s.precision = precisions[p];
+			s.tensor_parallel = tp;
+			s.max_model_len = 8192;
+			ck_assert_int_eq(vllm_capacity(&a, &s, g, tp, &c1, NULL), 0);
+			ck_assert_int_eq(vllm_capacity_with(&a, &f, &s, g, tp, &c2, NULL), 0);
+			ck_assert_int_eq(c1.weights_bytes, c2.weights_bytes);
+			ck_assert_int_eq(c1.num_blocks, c2.num_blocks);
+			ck_assert_int_eq(c1.kv_cache_bytes, c2.kv_cache_bytes);
+		}
+	}
+	/* Another model's facts (another layer count) are refused, not read past their end. */
+	b.n_layers = 40;
+	ck_assert_int_eq(model_arch_validate(&b, NULL), 0);
+	vllm_setup_default(&s);
+	ck_assert_int_eq(vllm_capacity_with(&b, &f, &s, g, 1, &c2, NULL), RF_E_INVALID_VALUE);
+	vllm_facts_free(&f);
+	/* A tensor of a layer the model does not have. */
+	l.t[0].layer = 32;
+	ck_assert_int_eq(vllm_facts_build(&a, &l, &f), RF_E_INVALID_VALUE);
+	rf_tensor_list_free(&l);
+	vllm_facts_free(NULL);
+}
+END_TEST
+
 Suite *serve_vllm_suite(void)
 {
 	Suite *s = suite_create("serve_vllm");
@@ -384,6 +425,7 @@ Suite *serve_vllm_suite(void)
 	tcase_add_test(tc, utilisation_and_length_trade_off);
 	tcase_add_test(tc, vllm_refuses_what_cannot_start);
 	tcase_add_test(tc, bad_settings_name_their_field);
+	tcase_add_test(tc, facts_built_once_answer_as_the_tensors_do);
 	suite_add_tcase(s, tc);
 	return s;
 }
