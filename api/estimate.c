@@ -2059,8 +2059,10 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			s.offload = TRAIN_OFFLOAD_NONE;
 		}
 		want_auto = false;
-		assume(e, "no GPU known: the memory is what one GPU needs for the whole run, "
-			  "with no sharding or offload assumed");
+		assume(e, "no GPU known: the memory is what one GPU of unlimited memory needs for "
+			  "the whole run, with no sharding or offload assumed "
+			  "(training.unlimited_gpu); POST /api/recommend with \"for\": "
+			  "\"hardware\" names the cards that hold it");
 	}
 	fits = est_train_fit(&tm, &s, want_auto,
 			     budget >= 0 ? budget :
@@ -2141,6 +2143,8 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 		cJSON_AddStringToObject(tr, "provider", est_providers[s.provider]);
 		cJSON_AddStringToObject(tr, "optimizer", train_optimizer_info(s.optimizer)->name);
 		cJSON_AddBoolToObject(tr, "optimizer_default", !e->rq.has_optimizer);
+		/* No GPU known: the memory is one GPU's of unlimited size (what the run needs). */
+		cJSON_AddBoolToObject(tr, "unlimited_gpu", t.n == 0);
 		if (s.mode == TRAIN_FULL || s.provider == TRAIN_PROVIDER_HUGGINGFACE)
 			cJSON_AddStringToObject(tr, "precision", est_precisions[s.precision]);
 		cJSON_AddStringToObject(tr, "loss",

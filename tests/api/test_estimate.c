@@ -527,6 +527,13 @@ START_TEST(no_gpu_in_sight_is_one_gpus_need)
 	ck_assert(num(a, "memory.total_bytes") > 5.0 * 1073741824.0);
 	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "fits")));
 	ck_assert_ptr_nonnull(assumption_with(a, "no GPU known"));
+	/* And says so in a field; an answer for a known GPU does not. */
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(t, "unlimited_gpu")));
+	cJSON_Delete(a);
+	a = run_ok("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
+		   "\"rtx-4090\"}");
+	ck_assert(cJSON_IsFalse(item(a, "training", "unlimited_gpu")));
+	ck_assert_ptr_null(assumption_with(a, "no GPU known"));
 	cJSON_Delete(a);
 }
 END_TEST
