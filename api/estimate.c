@@ -46,6 +46,7 @@
 #include "core/fit/speed.h"
 #include "core/fit/speed_history.h"
 #include "core/fit/train_memory.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 #include "core/plan/plan_strategy.h"
 #include "core/fit/train_speed.h"
@@ -69,8 +70,6 @@ enum est_mode {
 
 static const char *const est_modes[] = {"inference", "lora", "qlora", "full", NULL};
 static const char *const est_kv_types[] = {"f16", "q8_0", "q4_0", NULL};
-static const char *const est_optimizers[] = {"adamw", "adamw_8bit", "paged_adamw_8bit", "sgd",
-					     NULL};
 static const char *const est_providers[] = {"huggingface", "unsloth", NULL};
 static const char *const est_runtimes[] = {"llama.cpp", "vllm", NULL};
 static const char *const est_vllm_kv[] = {"auto", "fp8", NULL};
@@ -179,7 +178,7 @@ static const struct jm_field est_fields[] = {
 	F("lora_rank", JM_INT, lora_rank, 0, 1, 65536, has_lora_rank),
 	F("gradient_checkpointing", JM_BOOL, gradient_checkpointing, 0, 0, 0,
 	  has_gradient_checkpointing),
-	E("optimizer", optimizer, has_optimizer, est_optimizers),
+	E("optimizer", optimizer, has_optimizer, train_optimizer_choices),
 	E("provider", provider, has_provider, est_providers),
 	F("dataset_tokens", JM_DOUBLE, dataset_tokens, 0, 1, 1e15, has_dataset_tokens),
 	F("epochs", JM_DOUBLE, epochs, 0, 0.01, 1000, has_epochs),
@@ -1918,11 +1917,16 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	s.lora_targets = e->rq.lora_targets ? e->rq.lora_targets : TRAIN_LORA_ALL_LINEAR;
 	s.gradient_checkpointing = e->rq.has_gradient_checkpointing ? e->rq.gradient_checkpointing :
 								      true;
-	s.optimizer = e->rq.has_optimizer ? (enum train_optimizer)e->rq.optimizer :
-					    (s.mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT :
-								     TRAIN_OPT_ADAMW);
 	s.provider = e->rq.has_provider ? (enum train_provider)e->rq.provider :
 					  TRAIN_PROVIDER_HUGGINGFACE;
+	/* The optimizer the provider runs when none is named (core/fit/train_optimizer.h). */
+	s.optimizer = e->rq.has_optimizer ? train_optimizer_from_choice(e->rq.optimizer) :
+					    train_optimizer_default(s.provider);
+	if (train_optimizer_info(s.optimizer)->bitsandbytes && t.apple)
+		return api_error(out, RF_E_INVALID_VALUE, "optimizer",
+				 "%s needs bitsandbytes, which does not run on Apple GPUs (MPS); "
+				 "use adamw_torch_fused, adamw_torch, adafactor or sgd",
+				 train_optimizer_info(s.optimizer)->name);
 	/* attention "eager" (or flash_attn false) keeps the scores; sdpa and flash do not. */
 	s.flash_attention = e->rq.has_attention  ? e->rq.attention != 2 :
 			    e->rq.has_flash_attn ? e->rq.flash_attn :
@@ -1995,6 +1999,13 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			       "them for a bf16 model; under a DeepSpeed ZeRO stage an fp32 "
 			       "master copy and fp32 moments all the same, as DeepSpeed keeps "
 			       "them");
+	assume(e, "optimizer: %s (%s), %s", train_optimizer_info(s.optimizer)->name,
+	       train_optimizer_info(s.optimizer)->runs,
+	       e->rq.has_optimizer ?
+		       "as given" :
+	       s.provider == TRAIN_PROVIDER_UNSLOTH ?
+		       "the default for Unsloth (its notebooks' optim) as none was given" :
+		       "the default for Hugging Face (the Trainer's optim) as none was given");
 	assume(e,
 	       "batch_size is per GPU; activations in 16 bits, the residual stream in %s; loss: %s",
 	       train_residual_bytes(&s) == 4 ? "fp32 (the embedding is fp32)" : "16 bits",
@@ -2048,8 +2059,10 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 			s.offload = TRAIN_OFFLOAD_NONE;
 		}
 		want_auto = false;
-		assume(e, "no GPU known: the memory is what one GPU needs for the whole run, "
-			  "with no sharding or offload assumed");
+		assume(e, "no GPU known: the memory is what one GPU of unlimited memory needs for "
+			  "the whole run, with no sharding or offload assumed "
+			  "(training.unlimited_gpu); POST /api/recommend with \"for\": "
+			  "\"hardware\" names the cards that hold it");
 	}
 	fits = est_train_fit(&tm, &s, want_auto,
 			     budget >= 0 ? budget :
@@ -2128,7 +2141,10 @@ static int est_training(const struct api_env *env, struct est *e, cJSON *root,
 	if (tr) {
 		cJSON_AddStringToObject(tr, "mode", est_modes[e->rq.mode]);
 		cJSON_AddStringToObject(tr, "provider", est_providers[s.provider]);
-		cJSON_AddStringToObject(tr, "optimizer", est_optimizers[s.optimizer]);
+		cJSON_AddStringToObject(tr, "optimizer", train_optimizer_info(s.optimizer)->name);
+		cJSON_AddBoolToObject(tr, "optimizer_default", !e->rq.has_optimizer);
+		/* No GPU known: the memory is one GPU's of unlimited size (what the run needs). */
+		cJSON_AddBoolToObject(tr, "unlimited_gpu", t.n == 0);
 		if (s.mode == TRAIN_FULL || s.provider == TRAIN_PROVIDER_HUGGINGFACE)
 			cJSON_AddStringToObject(tr, "precision", est_precisions[s.precision]);
 		cJSON_AddStringToObject(tr, "loss",

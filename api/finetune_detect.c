@@ -36,6 +36,7 @@
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 
 #define FD_GIB 1073741824.0
@@ -69,6 +70,8 @@ struct fd_request {
 	int method;
 	bool has_method;
 	bool packing, has_packing;
+	int optimizer;
+	bool has_optimizer;
 };
 
 /* As enum train_mode orders them. */
@@ -95,6 +98,8 @@ static const struct jm_field fd_fields[] = {
 	{"method", JM_ENUM, offsetof(struct fd_request, method), 0, 0, 0, false,
 	 offsetof(struct fd_request, has_method), fd_methods},
 	FD_F("packing", JM_BOOL, packing, 0, 0, has_packing),
+	{"optimizer", JM_ENUM, offsetof(struct fd_request, optimizer), 0, 0, 0, false,
+	 offsetof(struct fd_request, has_optimizer), train_optimizer_choices},
 };
 
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
@@ -406,6 +411,8 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tie
 	r.effective_batch = f->rq.has_effective_batch ? f->rq.effective_batch : 0;
 	r.methods = f->rq.has_method ? PLAN_FT_METHOD_BIT((enum train_mode)f->rq.method) : 0;
 	r.packing = f->rq.has_packing && f->rq.packing;
+	r.fixed_optimizer = f->rq.has_optimizer;
+	r.optimizer = train_optimizer_from_choice(f->rq.optimizer);
 	for (size_t i = 0; i < env->models->n; i++) {
 		const struct model_entry *m = &env->models->models[i];
 		struct model_params params;
@@ -521,9 +528,7 @@ static int fd_estimate(const struct api_env *env, const struct fd *f, const stru
 	cJSON_AddNumberToObject(body, "seq_len", (double)s->seq_len);
 	cJSON_AddStringToObject(body, "provider", plan_ft_provider_name(s->provider));
 	cJSON_AddBoolToObject(body, "gradient_checkpointing", s->gradient_checkpointing);
-	cJSON_AddStringToObject(
-		body, "optimizer",
-		s->optimizer == TRAIN_OPT_ADAMW ? "adamw" : plan_ft_optimizer_name(s->optimizer));
+	cJSON_AddStringToObject(body, "optimizer", plan_ft_optimizer_name(s->optimizer));
 	if (s->mode != TRAIN_FULL)
 		cJSON_AddNumberToObject(body, "lora_rank", (double)s->lora_rank);
 	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
@@ -599,6 +604,11 @@ static const char *fd_none_reason(const struct fd *f)
 			       "silicon: use LoRA on 16-bit weights (method lora, PyTorch MPS) or "
 			       "MLX's LoRA/QLoRA" :
 			       "QLoRA needs bitsandbytes, which runs on CUDA and ROCm only";
+	if (f->rq.has_optimizer &&
+	    train_optimizer_info(train_optimizer_from_choice(f->rq.optimizer))->bitsandbytes &&
+	    f->dev.backend != PLAN_FT_BACKEND_CUDA && f->dev.backend != PLAN_FT_BACKEND_ROCM)
+		return "the 8-bit optimizers need bitsandbytes, which runs on CUDA and ROCm only: "
+		       "use adamw_torch_fused, adamw_torch, adafactor or sgd";
 	return "no candidate model fits this GPU at the task's shortest sequence (text "
 	       "generation 1024, summarization 2048, question answering 384 tokens), even with "
 	       "batch size 1, gradient checkpointing and 4-bit weights where bitsandbytes runs";
@@ -623,6 +633,12 @@ static void fd_plan_json(const struct fd *f, cJSON *root)
 		cJSON_AddStringToObject(p, "method", fd_methods[f->rq.method]);
 	else
 		cJSON_AddNullToObject(p, "method");
+	if (f->rq.has_optimizer)
+		cJSON_AddStringToObject(
+			p, "optimizer",
+			plan_ft_optimizer_name(train_optimizer_from_choice(f->rq.optimizer)));
+	else
+		cJSON_AddNullToObject(p, "optimizer");
 	cJSON_AddStringToObject(p, "objective",
 				"the task's sequence length first (never below its floor), then "
 				"the most tokens per second");
@@ -657,6 +673,13 @@ static void fd_assumptions(struct fd *f)
 		     "bitsandbytes runs), provider (Unsloth for decoders on CUDA), optimizer, "
 		     "gradient checkpointing and micro-batch toward the effective batch: the "
 		     "longest sequence up to the task's first, then the most tokens/s");
+	if (f->rq.has_optimizer)
+		fd_assume(f, "optimizer: %s as given, for every setup",
+			  plan_ft_optimizer_name(train_optimizer_from_choice(f->rq.optimizer)));
+	else
+		fd_assume(f, "optimizer: adamw_torch_fused (the Trainer's default) or an 8-bit "
+			     "AdamW (paged for QLoRA, as its recipe runs; needs bitsandbytes), "
+			     "whichever plans better; settings.optim names the one chosen");
 	fd_assume(f, "tokens_per_s: training FLOPs per token (2N forward, 4N backward for full "
 		     "or 2N for adapters, +2N with checkpointing, attention by sequence) over "
 		     "30%% of the device's 16-bit rate for LoRA, 23%% for QLoRA and 21%% for full "

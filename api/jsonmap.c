@@ -13,6 +13,7 @@
 
 #include "api/json_alloc.h"
 #include "core/err.h"
+#include "core/suggest.h"
 
 bool jm_utf8_valid(const char *str, size_t len)
 {
@@ -179,7 +180,8 @@ static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struc
 		return 0;
 	case JM_ENUM: {
 		char allowed[256];
-		size_t used = 0;
+		size_t used = 0, n;
+		const char *near;
 		if (cJSON_IsString(item) && item->valuestring) {
 			for (int i = 0; f->choices && f->choices[i]; i++)
 				if (strcmp(item->valuestring, f->choices[i]) == 0) {
@@ -188,9 +190,18 @@ static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struc
 				}
 		}
 		allowed[0] = '\0';
-		for (int i = 0; f->choices && f->choices[i] && used < sizeof(allowed); i++)
-			used += (size_t)snprintf(allowed + used, sizeof(allowed) - used, "%s%s",
-						 i ? ", " : "", f->choices[i]);
+		for (n = 0; f->choices && f->choices[n]; n++)
+			if (used < sizeof(allowed))
+				used += (size_t)snprintf(allowed + used, sizeof(allowed) - used,
+							 "%s%s", n ? ", " : "", f->choices[n]);
+		/* A near miss of one of them is named (a typo of "adamw_8bit"). */
+		near = cJSON_IsString(item) && item->valuestring && f->choices ?
+			       rf_suggest(item->valuestring, f->choices, n) :
+			       NULL;
+		if (near)
+			return api_error(reply, RF_E_INVALID_VALUE, f->name,
+					 "%s must be one of: %s; did you mean '%s'?", f->name,
+					 allowed, near);
 		return api_error(reply, RF_E_INVALID_VALUE, f->name, "%s must be one of: %s",
 				 f->name, allowed);
 	}

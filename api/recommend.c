@@ -43,6 +43,7 @@
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
 #include "core/plan/plan_infer.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 #include "core/plan/plan_strategy.h"
 #include "api/plan_quality_json.h"
@@ -898,7 +899,7 @@ static cJSON *rec_hw_entry_json(const struct rec_hit *h, const struct rec_reques
 
 /* Fine-tuning: the fewest GPUs of profile d (1 .. REC_MAX_GPUS) that hold the run the
  * estimate is asked about (its defaults: batch 1, 2048 tokens, gradient checkpointing, LoRA
- * rank 16 on every linear layer, the method's optimizer), each with the budget rec_hw_body
+ * rank 16 on every linear layer, the provider's default optimizer), each with the budget rec_hw_body
  * describes, by core's cheapest strategy for each count (plan_strategy_auto): first with
  * nothing offloaded, and only when no count holds it so, with the host RAM rec_hw_body
  * assumes (offloading trains several times slower, and one GPU with everything in host RAM
@@ -929,7 +930,7 @@ static int rec_ft_min_gpus(const struct rec_request *rq, const struct model_entr
 	s.lora_targets = TRAIN_LORA_ALL_LINEAR;
 	s.gradient_checkpointing = true;
 	s.lora_dropout = train_default_lora_dropout(s.mode, s.provider);
-	s.optimizer = s.mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT : TRAIN_OPT_ADAMW;
+	s.optimizer = train_optimizer_default(s.provider); /* as /api/estimate takes it */
 	s.flash_attention = true;
 	for (int offload = 0; offload < 2; offload++)
 		for (int n = 1; n <= REC_MAX_GPUS; n++) {

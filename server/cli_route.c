@@ -78,6 +78,9 @@ static const struct cli_field estimate_fields[] = {
 	{"batch-size", "batch_size", CF_NUM_OR_MAX, "N|max", "fine-tuning batch size"},
 	{"seq-len", "seq_len", CF_NUM_OR_MAX, "N|max", "fine-tuning sequence length"},
 	{"lora-rank", "lora_rank", CF_NUM, "N", "LoRA rank"},
+	{"optimizer", "optimizer", CF_STR, "O",
+	 "fine-tuning optimizer: adamw_torch_fused, adamw_torch, adamw_8bit, paged_adamw_8bit, "
+	 "adafactor or sgd (default: the provider's)"},
 	{"dataset-tokens", "dataset_tokens", CF_NUM, "N", "tokens per epoch (time and cost)"},
 	{"epochs", "epochs", CF_NUM, "N", "epochs (time and cost)"},
 	{"usd-per-hour", "usd_per_hour", CF_NUM, "USD", "price of the machine (cost)"},
@@ -119,6 +122,9 @@ static const struct cli_field finetune_fields[] = {
 	{"batch-size", "effective_batch_size", CF_NUM, "N",
 	 "effective batch (per-device batch x accumulation; default 16)"},
 	{"packing", "packing", CF_BOOL, "BOOL", "sample packing"},
+	{"optimizer", "optimizer", CF_STR, "O",
+	 "plan with this optimizer only: adamw_torch_fused, adamw_torch, adamw_8bit, "
+	 "paged_adamw_8bit, adafactor or sgd"},
 	{"compute-specs", "compute_specs", CF_STR, "TIER", "force low_end, mid_range or high_end"},
 	CLI_HW_FIELDS,
 };

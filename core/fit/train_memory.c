@@ -8,9 +8,10 @@
  *   stack (PEFT's prepare_model_for_kbit_training upcasts them), in 16 bits with Unsloth.
  * - Adapters: rank x (in + out) per targeted linear, kept in fp32 as PEFT creates them.
  * - Gradients: of every trained weight, in the weights' dtype (fp32 for adapters).
- * - Optimizer: AdamW keeps two moments per trained weight in the weight's dtype (torch does
- *   not upcast them): 4 bytes for a bf16 model, 8 for fp32 weights and adapters; the 8-bit
- *   variants two bytes; SGD without momentum none.
+ * - Optimizer (core/fit/train_optimizer.c has each one's row): AdamW keeps two moments per
+ *   trained weight in the weight's dtype (torch does not upcast them): 4 bytes for a bf16
+ *   model, 8 for fp32 weights and adapters; the 8-bit variants two bytes and their block
+ *   scales; Adafactor a row and a column per matrix; SGD without momentum none.
  * - Activations: per token and layer, the tensors the block saves for backward, as the Hugging
  *   Face stack saves them (counted tensor by tensor, see hf_activation_bytes): both norms'
  *   fp32 inputs, q/k/v, the attention output, the FFN intermediates, each projection's input
@@ -68,10 +69,12 @@
  * - Gradients: with gradient accumulation they live from the first micro-batch to the step;
  *   with one micro-batch a step (grad_accum_steps 1) none exists until backward reaches its
  *   layer, so the forward and the loss peak without them and the end of backward with them.
- * - The optimizer step: torch's AdamW (foreach) computes the square roots of all second
+ * - The optimizer step: torch's foreach AdamW computes the square roots of all second
  *   moments into a new buffer, one moment's size, after backward has freed the activations;
  *   a full fine-tune at short sequences peaks there (fms-acceleration's Mistral 7B at batch 4
- *   and 8 peak alike, at weights, gradients, moments and this buffer).
+ *   and 8 peak alike, at weights, gradients, moments and this buffer). The fused AdamW (the
+ *   Trainer's default since torch 2.8) and the 8-bit ones update in place and build none;
+ *   Adafactor holds fp32 copies of the tensor it steps (train_optimizer.c).
  * - Overhead: the CUDA context plus the caching allocator's reserved-over-allocated share.
  * - What a GPU with memory to spare shows held (reserved_bytes). The first step creates
  *   AdamW's moments in blocks the loss chain freed; from the second step on, the loss's
@@ -89,6 +92,7 @@
 #include "core/fit/train_memory.h"
 
 #include "core/err.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 
 #define GIB (1024LL * 1024 * 1024)
@@ -360,7 +364,8 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 		return false;
 	if (s->grad_accum_steps < 0 || s->grad_accum_steps > 4096)
 		return false;
-	if ((unsigned)s->precision > TRAIN_PRECISION_AMP ||
+	if ((unsigned)s->optimizer >= TRAIN_OPT_COUNT ||
+	    (unsigned)s->precision > TRAIN_PRECISION_AMP ||
 	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_ORPO)
 		return false;
 	if (s->batch_size * s->seq_len > (1LL << 28))
@@ -375,19 +380,14 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 	       tokens * (double)m->vocab * LOSS_TRANSFORMERS_BYTES < 1e18;
 }
 
-/* Bytes of optimizer state per trained parameter of param_bytes: AdamW's two moments in the
- * parameter's dtype, the 8-bit variants' two bytes, none for SGD. */
-static double optimizer_bytes_per_param(enum train_optimizer o, double param_bytes)
+/* The rows plus columns of every matrix and the size of every vector a full fine-tune trains:
+ * what a factored optimizer (Adafactor) keeps of the second moment. */
+static double full_factored_elems(const struct train_model *m)
 {
-	switch (o) {
-	case TRAIN_OPT_ADAMW:
-		return 2.0 * param_bytes;
-	case TRAIN_OPT_ADAMW_8BIT:
-	case TRAIN_OPT_PAGED_ADAMW_8BIT:
-		return 2.0;
-	default:
-		return 0.0;
-	}
+	double heads = (double)(m->vocab + m->hidden) * (m->params_output > 0 ? 2.0 : 1.0);
+
+	return (double)train_lora_params_per_rank(m, TRAIN_LORA_ALL_LINEAR) + heads +
+	       (double)((2 * m->n_layers + 1) * m->hidden);
 }
 
 int train_residual_bytes(const struct train_settings *s)
@@ -425,7 +425,12 @@ static void model_states(const struct train_model *m, const struct train_setting
 		st->base_bytes = p * (amp ? 4.0 : 2.0);
 		st->gathered_bytes_per_param = 2.0;
 		st->grad_bytes = st->base_bytes;
-		st->optimizer_bytes = p * optimizer_bytes_per_param(s->optimizer, amp ? 4.0 : 2.0);
+		st->optimizer_bytes = train_optimizer_state_bytes(s->optimizer, p, amp ? 4.0 : 2.0,
+								  full_factored_elems(m));
+		/* The largest trained tensor: the embedding or head, or an FFN matrix. */
+		st->largest_trained_elems = (double)m->vocab * (double)m->hidden;
+		if ((double)m->hidden * (double)m->intermediate > st->largest_trained_elems)
+			st->largest_trained_elems = (double)m->hidden * (double)m->intermediate;
 		st->amp = amp;
 		return;
 	}
@@ -446,8 +451,19 @@ static void model_states(const struct train_model *m, const struct train_setting
 	}
 	st->adapter_bytes = (double)st->trainable_params * 4.0;
 	st->grad_bytes = st->adapter_bytes;
-	st->optimizer_bytes =
-		(double)st->trainable_params * optimizer_bytes_per_param(s->optimizer, 4.0);
+	/* An adapter pair of rank r over in x out: A (r x in) and B (out x r), whose rows and
+	 * columns add up to in + out + 2r. */
+	{
+		unsigned t = s->lora_targets ? s->lora_targets : TRAIN_LORA_ALL_LINEAR;
+		double per_rank = (double)train_lora_params_per_rank(m, t);
+		double pairs = (double)(targeted(t, TRAIN_LORA_ALL_LINEAR) * m->n_layers *
+					(m->n_experts > 1 ? m->n_experts : 1));
+		int64_t widest = m->hidden > m->intermediate ? m->hidden : m->intermediate;
+		st->optimizer_bytes =
+			train_optimizer_state_bytes(s->optimizer, (double)st->trainable_params, 4.0,
+						    per_rank + 2.0 * (double)s->lora_rank * pairs);
+		st->largest_trained_elems = (double)s->lora_rank * (double)widest;
+	}
 	st->amp = false;
 }
 

@@ -16,11 +16,17 @@ enum train_mode {
 	TRAIN_LORA,
 	TRAIN_QLORA
 };
+/* The optimizer's states, temporaries and passes are in core/fit/train_optimizer.h; zero is
+ * torch's foreach AdamW, as the first estimates had it (train_optimizer_default gives what a
+ * provider runs when nobody says). */
 enum train_optimizer {
-	TRAIN_OPT_ADAMW,
-	TRAIN_OPT_ADAMW_8BIT,
-	TRAIN_OPT_PAGED_ADAMW_8BIT,
-	TRAIN_OPT_SGD
+	TRAIN_OPT_ADAMW,            /* adamw_torch: torch.optim.AdamW, foreach */
+	TRAIN_OPT_ADAMW_8BIT,       /* adamw_8bit: bitsandbytes AdamW8bit */
+	TRAIN_OPT_PAGED_ADAMW_8BIT, /* paged_adamw_8bit: its states in unified memory */
+	TRAIN_OPT_SGD,              /* sgd: torch.optim.SGD without momentum */
+	TRAIN_OPT_ADAMW_FUSED,      /* adamw_torch_fused: torch.optim.AdamW(fused=True) */
+	TRAIN_OPT_ADAFACTOR,        /* adafactor: transformers' Adafactor, factored moments */
+	TRAIN_OPT_COUNT
 };
 enum train_provider {
 	TRAIN_PROVIDER_HUGGINGFACE,
@@ -168,9 +174,11 @@ struct train_memory {
 			       embedding's dtype, or SDPA's boolean one for packed or padded rows,
 			       whose per-layer 16-bit copies are in the layers' activations */
 	int64_t bucket_bytes; /* DeepSpeed ZeRO-1/2's contiguous gradient buckets (in total) */
-	int64_t optimizer_temp_bytes; /* torch AdamW's step: the moments' square roots, held
-					 next to the gradients once backward is over; the total
-					 holds the larger of this and the forward and backward's
+	int64_t optimizer_temp_bytes; /* the optimizer step's temporaries (foreach AdamW: the
+					 moments' square roots; Adafactor: fp32 copies of one
+					 tensor; fused and 8-bit AdamW: none), held next to the
+					 gradients once backward is over; the total holds the
+					 larger of this and the forward and backward's
 					 activations and loss */
 	int64_t reused_bytes; /* the loss's buffers and one layer's backward work are never alive
 				 together: the smaller of the two, counted in logits_bytes or

@@ -31,6 +31,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "core/fit/train_optimizer.h"
 
 #define MAX_GPUS 4096
 /* DeepSpeed's reduce_bucket_size default, and a cap far above any configuration's (elements). */
@@ -181,11 +182,15 @@ int train_parallel_apply(const struct train_model *m, const struct train_setting
 	/* ZeRO-1/2 with contiguous gradients (DeepSpeed's default) allocates reduce_bucket_size
 	 * 16-bit elements when backward starts, twice with overlap_comm, whatever the number of
 	 * trained weights (stage_1_and_2.py, backward). */
-	/* torch's AdamW (foreach, the default on CUDA) builds the square root of every second
-	 * moment at once in the step: one moment's size more, of the shard it steps. FSDP steps
-	 * its shards with it, and so does ZeRO when the DeepSpeed config names no optimizer (the
-	 * Trainer's own AdamW is wrapped); offloaded states are stepped on the host. */
-	r->optimizer_temp_bytes = s->optimizer == TRAIN_OPT_ADAMW ? (int64_t)(opt / 2.0) : 0;
+	/* The optimizer step's temporaries (core/fit/train_optimizer.c), of the shard it steps:
+	 * FSDP steps its shards with torch's optimizer, and so does ZeRO when the DeepSpeed
+	 * config names no optimizer (the Trainer's own is wrapped); offloaded states are stepped
+	 * on the host. */
+	r->optimizer_temp_bytes = s->offload != TRAIN_OFFLOAD_NONE ?
+					  0 :
+					  (int64_t)train_optimizer_temp_bytes(
+						  s->optimizer, opt,
+						  st->largest_trained_elems / (sharded ? nd : 1.0));
 	r->bucket_bytes = 0;
 	if (sg == TRAIN_STRATEGY_ZERO1 || sg == TRAIN_STRATEGY_ZERO2)
 		r->bucket_bytes = (s->zero_bucket_elems > 0 ? s->zero_bucket_elems :

@@ -25,6 +25,7 @@ struct train_states {
 	double adapter_bytes;            /* LoRA A and B (fp32) */
 	double grad_bytes;               /* gradients of the trained weights */
 	double optimizer_bytes;          /* optimizer states */
+	double largest_trained_elems;    /* elements of the largest trained tensor */
 	double reference_bytes;          /* DPO's reference copy of the weights */
 	bool amp;                        /* full fine-tuning with fp32 master weights */
 };

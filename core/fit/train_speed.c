@@ -47,6 +47,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 
 /* Utilisation of the dense bf16 (fp32 accumulate) peak, fitted per device class to the
@@ -165,6 +166,7 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 	double host = 0, layer_tokens = (double)m->n_layers * tokens;
 	double rows = tokens / (double)s->seq_len;
 	struct adapted a = adapted_projections(m, s->lora_targets);
+	const struct train_optimizer_info *opt = train_optimizer_info(s->optimizer);
 
 	if (s->mode == TRAIN_QLORA) {
 		double linear = (double)(m->params_total - m->params_embedding - m->params_output);
@@ -191,9 +193,13 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 	if (!s->flash_attention)
 		elementwise += rows * (double)m->n_heads * (double)s->seq_len * (double)s->seq_len *
 			       (double)m->n_layers * (s->gradient_checkpointing ? 74.0 : 52.0);
-	/* The optimizer step. */
-	if (s->optimizer == TRAIN_OPT_ADAMW && !s->compiled)
-		elementwise += 10.0 * (double)mem->optimizer_bytes;
+	/* The optimizer step: separate element-wise kernels over the states (foreach AdamW) or
+	 * over fp32 copies of the gradients (Adafactor), unless compiled into one; a fused or
+	 * 8-bit step reads and writes each tensor once (core/fit/train_optimizer.c). */
+	if (opt && opt->step_passes > 0 && !s->compiled)
+		elementwise += opt->step_passes * (opt->factored ?
+							   4.0 * (double)mem->trainable_params :
+							   (double)mem->optimizer_bytes);
 	else
 		plain += 2.0 * (double)(mem->weights_bytes + mem->adapter_bytes +
 					mem->gradients_bytes + mem->optimizer_bytes);

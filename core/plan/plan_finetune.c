@@ -1,7 +1,8 @@
 /*
  * The fine-tuning planner (see plan_finetune.h).
  *
- * Every discrete choice is enumerated: 3 methods x 2 providers x 2 optimizers x gradient
+ * Every discrete choice is enumerated: 3 methods x 2 providers x 2 optimizers (the fused AdamW
+ * and an 8-bit one, or the one the request fixes) x gradient
  * checkpointing on or off x the divisors of the effective batch (120 points for 16), none
  * inferred from another; on a host with several GPUs, each of those also with every GPU count,
  * sharding strategy (DDP, ZeRO-1/2/3, FSDP, FSDP-QLoRA) and offload (none, the optimizer, the
@@ -35,6 +36,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 
 /* Utilisations of the device's dense 16-bit peak (see the top of the file). */
@@ -166,7 +168,8 @@ static bool pf_placement_allowed(const struct plan_ft_device *d, const struct pl
 	/* Offloading steps AdamW on the CPU (DeepSpeedCPUAdam, FSDP's CPU offload) into RAM that
 	 * must be known to be there. */
 	if (s->offload != TRAIN_OFFLOAD_NONE &&
-	    (d->host_ram_bytes <= 0 || s->optimizer != TRAIN_OPT_ADAMW))
+	    (d->host_ram_bytes <= 0 || !train_optimizer_info(s->optimizer) ||
+	     !train_optimizer_info(s->optimizer)->adam))
 		return false;
 	return true;
 }
@@ -176,8 +179,8 @@ bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 {
 	if (s->mode == TRAIN_QLORA && !pf_has_bitsandbytes(d->backend))
 		return false;
-	if ((s->optimizer == TRAIN_OPT_ADAMW_8BIT || s->optimizer == TRAIN_OPT_PAGED_ADAMW_8BIT) &&
-	    !pf_has_bitsandbytes(d->backend))
+	if (!train_optimizer_info(s->optimizer) ||
+	    (train_optimizer_info(s->optimizer)->bitsandbytes && !pf_has_bitsandbytes(d->backend)))
 		return false;
 	if (s->provider == TRAIN_PROVIDER_UNSLOTH &&
 	    (a->family != MODEL_DECODER || d->backend != PLAN_FT_BACKEND_CUDA))
@@ -341,11 +344,12 @@ static long pf_speed_step(const struct plan_ft_setup *s)
 }
 
 /* The optimizer each method's usual recipe uses: QLoRA pages an 8-bit AdamW (its paper's
- * guard against memory spikes); LoRA and full fine-tuning use exact AdamW. */
+ * guard against memory spikes); LoRA and full fine-tuning use exact AdamW, fused as the
+ * Trainer runs it. */
 static bool pf_recipe_optimizer(const struct plan_ft_setup *s)
 {
 	return s->optimizer ==
-	       (s->mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT : TRAIN_OPT_ADAMW);
+	       (s->mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT : TRAIN_OPT_ADAMW_FUSED);
 }
 
 bool plan_ft_better(const struct plan_ft_setup *a, const struct plan_ft_setup *b)
@@ -424,7 +428,7 @@ static int pf_placements(const struct plan_ft_device *d, struct pf_place *out)
 				s.offload = (enum train_offload)o;
 				/* The most permissive mode and optimizer for each strategy. */
 				s.mode = st == TRAIN_STRATEGY_FSDP_QLORA ? TRAIN_QLORA : TRAIN_FULL;
-				s.optimizer = TRAIN_OPT_ADAMW;
+				s.optimizer = TRAIN_OPT_ADAMW_FUSED;
 				if (!pf_placement_allowed(d, &s))
 					continue;
 				out[n].n_gpus = g;
@@ -511,7 +515,8 @@ int plan_finetune(const struct plan_ft_model *m, const struct plan_ft_device *d,
 
 	if (r->effective_batch < 0 || r->effective_batch > PLAN_FT_MAX_EFFECTIVE_BATCH ||
 	    r->seq_len < 0 || r->seq_len > PLAN_FT_MAX_SEQ || r->lora_rank < 0 ||
-	    r->lora_rank > MODEL_MAX_LORA_RANK || (methods & ~PLAN_FT_METHODS_ALL) != 0)
+	    r->lora_rank > MODEL_MAX_LORA_RANK || (methods & ~PLAN_FT_METHODS_ALL) != 0 ||
+	    (r->fixed_optimizer && !train_optimizer_info(r->optimizer)))
 		return RF_E_INVALID_VALUE;
 	memset(&res, 0, sizeof(res));
 	res.effective_batch = r->effective_batch > 0 ? r->effective_batch :
@@ -542,10 +547,18 @@ int plan_finetune(const struct plan_ft_model *m, const struct plan_ft_device *d,
 		k /= 3;
 		s.provider = k % 2 ? TRAIN_PROVIDER_UNSLOTH : TRAIN_PROVIDER_HUGGINGFACE;
 		k /= 2;
-		/* QLoRA's recipe pages its 8-bit optimizer. */
-		s.optimizer = k % 2 == 0            ? TRAIN_OPT_ADAMW :
+		/* The fused AdamW the Trainer runs, or an 8-bit one (QLoRA's recipe pages it);
+		 * only the one asked for when the request fixes it. */
+		s.optimizer = k % 2 == 0            ? TRAIN_OPT_ADAMW_FUSED :
 			      s.mode == TRAIN_QLORA ? TRAIN_OPT_PAGED_ADAMW_8BIT :
 						      TRAIN_OPT_ADAMW_8BIT;
+		if (r->fixed_optimizer) {
+			if (k % 2 == 1) {
+				k /= 2;
+				continue;
+			}
+			s.optimizer = r->optimizer;
+		}
 		k /= 2;
 		s.gradient_checkpointing = k % 2 == 1;
 		k /= 2;
@@ -624,14 +637,7 @@ const char *plan_ft_provider_name(enum train_provider p)
 
 const char *plan_ft_optimizer_name(enum train_optimizer o)
 {
-	switch (o) {
-	case TRAIN_OPT_ADAMW_8BIT:
-		return "adamw_8bit";
-	case TRAIN_OPT_PAGED_ADAMW_8BIT:
-		return "paged_adamw_8bit";
-	case TRAIN_OPT_SGD:
-		return "sgd";
-	default:
-		return "adamw_torch";
-	}
+	const struct train_optimizer_info *t = train_optimizer_info(o);
+
+	return t ? t->name : "unknown";
 }

@@ -92,6 +92,10 @@ struct plan_ft_request {
 	unsigned methods;        /* PLAN_FT_METHOD_BIT()s that may be chosen; 0: all */
 	int64_t lora_rank;       /* 0: PLAN_FT_DEFAULT_LORA_RANK */
 	bool packing;            /* sample packing: every row a full sequence of documents */
+	/* Added later: the optimizer the run must use (fixed_optimizer), else the planner tries
+	 * the fused AdamW and the 8-bit one. */
+	bool fixed_optimizer;
+	enum train_optimizer optimizer;
 };
 
 /* One point of the space, with what the estimator says of it. */
@@ -149,7 +153,7 @@ int64_t plan_ft_usable_seq(const struct model_arch *a);
  * LoRA rank 0 only for full fine-tuning; n_gpus within the device's GPUs, strategy none alone
  * on one GPU and the others only on several (ZeRO and FSDP with offload also on one), a
  * 4-bit base sharded only by fsdp_qlora, offload only with a known host RAM and then only
- * with AdamW (DeepSpeed's and FSDP's CPU optimizers), and whatever
+ * with an AdamW (DeepSpeed's and FSDP's CPU optimizers step it as AdamW), and whatever
  * train_parallel_check refuses. */
 bool plan_ft_allowed(const struct model_arch *a, const struct plan_ft_device *d,
 		     const struct plan_ft_setup *s);
@@ -170,7 +174,7 @@ bool plan_ft_fits(const struct plan_ft_device *d, const struct plan_ft_setup *a)
 
 /* The objective: returns true when a is better than b. A longer sequence; at the same length
  * a faster one (tokens/s in 1% steps); then fewer GPUs, less offloaded, Unsloth, the method's
- * usual optimizer (paged 8-bit AdamW for QLoRA, AdamW otherwise), the simpler strategy (in
+ * usual optimizer (paged 8-bit AdamW for QLoRA, fused AdamW otherwise), the simpler strategy (in
  * enum order), less memory, a larger micro-batch, the lighter method and no checkpointing, in
  * order. A total order. */
 bool plan_ft_better(const struct plan_ft_setup *a, const struct plan_ft_setup *b);
@@ -207,6 +211,6 @@ void plan_ft_rank(struct plan_ft_candidate *c, size_t n);
 /* Names as the Hugging Face Trainer and PEFT spell them (static strings). */
 const char *plan_ft_method_name(enum train_mode mode);      /* "full", "lora", "qlora" */
 const char *plan_ft_provider_name(enum train_provider p);   /* "huggingface", "unsloth" */
-const char *plan_ft_optimizer_name(enum train_optimizer o); /* "adamw_torch", ... */
+const char *plan_ft_optimizer_name(enum train_optimizer o); /* "adamw_torch_fused", ... */
 
 #endif

@@ -513,7 +513,7 @@ async function runFinetune(ev) {
     model: { id: d.recommended_model }, mode, seq_len: n, batch_size: s.per_device_train_batch_size || 1, ...hw,
     ...(s.provider ? { provider: s.provider } : {}),
     ...(typeof s.gradient_checkpointing === 'boolean' ? { gradient_checkpointing: s.gradient_checkpointing } : {}),
-    ...(s.optim ? { optimizer: s.optim === 'adamw_torch' ? 'adamw' : s.optim } : {}),
+    ...(s.optim ? { optimizer: s.optim } : {}),
     ...(typeof s.lora_r === 'number' ? { lora_rank: s.lora_r } : {}),
   }).catch(() => null)));
   const pts = [];

@@ -456,6 +456,61 @@ START_TEST(a_cpu_class_is_asked_through_its_isa)
 }
 END_TEST
 
+/* The optimizer: named in the answer and its assumptions, the provider's when none is given
+ * (Hugging Face's Trainer: adamw_torch_fused; Unsloth: adamw_8bit); the foreach AdamW holds the
+ * square roots of its moments in the step where the fused one holds nothing; "adamw" is the
+ * earlier name of adamw_torch; a misspelt one is refused with the name meant; an 8-bit one on
+ * an Apple GPU is refused. */
+START_TEST(the_optimizer_is_named_and_modelled)
+{
+	static const char *const base = "{\"model\":\"llama-3.2-1b\",\"mode\":\"full\","
+					"\"seq_len\":512,\"hardware_profile\":\"h100-sxm\"%s}";
+	cJSON *fused = run_ok(base, ""), *foreach = run_ok(base, ",\"optimizer\":\"adamw_torch\"");
+	cJSON *alias = run_ok(base, ",\"optimizer\":\"adamw\"");
+	cJSON *uns = run_ok(base, ",\"provider\":\"unsloth\"");
+	cJSON *j;
+	const char *msg;
+
+	ck_assert_str_eq(item(fused, "training", "optimizer")->valuestring, "adamw_torch_fused");
+	ck_assert(cJSON_IsTrue(item(fused, "training", "optimizer_default")));
+	ck_assert_ptr_nonnull(assumption_with(fused, "optimizer: adamw_torch_fused"));
+	ck_assert_ptr_nonnull(assumption_with(fused, "the default for Hugging Face"));
+	ck_assert_str_eq(item(foreach, "training", "optimizer")->valuestring, "adamw_torch");
+	ck_assert(cJSON_IsFalse(item(foreach, "training", "optimizer_default")));
+	ck_assert_ptr_nonnull(assumption_with(foreach, "optimizer: adamw_torch (torch.optim.AdamW "
+						       "(foreach)), as given"));
+	ck_assert_str_eq(item(alias, "training", "optimizer")->valuestring, "adamw_torch");
+	ck_assert_str_eq(item(uns, "training", "optimizer")->valuestring, "adamw_8bit");
+	ck_assert_ptr_nonnull(assumption_with(uns, "the default for Unsloth"));
+	/* The same states; only foreach builds the square roots (one moment's size). */
+	ck_assert_double_eq(num(fused, "memory.optimizer_temp_bytes"), 0);
+	ck_assert_double_eq(num(foreach, "memory.optimizer_temp_bytes"),
+			    num(foreach, "memory.optimizer_bytes") / 2);
+	ck_assert_double_eq(num(fused, "memory.optimizer_bytes"),
+			    num(foreach, "memory.optimizer_bytes"));
+	ck_assert_double_eq(num(foreach, "memory.total_bytes"), num(alias, "memory.total_bytes"));
+	ck_assert(num(foreach, "memory.total_bytes") > num(fused, "memory.total_bytes"));
+	cJSON_Delete(fused);
+	cJSON_Delete(foreach);
+	cJSON_Delete(alias);
+	cJSON_Delete(uns);
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.2-1b\",\"mode\":\"lora\",\"optimizer\":"
+			     "\"adamw8bit\",\"hardware_profile\":\"h100-sxm\"}",
+			     &j),
+			 422);
+	msg = cJSON_GetStringValue(item(j, "error", "message"));
+	ck_assert_str_eq(cJSON_GetStringValue(item(j, "error", "field")), "optimizer");
+	ck_assert_msg(msg && strstr(msg, "did you mean 'adamw_8bit'?"), "%s", msg);
+	cJSON_Delete(j);
+	assert_error("{\"model\":\"llama-3.2-1b\",\"mode\":\"lora\",\"optimizer\":\"lion\"}", 422,
+		     "invalid_value", "optimizer");
+	assert_error("{\"model\":\"llama-3.2-1b\",\"mode\":\"lora\",\"optimizer\":"
+		     "\"paged_adamw_8bit\",\"hardware_profile\":\"apple-m1-max\"}",
+		     422, "invalid_value", "optimizer");
+}
+END_TEST
+
 /* Fine-tuning with no GPU in sight answers what one GPU needs: no sharding or offload is
  * picked for GPUs that are not there, and it does not claim to fit. */
 START_TEST(no_gpu_in_sight_is_one_gpus_need)
@@ -472,6 +527,13 @@ START_TEST(no_gpu_in_sight_is_one_gpus_need)
 	ck_assert(num(a, "memory.total_bytes") > 5.0 * 1073741824.0);
 	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "fits")));
 	ck_assert_ptr_nonnull(assumption_with(a, "no GPU known"));
+	/* And says so in a field; an answer for a known GPU does not. */
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(t, "unlimited_gpu")));
+	cJSON_Delete(a);
+	a = run_ok("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
+		   "\"rtx-4090\"}");
+	ck_assert(cJSON_IsFalse(item(a, "training", "unlimited_gpu")));
+	ck_assert_ptr_null(assumption_with(a, "no GPU known"));
 	cJSON_Delete(a);
 }
 END_TEST
@@ -1250,6 +1312,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, ollama_tags_take_what_ollama_serves);
 	tcase_add_test(tc, a_cpu_class_is_asked_through_its_isa);
 	tcase_add_test(tc, no_gpu_in_sight_is_one_gpus_need);
+	tcase_add_test(tc, the_optimizer_is_named_and_modelled);
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	suite_add_tcase(s, tc);
 	return s;

@@ -99,8 +99,8 @@ static void check_estimate(const cJSON *it, const char *hw_field, const char *hw
 		 str(it, "model"), str(s, "method"),
 		 (int)get(s, "per_device_train_batch_size", NULL)->valuedouble,
 		 (int)get(s, "max_seq_length", NULL)->valuedouble, str(s, "provider"),
-		 cJSON_IsTrue(get(s, "gradient_checkpointing", NULL)) ? "true" : "false",
-		 strcmp(optim, "adamw_torch") == 0 ? "adamw" : optim, rank, hw_field, hw_json);
+		 cJSON_IsTrue(get(s, "gradient_checkpointing", NULL)) ? "true" : "false", optim,
+		 rank, hw_field, hw_json);
 	parsed = cJSON_Parse(body);
 	ck_assert_msg(parsed != NULL, "%s", body);
 	ck_assert_int_eq(api_estimate_object(&env, parsed, &res, &r), 0);
@@ -390,6 +390,37 @@ START_TEST(m3_max_apple)
 }
 END_TEST
 
+/* A request that needs bitsandbytes (extra, the request's added fields) on an Apple GPU:
+ * nothing is offered, and the explanation says why (it holds needle). */
+static void refused_on_apple(const char *extra, const char *needle)
+{
+	cJSON *a = detect("text-generation", extra, "hardware_profile", "\"apple-m3-max\"");
+
+	ck_assert(cJSON_IsNull(get(a, "recommended_model", NULL)));
+	ck_assert_ptr_nonnull(strstr(str(a, "explanation"), needle));
+	cJSON_Delete(a);
+}
+
+/* An optimizer in the request is planned with for every model, named in the plan and checked
+ * by /api/estimate (check_answer); an 8-bit one on an Apple GPU plans nothing and says why. */
+START_TEST(an_optimizer_in_the_request_is_planned_with)
+{
+	cJSON *a =
+		detect("text-generation", ",\"optimizer\":\"adafactor\"", "hardware", RTX4090_64);
+	const cJSON *it;
+
+	ck_assert_str_eq(str(get(a, "plan", NULL), "optimizer"), "adafactor");
+	ck_assert_int_ge(cJSON_GetArraySize(get(a, "model_settings", NULL)), 1);
+	cJSON_ArrayForEach(it, get(a, "model_settings", NULL))
+		ck_assert_str_eq(str(get(it, "settings", NULL), "optim"), "adafactor");
+	cJSON_Delete(a);
+	a = detect("text-generation", "", "hardware", RTX4090_64);
+	ck_assert(cJSON_IsNull(get(a, "plan", "optimizer")));
+	cJSON_Delete(a);
+	refused_on_apple(",\"optimizer\":\"adamw_8bit\"", "bitsandbytes");
+}
+END_TEST
+
 START_TEST(cpu_only_honest)
 {
 	cJSON *a = detect("text-generation", "", "hardware", CPU_16);
@@ -486,11 +517,7 @@ START_TEST(request_length_and_batch)
 	}
 	cJSON_Delete(a);
 	/* QLoRA on Apple silicon: refused with what to use instead. */
-	a = detect("text-generation", ",\"method\":\"qlora\"", "hardware_profile",
-		   "\"apple-m3-max\"");
-	ck_assert(cJSON_IsNull(get(a, "recommended_model", NULL)));
-	ck_assert_ptr_nonnull(strstr(str(a, "explanation"), "MLX"));
-	cJSON_Delete(a);
+	refused_on_apple(",\"method\":\"qlora\"", "MLX");
 }
 END_TEST
 
@@ -602,6 +629,7 @@ START_TEST(input_errors)
 		{"{\"task\":\"summarization\",\"effective_batch_size\":1.5}",
 		 "effective_batch_size"},
 		{"{\"task\":\"summarization\",\"method\":\"dpo\"}", "method"},
+		{"{\"task\":\"summarization\",\"optimizer\":\"adamw_8bti\"}", "optimizer"},
 		{"{\"task\":\"translation\"}", "task"},
 		{"{}", "task"},
 		{"{\"task\":\"summarization\",\"bogus\":1}", "bogus"},
@@ -694,6 +722,7 @@ Suite *finetune_detect_suite(void)
 	tcase_add_test(tc, a100_high_end);
 	tcase_add_test(tc, m3_max_apple);
 	tcase_add_test(tc, cpu_only_honest);
+	tcase_add_test(tc, an_optimizer_in_the_request_is_planned_with);
 	tcase_add_test(tc, compute_specs_override);
 	tcase_add_test(tc, tasks_pick_their_models);
 	tcase_add_test(tc, input_errors);

@@ -4,10 +4,27 @@
 Builds models of real architectures from their config.json fields with random weights
 (nothing is downloaded), runs a few optimizer steps per case with the Hugging Face stack
 (transformers + peft; bitsandbytes for QLoRA and 8-bit optimizers when it is installed), and
-writes one CSV row per case: torch.cuda.max_memory_reserved() and max_memory_allocated(), the
-CUDA context and other non-PyTorch memory (the device's used memory at the peak minus what
-PyTorch reserved), and tokens/s over the timed steps. A case that runs out of memory is a
-row too ("OOM"), because the largest setting that fits is what the estimator predicts.
+writes one CSV row per case: the optimizer, torch.cuda.max_memory_reserved() and
+max_memory_allocated(), the CUDA context and other non-PyTorch memory (the device's used memory
+at the peak minus what PyTorch reserved), and tokens/s over the timed steps and of each step.
+A case that runs out of memory is a row too ("OOM"), because the largest setting that fits is
+what the estimator predicts.
+
+--calibration-out FILE also appends each finished case to FILE in the columns of
+tests/data/calibration/training_memory.csv (model, method, bits, batch_size, seq_len,
+grad_checkpointing, peak_gib as the reserved peak, framework, source, gpu, value_as_reported
+with both peaks, extra_settings with the optimizer, attention and tokens/s), so that a lent GPU
+adds calibration rows in one call:
+
+    python3 tests/tools/measure_training.py --cases tests/tools/training_cases_optimizers.txt \
+        --out build/training_runs.csv \
+        --calibration-out tests/data/calibration/training_memory.csv
+
+--optimizer takes the Hugging Face Trainer's optim names, as rigfit's estimate does:
+adamw_torch_fused (the Trainer's default; torch.optim.AdamW(fused=True)), adamw_torch
+(torch.optim.AdamW with foreach, torch's own default on CUDA, which the rows of
+tests/fixtures/training/gpu_peaks.csv ran as "adamw"), adamw_8bit and paged_adamw_8bit
+(bitsandbytes), adafactor (transformers' Adafactor as the Trainer makes it) and sgd.
 
 Not run by the tests: it needs a CUDA GPU. Example:
 
@@ -18,7 +35,7 @@ Not run by the tests: it needs a CUDA GPU. Example:
 --cases FILE runs the cases listed in FILE, one a line, in that order, instead of the grid the
 other options span (tests/tools/training_cases.txt is the list measured for rigfit's
 calibration): model method seq_len checkpointing attention, then optional key=value fields
-batch_size, lora_targets and lora_rank. --budget-s stops starting cases after that many
+batch_size, lora_targets, lora_rank and optimizer. --budget-s stops starting cases after that many
 seconds, so that a run on a lent GPU ends with every finished row written. --device cpu with
 --layers 2 --vocab 1024 runs the same code on a CPU in seconds, to check it before a GPU run (no memory
 columns then).
@@ -36,6 +53,7 @@ tests/fixtures/training/gpu_peaks.csv holds them (that file adds in_band, rigfit
 import argparse
 import contextlib
 import csv
+import datetime
 import gc
 import os
 import sys
@@ -43,6 +61,10 @@ import time
 
 # Architectures as their config.json files give them (Hugging Face model repositories).
 CONFIGS = {
+    "llama-3.2-1b": dict(model_type="llama", hidden_size=2048, intermediate_size=8192,
+                         num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                         head_dim=64, vocab_size=128256, tie_word_embeddings=True,
+                         max_position_embeddings=131072, rope_theta=500000.0),
     "llama-3.2-3b": dict(model_type="llama", hidden_size=3072, intermediate_size=8192,
                          num_hidden_layers=28, num_attention_heads=24, num_key_value_heads=8,
                          head_dim=128, vocab_size=128256, tie_word_embeddings=True,
@@ -69,7 +91,18 @@ FIELDS = ["model", "n_layers", "hidden", "intermediate", "n_heads", "n_kv_heads"
           "vocab", "tied", "params", "trainable_params", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
           "grad_checkpointing", "attention", "lora_rank", "lora_targets", "lora_dropout",
           "peak_gib", "allocated_gib", "non_torch_gib", "replayed_reserved_gib", "tokens_per_s",
-          "framework", "gpu", "torch", "transformers", "peft", "status", "notes"]
+          "tokens_per_s_steps", "framework", "gpu", "torch", "transformers", "peft", "status",
+          "notes"]
+
+# The columns of tests/data/calibration/training_memory.csv, for --calibration-out.
+CALIBRATION_FIELDS = ["model", "method", "bits", "batch_size", "seq_len", "grad_checkpointing",
+                      "peak_gib", "framework", "source", "gpu", "value_as_reported",
+                      "extra_settings", "notes"]
+
+# The Trainer's optim names this script runs (rigfit's estimate takes the same); "adamw" is
+# what earlier rows called torch's foreach AdamW.
+OPTIMIZERS = ("adamw_torch_fused", "adamw_torch", "adamw_8bit", "paged_adamw_8bit", "adafactor",
+              "sgd", "adamw")
 
 GIB = 1024.0 ** 3
 
@@ -113,7 +146,9 @@ def parse_args():
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--checkpointing", default="on,off")
     p.add_argument("--attention", default="sdpa", help="sdpa, eager, flash_attention_2")
-    p.add_argument("--optimizer", default="adamw", help="adamw or adamw_8bit")
+    p.add_argument("--optimizer", default="adamw_torch_fused", choices=OPTIMIZERS,
+                   help="the Trainer's optim name (default adamw_torch_fused, its default); "
+                        "adamw is the earlier name of adamw_torch (foreach)")
     p.add_argument("--lora-rank", type=int, default=16)
     p.add_argument("--lora-dropout", type=float, default=0.05)
     p.add_argument("--lora-targets", default="all-linear",
@@ -138,6 +173,9 @@ def parse_args():
                    help="with --record-allocator, also write each case's allocator trace "
                         "(action, addr, size) to DIR as gzipped JSON, to replay offline")
     p.add_argument("--out", default="training_runs.csv")
+    p.add_argument("--calibration-out", metavar="FILE",
+                   help="also append each finished case to FILE in the columns of "
+                        "tests/data/calibration/training_memory.csv")
     return p.parse_args()
 
 
@@ -154,7 +192,15 @@ def save_trace(folder, row, trace):
                    for e in trace], f)
 
 
-CASE_KEYS = {"batch_size": int, "lora_targets": str, "lora_rank": int}
+def optimizer_name(value):
+    """An optim name of OPTIMIZERS, else ValueError (a --cases field)."""
+    if value not in OPTIMIZERS:
+        raise ValueError(value)
+    return value
+
+
+CASE_KEYS = {"batch_size": int, "lora_targets": str, "lora_rank": int,
+             "optimizer": optimizer_name}
 
 
 def grid_cases(args):
@@ -193,6 +239,52 @@ def file_cases(path):
                 sys.exit(bad + "unknown model %s" % case["model"])
             cases.append(case)
     return cases
+
+
+def make_optimizer(torch, transformers, name, params):
+    """The optimizer the Trainer builds for optim name (OPTIMIZERS), over params."""
+    if name == "adamw_torch_fused":
+        return torch.optim.AdamW(params, lr=1e-5, fused=True)
+    if name in ("adamw_torch", "adamw"):
+        return torch.optim.AdamW(params, lr=1e-5, foreach=True)
+    if name in ("adamw_8bit", "paged_adamw_8bit"):
+        import bitsandbytes as bnb
+        cls = bnb.optim.AdamW8bit if name == "adamw_8bit" else bnb.optim.PagedAdamW8bit
+        return cls(params, lr=1e-5)
+    if name == "adafactor":
+        # As the Trainer's optim "adafactor": no relative step, no parameter scaling.
+        return transformers.optimization.Adafactor(params, lr=1e-5, scale_parameter=False,
+                                                   relative_step=False, warmup_init=False)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-5)
+    raise ValueError("unknown optimizer %s" % name)
+
+
+def calibration_row(row, when):
+    """row (a finished case of FIELDS) in the columns of training_memory.csv."""
+    bits = "4 (NF4 base)" if row["method"] == "qlora" else row["bits"]
+    method = {"lora": "LoRA", "qlora": "QLoRA", "full": "full",
+              "full_amp": "full (AMP, fp32 master)"}.get(row["method"], row["method"])
+    extra = ["optimizer %s" % row["optimizer"], "attention %s" % row["attention"],
+             "tokens/sec %s" % row.get("tokens_per_s", ""),
+             "tokens/sec per step %s" % row.get("tokens_per_s_steps", "")]
+    if row.get("lora_rank"):
+        extra.append("LoRA rank %s on %s, dropout %s" % (row["lora_rank"], row["lora_targets"],
+                                                        row["lora_dropout"]))
+    return dict(
+        model=row["model"], method=method, bits=bits, batch_size=row["batch_size"],
+        seq_len=row["seq_len"], grad_checkpointing=row["grad_checkpointing"],
+        peak_gib=row.get("peak_gib", ""), framework=row["framework"],
+        source="tests/tools/measure_training.py, %s" % when, gpu="1x %s" % row["gpu"],
+        value_as_reported="max_memory_reserved %s GiB; max_memory_allocated %s GiB; "
+                          "outside PyTorch %s GiB" % (row.get("peak_gib", ""),
+                                                     row.get("allocated_gib", ""),
+                                                     row.get("non_torch_gib", "")),
+        extra_settings="; ".join(extra),
+        notes="random weights from config; %d layers, hidden %s, vocabulary %s; torch %s, "
+              "transformers %s, peft %s; peak_gib is the reserved peak (the CUDA context "
+              "is outside it)" % (row["n_layers"], row["hidden"], row["vocab"], row["torch"],
+                                  row["transformers"], row["peft"]))
 
 
 def device_used_bytes(torch):
@@ -250,7 +342,8 @@ def run_case(torch, transformers, peft, args, case):
     method, seq_len = case["method"], case["seq_len"]
     row = dict(model=case["model"], method=method, batch_size=args.batch_size,
                seq_len=seq_len, grad_checkpointing="yes" if case["ckpt"] else "no",
-               attention=case["attention"], optimizer=args.optimizer,
+               attention=case["attention"],
+               optimizer="adamw_torch" if args.optimizer == "adamw" else args.optimizer,
                framework="transformers+peft",
                gpu=torch.cuda.get_device_name(0) if cuda else "cpu",
                torch=torch.__version__, transformers=transformers.__version__,
@@ -281,22 +374,20 @@ def run_case(torch, transformers, peft, args, case):
                    trainable_params=sum(p.numel() for p in model.parameters()
                                         if p.requires_grad))
         params = [p for p in model.parameters() if p.requires_grad]
-        if args.optimizer == "adamw_8bit":
-            import bitsandbytes as bnb
-            opt = bnb.optim.AdamW8bit(params, lr=1e-5)
-        else:
-            opt = torch.optim.AdamW(params, lr=1e-5)
+        opt = make_optimizer(torch, transformers, args.optimizer, params)
         del params
         model.train()
         tokens = args.batch_size * seq_len
         ids = torch.randint(0, config.vocab_size, (args.batch_size, seq_len), device=args.device)
         non_torch = 0
         t0 = None
+        per_step = []
         for step in range(args.steps):
+            if cuda:
+                torch.cuda.synchronize()
+            began = time.perf_counter()
             if step == 1:
-                if cuda:
-                    torch.cuda.synchronize()
-                t0 = time.perf_counter()
+                t0 = began
             with torch.autocast(args.device, dtype=torch.bfloat16, enabled=amp):
                 loss = model(input_ids=ids, labels=ids).loss
             loss.backward()
@@ -305,9 +396,11 @@ def run_case(torch, transformers, peft, args, case):
             opt.zero_grad(set_to_none=True)
             if cuda:
                 non_torch = max(non_torch, device_used_bytes(torch) - torch.cuda.memory_reserved())
-        if cuda:
-            torch.cuda.synchronize()
+                torch.cuda.synchronize()
+            if step >= 1:
+                per_step.append(tokens / (time.perf_counter() - began))
         elapsed = time.perf_counter() - t0 if t0 else float("nan")
+        row["tokens_per_s_steps"] = "/".join("%.1f" % v for v in per_step)
         if cuda:
             row["peak_gib"] = round(torch.cuda.max_memory_reserved() / GIB, 3)
             row["allocated_gib"] = round(torch.cuda.max_memory_allocated() / GIB, 3)
@@ -346,7 +439,9 @@ def main():
         import transformers
         import peft
     except ImportError as exc:
-        sys.exit("measure_training: needs torch, transformers and peft (%s)" % exc)
+        sys.exit("measure_training: needs PyTorch, transformers and peft on a host with a CUDA "
+                 "GPU (pip install torch transformers peft; bitsandbytes for qlora and the "
+                 "8-bit optimizers): %s" % exc)
     if args.device not in ("cuda", "cpu"):
         sys.exit("measure_training: --device is cuda or cpu, not %s" % args.device)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -357,7 +452,11 @@ def main():
         check_models("measure_training", args.models)
         cases = list(grid_cases(args))
     began = time.monotonic()
-    with open_rows(args.out, FIELDS) as (f, w):
+    when = datetime.date.today().isoformat()
+    with contextlib.ExitStack() as stack:
+        f, w = stack.enter_context(open_rows(args.out, FIELDS))
+        cal = (stack.enter_context(open_rows(args.calibration_out, CALIBRATION_FIELDS))
+               if args.calibration_out else None)
         for number, case in enumerate(cases):
             if args.budget_s and time.monotonic() - began > args.budget_s:
                 print("measure_training: budget spent; %d of %d cases left"
@@ -366,6 +465,9 @@ def main():
             row = run_case(torch, transformers, peft, args, case)
             w.writerow(row)
             f.flush()
+            if cal and row["status"] == "ok" and args.device == "cuda":
+                cal[1].writerow(calibration_row(row, when))
+                cal[0].flush()
             print("%.0fs" % (time.monotonic() - began), row["model"], row["method"],
                   row["batch_size"], row["seq_len"], row["grad_checkpointing"],
                   row["attention"], row["status"], row.get("peak_gib"), row.get("tokens_per_s"),

@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/fit/train_memory.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_speed.h"
 #include "tests/core/fit/train_models.h"
 #include "tests/csv.h"
@@ -172,7 +173,8 @@ START_TEST(each_mechanism_moves_the_estimate_the_right_way)
 	s.precision = TRAIN_PRECISION_BF16;
 	s.optimizer = TRAIN_OPT_PAGED_ADAMW_8BIT;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &b), 0);
-	ck_assert_int_eq(b.optimizer_bytes, 2 * m.params_total);
+	/* Two one-byte moments and an fp32 scale per block of 256 for each. */
+	ck_assert_int_eq(b.optimizer_bytes, 2 * m.params_total + m.params_total / 32);
 	/* Long sequences with a large vocabulary: the logits dominate without a fused loss. */
 	m.vocab = 128256;
 	m.params_embedding = m.params_output = 128256LL * 4096;
@@ -608,19 +610,87 @@ START_TEST(zero_buckets_take_their_configured_size)
 }
 END_TEST
 
+/* A full bf16 fine-tune at 512 tokens with the foreach AdamW: the optimizer step is its peak. */
+static struct train_settings full_short(void)
+{
+	struct train_settings s = {0};
+
+	s.mode = TRAIN_FULL;
+	s.weight_bits = 16;
+	s.batch_size = 1;
+	s.seq_len = 512;
+	s.gradient_checkpointing = true;
+	s.optimizer = TRAIN_OPT_ADAMW;
+	s.flash_attention = true;
+	return s;
+}
+
+/* Each optimizer by its mechanism (core/fit/train_optimizer.c), on a full fine-tune of Llama
+ * 3.1 8B at 512 tokens, where the step is the peak: the fused AdamW keeps the foreach one's
+ * moments without its square roots; the 8-bit ones two bytes and their scales; Adafactor a row
+ * and a column per matrix and three fp32 copies of the embedding while it steps it; SGD
+ * nothing. */
+START_TEST(each_optimizer_keeps_what_it_allocates)
+{
+	struct train_model m = t_llama31_8b();
+	struct train_settings s = full_short();
+	struct train_memory r[TRAIN_OPT_COUNT];
+	int64_t p = m.params_total;
+
+	for (int o = 0; o < TRAIN_OPT_COUNT; o++) {
+		s.optimizer = (enum train_optimizer)o;
+		ck_assert_int_eq(train_memory_estimate(&m, &s, &r[o]), 0);
+		ck_assert_str_eq(train_optimizer_choices[o],
+				 train_optimizer_info(s.optimizer)->name);
+	}
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW_FUSED].optimizer_bytes, 4 * p);
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW].optimizer_bytes, 4 * p);
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW_FUSED].optimizer_temp_bytes, 0);
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW].optimizer_temp_bytes, 2 * p);
+	/* The step was the foreach run's peak; with the fused step the forward, loss and
+	 * backward are. */
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW].total_bytes - r[TRAIN_OPT_ADAMW].overhead_bytes,
+			 r[TRAIN_OPT_ADAMW].weights_bytes + r[TRAIN_OPT_ADAMW].gradients_bytes +
+				 6 * p);
+	ck_assert_int_eq(
+		r[TRAIN_OPT_ADAMW_FUSED].total_bytes - r[TRAIN_OPT_ADAMW_FUSED].overhead_bytes,
+		r[TRAIN_OPT_ADAMW_FUSED].weights_bytes + r[TRAIN_OPT_ADAMW_FUSED].gradients_bytes +
+			4 * p + r[TRAIN_OPT_ADAMW_FUSED].activations_bytes +
+			r[TRAIN_OPT_ADAMW_FUSED].logits_bytes -
+			r[TRAIN_OPT_ADAMW_FUSED].reused_bytes);
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW_8BIT].optimizer_bytes, 2 * p + p / 32);
+	ck_assert_int_eq(r[TRAIN_OPT_ADAMW_8BIT].optimizer_temp_bytes, 0);
+	ck_assert_int_eq(r[TRAIN_OPT_SGD].optimizer_bytes, 0);
+	ck_assert_int_eq(r[TRAIN_OPT_SGD].optimizer_temp_bytes, 0);
+	/* Adafactor: rows and columns (a few tens of millions of elements in bf16), and the
+	 * step's fp32 copies of the 128256 x 4096 embedding. */
+	ck_assert_int_gt(r[TRAIN_OPT_ADAFACTOR].optimizer_bytes, 0);
+	ck_assert_int_lt(r[TRAIN_OPT_ADAFACTOR].optimizer_bytes, p / 50);
+	ck_assert_int_eq(r[TRAIN_OPT_ADAFACTOR].optimizer_temp_bytes, 3 * 4 * 128256LL * 4096);
+	ck_assert_int_gt(r[TRAIN_OPT_ADAMW].total_bytes, r[TRAIN_OPT_ADAMW_FUSED].total_bytes);
+	ck_assert_int_gt(r[TRAIN_OPT_ADAMW_FUSED].total_bytes, r[TRAIN_OPT_ADAMW_8BIT].total_bytes);
+	ck_assert_int_gt(r[TRAIN_OPT_ADAMW_8BIT].total_bytes, r[TRAIN_OPT_ADAFACTOR].total_bytes);
+	ck_assert_int_gt(r[TRAIN_OPT_ADAFACTOR].total_bytes, r[TRAIN_OPT_SGD].total_bytes);
+	/* The default follows the provider; "adamw" is the earlier name of adamw_torch. */
+	ck_assert_int_eq(train_optimizer_default(TRAIN_PROVIDER_HUGGINGFACE),
+			 TRAIN_OPT_ADAMW_FUSED);
+	ck_assert_int_eq(train_optimizer_default(TRAIN_PROVIDER_UNSLOTH), TRAIN_OPT_ADAMW_8BIT);
+	ck_assert_str_eq(train_optimizer_choices[TRAIN_OPT_COUNT], "adamw");
+	ck_assert_int_eq(train_optimizer_from_choice(TRAIN_OPT_COUNT), TRAIN_OPT_ADAMW);
+	ck_assert_ptr_null(train_optimizer_choices[TRAIN_OPT_COUNT + 1]);
+	/* Out of range is refused. */
+	s.optimizer = TRAIN_OPT_COUNT;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &r[0]), RF_E_INVALID_VALUE);
+}
+END_TEST
+
 /* torch's AdamW step holds the square roots of all second moments, one moment's size: a full
  * fine-tune at short sequences peaks there, after backward; 8-bit optimizers do not, and under
  * ZeRO it is the shard's. */
 START_TEST(adamw_step_holds_one_moment_more)
 {
 	struct train_model m = t_llama31_8b();
-	struct train_settings s = {.mode = TRAIN_FULL,
-				   .weight_bits = 16,
-				   .batch_size = 1,
-				   .seq_len = 512,
-				   .gradient_checkpointing = true,
-				   .optimizer = TRAIN_OPT_ADAMW,
-				   .flash_attention = true};
+	struct train_settings s = full_short();
 	struct train_memory r, eight, zero, longer;
 	int64_t work;
 
@@ -1175,6 +1245,7 @@ Suite *train_memory_suite(void)
 	tcase_add_test(tc, residual_dtype_and_backward_phases);
 	tcase_add_test(tc, zero_buckets_take_their_configured_size);
 	tcase_add_test(tc, adamw_step_holds_one_moment_more);
+	tcase_add_test(tc, each_optimizer_keeps_what_it_allocates);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/err.h"
 #include "core/fit/model.h"
+#include "core/fit/train_optimizer.h"
 #include "core/plan/plan_finetune.h"
 #include "core/fit/train_parallel.h"
 #include "tests/api/profiles_fixture.h"
@@ -103,7 +105,7 @@ static struct plan_ft_result plan(const struct tm *t, const struct plan_ft_devic
 static int brute_force(const struct tm *t, const struct plan_ft_device *d, enum plan_ft_task task,
 		       int64_t effective)
 {
-	static const enum train_optimizer opts[] = {TRAIN_OPT_ADAMW, TRAIN_OPT_ADAMW_8BIT,
+	static const enum train_optimizer opts[] = {TRAIN_OPT_ADAMW_FUSED, TRAIN_OPT_ADAMW_8BIT,
 						    TRAIN_OPT_PAGED_ADAMW_8BIT};
 	struct plan_ft_result res = plan(t, d, task, effective);
 	int n_fit = 0, max_gpus = d->n_gpus > 1 ? d->n_gpus : 1;
@@ -552,6 +554,40 @@ START_TEST(provider_rules)
 }
 END_TEST
 
+/* A request that fixes the optimizer gets it in every setup: on a 24 GB card an 8B plans with
+ * Adafactor when asked, and with an 8-bit AdamW the planner may pick; an 8-bit one asked of an
+ * Apple GPU (no bitsandbytes) plans nothing; an optimizer out of range is refused. */
+START_TEST(a_fixed_optimizer_is_planned_with)
+{
+	struct tm t;
+	struct plan_ft_device cuda = dev(PLAN_FT_BACKEND_CUDA, 24, true, 165);
+	struct plan_ft_device mac = dev(PLAN_FT_BACKEND_METAL, 64, true, 14.2);
+	struct plan_ft_request r = {0};
+	struct plan_ft_result res;
+
+	tm_load(&t, "meta-llama/Llama-3.1-8B");
+	r.task = PLAN_FT_TEXT_GENERATION;
+	for (int o = 0; o < TRAIN_OPT_COUNT; o++) {
+		r.fixed_optimizer = true;
+		r.optimizer = (enum train_optimizer)o;
+		ck_assert_int_eq(plan_finetune(&t.pm, &cuda, &r, &res), 0);
+		ck_assert_msg(res.feasible, "%s", plan_ft_optimizer_name(r.optimizer));
+		ck_assert_int_eq(res.best.optimizer, o);
+		ck_assert_int_eq(plan_finetune(&t.pm, &mac, &r, &res), 0);
+		ck_assert(res.feasible == !train_optimizer_info(r.optimizer)->bitsandbytes);
+		if (res.feasible)
+			ck_assert_int_eq(res.best.optimizer, o);
+	}
+	r.optimizer = TRAIN_OPT_COUNT;
+	ck_assert_int_eq(plan_finetune(&t.pm, &cuda, &r, &res), RF_E_INVALID_VALUE);
+	/* Not fixed: the fused AdamW or an 8-bit one. */
+	r.fixed_optimizer = false;
+	ck_assert_int_eq(plan_finetune(&t.pm, &cuda, &r, &res), 0);
+	ck_assert(res.best.optimizer == TRAIN_OPT_ADAMW_FUSED ||
+		  train_optimizer_info(res.best.optimizer)->bitsandbytes);
+}
+END_TEST
+
 /* Apple: no bitsandbytes on MPS, so no QLoRA and no 8-bit optimizer, even where only QLoRA
  * would fit (the model is dropped instead); no Unsloth. */
 START_TEST(apple_never_qlora)
@@ -568,7 +604,7 @@ START_TEST(apple_never_qlora)
 		res = plan(&t, &mac, PLAN_FT_TEXT_GENERATION, 16);
 		if (res.feasible) {
 			ck_assert_int_ne(res.best.mode, TRAIN_QLORA);
-			ck_assert_int_eq(res.best.optimizer, TRAIN_OPT_ADAMW);
+			ck_assert_int_eq(res.best.optimizer, TRAIN_OPT_ADAMW_FUSED);
 			ck_assert_int_eq(res.best.provider, TRAIN_PROVIDER_HUGGINGFACE);
 		}
 		/* The same memory on CUDA does take QLoRA where it is needed. */
@@ -761,6 +797,7 @@ Suite *plan_finetune_suite(void)
 	tcase_add_test(tc, method_speeds_rank_as_measured);
 	tcase_add_test(tc, rank_order_and_class);
 	tcase_add_test(tc, bad_requests);
+	tcase_add_test(tc, a_fixed_optimizer_is_planned_with);
 	suite_add_tcase(s, tc);
 	return s;
 }
