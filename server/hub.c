@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "api/model_folder.h"
+#include "core/checked.h"
 #include "core/err.h"
 #include "core/numparse.h"
 #include "server/config.h"
@@ -457,11 +458,17 @@ static int read_shard(void *ctx, const char *file)
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
+	if (rf_ckd_add_u64(&d->file_bytes, d->file_bytes, total) < 0) {
+		set_msg(w->c->msg, w->c->msglen,
+			"the Hugging Face Hub's sizes of the safetensors files add up past 2^64");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
 	w->budget -= (size_t)n;
 	d->headers[d->n_shards] = b.p;
 	d->header_len[d->n_shards] = (size_t)n;
+	d->shard_bytes[d->n_shards] = total;
 	d->n_shards++;
-	d->file_bytes += total;
 	b.p = NULL;
 out:
 	free(b.p);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/checked.h"
 #include "core/err.h"
 #include "server/model_files.h"
 
@@ -114,7 +115,7 @@ static int read_header(const char *const *dirs, int n_dirs, const char *dir, con
 	}
 	for (int i = 7; i >= 0; i--)
 		n = n << 8 | lenbuf[i];
-	if (n < 2 || n > *budget || n > size - 8) {
+	if (n < 2 || n > *budget || size < 8 || n > size - 8) {
 		snprintf(
 			msg, msglen,
 			"%.100s: the safetensors header length %llu is not possible for a %llu-byte "
@@ -135,12 +136,17 @@ static int read_header(const char *const *dirs, int n_dirs, const char *dir, con
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
+	if (rf_ckd_add_u64(&d->file_bytes, d->file_bytes, size) < 0) {
+		set_msg(msg, msglen, "the safetensors files' sizes add up past 2^64");
+		rc = RF_E_RANGE;
+		goto out;
+	}
 	b[n] = '\0';
 	*budget -= (size_t)n;
 	d->headers[d->n_shards] = b;
 	d->header_len[d->n_shards] = (size_t)n;
+	d->shard_bytes[d->n_shards] = size;
 	d->n_shards++;
-	d->file_bytes += size;
 	b = NULL;
 	rc = 0;
 out:

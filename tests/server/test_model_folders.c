@@ -562,6 +562,42 @@ START_TEST(the_daemon_lists_a_new_file_after_a_rescan_not_before)
 }
 END_TEST
 
+/* The 120,000-tensor header (t_hf_flood_header) as a user would hand it to the daemon: a folder
+ * in its models dir. The ASan build that once died on the overflowing sum answers 422
+ * out_of_range naming model.path, and stays up. */
+START_TEST(the_daemon_answers_a_120k_tensor_header_with_a_422)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	char dir[4200], p[4400], body[4600];
+	const char *extra[] = {"--models-dir", cfg.models_dirs[0], NULL};
+	size_t len;
+	char *h = t_hf_flood_header(120000, &len);
+
+	snprintf(dir, sizeof(dir), "%s/flood", cfg.models_dirs[0]);
+	mkdir(dir, 0755);
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	ck_assert_int_eq(t_write_file(p, t_hf_llama32_1b_config, strlen(t_hf_llama32_1b_config)),
+			 0);
+	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+	t_hf_write_raw_safetensors(p, h, len, 0);
+	free(h);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", dir, HW);
+	t_daemon_start(&dmn, extra);
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+				"Content-Type: application/json\r\n", body, strlen(body), &r),
+			 0);
+	ck_assert_msg(r.status == 422, "%d %.300s", r.status, r.body);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"code\":\"out_of_range\""));
+	ck_assert_ptr_nonnull(strstr(r.body, "\"field\":\"model.path\""));
+	t_resp_free(&r);
+	ck_assert_int_eq(t_http(dmn.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
 Suite *model_folders_suite(void)
 {
 	Suite *s = suite_create("model_folders");
@@ -579,6 +615,7 @@ Suite *model_folders_suite(void)
 	tcase_add_test(tc, the_list_narrows_to_one_place_or_a_name);
 	tcase_add_test(tc, the_route_answers_from_the_scans_list_not_the_disk);
 	tcase_add_test(tc, the_daemon_lists_a_new_file_after_a_rescan_not_before);
+	tcase_add_test(tc, the_daemon_answers_a_120k_tensor_header_with_a_422);
 	suite_add_tcase(s, tc);
 	return s;
 }
