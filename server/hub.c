@@ -125,6 +125,12 @@ int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hu
 	h->https = strncmp(h->url, "https://", 8) == 0;
 	if (o->token && o->token[0])
 		snprintf(h->auth, sizeof(h->auth), "Authorization: Bearer %s", o->token);
+	/* The token is a credential: over plain HTTP anyone on the path reads it. Allowed (a
+	 * mirror on this host or a test Hub), but never silently. */
+	if (h->auth[0] && !h->https)
+		rf_log_warn("--hub %s is plain http://: the Hub token (--hub-token-file) is sent "
+			    "unencrypted with every lookup; use an https:// URL",
+			    h->url);
 	h->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : RF_HUB_TIMEOUT_MS_DEFAULT;
 	h->store = store;
 	atomic_init(&h->stopping, false);

@@ -643,6 +643,11 @@ START_TEST(the_daemon_looks_ids_up_with_hub_and_keeps_them)
 		ck_assert_str_eq(fake.auth, "Bearer hf_test-token");
 		fake_stop();
 	}
+	/* The token went to an http:// Hub: said at start, once, without the token itself. */
+	log = t_daemon_log(&dmn);
+	ck_assert_ptr_nonnull(strstr(log, "is plain http://: the Hub token"));
+	ck_assert_ptr_null(strstr(log, "hf_test-token"));
+	free(log);
 	t_daemon_stop(&dmn);
 	ck_assert_int_eq(t_daemon_try_start(&dmn, bad, 10000), 1);
 	log = t_daemon_log(&dmn);
@@ -722,6 +727,10 @@ START_TEST(a_slow_hub_holds_up_no_other_request)
 	free(answer);
 	close(fd);
 	fake_stop();
+	/* No token: nothing to warn about. */
+	answer = t_daemon_log(&dmn);
+	ck_assert_ptr_null(strstr(answer, "plain http://"));
+	free(answer);
 	t_daemon_stop(&dmn);
 }
 END_TEST
