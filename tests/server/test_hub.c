@@ -61,7 +61,8 @@ struct fake_hub {
 	int fd, port;
 	pthread_t th;
 	atomic_int stop, mode, requests;
-	atomic_int slow_ms; /* how long FAKE_SLOW holds a request; 0: 3 s */
+	atomic_int slow_ms;     /* how long FAKE_SLOW holds a request; 0: 3 s */
+	atomic_llong lie_total; /* the Content-Range total FAKE_LIE_TOTAL gives shards */
 	char root[1024];
 	char auth[256]; /* the last Authorization header received */
 };
@@ -119,9 +120,9 @@ static void reply_file(int c, const char *path, long long from, long long to, in
 			"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes %lld-%lld/%lld\r\n"
 			"Content-Length: %lld\r\nConnection: close\r\n\r\n",
 			from, to,
-			/* A total of 2^63 - 1 bytes for a file of a few MB. */
-			fake.mode == FAKE_LIE_TOTAL && strstr(path, ".safetensors") ? LLONG_MAX :
-										      size,
+			fake.mode == FAKE_LIE_TOTAL && strstr(path, ".safetensors") ?
+				(long long)fake.lie_total :
+				size,
 			to - from + 1);
 	else
 		n = snprintf(head, sizeof(head),
@@ -542,7 +543,11 @@ START_TEST(a_lying_hub_is_refused_and_not_stored)
 	fake_refuses(FAKE_LIE_LEN, 2000, 422, "is not possible for a");
 	fake_refuses(FAKE_BAD_JSON, 2000, 422, "config.json for '" QWEN "' is not a JSON object");
 	fake_refuses(FAKE_HUGE_CONFIG, 2000, 422, "config.json on the Hugging Face Hub is larger");
-	/* A Content-Range total of 9.2e18 bytes: the headers account for a few MB. */
+	/* Content-Range totals of 9.2e18 bytes (past what is believed at all) and of 2^53 - 1
+	 * (believable, but not what the headers account for: a few MB). */
+	fake.lie_total = LLONG_MAX;
+	fake_refuses(FAKE_LIE_TOTAL, 2000, 422, "without a file size to believe");
+	fake.lie_total = (1LL << 53) - 1;
 	fake_refuses(FAKE_LIE_TOTAL, 2000, 422,
 		     "the Hugging Face Hub says the safetensors files hold");
 	/* Nothing was kept for the offline path to serve. */
