@@ -213,7 +213,8 @@ accuracy: $(B)/accuracy
 # make bench       rigfit next to nginx under wrk (tests/bench/bench.sh); root installs wrk, nginx
 # make soak        60 s at 256 connections: no errors, flat resident memory (tests/bench/soak.sh)
 # Fuzz objects are built with clang (FUZZ_CC) and ASan+UBSan in $(B)/fuzz, from core/, api/ and
-# the few server/ files the targets need (the scan of a fixture machine, the profile loader).
+# the few server/ files the targets need (the scan of a fixture machine, the profile loader,
+# the safetensors index, Ollama manifests, static paths).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 2
@@ -221,7 +222,9 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address
                 -fno-sanitize-recover=undefined
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles.c server/log.c \
-                server/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c))
+                server/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c)) \
+                server/model_dir.c server/model_files.c server/ollama_models.c \
+                server/static_files.c
 FUZZ_HELPERS := tests/fuzz/fuzz_env.c
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
                   $(sort $(wildcard tests/fuzz/fuzz_*.c))))

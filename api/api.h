@@ -194,6 +194,9 @@ struct api_model_dir {
 	int n_shards;
 	char *headers[API_MODEL_DIR_MAX_SHARDS]; /* each shard's JSON header, NUL-terminated */
 	size_t header_len[API_MODEL_DIR_MAX_SHARDS];
+	/* each shard's size (the file on disk, or the Hub's Content-Range total); 0: unknown (a
+	 * stored Hub answer keeps only the total) */
+	uint64_t shard_bytes[API_MODEL_DIR_MAX_SHARDS];
 	uint64_t file_bytes;   /* the shards' sizes on disk, headers included */
 	char where[16];        /* "models_dir", "hf_cache" or "hub" */
 	char revision[64];     /* the HF cache snapshot read ("" for a models dir; "main": hub) */

@@ -28,9 +28,14 @@ struct api_checkpoint {
 };
 
 /* Maps d to *arch (config.json, as model_arch_from_hf; errors name field_prefix) and *ck (the
- * headers, and config.json's quantization_config as api_hf_quant_from_config reads it). A header that is not a safetensors header (a tensor without dtype, shape or
- * data_offsets, a shape whose size disagrees with its data_offsets, overlapping...) is a 422
- * naming field_prefix. Returns 0 or a negative rf_err with the envelope in out. */
+ * headers, and config.json's quantization_config as api_hf_quant_from_config reads it). A
+ * header that is not a safetensors header is a 422 naming field_prefix: RF_E_INVALID_VALUE for
+ * a tensor without dtype, shape or data_offsets, a shape whose size disagrees with its
+ * data_offsets, tensors that overlap or leave holes, data past the end of a shard whose size
+ * is known (d->shard_bytes), or, for a Hub's answer (where "hub"), a total size other than the
+ * headers account for; RF_E_RANGE for a size or sum that overflows (numbers above 2^53, a
+ * shape whose product or totals that pass 2^63). Returns 0 or a negative rf_err with the
+ * envelope in out. */
 int api_model_folder(const struct api_model_dir *d, const char *field_prefix,
 		     struct model_arch *arch /* OUT */, struct api_checkpoint *ck /* OUT */,
 		     struct api_reply *out);

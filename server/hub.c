@@ -27,12 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "api/model_folder.h"
+#include "core/checked.h"
+#include "core/content_range.h"
 #include "core/err.h"
-#include "core/numparse.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/model_dir.h"
@@ -164,6 +164,12 @@ int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hu
 	h->https = strncmp(h->url, "https://", 8) == 0;
 	if (o->token && o->token[0])
 		snprintf(h->auth, sizeof(h->auth), "Authorization: Bearer %s", o->token);
+	/* The token is a credential: over plain HTTP anyone on the path reads it. Allowed (a
+	 * mirror on this host or a test Hub), but never silently. */
+	if (h->auth[0] && !h->https)
+		rf_log_warn("--hub %s is plain http://: the Hub token (--hub-token-file) is sent "
+			    "unencrypted with every lookup; use an https:// URL",
+			    h->url);
 	h->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : RF_HUB_TIMEOUT_MS_DEFAULT;
 	h->store = store;
 	atomic_init(&h->stopping, false);
@@ -311,9 +317,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct body *b = ud;
 	size_t n = size * nmemb;
-	char line[160];
-	const char *slash;
-	uint64_t v;
+	struct rf_content_range cr;
 
 	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
 		const char *sp = memchr(data, ' ', n);
@@ -323,14 +327,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 				    0;
 		return n;
 	}
-	if (n < 15 || n >= sizeof(line) || strncasecmp(data, "content-range:", 14) != 0)
-		return n;
-	memcpy(line, data, n);
-	line[n] = '\0';
-	line[strcspn(line, "\r\n")] = '\0';
-	slash = strrchr(line, '/');
-	if (slash && rf_parse_u64_str(slash + 1, UINT64_MAX / 2, &v) == 0) {
-		b->total = v;
+	/* A total that is malformed or above RF_CONTENT_RANGE_MAX is no total: the shard is
+	 * then refused as a file of unknown size. */
+	if (rf_content_range_line(data, n, &cr) == 0 && cr.has_total) {
+		b->total = cr.total;
 		b->has_total = true;
 	}
 	return n;
@@ -503,8 +503,16 @@ static int read_shard(void *ctx, const char *file)
 		goto out;
 	for (int i = 7; i >= 0; i--)
 		n = n << 8 | (unsigned char)b.p[i];
-	total = b.has_total ? b.total : 0;
-	if (n < 2 || n > w->budget || !b.has_total || total < 8 || n > total - 8) {
+	if (!b.has_total) {
+		set_msg(w->c->msg, w->c->msglen,
+			"the Hugging Face Hub sent %.100s without a file size to believe (a "
+			"Content-Range total of at most 2^53 bytes)",
+			file);
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
+	total = b.total;
+	if (n < 2 || n > w->budget || total < 8 || n > total - 8) {
 		set_msg(w->c->msg, w->c->msglen,
 			"the Hugging Face Hub's %.100s: a safetensors header length of %llu is not "
 			"possible for a %llu-byte file (or exceeds the %zu MiB read for headers)",
@@ -522,11 +530,17 @@ static int read_shard(void *ctx, const char *file)
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
+	if (rf_ckd_add_u64(&d->file_bytes, d->file_bytes, total) < 0) {
+		set_msg(w->c->msg, w->c->msglen,
+			"the Hugging Face Hub's sizes of the safetensors files add up past 2^64");
+		rc = RF_E_INVALID_VALUE;
+		goto out;
+	}
 	w->budget -= (size_t)n;
 	d->headers[d->n_shards] = b.p;
 	d->header_len[d->n_shards] = (size_t)n;
+	d->shard_bytes[d->n_shards] = total;
 	d->n_shards++;
-	d->file_bytes += total;
 	b.p = NULL;
 out:
 	free(b.p);

@@ -26,7 +26,8 @@ struct rf_hub_opts {
 };
 
 /* Makes a Hub client over o (copied) that caches in store (borrowed, may be NULL: no cache).
- * Returns 0 with *out (free with rf_hub_free), or RF_E_INVALID_VALUE (a URL that is not http or
+ * A token with an http:// URL is logged as a warning (it would travel unencrypted). Returns 0
+ * with *out (free with rf_hub_free), or RF_E_INVALID_VALUE (a URL that is not http or
  * https, or too long) or RF_E_NOMEM with one line in err. Call it before starting threads: it
  * initializes libcurl (once per process). */
 int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hub **out /* OUT */,

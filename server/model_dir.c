@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/checked.h"
 #include "core/err.h"
 #include "server/model_files.h"
 
@@ -114,7 +115,7 @@ static int read_header(const char *const *dirs, int n_dirs, const char *dir, con
 	}
 	for (int i = 7; i >= 0; i--)
 		n = n << 8 | lenbuf[i];
-	if (n < 2 || n > *budget || n > size - 8) {
+	if (n < 2 || n > *budget || size < 8 || n > size - 8) {
 		snprintf(
 			msg, msglen,
 			"%.100s: the safetensors header length %llu is not possible for a %llu-byte "
@@ -135,12 +136,17 @@ static int read_header(const char *const *dirs, int n_dirs, const char *dir, con
 		rc = RF_E_INVALID_VALUE;
 		goto out;
 	}
+	if (rf_ckd_add_u64(&d->file_bytes, d->file_bytes, size) < 0) {
+		set_msg(msg, msglen, "the safetensors files' sizes add up past 2^64");
+		rc = RF_E_RANGE;
+		goto out;
+	}
 	b[n] = '\0';
 	*budget -= (size_t)n;
 	d->headers[d->n_shards] = b;
 	d->header_len[d->n_shards] = (size_t)n;
+	d->shard_bytes[d->n_shards] = size;
 	d->n_shards++;
-	d->file_bytes += size;
 	b = NULL;
 	rc = 0;
 out:
@@ -157,13 +163,33 @@ int rf_model_shard_name_ok(const char *s)
 	       strcmp(s + n - 12, ".safetensors") == 0;
 }
 
+/* The distinct shard names an index has named so far: at most API_MODEL_DIR_MAX_SHARDS, in an
+ * open-addressing table of twice as many slots, so that each entry of a 16 MiB index costs one
+ * lookup rather than a walk back over every entry before it. */
+#define SEEN_SLOTS (2 * API_MODEL_DIR_MAX_SHARDS)
+
+static size_t name_slot(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % SEEN_SLOTS;
+}
+
 int rf_model_index_shards(const char *idx, size_t len, int (*each)(void *ctx, const char *name),
 			  void *ctx, char *msg, size_t msglen)
 {
 	cJSON *doc = cJSON_ParseWithLength(idx, len);
 	const cJSON *map = cJSON_GetObjectItemCaseSensitive(doc, "weight_map"), *e;
-	int rc = 0;
+	const char **seen = calloc(SEEN_SLOTS, sizeof(*seen));
+	int rc = 0, distinct = 0;
 
+	if (!seen) {
+		set_msg(msg, msglen, "out of memory");
+		rc = RF_E_NOMEM;
+		goto out;
+	}
 	if (!cJSON_IsObject(map) || !map->child) {
 		set_msg(msg, msglen, "model.safetensors.index.json has no weight_map");
 		rc = RF_E_INVALID_VALUE;
@@ -171,7 +197,8 @@ int rf_model_index_shards(const char *idx, size_t len, int (*each)(void *ctx, co
 	}
 	cJSON_ArrayForEach(e, map)
 	{
-		bool seen = false;
+		size_t k;
+
 		if (!cJSON_IsString(e) || !rf_model_shard_name_ok(e->valuestring)) {
 			set_msg(msg, msglen,
 				"model.safetensors.index.json names a file that is not a "
@@ -179,18 +206,25 @@ int rf_model_index_shards(const char *idx, size_t len, int (*each)(void *ctx, co
 			rc = RF_E_INVALID_VALUE;
 			goto out;
 		}
-		for (const cJSON *p = map->child; p != e; p = p->next)
-			if (strcmp(p->valuestring, e->valuestring) == 0) {
-				seen = true;
-				break;
-			}
-		if (seen)
+		for (k = name_slot(e->valuestring); seen[k] && strcmp(seen[k], e->valuestring) != 0;
+		     k = (k + 1) % SEEN_SLOTS)
+			;
+		if (seen[k])
 			continue;
+		if (distinct >= API_MODEL_DIR_MAX_SHARDS) {
+			snprintf(msg, msglen, "the model has more than %d safetensors files",
+				 API_MODEL_DIR_MAX_SHARDS);
+			rc = RF_E_TOO_LARGE;
+			goto out;
+		}
+		seen[k] = e->valuestring;
+		distinct++;
 		rc = each(ctx, e->valuestring);
 		if (rc < 0)
 			goto out;
 	}
 out:
+	free(seen);
 	cJSON_Delete(doc);
 	return rc;
 }

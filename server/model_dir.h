@@ -33,7 +33,9 @@ void rf_hf_hub_dir(const char *configured, char *buf, size_t buflen);
 /* Calls each(ctx, name) once for every distinct shard file that the safetensors index idx
  * (len bytes of model.safetensors.index.json) lists in its weight_map, in order, stopping at
  * the first negative return, which it returns. Returns 0, that error, or RF_E_INVALID_VALUE
- * (no weight_map, a name that rf_model_shard_name_ok refuses) with msg set. */
+ * (no weight_map, a name that rf_model_shard_name_ok refuses), RF_E_TOO_LARGE (more than
+ * API_MODEL_DIR_MAX_SHARDS distinct names) or RF_E_NOMEM with msg set. Each entry costs one
+ * lookup among the names seen, whatever the index's size. */
 int rf_model_index_shards(const char *idx, size_t len, int (*each)(void *ctx, const char *name),
 			  void *ctx, char *msg, size_t msglen);
 

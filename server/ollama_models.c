@@ -50,7 +50,8 @@ void rf_ollama_dir(const char *configured, char *buf, size_t buflen)
 }
 
 /* Reads the manifest file path (confined to dir) into a malloc'd NUL-terminated buffer. */
-static int read_manifest(const char *dir, const char *path, char **out, char *msg, size_t msglen)
+static int read_manifest(const char *dir, const char *path, char **out, size_t *len, char *msg,
+			 size_t msglen)
 {
 	const char *dirs[1] = {dir};
 	uint64_t size = 0;
@@ -80,14 +81,14 @@ static int read_manifest(const char *dir, const char *path, char **out, char *ms
 	}
 	b[got] = '\0';
 	*out = b;
+	*len = (size_t)got;
 	return 0;
 }
 
-/* Writes the blob path of the manifest's model layer into path. */
-static int model_blob(const char *dir, const char *manifest, char *path, size_t pathlen, char *msg,
-		      size_t msglen)
+int rf_ollama_manifest_blob(const char *manifest, size_t len, char hex[65], char *msg,
+			    size_t msglen)
 {
-	cJSON *doc = cJSON_Parse(manifest);
+	cJSON *doc = cJSON_ParseWithLength(manifest, len);
 	const cJSON *layer;
 	int rc = RF_E_INVALID_VALUE;
 
@@ -96,21 +97,20 @@ static int model_blob(const char *dir, const char *manifest, char *path, size_t 
 	{
 		const cJSON *mt = cJSON_GetObjectItemCaseSensitive(layer, "mediaType");
 		const cJSON *dg = cJSON_GetObjectItemCaseSensitive(layer, "digest");
-		const char *hex;
+		const char *h;
 		size_t n;
 
 		if (!cJSON_IsString(mt) || strcmp(mt->valuestring, MODEL_LAYER) != 0)
 			continue;
 		if (!cJSON_IsString(dg) || strncmp(dg->valuestring, "sha256:", 7) != 0)
 			break;
-		hex = dg->valuestring + 7;
-		n = strspn(hex, "0123456789abcdef");
-		if (n != 64 || hex[n] != '\0') {
+		h = dg->valuestring + 7;
+		n = strspn(h, "0123456789abcdef");
+		if (n != 64 || h[n] != '\0') {
 			snprintf(msg, msglen, "the Ollama manifest's model digest is not a sha256");
 			break;
 		}
-		if ((size_t)snprintf(path, pathlen, "%s/blobs/sha256-%s", dir, hex) >= pathlen)
-			break;
+		memcpy(hex, h, 65);
 		rc = 0;
 		break;
 	}
@@ -125,7 +125,8 @@ int rf_ollama_read(const char *dir, const char *ref, char **buf, size_t *len, ui
 	const char *dirs[1] = {dir};
 	const char *colon = ref ? strchr(ref, ':') : NULL;
 	const char *tag = colon ? colon + 1 : "latest";
-	char path[PATH_MAX], blob[PATH_MAX], *manifest = NULL;
+	char path[PATH_MAX], blob[PATH_MAX], hex[65], *manifest = NULL;
+	size_t manifest_len = 0;
 	int rc;
 
 	if (!dir || !dir[0])
@@ -141,12 +142,14 @@ int rf_ollama_read(const char *dir, const char *ref, char **buf, size_t *len, ui
 		return RF_E_INVALID_VALUE;
 	if (access(path, F_OK) != 0)
 		return RF_E_NOT_FOUND;
-	rc = read_manifest(dir, path, &manifest, msg, msglen);
+	rc = read_manifest(dir, path, &manifest, &manifest_len, msg, msglen);
 	if (rc == 0)
-		rc = model_blob(dir, manifest, blob, sizeof(blob), msg, msglen);
+		rc = rf_ollama_manifest_blob(manifest, manifest_len, hex, msg, msglen);
 	free(manifest);
 	if (rc < 0)
 		return rc;
+	if ((size_t)snprintf(blob, sizeof(blob), "%s/blobs/sha256-%s", dir, hex) >= sizeof(blob))
+		return RF_E_INVALID_VALUE;
 	return rf_model_file_read(dirs, 1, blob, RF_MODEL_HEADER_CAP, buf, len, file_size, msg,
 				  msglen);
 }

@@ -31,6 +31,13 @@ void rf_ollama_dir_at(const char *configured, const char *system_dir, char *buf,
 int rf_ollama_read(const char *dir, const char *ref, char **buf /* OUT */, size_t *len /* OUT */,
 		   uint64_t *file_size /* OUT */, char *msg, size_t msglen);
 
+/* Finds the model layer (mediaType application/vnd.ollama.image.model) of the manifest text
+ * manifest[0..len) and writes its sha256 digest, 64 lower-case hex digits, NUL-terminated, to
+ * hex. Pure: no file is read. Returns 0, or RF_E_INVALID_VALUE (not JSON, no model layer, a
+ * digest that is not sha256:<64 hex>) with one line for the client in msg. */
+int rf_ollama_manifest_blob(const char *manifest, size_t len, char hex[65] /* OUT */, char *msg,
+			    size_t msglen);
+
 /* ctx is a struct rf_config: rf_ollama_read in its store (api_read_model_fn). */
 int rf_ollama_read_cfg(void *ctx, const char *ref, char **buf, size_t *len, uint64_t *file_size,
 		       char *msg, size_t msglen);

@@ -57,6 +57,20 @@ static bool plain_path(const char *rel)
 	return true;
 }
 
+enum rf_static_plan rf_static_plan(const char *path, const char **rel)
+{
+	const char *r = path[0] == '/' ? path + 1 : path;
+	const char *last = strrchr(path, '/');
+	bool asset = *r && last && strchr(last, '.');
+
+	*rel = r;
+	if (strcmp(path, "/api") == 0 || strncmp(path, "/api/", 5) == 0)
+		return RF_STATIC_API;
+	if (*r && plain_path(r))
+		return asset ? RF_STATIC_FILE_OR_404 : RF_STATIC_FILE_OR_APP;
+	return asset ? RF_STATIC_NOT_FOUND : RF_STATIC_APP;
+}
+
 /* Reads dir/rel into out when it is a regular file inside dir. Returns 0, RF_E_NOT_FOUND or
  * RF_E_TOO_LARGE (out untouched then), or RF_E_NOMEM. */
 static int read_inside(const char *dir, const char *rel, struct api_reply *out)
@@ -104,13 +118,13 @@ static int read_inside(const char *dir, const char *rel, struct api_reply *out)
 
 int rf_static_reply(const char *dir, const char *path, struct api_reply *out)
 {
-	const char *rel = path[0] == '/' ? path + 1 : path;
-	const char *last = strrchr(path, '/');
+	const char *rel;
+	enum rf_static_plan plan = rf_static_plan(path, &rel);
 	int rc;
 
-	if (strcmp(path, "/api") == 0 || strncmp(path, "/api/", 5) == 0)
+	if (plan == RF_STATIC_API)
 		return -1;
-	if (*rel && plain_path(rel)) {
+	if (plan == RF_STATIC_FILE_OR_APP || plan == RF_STATIC_FILE_OR_404) {
 		rc = read_inside(dir, rel, out);
 		if (rc == 0)
 			return 0;
@@ -121,7 +135,7 @@ int rf_static_reply(const char *dir, const char *path, struct api_reply *out)
 	}
 	/* A client-side route (/finetune/settings) gets the app, which routes it itself; a
 	 * missing asset (/static/x.js) is a 404, not HTML where a script was expected. */
-	if (*rel && last && strchr(last, '.')) {
+	if (plan == RF_STATIC_FILE_OR_404 || plan == RF_STATIC_NOT_FOUND) {
 		api_error(out, RF_E_NOT_FOUND, NULL, "no such file: %.200s", path);
 		return 0;
 	}

@@ -11,6 +11,21 @@
 /* The largest file served. */
 #define RF_STATIC_MAX_BYTES (32u << 20)
 
+/* What GET path asks of --static-dir, decided from the path alone (no file is looked at). */
+enum rf_static_plan {
+	RF_STATIC_API,         /* /api or /api/...: the API's, never a file */
+	RF_STATIC_FILE_OR_APP, /* rel may name a file; else the app (a client-side route) */
+	RF_STATIC_FILE_OR_404, /* rel may name a file (an asset: its last segment has a '.') */
+	RF_STATIC_APP,         /* the app: "/", or a route that cannot name a file */
+	RF_STATIC_NOT_FOUND,   /* an asset's path that cannot name a file (a hidden segment) */
+};
+
+/* Decides path and points *rel into it: the part to look up under the directory (path without
+ * its leading '/'). For the FILE plans rel is a plain relative path: not empty, no empty,
+ * "." or ".." segment and no segment starting with '.', so it cannot leave the directory by
+ * name (links are judged when the file is opened). Pure. */
+enum rf_static_plan rf_static_plan(const char *path, const char **rel /* OUT */);
+
 /* Answers GET path from dir into out: the file when it exists under dir (no segment starting
  * with '.', no way out of dir through a link), index.html for a path whose last segment has
  * no extension (a client-side route), else a 404 envelope. Returns 0 with out set, or -1 when

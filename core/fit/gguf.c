@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/err.h"
 
 struct rd {
@@ -427,7 +428,7 @@ int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file
 {
 	struct rd r = {.p = buf, .len = len, .msg = msg, .msglen = msglen};
 	struct gguf_file *f;
-	uint64_t data_size;
+	uint64_t data_size, need, tensor_min;
 	int rc;
 
 	if (msg && msglen)
@@ -463,7 +464,9 @@ int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file
 	}
 	/* A key takes at least 13 bytes, a tensor info at least 32: counts that cannot fit in
 	 * what is left are lies, refused before any allocation. */
-	if (f->n_kv * 13 + f->n_tensors * 32 > left(&r)) {
+	if (rf_ckd_mul_u64(&need, f->n_kv, 13) < 0 ||
+	    rf_ckd_mul_u64(&tensor_min, f->n_tensors, 32) < 0 ||
+	    rf_ckd_add_u64(&need, need, tensor_min) < 0 || need > left(&r)) {
 		rc = fail(&r, RF_E_PARSE,
 			  "%llu keys and %llu tensors cannot fit in the %zu bytes that follow",
 			  (unsigned long long)f->n_kv, (unsigned long long)f->n_tensors, left(&r));
@@ -505,7 +508,11 @@ int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file
 	if ((rc = check_unique(f, &r)) < 0)
 		goto out;
 	f->header_bytes = r.pos;
-	f->data_offset = (r.pos + f->alignment - 1) / f->alignment * f->alignment;
+	if (rf_ckd_add_u64(&f->data_offset, r.pos, f->alignment - 1) < 0) {
+		rc = fail(&r, RF_E_PARSE, "the header's padding overflows");
+		goto out;
+	}
+	f->data_offset = f->data_offset / f->alignment * f->alignment;
 	if (f->n_tensors > 0 && f->data_offset > file_size) {
 		rc = fail(&r, RF_E_PARSE, "the file ends before its tensor data");
 		goto out;
@@ -523,7 +530,16 @@ int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file
 				  t->name);
 			goto out;
 		}
-		f->data_bytes += t->bytes; /* each <= data_size, at most 2^16 of them */
+		/* Tensors that share bytes would count them twice: their sum must fit in the
+		 * data, which also keeps it from wrapping around. */
+		if (rf_ckd_add_u64(&f->data_bytes, f->data_bytes, t->bytes) < 0 ||
+		    f->data_bytes > data_size) {
+			rc = fail(&r, RF_E_PARSE,
+				  "the tensors up to '%s' take more bytes than the file's data "
+				  "(they overlap)",
+				  t->name);
+			goto out;
+		}
 	}
 	*out = f;
 	return 0;

@@ -86,7 +86,8 @@ struct gguf_file {
  * to check that every tensor's data lies inside the file; buf must hold at least the header.
  * Returns 0 and a new gguf_file in *out (free with gguf_free), or RF_E_PARSE (bad magic or
  * version, truncated, a count larger than the bytes left, an unknown value or tensor type,
- * dimensions that overflow, a tensor outside the file, duplicate names), RF_E_TOO_LARGE (a cap
+ * dimensions that overflow, a tensor outside the file, tensors that together take more
+ * bytes than the file's data holds (they overlap), duplicate names), RF_E_TOO_LARGE (a cap
  * exceeded) or RF_E_NOMEM. On error *out is untouched and, when msg is not NULL, msg holds a
  * short reason. */
 int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file **out /* OUT */,

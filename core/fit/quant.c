@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/checked.h"
 #include "core/err.h"
 
 static const struct rf_gtype_info gtypes[RF_GT_COUNT] = {
@@ -309,16 +310,13 @@ void rf_tensor_classify(struct rf_tensor *t)
 
 int64_t rf_tensor_nelements(const struct rf_tensor *t)
 {
-	int64_t n = 1;
+	uint64_t n = 1;
 
-	for (int i = 0; i < RF_TENSOR_MAX_DIMS; i++) {
-		if (t->ne[i] < 0)
+	for (int i = 0; i < RF_TENSOR_MAX_DIMS; i++)
+		if (t->ne[i] < 0 || rf_ckd_mul_u64(&n, n, (uint64_t)t->ne[i]) < 0 ||
+		    n > (uint64_t)INT64_MAX)
 			return -1;
-		if (t->ne[i] != 0 && n > INT64_MAX / t->ne[i])
-			return -1;
-		n *= t->ne[i];
-	}
-	return n;
+	return (int64_t)n;
 }
 
 int rf_tensor_set_bytes(struct rf_tensor *t)
@@ -333,9 +331,8 @@ int rf_tensor_set_bytes(struct rf_tensor *t)
 		return rc;
 	for (int i = 1; i < RF_TENSOR_MAX_DIMS; i++)
 		rows *= (uint64_t)t->ne[i]; /* bounded by the element count checked above */
-	if (rows != 0 && row > UINT64_MAX / rows)
+	if (rf_ckd_mul_u64(&t->bytes, row, rows) < 0)
 		return RF_E_TOO_LARGE;
-	t->bytes = row * rows;
 	return 0;
 }
 

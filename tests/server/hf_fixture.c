@@ -116,6 +116,41 @@ void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from,
 	cJSON_Delete(h);
 }
 
+char *t_hf_flood_header(int n, size_t *len)
+{
+	static const char entry[] = "\"t.%06d\":{\"dtype\":\"F64\",\"shape\":[1000000000000,10],"
+				    "\"data_offsets\":[0,80000000000000]}";
+	size_t cap = (size_t)n * (sizeof(entry) + 16) + 16, at = 0; /* %06d: up to 10 digits */
+	char *h = malloc(cap);
+
+	ck_assert_ptr_nonnull(h);
+	h[at++] = '{';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			h[at++] = ',';
+		at += (size_t)snprintf(h + at, cap - at, entry, i);
+	}
+	h[at++] = '}';
+	h[at] = '\0';
+	*len = at;
+	return h;
+}
+
+void t_hf_write_raw_safetensors(const char *path, const char *header, size_t len,
+				uint64_t data_bytes)
+{
+	unsigned char len8[8];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	for (int i = 0; i < 8; i++)
+		len8[i] = (unsigned char)((uint64_t)len >> (8 * i));
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, len8, 8), 8);
+	ck_assert_int_eq(write(fd, header, len), (ssize_t)len);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(8 + len + data_bytes)), 0);
+	close(fd);
+}
+
 const char t_hf_qwen05_config[] =
 	"{\"architectures\":[\"Qwen2ForCausalLM\"],\"hidden_size\":896,"
 	"\"intermediate_size\":4864,\"max_position_embeddings\":32768,\"model_type\":\"qwen2\","

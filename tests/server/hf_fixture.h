@@ -46,6 +46,17 @@ void t_hf_decoder(struct t_tlist *l, int layers, int64_t hidden, int64_t inter, 
  * makes the first tensor's data_offsets disagree with its shape. */
 void t_hf_write_safetensors(const char *path, const struct t_tlist *l, int from, int to, int bad);
 
+/* Returns the JSON text (malloc'd, NUL-terminated, length in *len) of a safetensors header of
+ * n F64 tensors "t.<i>" of shape [10^12, 10], each with data_offsets [0, 8 * 10^13]: every entry
+ * agrees with itself, but together they claim n times 80 TB, 9.6e18 bytes for 120,000 of them
+ * (past 2^63), in a header of about 10 MB. */
+char *t_hf_flood_header(int n, size_t *len /* OUT */);
+
+/* Writes the safetensors file path: the 8-byte length of header[0..len), the header, then
+ * data_bytes of sparse data. */
+void t_hf_write_raw_safetensors(const char *path, const char *header, size_t len,
+				uint64_t data_bytes);
+
 /* Writes a Qwen2.5-0.5B folder at dir (created): config.json, two shards and their index. */
 void t_hf_write_qwen05(const char *dir);
 

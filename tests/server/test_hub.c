@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -54,13 +55,15 @@ enum fake_mode {
 	FAKE_REDIRECT_LOOP,
 	FAKE_NO_RANGE,
 	FAKE_HUGE_CONFIG,
+	FAKE_LIE_TOTAL,
 };
 
 struct fake_hub {
 	int fd, port;
 	pthread_t th;
 	atomic_int stop, mode, requests;
-	atomic_int slow_ms; /* how long FAKE_SLOW holds a request; 0: 3 s */
+	atomic_int slow_ms;     /* how long FAKE_SLOW holds a request; 0: 3 s */
+	atomic_llong lie_total; /* the Content-Range total FAKE_LIE_TOTAL gives shards */
 	char root[1024];
 	char auth[256]; /* the last Authorization header received */
 };
@@ -117,7 +120,11 @@ static void reply_file(int c, const char *path, long long from, long long to, in
 			head, sizeof(head),
 			"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes %lld-%lld/%lld\r\n"
 			"Content-Length: %lld\r\nConnection: close\r\n\r\n",
-			from, to, size, to - from + 1);
+			from, to,
+			fake.mode == FAKE_LIE_TOTAL && strstr(path, ".safetensors") ?
+				(long long)fake.lie_total :
+				size,
+			to - from + 1);
 	else
 		n = snprintf(head, sizeof(head),
 			     "HTTP/1.1 200 OK\r\nContent-Length: %lld\r\nConnection: close\r\n\r\n",
@@ -537,9 +544,37 @@ START_TEST(a_lying_hub_is_refused_and_not_stored)
 	fake_refuses(FAKE_LIE_LEN, 2000, 422, "is not possible for a");
 	fake_refuses(FAKE_BAD_JSON, 2000, 422, "config.json for '" QWEN "' is not a JSON object");
 	fake_refuses(FAKE_HUGE_CONFIG, 2000, 422, "config.json on the Hugging Face Hub is larger");
+	/* Content-Range totals of 9.2e18 bytes (past what is believed at all) and of 2^53 - 1
+	 * (believable, but not what the headers account for: a few MB). */
+	fake.lie_total = LLONG_MAX;
+	fake_refuses(FAKE_LIE_TOTAL, 2000, 422, "without a file size to believe");
+	fake.lie_total = (1LL << 53) - 1;
+	fake_refuses(FAKE_LIE_TOTAL, 2000, 422,
+		     "the Hugging Face Hub says the safetensors files hold");
 	/* Nothing was kept for the offline path to serve. */
 	ck_assert_int_eq(rows_in("hub_models"), 0);
 	ck_assert_int_eq(rows_in("hub_model_shards"), 0);
+}
+END_TEST
+
+/* An answer stored with a lying total (as a build that trusted Content-Range kept it) is not
+ * served offline either: the stored copy is checked as a fresh one is. */
+START_TEST(a_stored_answer_with_a_lying_total_is_not_served)
+{
+	struct rf_hub *h;
+	struct api_model_dir d = {0};
+	char msg[256] = "", url[64];
+
+	fake_start(FAKE_UP);
+	h = hub_at(fake.port, NULL, 5000, store);
+	ck_assert_msg(rf_hub_fetch(h, QWEN, &d, msg, sizeof(msg)) == 0, "%s", msg);
+	fake_stop();
+	d.file_bytes = (uint64_t)LLONG_MAX;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	ck_assert_int_eq(rf_store_hub_put(store, url, QWEN, "main", &d), 0);
+	api_model_dir_free(&d);
+	assert_refused(h, QWEN, 422, "the Hugging Face Hub says the safetensors files hold");
+	rf_hub_free(h);
 }
 END_TEST
 
@@ -614,6 +649,11 @@ START_TEST(the_daemon_looks_ids_up_with_hub_and_keeps_them)
 		ck_assert_str_eq(fake.auth, "Bearer hf_test-token");
 		fake_stop();
 	}
+	/* The token went to an http:// Hub: said at start, once, without the token itself. */
+	log = t_daemon_log(&dmn);
+	ck_assert_ptr_nonnull(strstr(log, "is plain http://: the Hub token"));
+	ck_assert_ptr_null(strstr(log, "hf_test-token"));
+	free(log);
 	t_daemon_stop(&dmn);
 	ck_assert_int_eq(t_daemon_try_start(&dmn, bad, 10000), 1);
 	log = t_daemon_log(&dmn);
@@ -693,6 +733,10 @@ START_TEST(a_slow_hub_holds_up_no_other_request)
 	free(answer);
 	close(fd);
 	fake_stop();
+	/* No token: nothing to warn about. */
+	answer = t_daemon_log(&dmn);
+	ck_assert_ptr_null(strstr(answer, "plain http://"));
+	free(answer);
 	t_daemon_stop(&dmn);
 }
 END_TEST
@@ -955,6 +999,7 @@ Suite *hub_suite(void)
 	tcase_add_test(tc, a_model_looked_up_once_resolves_offline_from_the_store);
 	tcase_add_test(tc, a_hub_that_is_down_slow_or_failing_is_a_clear_error);
 	tcase_add_test(tc, a_lying_hub_is_refused_and_not_stored);
+	tcase_add_test(tc, a_stored_answer_with_a_lying_total_is_not_served);
 	tcase_add_test(tc, an_unknown_id_and_odd_hubs);
 	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
 	tcase_add_test(tc, a_slow_hub_holds_up_no_other_request);

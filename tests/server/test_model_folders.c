@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "core/err.h"
 #include "server/config.h"
+#include "server/model_dir.h"
 #include "server/models_dir.h"
 #include "server/models_list.h"
 #include "server/ollama_models.h"
@@ -562,6 +564,114 @@ START_TEST(the_daemon_lists_a_new_file_after_a_rescan_not_before)
 }
 END_TEST
 
+/* What rf_model_index_shards handed to its callback: how many names, the first ones. */
+struct named {
+	int n;
+	char first[4][64];
+};
+
+static int note_name(void *ctx, const char *name)
+{
+	struct named *w = ctx;
+
+	if (w->n < 4)
+		snprintf(w->first[w->n], sizeof(w->first[0]), "%s", name);
+	w->n++;
+	return 0;
+}
+
+#define INDEX_CAP (300000 * 48 + 64)
+
+/* Appends n weight_map entries t<from>... naming shard file to the index text b[0..at). */
+static size_t index_entries(char *b, size_t at, int from, int n, const char *file)
+{
+	for (int i = from; i < from + n; i++)
+		at += (size_t)snprintf(b + at, INDEX_CAP - at, "%s\"t%d\":\"%s\"",
+				       b[at - 1] == '{' ? "" : ",", i, file);
+	ck_assert_uint_lt(at, INDEX_CAP - 8);
+	return at;
+}
+
+/* The index names each shard once, in order of first mention; 300,000 entries that name two
+ * shards (the second first named after 150,000 entries) are two shards, found with one lookup
+ * per entry (a walk back over the entries before each one took 10^10 compares); a 513th
+ * distinct shard is too many. */
+START_TEST(an_index_names_each_shard_once_however_long_it_is)
+{
+	char *b = malloc(INDEX_CAP), msg[200];
+	size_t at;
+	struct named w = {0};
+
+	ck_assert_ptr_nonnull(b);
+	at = (size_t)snprintf(b, INDEX_CAP, "{\"weight_map\":{");
+	at = index_entries(b, at, 0, 2, "b.safetensors");
+	at = index_entries(b, at, 2, 1, "a.safetensors");
+	at = index_entries(b, at, 3, 2, "b.safetensors");
+	at += (size_t)snprintf(b + at, INDEX_CAP - at, "}}");
+	ck_assert_int_eq(rf_model_index_shards(b, at, note_name, &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_str_eq(w.first[0], "b.safetensors");
+	ck_assert_str_eq(w.first[1], "a.safetensors");
+
+	memset(&w, 0, sizeof(w));
+	at = (size_t)snprintf(b, INDEX_CAP, "{\"weight_map\":{");
+	at = index_entries(b, at, 0, 150000, "model-00001-of-00002.safetensors");
+	at = index_entries(b, at, 150000, 150000, "model-00002-of-00002.safetensors");
+	at += (size_t)snprintf(b + at, INDEX_CAP - at, "}}");
+	ck_assert_int_eq(rf_model_index_shards(b, at, note_name, &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(w.n, 2);
+
+	memset(&w, 0, sizeof(w));
+	at = (size_t)snprintf(b, INDEX_CAP, "{\"weight_map\":{");
+	for (int i = 0; i < 513; i++) {
+		char f[32];
+		snprintf(f, sizeof(f), "s%d.safetensors", i);
+		at = index_entries(b, at, i, 1, f);
+	}
+	at += (size_t)snprintf(b + at, INDEX_CAP - at, "}}");
+	ck_assert_int_eq(rf_model_index_shards(b, at, note_name, &w, msg, sizeof(msg)),
+			 RF_E_TOO_LARGE);
+	ck_assert_int_eq(w.n, 512);
+	free(b);
+}
+END_TEST
+
+/* The 120,000-tensor header (t_hf_flood_header) as a user would hand it to the daemon: a folder
+ * in its models dir. The ASan build that once died on the overflowing sum answers 422
+ * out_of_range naming model.path, and stays up. */
+START_TEST(the_daemon_answers_a_120k_tensor_header_with_a_422)
+{
+	struct t_daemon dmn;
+	struct t_resp r;
+	char dir[4200], p[4400], body[4600];
+	const char *extra[] = {"--models-dir", cfg.models_dirs[0], NULL};
+	size_t len;
+	char *h = t_hf_flood_header(120000, &len);
+
+	snprintf(dir, sizeof(dir), "%s/flood", cfg.models_dirs[0]);
+	mkdir(dir, 0755);
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	ck_assert_int_eq(t_write_file(p, t_hf_llama32_1b_config, strlen(t_hf_llama32_1b_config)),
+			 0);
+	snprintf(p, sizeof(p), "%s/model.safetensors", dir);
+	t_hf_write_raw_safetensors(p, h, len, 0);
+	free(h);
+	snprintf(body, sizeof(body), "{\"model\":{\"path\":\"%s\"},%s}", dir, HW);
+	t_daemon_start(&dmn, extra);
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+				"Content-Type: application/json\r\n", body, strlen(body), &r),
+			 0);
+	ck_assert_msg(r.status == 422, "%d %.300s", r.status, r.body);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"code\":\"out_of_range\""));
+	ck_assert_ptr_nonnull(strstr(r.body, "\"field\":\"model.path\""));
+	t_resp_free(&r);
+	ck_assert_int_eq(t_http(dmn.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
 Suite *model_folders_suite(void)
 {
 	Suite *s = suite_create("model_folders");
@@ -579,6 +689,8 @@ Suite *model_folders_suite(void)
 	tcase_add_test(tc, the_list_narrows_to_one_place_or_a_name);
 	tcase_add_test(tc, the_route_answers_from_the_scans_list_not_the_disk);
 	tcase_add_test(tc, the_daemon_lists_a_new_file_after_a_rescan_not_before);
+	tcase_add_test(tc, an_index_names_each_shard_once_however_long_it_is);
+	tcase_add_test(tc, the_daemon_answers_a_120k_tensor_header_with_a_422);
 	suite_add_tcase(s, tc);
 	return s;
 }

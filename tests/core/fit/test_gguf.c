@@ -600,6 +600,52 @@ START_TEST(other_malformed_headers)
 }
 END_TEST
 
+/* Tensors that share their bytes: each lies inside the file, but their sum is more than the
+ * file holds. With the file's size claimed at 2^62 + the header, five 2^62-byte tensors at
+ * offset 0 sum to 5 * 2^62, which wrapped around to a plausible 2^62 before the sum was
+ * checked. */
+START_TEST(overlapping_tensors_do_not_add_up_past_the_file)
+{
+	const uint64_t big = UINT64_C(1) << 62;
+	struct gw w = {0};
+	struct gguf_file *f = NULL;
+	char msg[200] = "", name[32];
+
+	gw_header(&w, 3, 5, 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "t%d.weight", i);
+		gw_tensor(&w, name, 2, (uint64_t[]){UINT64_C(1) << 30, big >> 32}, RF_GT_F32, 0);
+	}
+	while (w.len % 32)
+		gw_u8(&w, 0);
+	ck_assert_int_eq(gguf_parse(w.p, w.len, w.len + big, &f, msg, sizeof(msg)), RF_E_PARSE);
+	ck_assert_ptr_nonnull(strstr(msg, "overlap"));
+	ck_assert_ptr_null(f);
+	/* One of them alone is a file of 2^62 bytes of data, as claimed. */
+	w.len = 0;
+	gw_header(&w, 3, 1, 0);
+	gw_tensor(&w, "t0.weight", 2, (uint64_t[]){UINT64_C(1) << 30, big >> 32}, RF_GT_F32, 0);
+	while (w.len % 32)
+		gw_u8(&w, 0);
+	ck_assert_int_eq(gguf_parse(w.p, w.len, w.len + big, &f, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(f->data_bytes, big);
+	gguf_free(f);
+	/* Two small tensors over the same 128 bytes of a real buffer. */
+	w.len = 0;
+	gw_header(&w, 3, 2, 0);
+	gw_tensor(&w, "a.weight", 1, (uint64_t[]){32}, RF_GT_F32, 0);
+	gw_tensor(&w, "b.weight", 1, (uint64_t[]){32}, RF_GT_F32, 0);
+	while (w.len % 32)
+		gw_u8(&w, 0);
+	for (int i = 0; i < 128; i++)
+		gw_u8(&w, 0);
+	f = NULL;
+	ck_assert_int_eq(gguf_parse(w.p, w.len, 0, &f, msg, sizeof(msg)), RF_E_PARSE);
+	ck_assert_ptr_null(f);
+	free(w.p);
+}
+END_TEST
+
 START_TEST(random_corruption_never_crashes)
 {
 	size_t len;
@@ -709,6 +755,7 @@ Suite *gguf_suite(void)
 	tcase_add_test(tc, truncated_at_every_byte);
 	tcase_add_test(tc, lying_headers_are_errors);
 	tcase_add_test(tc, other_malformed_headers);
+	tcase_add_test(tc, overlapping_tensors_do_not_add_up_past_the_file);
 	tcase_add_test(tc, random_corruption_never_crashes);
 	tcase_add_test(tc, architectures_from_gguf_metadata);
 	suite_add_tcase(s, tc);
