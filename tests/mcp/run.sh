@@ -28,6 +28,8 @@ if [ ! -x "$NODE" ] || [ ! -f "$NPM/@modelcontextprotocol/conformance/dist/index
 	exit 1
 fi
 tmp=$(mktemp -d)
+# Created here, not by the background job's redirect: the first read below may come first.
+: >"$tmp/daemon.log"
 "$BIN" serve --listen 127.0.0.1:0 --db "$tmp/db" --profiles profiles --root "$ROOT" \
 	--scan-interval 3600 --mcp-conformance-fixtures 2>"$tmp/daemon.log" &
 pid=$!
