@@ -8,6 +8,10 @@
  * that was checked (same device and inode). A path that does not resolve is judged by its
  * nearest existing ancestor: inside a models dir it is NOT_FOUND, outside it is FORBIDDEN, so
  * clients cannot probe which paths exist elsewhere on the machine.
+ *
+ * Only the header is read: HEADER_FIRST_READ bytes first, then twice as much each time the
+ * header goes on past what was read (gguf_parse_prefix says so), up to the cap. A request
+ * costs what the model's header costs, not the cap.
  */
 #include "server/model_files.h"
 
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/fit/gguf.h"
 
 static void set_msg(char *msg, size_t msglen, const char *text)
 {
@@ -300,31 +305,64 @@ long rf_model_file_pread(int fd, char *b, size_t want, uint64_t off)
 	return (long)got;
 }
 
+#define HEADER_FIRST_READ ((size_t)256 << 10)
+
+/* Reads the GGUF header of fd (size bytes) into *buf (*len bytes): see the top of the file.
+ * Returns 0, or RF_E_NOMEM or RF_E_IO with msg set. */
+static int read_header(int fd, uint64_t size, size_t cap, char **buf, size_t *len, char *msg,
+		       size_t msglen)
+{
+	size_t limit = size < cap ? (size_t)size : cap;
+	size_t want = limit < HEADER_FIRST_READ ? limit : HEADER_FIRST_READ, have = 0;
+	char *b = NULL;
+
+	for (;;) {
+		char *nb = realloc(b, want ? want : 1);
+		struct gguf_file *f = NULL;
+		bool more = false;
+		size_t ask = want - have;
+		long got;
+
+		if (!nb) {
+			free(b);
+			set_msg(msg, msglen, "out of memory");
+			return RF_E_NOMEM;
+		}
+		b = nb;
+		got = rf_model_file_pread(fd, b + have, ask, have);
+		if (got < 0) {
+			free(b);
+			set_msg(msg, msglen, "reading the gguf file failed");
+			return RF_E_IO;
+		}
+		have += (size_t)got;
+		if ((size_t)got < ask || have >= limit)
+			break; /* the end of the file, or the cap */
+		if (gguf_parse_prefix(b, have, size, &f, &more, NULL, 0) == 0 || !more) {
+			gguf_free(f);
+			break;
+		}
+		want = want > limit / 2 ? limit : want * 2;
+	}
+	*buf = b;
+	*len = have;
+	return 0;
+}
+
 int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, size_t cap,
 		       char **buf, size_t *len, uint64_t *file_size, char *msg, size_t msglen)
 {
 	char *b = NULL;
 	uint64_t size = 0;
-	size_t want;
-	long got;
+	size_t got = 0;
 	int fd = -1, rc;
 
 	rc = rf_model_file_open(dirs, n_dirs, path, "gguf", &fd, &size, msg, msglen);
 	if (rc < 0)
 		goto out;
-	want = size < cap ? (size_t)size : cap;
-	b = malloc(want ? want : 1);
-	if (!b) {
-		set_msg(msg, msglen, "out of memory");
-		rc = RF_E_NOMEM;
+	rc = read_header(fd, size, cap, &b, &got, msg, msglen);
+	if (rc < 0)
 		goto out;
-	}
-	got = rf_model_file_pread(fd, b, want, 0);
-	if (got < 0) {
-		set_msg(msg, msglen, "reading the gguf file failed");
-		rc = RF_E_IO;
-		goto out;
-	}
 	if (got < 4 || memcmp(b, "GGUF", 4) != 0) {
 		set_msg(msg, msglen, "not a GGUF file");
 		rc = RF_E_INVALID_VALUE;
@@ -332,7 +370,7 @@ int rf_model_file_read(const char *const *dirs, int n_dirs, const char *path, si
 	}
 	*buf = b;
 	b = NULL;
-	*len = (size_t)got;
+	*len = got;
 	*file_size = size;
 	rc = 0;
 out:

@@ -14,9 +14,10 @@
  * arrays alone can take tens of MB) and the tensor infos. The tensor data is never read. */
 #define RF_MODEL_HEADER_CAP ((size_t)64 << 20)
 
-/* Reads the start of the GGUF file at path for header parsing: at most cap bytes (the header
- * with its metadata and tensor infos; the tensor data is never read). dirs[0..n_dirs) are the
- * models directories (as configured; each is resolved here).
+/* Reads the start of the GGUF file at path for header parsing: its header (the metadata and
+ * tensor infos), read in growing steps until it is whole, and at most cap bytes; the tensor
+ * data is never read, nor more of the file than a step past the header. dirs[0..n_dirs) are
+ * the models directories (as configured; each is resolved here).
  *
  * Returns 0 and a malloc'd buffer in *buf (length *len, not NUL-terminated; the caller frees
  * it), the whole file's size in *file_size, or:

@@ -22,6 +22,8 @@
 struct rd {
 	const uint8_t *p;
 	size_t len;
+	uint64_t file_size; /* >= len: the buffer may be the file's first len bytes */
+	bool more;          /* a read ran past len where the file goes on */
 	size_t pos;
 	char *msg;
 	size_t msglen;
@@ -43,11 +45,28 @@ static size_t left(const struct rd *r)
 	return r->len - r->pos;
 }
 
+/* Bytes the file holds past the position: what a count claims is checked against these. */
+static uint64_t avail(const struct rd *r)
+{
+	return r->file_size - r->pos;
+}
+
+/* Whether fewer than n bytes are left in the buffer; notes when the file has them (the header
+ * goes on past the prefix read). */
+static bool short_of(struct rd *r, uint64_t n)
+{
+	if (left(r) >= n)
+		return false;
+	if (avail(r) >= n)
+		r->more = true;
+	return true;
+}
+
 static int rd_u32(struct rd *r, uint32_t *v)
 {
 	const uint8_t *p;
 
-	if (left(r) < 4)
+	if (short_of(r, 4))
 		return fail(r, RF_E_PARSE, "truncated at byte %zu", r->pos);
 	p = r->p + r->pos;
 	*v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -77,7 +96,7 @@ static int rd_str(struct rd *r, uint64_t cap, const char **s, uint64_t *n)
 		return fail(r, RF_E_TOO_LARGE,
 			    "a string of %llu bytes at byte %zu is over the limit",
 			    (unsigned long long)*n, r->pos - 8);
-	if (*n > left(r))
+	if (short_of(r, *n))
 		return fail(r, RF_E_PARSE, "a string of %llu bytes runs past the end (byte %zu)",
 			    (unsigned long long)*n, r->pos - 8);
 	*s = (const char *)r->p + r->pos;
@@ -134,7 +153,7 @@ static int rd_scalar(struct rd *r, uint32_t t, struct gguf_kv *kv)
 	case GGUF_T_UINT8:
 	case GGUF_T_INT8:
 	case GGUF_T_BOOL:
-		if (left(r) < 1)
+		if (short_of(r, 1))
 			return fail(r, RF_E_PARSE, "truncated at byte %zu", r->pos);
 		v32 = r->p[r->pos++];
 		if (t == GGUF_T_BOOL && v32 > 1)
@@ -149,7 +168,7 @@ static int rd_scalar(struct rd *r, uint32_t t, struct gguf_kv *kv)
 		return 0;
 	case GGUF_T_UINT16:
 	case GGUF_T_INT16:
-		if (left(r) < 2)
+		if (short_of(r, 2))
 			return fail(r, RF_E_PARSE, "truncated at byte %zu", r->pos);
 		v32 = (uint32_t)r->p[r->pos] | (uint32_t)r->p[r->pos + 1] << 8;
 		r->pos += 2;
@@ -224,7 +243,11 @@ static int rd_array(struct rd *r, struct gguf_kv *kv, int depth)
 		return fail(r, RF_E_TOO_LARGE, "an array of %llu elements is over the limit",
 			    (unsigned long long)n);
 	/* Each element takes at least 1 byte (scalars), 8 (strings) or 12 (arrays). */
-	if (n > left(r) / (uint64_t)(sz > 0 ? sz : (et == GGUF_T_STRING ? 8 : 12)))
+	if (n > avail(r) / (uint64_t)(sz > 0 ? sz : (et == GGUF_T_STRING ? 8 : 12)))
+		return fail(r, RF_E_PARSE, "an array of %llu elements runs past the end (byte %zu)",
+			    (unsigned long long)n, r->pos);
+	/* Scalars are skipped in one step: all of them must be in the buffer. */
+	if (sz > 0 && short_of(r, n * (uint64_t)sz))
 		return fail(r, RF_E_PARSE, "an array of %llu elements runs past the end (byte %zu)",
 			    (unsigned long long)n, r->pos);
 	if (depth == 0) {
@@ -426,17 +449,26 @@ static int check_unique(struct gguf_file *f, struct rd *r)
 int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file **out, char *msg,
 	       size_t msglen)
 {
+	return gguf_parse_prefix(buf, len, file_size, out, NULL, msg, msglen);
+}
+
+int gguf_parse_prefix(const void *buf, size_t len, uint64_t file_size, struct gguf_file **out,
+		      bool *more, char *msg, size_t msglen)
+{
 	struct rd r = {.p = buf, .len = len, .msg = msg, .msglen = msglen};
 	struct gguf_file *f;
 	uint64_t data_size, need, tensor_min;
 	int rc;
 
+	if (more)
+		*more = false;
 	if (msg && msglen)
 		msg[0] = '\0';
 	if (!buf && len)
 		return RF_E_PARSE;
 	if (file_size == 0 || file_size < len)
 		file_size = len;
+	r.file_size = file_size;
 	if (len < 4 || memcmp(buf, GGUF_MAGIC, 4) != 0)
 		return fail(&r, RF_E_PARSE, "not a GGUF file (no GGUF magic)");
 	r.pos = 4;
@@ -466,10 +498,11 @@ int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file
 	 * what is left are lies, refused before any allocation. */
 	if (rf_ckd_mul_u64(&need, f->n_kv, 13) < 0 ||
 	    rf_ckd_mul_u64(&tensor_min, f->n_tensors, 32) < 0 ||
-	    rf_ckd_add_u64(&need, need, tensor_min) < 0 || need > left(&r)) {
+	    rf_ckd_add_u64(&need, need, tensor_min) < 0 || need > avail(&r)) {
 		rc = fail(&r, RF_E_PARSE,
-			  "%llu keys and %llu tensors cannot fit in the %zu bytes that follow",
-			  (unsigned long long)f->n_kv, (unsigned long long)f->n_tensors, left(&r));
+			  "%llu keys and %llu tensors cannot fit in the %llu bytes that follow",
+			  (unsigned long long)f->n_kv, (unsigned long long)f->n_tensors,
+			  (unsigned long long)avail(&r));
 		goto out;
 	}
 	if (f->n_kv) {
@@ -544,6 +577,8 @@ int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file
 	*out = f;
 	return 0;
 out:
+	if (more)
+		*more = r.more;
 	gguf_free(f);
 	return rc;
 }

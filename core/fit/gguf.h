@@ -93,6 +93,14 @@ struct gguf_file {
 int gguf_parse(const void *buf, size_t len, uint64_t file_size, struct gguf_file **out /* OUT */,
 	       char *msg, size_t msglen);
 
+/* gguf_parse over the first len bytes of a file of file_size bytes. When the header goes on
+ * past len (a read ran past the buffer where the file has the bytes), the error is RF_E_PARSE
+ * with *more true (more NULL: not asked): read more of the file and parse again. *more is false
+ * on success and on every other error. */
+int gguf_parse_prefix(const void *buf, size_t len, uint64_t file_size,
+		      struct gguf_file **out /* OUT */, bool *more /* OUT, may be NULL */,
+		      char *msg, size_t msglen);
+
 /* Frees f. NULL is a no-op. */
 void gguf_free(struct gguf_file *f);
 

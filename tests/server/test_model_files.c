@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/fit/gguf.h"
 #include "server/model_files.h"
 #include "tests/test.h"
 
@@ -156,6 +157,85 @@ START_TEST(cap_is_respected)
 	ck_assert_int_eq(read_one(&t, t.models, p, 3, &buf, &len, &size), RF_E_INVALID_VALUE);
 	ck_assert_int_eq(read_one(&t, t.models, p, 0, &buf, &len, &size), RF_E_INVALID_VALUE);
 	free(p);
+	tree_free(&t);
+}
+END_TEST
+
+/* Appends v's n little-endian bytes at *p. */
+static void put_le(char **p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		*(*p)++ = (char)(v >> (8 * i));
+}
+
+/* Writes dir/name: a GGUF file whose header holds one key with a pad-byte string and one F32
+ * tensor of 32 elements, then data padded out to total bytes (a sparse file). Returns the
+ * header's length. */
+static size_t write_padded_gguf(const char *dir, const char *name, size_t pad, off_t total)
+{
+	size_t cap = pad + 256, n;
+	char *b = calloc(1, cap), *p = b, *path = t_path(dir, name);
+	FILE *f;
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(p, "GGUF", 4);
+	p += 4;
+	put_le(&p, 3, 4); /* version */
+	put_le(&p, 1, 8); /* tensors */
+	put_le(&p, 1, 8); /* keys */
+	put_le(&p, 5, 8);
+	memcpy(p, "x.pad", 5);
+	p += 5;
+	put_le(&p, 8, 4); /* string */
+	put_le(&p, pad, 8);
+	memset(p, 'a', pad);
+	p += pad;
+	put_le(&p, 1, 8);
+	*p++ = 't';
+	put_le(&p, 1, 4);  /* dims */
+	put_le(&p, 32, 8); /* ne[0] */
+	put_le(&p, 0, 4);  /* F32 */
+	put_le(&p, 0, 8);  /* offset */
+	n = (size_t)(p - b);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(truncate(path, total), 0);
+	free(b);
+	free(path);
+	return n;
+}
+
+/* Only the header is read: a 100 MiB file with a small header costs one first read, and one
+ * whose header is larger than that is read in growing steps until the header is whole, never
+ * up to the cap. Either way the bytes read parse. */
+START_TEST(only_the_header_is_read)
+{
+	struct tree t;
+	const size_t pads[] = {16, 700000, 3000000};
+	const off_t total = (off_t)100 << 20;
+
+	tree_make(&t);
+	for (size_t i = 0; i < sizeof(pads) / sizeof(pads[0]); i++) {
+		size_t head = write_padded_gguf(t.models, "big.gguf", pads[i], total), len;
+		char *p = t_path(t.models, "big.gguf"), *buf;
+		struct gguf_file *g = NULL;
+		uint64_t size;
+
+		ck_assert_int_eq(read_one(&t, t.models, p, RF_MODEL_HEADER_CAP, &buf, &len, &size),
+				 0);
+		ck_assert_uint_eq(size, (uint64_t)total);
+		ck_assert_uint_ge(len, head);
+		/* At most twice what the header needs, past the first read. */
+		ck_assert_msg(len <= (head < (256u << 10) ? (256u << 10) : 2 * head),
+			      "%zu bytes read for a header of %zu", len, head);
+		ck_assert_int_eq(gguf_parse(buf, len, size, &g, NULL, 0), 0);
+		ck_assert_uint_eq(g->header_bytes, head);
+		gguf_free(g);
+		free(buf);
+		free(p);
+	}
 	tree_free(&t);
 }
 END_TEST
@@ -543,6 +623,7 @@ Suite *model_files_suite(void)
 
 	tcase_add_test(tc, inside_reads_whole_file);
 	tcase_add_test(tc, cap_is_respected);
+	tcase_add_test(tc, only_the_header_is_read);
 	tcase_add_test(tc, nested_and_untidy_paths_inside);
 	tcase_add_test(tc, outside_is_forbidden);
 	tcase_add_test(tc, dotdot_traversal_is_forbidden);
