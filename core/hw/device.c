@@ -177,6 +177,15 @@ void device_profile_init(struct device_profile *p)
 	p->usd_per_hour = -1;
 }
 
+/* Offers the ends of name that keep two words or more ("NVIDIA GeForce RTX 3060": "GeForce RTX
+ * 3060", "RTX 3060"), as people write GPU names without the vendor's prefix. */
+static void offer_tails(struct rf_suggest_search *s, const char *name)
+{
+	for (const char *sp = strchr(name, ' '); sp; sp = strchr(sp + 1, ' '))
+		if (strchr(sp + 1, ' '))
+			rf_suggest_offer(s, sp + 1);
+}
+
 const char *device_suggest(const struct device_table *t, const char *name)
 {
 	struct rf_suggest_search s;
@@ -188,8 +197,11 @@ const char *device_suggest(const struct device_table *t, const char *name)
 		const struct device_profile *p = &t->devices[i];
 		rf_suggest_offer(&s, p->id);
 		rf_suggest_offer(&s, p->name);
-		for (int a = 0; a < p->n_aliases; a++)
+		offer_tails(&s, p->name);
+		for (int a = 0; a < p->n_aliases; a++) {
 			rf_suggest_offer(&s, p->aliases[a]);
+			offer_tails(&s, p->aliases[a]);
+		}
 	}
 	return rf_suggest_result(&s);
 }
@@ -391,6 +403,36 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 		return RF_E_CONFLICT;
 	*out = pick;
 	return 0;
+}
+
+int device_variants(const struct device_table *t, const char *name,
+		    const struct device_profile **out, int max)
+{
+	char key[DEVICE_KEY_LEN];
+	const struct device_profile *cands[MAX_CANDIDATES];
+	int qsize, n;
+
+	if (!t || !name || !out || max <= 0 || device_normalize(name, key, sizeof(key), &qsize) < 0)
+		return 0;
+	n = find_candidates(t, key, qsize, cands);
+	if (n < 2)
+		return 0;
+	if (n > MAX_CANDIDATES)
+		n = MAX_CANDIDATES;
+	if (n > max)
+		n = max;
+	memcpy(out, cands, (size_t)n * sizeof(*out));
+	return n;
+}
+
+const char *device_short_name(const struct device_profile *p)
+{
+	const char *best = p->name;
+
+	for (int a = 0; a < p->n_aliases; a++)
+		if (strlen(p->aliases[a]) < strlen(best))
+			best = p->aliases[a];
+	return best;
 }
 
 int device_resolve(const struct device_table *t, const char *reported_name,

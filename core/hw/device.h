@@ -138,6 +138,15 @@ int device_normalize(const char *name, char *key /* OUT */, size_t keylen, int *
 int device_resolve(const struct device_table *t, const char *reported_name,
 		   const struct device_profile **out /* OUT */);
 
+/* The entries of t that name stands for when it cannot tell them apart (device_resolve's
+ * RF_E_CONFLICT: "RTX 3060" is sold with 12 and 8 GB): writes up to max of them to out and
+ * returns how many, or 0 when name resolves to one entry or none. */
+int device_variants(const struct device_table *t, const char *name,
+		    const struct device_profile **out /* OUT */, int max);
+
+/* The shortest of p's name and aliases ("RTX 3060 12GB"), for messages. */
+const char *device_short_name(const struct device_profile *p);
+
 /* Returns the id, name or alias of t closest to a mistyped name (core/suggest.h's typo rule),
  * or NULL when none is close or name is one of them. */
 const char *device_suggest(const struct device_table *t, const char *name);

@@ -364,33 +364,53 @@ START_TEST(one_mac_one_budget_through_the_route)
 }
 END_TEST
 
+/* The message of the 422 that body gets (malloc'd). */
+static char *refusal_of(const char *body)
+{
+	cJSON *a;
+	char *msg;
+
+	ck_assert_int_eq(run(body, &a), 422);
+	msg = strdup(cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message")));
+	cJSON_Delete(a);
+	ck_assert_ptr_nonnull(msg);
+	return msg;
+}
+
+#define GPU_NAMED(n) "{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":\"" n "\"}]}}"
+
 /* Errors that suggest the fix: a mistyped model or GPU name gets the closest known one. */
 START_TEST(unknown_names_say_what_was_meant)
 {
-	cJSON *a;
-	const char *msg;
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+		{"{\"model\":\"lama-3.1-8b\"}", "did you mean 'llama-3.1-8b'?"},
+		{GPU_NAMED("RTX 409"), "did you mean 'RTX 4090'?"},
+		{"{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-409\"}",
+		 "did you mean 'rtx-4090'?"},
+		/* A name written without the vendor's prefix is matched as people write it. */
+		{GPU_NAMED("RTX 3069"), "did you mean 'RTX 3060'?"},
+	};
+	char *msg;
 
-	ck_assert_int_eq(run("{\"model\":\"lama-3.1-8b\"}", &a), 422);
-	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
-	ck_assert_msg(strstr(msg, "did you mean 'llama-3.1-8b'?"), "%s", msg);
-	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware\":{\"gpus\":[{\"name\":"
-			     "\"RTX 409\"}]}}",
-			     &a),
-			 422);
-	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
-	ck_assert_msg(strstr(msg, "did you mean 'RTX 4090'?"), "%s", msg);
-	cJSON_Delete(a);
-	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"rtx-409\"}", &a),
-			 422);
-	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
-	ck_assert_msg(strstr(msg, "did you mean 'rtx-4090'?"), "%s", msg);
-	cJSON_Delete(a);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		msg = refusal_of(cases[i].body);
+		ck_assert_msg(strstr(msg, cases[i].want), "%s", msg);
+		free(msg);
+	}
+	/* A name sold with several memory sizes lists them rather than a look-alike. */
+	msg = refusal_of(GPU_NAMED("RTX 3060"));
+	ck_assert_msg(strstr(msg, "is sold with more than one memory size") &&
+			      strstr(msg, "'RTX 3060 12GB'") && strstr(msg, "'RTX 3060 8GB'") &&
+			      !strstr(msg, "did you mean"),
+		      "%s", msg);
+	free(msg);
 	/* Nothing close: the plain refusal. */
-	ck_assert_int_eq(run("{\"model\":\"zzz-unknown-model\"}", &a), 422);
-	msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "error"), "message"));
+	msg = refusal_of("{\"model\":\"zzz-unknown-model\"}");
 	ck_assert_ptr_null(strstr(msg, "did you mean"));
-	cJSON_Delete(a);
+	free(msg);
 }
 END_TEST
 
