@@ -24,7 +24,10 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define MAX_CANDS 512
 #define MAX_VCAPS 32   /* vLLM capacities kept per request: formats x KV dtypes x GPU shares */
 #define SPEED_TIE 0.05 /* speeds within 5% are equal: the speed model is good to about 10% */
-#define CTX_TIE 0.05   /* long_context: contexts within 5% are equal */
+/* A setup this many times faster, at most the quality floor's divergence worse, wins. */
+#define DOMINANCE_SPEEDUP 2.0
+#define DOMINANCE_KLD_DEFAULT 0.03 /* the margin when the quality table names no floor */
+#define CTX_TIE 0.05               /* long_context: contexts within 5% are equal */
 #define RELAXED_FLOOR 0.8
 #define UBATCH_DEFAULT 512 /* llama.cpp's -ub */
 /* The micro-batch tried where memory limits the context: half the compute buffers (their
@@ -445,19 +448,32 @@ static bool any_within(const struct work *k, double kld)
 	return false;
 }
 
+/* The divergence by which a faster setup may be worse and still win (see undominated). */
+static double dominance_margin(const struct plan_quality *q)
+{
+	double m = plan_quality_floor(q);
+
+	return m >= 0 ? m : DOMINANCE_KLD_DEFAULT;
+}
+
 /* Whether a setup of divergence kld cannot be the choice whatever its split: below the quality
- * floor, or worse than a setup already meeting every constraint by more than a tie (the
- * formats come best first). Such a setup is still recorded with every layer on the GPUs, for
- * the alternatives; its splits are not searched. */
+ * floor, or worse than a setup already meeting every constraint by more than a tie (quality:
+ * the formats come best first) or by more than the dominance margin (general, where a much
+ * faster setup a little worse wins). Such a setup is still recorded with every layer on the
+ * GPUs, for the alternatives; its splits are not searched. */
 static bool hopeless(const struct work *k, double kld)
 {
-	bool by_quality = k->r->use_case == PLAN_GENERAL || k->r->use_case == PLAN_QUALITY;
+	enum plan_use_case uc = k->r->use_case;
 
 	if (kld < 0)
 		return false;
 	if (k->floor_kld >= 0 && kld > k->floor_kld)
 		return true;
-	return by_quality && k->best_kld >= 0 && kld > k->best_kld + k->q->tie_kld;
+	if (k->best_kld < 0)
+		return false;
+	if (uc == PLAN_QUALITY)
+		return kld > k->best_kld + k->q->tie_kld;
+	return uc == PLAN_GENERAL && kld > k->best_kld + dominance_margin(k->q);
 }
 
 /* Whether weights of file type ft cannot fit whatever the split: 90% of the parameters at
@@ -777,6 +793,39 @@ static int select_best(const struct plan_request *r, const struct plan_quality *
 	return pick;
 }
 
+/* Whether a beats b by DOMINANCE_SPEEDUP times the speed, at a divergence at most margin
+ * higher and with as much of the use case's context. */
+static bool dominates(const struct plan_request *r, const struct plan_choice *a,
+		      const struct plan_choice *b, double margin)
+{
+	return a->res.aggregate_tps >= DOMINANCE_SPEEDUP * b->res.aggregate_tps &&
+	       kld_of(a) <= kld_of(b) + margin && ctx_of(r, a) >= ctx_of(r, b);
+}
+
+/* The objective's pick best, unless an eligible setup dominates it (see dominates, with the
+ * quality floor's divergence as the margin): then the objective's pick among those that do,
+ * until none does. Quality bought with speed nobody would pay is not bought: Q8_0 mostly in RAM
+ * gives way to Q4_K_M on the GPU at twice the speed. Not for the quality use case, whose user
+ * asked for quality whatever the speed. scratch holds na flags. */
+static int undominated(const struct plan_request *r, const struct plan_quality *q,
+		       const struct plan_choice *all, int na, const bool *eligible, bool *keep,
+		       bool *scratch, int best)
+{
+	double margin = dominance_margin(q);
+
+	while (best >= 0 && r->use_case != PLAN_QUALITY) {
+		bool any = false;
+		for (int i = 0; i < na; i++) {
+			scratch[i] = eligible[i] && dominates(r, &all[i], &all[best], margin);
+			any = any || scratch[i];
+		}
+		if (!any)
+			break;
+		best = select_best(r, q, all, na, scratch, keep);
+	}
+	return best;
+}
+
 static int cmp_kld(const struct plan_quality *q, const struct plan_choice *a,
 		   const struct plan_choice *b)
 {
@@ -973,6 +1022,11 @@ static void objective_text(const struct work *k, struct plan_answer *a)
 	else if (r->use_case == PLAN_SPEED)
 		snprintf(head, sizeof(head), "the fastest decode at %s-class quality or better",
 			 floor ? floor : "?");
+	else if (r->use_case == PLAN_GENERAL)
+		snprintf(head, sizeof(head),
+			 "the best quality (llama.cpp KL divergence), unless a setup twice as "
+			 "fast is at most %.4f worse",
+			 dominance_margin(k->q));
 	else
 		snprintf(head, sizeof(head), "the best quality (llama.cpp KL divergence)");
 	snprintf(a->objective, sizeof(a->objective),
@@ -992,7 +1046,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	struct need n = {k->ctx_target, qfloor ? plan_quality_floor(k->q) : -1,
 			 r->min_tps > 0 ? r->min_tps : PLAN_MIN_TPS};
 	struct plan_choice *all;
-	bool *front, *keep, *elig;
+	bool *front, *keep, *elig, *scratch;
 	int na = 0, best = -1, nfront = 0;
 
 	if (r->use_case == PLAN_QUALITY && n.tps < PLAN_READING_TPS)
@@ -1030,7 +1084,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	out->floor_tps = n.tps;
 	out->ctx_target = n.ctx;
 	all = calloc((size_t)(k->n > 0 ? k->n : 1), sizeof(*all));
-	front = calloc((size_t)(k->n > 0 ? k->n : 1) * 3, sizeof(*front));
+	front = calloc((size_t)(k->n > 0 ? k->n : 1) * 4, sizeof(*front));
 	if (!all || !front) {
 		free(all);
 		free(front);
@@ -1038,12 +1092,14 @@ static int choose(struct work *k, struct plan_answer *out)
 	}
 	keep = front + (k->n > 0 ? k->n : 1);
 	elig = keep + (k->n > 0 ? k->n : 1);
+	scratch = elig + (k->n > 0 ? k->n : 1);
 	for (int i = 0; i < k->n; i++)
 		if (meets(&k->c[i], &n))
 			to_choice(&k->c[i], &all[na++]);
 	for (int i = 0; i < na; i++)
 		elig[i] = true;
 	best = select_best(r, k->q, all, na, elig, keep);
+	best = undominated(r, k->q, all, na, elig, keep, scratch, best);
 	/* The Pareto front over quality, speed and context. */
 	for (int i = 0; i < na; i++) {
 		bool dominated = false;

@@ -14,7 +14,9 @@
  * budget (validate's vram_over_90 rule) and the host within its budget.
  *
  * The objective, by use case (the answer states it):
- *   general       best quality with n_ctx >= 8192 (or the request's), usable speed;
+ *   general       best quality with n_ctx >= 8192 (or the request's), usable speed; but a
+ *                 setup twice as fast, at most the quality floor's divergence worse and as
+ *                 long, wins over it (Q4_K_M on the GPU over Q8_0 mostly in RAM);
  *   long_context  the longest n_ctx at Q4_K_M-class quality or better, usable speed;
  *   speed         the fastest with n_ctx >= 4096 at Q4_K_M-class quality or better;
  *   quality       best quality with n_ctx >= 4096 at reading speed or faster.

@@ -4,7 +4,9 @@
  * fit follows the memory) with every use case, resolved as /api/config resolves them. Every setup the planner chooses must fit, keep every GPU at most 90% of its budget
  * (validate's vram_over_90), stay within the model's context and keep n_ubatch <= n_batch; a
  * sample of them is put to the real POST /api/validate as /api/config writes them, which must
- * answer is_valid with no errors and no vram_over_90.
+ * answer is_valid with no errors and no vram_over_90. For general use, no alternative the
+ * answer shows dominates its choice (twice as fast, at most the quality floor's divergence
+ * worse, as long).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -175,6 +177,22 @@ START_TEST(every_model_on_every_device_fits_with_headroom)
 							(ans->alt[i].setup.runtime == PLAN_RT_VLLM ?
 								 1.0 :
 								 PLAN_MAX_GPU_UTIL));
+				/* General: none of the alternatives it shows is twice as fast at
+				 * most the quality floor's divergence worse and as long. */
+				for (int i = 0; uc == PLAN_GENERAL && i < ans->n_alt; i++) {
+					const struct plan_choice *a = &ans->alt[i];
+					ck_assert_msg(
+						a->kld < 0 || b->kld < 0 ||
+							a->res.aggregate_tps <
+								2 * b->res.aggregate_tps ||
+							a->kld > b->kld + plan_quality_floor(&q) ||
+							a->ctx < b->ctx,
+						"%s on %s: KLD %.4f at %.1f tok/s (%lld) dominates "
+						"the choice, KLD %.4f at %.1f tok/s (%lld)",
+						me->id, dp->id, a->kld, a->res.aggregate_tps,
+						(long long)a->ctx, b->kld, b->res.aggregate_tps,
+						(long long)b->ctx);
+				}
 				if (dp->kind != DEVICE_KIND_CPU && found % VALIDATE_EVERY == 0) {
 					validate_round_trip(me->id, dp->id, plan_use_case_name(uc));
 					checked++;

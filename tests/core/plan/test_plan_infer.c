@@ -130,7 +130,45 @@ struct space {
 	long feasible, feasible_rt[2];
 	enum plan_runtime best_runtime;
 	double best_agg;
+	/* general: every feasible point, for the dominance checks (see check_dominance) */
+	struct point {
+		double kld, tps;
+		int64_t ctx;
+	} * pts;
+	size_t n_pts, cap_pts;
 };
+
+/* The planner's margin: a setup twice as fast may be worse by the quality floor's divergence. */
+static bool point_dominates(const struct point *a, const struct point *b, double speedup)
+{
+	return a->tps >= speedup * b->tps && a->kld <= b->kld + plan_quality_floor(&quality) &&
+	       a->ctx >= b->ctx;
+}
+
+/* General: nothing feasible dominates the answer (twice as fast, at most the quality floor's
+ * divergence worse, as long; 5% of slack for the splits the planner does not try), and nothing
+ * feasible of better quality (beyond a tie) is as long and as fast (within 5%): the answer
+ * gives up quality only for speed or context. */
+static void check_dominance(const struct space *sp)
+{
+	const struct plan_choice *b = &sp->ans->best;
+	struct point best = {b->kld, b->res.aggregate_tps, b->ctx};
+
+	for (size_t i = 0; i < sp->n_pts; i++) {
+		const struct point *p = &sp->pts[i];
+		ck_assert_msg(!point_dominates(p, &best, 2.0 * 1.05),
+			      "KLD %.4f at %.1f tok/s (%lld) dominates the answer's KLD %.4f at "
+			      "%.1f tok/s (%lld)",
+			      p->kld, p->tps, (long long)p->ctx, best.kld, best.tps,
+			      (long long)best.ctx);
+		ck_assert_msg(p->kld >= best.kld - quality.tie_kld || p->ctx < best.ctx ||
+				      p->tps * 1.05 < best.tps,
+			      "KLD %.4f at %.1f tok/s (%lld) beats the answer's %.4f at %.1f "
+			      "tok/s (%lld)",
+			      p->kld, p->tps, (long long)p->ctx, best.kld, best.tps,
+			      (long long)best.ctx);
+	}
+}
 
 /* What one stream sees while all of the request's run. */
 static double per_stream(const struct space *sp, const struct plan_result *res)
@@ -179,10 +217,20 @@ static void check_point(struct space *sp, const struct plan_setup *s, const stru
 			      s->vformat, (long long)s->p.n_gpu_layers, tps, best_tps);
 		break;
 	default:
-		ck_assert_msg(kld >= b->kld - quality.tie_kld,
-			      "rt %d ft %d/%d kv %d ngl %lld ctx %lld: KLD %.4f beats %.4f",
-			      s->runtime, s->ftype, s->vformat, s->p.type_k,
-			      (long long)s->p.n_gpu_layers, (long long)ctx, kld, b->kld);
+		if (sp->r->use_case == PLAN_GENERAL) {
+			/* Better quality may lose to a much faster setup: check_dominance. */
+			if (sp->n_pts == sp->cap_pts) {
+				sp->cap_pts = sp->cap_pts ? 2 * sp->cap_pts : 1024;
+				sp->pts = realloc(sp->pts, sp->cap_pts * sizeof(*sp->pts));
+				ck_assert_ptr_nonnull(sp->pts);
+			}
+			sp->pts[sp->n_pts++] = (struct point){kld, tps, ctx};
+		} else {
+			ck_assert_msg(kld >= b->kld - quality.tie_kld,
+				      "rt %d ft %d/%d kv %d ngl %lld ctx %lld: KLD %.4f beats %.4f",
+				      s->runtime, s->ftype, s->vformat, s->p.type_k,
+				      (long long)s->p.n_gpu_layers, (long long)ctx, kld, b->kld);
+		}
 		/* Nothing at least as good and as long is faster (beyond 5%). */
 		if (kld <= b->kld && ctx >= b->ctx)
 			ck_assert_msg(tps <= best_tps * 1.05,
@@ -304,6 +352,10 @@ static struct space plan_and_brute_np(const struct model_arch *a, const struct p
 	brute(&sp, experts);
 	ck_assert_msg(sp.feasible > 0, "%s: brute force found nothing feasible",
 		      plan_use_case_name(uc));
+	if (uc == PLAN_GENERAL)
+		check_dominance(&sp);
+	free(sp.pts);
+	sp.pts = NULL;
 	sp.ans = NULL;
 	sp.best_runtime = ans->best.setup.runtime;
 	sp.best_agg = ans->best.res.aggregate_tps;
