@@ -544,29 +544,15 @@ static void on_deadline_tick(uv_timer_t *t)
 		mhd_run(d);
 }
 
-/* Queues reply on c with the common headers. Takes the reply's owned body. */
-static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
-				  struct api_reply *reply, const char *extra_name,
-				  const char *extra_value)
+/* Queues resp (consumed) on c with reply's status and headers and the common ones. */
+static enum MHD_Result send_response(struct rf_req *r, struct MHD_Connection *c,
+				     struct MHD_Response *resp, struct api_reply *reply,
+				     const char *extra_name, const char *extra_value)
 {
 	struct rf_daemon *d = r->d;
-	struct MHD_Response *resp;
 	enum MHD_Result ok;
 	double secs;
 
-	if (reply->body) {
-		resp = MHD_create_response_from_buffer(reply->len, reply->body,
-						       MHD_RESPMEM_MUST_FREE);
-		if (resp)
-			reply->body = NULL;
-	} else {
-		resp = MHD_create_response_from_buffer(reply->len, (void *)reply->borrowed_body,
-						       MHD_RESPMEM_MUST_COPY);
-	}
-	if (!resp) {
-		api_reply_reset(reply);
-		return MHD_NO;
-	}
 	if (reply->content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, reply->content_type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -607,6 +593,29 @@ static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
 	return ok;
 }
 
+/* Queues reply on c with the common headers. Takes the reply's owned body. */
+static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
+				  struct api_reply *reply, const char *extra_name,
+				  const char *extra_value)
+{
+	struct MHD_Response *resp;
+
+	if (reply->body) {
+		resp = MHD_create_response_from_buffer(reply->len, reply->body,
+						       MHD_RESPMEM_MUST_FREE);
+		if (resp)
+			reply->body = NULL;
+	} else {
+		resp = MHD_create_response_from_buffer(reply->len, (void *)reply->borrowed_body,
+						       MHD_RESPMEM_MUST_COPY);
+	}
+	if (!resp) {
+		api_reply_reset(reply);
+		return MHD_NO;
+	}
+	return send_response(r, c, resp, reply, extra_name, extra_value);
+}
+
 static enum MHD_Result send_error(struct rf_req *r, struct MHD_Connection *c, int err,
 				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -627,6 +636,21 @@ static enum MHD_Result send_error(struct rf_req *r, struct MHD_Connection *c, in
 		api_error(&reply, err, NULL, NULL);
 	}
 	return send_reply(r, c, &reply, NULL, NULL);
+}
+
+/* Queues a 200 that streams file (its descriptor is the response's from here on) with the
+ * common headers: MHD sends it with sendfile, so no copy of it is held in memory. */
+static enum MHD_Result send_file(struct rf_req *r, struct MHD_Connection *c,
+				 struct rf_static_file *file)
+{
+	struct api_reply reply = {.status = 200, .content_type = file->type};
+	struct MHD_Response *resp = MHD_create_response_from_fd64(file->size, file->fd);
+
+	if (!resp) {
+		close(file->fd);
+		return send_error(r, c, RF_E_NOMEM, NULL);
+	}
+	return send_response(r, c, resp, &reply, NULL, NULL);
 }
 
 /* Answers OPTIONS: a CORS preflight for an allowed origin, or the Allow list. */
@@ -734,12 +758,16 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 			return send_error(r, c, RF_E_NOT_FOUND, "no route for %s", path);
 		return send_options(r, c, allowed | API_OPTIONS);
 	}
-	/* --static-dir: the web app's files in place of the embedded page; /api/ stays the API. */
+	/* --static-dir: the web app's files in place of the embedded page; /api/ stays the API,
+	 * and so does every path a route knows (GET /mcp is the 405 of POST /mcp, not a page). */
 	if (d->cfg->static_dir[0] && (r->method == API_GET || r->method == API_HEAD) &&
-	    (!r->route || r->route->handler == api_ui_index || r->route->handler == api_ui_asset)) {
+	    ((!r->route && !allowed) || (r->route && (r->route->handler == api_ui_index ||
+						      r->route->handler == api_ui_asset)))) {
 		struct api_reply reply = {0};
-		if (rf_static_reply(d->cfg->static_dir, path, &reply) == 0)
-			return send_reply(r, c, &reply, NULL, NULL);
+		struct rf_static_file file;
+		if (rf_static_reply(d->cfg->static_dir, path, &file, &reply) == 0)
+			return file.fd >= 0 ? send_file(r, c, &file) :
+					      send_reply(r, c, &reply, NULL, NULL);
 	}
 	if (!r->route) {
 		struct api_reply reply = {0};

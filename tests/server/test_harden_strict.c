@@ -1,0 +1,179 @@
+/*
+ * The transport as strict and as frugal as the issue of hardening III asks, against the real
+ * daemon over real sockets: --static-dir serves regular files only (a FIFO is refused at
+ * once, where opening it used to hang the daemon) and streams them from their descriptor (many
+ * slow readers of a 20 MB file leave the daemon's resident memory where it was, where each
+ * used to hold a copy); GET /mcp is a 405 whatever serves /. Every wait is bounded; the
+ * memory check compares the daemon with itself before the readers came.
+ */
+#include <cjson/cJSON.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/server/harness.h"
+#include "tests/test.h"
+
+#define BIG_BYTES (20u << 20)
+#define SLOW_READERS 100
+
+static long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Returns the VmRSS of pid in KiB. */
+static long rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	fclose(f);
+	ck_assert_int_gt(kb, 0);
+	return kb;
+}
+
+/* Asserts r is the error envelope with this status and code. */
+static void assert_code(const struct t_resp *r, int status, const char *code)
+{
+	cJSON *j = cJSON_ParseWithLength(r->body, r->body_len);
+	cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"),
+						    "code");
+
+	ck_assert_msg(r->status == status, "status %d, want %d: %s", r->status, status, r->body);
+	ck_assert_msg(cJSON_IsString(c) && strcmp(c->valuestring, code) == 0, "body %s", r->body);
+	cJSON_Delete(j);
+}
+
+/* A web app directory: index.html, a 20 MB file of varied bytes and two FIFOs. */
+static char *make_app(unsigned char **big)
+{
+	char *app = t_mkdtemp(), *p;
+
+	t_put(app, "index.html", "<!doctype html><title>app</title>\n");
+	*big = malloc(BIG_BYTES);
+	for (size_t i = 0; i < BIG_BYTES; i++)
+		(*big)[i] = (unsigned char)((i * 2654435761u) >> 13);
+	p = t_path(app, "big.bin");
+	ck_assert_int_eq(t_write_file(p, *big, BIG_BYTES), 0);
+	free(p);
+	p = t_path(app, "pipe.js");
+	ck_assert_int_eq(mkfifo(p, 0644), 0);
+	free(p);
+	p = t_path(app, "pipe");
+	ck_assert_int_eq(mkfifo(p, 0644), 0);
+	free(p);
+	return app;
+}
+
+START_TEST(static_files_are_regular_files_streamed_from_disk)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	unsigned char *big;
+	char *app = make_app(&big), *cl;
+	const char *extra[] = {"--static-dir", app, NULL};
+	int fds[SLOW_READERS];
+	long before, after, t0;
+
+	t_daemon_start(&d, extra);
+	/* A FIFO is refused at once, not opened for a writer that never comes. */
+	for (int i = 0; i < 2; i++) {
+		const char *path = i == 0 ? "/pipe.js" : "/pipe";
+		t0 = mono_ms();
+		ck_assert_int_eq(t_http(d.port, "GET", path, NULL, NULL, 0, &r), 0);
+		assert_code(&r, 403, "forbidden");
+		ck_assert_int_lt(mono_ms() - t0, 4000);
+		t_resp_free(&r);
+	}
+	/* GET /mcp is the 405 of POST /mcp, not the app's page. */
+	ck_assert_int_eq(t_http(d.port, "GET", "/mcp", NULL, NULL, 0, &r), 0);
+	assert_code(&r, 405, "method_not_allowed");
+	t_resp_free(&r);
+	ck_assert_int_eq(t_http(d.port, "GET", "/finetune/settings", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "<title>app</title>"));
+	t_resp_free(&r);
+
+	/* HEAD gives the length and no body; GET gives every byte. */
+	ck_assert_int_eq(t_http(d.port, "HEAD", "/big.bin", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	cl = t_resp_header(&r, "Content-Length");
+	ck_assert_ptr_nonnull(cl);
+	ck_assert_int_eq(atol(cl), (long)BIG_BYTES);
+	ck_assert_uint_eq(r.body_len, 0);
+	free(cl);
+	t_resp_free(&r);
+	{
+		static const char req[] = "GET /big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+					  "Connection: close\r\n\r\n";
+		ck_assert_int_eq(t_http_raw(d.port, req, sizeof(req) - 1, &r, 30000), 0);
+	}
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_eq(r.body_len, BIG_BYTES);
+	ck_assert_msg(memcmp(r.body, big, BIG_BYTES) == 0, "the file was not served byte-exact");
+	t_resp_free(&r);
+
+	/* Slow readers: each asks for the file and reads a few bytes of it, then nothing. A copy
+	 * per request would add 20 MB each; streamed, they add little. */
+	before = rss_kb(d.pid);
+	for (int i = 0; i < SLOW_READERS; i++) {
+		static const char req[] = "GET /big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+		int small = 4096;
+		fds[i] = t_connect(d.port);
+		ck_assert_int_ge(fds[i], 0);
+		setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		ck_assert_int_eq(send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL),
+				 (ssize_t)sizeof(req) - 1);
+	}
+	for (int i = 0; i < SLOW_READERS; i++) {
+		struct pollfd p = {fds[i], POLLIN, 0};
+		char buf[64];
+		ck_assert_msg(poll(&p, 1, 10000) == 1, "reader %d got nothing", i);
+		ck_assert_int_gt(recv(fds[i], buf, sizeof(buf), 0), 0);
+	}
+	usleep(300000);
+	after = rss_kb(d.pid);
+	ck_assert_msg(after - before < 32 * 1024,
+		      "%d slow readers of a 20 MB file took VmRSS from %ld to %ld KiB",
+		      SLOW_READERS, before, after);
+	/* And the daemon answers others meanwhile. */
+	ck_assert_int_eq(t_http(d.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	for (int i = 0; i < SLOW_READERS; i++)
+		close(fds[i]);
+	printf("static files: VmRSS %ld KiB before %d slow readers, %ld KiB with them\n", before,
+	       SLOW_READERS, after);
+	t_daemon_stop(&d);
+	t_rmtree(app);
+	free(app);
+	free(big);
+}
+END_TEST
+
+Suite *harden_strict_suite(void)
+{
+	Suite *s = suite_create("harden_strict");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, t_under_valgrind() ? 600 : 120);
+	tcase_add_test(tc, static_files_are_regular_files_streamed_from_disk);
+	suite_add_tcase(s, tc);
+	return s;
+}
