@@ -898,17 +898,69 @@ void rf_http_resume_waiters(struct rf_daemon *d, int why)
 	mhd_run(d);
 }
 
-/* Answers a request whose body was dropped: 413 past the size cap, 503 past the budget. */
+/* Sets reply to the answer of a request whose body was dropped: 413 past the size cap, 503
+ * past the budget. */
+static void body_refusal(const struct rf_req *r, struct api_reply *reply)
+{
+	if (r->too_large) {
+		api_error(reply, RF_E_BODY_TOO_LARGE, NULL, NULL);
+		return;
+	}
+	api_error(reply, RF_E_UNAVAILABLE, NULL,
+		  "the server holds too many request bodies at once; retry shortly");
+	reply->retry_after_s = 1;
+}
+
+/* Answers a request whose body was dropped, once the whole body has arrived. */
 static enum MHD_Result send_body_refusal(struct rf_req *r, struct MHD_Connection *c)
 {
 	struct api_reply reply = {0};
 
-	if (r->too_large)
-		return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
-	api_error(&reply, RF_E_UNAVAILABLE, NULL,
-		  "the server holds too many request bodies at once; retry shortly");
-	reply.retry_after_s = 1;
+	body_refusal(r, &reply);
 	return send_reply(r, c, &reply, NULL, NULL);
+}
+
+/* Answers a request whose body is still arriving past DISCARD_MAX_BYTES (a chunked body has no
+ * length to refuse up front): libmicrohttpd queues a reply only before a body or after it, so
+ * the answer (the same envelope and headers as send_reply's, Connection: close) is written to
+ * the socket here, and MHD_NO has libmicrohttpd close the connection, which lingers so that
+ * the client reads the answer rather than a reset. The socket holds nothing else at this
+ * point: the previous reply on it was sent before this request's headers were read. */
+static enum MHD_Result send_body_refusal_now(struct rf_req *r)
+{
+	struct api_reply reply = {0};
+	const char *body;
+	char head[1024];
+	int n;
+
+	body_refusal(r, &reply);
+	body = reply.body ? reply.body : reply.borrowed_body;
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Length: %zu\r\n"
+		     "Content-Type: %s\r\nCache-Control: no-store\r\n"
+		     "X-Content-Type-Options: nosniff\r\n",
+		     reply.status, MHD_get_reason_phrase_for((unsigned)reply.status), reply.len,
+		     reply.content_type ? reply.content_type : "application/json");
+	if (n > 0 && (size_t)n < sizeof(head) && reply.retry_after_s > 0)
+		n += snprintf(head + n, sizeof(head) - (size_t)n, "Retry-After: %d\r\n",
+			      reply.retry_after_s);
+	if (n > 0 && (size_t)n < sizeof(head) && r->allowed_origin)
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+			      "Access-Control-Allow-Origin: %.300s\r\nVary: Origin\r\n",
+			      r->allowed_origin);
+	if (n > 0 && (size_t)n + 2 < sizeof(head) && r->cn && r->cn->fd >= 0 && body) {
+		memcpy(head + n, "\r\n", 2);
+		/* A few hundred bytes into an empty socket buffer: a short write is not retried. */
+		if (send(r->cn->fd, head, (size_t)n + 2, MSG_NOSIGNAL | MSG_DONTWAIT) == n + 2)
+			send(r->cn->fd, body, reply.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		r->cn->linger = true;
+	}
+	r->status = reply.status;
+	r->replied = true;
+	api_metrics_observe(r->d->metrics, r->route ? r->route->path : NULL, r->method,
+			    reply.status, (double)(now_ns() - r->t0_ns) / 1e9);
+	api_reply_reset(&reply);
+	return MHD_NO;
 }
 
 void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
@@ -1060,7 +1112,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 
 		*upload_data_size = 0;
 		if (!ok && (r->too_large || r->over_budget))
-			return send_body_refusal(r, c);
+			return send_body_refusal_now(r);
 		return ok ? MHD_YES : MHD_NO;
 	}
 	return on_request_done(r, c);

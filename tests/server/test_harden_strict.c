@@ -3,8 +3,9 @@
  * daemon over real sockets: --static-dir serves regular files only (a FIFO is refused at
  * once, where opening it used to hang the daemon) and streams them from their descriptor (many
  * slow readers of a 20 MB file leave the daemon's resident memory where it was, where each
- * used to hold a copy); GET /mcp is a 405 whatever serves /. Every wait is bounded; the
- * memory check compares the daemon with itself before the readers came.
+ * used to hold a copy); GET /mcp is a 405 whatever serves /; and a chunked body that keeps
+ * coming past the body cap gets its 413 envelope instead of a silent close. Every wait is
+ * bounded; the memory check compares the daemon with itself before the readers came.
  */
 #include <cjson/cJSON.h>
 #include <poll.h>
@@ -167,6 +168,78 @@ START_TEST(static_files_are_regular_files_streamed_from_disk)
 }
 END_TEST
 
+/* Reads from fd into out (cap bytes, NUL-terminated) until the server closes it or 10 s
+ * pass; returns how many bytes came. */
+static size_t recv_until_close(int fd, char *out, size_t cap)
+{
+	size_t got = 0;
+
+	for (long end = mono_ms() + 10000; mono_ms() < end && got < cap;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t k;
+		if (poll(&p, 1, 200) != 1)
+			continue;
+		k = recv(fd, out + got, cap - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	out[got] = '\0';
+	return got;
+}
+
+/* A chunked body that goes on past the cap (1 MiB, plus 8 MiB read and dropped so that a
+ * client that writes first can read its answer) is answered 413 with the envelope as soon as
+ * it passes, while the client is still sending, instead of a close with no answer. */
+START_TEST(chunked_body_past_the_cap_gets_413_while_sending)
+{
+	struct t_daemon d;
+	struct t_resp r = {0};
+	static const char head[] =
+		"POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+	size_t chunk = 64 * 1024, sent = 0, cap = 1 << 16;
+	char *buf = malloc(chunk + 16), *reply = calloc(1, cap + 1);
+	int fd, n;
+	bool answered = false;
+
+	t_daemon_start(&d, NULL);
+	fd = t_connect(d.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(head) - 1);
+	n = snprintf(buf, 16, "%zx\r\n", chunk);
+	memset(buf + n, ' ', chunk);
+	memcpy(buf + n + chunk, "\r\n", 2);
+	/* Send up to 64 MiB, stopping once the answer is there. */
+	while (sent < (64u << 20) && !answered) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 0) == 1) {
+			answered = true;
+			break;
+		}
+		if (send(fd, buf, (size_t)n + chunk + 2, MSG_NOSIGNAL) <= 0)
+			break;
+		sent += chunk;
+	}
+	recv_until_close(fd, reply, cap);
+	close(fd);
+	ck_assert_msg(strstr(reply, "\r\n\r\n") != NULL, "no answer after %zu bytes sent", sent);
+	r.status = atoi(reply + 9);
+	r.body = strstr(reply, "\r\n\r\n") + 4;
+	r.body_len = strlen(r.body);
+	assert_code(&r, 413, "payload_too_large");
+	ck_assert_ptr_nonnull(strstr(reply, "Content-Type: application/json"));
+	ck_assert_msg(sent < (32u << 20), "the body was read to %zu bytes", sent);
+	/* The daemon is fine. */
+	ck_assert_int_eq(t_http(d.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	free(buf);
+	free(reply);
+	t_daemon_stop(&d);
+}
+END_TEST
+
 Suite *harden_strict_suite(void)
 {
 	Suite *s = suite_create("harden_strict");
@@ -174,6 +247,7 @@ Suite *harden_strict_suite(void)
 
 	tcase_set_timeout(tc, t_under_valgrind() ? 600 : 120);
 	tcase_add_test(tc, static_files_are_regular_files_streamed_from_disk);
+	tcase_add_test(tc, chunked_body_past_the_cap_gets_413_while_sending);
 	suite_add_tcase(s, tc);
 	return s;
 }
