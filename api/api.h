@@ -300,6 +300,9 @@ struct api_request {
 	/* Looks up a request header by name (any case); NULL: absent, or no headers (the CLI) */
 	const char *(*header)(void *ctx, const char *name);
 	void *header_ctx;
+	/* The client's address as text ("127.0.0.1", "::1"); "": unknown (the CLI). The MCP
+	 * transport shares its sessions out per client by it. */
+	char client[48];
 };
 
 struct api_reply {

@@ -1047,6 +1047,8 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	req.body_len = r->body_len;
 	req.header = request_header;
 	req.header_ctx = c;
+	if (r->cn && !inet_ntop(r->cn->family, r->cn->addr, req.client, sizeof(req.client)))
+		req.client[0] = '\0';
 	rf_daemon_env(d, &env);
 	if (r->resumed) {
 		/* Back from waiting for a rescan: the new snapshot, or why there is none. */

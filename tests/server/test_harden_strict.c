@@ -3,11 +3,15 @@
  * daemon over real sockets: --static-dir serves regular files only (a FIFO is refused at
  * once, where opening it used to hang the daemon) and streams them from their descriptor (many
  * slow readers of a 20 MB file leave the daemon's resident memory where it was, where each
- * used to hold a copy); GET /mcp is a 405 whatever serves /; and a chunked body that keeps
- * coming past the body cap gets its 413 envelope instead of a silent close. Every wait is
- * bounded; the memory check compares the daemon with itself before the readers came.
+ * used to hold a copy); GET /mcp is a 405 whatever serves /; a chunked body that keeps coming
+ * past the body cap gets its 413 envelope instead of a silent close; and POST /mcp refuses
+ * invalid UTF-8 and trailing bytes as REST does, and shares its sessions out per client
+ * address, so that an initialize flood from one address logs no other address out. Every wait
+ * is bounded; the memory check compares the daemon with itself before the readers came.
  */
+#include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +244,101 @@ START_TEST(chunked_body_past_the_cap_gets_413_while_sending)
 }
 END_TEST
 
+/* Sends req from the loopback address src to the daemon; returns the reply text (malloc'd,
+ * headers and body) of a Connection: close request. */
+static char *http_from(const char *src, int port, const char *req)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t cap = 1 << 16;
+	char *out = calloc(1, cap + 1);
+
+	ck_assert_int_ge(fd, 0);
+	inet_pton(AF_INET, src, &a.sin_addr);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	a.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+	recv_until_close(fd, out, cap);
+	close(fd);
+	return out;
+}
+
+/* POSTs body to /mcp from src with the session sid (NULL: none); returns the reply text. */
+static char *mcp_from(const char *src, int port, const char *sid, const char *body)
+{
+	char req[2048];
+
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+		 "Content-Type: application/json\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+		 sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body),
+		 body);
+	return http_from(src, port, req);
+}
+
+/* The Mcp-Session-Id of reply (malloc'd). */
+static char *session_id(const char *reply)
+{
+	const char *h = strstr(reply, "Mcp-Session-Id: ");
+
+	ck_assert_msg(h != NULL, "no session id: %s", reply);
+	h += strlen("Mcp-Session-Id: ");
+	return strndup(h, strcspn(h, "\r\n"));
+}
+
+static const char init_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+	"\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+static const char ping_body[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+
+START_TEST(mcp_is_strict_and_shares_sessions_per_client)
+{
+	struct t_daemon d;
+	char *reply, *victim, *first;
+
+	t_daemon_start(&d, NULL);
+	/* Trailing bytes and invalid UTF-8 are a 400 parse error, as REST answers 400. */
+	reply = mcp_from("127.0.0.1", d.port, NULL,
+			 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}trailing");
+	ck_assert_msg(strncmp(reply, "HTTP/1.1 400", 12) == 0 && strstr(reply, "-32700"), "%s",
+		      reply);
+	free(reply);
+	reply = mcp_from("127.0.0.1", d.port, NULL,
+			 "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe<x>\",\"method\":\"initialize\"}");
+	ck_assert_msg(strncmp(reply, "HTTP/1.1 400", 12) == 0 && strstr(reply, "-32700") &&
+			      strstr(reply, "\"id\":null") && !strstr(reply, "\xff\xfe"),
+		      "%s", reply);
+	free(reply);
+
+	/* A session from 127.0.0.2, then a flood of initializes from 127.0.0.1. */
+	reply = mcp_from("127.0.0.2", d.port, NULL, init_body);
+	ck_assert_msg(strncmp(reply, "HTTP/1.1 200", 12) == 0, "%s", reply);
+	victim = session_id(reply);
+	free(reply);
+	reply = mcp_from("127.0.0.1", d.port, NULL, init_body);
+	first = session_id(reply);
+	free(reply);
+	for (int i = 0; i < 300; i++) {
+		reply = mcp_from("127.0.0.1", d.port, NULL, init_body);
+		ck_assert_msg(strncmp(reply, "HTTP/1.1 200", 12) == 0, "%s", reply);
+		free(reply);
+	}
+	reply = mcp_from("127.0.0.2", d.port, victim, ping_body);
+	ck_assert_msg(strncmp(reply, "HTTP/1.1 200", 12) == 0,
+		      "another address's flood closed the session: %s", reply);
+	free(reply);
+	/* The flooder's own oldest session made room for its newer ones. */
+	reply = mcp_from("127.0.0.1", d.port, first, ping_body);
+	ck_assert_msg(strncmp(reply, "HTTP/1.1 404", 12) == 0, "%s", reply);
+	free(reply);
+	free(victim);
+	free(first);
+	t_daemon_stop(&d);
+}
+END_TEST
+
 Suite *harden_strict_suite(void)
 {
 	Suite *s = suite_create("harden_strict");
@@ -248,6 +347,7 @@ Suite *harden_strict_suite(void)
 	tcase_set_timeout(tc, t_under_valgrind() ? 600 : 120);
 	tcase_add_test(tc, static_files_are_regular_files_streamed_from_disk);
 	tcase_add_test(tc, chunked_body_past_the_cap_gets_413_while_sending);
+	tcase_add_test(tc, mcp_is_strict_and_shares_sessions_per_client);
 	suite_add_tcase(s, tc);
 	return s;
 }
