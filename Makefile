@@ -211,7 +211,9 @@ accuracy: $(B)/accuracy
 #                  FUZZ_JOBS (default 2) at a time; fails on a crash, leak, UB or a bad reply
 # make fuzz-short  the pass make test runs: 10 s each, two at a time
 # make bench       rigfit next to nginx under wrk (tests/bench/bench.sh); root installs wrk, nginx
-# make soak        60 s at 256 connections: no errors, flat resident memory (tests/bench/soak.sh)
+# make soak        60 s at 256 connections: no errors, flat resident memory (tests/bench/soak.sh);
+#                  300 slow readers of a 20 MiB static file: VmRSS under 64 MiB
+#                  (tests/bench/static_readers.sh)
 # Fuzz objects are built with clang (FUZZ_CC) and ASan+UBSan in $(B)/fuzz, from core/, api/ and
 # the few server/ files the targets need (the scan of a fixture machine, the profile loader,
 # the safetensors index, Ollama manifests, static paths).
@@ -254,6 +256,7 @@ bench: deps
 
 soak: deps
 	sh tests/bench/soak.sh
+	sh tests/bench/static_readers.sh
 
 # --- Install and package -----------------------------------------------------------------
 # make install   PREFIX (default /usr/local) and DESTDIR: the binary, the profiles under

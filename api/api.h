@@ -35,12 +35,26 @@ const char *api_method_name(enum api_method m);
 
 struct api_local_model;
 
+/* The places on disk where models are found, as api_local_model.where names them. */
+enum api_local_source {
+	API_SOURCE_MODELS_DIR, /* "models_dir": the --models-dir folders */
+	API_SOURCE_HF_CACHE,   /* "hf_cache": the Hugging Face cache */
+	API_SOURCE_OLLAMA,     /* "ollama": Ollama's local store */
+	API_N_LOCAL_SOURCES,
+};
+
+/* Returns the where name of source ("models_dir"...). */
+const char *api_local_source_name(enum api_local_source source);
+
 /* The models found on this host by one walk of the models dirs, the Hugging Face cache and
  * Ollama's store (GET /api/models answers from it; the walk runs beside the hardware scan). */
 struct api_local_models {
 	struct api_local_model *items; /* owned by the snapshot that holds the list */
 	int n;
 	int64_t scanned_at_ms; /* when the walk began (wall clock); 0: never walked */
+	/* The walk of that place stopped at a cap (models per place, entries per directory)
+	 * before it had looked at everything: it may hold more models than are listed. */
+	bool truncated[API_N_LOCAL_SOURCES];
 };
 
 /* One immutable hardware scan and its pre-rendered JSON, shared read-only by requests. */
@@ -303,6 +317,9 @@ struct api_request {
 	/* Looks up a request header by name (any case); NULL: absent, or no headers (the CLI) */
 	const char *(*header)(void *ctx, const char *name);
 	void *header_ctx;
+	/* The client's address as text ("127.0.0.1", "::1"); "": unknown (the CLI). The MCP
+	 * transport shares its sessions out per client by it. */
+	char client[48];
 };
 
 struct api_reply {

@@ -91,12 +91,42 @@ int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out,
 	return 0;
 }
 
+enum jm_text_fault jm_parse_text(const char *text, size_t len, cJSON **out, size_t *off)
+{
+	const char *end = NULL;
+	unsigned long failed;
+	cJSON *root;
+
+	*off = 0;
+	if (!jm_utf8_valid(text, len))
+		return JM_TEXT_UTF8;
+	if (jm_has_nul_escape(text, len))
+		return JM_TEXT_NUL_ESCAPE;
+	failed = api_json_failed_allocs();
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root && api_json_failed_allocs() != failed)
+		return JM_TEXT_NOMEM;
+	if (!root) {
+		*off = end && end >= text ? (size_t)(end - text) : 0;
+		return JM_TEXT_MALFORMED;
+	}
+	while (end && end < text + len &&
+	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+		end++;
+	if (end && end < text + len) {
+		*off = (size_t)(end - text);
+		cJSON_Delete(root);
+		return JM_TEXT_TRAILING;
+	}
+	*out = root;
+	return JM_TEXT_OK;
+}
+
 int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out,
 		   struct api_reply *reply)
 {
-	const char *end = NULL;
-	cJSON *root;
-	unsigned long failed;
+	cJSON *root = NULL;
+	size_t off;
 
 	if (!req->body || req->body_len == 0) {
 		if (!allow_empty)
@@ -108,32 +138,27 @@ int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out,
 		*out = root;
 		return 0;
 	}
-	if (!jm_utf8_valid(req->body, req->body_len))
+	switch (jm_parse_text(req->body, req->body_len, &root, &off)) {
+	case JM_TEXT_OK:
+		*out = root;
+		return 0;
+	case JM_TEXT_NOMEM:
+		return api_error(reply, RF_E_NOMEM, NULL, NULL);
+	case JM_TEXT_UTF8:
 		return api_error(reply, RF_E_INVALID_JSON, NULL,
 				 "the request body is not valid UTF-8 (or holds a NUL byte)");
-	if (jm_has_nul_escape(req->body, req->body_len))
+	case JM_TEXT_NUL_ESCAPE:
 		return api_error(reply, RF_E_INVALID_VALUE, NULL,
 				 "the request body holds a \\u0000 escape; strings may not contain "
 				 "NUL characters");
-	failed = api_json_failed_allocs();
-	root = cJSON_ParseWithLengthOpts(req->body, req->body_len, &end, 0);
-	if (!root && api_json_failed_allocs() != failed)
-		return api_error(reply, RF_E_NOMEM, NULL, NULL);
-	if (!root) {
-		size_t off = end && end >= req->body ? (size_t)(end - req->body) : 0;
+	case JM_TEXT_TRAILING:
+		return api_error(reply, RF_E_INVALID_JSON, NULL,
+				 "the request body has bytes after its JSON value");
+	case JM_TEXT_MALFORMED:
+	default:
 		return api_error(reply, RF_E_INVALID_JSON, NULL,
 				 "the request body is not valid JSON (error near byte %zu)", off);
 	}
-	while (end && end < req->body + req->body_len &&
-	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
-		end++;
-	if (end && end < req->body + req->body_len) {
-		cJSON_Delete(root);
-		return api_error(reply, RF_E_INVALID_JSON, NULL,
-				 "the request body has bytes after its JSON value");
-	}
-	*out = root;
-	return 0;
 }
 
 static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struct api_reply *reply)

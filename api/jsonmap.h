@@ -47,6 +47,24 @@ int jm_parse_body(const struct api_request *req, bool allow_empty, cJSON **out /
 int jm_parse_value(const struct api_request *req, bool allow_empty, cJSON **out /* OUT */,
 		   struct api_reply *reply);
 
+/* Why jm_parse_text refused a text. */
+enum jm_text_fault {
+	JM_TEXT_OK = 0,
+	JM_TEXT_NOMEM,      /* cJSON ran out of memory */
+	JM_TEXT_UTF8,       /* not valid UTF-8, or a raw NUL byte */
+	JM_TEXT_NUL_ESCAPE, /* a \u0000 escape, which would cut a C string short */
+	JM_TEXT_MALFORMED,  /* not JSON; *off: near which byte */
+	JM_TEXT_TRAILING,   /* bytes other than white space after the value; *off: the first */
+};
+
+/* Parses text[0..len) as exactly one JSON value, with the checks cJSON leaves out: valid UTF-8
+ * without NUL, no \u0000 escape, nothing but white space after the value. Every transport that
+ * reads JSON from a client (REST bodies, MCP messages) goes through it, so they accept the same
+ * texts. Returns JM_TEXT_OK and the tree in *out (free with cJSON_Delete), or why not (*out
+ * untouched; *off where, for MALFORMED and TRAILING). */
+enum jm_text_fault jm_parse_text(const char *text, size_t len, cJSON **out /* OUT */,
+				 size_t *off /* OUT */);
+
 /* Copies the fields of obj into dst as the table says. Returns 0, or an error envelope in
  * reply naming the field (422 unknown_field / missing_field / invalid_value). */
 int jm_map(const cJSON *obj, const struct jm_field *fields, size_t n_fields, void *dst,

@@ -15,6 +15,7 @@
 
 #include "api/json_alloc.h"
 #include "api/json_print.h"
+#include "api/jsonmap.h"
 #include "core/err.h"
 
 /* tools/list answers this many tools a page; the next page is asked for with nextCursor. */
@@ -429,21 +430,48 @@ int mcp_handle_json(const struct api_env *env, struct mcp_session *s, const void
 	return rpc_error(id, MCP_METHOD_NOT_FOUND, "method not found", NULL, reply);
 }
 
+int mcp_parse(const char *text, size_t len, void **msg, char **reply)
+{
+	cJSON *root = NULL;
+	size_t off;
+	const char *why;
+	int code = MCP_PARSE_ERROR;
+
+	*msg = NULL;
+	*reply = NULL;
+	switch (text ? jm_parse_text(text, len, &root, &off) : JM_TEXT_MALFORMED) {
+	case JM_TEXT_OK:
+		*msg = root;
+		return 0;
+	case JM_TEXT_NOMEM:
+		return RF_E_NOMEM;
+	case JM_TEXT_UTF8:
+		why = "Parse error: the message is not valid UTF-8 (or holds a NUL byte)";
+		break;
+	case JM_TEXT_NUL_ESCAPE:
+		code = MCP_INVALID_REQUEST;
+		why = "Invalid Request: strings may not contain NUL characters (\\u0000)";
+		break;
+	case JM_TEXT_TRAILING:
+		why = "Parse error: the message has bytes after its JSON value";
+		break;
+	case JM_TEXT_MALFORMED:
+	default:
+		why = "Parse error: the message is not JSON";
+		break;
+	}
+	*reply = mcp_error_text(code, why);
+	return *reply ? 0 : RF_E_NOMEM;
+}
+
 int mcp_handle(const struct api_env *env, struct mcp_session *s, const char *text, size_t len,
 	       char **reply)
 {
-	unsigned long failed = api_json_failed_allocs();
-	/* A raw NUL ends the text for cJSON, which could then accept a prefix of the message. */
-	cJSON *msg = memchr(text, '\0', len) ? NULL : cJSON_ParseWithLength(text, len);
-	int rc;
+	void *msg = NULL;
+	int rc = mcp_parse(text, len, &msg, reply);
 
-	*reply = NULL;
-	if (!msg) {
-		if (api_json_failed_allocs() != failed)
-			return RF_E_NOMEM;
-		*reply = mcp_error_text(MCP_PARSE_ERROR, "Parse error: the message is not JSON");
-		return *reply ? 0 : RF_E_NOMEM;
-	}
+	if (rc < 0 || !msg)
+		return rc;
 	rc = mcp_handle_json(env, s, msg, reply);
 	cJSON_Delete(msg);
 	return rc;

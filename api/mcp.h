@@ -33,6 +33,7 @@
 #define MCP_INVALID_PARAMS (-32602)
 #define MCP_INTERNAL_ERROR (-32603)
 #define MCP_RESOURCE_NOT_FOUND (-32002)
+#define MCP_SERVER_BUSY (-32000) /* no session can be opened now (HTTP 503) */
 
 /* One client's protocol state: one per stdio process, one per Mcp-Session-Id over HTTP. */
 struct mcp_session {
@@ -43,10 +44,17 @@ struct mcp_session {
 
 /* Handles one message, text[0..len) (not NUL-terminated necessarily). Writes to *reply a
  * malloc'd JSON text (free with free) to send back, or NULL when the message needs no answer
- * (a notification, or a response to the server). A message that is not JSON gets the -32700
+ * (a notification, or a response to the server). A message mcp_parse refuses gets its error
  * reply. Returns 0, or RF_E_NOMEM when no reply could be built (*reply is then NULL). */
 int mcp_handle(const struct api_env *env, struct mcp_session *s, const char *text, size_t len,
 	       char **reply /* OUT */);
+
+/* Parses one message, text[0..len), as strictly as a REST body (api/jsonmap.h): valid UTF-8,
+ * one JSON value and nothing after it, no \u0000 escape, so that no byte the client sent is
+ * echoed back unchecked. Writes the tree to *msg (a cJSON *, free with cJSON_Delete), or, when
+ * the text is refused, NULL and the JSON-RPC error to answer (-32700, or -32600 for a \u0000
+ * escape; malloc'd) to *reply. Returns 0, or RF_E_NOMEM (both NULL). */
+int mcp_parse(const char *text, size_t len, void **msg /* OUT */, char **reply /* OUT */);
 
 /* What the HTTP transport needs to know of a message before handling it. */
 enum mcp_kind {

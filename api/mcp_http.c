@@ -9,9 +9,15 @@
  * Tokens are checked by the transport before this handler runs, as for every other route.
  *
  * initialize opens a session (a random Mcp-Session-Id); every later message must carry it
- * (400 without, 404 for an unknown or closed one); DELETE closes it. The table is bounded: when
- * it is full the session idle the longest is dropped, and its client re-initializes on its
- * 404, as the transport prescribes.
+ * (400 without, 404 for an unknown or closed one); DELETE closes it. The table is bounded, and
+ * so is each client's share of it (a client is its address): a client at its cap replaces its
+ * own session idle the longest, and a session idle for MCP_SESSION_IDLE_MS may be taken by
+ * anyone, but no client's live session is ever dropped to make room for another client's.
+ * When the table holds only live sessions of other clients, initialize is refused with a 503
+ * and Retry-After, so that an initialize flood from one client cannot log the others out.
+ *
+ * A body is parsed as strictly as a REST body (mcp_parse): not UTF-8, bytes after the JSON
+ * and malformed JSON are a 400 with a -32700 error.
  */
 #include "api/mcp.h"
 
@@ -21,17 +27,21 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/json_alloc.h"
 #include "core/err.h"
 
 #define MCP_MAX_SESSIONS 256
+#define MCP_SESSIONS_PER_CLIENT 32
+#define MCP_SESSION_IDLE_MS (30 * 60 * 1000)
+#define MCP_FULL_RETRY_S 30
 #define MCP_SESSION_ID_BYTES 16
 #define MCP_MAX_ORIGINS 16
 
 struct mcp_slot {
 	char id[2 * MCP_SESSION_ID_BYTES + 1]; /* "" : free */
 	struct mcp_session s;
-	uint64_t last_used; /* a tick of h->clock */
+	char client[sizeof(((struct api_request *)0)->client)]; /* its client's address */
+	uint64_t last_used;                                     /* a tick of h->clock */
+	int64_t last_ms;                                        /* env->now_ms when last used */
 };
 
 struct mcp_http {
@@ -134,28 +144,47 @@ static struct mcp_slot *find_session(struct mcp_http *h, const char *id)
 	return NULL;
 }
 
-/* Opens a session in a free slot, or in the one idle the longest. */
-static struct mcp_slot *open_session(struct mcp_http *h)
+/* Whether slot's session has been idle long enough to be taken by any client. */
+static bool session_expired(const struct mcp_slot *slot, int64_t now_ms)
+{
+	return now_ms > slot->last_ms && now_ms - slot->last_ms >= MCP_SESSION_IDLE_MS;
+}
+
+/* Opens a session for client: in its own session idle the longest when it holds
+ * MCP_SESSIONS_PER_CLIENT, else in a free slot, else in a session idle past
+ * MCP_SESSION_IDLE_MS. Returns NULL when none of these is there (or no random bytes). */
+static struct mcp_slot *open_session(struct mcp_http *h, const char *client, int64_t now_ms)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[MCP_SESSION_ID_BYTES];
-	struct mcp_slot *slot = &h->slots[0];
+	struct mcp_slot *own_lru = NULL, *free_slot = NULL, *expired = NULL, *slot;
+	int own = 0;
 
 	for (size_t i = 0; i < MCP_MAX_SESSIONS; i++) {
-		if (!h->slots[i].id[0]) {
-			slot = &h->slots[i];
-			break;
+		struct mcp_slot *k = &h->slots[i];
+		if (!k->id[0]) {
+			if (!free_slot)
+				free_slot = k;
+			continue;
 		}
-		if (h->slots[i].last_used < slot->last_used)
-			slot = &h->slots[i];
+		if (strcmp(k->client, client) == 0) {
+			own++;
+			if (!own_lru || k->last_used < own_lru->last_used)
+				own_lru = k;
+		} else if (session_expired(k, now_ms) &&
+			   (!expired || k->last_used < expired->last_used)) {
+			expired = k;
+		}
 	}
-	if (!h->random || h->random(raw, sizeof(raw)) < 0)
+	slot = own >= MCP_SESSIONS_PER_CLIENT ? own_lru : free_slot ? free_slot : expired;
+	if (!slot || !h->random || h->random(raw, sizeof(raw)) < 0)
 		return NULL;
 	memset(slot, 0, sizeof(*slot));
 	for (size_t i = 0; i < sizeof(raw); i++) {
 		slot->id[2 * i] = hex[raw[i] >> 4];
 		slot->id[2 * i + 1] = hex[raw[i] & 15];
 	}
+	snprintf(slot->client, sizeof(slot->client), "%s", client);
 	return slot;
 }
 
@@ -226,40 +255,43 @@ struct mcp_http *mcp_http_detach(const struct mcp_http *h, const struct api_requ
 static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct api_request *req,
 		    struct api_reply *out)
 {
-	unsigned long failed = api_json_failed_allocs();
-	/* A raw NUL ends the text for cJSON, which could then accept a prefix of the body. */
-	cJSON *msg = !req->body || memchr(req->body, '\0', req->body_len) ?
-			     NULL :
-			     cJSON_ParseWithLength(req->body, req->body_len);
+	void *parsed = NULL;
+	cJSON *msg;
 	enum mcp_kind kind;
 	struct mcp_slot *slot;
 	char *reply = NULL;
-	int rc, status = 200;
+	int rc = mcp_parse(req->body, req->body_len, &parsed, &reply), status = 200;
 
-	if (!msg) {
-		if (api_json_failed_allocs() != failed)
-			return api_error(out, RF_E_NOMEM, NULL, NULL);
-		return rpc_http_error(out, 400, MCP_PARSE_ERROR,
-				      "Parse error: the body is not JSON");
+	if (rc < 0)
+		return api_error(out, rc, NULL, NULL);
+	if (!parsed) {
+		api_reply_json(out, 400, reply);
+		return 0;
 	}
+	msg = parsed;
 	kind = mcp_message_kind(msg);
 	if (kind == MCP_KIND_INITIALIZE) {
 		/* A slot is taken only for an initialize that succeeds, so refused ones never
-		 * push a live session out of a full table. */
+		 * take the place of a live session. */
 		struct mcp_session fresh = {0};
 		rc = mcp_handle_json(env, &fresh, msg, &reply);
 		cJSON_Delete(msg);
 		if (rc < 0)
 			return api_error(out, rc, NULL, NULL);
-		slot = fresh.initialized ? open_session(h) : NULL;
+		slot = fresh.initialized ? open_session(h, req->client, env->now_ms) : NULL;
 		if (fresh.initialized && !slot) {
 			free(reply);
-			return api_error(out, RF_E_UNAVAILABLE, NULL, "no session id available");
+			rpc_http_error(out, 503, MCP_SERVER_BUSY,
+				       "Server busy: every MCP session is in use by other clients; "
+				       "retry later");
+			out->retry_after_s = MCP_FULL_RETRY_S;
+			return 0;
 		}
 		api_reply_json(out, 200, reply);
 		if (slot) {
 			slot->s = fresh;
 			slot->last_used = ++h->clock;
+			slot->last_ms = env->now_ms;
 			snprintf(out->mcp_session, sizeof(out->mcp_session), "%s", slot->id);
 		}
 		return 0;
@@ -275,6 +307,7 @@ static int mcp_post(const struct api_env *env, struct mcp_http *h, const struct 
 			return 0;
 		}
 		slot->last_used = ++h->clock;
+		slot->last_ms = env->now_ms;
 		rc = mcp_handle_json(env, &slot->s, msg, &reply);
 	}
 	cJSON_Delete(msg);

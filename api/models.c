@@ -5,7 +5,9 @@
  * store, with their sizes on disk. The host's models come from the list the last scan walked
  * (api_snapshot.models): the request itself never reads a directory. ?source= narrows the list
  * to one place (catalog, local: every place on disk, cache, dir, ollama) and ?name= to the
- * models whose id or name holds that text, in any case.
+ * models whose id or name holds that text, in any case. The walk lists at most so many models
+ * from each place; "sources" says, for each place on disk the answer covers, how many it lists
+ * and whether the walk stopped at a cap there ("truncated", true overall when any one did).
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -25,6 +27,13 @@ struct models_filter {
 	const char *where; /* a local model's where, "": every one, NULL: none */
 	char name[MODELS_NAME_MAX + 1];
 };
+
+const char *api_local_source_name(enum api_local_source source)
+{
+	static const char *const names[API_N_LOCAL_SOURCES] = {"models_dir", "hf_cache", "ollama"};
+
+	return (unsigned)source < API_N_LOCAL_SOURCES ? names[source] : "";
+}
 
 /* Whether hay holds needle, ignoring ASCII case. An empty needle is everywhere. */
 static bool holds_text(const char *hay, const char *needle)
@@ -67,6 +76,38 @@ static bool add_catalog(const struct model_catalog *c, const struct models_filte
 			return false;
 	}
 	return true;
+}
+
+/* Adds to root "sources" ({place: {listed, truncated}} for each place on disk f covers) and
+ * "truncated" (whether any of them is). Returns false when out of memory. */
+static bool add_sources(const struct api_local_models *l, const struct models_filter *f,
+			const cJSON *arr, cJSON *root)
+{
+	cJSON *sources = cJSON_AddObjectToObject(root, "sources");
+	bool any = false;
+
+	if (!sources)
+		return false;
+	for (int s = 0; f->where && s < API_N_LOCAL_SOURCES; s++) {
+		const char *name = api_local_source_name((enum api_local_source)s);
+		const cJSON *m;
+		cJSON *o;
+		int listed = 0;
+		bool cut = l && l->truncated[s];
+		if (f->where[0] && strcmp(f->where, name) != 0)
+			continue;
+		cJSON_ArrayForEach(m, arr)
+		{
+			const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "where");
+			listed += cJSON_IsString(w) && strcmp(w->valuestring, name) == 0;
+		}
+		o = cJSON_AddObjectToObject(sources, name);
+		if (!o || !cJSON_AddNumberToObject(o, "listed", listed) ||
+		    !cJSON_AddBoolToObject(o, "truncated", cut))
+			return false;
+		any = any || cut;
+	}
+	return cJSON_AddBoolToObject(root, "truncated", any) != NULL;
 }
 
 static bool add_local(const struct api_local_models *l, const struct models_filter *f, cJSON *arr)
@@ -148,7 +189,7 @@ int api_models_list(const struct api_env *env, const struct api_request *req, st
 		      cJSON_AddStringToObject(root, "scanned_at", when) :
 		      cJSON_AddNullToObject(root, "scanned_at")) ||
 	    (f.catalog && !add_catalog(env->models, &f, arr)) ||
-	    (f.where && !add_local(local, &f, arr))) {
+	    (f.where && !add_local(local, &f, arr)) || !add_sources(local, &f, arr, root)) {
 		cJSON_Delete(root);
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	}

@@ -129,6 +129,13 @@ static int print_summary(const struct api_reply *r, const struct api_env *fit_en
 	if (cJSON_IsString(when))
 		printf(", on disk as of %s", when->valuestring);
 	fputs("\n", stdout);
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(j, "sources"))
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "truncated")))
+			printf("%s: the walk stopped at its cap; it may hold more models than "
+			       "listed\n",
+			       m->string);
+	}
 	if (cJSON_GetArraySize(models) > 0)
 		printf("%-*s  %-10s  %-12s  %10s  %-7s  %s\n", width, "ID", "SOURCE", "FORMAT",
 		       "SIZE", "PARAMS", fit_env ? "FIT (Q4_K_M, 4k, here)" : "");

@@ -616,29 +616,15 @@ static void on_deadline_tick(uv_timer_t *t)
 		mhd_run(d);
 }
 
-/* Queues reply on c with the common headers. Takes the reply's owned body. */
-static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
-				  struct api_reply *reply, const char *extra_name,
-				  const char *extra_value)
+/* Queues resp (consumed) on c with reply's status and headers and the common ones. */
+static enum MHD_Result send_response(struct rf_req *r, struct MHD_Connection *c,
+				     struct MHD_Response *resp, struct api_reply *reply,
+				     const char *extra_name, const char *extra_value)
 {
 	struct rf_daemon *d = r->d;
-	struct MHD_Response *resp;
 	enum MHD_Result ok;
 	double secs;
 
-	if (reply->body) {
-		resp = MHD_create_response_from_buffer(reply->len, reply->body,
-						       MHD_RESPMEM_MUST_FREE);
-		if (resp)
-			reply->body = NULL;
-	} else {
-		resp = MHD_create_response_from_buffer(reply->len, (void *)reply->borrowed_body,
-						       MHD_RESPMEM_MUST_COPY);
-	}
-	if (!resp) {
-		api_reply_reset(reply);
-		return MHD_NO;
-	}
 	if (reply->content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, reply->content_type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -679,6 +665,29 @@ static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
 	return ok;
 }
 
+/* Queues reply on c with the common headers. Takes the reply's owned body. */
+static enum MHD_Result send_reply(struct rf_req *r, struct MHD_Connection *c,
+				  struct api_reply *reply, const char *extra_name,
+				  const char *extra_value)
+{
+	struct MHD_Response *resp;
+
+	if (reply->body) {
+		resp = MHD_create_response_from_buffer(reply->len, reply->body,
+						       MHD_RESPMEM_MUST_FREE);
+		if (resp)
+			reply->body = NULL;
+	} else {
+		resp = MHD_create_response_from_buffer(reply->len, (void *)reply->borrowed_body,
+						       MHD_RESPMEM_MUST_COPY);
+	}
+	if (!resp) {
+		api_reply_reset(reply);
+		return MHD_NO;
+	}
+	return send_response(r, c, resp, reply, extra_name, extra_value);
+}
+
 static enum MHD_Result send_error(struct rf_req *r, struct MHD_Connection *c, int err,
 				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -699,6 +708,21 @@ static enum MHD_Result send_error(struct rf_req *r, struct MHD_Connection *c, in
 		api_error(&reply, err, NULL, NULL);
 	}
 	return send_reply(r, c, &reply, NULL, NULL);
+}
+
+/* Queues a 200 that streams file (its descriptor is the response's from here on) with the
+ * common headers: MHD sends it with sendfile, so no copy of it is held in memory. */
+static enum MHD_Result send_file(struct rf_req *r, struct MHD_Connection *c,
+				 struct rf_static_file *file)
+{
+	struct api_reply reply = {.status = 200, .content_type = file->type};
+	struct MHD_Response *resp = MHD_create_response_from_fd64(file->size, file->fd);
+
+	if (!resp) {
+		close(file->fd);
+		return send_error(r, c, RF_E_NOMEM, NULL);
+	}
+	return send_response(r, c, resp, &reply, NULL, NULL);
 }
 
 /* Answers OPTIONS: a CORS preflight for an allowed origin, or the Allow list. */
@@ -806,12 +830,16 @@ static enum MHD_Result on_headers(struct rf_req *r, struct MHD_Connection *c, co
 			return send_error(r, c, RF_E_NOT_FOUND, "no route for %s", path);
 		return send_options(r, c, allowed | API_OPTIONS);
 	}
-	/* --static-dir: the web app's files in place of the embedded page; /api/ stays the API. */
+	/* --static-dir: the web app's files in place of the embedded page; /api/ stays the API,
+	 * and so does every path a route knows (GET /mcp is the 405 of POST /mcp, not a page). */
 	if (d->cfg->static_dir[0] && (r->method == API_GET || r->method == API_HEAD) &&
-	    (!r->route || r->route->handler == api_ui_index || r->route->handler == api_ui_asset)) {
+	    ((!r->route && !allowed) || (r->route && (r->route->handler == api_ui_index ||
+						      r->route->handler == api_ui_asset)))) {
 		struct api_reply reply = {0};
-		if (rf_static_reply(d->cfg->static_dir, path, &reply) == 0)
-			return send_reply(r, c, &reply, NULL, NULL);
+		struct rf_static_file file;
+		if (rf_static_reply(d->cfg->static_dir, path, &file, &reply) == 0)
+			return file.fd >= 0 ? send_file(r, c, &file) :
+					      send_reply(r, c, &reply, NULL, NULL);
 	}
 	if (!r->route) {
 		struct api_reply reply = {0};
@@ -942,17 +970,69 @@ void rf_http_resume_waiters(struct rf_daemon *d, int why)
 	mhd_run(d);
 }
 
-/* Answers a request whose body was dropped: 413 past the size cap, 503 past the budget. */
+/* Sets reply to the answer of a request whose body was dropped: 413 past the size cap, 503
+ * past the budget. */
+static void body_refusal(const struct rf_req *r, struct api_reply *reply)
+{
+	if (r->too_large) {
+		api_error(reply, RF_E_BODY_TOO_LARGE, NULL, NULL);
+		return;
+	}
+	api_error(reply, RF_E_UNAVAILABLE, NULL,
+		  "the server holds too many request bodies at once; retry shortly");
+	reply->retry_after_s = 1;
+}
+
+/* Answers a request whose body was dropped, once the whole body has arrived. */
 static enum MHD_Result send_body_refusal(struct rf_req *r, struct MHD_Connection *c)
 {
 	struct api_reply reply = {0};
 
-	if (r->too_large)
-		return send_error(r, c, RF_E_BODY_TOO_LARGE, NULL);
-	api_error(&reply, RF_E_UNAVAILABLE, NULL,
-		  "the server holds too many request bodies at once; retry shortly");
-	reply.retry_after_s = 1;
+	body_refusal(r, &reply);
 	return send_reply(r, c, &reply, NULL, NULL);
+}
+
+/* Answers a request whose body is still arriving past DISCARD_MAX_BYTES (a chunked body has no
+ * length to refuse up front): libmicrohttpd queues a reply only before a body or after it, so
+ * the answer (the same envelope and headers as send_reply's, Connection: close) is written to
+ * the socket here, and MHD_NO has libmicrohttpd close the connection, which lingers so that
+ * the client reads the answer rather than a reset. The socket holds nothing else at this
+ * point: the previous reply on it was sent before this request's headers were read. */
+static enum MHD_Result send_body_refusal_now(struct rf_req *r)
+{
+	struct api_reply reply = {0};
+	const char *body;
+	char head[1024];
+	int n;
+
+	body_refusal(r, &reply);
+	body = reply.body ? reply.body : reply.borrowed_body;
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Length: %zu\r\n"
+		     "Content-Type: %s\r\nCache-Control: no-store\r\n"
+		     "X-Content-Type-Options: nosniff\r\n",
+		     reply.status, MHD_get_reason_phrase_for((unsigned)reply.status), reply.len,
+		     reply.content_type ? reply.content_type : "application/json");
+	if (n > 0 && (size_t)n < sizeof(head) && reply.retry_after_s > 0)
+		n += snprintf(head + n, sizeof(head) - (size_t)n, "Retry-After: %d\r\n",
+			      reply.retry_after_s);
+	if (n > 0 && (size_t)n < sizeof(head) && r->allowed_origin)
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+			      "Access-Control-Allow-Origin: %.300s\r\nVary: Origin\r\n",
+			      r->allowed_origin);
+	if (n > 0 && (size_t)n + 2 < sizeof(head) && r->cn && r->cn->fd >= 0 && body) {
+		memcpy(head + n, "\r\n", 2);
+		/* A few hundred bytes into an empty socket buffer: a short write is not retried. */
+		if (send(r->cn->fd, head, (size_t)n + 2, MSG_NOSIGNAL | MSG_DONTWAIT) == n + 2)
+			send(r->cn->fd, body, reply.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		r->cn->linger = true;
+	}
+	r->status = reply.status;
+	r->replied = true;
+	api_metrics_observe(r->d->metrics, r->route ? r->route->path : NULL, r->method,
+			    reply.status, (double)(now_ns() - r->t0_ns) / 1e9);
+	api_reply_reset(&reply);
+	return MHD_NO;
 }
 
 void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
@@ -1054,6 +1134,8 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	req.body_len = r->body_len;
 	req.header = request_header;
 	req.header_ctx = c;
+	if (r->cn && !inet_ntop(r->cn->family, r->cn->addr, req.client, sizeof(req.client)))
+		req.client[0] = '\0';
 	rf_daemon_env(d, &env);
 	if (r->resumed) {
 		/* Back from waiting for a rescan: the new snapshot, or why there is none. */
@@ -1119,7 +1201,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 
 		*upload_data_size = 0;
 		if (!ok && (r->too_large || r->over_budget))
-			return send_body_refusal(r, c);
+			return send_body_refusal_now(r);
 		return ok ? MHD_YES : MHD_NO;
 	}
 	return on_request_done(r, c);

@@ -26,20 +26,37 @@
 #define MANIFEST_CAP (256 << 10)
 
 struct lister {
-	struct api_local_model *out;
-	int max, n;
+	struct api_local_model *out; /* room for RF_MODELS_PER_SOURCE a place */
+	int n;
+	enum api_local_source source; /* the place being walked */
+	int per_source[API_N_LOCAL_SOURCES];
+	bool truncated[API_N_LOCAL_SOURCES];
 };
 
-static void add(struct lister *l, const char *id, const char *where, const char *format,
-		int64_t size)
+/* Called for each directory entry a walk is about to look at, seen of them so far in this
+ * directory (counted here). Returns false, marking the place truncated, when a cap stops the
+ * walk there: the place has its RF_MODELS_PER_SOURCE models, or the directory its
+ * ENTRIES_PER_DIR entries. */
+static bool may_look(struct lister *l, int *seen)
+{
+	if ((*seen)++ < ENTRIES_PER_DIR && l->per_source[l->source] < RF_MODELS_PER_SOURCE)
+		return true;
+	l->truncated[l->source] = true;
+	return false;
+}
+
+static void add(struct lister *l, const char *id, const char *format, int64_t size)
 {
 	struct api_local_model *m;
 
-	if (l->n >= l->max)
+	if (l->per_source[l->source] >= RF_MODELS_PER_SOURCE) {
+		l->truncated[l->source] = true;
 		return;
+	}
+	l->per_source[l->source]++;
 	m = &l->out[l->n++];
 	snprintf(m->id, sizeof(m->id), "%s", id);
-	snprintf(m->where, sizeof(m->where), "%s", where);
+	snprintf(m->where, sizeof(m->where), "%s", api_local_source_name(l->source));
 	snprintf(m->format, sizeof(m->format), "%s", format);
 	m->size_bytes = size;
 }
@@ -84,7 +101,7 @@ static void walk_models_dir(struct lister *l, const char *dir, int depth)
 
 	if (!d)
 		return;
-	while ((e = readdir(d)) != NULL && seen++ < ENTRIES_PER_DIR && l->n < l->max) {
+	while ((e = readdir(d)) != NULL && may_look(l, &seen)) {
 		char p[PATH_MAX], cfg[PATH_MAX];
 		struct stat st;
 		if (e->d_name[0] == '.')
@@ -94,13 +111,12 @@ static void walk_models_dir(struct lister *l, const char *dir, int depth)
 		if (lstat(p, &st) != 0)
 			continue;
 		if (S_ISREG(st.st_mode) && ends_with(e->d_name, ".gguf")) {
-			add(l, p, "models_dir", "gguf", (int64_t)st.st_size);
+			add(l, p, "gguf", (int64_t)st.st_size);
 		} else if (S_ISDIR(st.st_mode)) {
 			if ((size_t)snprintf(cfg, sizeof(cfg), "%s/config.json", p) >= sizeof(cfg))
 				continue;
 			if (access(cfg, R_OK) == 0)
-				add(l, p, "models_dir", "safetensors",
-				    dir_bytes(p, ".safetensors"));
+				add(l, p, "safetensors", dir_bytes(p, ".safetensors"));
 			else if (depth > 1)
 				walk_models_dir(l, p, depth - 1);
 		}
@@ -117,7 +133,7 @@ static void walk_hf_cache(struct lister *l, const char *hub)
 
 	if (!d)
 		return;
-	while ((e = readdir(d)) != NULL && seen++ < ENTRIES_PER_DIR && l->n < l->max) {
+	while ((e = readdir(d)) != NULL && may_look(l, &seen)) {
 		char p[PATH_MAX], id[160];
 		const char *name = e->d_name, *sep;
 		if (strncmp(name, "models--", 8) != 0 || !(sep = strstr(name + 8, "--")))
@@ -129,7 +145,7 @@ static void walk_hf_cache(struct lister *l, const char *hub)
 		snprintf(id, sizeof(id), "%.*s/%s", (int)(sep - (name + 8)), name + 8, sep + 2);
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s/blobs", hub, name) >= sizeof(p))
 			continue;
-		add(l, id, "hf_cache", "safetensors", dir_bytes(p, NULL));
+		add(l, id, "safetensors", dir_bytes(p, NULL));
 	}
 	closedir(d);
 }
@@ -178,7 +194,7 @@ static void walk_ollama(struct lister *l, const char *store)
 	d = opendir(lib);
 	if (!d)
 		return;
-	while ((e = readdir(d)) != NULL && seen++ < ENTRIES_PER_DIR && l->n < l->max) {
+	while ((e = readdir(d)) != NULL && may_look(l, &seen)) {
 		char p[PATH_MAX];
 		DIR *t;
 		struct dirent *te;
@@ -190,14 +206,14 @@ static void walk_ollama(struct lister *l, const char *store)
 		t = opendir(p);
 		if (!t)
 			continue;
-		while ((te = readdir(t)) != NULL && tseen++ < ENTRIES_PER_DIR && l->n < l->max) {
+		while ((te = readdir(t)) != NULL && may_look(l, &tseen)) {
 			char m[PATH_MAX], id[160];
 			if (te->d_name[0] == '.')
 				continue;
 			if ((size_t)snprintf(m, sizeof(m), "%s/%s", p, te->d_name) >= sizeof(m))
 				continue;
 			snprintf(id, sizeof(id), "%.80s:%.70s", e->d_name, te->d_name);
-			add(l, id, "ollama", "gguf", manifest_bytes(m));
+			add(l, id, "gguf", manifest_bytes(m));
 		}
 		closedir(t);
 	}
@@ -207,18 +223,21 @@ static void walk_ollama(struct lister *l, const char *store)
 int rf_models_walk(const struct rf_config *cfg, struct api_local_models *out)
 {
 	struct timespec now;
-	struct lister l = {.max = RF_MODELS_LIST_MAX, .n = 0};
+	struct lister l = {0};
 	char dir[PATH_MAX];
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	l.out = calloc(RF_MODELS_LIST_MAX, sizeof(*l.out));
+	l.out = calloc((size_t)RF_MODELS_PER_SOURCE * API_N_LOCAL_SOURCES, sizeof(*l.out));
 	if (!l.out)
 		return RF_E_NOMEM;
+	l.source = API_SOURCE_MODELS_DIR;
 	for (int i = 0; i < cfg->n_models_dirs && i < RF_CONFIG_MAX_LIST; i++)
 		walk_models_dir(&l, cfg->models_dirs[i], 2);
+	l.source = API_SOURCE_HF_CACHE;
 	rf_hf_hub_dir(cfg->hf_cache, dir, sizeof(dir));
 	if (dir[0])
 		walk_hf_cache(&l, dir);
+	l.source = API_SOURCE_OLLAMA;
 	rf_ollama_dir(cfg->ollama_models, dir, sizeof(dir));
 	if (dir[0])
 		walk_ollama(&l, dir);
@@ -226,13 +245,14 @@ int rf_models_walk(const struct rf_config *cfg, struct api_local_models *out)
 	if (l.n == 0) {
 		free(l.out);
 		l.out = NULL;
-	} else if (l.n < RF_MODELS_LIST_MAX) {
+	} else {
 		struct api_local_model *fit = realloc(l.out, (size_t)l.n * sizeof(*l.out));
 		if (fit)
 			l.out = fit;
 	}
 	out->items = l.out;
 	out->n = l.n;
+	memcpy(out->truncated, l.truncated, sizeof(out->truncated));
 	out->scanned_at_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	return 0;
 }
@@ -244,4 +264,5 @@ void rf_models_free(struct api_local_models *m)
 	free(m->items);
 	m->items = NULL;
 	m->n = 0;
+	memset(m->truncated, 0, sizeof(m->truncated));
 }

@@ -9,12 +9,14 @@
 #include "api/api.h"
 #include "server/config.h"
 
-/* The most models one walk lists. */
-#define RF_MODELS_LIST_MAX 2000
+/* The most models one walk lists from each place (all --models-dir folders together, the
+ * Hugging Face cache, Ollama's store), so that one crowded place never hides the others. */
+#define RF_MODELS_PER_SOURCE 2000
 
 /* Walks cfg's models dirs, the Hugging Face cache and Ollama's store (bounded: two levels,
- * 4096 entries a directory, RF_MODELS_LIST_MAX models) into *out, with scanned_at_ms the wall
- * clock when the walk began.
+ * 4096 entries a directory, RF_MODELS_PER_SOURCE models a place) into *out, with scanned_at_ms
+ * the wall clock when the walk began and out->truncated[] set for each place whose walk
+ * stopped at one of those caps.
  * Blocks on the file system: call it off the event loop. Returns 0 (free out with
  * rf_models_free; a host without models gives n 0 and items NULL) or RF_E_NOMEM. */
 int rf_models_walk(const struct rf_config *cfg, struct api_local_models *out /* OUT */);

@@ -1,7 +1,7 @@
 /*
- * Files of --static-dir (see static_files.h). Files are read whole (web app bundles are a few
- * MiB at most, and the cap bounds them) into the reply, so they go out through the same reply
- * path, headers and metrics as every route.
+ * Files of --static-dir (see static_files.h). A file is opened, checked and handed to the
+ * transport as a descriptor, which streams it (sendfile) with the same headers and metrics as
+ * every route: nothing of its contents is held in memory, however many clients read it slowly.
  */
 #include "server/static_files.h"
 
@@ -71,15 +71,17 @@ enum rf_static_plan rf_static_plan(const char *path, const char **rel)
 	return asset ? RF_STATIC_NOT_FOUND : RF_STATIC_APP;
 }
 
-/* Reads dir/rel into out when it is a regular file inside dir. Returns 0, RF_E_NOT_FOUND or
- * RF_E_TOO_LARGE (out untouched then), or RF_E_NOMEM. */
-static int read_inside(const char *dir, const char *rel, struct api_reply *out)
+/* Opens dir/rel for streaming into *file when it is a regular file inside dir. The open never
+ * blocks (O_NONBLOCK: a FIFO would otherwise wait for a writer) and never follows a link made
+ * after the check (O_NOFOLLOW); the descriptor is put back into blocking mode for sendfile.
+ * Returns 0, RF_E_NOT_FOUND (missing, a directory, or a link out of dir) or RF_E_FORBIDDEN
+ * (a FIFO, a device or a socket); *file is untouched on error. */
+static int open_inside(const char *dir, const char *rel, struct rf_static_file *file)
 {
 	char full[PATH_MAX], real[PATH_MAX], root[PATH_MAX];
 	struct stat st;
-	size_t got = 0, rootlen;
-	char *buf;
-	int fd;
+	size_t rootlen;
+	int fd, flags;
 
 	if (snprintf(full, sizeof(full), "%s/%s", dir, rel) >= (int)sizeof(full) ||
 	    !realpath(dir, root) || !realpath(full, real))
@@ -87,49 +89,40 @@ static int read_inside(const char *dir, const char *rel, struct api_reply *out)
 	rootlen = strlen(root);
 	if (strncmp(real, root, rootlen) != 0 || (real[rootlen] != '/' && rootlen > 1))
 		return RF_E_NOT_FOUND; /* a link out of the directory */
-	fd = open(real, O_RDONLY | O_CLOEXEC);
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0)
 		return RF_E_NOT_FOUND;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
 		close(fd);
 		return RF_E_NOT_FOUND;
 	}
-	if ((uint64_t)st.st_size > RF_STATIC_MAX_BYTES) {
+	flags = fcntl(fd, F_GETFL);
+	if (!S_ISREG(st.st_mode) || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
 		close(fd);
-		return RF_E_TOO_LARGE;
+		return RF_E_FORBIDDEN;
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (!buf)
-		return RF_E_NOMEM;
-	api_reply_reset(out);
-	out->status = 200;
-	out->content_type = static_type(real);
-	out->body = buf;
-	out->len = got;
+	file->fd = fd;
+	file->size = (uint64_t)st.st_size;
+	file->type = static_type(real);
 	return 0;
 }
 
-int rf_static_reply(const char *dir, const char *path, struct api_reply *out)
+int rf_static_reply(const char *dir, const char *path, struct rf_static_file *file,
+		    struct api_reply *out)
 {
 	const char *rel;
 	enum rf_static_plan plan = rf_static_plan(path, &rel);
 	int rc;
 
+	file->fd = -1;
 	if (plan == RF_STATIC_API)
 		return -1;
 	if (plan == RF_STATIC_FILE_OR_APP || plan == RF_STATIC_FILE_OR_404) {
-		rc = read_inside(dir, rel, out);
+		rc = open_inside(dir, rel, file);
 		if (rc == 0)
 			return 0;
-		if (rc == RF_E_NOMEM || rc == RF_E_TOO_LARGE) {
-			api_error(out, rc, NULL, NULL);
+		if (rc == RF_E_FORBIDDEN) {
+			api_error(out, rc, NULL, "%.200s is not a regular file", path);
 			return 0;
 		}
 	}
@@ -139,8 +132,9 @@ int rf_static_reply(const char *dir, const char *path, struct api_reply *out)
 		api_error(out, RF_E_NOT_FOUND, NULL, "no such file: %.200s", path);
 		return 0;
 	}
-	rc = read_inside(dir, "index.html", out);
+	rc = open_inside(dir, "index.html", file);
 	if (rc < 0)
-		api_error(out, rc, NULL, "--static-dir %.200s has no index.html", dir);
+		api_error(out, rc, NULL,
+			  "--static-dir %.200s has no index.html that is a regular file", dir);
 	return 0;
 }

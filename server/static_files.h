@@ -6,10 +6,16 @@
 #ifndef RIGFIT_SERVER_STATIC_FILES_H
 #define RIGFIT_SERVER_STATIC_FILES_H
 
+#include <stdint.h>
+
 #include "api/api.h"
 
-/* The largest file served. */
-#define RF_STATIC_MAX_BYTES (32u << 20)
+/* A file to serve: an open, blocking descriptor of a regular file. */
+struct rf_static_file {
+	int fd; /* -1: none; else the caller's, to close (MHD closes it with its response) */
+	uint64_t size;
+	const char *type; /* the Content-Type, static */
+};
 
 /* What GET path asks of --static-dir, decided from the path alone (no file is looked at). */
 enum rf_static_plan {
@@ -26,10 +32,13 @@ enum rf_static_plan {
  * name (links are judged when the file is opened). Pure. */
 enum rf_static_plan rf_static_plan(const char *path, const char **rel /* OUT */);
 
-/* Answers GET path from dir into out: the file when it exists under dir (no segment starting
- * with '.', no way out of dir through a link), index.html for a path whose last segment has
- * no extension (a client-side route), else a 404 envelope. Returns 0 with out set, or -1 when
- * path is the API's (/api, /api/...), for the caller to route. */
-int rf_static_reply(const char *dir, const char *path, struct api_reply *out /* OUT */);
+/* Answers GET path from dir: the file when it exists under dir (no segment starting with '.',
+ * no way out of dir through a link), index.html for a path whose last segment has no extension
+ * (a client-side route). Only regular files are opened, without blocking: a FIFO, a device or
+ * a socket is a 403. Returns 0 with either file->fd >= 0 (a 200 to stream from it) or an error
+ * envelope in out (404, 403), or -1 when path is the API's (/api, /api/...), for the caller to
+ * route. */
+int rf_static_reply(const char *dir, const char *path, struct rf_static_file *file /* OUT */,
+		    struct api_reply *out /* OUT */);
 
 #endif

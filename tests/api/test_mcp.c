@@ -127,6 +127,34 @@ START_TEST(protocol_faults)
 	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":-1e19,\"method\":\"ping\"}",
 		     MCP_INVALID_REQUEST);
 	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", MCP_INVALID_REQUEST);
+	/* As strict as a REST body: bytes after the JSON, invalid UTF-8 (an id is never echoed
+	 * raw: the error's id is null) and a \u0000 escape are refused. */
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}x", MCP_PARSE_ERROR);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}{}", MCP_PARSE_ERROR);
+	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"ping\"}",
+		     MCP_INVALID_REQUEST);
+	{
+		static const char *const bad_utf8[] = {
+			"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe\",\"method\":\"ping\"}",
+			"{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"method\":\"ping\"}",
+			"{\"jsonrpc\":\"2.0\",\"id\":\"\xed\xa0\x80\",\"method\":\"ping\"}",
+			"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\x80\"}}",
+		};
+		for (size_t i = 0; i < sizeof(bad_utf8) / sizeof(bad_utf8[0]); i++) {
+			cJSON *r = send_msg(&s, bad_utf8[i]);
+			ck_assert_ptr_nonnull(r);
+			ck_assert_int_eq(error_code(r), MCP_PARSE_ERROR);
+			ck_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+			cJSON_Delete(r);
+		}
+	}
+	{
+		/* White space after the message is not trailing bytes. */
+		cJSON *r =
+			send_msg(&s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"} \r\n\t");
+		ck_assert_ptr_nonnull(cJSON_GetObjectItem(r, "result"));
+		cJSON_Delete(r);
+	}
 	/* Out of order: tools before initialize. */
 	expect_error(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
 		     MCP_INVALID_REQUEST);
@@ -724,7 +752,20 @@ static int fake_random(void *buf, size_t n)
 	return 0;
 }
 
-static int post(struct hdrs *h, enum api_method m, const char *body, struct api_reply *out)
+/* Random bytes that never repeat an id (fake_random's repeat every 16 ids). */
+static int counter_random(void *buf, size_t n)
+{
+	static uint64_t next = 1;
+
+	memset(buf, 0, n);
+	memcpy(buf, &next, n < sizeof(next) ? n : sizeof(next));
+	next++;
+	return 0;
+}
+
+/* Sends a message to POST (or DELETE) /mcp from the client address client. */
+static int post_from(const char *client, struct hdrs *h, enum api_method m, const char *body,
+		     struct api_reply *out)
 {
 	struct api_request req = {.method = m,
 				  .path = "/mcp",
@@ -734,9 +775,15 @@ static int post(struct hdrs *h, enum api_method m, const char *body, struct api_
 				  .header = hdr_get,
 				  .header_ctx = h};
 
+	snprintf(req.client, sizeof(req.client), "%s", client);
 	api_reply_reset(out);
 	api_mcp(&env, &req, out);
 	return out->status;
+}
+
+static int post(struct hdrs *h, enum api_method m, const char *body, struct api_reply *out)
+{
+	return post_from("127.0.0.1", h, m, body, out);
 }
 
 static const char init_msg[] =
@@ -793,6 +840,19 @@ START_TEST(http_transport)
 	ck_assert_ptr_nonnull(strstr(out.body, "-32700"));
 	ck_assert_int_eq(post(&sess, API_POST, "[]", &out), 400);
 	ck_assert_ptr_nonnull(strstr(out.body, "-32600"));
+	/* The body is checked as a REST body is: trailing bytes and invalid UTF-8 are a 400
+	 * parse error, whose reply holds none of the client's bytes. */
+	ck_assert_int_eq(post(&sess, API_POST,
+			      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}junk", &out),
+			 400);
+	ck_assert_ptr_nonnull(strstr(out.body, "-32700"));
+	ck_assert_ptr_nonnull(strstr(out.body, "\"id\":null"));
+	ck_assert_int_eq(post(&sess, API_POST,
+			      "{\"jsonrpc\":\"2.0\",\"id\":\"\xfe\xff\",\"method\":\"ping\"}",
+			      &out),
+			 400);
+	ck_assert_ptr_nonnull(strstr(out.body, "-32700"));
+	ck_assert_ptr_null(strstr(out.body, "\xfe"));
 	ck_assert_int_eq(post(&sess, API_DELETE, NULL, &out), 204);
 	ck_assert_int_eq(post(&sess, API_DELETE, NULL, &out), 404);
 	ck_assert_int_eq(post(&sess, API_POST, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}",
@@ -808,6 +868,74 @@ START_TEST(http_transport)
 	env.mcp = NULL;
 	mcp_http_free(h);
 	mcp_http_free(NULL);
+}
+END_TEST
+
+/* Opens a session for client; returns the HTTP status and the id in id (on 200). */
+static int open_for(const char *client, char *id, size_t idlen, struct api_reply *out)
+{
+	struct hdrs good = {{"Host"}, {"127.0.0.1:8080"}};
+	int st = post_from(client, &good, API_POST, init_msg, out);
+
+	if (st == 200)
+		snprintf(id, idlen, "%s", out->mcp_session);
+	return st;
+}
+
+/* Whether session id still answers a ping. */
+static bool session_alive(const char *id, struct api_reply *out)
+{
+	struct hdrs sess = {{"Host", "Mcp-Session-Id"}, {"127.0.0.1:8080", id}};
+
+	return post(&sess, API_POST, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}", out) ==
+	       200;
+}
+
+/* An initialize flood from one client (address) replaces only its own sessions; when the
+ * table is full of other clients' live sessions a new client gets a 503 with Retry-After
+ * rather than a place taken from someone else; a session idle for half an hour may be
+ * taken. */
+START_TEST(http_sessions_per_client)
+{
+	struct mcp_http *h = mcp_http_new(true, NULL, 0, counter_random);
+	struct api_reply out = {0};
+	char victim[64], first_flood[64], id[64], client[48];
+	int st;
+
+	env.mcp = h;
+	env.now_ms = 1000000;
+	ck_assert_int_eq(open_for("127.0.0.2", victim, sizeof(victim), &out), 200);
+	ck_assert_int_eq(open_for("127.0.0.1", first_flood, sizeof(first_flood), &out), 200);
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(open_for("127.0.0.1", id, sizeof(id), &out), 200);
+	ck_assert_msg(session_alive(victim, &out), "a flood from another client dropped it");
+	ck_assert_msg(!session_alive(first_flood, &out), "the flooder kept all its sessions");
+	ck_assert_uint_le(mcp_http_sessions(h), 1 + 32);
+
+	/* Fill the table with live sessions of many clients, 32 each. */
+	for (int c = 0; mcp_http_sessions(h) < 256; c++) {
+		snprintf(client, sizeof(client), "10.0.0.%d", c);
+		for (int k = 0; k < 32 && mcp_http_sessions(h) < 256; k++)
+			ck_assert_int_eq(open_for(client, id, sizeof(id), &out), 200);
+	}
+	st = open_for("192.0.2.1", id, sizeof(id), &out);
+	ck_assert_int_eq(st, 503);
+	ck_assert_int_gt(out.retry_after_s, 0);
+	ck_assert_ptr_nonnull(strstr(out.body, "-32000"));
+	ck_assert_uint_eq(mcp_http_sessions(h), 256);
+	ck_assert(session_alive(victim, &out));
+	/* A client already at its cap still opens sessions, in place of its own. */
+	ck_assert_int_eq(open_for("10.0.0.0", id, sizeof(id), &out), 200);
+	/* Half an hour later the idle sessions may be taken; the victim, used now, stays. */
+	env.now_ms += 30 * 60 * 1000;
+	ck_assert(session_alive(victim, &out));
+	ck_assert_int_eq(open_for("192.0.2.1", id, sizeof(id), &out), 200);
+	ck_assert(session_alive(id, &out));
+	ck_assert(session_alive(victim, &out));
+	api_reply_reset(&out);
+	env.now_ms = 0;
+	env.mcp = NULL;
+	mcp_http_free(h);
 }
 END_TEST
 
@@ -863,6 +991,26 @@ START_TEST(stdio_lines)
 	ck_assert_ptr_nonnull(strstr(out, "\"protocolVersion\":\"2025-06-18\""));
 	ck_assert_ptr_nonnull(strstr(out, "-32700"));
 	ck_assert_ptr_nonnull(strstr(out, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"));
+	free(out);
+}
+END_TEST
+
+/* A line with bytes after its JSON or with invalid UTF-8 gets a -32700 with a null id, and the
+ * reader goes on with the next line. */
+START_TEST(stdio_strict_lines)
+{
+	const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing\n"
+			     "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"ping\"}\n"
+			     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n";
+	int rc, parse_errors = 0;
+	char *out = stdio_run(input, sizeof(input) - 1, &rc);
+
+	ck_assert_int_eq(rc, 0);
+	for (const char *p = out; (p = strstr(p, "\"id\":null,\"error\":{\"code\":-32700")); p++)
+		parse_errors++;
+	ck_assert_msg(parse_errors == 2, "two parse errors expected: %s", out);
+	ck_assert_ptr_null(strstr(out, "\xc3\x28"));
+	ck_assert_ptr_nonnull(strstr(out, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n"));
 	free(out);
 }
 END_TEST
@@ -927,8 +1075,10 @@ Suite *api_mcp_suite(void)
 	tcase_add_test(tc, resources);
 	tcase_add_test(tc, conformance_fixture_resources);
 	tcase_add_test(tc, http_transport);
+	tcase_add_test(tc, http_sessions_per_client);
 	tcase_add_test(tc, http_not_loopback_skips_host);
 	tcase_add_test(tc, stdio_lines);
+	tcase_add_test(tc, stdio_strict_lines);
 	tcase_add_test(tc, stdio_oversized_line);
 	tcase_add_test(tc, yaml_subset);
 	suite_add_tcase(s, tc);

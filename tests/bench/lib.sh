@@ -25,12 +25,12 @@ bench_need() {
 }
 
 # Starts the release daemon on 127.0.0.1 (a free port) with a temporary database and the
-# fixture machine as its root; sets rigfit_pid and rigfit_port, and waits until
-# GET /api/hardware answers 200 (the first scan is done).
+# fixture machine as its root, plus the options in its arguments; sets rigfit_pid and
+# rigfit_port, and waits until GET /api/hardware answers 200 (the first scan is done).
 bench_start_rigfit() {
 	./build/rigfit serve --listen 127.0.0.1:0 --db "$tmp/rigfit.db" \
 		--root "tests/fixtures/machines/$BENCH_MACHINE" --profiles profiles \
-		--scan-interval 3600 --log-level info 2> "$tmp/rigfit.log" &
+		--scan-interval 3600 --log-level info "$@" 2> "$tmp/rigfit.log" &
 	rigfit_pid=$!
 	rigfit_port=""
 	i=0

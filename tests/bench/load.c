@@ -11,6 +11,9 @@
  *   load slow PORT N SECS          holds N connections that each send one byte of a request's
  *                                  headers per second, reconnecting when the server closes
  *                                  one; prints "SLOW <connections opened>"
+ *   load readers PORT N PATH SECS  holds N connections that each GET PATH and read its first
+ *                                  bytes, then nothing more (a 4 KiB receive buffer), for
+ *                                  SECS seconds; prints "READERS <that got bytes>"
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -220,6 +223,42 @@ static int slow(int port, int n, double secs)
 	return 0;
 }
 
+static int readers(int port, int n, const char *path, double secs)
+{
+	int *fds = calloc((size_t)n, sizeof(int));
+	char req[512];
+	int len = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path);
+	long answered = 0;
+
+	if (!fds || len <= 0 || (size_t)len >= sizeof(req))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		int small = 4096;
+		fds[i] = connect_port(port);
+		if (fds[i] < 0)
+			continue;
+		setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		if (send(fds[i], req, (size_t)len, MSG_NOSIGNAL) != len) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = {fds[i], POLLIN, 0};
+		char buf[64];
+		if (fds[i] >= 0 && poll(&p, 1, 10000) == 1 && recv(fds[i], buf, sizeof(buf), 0) > 0)
+			answered++;
+	}
+	for (double end = now_s() + secs; now_s() < end;)
+		sleep(1);
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	printf("READERS %ld\n", answered);
+	free(fds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "fill") == 0)
@@ -228,7 +267,10 @@ int main(int argc, char **argv)
 		return writer((int)arg_num(argv[2]), (double)arg_num(argv[3]));
 	if (argc == 5 && strcmp(argv[1], "slow") == 0)
 		return slow((int)arg_num(argv[2]), (int)arg_num(argv[3]), (double)arg_num(argv[4]));
-	fprintf(stderr,
-		"usage: load fill DB FINGERPRINT N | writer PORT SECS | slow PORT N SECS\n");
+	if (argc == 6 && strcmp(argv[1], "readers") == 0)
+		return readers((int)arg_num(argv[2]), (int)arg_num(argv[3]), argv[4],
+			       (double)arg_num(argv[5]));
+	fprintf(stderr, "usage: load fill DB FINGERPRINT N | writer PORT SECS | slow PORT N SECS | "
+			"readers PORT N PATH SECS\n");
 	return 2;
 }

@@ -193,6 +193,59 @@ START_TEST(source_and_name_narrow_the_list)
 }
 END_TEST
 
+/* The "truncated" flag of place in j's sources (asserting the place is there). */
+static bool source_truncated(const cJSON *j, const char *place, int *listed)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(j, "sources"), place);
+
+	ck_assert_msg(o != NULL, "no sources.%s", place);
+	*listed = cJSON_GetObjectItemCaseSensitive(o, "listed")->valueint;
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "truncated"));
+}
+
+/* A models dir with more GGUF files than one place may list: it is cut at its cap and says
+ * so, per place and overall, and the Hugging Face cache and Ollama's store are still listed
+ * beside it (one global cap used to let the crowded dir hide them, silently). */
+START_TEST(a_crowded_models_dir_is_truncated_without_hiding_the_others)
+{
+	const char *local[] = {"--source", "local", NULL};
+	const char *cache[] = {"--source", "cache", NULL};
+	const char *summary[] = {"--source", "local", "--format", "summary", NULL};
+	char *out = NULL, *err = NULL;
+	int listed;
+	cJSON *j;
+
+	for (int i = 0; i < RF_MODELS_PER_SOURCE + 10; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "models/m%05d.gguf", i);
+		t_put(root, name, "");
+	}
+	j = models_json(local);
+	ck_assert_ptr_nonnull(t_models_find(j, "acme/qwen-tuned"));
+	ck_assert_ptr_nonnull(t_models_find(j, "tiny:1b-q8_0"));
+	ck_assert(source_truncated(j, "models_dir", &listed));
+	ck_assert_int_eq(listed, RF_MODELS_PER_SOURCE);
+	ck_assert(!source_truncated(j, "hf_cache", &listed));
+	ck_assert_int_eq(listed, 1);
+	ck_assert(!source_truncated(j, "ollama", &listed));
+	ck_assert_int_eq(listed, 1);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "truncated")));
+	ck_assert_int_eq(count(j), RF_MODELS_PER_SOURCE + 2);
+	cJSON_Delete(j);
+	/* One place that was walked whole is not truncated. */
+	j = models_json(cache);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "truncated")));
+	ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(j, "sources"), "models_dir"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(models(summary, &out, &err), 0);
+	ck_assert_msg(strstr(out, "models_dir: the walk stopped at its cap") != NULL, "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(each_format_prints_and_bad_options_are_usage_errors)
 {
 	const char *summary[] = {"--source", "local", "--format", "summary", NULL};
@@ -314,6 +367,7 @@ Suite *cli_models_suite(void)
 	tcase_set_timeout(tc, t_under_valgrind() ? 600 : 60);
 	tcase_add_test(tc, the_json_is_the_routes_over_the_same_folders);
 	tcase_add_test(tc, source_and_name_narrow_the_list);
+	tcase_add_test(tc, a_crowded_models_dir_is_truncated_without_hiding_the_others);
 	tcase_add_test(tc, each_format_prints_and_bad_options_are_usage_errors);
 	tcase_add_test(tc, an_empty_host_lists_nothing_on_disk);
 	tcase_add_test(tc, the_ollama_store_of_a_system_install_is_found);
