@@ -2443,22 +2443,68 @@ static int plan_weights(void *ctx, const struct model_arch *a, int ftype,
 	return api_memo_weights(a, ftype, out);
 }
 
-int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
-		   const char *hardware_profile, struct api_plan_input **out, struct api_reply *err)
+/* Allocates an input whose estimate is in training mode (a model named for fine-tuning) or
+ * inference mode. Returns it, or NULL when out of memory. */
+static struct api_plan_input *plan_input_new(bool training)
 {
 	struct api_plan_input *in = calloc(1, sizeof(*in));
 	struct est *e = calloc(1, sizeof(*e));
+
+	if (!in || !e) {
+		free(in);
+		free(e);
+		return NULL;
+	}
+	in->est = e;
+	e->ftype = -1;
+	e->rq.mode = training ? EST_LORA : EST_INFERENCE;
+	return in;
+}
+
+/* Fills the model's side of in from its estimate. */
+static void plan_input_model(struct api_plan_input *in)
+{
+	struct est *e = in->est;
+
+	in->arch = &e->arch;
+	in->params = &e->params;
+	in->entry = e->entry;
+	in->model_id = e->model_id;
+	in->model_source = e->model_source;
+	in->gguf_ftype = e->gguf ? e->ftype : -1;
+	in->n_assumptions = e->n_assumptions;
+	in->assumptions = (const char(*)[API_PLAN_NOTE_LEN])e->assumptions;
+}
+
+int api_model_input(const struct api_env *env, const cJSON *model, struct api_plan_input **out,
+		    struct api_reply *err)
+{
+	struct api_plan_input *in = plan_input_new(true);
+	int rc;
+
+	*out = NULL;
+	if (!in)
+		return api_error(err, RF_E_NOMEM, NULL, NULL);
+	if ((rc = est_model(env, in->est, model, err)) < 0) {
+		api_plan_input_free(in);
+		return rc;
+	}
+	plan_input_model(in);
+	*out = in;
+	return 0;
+}
+
+int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+		   const char *hardware_profile, struct api_plan_input **out, struct api_reply *err)
+{
+	struct api_plan_input *in = plan_input_new(false);
+	struct est *e = in ? in->est : NULL;
 	struct plan_machine *pm;
 	int rc;
 
 	*out = NULL;
-	if (!in || !e) {
-		free(in);
-		free(e);
+	if (!in)
 		return api_error(err, RF_E_NOMEM, NULL, NULL);
-	}
-	in->est = e;
-	e->ftype = -1;
 	if (hardware_profile) {
 		e->rq.has_hardware_profile = true;
 		snprintf(e->rq.hardware_profile, sizeof(e->rq.hardware_profile), "%s",
@@ -2486,16 +2532,9 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 		g->a100 = strstr(hg->name, "A100") != NULL;
 		pm->n_vgpu++;
 	}
-	in->arch = &e->arch;
-	in->params = &e->params;
-	in->entry = e->entry;
-	in->model_id = e->model_id;
-	in->model_source = e->model_source;
-	in->gguf_ftype = e->gguf ? e->ftype : -1;
+	plan_input_model(in);
 	in->hw = &e->hw;
 	in->profile_id = e->hw.profile_id;
-	in->n_assumptions = e->n_assumptions;
-	in->assumptions = (const char(*)[API_PLAN_NOTE_LEN])e->assumptions;
 	*out = in;
 	return 0;
 }

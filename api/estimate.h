@@ -53,6 +53,13 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 		   const char *hardware_profile, struct api_plan_input **out /* OUT */,
 		   struct api_reply *err);
 
+/* Resolves model alone (as /api/estimate's "model" for fine-tuning: an Ollama tag names its
+ * catalog model, never the GGUF file Ollama holds), for a question about the model itself.
+ * Returns 0 and *out with no machine (hw NULL, machine zero; free with api_plan_input_free),
+ * or a negative rf_err with the envelope in err, naming model.id, model.path or model.gguf. */
+int api_model_input(const struct api_env *env, const cJSON *model,
+		    struct api_plan_input **out /* OUT */, struct api_reply *err);
+
 /* Puts catalog model me in place of in's model (the machine stays): the planning of many
  * models on one machine resolves the machine once. Returns 0 or a negative rf_err (a model
  * whose parameters cannot be counted). */

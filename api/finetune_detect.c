@@ -354,22 +354,14 @@ static void fd_device(const struct api_env *env, struct fd *f)
 								 -1;
 }
 
-static bool fd_task_fits(const struct model_entry *m, int task)
-{
-	switch (task) {
-	case FD_TEXT_GENERATION:
-		return (m->tasks & MODEL_TASK_TEXT_GENERATION) && m->arch.family == MODEL_DECODER;
-	case FD_SUMMARIZATION:
-		return (m->tasks & MODEL_TASK_SUMMARIZATION) != 0;
-	case FD_EXTRACTIVE_QA:
-		return (m->tasks & MODEL_TASK_EXTRACTIVE_QA) != 0;
-	default:
-		return (m->tasks & (MODEL_TASK_QUESTION_ANSWERING | MODEL_TASK_EXTRACTIVE_QA)) != 0;
-	}
-}
-
 static const unsigned fd_task_bits[] = {MODEL_TASK_TEXT_GENERATION, MODEL_TASK_SUMMARIZATION,
 					MODEL_TASK_EXTRACTIVE_QA, MODEL_TASK_QUESTION_ANSWERING};
+/* Whether catalog model m is fine-tuned for the task (core/plan/plan_finetune.h's rule). */
+static bool fd_task_fits(const struct model_entry *m, int task)
+{
+	return plan_ft_task_fits(fd_task_bits[task], m->arch.family, m->tasks);
+}
+
 static const enum plan_ft_task fd_plan_tasks[] = {PLAN_FT_TEXT_GENERATION, PLAN_FT_SUMMARIZATION,
 						  PLAN_FT_QUESTION_ANSWERING,
 						  PLAN_FT_QUESTION_ANSWERING};
@@ -459,7 +451,7 @@ static cJSON *fd_settings_json(const struct plan_ft_setup *s, int64_t effective)
 	cJSON_AddNumberToObject(o, "gradient_accumulation_steps", (double)s->grad_accum);
 	cJSON_AddNumberToObject(o, "effective_batch_size", (double)effective);
 	cJSON_AddNumberToObject(o, "max_seq_length", (double)s->seq_len);
-	cJSON_AddStringToObject(o, "strategy", s->mode == TRAIN_QLORA ? "qlora" : "sft");
+	cJSON_AddStringToObject(o, "strategy", plan_ft_strategy_name(s->mode));
 	cJSON_AddStringToObject(o, "method", plan_ft_method_name(s->mode));
 	cJSON_AddStringToObject(o, "provider", plan_ft_provider_name(s->provider));
 	cJSON_AddBoolToObject(o, "gradient_checkpointing", s->gradient_checkpointing);

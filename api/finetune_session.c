@@ -13,9 +13,11 @@
 #include <string.h>
 
 #include "api/finetune_detect.h"
+#include "api/json_alloc.h"
 #include "api/json_print.h"
 #include "core/err.h"
 #include "core/fit/model.h"
+#include "core/plan/plan_finetune.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -116,6 +118,7 @@ int api_finetune_set_model(const struct api_env *env, const struct api_request *
 	}
 	snprintf(env->session->selected_model, sizeof(env->session->selected_model), "%s",
 		 m->valuestring);
+	env->session->custom = false;
 	o = cJSON_CreateObject();
 	cJSON_AddTrueToObject(o, "success");
 	cJSON_AddStringToObject(o, "selected_model", m->valuestring);
@@ -143,9 +146,11 @@ int api_finetune_session_get(const struct api_env *env, const struct api_request
 	cJSON_AddTrueToObject(o, "success");
 	add_str_or_null(o, "task", s && s->detected ? s->task : NULL);
 	add_str_or_null(o, "selected_model", s ? s->selected_model : NULL);
-	cJSON_AddBoolToObject(o, "is_custom_model",
-			      s && s->selected_model[0] && env->models &&
-				      !model_catalog_find(env->models, s->selected_model));
+	cJSON_AddBoolToObject(
+		o, "is_custom_model",
+		s && s->selected_model[0] &&
+			(s->custom ||
+			 (env->models && !model_catalog_find(env->models, s->selected_model))));
 	return api_reply_cjson(out, 200, o);
 }
 
@@ -163,18 +168,20 @@ static const cJSON *fitted_for(const cJSON *ans, const char *model)
 	return NULL;
 }
 
-int api_finetune_load_settings(const struct api_env *env, const struct api_request *req,
-			       struct api_reply *out)
+/* Asks the session's remembered detect again. Returns 0 with the answer in *ans (free with
+ * cJSON_Delete), the chosen model (the recommended one when none was chosen; NULL: neither) in
+ * *model, borrowed from the session or *ans, and its model_settings entry in *entry (NULL: it
+ * was not fitted); or a negative rf_err, or the detect's own non-200 answer, in out. */
+static int session_replan(const struct api_env *env, struct api_reply *out, cJSON **ans,
+			  const char **model, const cJSON **entry)
 {
 	const struct api_ft_session *s = env->session;
 	struct api_request again = {0};
 	struct api_reply detect = {0};
-	const cJSON *entry, *settings, *rec;
-	const char *model;
-	cJSON *ans, *o, *dv;
+	const cJSON *rec;
 	int rc;
 
-	(void)req;
+	*ans = NULL;
 	if (!s || !s->detected)
 		return api_error(out, RF_E_CONFLICT, NULL,
 				 "no hardware detection yet: POST /api/finetune/detect first");
@@ -187,22 +194,37 @@ int api_finetune_load_settings(const struct api_env *env, const struct api_reque
 	if (rc < 0 || detect.status != 200) {
 		/* The detect's own error (no scan yet, profiles reloaded without the task...). */
 		*out = detect;
-		return rc;
+		return rc < 0 ? rc : RF_E_UNAVAILABLE;
 	}
-	ans = cJSON_ParseWithLength(reply_body(&detect), detect.len);
+	*ans = cJSON_ParseWithLength(reply_body(&detect), detect.len);
 	api_reply_reset(&detect);
-	if (!ans)
+	if (!*ans)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rec = cJSON_GetObjectItemCaseSensitive(ans, "recommended_model");
-	model = s->selected_model[0] ? s->selected_model :
-		cJSON_IsString(rec)  ? rec->valuestring :
-				       NULL;
-	entry = model ? fitted_for(ans, model) : NULL;
+	rec = cJSON_GetObjectItemCaseSensitive(*ans, "recommended_model");
+	*model = s->selected_model[0] ? s->selected_model :
+		 cJSON_IsString(rec)  ? rec->valuestring :
+					NULL;
+	*entry = *model ? fitted_for(*ans, *model) : NULL;
+	return 0;
+}
+
+int api_finetune_load_settings(const struct api_env *env, const struct api_request *req,
+			       struct api_reply *out)
+{
+	const struct api_ft_session *s = env->session;
+	const cJSON *entry, *settings;
+	const char *model;
+	cJSON *ans, *o, *dv;
+	int rc;
+
+	(void)req;
+	rc = session_replan(env, out, &ans, &model, &entry);
+	if (rc < 0)
+		return rc;
+	/* A model not planned here (nothing fits, or a chosen model the detect did not offer):
+	 * the tier's template, said so by fits false; never another model's fitted settings. */
 	settings = entry ? cJSON_GetObjectItemCaseSensitive(entry, "settings") :
-			   cJSON_GetObjectItemCaseSensitive(ans, "settings");
-	/* Nothing fits: the tier's template, said so by fits false. */
-	if (!cJSON_IsObject(settings))
-		settings = cJSON_GetObjectItemCaseSensitive(ans, "tier_settings");
+			   cJSON_GetObjectItemCaseSensitive(ans, "tier_settings");
 	o = cJSON_CreateObject();
 	dv = cJSON_IsObject(settings) ? cJSON_Duplicate(settings, true) : cJSON_CreateObject();
 	if (!o || !dv) {
@@ -227,8 +249,8 @@ int api_finetune_load_settings(const struct api_env *env, const struct api_reque
 	} else {
 		cJSON_AddStringToObject(
 			o, "explanation",
-			model ? "the chosen model does not fit this hardware with any "
-				"settings tried; these are the tier's settings" :
+			model ? "the chosen model is not among those planned for this "
+				"hardware (the best that fit); these are the tier's settings" :
 				"no model fits this hardware; these are the tier's "
 				"settings");
 	}
@@ -237,15 +259,104 @@ int api_finetune_load_settings(const struct api_env *env, const struct api_reque
 	return rc;
 }
 
+/* What rigfit's fine-tuning planner and estimator model, in ModelForge's terms. */
+static const struct {
+	const char *name, *description;
+	bool planned; /* chosen by the planner; else estimated (POST /api/estimate) only */
+	const char *methods[3];
+} info_strategies[] = {
+	{"sft",
+	 "supervised fine-tuning: full, or LoRA adapters on a 16-bit base",
+	 true,
+	 {"full", "lora", NULL}},
+	{"qlora",
+	 "LoRA adapters on a 4-bit (NF4) base, with bitsandbytes (CUDA, ROCm)",
+	 true,
+	 {"qlora", NULL, NULL}},
+	{"dpo",
+	 "direct preference optimization: chosen and rejected sequences and a frozen reference "
+	 "model (POST /api/estimate with objective dpo)",
+	 false,
+	 {"full", "lora", "qlora"}},
+};
+
+static const struct {
+	enum train_provider id;
+	const char *description;
+} info_providers[] = {
+	{TRAIN_PROVIDER_HUGGINGFACE, "transformers, PEFT and TRL: every model and backend"},
+	{TRAIN_PROVIDER_UNSLOTH, "Unsloth's kernels: decoder models on NVIDIA GPUs only"},
+};
+
+/* The provider, strategy and method the session's plan chose for its model, or null. */
+static cJSON *info_planned(const struct api_env *env)
+{
+	struct api_reply err = {0};
+	const cJSON *entry, *set;
+	const char *model;
+	cJSON *ans = NULL, *o;
+	static const char *const keys[] = {"provider", "strategy", "method"};
+
+	if (!env->session || !env->session->detected ||
+	    session_replan(env, &err, &ans, &model, &entry) < 0) {
+		api_reply_reset(&err);
+		return cJSON_CreateNull();
+	}
+	o = cJSON_CreateObject();
+	set = entry ? cJSON_GetObjectItemCaseSensitive(entry, "settings") : NULL;
+	cJSON_AddStringToObject(o, "task", env->session->task);
+	add_str_or_null(o, "model", model);
+	cJSON_AddBoolToObject(o, "fits", entry != NULL);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(set, keys[i]);
+		add_str_or_null(o, keys[i], cJSON_IsString(v) ? v->valuestring : NULL);
+	}
+	cJSON_Delete(ans);
+	return o;
+}
+
 int api_info(const struct api_env *env, const struct api_request *req, struct api_reply *out)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *ap, *as, *p, *st, *m, *t;
 
 	(void)req;
+	if (!o)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	cJSON_AddStringToObject(o, "app_name", "rigfit");
+	cJSON_AddStringToObject(o, "name", "rigfit");
 	cJSON_AddStringToObject(o, "version", env->version ? env->version : "");
 	cJSON_AddStringToObject(o, "description",
 				"which LLMs fit this machine, and how to set them up");
 	cJSON_AddStringToObject(o, "openapi", "/openapi.yaml");
+	ap = cJSON_AddArrayToObject(o, "available_providers");
+	p = cJSON_AddArrayToObject(o, "providers");
+	for (size_t i = 0; i < sizeof(info_providers) / sizeof(info_providers[0]); i++) {
+		cJSON *e = cJSON_CreateObject();
+		const char *name = plan_ft_provider_name(info_providers[i].id);
+		api_json_append(ap, cJSON_CreateString(name));
+		cJSON_AddStringToObject(e, "name", name);
+		cJSON_AddStringToObject(e, "description", info_providers[i].description);
+		api_json_append(p, e);
+	}
+	as = cJSON_AddArrayToObject(o, "available_strategies");
+	st = cJSON_AddArrayToObject(o, "strategies");
+	for (size_t i = 0; i < sizeof(info_strategies) / sizeof(info_strategies[0]); i++) {
+		cJSON *e = cJSON_CreateObject(), *ms;
+		api_json_append(as, cJSON_CreateString(info_strategies[i].name));
+		cJSON_AddStringToObject(e, "name", info_strategies[i].name);
+		cJSON_AddStringToObject(e, "description", info_strategies[i].description);
+		cJSON_AddBoolToObject(e, "planned", info_strategies[i].planned);
+		ms = cJSON_AddArrayToObject(e, "methods");
+		for (int k = 0; k < 3 && info_strategies[i].methods[k]; k++)
+			api_json_append(ms, cJSON_CreateString(info_strategies[i].methods[k]));
+		api_json_append(st, e);
+	}
+	m = cJSON_AddArrayToObject(o, "methods");
+	for (int mode = TRAIN_FULL; mode <= TRAIN_QLORA; mode++)
+		api_json_append(m, cJSON_CreateString(plan_ft_method_name((enum train_mode)mode)));
+	t = cJSON_AddArrayToObject(o, "supported_tasks");
+	for (unsigned bit = 1; bit <= MODEL_TASK_EXTRACTIVE_QA; bit <<= 1)
+		api_json_append(t, cJSON_CreateString(model_task_name(bit)));
+	api_json_add(o, "planned", info_planned(env));
 	return api_reply_cjson(out, 200, o);
 }

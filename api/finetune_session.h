@@ -25,6 +25,7 @@ struct api_ft_session {
 	char body[API_SESSION_BODY_MAX]; /* its request body, to ask again */
 	size_t body_len;
 	char selected_model[API_SESSION_MODEL_MAX]; /* "" : none chosen */
+	bool custom; /* chosen by set_custom_model ("Use Custom Model") */
 };
 
 /* POST /api/finetune/detect: api_finetune_detect, then available_diskspace_gb from
@@ -53,7 +54,29 @@ int api_finetune_session_get(const struct api_env *env, const struct api_request
 int api_finetune_load_settings(const struct api_env *env, const struct api_request *req,
 			       struct api_reply *out);
 
-/* GET /api/info: {"app_name": "rigfit", "version", "description", "openapi"}. */
+/* POST /api/finetune/validate_custom_model {"repo_name": NAME, "task"?: TASK}: resolves NAME
+ * with /api/estimate's model resolver (a Hugging Face id, a catalog alias, an Ollama tag, a
+ * model folder or GGUF path) and says whether it can be fine-tuned for the task (TASK, else
+ * the session's, else any) and what it is. 200 {"valid": true, "repo_name", "model" (what to
+ * train), "task", "message", "model_info"}; a model that does not resolve or does not suit
+ * the task is 200 {"valid": false, "error": a sentence, "errors": [the error object, naming
+ * repo_name], "did_you_mean"} (ModelForge's page shows "error" as text). 422 naming the
+ * field for a bad body; the resolver's 5xx as they are. */
+int api_finetune_validate_custom_model(const struct api_env *env, const struct api_request *req,
+				       struct api_reply *out);
+
+/* POST /api/finetune/set_custom_model {"repo_name": NAME, "task"?: TASK}: the same check; a
+ * valid model is remembered as the session's choice (its catalog id, or the name or path
+ * given) and answered as validate_custom_model does with "success" and "selected_model"; an
+ * invalid one is a 422 envelope naming repo_name. */
+int api_finetune_set_custom_model(const struct api_env *env, const struct api_request *req,
+				  struct api_reply *out);
+
+/* GET /api/info: {"app_name": "rigfit", "name", "version", "description", "openapi",
+ * "available_providers", "available_strategies" (ModelForge's lists, of what rigfit's
+ * fine-tuning planner and estimator model), "providers" and "strategies" (the same with what
+ * each is), "methods", "supported_tasks", "planned" (the provider, strategy and method the
+ * session's plan chose for its model; null before a detect)}. */
 int api_info(const struct api_env *env, const struct api_request *req, struct api_reply *out);
 
 #endif

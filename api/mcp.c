@@ -1,7 +1,7 @@
 /*
  * The JSON-RPC 2.0 layer of MCP: message validation, the lifecycle (initialize, then the rest),
- * and the methods rigfit offers: ping, tools/list (pages of MCP_TOOLS_PAGE with a cursor),
- * tools/call, resources/list and resources/read (the hardware snapshot and the model catalog),
+ * and the methods rigfit offers: ping, tools/list (every tool in one page of MCP_TOOLS_PAGE;
+ * a cursor past it), tools/call, resources/list and resources/read (the hardware snapshot and the model catalog),
  * resources/templates/list and logging/setLevel. Protocol faults are JSON-RPC errors; a tool
  * that refuses its arguments is a tool result with isError (api/mcp_tools.c).
  */
@@ -18,8 +18,9 @@
 #include "api/jsonmap.h"
 #include "core/err.h"
 
-/* tools/list answers this many tools a page; the next page is asked for with nextCursor. */
-#define MCP_TOOLS_PAGE 5
+/* tools/list answers this many tools a page (every tool rigfit has: their compact schemas
+ * fit one answer); a next page would be asked for with nextCursor. */
+#define MCP_TOOLS_PAGE 32
 
 static const char *const mcp_versions[] = {MCP_PROTOCOL_LATEST, MCP_PROTOCOL_PREVIOUS};
 

@@ -6,8 +6,11 @@
  *
  * Each tool is a call of a route's handler with a synthetic request (api_dispatch), so a
  * tool's structuredContent is the route's answer byte for byte, and its inputSchema and
- * outputSchema are the route's request and response schemas, taken from the embedded
- * openapi.yaml (api_env.openapi_tree) with their $refs moved under $defs.
+ * outputSchema come from the route's request and response schemas in the embedded
+ * openapi.yaml (api_env.openapi_tree), their $refs moved under $defs, compacted so that every
+ * tool lists in one small page: the input keeps every validation keyword of the arguments and
+ * their fields and a line of description per argument, the output the answer's required
+ * fields.
  */
 #ifndef RIGFIT_API_MCP_H
 #define RIGFIT_API_MCP_H

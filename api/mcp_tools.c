@@ -3,8 +3,9 @@
  * api_dispatch with a synthetic request whose body is the tool's arguments, so that the tool
  * answers exactly what the route answers. The schemas are not written twice: a tool's
  * inputSchema is its operation's request body schema in openapi.yaml (for a route without a
- * body, its path parameters as an object), and its outputSchema the operation's 200 schema;
- * the components they reference are copied under $defs and their $refs rewritten to match.
+ * body, its path and query parameters as an object), compacted for an LLM (see "Compact
+ * schemas"), and its outputSchema the top of the operation's 200 schema; the components they
+ * reference are copied under $defs and their $refs rewritten to match.
  */
 #include "api/mcp.h"
 
@@ -30,7 +31,7 @@ static const struct mcp_tool mcp_tool_table[] = {
 	 "/api/hardware",
 	 "The hardware of the host rigfit runs on, from its latest scan: CPU, memory, GPUs with "
 	 "their free memory and bandwidth, platform, backend and container limits. Takes no "
-	 "arguments."},
+	 "arguments. Example: {}."},
 	{"estimate", "Estimate memory and speed", "estimate", API_POST, "/api/estimate",
 	 "Memory per device, whether it fits, and decode/prefill speed of a model with given "
 	 "settings (quant, n_ctx, ...), for inference or fine-tuning (mode lora, qlora, full), on "
@@ -49,7 +50,8 @@ static const struct mcp_tool mcp_tool_table[] = {
 	 "/api/validate",
 	 "Checks a runtime config against this machine: errors, warnings with suggestions, and "
 	 "the estimate behind them. Takes the config write_runtime_config returns, or flat "
-	 "settings."},
+	 "settings. Example: {\"model\": {\"id\": \"llama-3.1-8b\"}, \"settings\": {\"n_ctx\": "
+	 "131072}, \"metadata\": {\"precision\": \"Q4_K_M\"}}."},
 	{"plan_finetuning", "Plan fine-tuning", "finetuneDetect", API_POST, "/api/finetune/detect",
 	 "For a fine-tuning task, the hardware tier of this host, the models and settings that fit "
 	 "(ModelForge-compatible), the recommended model and its estimate. Example: {\"task\": "
@@ -215,6 +217,122 @@ static cJSON *params_schema(const cJSON *op, const cJSON *item, const cJSON *spe
 	return s;
 }
 
+/* --- Compact schemas ----------------------------------------------------------------------
+ * openapi.yaml documents every field at length for people; an LLM choosing arguments needs the
+ * names, types, ranges and choices, and a line on what each argument is. So an input schema
+ * keeps the validation keywords of each argument (a top-level property, or a shared
+ * definition under $defs) and of its fields, and the first sentence of each argument's
+ * description; what is nested deeper (the fields of a field) is given by its type alone and
+ * every other annotation goes. Only constraints are dropped, never added, so whatever the
+ * route accepts the schema accepts. The output schema says what every answer has (an object
+ * and its required fields), which every answer the full schema accepts satisfies too. */
+
+#define DESC_MAX 100
+
+/* Annotations: they change no validation. */
+static bool is_annotation(const char *key)
+{
+	return strcmp(key, "description") == 0 || strcmp(key, "example") == 0 ||
+	       strcmp(key, "examples") == 0 || strcmp(key, "title") == 0 ||
+	       strcmp(key, "externalDocs") == 0 || strncmp(key, "x-", 2) == 0;
+}
+
+/* What describes an object's fields: dropped from the fields of a field. */
+static bool is_structure(const char *key)
+{
+	return strcmp(key, "properties") == 0 || strcmp(key, "patternProperties") == 0 ||
+	       strcmp(key, "additionalProperties") == 0 || strcmp(key, "required") == 0 ||
+	       strcmp(key, "propertyNames") == 0 || strcmp(key, "dependentRequired") == 0 ||
+	       strcmp(key, "dependentSchemas") == 0 || strcmp(key, "minProperties") == 0 ||
+	       strcmp(key, "maxProperties") == 0;
+}
+
+/* Cuts the description of s to its first sentence; one longer than DESC_MAX bytes to its
+ * clauses (up to a ';', ',' or '(') that fit, else its words. */
+static void first_sentence(cJSON *s)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(s, "description");
+	char buf[DESC_MAX + 1];
+	size_t n = 0, clause = 0, word = 0;
+	const char *c;
+
+	if (!cJSON_IsString(d))
+		return;
+	/* openapi.yaml wraps its text: a line break is a space, a blank line a new paragraph. */
+	for (c = d->valuestring; *c && n < DESC_MAX; c++) {
+		char ch = *c == '\n' ? ' ' : *c;
+		if ((*c == '\n' && c[1] == '\n') ||
+		    (*c == '.' && (c[1] == ' ' || c[1] == '\n' || !c[1])))
+			break;
+		if (ch == ' ' && n > 0 && strchr(";,", buf[n - 1]))
+			clause = n - 1;
+		else if (ch == '(' && n > 0)
+			clause = n;
+		if (ch == ' ')
+			word = n;
+		buf[n++] = ch;
+	}
+	if (n == DESC_MAX && *c && *c != '\n' && *c != '.')
+		n = clause > DESC_MAX / 3 ? clause : word;
+	while (n > 0 && strchr(" ,;:(", buf[n - 1]))
+		n--;
+	buf[n] = '\0';
+	cJSON_ReplaceItemInObjectCaseSensitive(s, "description", cJSON_CreateString(buf));
+}
+
+/* Compacts schema s at level (0: the input, 1: an argument or a shared definition, 2: a
+ * field of one, 3 and more: deeper, dropped), as the comment above says. */
+static void compact(cJSON *s, int level)
+{
+	cJSON *c, *next;
+
+	if (cJSON_IsArray(s)) { /* allOf, oneOf, anyOf, prefixItems: at s's level */
+		cJSON_ArrayForEach(c, s) compact(c, level);
+		return;
+	}
+	if (!cJSON_IsObject(s) || level > 64)
+		return;
+	for (c = s->child; c; c = next) {
+		next = c->next;
+		if ((is_annotation(c->string) &&
+		     !(level == 1 && strcmp(c->string, "description") == 0)) ||
+		    (level >= 2 && is_structure(c->string)))
+			cJSON_Delete(cJSON_DetachItemViaPointer(s, c));
+	}
+	if (level == 1)
+		first_sentence(s);
+	cJSON_ArrayForEach(c, s)
+	{
+		cJSON *p;
+		if (strcmp(c->string, "properties") == 0 ||
+		    strcmp(c->string, "patternProperties") == 0) {
+			cJSON_ArrayForEach(p, c) compact(p, level + 1);
+		} else if (strcmp(c->string, "$defs") == 0) {
+			cJSON_ArrayForEach(p, c) compact(p, 1);
+		} else if (strcmp(c->string, "additionalProperties") == 0) {
+			compact(c, level + 1);
+		} else if (strcmp(c->string, "enum") != 0 && strcmp(c->string, "const") != 0 &&
+			   strcmp(c->string, "default") != 0) {
+			compact(c, level); /* items, oneOf...: the same level */
+		}
+	}
+}
+
+/* The top level of a standalone answer schema: an object and the fields it always has.
+ * Returns a new schema or NULL. */
+static cJSON *top_level(const cJSON *full)
+{
+	cJSON *s = cJSON_CreateObject();
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(full, "required");
+
+	if (!s || !cJSON_AddStringToObject(s, "type", "object") ||
+	    (cJSON_IsArray(req) && !api_json_add(s, "required", cJSON_Duplicate(req, true)))) {
+		cJSON_Delete(s);
+		return NULL;
+	}
+	return s;
+}
+
 void *mcp_tool_describe(const struct mcp_tool *t, const void *spec_, char *err, size_t errlen)
 {
 	static const char *const body_path[] = {"requestBody", "content", "application/json",
@@ -226,7 +344,7 @@ void *mcp_tool_describe(const struct mcp_tool *t, const void *spec_, char *err, 
 	const cJSON *op = find_operation(spec, t->operation_id, &item);
 	const cJSON *body = op ? get_path(op, body_path) : NULL;
 	const cJSON *ok = op ? get_path(op, ok_path) : NULL;
-	cJSON *d, *in, *out, *ann;
+	cJSON *d, *in, *out, *full, *ann;
 
 	if (!op || !ok) {
 		snprintf(err, errlen, "openapi.yaml has no operation %s with a 200 schema",
@@ -234,7 +352,10 @@ void *mcp_tool_describe(const struct mcp_tool *t, const void *spec_, char *err, 
 		return NULL;
 	}
 	in = body ? standalone_schema(body, spec) : params_schema(op, item, spec);
-	out = standalone_schema(ok, spec);
+	full = standalone_schema(ok, spec);
+	out = full ? top_level(full) : NULL;
+	cJSON_Delete(full);
+	compact(in, 0);
 	if (!in || !out) {
 		cJSON_Delete(in);
 		cJSON_Delete(out);

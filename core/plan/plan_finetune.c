@@ -587,6 +587,29 @@ bool plan_ft_suits(unsigned task, unsigned model_tasks)
 	return true;
 }
 
+unsigned plan_ft_family_tasks(enum model_family f)
+{
+	switch (f) {
+	case MODEL_DECODER:
+		return MODEL_TASK_TEXT_GENERATION | MODEL_TASK_SUMMARIZATION |
+		       MODEL_TASK_QUESTION_ANSWERING;
+	case MODEL_ENCODER_DECODER:
+		return MODEL_TASK_SUMMARIZATION | MODEL_TASK_QUESTION_ANSWERING;
+	default:
+		return MODEL_TASK_EXTRACTIVE_QA;
+	}
+}
+
+bool plan_ft_task_fits(unsigned task, enum model_family f, unsigned model_tasks)
+{
+	if (task & MODEL_TASK_TEXT_GENERATION)
+		return (model_tasks & MODEL_TASK_TEXT_GENERATION) && f == MODEL_DECODER;
+	if (task & MODEL_TASK_QUESTION_ANSWERING)
+		return (model_tasks & (MODEL_TASK_QUESTION_ANSWERING | MODEL_TASK_EXTRACTIVE_QA)) !=
+		       0;
+	return (model_tasks & task) != 0;
+}
+
 static int pf_group(const struct plan_ft_result *p)
 {
 	if (!p->feasible)
@@ -628,6 +651,11 @@ void plan_ft_rank(struct plan_ft_candidate *c, size_t n)
 const char *plan_ft_method_name(enum train_mode mode)
 {
 	return mode == TRAIN_FULL ? "full" : mode == TRAIN_LORA ? "lora" : "qlora";
+}
+
+const char *plan_ft_strategy_name(enum train_mode mode)
+{
+	return mode == TRAIN_QLORA ? "qlora" : "sft";
 }
 
 const char *plan_ft_provider_name(enum train_provider p)

@@ -201,6 +201,17 @@ struct plan_ft_candidate {
  * bare encoder that only takes an extractive head; every candidate of other tasks suits. */
 bool plan_ft_suits(unsigned task, unsigned model_tasks);
 
+/* Returns the tasks (enum model_task bits) a model of family f takes when no catalog entry
+ * says: a decoder generates text, summarizes and answers questions; an encoder-decoder
+ * summarizes and answers questions; an encoder only answers extractively (a span head). */
+unsigned plan_ft_family_tasks(enum model_family f);
+
+/* Returns true when a model of family f with the tasks model_tasks (its catalog entry's, or
+ * plan_ft_family_tasks(f)) may be fine-tuned for task (one enum model_task bit), as the
+ * task's trainer loads it: text generation needs a causal LM (a decoder), question answering
+ * takes a model of either kind of question answering, the other tasks their own tag. */
+bool plan_ft_task_fits(unsigned task, enum model_family f, unsigned model_tasks);
+
 /* Orders c[0..n) best first: feasible models that reach the task's length, then those that
  * reach only its floor, then those whose own usable length is below the floor, then the
  * infeasible; within each, those that need nothing offloaded to host RAM, the class that
@@ -212,5 +223,8 @@ void plan_ft_rank(struct plan_ft_candidate *c, size_t n);
 const char *plan_ft_method_name(enum train_mode mode);      /* "full", "lora", "qlora" */
 const char *plan_ft_provider_name(enum train_provider p);   /* "huggingface", "unsloth" */
 const char *plan_ft_optimizer_name(enum train_optimizer o); /* "adamw_torch_fused", ... */
+/* ModelForge's training strategy for a method: "qlora" for QLoRA, "sft" (supervised
+ * fine-tuning, with or without LoRA adapters) for the others. */
+const char *plan_ft_strategy_name(enum train_mode mode);
 
 #endif

@@ -1,7 +1,8 @@
 // The official MCP TypeScript SDK's client against rigfit, over one transport:
 //   node sdk_client.cjs --http URL --rest BASE
 //   node sdk_client.cjs --stdio BIN ARG... --rest BASE
-// It lists the tools (following nextCursor), calls every tool, validates each
+// It lists the tools (following nextCursor; they fit one page), checks each description's
+// example against its inputSchema, calls every tool, validates each
 // structuredContent against the tool's outputSchema with a JSON Schema 2020-12 validator,
 // checks that it equals the REST answer of the daemon at BASE for the same input, and
 // checks bad arguments (a tool error naming the field) and an unknown tool (-32602).
@@ -92,6 +93,15 @@ async function main() {
 
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
+  // Every tool in one page, and each description's example valid under its inputSchema.
+  assert.equal(pages, 1, `tools/list took ${pages} pages`);
+  for (const t of tools) {
+    const m = /Example: (\{.*\})/.exec(t.description);
+    assert.ok(m, `${t.name}: no example in its description`);
+    const validEx = ajv.compile(t.inputSchema);
+    assert.ok(validEx(JSON.parse(m[1])),
+      `${t.name}: its description's example breaks inputSchema: ${ajv.errorsText(validEx.errors)}`);
+  }
   for (const c of cases) {
     const t = tools.find((x) => x.name === c.tool);
     assert.equal(t.annotations.readOnlyHint, true, `${c.tool}: readOnlyHint`);

@@ -87,6 +87,191 @@ START_TEST(detect_reports_the_data_disk_and_logical_cores_of_this_host)
 }
 END_TEST
 
+/* A malformed body and the error it must get. */
+struct bad_body {
+	const char *body;
+	int status;
+	const char *code, *field; /* field NULL: none named */
+};
+
+/* Posts each body of cases to path and checks the envelope's code and field. */
+static void assert_bad_bodies(int port, const char *path, const struct bad_body *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cJSON *j = call(port, "POST", path, cases[i].body, cases[i].status);
+		cJSON *e = cJSON_GetObjectItem(j, "error");
+		ck_assert_str_eq(str(e, "code"), cases[i].code);
+		if (cases[i].field)
+			ck_assert_str_eq(str(e, "field"), cases[i].field);
+		cJSON_Delete(j);
+	}
+}
+
+/* Asserts that the array key of o holds the string want. */
+static void assert_listed(const cJSON *o, const char *key, const char *want)
+{
+	const cJSON *it;
+
+	ck_assert_ptr_nonnull(want);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, key)) if (cJSON_IsString(it) &&
+								strcmp(it->valuestring, want) ==
+									0) return;
+	ck_abort_msg("%s lacks %s", key, want);
+}
+
+START_TEST(info_lists_what_the_planner_chooses_from)
+{
+	static const char *const listed[][2] = {
+		{"available_providers", "huggingface"},
+		{"available_providers", "unsloth"},
+		{"available_strategies", "sft"},
+		{"available_strategies", "qlora"},
+		{"supported_tasks", "extractive-question-answering"},
+		{"methods", "qlora"},
+	};
+	struct t_daemon d;
+	char *data = t_mkdtemp();
+	cJSON *j;
+
+	start(&d, data, NULL);
+	j = call(d.port, "GET", "/api/info", NULL, 200);
+	/* ModelForge's fields, with every provider and strategy rigfit plans. */
+	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++)
+		assert_listed(j, listed[i][0], listed[i][1]);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "providers")),
+			 cJSON_GetArraySize(cJSON_GetObjectItem(j, "available_providers")));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "strategies")),
+			 cJSON_GetArraySize(cJSON_GetObjectItem(j, "available_strategies")));
+	ck_assert_str_eq(str(j, "name"), "rigfit");
+	/* Nothing planned before a detect. */
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "planned")));
+	cJSON_Delete(j);
+	/* After one on a card with bitsandbytes and Unsloth: the plan's own choice. */
+	cJSON_Delete(call(d.port, "POST", "/api/finetune/detect",
+			  "{\"task\":\"text-generation\",\"hardware_profile\":\"rtx-4090\"}", 200));
+	j = call(d.port, "GET", "/api/info", NULL, 200);
+	ck_assert_str_eq(str(cJSON_GetObjectItem(j, "planned"), "task"), "text-generation");
+	ck_assert_str_eq(str(cJSON_GetObjectItem(j, "planned"), "provider"), "unsloth");
+	ck_assert_str_eq(str(cJSON_GetObjectItem(j, "planned"), "strategy"), "qlora");
+	cJSON_Delete(j);
+	t_daemon_stop(&d);
+	t_rmtree(data);
+	free(data);
+}
+END_TEST
+
+/* ModelForge's "Use Custom Model": validate_custom_model then set_custom_model, both
+ * {"repo_name": NAME}, over the estimator's resolver. */
+START_TEST(custom_models_resolve_as_the_estimator_resolves_them)
+{
+	struct t_daemon d;
+	char *data = t_mkdtemp();
+	cJSON *j, *info, *e;
+
+	start(&d, data, NULL);
+	cJSON_Delete(call(d.port, "POST", "/api/finetune/detect",
+			  "{\"task\":\"text-generation\",\"hardware_profile\":\"rtx-4090\"}", 200));
+	/* An Instruct release the catalog lists: valid, as it is spelled there, and what it is. */
+	j = call(d.port, "POST", "/api/finetune/validate_custom_model",
+		 "{\"repo_name\":\" qwen/qwen2.5-7b-instruct \"}", 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "valid")));
+	ck_assert_str_eq(str(j, "model"), "Qwen/Qwen2.5-7B-Instruct");
+	ck_assert_str_eq(str(j, "task"), "text-generation");
+	info = cJSON_GetObjectItem(j, "model_info");
+	ck_assert_str_eq(str(info, "author"), "Qwen");
+	ck_assert_str_eq(str(info, "family"), "decoder");
+	ck_assert_str_eq(str(info, "model_type"), "qwen2");
+	ck_assert_double_eq_tol(cJSON_GetObjectItem(info, "params_b")->valuedouble, 7.6, 0.1);
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(info, "architecture"),
+					     "num_hidden_layers")
+				 ->valueint,
+			 28);
+	cJSON_Delete(j);
+	/* An Ollama tag names its catalog model, whose Hugging Face id is what to train. */
+	j = call(d.port, "POST", "/api/finetune/validate_custom_model",
+		 "{\"repo_name\":\"qwen2.5-coder:7b\"}", 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "valid")));
+	ck_assert_ptr_nonnull(strchr(str(j, "model"), '/'));
+	cJSON_Delete(j);
+	/* A typo: not valid, the reason as text (ModelForge's page prints "error"), the error
+	 * object naming repo_name, and the name meant. */
+	j = call(d.port, "POST", "/api/finetune/validate_custom_model",
+		 "{\"repo_name\":\"lama-3.1-8b\"}", 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "valid")));
+	ck_assert_ptr_nonnull(strstr(str(j, "error"), "did you mean"));
+	e = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "errors"), 0);
+	ck_assert_str_eq(str(e, "field"), "repo_name");
+	ck_assert_str_eq(str(e, "code"), "invalid_value");
+	ck_assert_str_eq(str(j, "did_you_mean"), "llama-3.1-8b");
+	cJSON_Delete(j);
+	/* An encoder cannot be fine-tuned for text generation; it can for extractive QA. */
+	j = call(d.port, "POST", "/api/finetune/validate_custom_model",
+		 "{\"repo_name\":\"FacebookAI/roberta-base\"}", 200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "valid")));
+	ck_assert_ptr_nonnull(strstr(str(j, "error"), "encoder"));
+	ck_assert_str_eq(str(cJSON_GetObjectItem(j, "model_info"), "family"), "encoder");
+	cJSON_Delete(j);
+	j = call(d.port, "POST", "/api/finetune/validate_custom_model",
+		 "{\"repo_name\":\"FacebookAI/roberta-base\",\"task\":"
+		 "\"extractive-question-answering\"}",
+		 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "valid")));
+	cJSON_Delete(j);
+	/* set_custom_model keeps the choice as a custom model; an unknown one is a 422. */
+	j = call(d.port, "POST", "/api/finetune/set_custom_model",
+		 "{\"repo_name\":\"Qwen/Qwen2.5-7B-Instruct\"}", 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "success")));
+	ck_assert_str_eq(str(j, "selected_model"), "Qwen/Qwen2.5-7B-Instruct");
+	cJSON_Delete(j);
+	j = call(d.port, "GET", "/api/finetune/session", NULL, 200);
+	ck_assert_str_eq(str(j, "selected_model"), "Qwen/Qwen2.5-7B-Instruct");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "is_custom_model")));
+	cJSON_Delete(j);
+	j = call(d.port, "GET", "/api/finetune/load_settings", NULL, 200);
+	ck_assert_str_eq(str(cJSON_GetObjectItem(j, "default_values"), "model_name"),
+			 "Qwen/Qwen2.5-7B-Instruct");
+	cJSON_Delete(j);
+	j = call(d.port, "POST", "/api/finetune/set_custom_model",
+		 "{\"repo_name\":\"lama-3.1-8b\"}", 422);
+	ck_assert_str_eq(str(cJSON_GetObjectItem(j, "error"), "field"), "repo_name");
+	ck_assert_ptr_nonnull(
+		strstr(str(cJSON_GetObjectItem(j, "error"), "message"), "llama-3.1-8b"));
+	cJSON_Delete(j);
+	/* The refused choice did not replace the kept one. */
+	j = call(d.port, "GET", "/api/finetune/session", NULL, 200);
+	ck_assert_str_eq(str(j, "selected_model"), "Qwen/Qwen2.5-7B-Instruct");
+	cJSON_Delete(j);
+	t_daemon_stop(&d);
+	t_rmtree(data);
+	free(data);
+}
+END_TEST
+
+START_TEST(custom_model_bodies_are_checked_naming_the_field)
+{
+	static const struct bad_body cases[] = {
+		{"{}", 422, "missing_field", "repo_name"},
+		{"{\"repo_name\":\"  \"}", 422, "invalid_value", "repo_name"},
+		{"{\"repo_name\":7}", 422, "invalid_value", "repo_name"},
+		{"{\"repo_name\":\"a\",\"x\":1}", 422, "unknown_field", "x"},
+		{"{\"repo_name\":\"qwen2.5-7b\",\"task\":\"poetry\"}", 422, "invalid_value",
+		 "task"},
+		{"[1]", 400, "invalid_json", NULL},
+	};
+	static const char *const paths[] = {"/api/finetune/validate_custom_model",
+					    "/api/finetune/set_custom_model"};
+	struct t_daemon d;
+	char *data = t_mkdtemp();
+
+	start(&d, data, NULL);
+	for (size_t p = 0; p < 2; p++)
+		assert_bad_bodies(d.port, paths[p], cases, sizeof(cases) / sizeof(cases[0]));
+	t_daemon_stop(&d);
+	t_rmtree(data);
+	free(data);
+}
+END_TEST
+
 START_TEST(the_session_flow_gives_the_fitted_settings_of_the_chosen_model)
 {
 	struct t_daemon d;
@@ -131,6 +316,20 @@ START_TEST(the_session_flow_gives_the_fitted_settings_of_the_chosen_model)
 	ck_assert_str_eq(str(dv, "task"), "text-generation");
 	ck_assert_str_eq(str(dv, "compute_specs"), str(det, "profile"));
 	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+	/* The settings page offers info's lists and selects default_values' provider and
+	 * strategy: both must be among them, and info says the plan chose them. */
+	{
+		cJSON *info = call(d.port, "GET", "/api/info", NULL, 200);
+		cJSON *planned = cJSON_GetObjectItem(info, "planned");
+		assert_listed(info, "available_providers", str(dv, "provider"));
+		assert_listed(info, "available_strategies", str(dv, "strategy"));
+		ck_assert_str_eq(str(planned, "model"), pick);
+		ck_assert_str_eq(str(planned, "provider"), str(dv, "provider"));
+		ck_assert_str_eq(str(planned, "strategy"), str(dv, "strategy"));
+		ck_assert_str_eq(str(planned, "method"), str(dv, "method"));
+		ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(planned, "fits")));
+		cJSON_Delete(info);
+	}
 	cJSON_Delete(j);
 
 	/* A model the catalog does not know: custom, and the tier's settings, not fitted. */
@@ -142,6 +341,11 @@ START_TEST(the_session_flow_gives_the_fitted_settings_of_the_chosen_model)
 	j = call(d.port, "GET", "/api/finetune/load_settings", NULL, 200);
 	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
 	ck_assert_ptr_nonnull(str(j, "explanation"));
+	/* The tier's template, never the recommended model's fitted settings. */
+	dv = cJSON_GetObjectItem(j, "default_values");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(det, "tier_settings"))
+		ck_assert_msg(cJSON_Compare(it, cJSON_GetObjectItem(dv, it->string), true),
+			      "%s is not the tier's", it->string);
 	cJSON_Delete(j);
 	/* A new detect forgets the choice, as ModelForge does. */
 	cJSON_Delete(
@@ -162,11 +366,7 @@ END_TEST
 
 START_TEST(set_model_refuses_bad_bodies_naming_the_field)
 {
-	static const struct {
-		const char *body;
-		int status;
-		const char *code, *field;
-	} cases[] = {
+	static const struct bad_body cases[] = {
 		{"{}", 422, "missing_field", "selected_model"},
 		{"{\"selected_model\":\"\"}", 422, "invalid_value", "selected_model"},
 		{"{\"selected_model\":7}", 422, "invalid_value", "selected_model"},
@@ -178,15 +378,8 @@ START_TEST(set_model_refuses_bad_bodies_naming_the_field)
 	char *data = t_mkdtemp(), long_model[400];
 
 	start(&d, data, NULL);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		cJSON *j = call(d.port, "POST", "/api/finetune/set_model", cases[i].body,
-				cases[i].status);
-		cJSON *e = cJSON_GetObjectItem(j, "error");
-		ck_assert_str_eq(str(e, "code"), cases[i].code);
-		if (cases[i].field)
-			ck_assert_str_eq(str(e, "field"), cases[i].field);
-		cJSON_Delete(j);
-	}
+	assert_bad_bodies(d.port, "/api/finetune/set_model", cases,
+			  sizeof(cases) / sizeof(cases[0]));
 	memset(long_model, 'm', sizeof(long_model));
 	memcpy(long_model, "{\"selected_model\":\"", 19);
 	memcpy(long_model + sizeof(long_model) - 3, "\"}", 3);
@@ -336,6 +529,28 @@ static const char flow_page[] =
 	"body: JSON.stringify({selected_model: pick})});\n"
 	"    await call('load_settings', '/api/finetune/load_settings');\n"
 	"    await call('session', '/api/finetune/session');\n"
+	/* "Use Custom Model": a typo first, then a real repository, as the page sends them. */
+	"    const custom = (name) => ({method: 'POST', headers: json, body: "
+	"JSON.stringify({repo_name: name.trim()})});\n"
+	"    const typo = await call('validate_typo', '/api/finetune/validate_custom_model', "
+	"custom('lama-3.1-8b'));\n"
+	/* What the page renders for a failed validation: React refuses an object there. */
+	"    seen.typo_shown = (typo && typo.error) || 'Validation failed';\n"
+	"    seen.typo_shown_type = typeof seen.typo_shown;\n"
+	"    const v = await call('validate_custom_model', "
+	"'/api/finetune/validate_custom_model', custom('Qwen/Qwen2.5-7B-Instruct '));\n"
+	"    seen.custom_valid = seen.validate_custom_model.status === 200 && v.valid === true;\n"
+	"    await call('set_custom_model', '/api/finetune/set_custom_model', "
+	"custom('Qwen/Qwen2.5-7B-Instruct'));\n"
+	/* The settings page: info's lists and the loaded defaults, which select among them. */
+	"    const info = await call('settings_info', '/api/info');\n"
+	"    const ls = await call('settings_load', '/api/finetune/load_settings');\n"
+	"    await call('settings_session', '/api/finetune/session');\n"
+	"    const dv = ls.default_values || {};\n"
+	"    seen.provider_listed = (info.available_providers || ['huggingface'])"
+	".includes(dv.provider || 'huggingface');\n"
+	"    seen.strategy_listed = (info.available_strategies || ['sft'])"
+	".includes(dv.strategy || 'sft');\n"
 	"  } catch (e) { seen.error = String(e); }\n"
 	"  document.getElementById('out').textContent = JSON.stringify(seen);\n"
 	"})();\n"
@@ -366,8 +581,17 @@ static cJSON *run_page(const char *url)
 /* Asserts every call of the flow answered 200 and the session holds the page's choice. */
 static void assert_flow(const cJSON *seen)
 {
-	static const char *const calls[] = {"info", "detect", "set_model", "load_settings",
-					    "session"};
+	static const char *const calls[] = {"info",
+					    "detect",
+					    "set_model",
+					    "load_settings",
+					    "session",
+					    "validate_typo",
+					    "validate_custom_model",
+					    "set_custom_model",
+					    "settings_info",
+					    "settings_load",
+					    "settings_session"};
 	const char *pick = str(seen, "pick");
 
 	ck_assert_msg(!cJSON_GetObjectItem(seen, "error"), "page error: %s", str(seen, "error"));
@@ -389,6 +613,17 @@ static void assert_flow(const cJSON *seen)
 	ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(
 		cJSON_GetObjectItem(cJSON_GetObjectItem(seen, "detect"), "body"),
 		"available_diskspace_gb")));
+	/* The custom model: a typo is shown as text naming the model meant; a real one is
+	 * valid, kept, and the settings page loads it with a provider and strategy it lists. */
+	ck_assert_str_eq(str(seen, "typo_shown_type"), "string");
+	ck_assert_ptr_nonnull(strstr(str(seen, "typo_shown"), "llama-3.1-8b"));
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(seen, "custom_valid")));
+	ck_assert_str_eq(
+		str(cJSON_GetObjectItem(cJSON_GetObjectItem(seen, "settings_session"), "body"),
+		    "selected_model"),
+		"Qwen/Qwen2.5-7B-Instruct");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(seen, "provider_listed")));
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(seen, "strategy_listed")));
 }
 
 START_TEST(modelforge_calls_answer_in_a_real_browser)
@@ -447,6 +682,9 @@ Suite *modelforge_suite(void)
 	tcase_add_test(tc, detect_reports_the_data_disk_and_logical_cores_of_this_host);
 	tcase_add_test(tc, the_session_flow_gives_the_fitted_settings_of_the_chosen_model);
 	tcase_add_test(tc, set_model_refuses_bad_bodies_naming_the_field);
+	tcase_add_test(tc, info_lists_what_the_planner_chooses_from);
+	tcase_add_test(tc, custom_models_resolve_as_the_estimator_resolves_them);
+	tcase_add_test(tc, custom_model_bodies_are_checked_naming_the_field);
 	tcase_add_test(tc, an_allowed_origin_preflight_is_answered_on_any_path);
 	tcase_add_test(tc, static_dir_serves_the_app_same_origin_and_keeps_the_api);
 	tcase_add_test(tc, modelforge_calls_answer_in_a_real_browser);

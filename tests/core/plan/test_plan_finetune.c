@@ -751,6 +751,37 @@ START_TEST(rank_order_and_class)
 }
 END_TEST
 
+/* Which task a model takes, as the trainer of each task loads it: the catalog's tags when
+ * there is an entry, else the family's. */
+START_TEST(task_fits_follow_the_trainer)
+{
+	unsigned dec = plan_ft_family_tasks(MODEL_DECODER);
+	unsigned enc = plan_ft_family_tasks(MODEL_ENCODER);
+	unsigned t5 = plan_ft_family_tasks(MODEL_ENCODER_DECODER);
+
+	/* Text generation loads a causal LM: a decoder, never an encoder or T5, tagged or not. */
+	ck_assert(plan_ft_task_fits(MODEL_TASK_TEXT_GENERATION, MODEL_DECODER, dec));
+	ck_assert(!plan_ft_task_fits(MODEL_TASK_TEXT_GENERATION, MODEL_ENCODER, enc));
+	ck_assert(!plan_ft_task_fits(MODEL_TASK_TEXT_GENERATION, MODEL_ENCODER_DECODER,
+				     MODEL_TASK_TEXT_GENERATION));
+	/* Summarization: decoders and T5; not an encoder. */
+	ck_assert(plan_ft_task_fits(MODEL_TASK_SUMMARIZATION, MODEL_DECODER, dec));
+	ck_assert(plan_ft_task_fits(MODEL_TASK_SUMMARIZATION, MODEL_ENCODER_DECODER, t5));
+	ck_assert(!plan_ft_task_fits(MODEL_TASK_SUMMARIZATION, MODEL_ENCODER, enc));
+	/* Extractive QA takes a span head (an encoder); question answering either kind. */
+	ck_assert(plan_ft_task_fits(MODEL_TASK_EXTRACTIVE_QA, MODEL_ENCODER, enc));
+	ck_assert(!plan_ft_task_fits(MODEL_TASK_EXTRACTIVE_QA, MODEL_DECODER, dec));
+	ck_assert(plan_ft_task_fits(MODEL_TASK_QUESTION_ANSWERING, MODEL_ENCODER, enc));
+	ck_assert(plan_ft_task_fits(MODEL_TASK_QUESTION_ANSWERING, MODEL_DECODER, dec));
+	/* A catalog entry's own tags decide over its family's. */
+	ck_assert(!plan_ft_task_fits(MODEL_TASK_SUMMARIZATION, MODEL_DECODER,
+				     MODEL_TASK_TEXT_GENERATION));
+	ck_assert_str_eq(plan_ft_strategy_name(TRAIN_QLORA), "qlora");
+	ck_assert_str_eq(plan_ft_strategy_name(TRAIN_LORA), "sft");
+	ck_assert_str_eq(plan_ft_strategy_name(TRAIN_FULL), "sft");
+}
+END_TEST
+
 START_TEST(bad_requests)
 {
 	struct tm q;
@@ -796,6 +827,7 @@ Suite *plan_finetune_suite(void)
 	tcase_add_test(tc, t4_plans_on_its_own_compute);
 	tcase_add_test(tc, method_speeds_rank_as_measured);
 	tcase_add_test(tc, rank_order_and_class);
+	tcase_add_test(tc, task_fits_follow_the_trainer);
 	tcase_add_test(tc, bad_requests);
 	tcase_add_test(tc, a_fixed_optimizer_is_planned_with);
 	suite_add_tcase(s, tc);
