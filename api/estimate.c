@@ -1158,7 +1158,17 @@ static int est_inference(const struct api_env *env, struct est *e, cJSON *root,
 		p.n_parallel = e->rq.n_parallel;
 	if (e->rq.has_kv_type) {
 		p.type_k = p.type_v = rf_gtype_from_name(est_kv_types[e->rq.kv_type]);
-		if (e->rq.kv_type != 0 && !(e->rq.has_flash_attn && e->rq.flash_attn))
+		/* llama.cpp refuses to start with both: an explicit setting is honoured or
+		 * refused, never switched. */
+		if (e->rq.kv_type != 0 && e->rq.has_flash_attn && !e->rq.flash_attn) {
+			free(m);
+			return api_error(out, RF_E_INVALID_VALUE, "flash_attn",
+					 "a quantized V cache (kv_cache_type %s) needs flash "
+					 "attention in llama.cpp: set flash_attn true, or "
+					 "kv_cache_type f16",
+					 est_kv_types[e->rq.kv_type]);
+		}
+		if (e->rq.kv_type != 0 && !e->rq.has_flash_attn)
 			assume(e, "kv_cache_type: a quantized V cache needs flash attention in "
 				  "llama.cpp");
 	}

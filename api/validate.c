@@ -552,7 +552,9 @@ static cJSON *val_request(const struct val_cfg *c, const struct val_over *o)
 		cJSON_AddNumberToObject(r, "n_parallel", (double)c->n_parallel);
 	if (kv)
 		cJSON_AddStringToObject(r, "kv_cache_type", kv);
-	if (o && o->fa_on)
+	/* A quantized cache without flash attention does not start (kv_quant_needs_flash_attn
+	 * says so): the estimate behind the checks is of the setup that does. */
+	if ((o && o->fa_on) || (kv && strcmp(kv, "f16") != 0 && c->has_fa && !c->flash_attn))
 		cJSON_AddBoolToObject(r, "flash_attn", true);
 	else if (c->has_fa)
 		cJSON_AddBoolToObject(r, "flash_attn", c->flash_attn);

@@ -708,8 +708,11 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	if (pools) {
 		e->fit_band = rf_fit_band(e->utilization);
 	} else {
+		/* Nothing to fit into is not a fit: the answer must not say yes. */
+		e->fits = false;
 		e->fit_band = NULL;
-		note(e, "no memory budget known: fit not judged");
+		note(e, "no memory budget known: fit not judged, so fits is false (give the "
+			"hardware's memory)");
 	}
 	if (e->overhead_bytes > 0)
 		note(e, "runtime overhead per GPU (context, library handles): 256 MiB");

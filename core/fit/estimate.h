@@ -221,7 +221,7 @@ struct rf_mem_estimate {
 	bool output_on_gpu;
 	int n_devices;
 	struct rf_mem_device_use per_device[RF_MAX_DEVICES];
-	bool fits;
+	bool fits;          /* every budget holds its need; false when no budget is known */
 	double utilization; /* highest need / budget over the devices and the host; < 0: none known */
 	const char *fit_band;    /* "comfortable", "tight", "over"; NULL when no budget is known */
 	const char *error_field; /* on RF_E_INVALID_VALUE: the setting at fault ("n_ctx") */

@@ -1301,6 +1301,36 @@ START_TEST(serving_settings_are_checked_per_runtime)
 }
 END_TEST
 
+/* One answer, one set of numbers: with no memory known there is no fit to claim, and an
+ * explicit flash_attn false is honoured or refused, never switched on behind the settings. */
+START_TEST(no_budget_no_fit_and_settings_are_not_switched)
+{
+	cJSON *a;
+	char *msg;
+
+	ck_assert_int_eq(
+		run("{\"model\":\"llama-3.1-8b\",\"hardware\":{\"cpu\":{\"physical_cores\":8}}}",
+		    &a),
+		200);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(a, "fits")));
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(a, "fit_band")));
+	ck_assert_ptr_nonnull(assumption_with(a, "fit not judged"));
+	cJSON_Delete(a);
+	msg = refusal_of("{\"model\":\"llama-3.1-8b\",\"kv_cache_type\":\"q8_0\","
+			 "\"flash_attn\":false,\"hardware_profile\":\"rtx-4090\"}");
+	ck_assert_msg(strstr(msg, "needs flash attention"), "%s", msg);
+	free(msg);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"flash_attn\":false,"
+			     "\"hardware_profile\":\"rtx-4090\"}",
+			     &a),
+			 200);
+	ck_assert(cJSON_IsFalse(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(a, "settings"), "flash_attn")));
+	ck_assert_ptr_null(assumption_with(a, "assumed on"));
+	cJSON_Delete(a);
+}
+END_TEST
+
 Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -1329,6 +1359,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, a_cpu_named_in_the_table_has_its_instruction_sets);
 	tcase_add_test(tc, one_mac_one_budget_through_the_route);
 	tcase_add_test(tc, unknown_names_say_what_was_meant);
+	tcase_add_test(tc, no_budget_no_fit_and_settings_are_not_switched);
 	tcase_add_test(tc, ollama_tags_take_what_ollama_serves);
 	tcase_add_test(tc, a_cpu_class_is_asked_through_its_isa);
 	tcase_add_test(tc, no_gpu_in_sight_is_one_gpus_need);
