@@ -2527,6 +2527,7 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 	}
 	pm = &in->machine;
 	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
+	pm->ram_total_bytes = e->hw.memory.total_bytes;
 	est_speed_devices(env, e, &pm->speed);
 	pm->threads = pm->speed.host.threads;
 	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */

@@ -72,6 +72,7 @@ struct plan_machine {
 	struct rf_mem_host host;
 	struct speed_input speed; /* the hardware half: backend, devices, host */
 	int threads;              /* physical (performance) cores; 0 unknown */
+	int64_t ram_total_bytes;  /* the host's RAM; <= 0 unknown */
 	/* The GPUs vLLM can use (CUDA or ROCm); 0: vLLM does not run on this machine. */
 	int n_vgpu;
 	struct vllm_gpu vgpu[RF_MAX_DEVICES];

@@ -345,6 +345,15 @@ static int add_split(struct work *k, const struct plan_setup *base, bool experts
 	return 0;
 }
 
+/* Whether every GPU of hw shares the host's RAM (Apple silicon, Jetson). */
+static bool all_unified(const struct plan_machine *hw)
+{
+	for (int i = 0; i < hw->n_dev; i++)
+		if (!hw->dev[i].unified)
+			return false;
+	return hw->n_dev > 0;
+}
+
 /* Every setup of one format and KV type: all on the GPUs; when that does not reach the
  * context asked (or the use case's cap), the splits that do: MoE experts in host memory, and
  * whole layers on the host. */
@@ -363,9 +372,11 @@ static int add_base_ub(struct work *k, const struct plan_setup *base, bool split
 		return (int)full;
 	full /= k->np; /* each sequence's */
 	*full_ctx = full;
-	/* Layers or experts in host memory only where that memory is known. */
+	/* Layers or experts in host memory only where that memory is known, and is not the
+	 * GPU's own: on unified memory the "host" is the same RAM, and what leaves the GPU's
+	 * working set only crowds out the OS (see unified_note). */
 	if (k->hw->n_dev == 0 || s.runtime == PLAN_RT_VLLM || !splits ||
-	    k->hw->host.budget_bytes < 0)
+	    k->hw->host.budget_bytes < 0 || all_unified(k->hw))
 		return 0;
 	if (k->r->n_ctx > 0) {
 		needs[n_needs++] = fixed_ctx(k);
@@ -1159,11 +1170,32 @@ static int finish(struct work *k, struct plan_choice *c)
 	return rc;
 }
 
+/* On Apple silicon: the plan stays inside Metal's working set, which leaves macOS the rest of
+ * the RAM, and says how to move that line (iogpu.wired_limit_mb, macOS 14 and later), with
+ * the figure that leaves the OS 8 GiB or a quarter of the RAM, whichever is less. */
+static void unified_note(struct work *k, struct plan_answer *a)
+{
+	const struct plan_machine *hw = k->hw;
+	int64_t ram = hw->ram_total_bytes, ws = hw->dev[0].budget_bytes, keep, wired;
+
+	if (!all_unified(hw) || hw->speed.backend != SPEED_BACKEND_METAL || ram <= 0 || ws < 0)
+		return;
+	keep = ram / 4 < ((int64_t)8 << 30) ? ram / 4 : ((int64_t)8 << 30);
+	wired = (ram - keep) >> 20;
+	answer_note(a,
+		    "unified memory: the plan stays within Metal's working set (%.1f of %.1f GiB "
+		    "of RAM) and leaves the rest to macOS; `sudo sysctl iogpu.wired_limit_mb=%lld` "
+		    "lets Metal wire %.1f GiB until the next reboot, at the risk of swapping",
+		    (double)ws / (double)(1 << 30), (double)ram / (double)(1 << 30),
+		    (long long)wired, (double)wired / 1024.0);
+}
+
 static void trade_notes(struct work *k, struct plan_answer *a)
 {
 	const struct plan_setup *s = &a->best.setup;
 	const int64_t n_layer = model_n_layer(k->m->arch);
 
+	unified_note(k, a);
 	if (a->ctx_short)
 		answer_note(a,
 			    "n_ctx %lld -> %lld: no setup fits %lld tokens at the speed and "

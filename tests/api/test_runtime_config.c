@@ -328,6 +328,26 @@ START_TEST(qwen3_30b_a3b_on_a_3060_keeps_its_experts_in_ram)
 }
 END_TEST
 
+START_TEST(a_mac_keeps_the_plan_inside_its_working_set)
+{
+	/* A 24 GB M2: Metal's working set is 16 GiB. A 30B MoE does not spill its experts to a
+	 * "CPU" that is the same RAM (which would fill 96% of it): it takes a smaller quant on
+	 * the GPU, and the answer names the wired-limit setting with its figure. */
+	const char *rq = "{\"model\":\"qwen3-30b-a3b\",\"hardware_profile\":\"apple-m2\"}";
+	cJSON *j, *d;
+	bool named = false;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	ck_assert_double_eq(num(j, "settings", "n_cpu_moe"), 0);
+	ck_assert_double_eq(num(j, "settings", "n_gpu_layers"), 49);
+	ck_assert(num(j, "metadata", "estimated_vram_usage_gb") <= 16.0 * 1.073741824 * 0.9);
+	cJSON_ArrayForEach(d, get(j, "downgrades", NULL))
+		named = named || strstr(d->valuestring, "iogpu.wired_limit_mb=18432") != NULL;
+	ck_assert_msg(named, "the wired limit is not named");
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(qwen2_5_72b_quality_on_two_3090s)
 {
 	/* 2 x 24 GB at 90%: Q4_K_M (44 GiB with its cache) would need a few layers in RAM and
@@ -702,6 +722,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, bad_input_names_the_field);
 	tcase_add_test(tc, the_cli_prints_the_route_answer);
 	tcase_add_test(tc, no_mmap_is_planned_and_written);
+	tcase_add_test(tc, a_mac_keeps_the_plan_inside_its_working_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
