@@ -272,31 +272,50 @@ async function loadCatalogs() {
   state.models = models.map((p) => p.profile).filter((m) => m && m.id);
   state.models.sort((a, b) => (a.name || a.id).localeCompare(b.name || b.id));
   state.local = local;
-  const sel0 = document.getElementById('f-model');
-  fillSelect(sel0, state.models.map((m) => [m.id, m.name || m.id]),
-    state.models.some((m) => m.id === 'meta-llama/Llama-3.1-8B') ? 'meta-llama/Llama-3.1-8B' : undefined);
-  if (local.length) {
-    /* This host's own files: GGUF files and folders under --models-dir, the Hugging Face
-     * cache, Ollama's store (GET /api/models). */
-    const group = el('optgroup', { label: 'On this host' });
-    local.forEach((m, i) => group.append(el('option', { value: 'local:' + i }, `${m.id} (${m.where}, ${gib(m.size_bytes)})`)));
-    sel0.prepend(group);
-  }
+  /* The model field takes anything /api/estimate resolves; the list offers this host's own
+   * files first (GGUF files and folders under --models-dir, the Hugging Face cache, Ollama's
+   * store: GET /api/models), then the catalog. */
+  const list = document.getElementById('f-models');
+  list.replaceChildren(
+    ...local.map((m) => el('option', { value: m.id }, `on this host: ${m.where}, ${gib(m.size_bytes)}`)),
+    ...state.models.map((m) => el('option', { value: m.id }, m.name || m.id)));
+  const field = document.getElementById('f-model');
+  field.value = state.models.some((m) => m.id === 'meta-llama/Llama-3.1-8B') ? 'meta-llama/Llama-3.1-8B' : (state.models[0] || {}).id || '';
   state.devices = devices.map((p) => p.profile).filter((d) => d && d.name && d.kind !== 'cpu' && (d.memory_gib || d.memory_gb || d.memory_bytes));
   const sel = document.getElementById('f-hw');
   for (const d of state.devices) sel.append(el('option', { value: d.name }, d.name));
   fillSelect(document.getElementById('f-quant'), QUANTS.map((q) => [q, q]), 'Q4_K_M');
+  applyQuery();
 }
 
-/* The model object a request sends for the picker's value: a catalog id, or one of this
- * host's models by how /api/estimate takes it (a GGUF path, a folder, an HF or Ollama id). */
+/* A link may preset the form: ?model=ID&quant=Q&ctx=N&use_case=U&gpu=NAME&gpus=N. */
+function applyQuery() {
+  const q = new URLSearchParams(location.search);
+  const set = (id, key) => { if (q.get(key)) document.getElementById(id).value = q.get(key); };
+  set('f-model', 'model');
+  set('f-quant', 'quant');
+  set('f-ctx', 'ctx');
+  set('f-usecase', 'use_case');
+  set('f-hw-count', 'gpus');
+  if (q.get('gpu')) {
+    const sel = document.getElementById('f-hw');
+    if (![...sel.options].some((o) => o.value === q.get('gpu'))) sel.append(el('option', { value: q.get('gpu') }, q.get('gpu')));
+    sel.value = q.get('gpu');
+  }
+}
+
+/* The model object a request sends for the model field, as /api/estimate takes it: one of this
+ * host's models as /api/models lists it, a .gguf path, a folder (an absolute path), else an id
+ * (a catalog id or alias, a Hugging Face id, an Ollama tag), resolved by the API itself. */
 function modelRef(value) {
-  if (!value) return null;
-  if (!value.startsWith('local:')) return { id: value };
-  const m = (state.local || [])[parseInt(value.slice(6), 10)];
-  if (!m) return null;
-  if (m.where === 'models_dir') return m.format === 'gguf' ? { gguf: m.id } : { path: m.id };
-  return { id: m.id };
+  const v = (value || '').trim();
+  if (!v) return null;
+  const m = (state.local || []).find((x) => x.id === v);
+  if (m && m.where === 'models_dir') return m.format === 'gguf' ? { gguf: m.id } : { path: m.id };
+  if (m) return { id: m.id };
+  if (v.toLowerCase().endsWith('.gguf')) return { gguf: v };
+  if (v.startsWith('/')) return { path: v };
+  return { id: v };
 }
 
 /* Files that carry their own quantization take no quant in the request. */
@@ -381,19 +400,20 @@ async function runFit(ev) {
   fact(speed, 'prefill', num(est.speed.prefill_tokens_per_s, 0) + ' tok/s');
   fact(speed, 'total memory', gib(est.memory.total_bytes));
   fact(speed, 'speed basis', est.speed.basis);
-  drawContextChart(base, est);
-  drawConfig(model, hw);
+  const answers = await drawContextChart(base, est);
+  await drawConfig(model, hw, est, answers[0], ownsQuant(model) ? null : quant, nCtx);
 }
 
+/* Draws memory against context; returns the estimates, the smallest context first. Asks for
+ * the largest context that fits only when the smallest one fits: a model that fits nowhere is
+ * answered by the curve, not by a refusal. */
 async function drawContextChart(base, est) {
   const limit = (est.model && est.model.max_position_embeddings) || 131072;
   const xs = [];
   for (let x = 512; x <= limit; x *= 2) xs.push(x);
   if (xs[xs.length - 1] !== limit && limit > 512) xs.push(limit);
-  const [answers, maxFit] = await Promise.all([
-    Promise.all(xs.map((n) => api('POST', 'api/estimate', { ...base, n_ctx: n }).catch(() => null))),
-    api('POST', 'api/estimate', { ...base, n_ctx: 'max' }).catch(() => null),
-  ]);
+  const answers = await Promise.all(xs.map((n) => api('POST', 'api/estimate', { ...base, n_ctx: n }).catch(() => null)));
+  const maxFit = answers[0] && answers[0].fits ? await api('POST', 'api/estimate', { ...base, n_ctx: 'max' }).catch(() => null) : null;
   const pts = [];
   let budget = null, what = 'memory';
   answers.forEach((a, i) => {
@@ -408,15 +428,37 @@ async function drawContextChart(base, est) {
     xlabel: 'context (tokens)', series: [{ name: what, points: pts }], budget, maxFit: best,
     empty: 'the estimator gave no answer for this model',
   });
+  return answers;
 }
 
-async function drawConfig(model, hw) {
+/* The planner's share of a GPU (validate's vram_over_90): a setup above it is not planned. */
+const PLAN_MAX_UTIL = 0.9;
+
+/* The runtime config, for the quant and context the user picked where they leave the planner's
+ * headroom, else for the quant alone, else the planner's own choice; none is asked for when
+ * even the smallest quant at the smallest context does not fit (the route would refuse). */
+async function drawConfig(model, hw, est, smallest, quant, nCtx) {
   const box = document.getElementById('fit-config');
   const useCase = document.getElementById('f-usecase').value;
+  const within = (a) => a && a.fits && a.utilization != null && a.utilization <= PLAN_MAX_UTIL;
+  const rq = { model, use_case: useCase, ...hw };
   box.replaceChildren();
+  if (within(est)) {
+    if (quant) rq.precision = quant;
+    rq.n_ctx = nCtx;
+  } else if (quant && within(smallest)) {
+    rq.precision = quant;
+  } else {
+    const least = quant ? await api('POST', 'api/estimate', { model, ...hw, quant: QUANTS[QUANTS.length - 1], n_ctx: 512 }).catch(() => null) : smallest;
+    if (!least || !least.fits || least.utilization > PLAN_MAX_UTIL * 0.95) {
+      box.append(el('p', { id: 'no-config' }, `No ${useCase.replace('_', ' ')} configuration: the model does not fit this hardware at any quantization.`));
+      drawTradeoff(null);
+      return;
+    }
+  }
   let cfg;
   try {
-    cfg = await api('POST', 'api/config', { model, use_case: useCase, ...hw });
+    cfg = await api('POST', 'api/config', rq);
   } catch (e) {
     box.append(el('p', {}, `No ${useCase} configuration: ${e.message}`));
     drawTradeoff(null);

@@ -46,11 +46,12 @@ static void stop_ui(void)
 	profiles_dir = NULL;
 }
 
-/* Runs headless chromium on the page with one more argument (--dump-dom or --screenshot=F)
- * at a window width; returns stdout (malloc'd) and the browser's log in *log. */
-static char *browse(const char *what, int width, char **log)
+/* Runs headless chromium on the page at path ("/", or with a query that presets the form) with
+ * one more argument (--dump-dom or --screenshot=F) at a window width; returns stdout
+ * (malloc'd) and the browser's log in *log. */
+static char *browse_at(const char *path, const char *what, int width, char **log)
 {
-	char url[64], size[32];
+	char url[512], size[32];
 	char *out = NULL;
 	const char *extra[] = {"--hide-scrollbars",
 			       "--enable-logging=stderr",
@@ -61,11 +62,16 @@ static char *browse(const char *what, int width, char **log)
 			       NULL};
 	int rc;
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", dmn.port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", dmn.port, path);
 	snprintf(size, sizeof(size), "--window-size=%d,2400", width);
 	rc = t_chromium(url, extra, &out, log, BROWSER_TIMEOUT_MS);
 	ck_assert_msg(rc == 0, "chromium exited %d: %s", rc, *log ? *log : "");
 	return out;
+}
+
+static char *browse(const char *what, int width, char **log)
+{
+	return browse_at("/", what, width, log);
 }
 
 /* Asserts the browser's log has no console message from the page: it writes none when all is
@@ -170,6 +176,48 @@ START_TEST(page_draws_this_host_and_the_fit)
 	free(dom);
 	free(log);
 	free(cpu);
+}
+END_TEST
+
+/* Asserts the page at path got ready with no script error and no console message; returns its
+ * DOM (malloc'd). */
+static char *page_ready_at(const char *path)
+{
+	char *log = NULL, *dom = browse_at(path, "--dump-dom", 1280, &log);
+
+	ck_assert_ptr_nonnull(dom);
+	ck_assert_msg(strstr(dom, "data-ready=\"true\"") != NULL, "%s never got ready", path);
+	ck_assert_msg(strstr(dom, "<ol id=\"js-errors\" hidden=\"\"></ol>") != NULL,
+		      "%s: script errors: %.2000s", path, strstr(dom, "js-errors"));
+	assert_no_console_error(log);
+	free(log);
+	return dom;
+}
+
+/* The form follows the user: a model that fits nowhere is a verdict without a refusal in the
+ * console; the config panel writes the quant and context picked; the model field takes what
+ * the API resolves (an Ollama tag here), not only the catalog's ids. */
+START_TEST(page_follows_the_users_choices)
+{
+	char *dom;
+
+	if (t_under_valgrind())
+		return;
+	dom = page_ready_at("/?model=meta-llama/Llama-3.1-405B&quant=Q8_0&gpu=RTX%203060%2012GB");
+	ck_assert_msg(strstr(dom, "data-fits=\"false\"") != NULL, "a 405B fits a 3060");
+	ck_assert_msg(strstr(dom, "id=\"no-config\"") != NULL, "no word on the config");
+	free(dom);
+	dom = page_ready_at("/?model=llama-3.1-8b&quant=Q8_0&ctx=16384&gpu=RTX%204090");
+	ck_assert_msg(strstr(dom, "data-fits=\"true\"") != NULL, "no fit");
+	ck_assert_msg(strstr(dom, "id=\"command\">llama-server ") && strstr(dom, "-c 16384 ") &&
+			      strstr(dom, "Q8_0"),
+		      "the command does not follow the choice: %.400s",
+		      strstr(dom, "id=\"command\""));
+	free(dom);
+	dom = page_ready_at("/?model=qwen2.5:7b&gpu=RTX%204090");
+	ck_assert_msg(strstr(dom, "data-fits=\"true\"") != NULL, "an Ollama tag is not resolved");
+	ck_assert_msg(strstr(dom, "id=\"command\">llama-server ") != NULL, "no command for a tag");
+	free(dom);
 }
 END_TEST
 
@@ -281,6 +329,7 @@ Suite *ui_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, page_is_small_self_contained_and_typed);
 	tcase_add_test(tc, page_draws_this_host_and_the_fit);
+	tcase_add_test(tc, page_follows_the_users_choices);
 	tcase_add_test(tc, screenshots_at_desktop_and_phone_widths);
 	tcase_add_test(tc, no_ui_turns_the_page_off);
 	suite_add_tcase(s, tc);
