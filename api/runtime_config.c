@@ -550,6 +550,25 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 	return 0;
 }
 
+/* A context asked for beyond the positions the model was trained for is refused: the command
+ * would need rope scaling (YaRN), which this config does not write, and llama.cpp would only
+ * warn. Each sequence's share counts (llama.cpp's n_ctx is shared by n_parallel). */
+static int cfg_check_positions(const struct cfg *c, struct api_reply *out)
+{
+	int64_t maxpos = c->in->arch->max_position_embeddings;
+	int64_t np = c->rq.has_n_parallel ? c->rq.n_parallel : 1;
+	int64_t each = c->rq.has_n_ctx && c->rq.n_ctx > 0 ? c->rq.n_ctx / (c->vllm ? 1 : np) : 0;
+
+	if (maxpos <= 0 || each <= maxpos)
+		return 0;
+	return api_error(out, RF_E_INVALID_VALUE, "n_ctx",
+			 "n_ctx %lld gives each sequence %lld positions, beyond the %lld the model "
+			 "was trained for (max_position_embeddings); a longer context needs rope "
+			 "scaling, which this config does not write: ask for at most %lld",
+			 (long long)c->rq.n_ctx, (long long)each, (long long)maxpos,
+			 (long long)(c->vllm ? maxpos : maxpos * np));
+}
+
 /* The planner's request. */
 static void cfg_plan_request(struct cfg *c)
 {
@@ -685,7 +704,7 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 			       c.in->hw->backend[0] ? c.in->hw->backend : "cpu");
 		goto done;
 	}
-	if ((rc = api_plan_quality(env, q, out)) < 0)
+	if ((rc = cfg_check_positions(&c, out)) < 0 || (rc = api_plan_quality(env, q, out)) < 0)
 		goto done;
 	cfg_plan_request(&c);
 	api_plan_model(c.in, &pm);

@@ -622,6 +622,10 @@ START_TEST(bad_input_names_the_field)
 	assert_error("{\"use_case\":\"general\"}", "missing_field", "model");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"tgi\"}", "invalid_value",
 		     "runtime");
+	/* Beyond the 131072 positions Llama 3.1 was trained for: no silent -c 200000. */
+	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":200000,\"hardware_profile\":"
+		     "\"h100-sxm\"}",
+		     "invalid_value", "n_ctx");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":0,\"hardware_profile\":\"rtx-4090\"}",
 		     "invalid_value", "n_ctx");
 	assert_error(
