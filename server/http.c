@@ -1054,11 +1054,42 @@ void rf_http_write_done(struct rf_daemon *d, void *ctx, struct api_reply *reply,
 /* A route that may look its model up on the Hub runs on the loop with this reader in place of
  * the lookup: a stored answer serves at once; a model only the Hub can answer marks the
  * request (wanted), whose reply is then dropped and the request run again on the thread pool
- * with the real lookup (rf_write_start), so that a slow Hub holds up no other request. */
+ * with the real lookup (rf_write_start), so that a slow Hub holds up no other request. Model
+ * files on this host (a GGUF header, a model folder, the Hugging Face cache, Ollama's store)
+ * are read there too (files_wanted): a slow disk or a large header holds up nothing either. */
 struct hub_defer {
 	void *hub;
 	bool wanted;
+	bool files_wanted;
 };
+
+/* Marks the request for the thread pool and answers "not here", so that the resolver goes on
+ * to the Hub where it would (the lookup is then counted, and capped, as one). */
+static int file_defer(struct hub_defer *hd, char *msg, size_t msglen)
+{
+	hd->files_wanted = true;
+	snprintf(msg, msglen, "read off the loop");
+	return RF_E_NOT_FOUND;
+}
+
+static int read_model_deferred(void *ctx, const char *path, char **buf, size_t *len,
+			       uint64_t *file_size, char *msg, size_t msglen)
+{
+	(void)path;
+	(void)buf;
+	(void)len;
+	(void)file_size;
+	return file_defer(ctx, msg, msglen);
+}
+
+static int read_model_dir_deferred(void *ctx, int kind, const char *path, struct api_model_dir *out,
+				   char *msg, size_t msglen)
+{
+	(void)kind;
+	(void)path;
+	(void)out;
+	return file_defer(ctx, msg, msglen);
+}
 
 static int hub_read_or_defer(void *ctx, int kind, const char *id, struct api_model_dir *out,
 			     char *msg, size_t msglen)
@@ -1151,15 +1182,29 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	/* A write may wait for another process's lock: never on the loop thread. */
 	if (rf_write_route(r->route, r->method))
 		return run_off_loop(r, c, &req, false);
-	if (env.read_hub && r->route && (r->route->flags & API_ROUTE_HUB_LOOKUP)) {
-		hub.hub = env.read_hub_ctx;
-		env.read_hub = hub_read_or_defer;
-		env.read_hub_ctx = &hub;
+	if (r->route && (r->route->flags & API_ROUTE_HUB_LOOKUP)) {
+		if (env.read_hub) {
+			hub.hub = env.read_hub_ctx;
+			env.read_hub = hub_read_or_defer;
+			env.read_hub_ctx = &hub;
+		}
+		if (env.read_model) {
+			env.read_model = read_model_deferred;
+			env.read_model_ctx = &hub;
+		}
+		if (env.read_model_dir) {
+			env.read_model_dir = read_model_dir_deferred;
+			env.read_model_dir_ctx = &hub;
+		}
+		if (env.read_ollama) {
+			env.read_ollama = read_model_deferred;
+			env.read_ollama_ctx = &hub;
+		}
 	}
 	r->route = api_dispatch(&env, &req, &reply);
-	if (hub.wanted) {
+	if (hub.wanted || hub.files_wanted) {
 		api_reply_reset(&reply);
-		return run_off_loop(r, c, &req, true);
+		return run_off_loop(r, c, &req, hub.wanted);
 	}
 	if (reply.wait_for_scan)
 		return wait_for_scan(r, c, &reply);
