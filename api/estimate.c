@@ -2601,4 +2601,5 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 	/* gpt-oss is released with its experts in MXFP4: that is the model, not a quantization
 	 * of it, and llama.cpp runs it as such. */
 	m->native_mxfp4 = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "gpt_oss") == 0;
+	m->vllm_missing = plan_vllm_missing(in->entry);
 }

@@ -707,7 +707,120 @@ static const char *const entry_keys[] = {
 	"quality",
 	"source",
 	"notes",
+	"artifacts",
 };
+
+/* The first member of o whose name is none of keys, or NULL. */
+static const cJSON *unknown_key(const cJSON *o, const char *const *keys, size_t n)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, o)
+	{
+		bool ok = false;
+		for (size_t k = 0; k < n; k++)
+			ok = ok || (v->string && strcmp(v->string, keys[k]) == 0);
+		if (!ok)
+			return v;
+	}
+	return NULL;
+}
+
+/* Whether s looks like a Hugging Face repository id: owner/name, one slash, no spaces. */
+static bool is_repo_id(const char *s)
+{
+	const char *slash = strchr(s, '/');
+
+	return slash && slash != s && slash[1] && !strchr(slash + 1, '/') && !strpbrk(s, " \t:");
+}
+
+/* Reads one repository id into dst; returns 0 or RF_E_INVALID_VALUE. */
+static int copy_repo(const cJSON *v, char *dst, size_t dstlen)
+{
+	return copy_str(v, dst, dstlen) < 0 || !is_repo_id(dst) ? RF_E_INVALID_VALUE : 0;
+}
+
+/* models[i].artifacts: {"instruct", "gguf": [{"repo", "quants"}], "vllm": {"fp8", "awq",
+ * "gptq"}, "source"}. The chat release must be a name the entry already has (its id or an
+ * alias), so that every name still leads to one model. */
+static int load_artifacts(const cJSON *a, size_t i, struct model_entry *e, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"instruct", "gguf", "vllm", "source"};
+	static const char *const ckpts[MODEL_CKPTS] = {"fp8", "awq", "gptq"};
+	const cJSON *v, *x, *q;
+
+	if (!cJSON_IsObject(a))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].artifacts: must be an object", i);
+	if ((v = unknown_key(a, keys, sizeof(keys) / sizeof(keys[0]))) != NULL)
+		return cat_err(err, errlen, RF_E_UNKNOWN_FIELD,
+			       "models[%zu].artifacts.%.60s: unknown field", i,
+			       v->string ? v->string : "?");
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(a, "source")))
+		return cat_err(err, errlen, RF_E_MISSING_FIELD,
+			       "models[%zu].artifacts.source: where the repositories are listed",
+			       i);
+	v = cJSON_GetObjectItemCaseSensitive(a, "instruct");
+	if (v) {
+		bool known = false;
+		if (copy_repo(v, e->artifacts.instruct, MODEL_ID_LEN) < 0)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "models[%zu].artifacts.instruct: a repository id", i);
+		for (int k = 0; k < e->n_aliases && !known; k++)
+			known = strcmp(e->aliases[k], e->artifacts.instruct) == 0;
+		if (!known)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "models[%zu].artifacts.instruct: must be one of the aliases",
+				       i);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(a, "gguf");
+	if (v && (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MODEL_MAX_GGUF_REPOS))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].artifacts.gguf: an array of at most %d repositories", i,
+			       MODEL_MAX_GGUF_REPOS);
+	cJSON_ArrayForEach(x, v)
+	{
+		struct model_gguf_repo *g = &e->artifacts.gguf[e->artifacts.n_gguf];
+		const cJSON *quants = cJSON_GetObjectItemCaseSensitive(x, "quants");
+		if (!cJSON_IsObject(x) || cJSON_GetArraySize(x) != 2 ||
+		    copy_repo(cJSON_GetObjectItemCaseSensitive(x, "repo"), g->repo,
+			      sizeof(g->repo)) < 0 ||
+		    !cJSON_IsArray(quants) || cJSON_GetArraySize(quants) == 0)
+			return cat_err(
+				err, errlen, RF_E_INVALID_VALUE,
+				"models[%zu].artifacts.gguf[%d]: {\"repo\": a repository id, "
+				"\"quants\": [file types]}",
+				i, e->artifacts.n_gguf);
+		cJSON_ArrayForEach(q, quants)
+		{
+			int ft = cJSON_IsString(q) ? rf_ftype_from_name(q->valuestring) : -1;
+			if (ft < 0 || ft >= 64)
+				return cat_err(err, errlen, RF_E_INVALID_VALUE,
+					       "models[%zu].artifacts.gguf[%d].quants: a llama.cpp "
+					       "file type (Q4_K_M...)",
+					       i, e->artifacts.n_gguf);
+			g->ftypes |= (uint64_t)1 << ft;
+		}
+		e->artifacts.n_gguf++;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(a, "vllm");
+	if (v && !cJSON_IsObject(v))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].artifacts.vllm: an object of format: repository", i);
+	cJSON_ArrayForEach(x, v)
+	{
+		int f = -1;
+		for (int k = 0; k < MODEL_CKPTS; k++)
+			if (x->string && strcmp(x->string, ckpts[k]) == 0)
+				f = k;
+		if (f < 0 || copy_repo(x, e->artifacts.ckpt[f], MODEL_ID_LEN) < 0)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "models[%zu].artifacts.vllm.%.20s: fp8, awq or gptq, each a "
+				       "repository id",
+				       i, x->string ? x->string : "?");
+	}
+	return 0;
+}
 
 static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err, size_t errlen)
 {
@@ -718,16 +831,9 @@ static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err
 	if (!cJSON_IsObject(m))
 		return cat_err(err, errlen, RF_E_INVALID_VALUE, "models[%zu]: must be an object",
 			       i);
-	cJSON_ArrayForEach(v, m)
-	{
-		bool ok = false;
-		for (size_t k = 0; k < sizeof(entry_keys) / sizeof(entry_keys[0]); k++)
-			ok = ok || (v->string && strcmp(v->string, entry_keys[k]) == 0);
-		if (!ok)
-			return cat_err(err, errlen, RF_E_UNKNOWN_FIELD,
-				       "models[%zu].%.60s: unknown field", i,
-				       v->string ? v->string : "?");
-	}
+	if ((v = unknown_key(m, entry_keys, sizeof(entry_keys) / sizeof(entry_keys[0]))) != NULL)
+		return cat_err(err, errlen, RF_E_UNKNOWN_FIELD, "models[%zu].%.60s: unknown field",
+			       i, v->string ? v->string : "?");
 	memset(e, 0, sizeof(*e));
 	e->params_b = -1;
 	e->active_params_b = -1;
@@ -825,7 +931,8 @@ static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err
 	if (v && copy_str(v, e->source, sizeof(e->source)) < 0)
 		return cat_err(err, errlen, RF_E_INVALID_VALUE, "models[%zu].source: bad string",
 			       i);
-	return 0;
+	v = cJSON_GetObjectItemCaseSensitive(m, "artifacts");
+	return v ? load_artifacts(v, i, e, err, errlen) : 0;
 }
 
 int model_catalog_from_json(const cJSON *doc, struct model_catalog **out, char *err, size_t errlen)

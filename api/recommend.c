@@ -552,29 +552,6 @@ struct rec_plan_hit {
 	double quality, speed, headroom, score;
 };
 
-static bool rec_ends_with(const char *s, const char *end)
-{
-	size_t n = strlen(s), k = strlen(end);
-
-	return n >= k && strcasecmp(s + n - k, end) == 0;
-}
-
-/* The Hugging Face id of m's instruction-tuned release: m's own id when it is one, else an
- * alias that is a Hugging Face id (owner/name) ending as Instruct and chat releases are named
- * (-Instruct, -it, -chat, -Chat-...); NULL when the catalog knows none. */
-static const char *rec_instruct_id(const struct model_entry *m)
-{
-	if (m->instruct)
-		return m->id;
-	for (int i = 0; i < m->n_aliases; i++) {
-		const char *a = m->aliases[i];
-		if (strchr(a, '/') && (rec_ends_with(a, "-Instruct") || rec_ends_with(a, "-it") ||
-				       rec_ends_with(a, "-chat-hf") || rec_ends_with(a, "-chat")))
-			return a;
-	}
-	return NULL;
-}
-
 static int rec_plan_order(const void *pa, const void *pb)
 {
 	const struct rec_plan_hit *a = pa, *b = pb;
@@ -752,8 +729,8 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 			continue;
 		}
 		hits[n_hits].m = m;
-		hits[n_hits].shown = chat && rec_instruct_id(m) ? rec_instruct_id(m) : m->id;
-		hits[n_hits].chat = chat && rec_instruct_id(m) != NULL;
+		hits[n_hits].shown = chat && model_chat_id(m) ? model_chat_id(m) : m->id;
+		hits[n_hits].chat = chat && model_chat_id(m) != NULL;
 		hits[n_hits].best = ans->best;
 		rec_plan_score(&hits[n_hits++]);
 	}

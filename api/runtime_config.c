@@ -92,6 +92,10 @@ struct cfg {
 	bool gguf, vllm;
 	const char *gguf_path;
 	struct api_plan_input *in;
+	/* The catalog entry whose artifacts the commands name: NULL when the request named
+	 * another release (a coder, an older Instruct) than the entry's own, served as named. */
+	const struct model_entry *art;
+	const char *served; /* that release's id, or the model's */
 	struct plan_request preq;
 	struct plan_answer *ans;
 	cJSON *assumptions;
@@ -197,22 +201,50 @@ static int cfg_threads(const struct cfg *c)
 	return c->in->machine.threads > 0 ? c->in->machine.threads : CFG_DEFAULT_THREADS;
 }
 
+/* The name a placeholder file takes: the served release's, without its owner. */
+static const char *cfg_base_name(const struct cfg *c)
+{
+	const char *chat = model_chat_id(c->art), *id = chat ? chat : c->served;
+	const char *slash = strrchr(id, '/');
+
+	return slash ? slash + 1 : id;
+}
+
+/* Where llama-server gets the weights of ch: the local file, a catalog repository holding
+ * the file type (-hf REPO:QUANT, which llama-server downloads itself), else a placeholder path
+ * the user replaces (cfg_assumptions says so). */
+static void cfg_llama_model(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
+{
+	const struct model_gguf_repo *g = c->gguf ? NULL :
+						    model_gguf_repo_for(c->art, ch->setup.ftype);
+	char path[256];
+
+	if (c->gguf) {
+		cmd_add(m, " -m");
+		cmd_word(m, c->gguf_path);
+	} else if (g && (g->ftypes & (g->ftypes - 1)) == 0) {
+		cmd_add(m, " -hf"); /* one file type: the repository's only file */
+		cmd_word(m, g->repo);
+	} else if (g) {
+		snprintf(path, sizeof(path), "%s:%s", g->repo, cfg_precision(ch));
+		cmd_add(m, " -hf");
+		cmd_word(m, path);
+	} else {
+		snprintf(path, sizeof(path), "/path/to/%s-%s.gguf", cfg_base_name(c),
+			 cfg_precision(ch));
+		cmd_add(m, " -m");
+		cmd_word(m, path);
+	}
+}
+
 /* llama-server's command line for ch. */
 static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
 {
 	const struct rf_mem_estimate *e = &ch->res.mem;
 	const struct rf_infer_params *p = &ch->setup.p;
-	char path[256];
 
-	if (c->gguf) {
-		snprintf(path, sizeof(path), "%s", c->gguf_path);
-	} else {
-		const char *id = c->in->model_id, *slash = strrchr(id, '/');
-		snprintf(path, sizeof(path), "%s-%s.gguf", slash ? slash + 1 : id,
-			 cfg_precision(ch));
-	}
-	cmd_add(m, "llama-server -m");
-	cmd_word(m, path);
+	cmd_add(m, "llama-server");
+	cfg_llama_model(c, ch, m);
 	cmd_add(m, " -ngl %lld -c %lld -t %d -b %lld -ub %lld", (long long)cfg_ngl(c, ch),
 		(long long)p->n_ctx, cfg_threads(c), (long long)p->n_batch, (long long)p->n_ubatch);
 	if (p->flash_attn)
@@ -237,14 +269,19 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 /* vllm serve's command line for ch. */
 static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
 {
-	const char *q = plan_vllm_format_flag(ch->setup.vformat);
+	struct plan_vllm_ckpt ck;
 
+	/* The planner proposes no format without a checkpoint (plan_vllm_missing). */
+	if (plan_vllm_checkpoint(c->art, c->served, ch->setup.vformat, &ck) < 0) {
+		ck.repo = c->served;
+		ck.quantization = plan_vllm_format_flag(ch->setup.vformat);
+	}
 	cmd_add(m, "vllm serve");
-	cmd_word(m, c->in->model_id);
+	cmd_word(m, ck.repo);
 	cmd_add(m, " --tensor-parallel-size %d --max-model-len %lld --gpu-memory-utilization %.2f",
 		ch->setup.tp, (long long)ch->setup.p.n_ctx, ch->setup.vllm_util);
-	if (q)
-		cmd_add(m, " --quantization %s", q);
+	if (ck.quantization)
+		cmd_add(m, " --quantization %s", ck.quantization);
 	if (ch->setup.p.type_k != RF_GT_F16)
 		cmd_add(m, " --kv-cache-dtype fp8");
 	if (ch->setup.max_num_seqs > 0)
@@ -606,6 +643,21 @@ static void cfg_plan_request(struct cfg *c)
 		r->min_tps = c->rq.min_tps;
 }
 
+/* Which release the commands serve: the one the request named when the catalog counts it
+ * with another model (model_other_release), else the catalog entry's, with its artifacts. */
+static void cfg_release(struct cfg *c)
+{
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(c->body, "model");
+	const char *name =
+		cJSON_IsString(model) ?
+			model->valuestring :
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(model, "id"));
+	const char *other = model_other_release(c->in->entry, name);
+
+	c->art = other ? NULL : c->in->entry;
+	c->served = other ? other : c->in->model_id;
+}
+
 /* The 422 when nothing fits: how much the smallest setup needs. */
 static int cfg_nothing_fits(const struct cfg *c, struct api_reply *out)
 {
@@ -645,23 +697,49 @@ static void cfg_assumptions(struct cfg *c)
 		cfg_note(c->assumptions,
 			 "n_threads: %d, as the number of physical cores is not known",
 			 CFG_DEFAULT_THREADS);
-	if (!c->gguf && !c->vllm)
+	if (!c->gguf && model_chat_id(c->art) && strcmp(model_chat_id(c->art), c->served) != 0)
 		cfg_note(c->assumptions,
-			 "command: %s-%s.gguf stands for the GGUF file of %s quantized as %s; put "
-			 "its path after -m",
-			 strrchr(c->in->model_id, '/') ? strrchr(c->in->model_id, '/') + 1 :
-							 c->in->model_id,
-			 cfg_precision(&c->ans->best), c->in->model_id,
-			 cfg_precision(&c->ans->best));
+			 "model: the command serves %s, the instruction-tuned release of %s, as "
+			 "every use case here is a chat or coding one",
+			 model_chat_id(c->art), c->served);
+	if (!c->gguf && !c->vllm) {
+		const struct model_gguf_repo *g =
+			model_gguf_repo_for(c->art, c->ans->best.setup.ftype);
+		const char *chat = model_chat_id(c->art);
+		if (g)
+			cfg_note(c->assumptions,
+				 "command: -hf %s makes llama-server download the %s file of %s "
+				 "from that Hugging Face repository (the catalog's source for it)",
+				 g->repo, cfg_precision(&c->ans->best), chat ? chat : c->served);
+		else
+			cfg_note(
+				c->assumptions,
+				"command: the catalog lists no GGUF repository holding %s as %s; "
+				"/path/to/%s-%s.gguf stands for that file, which you supply (convert "
+				"and quantize it with llama.cpp, or download it): put its path after "
+				"-m",
+				chat ? chat : c->served, cfg_precision(&c->ans->best),
+				cfg_base_name(c), cfg_precision(&c->ans->best));
+	}
 	if (c->vllm) {
 		cfg_note(c->assumptions,
 			 "vLLM memory: vLLM's start-up profiling as /api/estimate models it (KV "
 			 "cache = gpu_memory_utilization x GPU memory - weights - activation peak "
 			 "- non-torch memory); max_model_len is the longest request the cache "
 			 "holds for each of the n_parallel sequences");
-		if (c->ans->best.setup.vformat == PLAN_VLLM_AWQ)
-			cfg_note(c->assumptions, "quantization: awq needs an AWQ checkpoint of %s",
-				 c->in->model_id);
+		struct plan_vllm_ckpt ck = {NULL, NULL};
+		if (plan_vllm_checkpoint(c->art, c->served, c->ans->best.setup.vformat, &ck) == 0 &&
+		    !ck.quantization && strcmp(ck.repo, c->served) != 0 &&
+		    c->ans->best.setup.vformat != PLAN_VLLM_BF16)
+			cfg_note(c->assumptions,
+				 "model: %s is the catalog's %s checkpoint of %s; vLLM reads its "
+				 "quantization from the checkpoint's config",
+				 ck.repo, cfg_precision(&c->ans->best), c->served);
+		else if (ck.quantization)
+			cfg_note(c->assumptions,
+				 "quantization: fp8 is quantized by vLLM as it loads %s's bf16 "
+				 "weights (the catalog lists no FP8 checkpoint of it)",
+				 ck.repo);
 		if (c->ans->best.setup.tp < c->in->machine.n_vgpu)
 			cfg_note(c->assumptions,
 				 "tensor_parallel_size: %d of %d GPUs (a power of two that divides "
@@ -707,7 +785,18 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 	if ((rc = cfg_check_positions(&c, out)) < 0 || (rc = api_plan_quality(env, q, out)) < 0)
 		goto done;
 	cfg_plan_request(&c);
+	cfg_release(&c);
 	api_plan_model(c.in, &pm);
+	pm.vllm_missing = plan_vllm_missing(c.art);
+	if (c.vllm && c.preq.vformat >= 0 && (pm.vllm_missing & (1u << c.preq.vformat))) {
+		rc = api_error(out, RF_E_INVALID_VALUE, "precision",
+			       "the catalog lists no %s checkpoint of %s, and vLLM loads %s only "
+			       "from one; leave precision out, or ask for Q8_0 (fp8) or F16 (bf16)",
+			       plan_vllm_format_flag((enum plan_vllm_format)c.preq.vformat),
+			       c.served,
+			       plan_vllm_format_flag((enum plan_vllm_format)c.preq.vformat));
+		goto done;
+	}
 	rc = plan_infer(&pm, &c.in->machine, q, &c.preq, c.ans);
 	if (rc < 0) {
 		rc = api_error(out, rc == RF_E_NOMEM ? RF_E_NOMEM : RF_E_INVALID_VALUE,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/err.h"
 #include "core/suggest.h"
@@ -634,6 +635,63 @@ const char *model_catalog_suggest(const struct model_catalog *c, const char *nam
 			rf_suggest_offer(&s, c->models[i].aliases[a]);
 	}
 	return rf_suggest_result(&s);
+}
+
+const char *model_chat_id(const struct model_entry *m)
+{
+	if (!m)
+		return NULL;
+	if (m->instruct)
+		return m->id;
+	return m->artifacts.instruct[0] ? m->artifacts.instruct : NULL;
+}
+
+const struct model_gguf_repo *model_gguf_repo_for(const struct model_entry *m, int ft)
+{
+	if (!m || ft < 0 || ft >= 64)
+		return NULL;
+	for (int i = 0; i < m->artifacts.n_gguf; i++)
+		if (m->artifacts.gguf[i].ftypes & ((uint64_t)1 << ft))
+			return &m->artifacts.gguf[i];
+	return NULL;
+}
+
+const char *model_ckpt_repo(const struct model_entry *m, enum model_ckpt f)
+{
+	if (!m || (int)f < 0 || f >= MODEL_CKPTS || !m->artifacts.ckpt[f][0])
+		return NULL;
+	return m->artifacts.ckpt[f];
+}
+
+/* Whether s contains word, ignoring ASCII case. */
+static bool has_word_ci(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (; *s; s++)
+		if (strncasecmp(s, word, n) == 0)
+			return true;
+	return false;
+}
+
+const char *model_other_release(const struct model_entry *m, const char *name)
+{
+	const char *chat = model_chat_id(m);
+
+	if (!m || !name || same_name(name, m->id) || (chat && same_name(name, chat)))
+		return NULL;
+	for (int k = 0; k < m->n_aliases; k++) {
+		const char *a = m->aliases[k];
+		if (strchr(a, '/') && same_name(a, name))
+			return a;
+	}
+	/* A coder name that is no Hugging Face id ("qwen2.5-coder:7b") asks for the coder
+	 * release, which the catalog counts with its base model. */
+	if (has_word_ci(name, "coder"))
+		for (int k = 0; k < m->n_aliases; k++)
+			if (strchr(m->aliases[k], '/') && has_word_ci(m->aliases[k], "coder"))
+				return m->aliases[k];
+	return NULL;
 }
 
 void model_catalog_free(struct model_catalog *c)

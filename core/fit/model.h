@@ -203,6 +203,32 @@ unsigned model_task_from_name(const char *name);
 /* Returns the name of a single task bit, or NULL. */
 const char *model_task_name(unsigned bit);
 
+/* Checkpoint formats vLLM loads only from a repository already in that format (AWQ, GPTQ), or
+ * loads faster and calibrated from one (FP8). */
+enum model_ckpt {
+	MODEL_CKPT_FP8 = 0,
+	MODEL_CKPT_AWQ = 1,
+	MODEL_CKPT_GPTQ = 2,
+};
+#define MODEL_CKPTS 3
+#define MODEL_MAX_GGUF_REPOS 3
+
+/* A Hugging Face repository of GGUF files and the llama.cpp file types it holds. */
+struct model_gguf_repo {
+	char repo[MODEL_ID_LEN]; /* "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF" */
+	uint64_t ftypes;         /* bit ft (enum rf_ftype, below 64) for each file type held */
+};
+
+/* What people download to run a catalog model: every repository named here is one the catalog
+ * lists with its source (profiles/models.json "artifacts"), so no command names a repository
+ * made up in code. All of them hold the instruction-tuned release. */
+struct model_artifacts {
+	char instruct[MODEL_ID_LEN]; /* the chat release when the id is a base model; "" none */
+	int n_gguf;
+	struct model_gguf_repo gguf[MODEL_MAX_GGUF_REPOS]; /* preferred first */
+	char ckpt[MODEL_CKPTS][MODEL_ID_LEN];              /* per enum model_ckpt; "" none */
+};
+
 struct model_entry {
 	char id[MODEL_ID_LEN]; /* exact HF id: "meta-llama/Llama-3.1-8B" */
 	char name[MODEL_ID_LEN];
@@ -218,6 +244,7 @@ struct model_entry {
 	char license[64];
 	char quality[32];
 	char source[512];
+	struct model_artifacts artifacts;
 };
 
 struct model_catalog {
@@ -232,6 +259,24 @@ const struct model_entry *model_catalog_find(const struct model_catalog *c, cons
 /* Returns the id or alias of c closest to a mistyped name (core/suggest.h's typo rule), or
  * NULL when none is close or name is one of them. */
 const char *model_catalog_suggest(const struct model_catalog *c, const char *name);
+
+/* Returns the id of m's instruction-tuned (chat) release: m's own id when it is one, else the
+ * catalog's artifacts.instruct; NULL when the catalog knows none. */
+const char *model_chat_id(const struct model_entry *m);
+
+/* Returns the first GGUF repository of m holding file type ft (a plain type, not an Unsloth
+ * dynamic one), or NULL. */
+const struct model_gguf_repo *model_gguf_repo_for(const struct model_entry *m, int ft);
+
+/* Returns the repository of m's checkpoint in format f, or NULL when the catalog lists none. */
+const char *model_ckpt_repo(const struct model_entry *m, enum model_ckpt f);
+
+/* Returns the Hugging Face id of the release that name (a name the request used for m) asks for
+ * when it is another release than m's own id and chat release: an alias written as a Hugging
+ * Face id ("Qwen/Qwen2.5-Coder-7B-Instruct", "mistralai/Mistral-7B-Instruct-v0.2"), or for a
+ * coder name ("qwen2.5-coder:7b") the alias of the coder release. m's artifacts are not that
+ * release's. NULL when name asks for m itself (its id, chat id, or a plain alias). */
+const char *model_other_release(const struct model_entry *m, const char *name);
 
 /* Frees c and its entries. NULL is a no-op. */
 void model_catalog_free(struct model_catalog *c);

@@ -16,6 +16,29 @@ const char *plan_vllm_format_flag(enum plan_vllm_format f)
 	return f == PLAN_VLLM_FP8 ? "fp8" : f == PLAN_VLLM_AWQ ? "awq" : NULL;
 }
 
+unsigned plan_vllm_missing(const struct model_entry *m)
+{
+	return model_ckpt_repo(m, MODEL_CKPT_AWQ) ? 0u : 1u << PLAN_VLLM_AWQ;
+}
+
+int plan_vllm_checkpoint(const struct model_entry *m, const char *model_id, enum plan_vllm_format f,
+			 struct plan_vllm_ckpt *out)
+{
+	const char *chat = model_chat_id(m);
+	const char *own = chat ? chat : m ? m->id : model_id;
+	const char *ckpt = f == PLAN_VLLM_FP8 ? model_ckpt_repo(m, MODEL_CKPT_FP8) :
+			   f == PLAN_VLLM_AWQ ? model_ckpt_repo(m, MODEL_CKPT_AWQ) :
+						NULL;
+
+	if (f == PLAN_VLLM_AWQ && !ckpt)
+		return RF_E_NOT_FOUND;
+	/* A checkpoint already quantized carries its quantization_config: vLLM reads the method
+	 * from it (and picks its faster Marlin kernels where it can), so no flag is written. */
+	out->repo = ckpt ? ckpt : own;
+	out->quantization = !ckpt && f == PLAN_VLLM_FP8 ? "fp8" : NULL;
+	return 0;
+}
+
 int plan_vllm_precision(enum plan_vllm_format f)
 {
 	return f == PLAN_VLLM_FP8   ? VLLM_FP8 :

@@ -61,6 +61,27 @@ double plan_vllm_gpu_util(int64_t total_bytes, int64_t free_bytes);
 /* Returns the flag value of format f ("fp8", "awq"; NULL for bf16: no --quantization). */
 const char *plan_vllm_format_flag(enum plan_vllm_format f);
 
+/* Returns the bits 1 << enum plan_vllm_format of the formats catalog model m has no checkpoint
+ * for: AWQ unless the catalog lists an AWQ checkpoint (vLLM loads AWQ only from a checkpoint
+ * already in that format, and stops at start-up on a bf16 one). m NULL (a model outside the
+ * catalog, or a release the catalog's artifacts are not of): AWQ. bf16 is the model itself
+ * and fp8 vLLM also quantizes on load (--quantization fp8), so neither is ever missing. */
+unsigned plan_vllm_missing(const struct model_entry *m);
+
+/* What vllm serve loads for one format. */
+struct plan_vllm_ckpt {
+	const char *repo;         /* the repository (or id) to serve */
+	const char *quantization; /* --quantization to write; NULL: none (the checkpoint's own
+				     quantization_config says it, or bf16) */
+};
+
+/* Fills out with what vllm serve loads for format f of catalog model m (NULL: none, see
+ * plan_vllm_missing), whose weights are model_id otherwise: the catalog's checkpoint of that
+ * format, else the chat release (or model_id) with fp8 quantized on load. Every repository
+ * is one the catalog lists. Returns 0, or RF_E_NOT_FOUND for a format without a checkpoint. */
+int plan_vllm_checkpoint(const struct model_entry *m, const char *model_id, enum plan_vllm_format f,
+			 struct plan_vllm_ckpt *out /* OUT */);
+
 /* Returns serve_vllm's precision (enum vllm_precision) of format f. */
 int plan_vllm_precision(enum plan_vllm_format f);
 

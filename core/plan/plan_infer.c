@@ -660,11 +660,12 @@ static int search_vllm(struct work *k)
 	}
 	if (k->m->native_mxfp4)
 		formats[nf++] = PLAN_VLLM_MXFP4;
-	else if (r->vformat >= 0)
+	else if (r->vformat >= 0 && !(k->m->vllm_missing & (1u << r->vformat)))
 		formats[nf++] = r->vformat;
-	else
+	else if (r->vformat < 0)
 		for (int f = 0; f < PLAN_VLLM_FORMATS; f++)
-			formats[nf++] = f;
+			if (!(k->m->vllm_missing & (1u << f)))
+				formats[nf++] = f;
 	for (int i = 0; i < tp; i++) {
 		const struct vllm_gpu *g = &k->hw->vgpu[i];
 		double u = plan_vllm_gpu_util(g->total_bytes,

@@ -89,6 +89,8 @@ struct plan_model {
 	void *vllm_facts_ctx;
 	int fixed_ftype;   /* >= 0: the weights are a file of this type (a GGUF): the only format */
 	bool native_mxfp4; /* released with MXFP4 experts (gpt-oss): the only llama.cpp format */
+	unsigned vllm_missing; /* bits 1 << enum plan_vllm_format of the formats no checkpoint
+				  exists for (plan_vllm_missing): never proposed */
 };
 
 struct plan_request {

@@ -1,17 +1,26 @@
 /*
- * Every llama-server command rigfit writes runs as printed: /api/config over catalog models x
- * machines x use cases (and the settings users set: --no-mmap, n_parallel, a long context),
- * each command split into words and every flag checked against llama-server's own list, with
- * the values it takes (tests/data/llama-server-args.txt, pinned from common/arg.cpp of the
- * llama.cpp that node-llama-cpp ships, by tests/tools/pin_llama_args.py). A flag that llama.cpp
- * renamed or dropped (--no-mmap became --load-mode) fails here before a user finds it.
+ * Every command rigfit writes runs as printed: /api/config over catalog models x machines x
+ * use cases (and the settings users set: --no-mmap, n_parallel, a long context), each command
+ * split into words and every flag checked against the runtime's own list, with the values it
+ * takes: llama-server's (tests/data/llama-server-args.txt, pinned from common/arg.cpp of the
+ * llama.cpp that node-llama-cpp ships, by tests/tools/pin_llama_args.py) and vllm serve's
+ * engine arguments (tests/data/vllm-serve-args.txt, from vLLM's arg_utils.py, its header says
+ * which). A flag that a runtime renamed or dropped (--no-mmap became --load-mode) fails here
+ * before a user finds it.
+ *
+ * And every command names an artifact that exists for what it loads: a repository the catalog
+ * lists for that model and format (never one made up in code), the chat release where the
+ * catalog knows one, and AWQ only where an AWQ checkpoint is listed.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api/api.h"
+#include "api/recommend.h"
 #include "api/runtime_config.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
@@ -26,31 +35,41 @@ struct flag {
 	int values;
 };
 
-static struct flag flags[MAX_FLAGS];
-static int n_flags;
+struct flag_list {
+	struct flag f[MAX_FLAGS];
+	int n;
+};
 
-static void setup(void)
+static struct flag_list llama_flags, vllm_flags;
+
+/* Reads a pinned list: one "flag values" per line, # comments. */
+static void load_flags(const char *name, struct flag_list *l)
 {
-	char *path = t_path(t_data_dir(), "llama-server-args.txt");
+	char *path = t_path(t_data_dir(), name);
 	size_t len = 0;
 	char *text = t_read_file(path, &len), *line, *next;
 
-	t_profiles_load(&devices, &models, NULL);
 	ck_assert_msg(text != NULL, "missing %s", path);
-	n_flags = 0;
+	l->n = 0;
 	for (line = text; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		if (*line == '#' || !*line)
 			continue;
-		ck_assert_int_lt(n_flags, MAX_FLAGS);
-		ck_assert_int_eq(
-			sscanf(line, "%63s %d", flags[n_flags].name, &flags[n_flags].values), 2);
-		n_flags++;
+		ck_assert_int_lt(l->n, MAX_FLAGS);
+		ck_assert_int_eq(sscanf(line, "%63s %d", l->f[l->n].name, &l->f[l->n].values), 2);
+		l->n++;
 	}
 	free(text);
 	free(path);
+}
+
+static void setup(void)
+{
+	t_profiles_load(&devices, &models, NULL);
+	load_flags("llama-server-args.txt", &llama_flags);
+	load_flags("vllm-serve-args.txt", &vllm_flags);
 }
 
 static void teardown(void)
@@ -58,30 +77,45 @@ static void teardown(void)
 	t_profiles_free(&devices, &models, NULL);
 }
 
-/* The values flag takes, or -1 when llama-server does not know it. */
-static int flag_values(const char *name)
+/* The values flag takes in l, or -1 when the runtime does not know it. */
+static int list_values(const struct flag_list *l, const char *name)
 {
-	for (int i = 0; i < n_flags; i++)
-		if (strcmp(flags[i].name, name) == 0)
-			return flags[i].values;
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->f[i].name, name) == 0)
+			return l->f[i].values;
 	return -1;
 }
 
-/* Checks one llama-server command: the program, then flags each with its values. */
+static int flag_values(const char *name)
+{
+	return list_values(&llama_flags, name);
+}
+
+/* Checks one command: the program (llama-server, or vllm serve and its model), then flags each
+ * with its values. */
 static void check_command(const char *cmd, const char *body)
 {
 	char buf[2048], *save = NULL, *w;
+	const struct flag_list *l = &llama_flags;
 	int words = 0;
 
 	ck_assert_msg(strlen(cmd) < sizeof(buf), "command too long: %s", cmd);
 	snprintf(buf, sizeof(buf), "%s", cmd);
 	w = strtok_r(buf, " ", &save);
-	ck_assert_str_eq(w, "llama-server");
+	if (strcmp(w, "vllm") == 0) {
+		l = &vllm_flags;
+		ck_assert_str_eq(strtok_r(NULL, " ", &save), "serve");
+		w = strtok_r(NULL, " ", &save); /* the model, vllm serve's positional argument */
+		ck_assert_msg(w && w[0] != '-', "vllm serve without a model: %s", cmd);
+	} else {
+		ck_assert_str_eq(w, "llama-server");
+	}
 	while ((w = strtok_r(NULL, " ", &save)) != NULL) {
-		int v = flag_values(w);
+		int v = list_values(l, w);
 		words++;
 		ck_assert_msg(w[0] == '-', "'%s' is no flag in: %s (%s)", w, cmd, body);
-		ck_assert_msg(v >= 0, "llama-server has no flag %s: %s (%s)", w, cmd, body);
+		ck_assert_msg(v >= 0, "%s has no flag %s: %s (%s)",
+			      l == &vllm_flags ? "vllm serve" : "llama-server", w, cmd, body);
 		for (int i = 0; i < v; i++) {
 			const char *val = strtok_r(NULL, " ", &save);
 			ck_assert_msg(val != NULL && val[0] != '\0', "%s takes a value: %s", w,
@@ -90,7 +124,84 @@ static void check_command(const char *cmd, const char *body)
 				      cmd);
 		}
 	}
-	ck_assert_int_gt(words, 3);
+	ck_assert_int_ge(words, 3);
+}
+
+/* The word after prefix in cmd (up to a space) into out, or "" when prefix is not there. */
+static void word_after(const char *cmd, const char *prefix, char *out, size_t n)
+{
+	const char *p = strstr(cmd, prefix);
+	size_t k = 0;
+
+	if (p)
+		for (p += strlen(prefix); *p && *p != ' ' && k + 1 < n; p++)
+			out[k++] = *p;
+	out[k] = '\0';
+}
+
+/* Checks that cmd, written for catalog model m at precision prec, names an artifact the catalog
+ * lists for what it loads: vllm serve a checkpoint of that format (AWQ only from an AWQ
+ * checkpoint; fp8 from an FP8 checkpoint or quantized on load from the chat release; bf16 the
+ * chat release), llama-server -hf a GGUF repository holding that file type (else a placeholder
+ * path, only where no listed repository holds it). Returns 1 when the command names a
+ * repository to download. */
+static int check_artifact(const struct model_entry *m, const char *cmd, const char *prec,
+			  const char *body)
+{
+	const char *chat = model_chat_id(m), *own = chat ? chat : m->id;
+	char word[256];
+
+	ck_assert_msg(strstr(cmd, "--quantization gptq") == NULL, "%s (%s)", cmd, body);
+	if (strncmp(cmd, "vllm serve ", 11) == 0) {
+		const char *awq = model_ckpt_repo(m, MODEL_CKPT_AWQ);
+		const char *fp8 = model_ckpt_repo(m, MODEL_CKPT_FP8);
+		bool flag = strstr(cmd, "--quantization") != NULL;
+		word_after(cmd, "vllm serve ", word, sizeof(word));
+		if (strcmp(prec, "awq") == 0) {
+			ck_assert_msg(awq != NULL, "AWQ without an AWQ checkpoint: %s (%s)", cmd,
+				      body);
+			ck_assert_msg(strcmp(word, awq) == 0 && !flag, "%s (%s)", cmd, body);
+		} else if (strcmp(prec, "fp8") == 0 && fp8) {
+			ck_assert_msg(strcmp(word, fp8) == 0 && !flag, "%s (%s)", cmd, body);
+		} else if (strcmp(prec, "fp8") == 0) {
+			const char *q = strstr(cmd, "--quantization fp8");
+			ck_assert_msg(strcmp(word, own) == 0 && q && (q[18] == ' ' || !q[18]),
+				      "%s (%s)", cmd, body);
+		} else {
+			ck_assert_msg(strcmp(prec, "bf16") == 0 || strcmp(prec, "mxfp4") == 0,
+				      "precision %s: %s", prec, cmd);
+			ck_assert_msg(strcmp(word, own) == 0 && !flag, "%s (%s)", cmd, body);
+		}
+		/* A chat use case never gets the base id when the catalog knows the chat one. */
+		ck_assert_msg(!chat || strcmp(chat, m->id) == 0 || strcmp(word, m->id) != 0,
+			      "base model served for chat: %s (%s)", cmd, body);
+		return 1;
+	}
+	word_after(cmd, " -hf ", word, sizeof(word));
+	if (word[0]) {
+		char *colon = strchr(word, ':');
+		int ft = rf_ftype_from_name(prec);
+		const struct model_gguf_repo *g = NULL;
+		if (colon)
+			*colon = '\0';
+		for (int i = 0; i < m->artifacts.n_gguf; i++)
+			if (strcmp(m->artifacts.gguf[i].repo, word) == 0)
+				g = &m->artifacts.gguf[i];
+		ck_assert_msg(g != NULL, "-hf %s is not a repository the catalog lists for %s (%s)",
+			      word, m->id, body);
+		ck_assert_msg(ft >= 0 && ft < 64 && (g->ftypes & ((uint64_t)1 << ft)),
+			      "%s does not hold %s: %s", word, prec, cmd);
+		ck_assert_msg(colon ? strcmp(colon + 1, prec) == 0 :
+				      g->ftypes == ((uint64_t)1 << ft),
+			      "-hf without the file type of a repository holding several: %s", cmd);
+		return 1;
+	}
+	word_after(cmd, "llama-server -m ", word, sizeof(word));
+	ck_assert_msg(strncmp(word, "/path/to/", 9) == 0, "a file name that is no placeholder: %s",
+		      cmd);
+	ck_assert_msg(model_gguf_repo_for(m, rf_ftype_from_name(prec)) == NULL,
+		      "a placeholder where the catalog lists a repository: %s (%s)", cmd, body);
+	return 0;
 }
 
 static int config(const char *body, cJSON **out)
@@ -168,8 +279,144 @@ START_TEST(every_llama_server_command_parses)
 				cJSON_Delete(a);
 			}
 	printf("commands: %d llama-server commands checked against %d pinned flags\n", checked,
-	       n_flags);
+	       llama_flags.n);
 	ck_assert_int_gt(checked, 150);
+}
+END_TEST
+
+/* Every catalog model x machines x both runtimes: each command parses, and names what the
+ * catalog lists (check_artifact). */
+START_TEST(every_command_names_a_listed_artifact)
+{
+	static const char *const machines[] = {
+		"\"hardware_profile\":\"rtx-4090\"",
+		"\"hardware_profile\":\"h100-sxm\"",
+		"\"hardware\":{\"gpus\":[{\"name\":\"RTX 3090\",\"count\":2}],\"memory\":{"
+		"\"total_bytes\":137438953472}}",
+		"\"hardware\":{\"cpu\":{\"model\":\"AMD Ryzen 9 7950X\",\"physical_cores\":16},"
+		"\"memory\":{\"total_bytes\":68719476736},\"gpus\":[]}",
+	};
+	static const char *const runtimes[] = {"llama.cpp", "vllm"};
+	int checked = 0, downloads = 0, vllm = 0, awq = 0;
+
+	for (size_t i = 0; i < models->n; i++) {
+		const struct model_entry *m = &models->models[i];
+		if (m->arch.family != MODEL_DECODER)
+			continue;
+		for (size_t h = 0; h < sizeof(machines) / sizeof(machines[0]); h++)
+			for (size_t r = 0; r < 2; r++) {
+				char body[1024];
+				cJSON *a = NULL;
+				const cJSON *it;
+				const char *cmd;
+				if (r == 1 && strstr(machines[h], "\"gpus\":[]"))
+					continue; /* vLLM needs GPUs */
+				snprintf(body, sizeof(body),
+					 "{\"model\":\"%s\",\"runtime\":\"%s\",%s}", m->id,
+					 runtimes[r], machines[h]);
+				if (config(body, &a) != 200) { /* nothing fits: no command */
+					cJSON_Delete(a);
+					continue;
+				}
+				cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
+				check_command(cmd, body);
+				downloads += check_artifact(
+					m, cmd,
+					cJSON_GetStringValue(cJSON_GetObjectItem(
+						cJSON_GetObjectItem(a, "metadata"), "precision")),
+					body);
+				checked++;
+				cJSON_ArrayForEach(it, cJSON_GetObjectItem(a, "alternatives"))
+				{
+					const char *c = cJSON_GetStringValue(
+						cJSON_GetObjectItem(it, "command"));
+					const char *p = cJSON_GetStringValue(
+						cJSON_GetObjectItem(it, "precision"));
+					if (!c || !p)
+						continue;
+					check_command(c, body);
+					downloads += check_artifact(m, c, p, body);
+					vllm += strncmp(c, "vllm", 4) == 0;
+					awq += strcmp(p, "awq") == 0;
+					checked++;
+				}
+				cJSON_Delete(a);
+			}
+	}
+	printf("commands: %d commands over the catalog (%d vLLM, %d AWQ), %d name a repository "
+	       "to download, against %d llama-server and %d vllm serve flags\n",
+	       checked, vllm, awq, downloads, llama_flags.n, vllm_flags.n);
+	ck_assert_int_gt(checked, 300);
+	ck_assert_int_gt(vllm, 50);
+	ck_assert_int_gt(awq, 5);
+	ck_assert_int_gt(downloads, checked / 2);
+}
+END_TEST
+
+/* /api/recommend for chat shows the chat release of every model the catalog knows one of. */
+START_TEST(recommend_shows_the_chat_release)
+{
+	struct api_env env = {
+		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	cJSON *a = NULL;
+	const cJSON *it;
+	int n = 0;
+
+	ck_assert_int_eq(t_route_post(api_recommend, &env, "/api/recommend",
+				      "{\"task\":\"text-generation\",\"hardware_profile\":"
+				      "\"rtx-4090\",\"limit\":50}",
+				      &a),
+			 200);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(a, "recommendations"))
+	{
+		const struct model_entry *m = model_catalog_find(
+			models, cJSON_GetStringValue(cJSON_GetObjectItem(it, "catalog_id")));
+		const char *shown = cJSON_GetStringValue(cJSON_GetObjectItem(it, "model"));
+		ck_assert(m != NULL);
+		if (model_chat_id(m)) {
+			ck_assert_str_eq(shown, model_chat_id(m));
+			n++;
+		}
+	}
+	cJSON_Delete(a);
+	ck_assert_int_gt(n, 5);
+}
+END_TEST
+
+/* The check can fail: a repository the catalog does not list, AWQ without a checkpoint, a base
+ * model for chat, a made-up file name are caught. */
+START_TEST(the_artifact_check_knows_a_wrong_command)
+{
+	const struct model_entry *phi = model_catalog_find(models, "phi-4");
+	const struct model_entry *l8 = model_catalog_find(models, "llama-3.1-8b");
+	static const char *const wrong[][3] = {
+		{"phi-4", "vllm serve microsoft/phi-4 --quantization awq", "awq"},
+		{"llama-3.1-8b", "vllm serve meta-llama/Llama-3.1-8B", "bf16"},
+		{"llama-3.1-8b", "vllm serve someone/Llama-3.1-8B-AWQ", "awq"},
+		{"llama-3.1-8b", "llama-server -hf someone/Llama-3.1-8B-GGUF:Q4_K_M", "Q4_K_M"},
+		{"llama-3.1-8b", "llama-server -m Llama-3.1-8B-Q4_K_M.gguf", "Q4_K_M"},
+	};
+
+	ck_assert(phi && l8);
+	ck_assert_ptr_null(model_ckpt_repo(phi, MODEL_CKPT_AWQ));
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		pid_t pid = fork();
+		int st = 0;
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			/* A failed check ends the child with a non-zero status. */
+			check_artifact(model_catalog_find(models, wrong[i][0]), wrong[i][1],
+				       wrong[i][2], "");
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+		ck_assert_msg(!(WIFEXITED(st) && WEXITSTATUS(st) == 0), "not caught: %s",
+			      wrong[i][1]);
+	}
+	ck_assert_int_eq(list_values(&vllm_flags, "--quantization"), 1);
+	ck_assert_int_eq(list_values(&vllm_flags, "--enforce-eager"), 0);
+	ck_assert_int_eq(list_values(&vllm_flags, "--frobnicate"), -1);
+	ck_assert_int_eq(list_values(&vllm_flags, "-ngl"), -1);
 }
 END_TEST
 
@@ -194,6 +441,9 @@ Suite *commands_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, every_llama_server_command_parses);
 	tcase_add_test(tc, the_check_knows_a_wrong_flag);
+	tcase_add_test(tc, every_command_names_a_listed_artifact);
+	tcase_add_test(tc, recommend_shows_the_chat_release);
+	tcase_add_test(tc, the_artifact_check_knows_a_wrong_command);
 	suite_add_tcase(s, tc);
 	return s;
 }

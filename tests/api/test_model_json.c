@@ -538,6 +538,37 @@ START_TEST(catalog_loader_refuses_bad_entries)
 	ck_assert_int_eq(load("{\"models\":[{\"id\":\"a/b\",\"params_b\":-1,\"config\":" CFG "}]}",
 			      err, sizeof(err)),
 			 RF_E_INVALID_VALUE);
+	/* Artifacts: a chat release among the names, repositories as owner/name, known quants and
+	 * formats, a source. */
+#define ART(x)                                                                                     \
+	"{\"models\":[{\"id\":\"a/b\",\"aliases\":[\"a/b-Instruct\"],\"config\":" CFG              \
+	",\"artifacts\":{" x "}}]}"
+	ck_assert_int_eq(
+		load(ART("\"instruct\":\"a/b-Instruct\",\"gguf\":[{\"repo\":\"q/b-GGUF\","
+			 "\"quants\":[\"Q4_K_M\",\"Q8_0\"]}],\"vllm\":{\"awq\":\"q/b-AWQ\"},"
+			 "\"source\":\"cards\""),
+		     err, sizeof(err)),
+		0);
+	ck_assert_int_eq(load(ART("\"instruct\":\"a/c-Instruct\",\"source\":\"s\""), err,
+			      sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "artifacts.instruct"));
+	ck_assert_int_eq(load(ART("\"gguf\":[{\"repo\":\"q/b\",\"quants\":[\"Q9_K\"]}],"
+				  "\"source\":\"s\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(load(ART("\"gguf\":[{\"repo\":\"no-owner\",\"quants\":[\"Q8_0\"]}],"
+				  "\"source\":\"s\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(load(ART("\"vllm\":{\"int3\":\"q/b\"},\"source\":\"s\""), err,
+			      sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(load(ART("\"vllm\":{\"awq\":\"q/b-AWQ\"}"), err, sizeof(err)),
+			 RF_E_MISSING_FIELD);
+	ck_assert_int_eq(load(ART("\"ollama\":\"b\",\"source\":\"s\""), err, sizeof(err)),
+			 RF_E_UNKNOWN_FIELD);
+#undef ART
 }
 END_TEST
 

@@ -188,7 +188,9 @@ START_TEST(general_on_a_3060_fits_and_the_command_says_so)
 	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
 	assert_has(str(j, "objective", NULL), "general: the best quality");
 	ck_assert_int_ge(cJSON_GetArraySize(get(j, "alternatives", NULL)), 2);
-	assert_has(str(j, "command", NULL), "llama-server -m Llama-3.1-8B-Q8_0.gguf");
+	/* The chat release, from the catalog's GGUF repository holding Q8_0. */
+	assert_has(str(j, "command", NULL),
+		   "llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0");
 	assert_has(str(j, "command", NULL), " -ngl 33 -c 32768 -t 4 -b 2048 -ub 512 -fa on");
 	snprintf(want, sizeof(want), "-c %.0f", num(j, "settings", "n_ctx"));
 	assert_has(str(j, "command", NULL), want);
@@ -463,8 +465,10 @@ START_TEST(vllm_on_two_4090s)
 	ck_assert_str_eq(str(j, "metadata", "precision"), "fp8");
 	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
 	assert_has(str(j, "command", NULL),
-		   "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --max-model-len "
-		   "32768 --gpu-memory-utilization 0.90 --quantization fp8");
+		   "vllm serve RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8 --tensor-parallel-size 2 "
+		   "--max-model-len 32768 --gpu-memory-utilization 0.90");
+	/* The checkpoint carries its quantization: no --quantization flag. */
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "--quantization"));
 	cJSON_Delete(j);
 	/* A GGUF k-quant maps to AWQ, with the assumption said. */
 	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"runtime\":\"vllm\",\"precision\":"
@@ -472,7 +476,9 @@ START_TEST(vllm_on_two_4090s)
 			     &j),
 			 200);
 	ck_assert_str_eq(str(j, "settings", "quantization"), "awq");
-	assert_has(str(j, "command", NULL), "--quantization awq");
+	/* vLLM loads AWQ only from an AWQ checkpoint: the catalog's, named in the command. */
+	assert_has(str(j, "command", NULL),
+		   "vllm serve hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4 ");
 	{
 		const cJSON *a;
 		int said = 0;
@@ -480,6 +486,15 @@ START_TEST(vllm_on_two_4090s)
 			said += strstr(a->valuestring, "maps to awq") != NULL;
 		ck_assert_int_eq(said, 1);
 	}
+	cJSON_Delete(j);
+	/* No AWQ checkpoint of phi-4 in the catalog: AWQ is refused, never written. */
+	ck_assert_int_eq(run("{\"model\":\"phi-4\",\"runtime\":\"vllm\",\"precision\":"
+			     "\"Q4_K_M\"," HW_2X4090 "}",
+			     &j),
+			 422);
+	ck_assert_str_eq(str(get(j, "error", NULL), "field", NULL), "precision");
+	assert_has(str(get(j, "error", NULL), "message", NULL),
+		   "no awq checkpoint of microsoft/phi-4");
 	cJSON_Delete(j);
 }
 END_TEST
@@ -515,7 +530,8 @@ START_TEST(vllm_70b_on_one_h100)
 	ck_assert(num(j, "settings", "max_model_len") >= 16384);
 	ck_assert_double_eq(num(j, "settings", "tensor_parallel_size"), 1);
 	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
-	assert_has(str(j, "command", NULL), "--quantization fp8");
+	assert_has(str(j, "command", NULL),
+		   "vllm serve RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic ");
 	cJSON_Delete(j);
 }
 END_TEST
@@ -559,9 +575,9 @@ START_TEST(the_runtime_is_chosen_by_the_objective)
 	ck_assert_double_eq(num(j, "settings", "kv_cache_tokens"),
 			    num(get(j, "metadata", "estimate"), "serving", "kv_cache_tokens"));
 	ck_assert_str_eq(str(j, "command", NULL),
-			 "vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 1 "
-			 "--max-model-len 32768 --gpu-memory-utilization 0.95 --quantization fp8 "
-			 "--kv-cache-dtype fp8");
+			 "vllm serve RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic "
+			 "--tensor-parallel-size 1 --max-model-len 32768 "
+			 "--gpu-memory-utilization 0.95 --kv-cache-dtype fp8");
 	{
 		int said = 0;
 		cJSON_ArrayForEach(a, get(j, "downgrades", NULL)) said +=
@@ -701,6 +717,39 @@ START_TEST(no_mmap_is_planned_and_written)
 }
 END_TEST
 
+/* A coder alias is another release than the catalog entry it is counted with: served by its
+ * own name, never with the base model's GGUF or AWQ repositories. */
+START_TEST(a_coder_alias_is_served_by_its_own_name)
+{
+	cJSON *j;
+	const cJSON *a;
+
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-coder-7b\",\"runtime\":\"vllm\"," HW_2X4090 "}",
+			     &j),
+			 200);
+	assert_has(str(j, "command", NULL), "vllm serve Qwen/Qwen2.5-Coder-7B-Instruct ");
+	cJSON_ArrayForEach(a, get(j, "alternatives", NULL))
+	{
+		ck_assert_ptr_null(strstr(str(a, "command", NULL), "Qwen/Qwen2.5-7B"));
+		ck_assert_str_ne(str(a, "precision", NULL), "awq");
+	}
+	cJSON_Delete(j);
+	ck_assert_int_eq(
+		run("{\"model\":\"qwen2.5-coder-7b\",\"runtime\":\"llama.cpp\"," HW_2X4090 "}", &j),
+		200);
+	assert_has(str(j, "command", NULL), "llama-server -m /path/to/Qwen2.5-Coder-7B-Instruct-");
+	cJSON_Delete(j);
+	/* The entry's own names keep its artifacts. */
+	ck_assert_int_eq(
+		run("{\"model\":\"Qwen/Qwen2.5-7B-Instruct\",\"runtime\":\"llama.cpp\"," HW_2X4090
+		    "}",
+		    &j),
+		200);
+	assert_has(str(j, "command", NULL), "llama-server -hf Qwen/Qwen2.5-7B-Instruct-GGUF:");
+	cJSON_Delete(j);
+}
+END_TEST
+
 Suite *runtime_config_suite(void)
 {
 	Suite *s = suite_create("runtime_config");
@@ -727,6 +776,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, the_cli_prints_the_route_answer);
 	tcase_add_test(tc, no_mmap_is_planned_and_written);
 	tcase_add_test(tc, a_mac_keeps_the_plan_inside_its_working_set);
+	tcase_add_test(tc, a_coder_alias_is_served_by_its_own_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

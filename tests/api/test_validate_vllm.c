@@ -145,8 +145,10 @@ START_TEST(every_vllm_config_rigfit_writes_validates)
 				if ((m + d + u) % 2 == 0) /* half of the grid keeps it quick */
 					round_trip(ms[m], ds[d], ucs[u]);
 	for (size_t i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
-		round_trip(i < 2 ? "meta-llama/Llama-3.3-70B-Instruct" : "Qwen/Qwen2.5-7B",
-			   multi[i], "general");
+		/* A 70B on two 24 GB cards runs only as AWQ: Llama 3.1's, whose AWQ checkpoint the
+		 * catalog lists (Llama 3.3 has none there, so vLLM has no setup for it). */
+		round_trip(i < 2 ? "meta-llama/Llama-3.1-70B" : "Qwen/Qwen2.5-7B", multi[i],
+			   "general");
 		round_trip(i < 2 ? "Qwen/Qwen2.5-32B" : "meta-llama/Llama-3.1-8B", multi[i],
 			   "long_context");
 	}
