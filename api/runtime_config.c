@@ -666,6 +666,15 @@ static int cfg_nothing_fits(const struct cfg *c, struct api_reply *out)
 
 	for (int i = 0; i < c->in->machine.n_dev; i++)
 		offer += (double)c->in->machine.dev[i].budget_bytes;
+	/* vLLM alone: its capacity refuses before any memory figure of the smallest setup. */
+	if (need <= 0 && c->vllm)
+		return api_error(
+			out, RF_E_INVALID_VALUE, "model",
+			"no vLLM configuration fits: on these GPUs (%.1f GiB available) "
+			"the weights and vLLM's reserves leave no KV cache for one request "
+			"at the smallest length; more or larger GPUs, or runtime llama.cpp "
+			"(layers in RAM), may",
+			offer / GIB);
 	if (c->in->machine.n_dev > 0 && ram >= 0)
 		return api_error(
 			out, RF_E_INVALID_VALUE, "model",

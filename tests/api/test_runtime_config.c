@@ -638,6 +638,20 @@ START_TEST(bad_input_names_the_field)
 	assert_error("{\"use_case\":\"general\"}", "missing_field", "model");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"runtime\":\"tgi\"}", "invalid_value",
 		     "runtime");
+	/* vLLM alone on GPUs too small for it: a refusal that says why, with no "-0.0 GiB". */
+	{
+		cJSON *j;
+		const char *msg;
+		ck_assert_int_eq(run("{\"model\":\"gpt-oss-120b\",\"runtime\":\"vllm\","
+				     "\"hardware\":{\"gpus\":[{\"name\":\"RTX 3090\"},{\"name\":"
+				     "\"RTX 3090\"}]}}",
+				     &j),
+				 422);
+		msg = str(get(j, "error", NULL), "message", NULL);
+		ck_assert_msg(strstr(msg, "no vLLM configuration fits") && !strstr(msg, "-0.0"),
+			      "%s", msg);
+		cJSON_Delete(j);
+	}
 	/* Beyond the 131072 positions Llama 3.1 was trained for: no silent -c 200000. */
 	assert_error("{\"model\":\"llama-3.1-8b\",\"n_ctx\":200000,\"hardware_profile\":"
 		     "\"h100-sxm\"}",
