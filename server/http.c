@@ -82,17 +82,14 @@ struct rf_req {
  *   and only when none has does the newcomer go.
  * So a liveness probe is served whatever idle or byte-a-second connections hold. Each
  * connection's memory (the request line, the headers and MHD's read buffer) is capped: a URL
- * or header block larger than that is answered by libmicrohttpd itself (414/431). 32 KiB holds
- * the longest URL rigfit reads (API_MAX_URL_BYTES) and its headers; libmicrohttpd clears a
- * connection's pool for every request it serves, so a larger one costs time on each request
- * (and resident memory on each connection) for nothing. */
+ * or header block larger than that is answered by libmicrohttpd itself (414/431). */
 #define CONN_LIMIT 1024
 #define CONN_MHD_LIMIT (CONN_LIMIT + 256)
 #define CONN_SOFT_LIMIT 992
 #define CONN_PER_IP_LIMIT 384
 #define CONN_STALL_NS (1000ull * 1000 * 1000)
 #define CONN_STALL_AT_CAP_NS (250ull * 1000 * 1000)
-#define CONN_MEMORY_LIMIT ((size_t)32 * 1024)
+#define CONN_MEMORY_LIMIT ((size_t)64 * 1024)
 #define DEADLINE_TICK_MS 250
 
 /* The request bodies held at once, all connections together; past it a request answers 503
