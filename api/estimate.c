@@ -243,7 +243,7 @@ struct est {
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
 };
 
-/* One struct est (about 110 KiB) is kept for the next request instead of freed: allocating it
+/* One struct est (about 130 KiB) is kept for the next request instead of freed: allocating it
  * afresh made glibc consolidate its free lists and clear the whole block on every estimate.
  * A global slot, taken and given back atomically, so any thread may use it. */
 static _Atomic(struct est *) est_spare;
