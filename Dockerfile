@@ -30,8 +30,9 @@ RUN make -j"$(nproc)" build/rigfit
 
 # ---- runtime: the binary, its shared libraries, the profiles ----
 FROM debian:bookworm-slim
-# Only the sonames build/rigfit links against (readelf -d), and the CA certificates libcurl
-# verifies a --hub's TLS with; no curl or wget: the HEALTHCHECK below is the rigfit binary.
+# Only the sonames build/rigfit links against (readelf -d), libcurl, which it loads for --hub,
+# and the CA certificates libcurl verifies a --hub's TLS with; no curl or wget: the HEALTHCHECK
+# below is the rigfit binary.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd12 libcjson1 libuv1 libsqlite3-0 libcurl4 ca-certificates libyaml-0-2 \

@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +242,45 @@ struct est {
 	int n_assumptions;
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
 };
+
+/* One struct est (about 130 KiB) is kept for the next request instead of freed: allocating it
+ * afresh made glibc consolidate its free lists and clear the whole block on every estimate.
+ * A global slot, taken and given back atomically, so any thread may use it. */
+static _Atomic(struct est *) est_spare;
+
+/* Returns an empty est (as calloc would give it, except the weights' per-layer arrays, which
+ * rf_mem_weights_reset leaves for their producer), or NULL when out of memory. */
+static struct est *est_new(void)
+{
+	struct est *e = atomic_exchange(&est_spare, NULL);
+	const size_t w_at = offsetof(struct est, weights), w_end = w_at + sizeof(e->weights);
+
+	if (!e && !(e = malloc(sizeof(*e))))
+		return NULL;
+	memset(e, 0, w_at);
+	rf_mem_weights_reset(&e->weights);
+	memset((char *)e + w_end, 0, sizeof(*e) - w_end);
+	e->ftype = -1;
+	return e;
+}
+
+/* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
+static void est_release(struct est *e)
+{
+	struct est *none = NULL;
+
+	if (!e)
+		return;
+	gguf_free(e->gguf);
+	e->gguf = NULL;
+	if (!atomic_compare_exchange_strong(&est_spare, &none, e))
+		free(e);
+}
+
+void api_estimate_spare_free(void)
+{
+	free(atomic_exchange(&est_spare, NULL));
+}
 
 static void assume(struct est *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -2324,13 +2365,12 @@ static int est_quant_json(struct est *e, cJSON *model)
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result,
 			struct api_reply *out)
 {
-	struct est *e = calloc(1, sizeof(*e));
+	struct est *e = est_new();
 	cJSON *root = NULL, *model, *hw, *arr;
 	int rc;
 
 	if (!e)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	e->ftype = -1;
 	if (!cJSON_IsObject(body)) {
 		rc = api_error(out, RF_E_INVALID_VALUE, NULL, "the request must be a JSON object");
 		goto done;
@@ -2416,8 +2456,7 @@ int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **re
 	rc = 0;
 done:
 	cJSON_Delete(root);
-	gguf_free(e->gguf);
-	free(e);
+	est_release(e);
 	return rc;
 }
 
@@ -2458,15 +2497,14 @@ static int plan_weights(void *ctx, const struct model_arch *a, int ftype,
 static struct api_plan_input *plan_input_new(bool training)
 {
 	struct api_plan_input *in = calloc(1, sizeof(*in));
-	struct est *e = calloc(1, sizeof(*e));
+	struct est *e = est_new();
 
 	if (!in || !e) {
 		free(in);
-		free(e);
+		est_release(e);
 		return NULL;
 	}
 	in->est = e;
-	e->ftype = -1;
 	e->rq.mode = training ? EST_LORA : EST_INFERENCE;
 	return in;
 }
@@ -2576,9 +2614,7 @@ void api_plan_input_free(struct api_plan_input *in)
 {
 	if (!in)
 		return;
-	if (in->est)
-		gguf_free(in->est->gguf);
-	free(in->est);
+	est_release(in->est);
 	free(in);
 }
 

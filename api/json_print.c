@@ -8,6 +8,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,142 @@ static bool same_double(double a, double c)
 	return fabs(a - c) <= max * DBL_EPSILON;
 }
 
+/* Exact arithmetic on the products below (up to 2^123) needs 128 bits. */
+__extension__ typedef unsigned __int128 u128;
+
+#define P10_19 ((u128)10000000000000000000ULL)
+/* 10^0 .. 10^21, exactly. */
+static const u128 p10[22] = {1ULL,
+			     10ULL,
+			     100ULL,
+			     1000ULL,
+			     10000ULL,
+			     100000ULL,
+			     1000000ULL,
+			     10000000ULL,
+			     100000000ULL,
+			     1000000000ULL,
+			     10000000000ULL,
+			     100000000000ULL,
+			     1000000000000ULL,
+			     10000000000000ULL,
+			     100000000000000ULL,
+			     1000000000000000ULL,
+			     10000000000000000ULL,
+			     100000000000000000ULL,
+			     1000000000000000000ULL,
+			     P10_19,
+			     P10_19 * 10,
+			     P10_19 * 100};
+
+/* The digits of m * 2^-sh (m in [2^52, 2^53), sh >= 1) rounded to prec significant digits as
+ * printf's %e rounds them (to nearest, ties to even, on the exact binary value): *q holds them
+ * (prec digits), *x the decimal exponent of the rounded value. Returns false where this cannot
+ * tell exactly (a scale past 10^21), and the caller asks printf. */
+static bool digits_of(uint64_t m, int sh, int prec, int guess, u128 *q, int *x)
+{
+	const u128 lo = p10[prec - 1], hi = p10[prec];
+
+	for (int tries = 0; tries < 4; tries++) {
+		int k = prec - 1 - guess; /* decimals */
+		u128 n, q0, rem, half;
+		if (k < 0 || k > 21)
+			return false;
+		n = (u128)m * p10[k];
+		q0 = n >> sh;
+		if (q0 >= hi) {
+			guess++;
+			continue;
+		}
+		if (q0 < lo) {
+			guess--;
+			continue;
+		}
+		rem = n & (((u128)1 << sh) - 1);
+		half = (u128)1 << (sh - 1);
+		if (rem > half || (rem == half && (q0 & 1)))
+			q0++;
+		if (q0 == hi) { /* 9.99... rounded up to 10.0... */
+			q0 = lo;
+			guess++;
+		}
+		*q = q0;
+		*x = guess;
+		return true;
+	}
+	return false;
+}
+
+/* Writes q (prec digits, exponent x, -4 <= x < prec) as %g writes it: fixed notation with
+ * prec - 1 - x decimals, trailing zeros and a bare point dropped. */
+static void jb_fixed(struct jbuf *b, bool neg, u128 q, int prec, int x)
+{
+	int k = prec - 1 - x;
+	char tmp[48];
+	size_t i = sizeof(tmp);
+	u128 ip = q / p10[k];
+	uint64_t frac = (uint64_t)(q % p10[k]);
+
+	while (k > 0 && frac % 10 == 0) {
+		frac /= 10;
+		k--;
+	}
+	for (; k > 0; k--) {
+		tmp[--i] = (char)('0' + frac % 10);
+		frac /= 10;
+		if (k == 1)
+			tmp[--i] = '.';
+	}
+	do {
+		tmp[--i] = (char)('0' + (int)(ip % 10));
+		ip /= 10;
+	} while (ip);
+	if (neg)
+		tmp[--i] = '-';
+	jb_put(b, tmp + i, sizeof(tmp) - i);
+}
+
+/* Writes d (finite, not an integer) as cJSON does without printf and strtod where that can be
+ * done exactly: 1e-4 <= |d| < 1e15, where %1.15g and %1.17g write fixed notation. The 15-digit
+ * form is read back as strtod would (the nearest double of its value, in d's binade) and kept
+ * when that is within one DBL_EPSILON of d as cJSON tests it, which for two doubles of one
+ * binade means at most one unit in the last place apart. Returns false where it cannot tell;
+ * the caller then prints as cJSON does. */
+static bool jb_number_exact(struct jbuf *b, double d)
+{
+	const double a = fabs(d);
+	u128 q, num, t, rem;
+	uint64_t m;
+	int ex, sh, x, k, guess;
+
+	if (!(a >= 1e-4 && a < 1e15))
+		return false;
+	m = (uint64_t)ldexp(frexp(a, &ex), 53); /* a = m * 2^(ex - 53), m in [2^52, 2^53) */
+	sh = 53 - ex;
+	if (sh < 1 || sh > 70)
+		return false;
+	guess = (int)floor(log10(a));
+	if (!digits_of(m, sh, 15, guess, &q, &x) || x < -4 || x >= 15)
+		return false;
+	/* What strtod reads back: q * 10^-k rounded to a multiple of 2^-sh, ties to even. */
+	k = 14 - x;
+	num = q << sh;
+	t = num / p10[k];
+	rem = num % p10[k];
+	if (2 * rem > p10[k] || (2 * rem == p10[k] && (t & 1)))
+		t++;
+	if (t < ((u128)1 << 52) || t >= ((u128)1 << 53))
+		return false; /* another binade: its units differ */
+	if ((t > m ? t - m : m - t) <= 1) {
+		jb_fixed(b, d < 0, q, 15, x);
+		return true;
+	}
+	if (!digits_of(m, sh, 17, x, &q, &x) || x < -4 || x >= 17)
+		return false;
+	jb_fixed(b, d < 0, q, 17, x);
+	return true;
+}
+
 static void jb_number(struct jbuf *b, const cJSON *item)
 {
 	const double d = item->valuedouble;
@@ -100,6 +237,8 @@ static void jb_number(struct jbuf *b, const cJSON *item)
 		jb_int(b, (long long)d);
 		return;
 	}
+	if (jb_number_exact(b, d))
+		return;
 	n = snprintf(num, sizeof(num), "%1.15g", d);
 	if (n > 0 && (size_t)n < sizeof(num)) {
 		double test = strtod(num, &end);

@@ -2,8 +2,10 @@
  * A faster cJSON_PrintUnformatted: the same bytes for every tree cJSON can print (numbers as
  * cJSON 1.7.15 prints them: %1.15g, or %1.17g when %1.15g does not read back within one
  * DBL_EPSILON; strings escaped as cJSON escapes them), written into one
- * growing buffer with integers formatted by hand and the read-back done with strtod. Replies
- * with dozens of numbers spent more time in cJSON's printf/sscanf pairs than in the estimate.
+ * growing buffer with integers formatted by hand, fractions between 1e-4 and 1e15 rounded and
+ * read back in exact 128-bit integer arithmetic, and only the rest printed with printf and read
+ * back with strtod. Replies with dozens of numbers spent more time in cJSON's printf/sscanf
+ * pairs than in the estimate.
  */
 #ifndef RIGFIT_API_JSON_PRINT_H
 #define RIGFIT_API_JSON_PRINT_H

@@ -2,7 +2,8 @@
  * The memo of parameter counts and scheme weights (see model_memo.h): a fixed table of slots
  * keyed by a hash of the architecture's bytes, the bytes themselves and the file type, under
  * one mutex. A slot keeps the weights compactly (only the layers the model has, in a malloc'd
- * array) and writes them back as rf_weights_from_scheme does: the whole struct zeroed first.
+ * array) and writes them back as rf_weights_from_scheme does, except that the per-layer arrays
+ * are written up to n_layer only (see model_memo.h).
  * Work on a miss is done outside the lock; two threads missing the same key at once both
  * compute it and the second copy simply takes another slot.
  */
@@ -205,7 +206,9 @@ int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weight
 	if (memo_lock()) {
 		s = memo_find(a, hash, ftype);
 		if (s) {
-			memset(out, 0, sizeof(*out));
+			/* Every field is written; of the per-layer arrays only the model's n_layer
+			 * entries, which is all any reader looks at: clearing the whole struct
+			 * (MODEL_MAX_LAYERS entries per array, 56 KiB) cost more than the estimate. */
 			out->n_layer = s->n_layer;
 			out->input_bytes = s->input_bytes;
 			out->output_bytes = s->output_bytes;

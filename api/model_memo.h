@@ -26,8 +26,10 @@
 int api_memo_params(const struct model_arch *a, struct model_params *out /* OUT */);
 
 /* Writes rf_weights_from_scheme(a, ftype, -1) to *out, from the memo when a (validated) was
- * weighed in ftype before. Returns 0 or rf_weights_from_scheme's error (nothing is memoized
- * then). */
+ * weighed in ftype before. From the memo the per-layer arrays (layer_bytes, layer_expert_bytes,
+ * layer_repack_bytes, layer_amx_bytes) are written in their first n_layer entries only and the
+ * rest of them is left as it was (no reader looks past n_layer); every other field is written.
+ * Returns 0 or rf_weights_from_scheme's error (nothing is memoized then). */
 int api_memo_weights(const struct model_arch *a, int ftype, struct rf_mem_weights *out /* OUT */);
 
 struct vllm_facts;

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -115,15 +116,54 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* libcurl (and the TLS library under it) is initialized once per process and never cleaned
- * up: a TLS library cannot always be initialized again after its cleanup, and its fork
+/* libcurl is loaded when a Hub is configured (--hub, off by default), not linked: with the TLS,
+ * LDAP, Kerberos and SSH libraries under it, it put 3.4 MB into every daemon's resident memory
+ * that only --hub uses. The functions this file calls, from the library loaded once. */
+#define CURL_SONAME "libcurl.so.4"
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *easy, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *easy);
+	CURLcode (*easy_getinfo)(CURL *easy, CURLINFO info, ...);
+	void (*easy_reset)(CURL *easy);
+	void (*easy_cleanup)(CURL *easy);
+	const char *(*easy_strerror)(CURLcode code);
+	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
+	void (*slist_free_all)(struct curl_slist *list);
+} lc;
+
+/* libcurl (and the TLS library under it) is loaded and initialized once per process and never
+ * cleaned up: a TLS library cannot always be initialized again after its cleanup, and its fork
  * handlers must stay valid for the commands the daemon runs. */
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
+/* Sets *fn to symbol name of lib; returns whether it was found. */
+static bool curl_sym(void *lib, const char *name, void *fn)
+{
+	void *p = dlsym(lib, name);
+
+	memcpy(fn, &p, sizeof(p));
+	return p != NULL;
+}
+
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	void *lib = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib || !curl_sym(lib, "curl_global_init", &lc.global_init) ||
+	    !curl_sym(lib, "curl_easy_init", &lc.easy_init) ||
+	    !curl_sym(lib, "curl_easy_setopt", &lc.easy_setopt) ||
+	    !curl_sym(lib, "curl_easy_perform", &lc.easy_perform) ||
+	    !curl_sym(lib, "curl_easy_getinfo", &lc.easy_getinfo) ||
+	    !curl_sym(lib, "curl_easy_reset", &lc.easy_reset) ||
+	    !curl_sym(lib, "curl_easy_cleanup", &lc.easy_cleanup) ||
+	    !curl_sym(lib, "curl_easy_strerror", &lc.easy_strerror) ||
+	    !curl_sym(lib, "curl_slist_append", &lc.slist_append) ||
+	    !curl_sym(lib, "curl_slist_free_all", &lc.slist_free_all))
+		return; /* curl_init_rc stays CURLE_FAILED_INIT; the library stays loaded */
+	curl_init_rc = lc.global_init(CURL_GLOBAL_DEFAULT);
 }
 
 int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hub **out, char *err,
@@ -151,7 +191,7 @@ int rf_hub_new(const struct rf_hub_opts *o, struct rf_store *store, struct rf_hu
 	}
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK) {
-		set_msg(err, errlen, "cannot initialize libcurl");
+		set_msg(err, errlen, "cannot load or initialize libcurl (" CURL_SONAME ")");
 		return RF_E_NOMEM;
 	}
 	h = calloc(1, sizeof(*h));
@@ -355,32 +395,32 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 		return RF_E_TIMEOUT;
 	}
 	snprintf(url, sizeof(url), "%s/%s/resolve/main/%s", c->h->url, c->id, file);
-	curl_easy_reset(c->easy);
-	curl_easy_setopt(c->easy, CURLOPT_URL, url);
-	curl_easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->easy, CURLOPT_PROTOCOLS_STR, c->h->https ? "https" : "http");
-	curl_easy_setopt(c->easy, CURLOPT_REDIR_PROTOCOLS_STR, c->h->https ? "https" : "http");
-	curl_easy_setopt(c->easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c->easy, CURLOPT_MAXREDIRS, MAX_REDIRS);
-	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, (long)left);
-	curl_easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
-	curl_easy_setopt(c->easy, CURLOPT_USERAGENT, "rigfit/" RIGFIT_VERSION);
-	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, b);
-	curl_easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c->easy, CURLOPT_HEADERDATA, b);
-	curl_easy_setopt(c->easy, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c->easy, CURLOPT_XFERINFODATA, c);
+	lc.easy_reset(c->easy);
+	lc.easy_setopt(c->easy, CURLOPT_URL, url);
+	lc.easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c->easy, CURLOPT_PROTOCOLS_STR, c->h->https ? "https" : "http");
+	lc.easy_setopt(c->easy, CURLOPT_REDIR_PROTOCOLS_STR, c->h->https ? "https" : "http");
+	lc.easy_setopt(c->easy, CURLOPT_FOLLOWLOCATION, 1L);
+	lc.easy_setopt(c->easy, CURLOPT_MAXREDIRS, MAX_REDIRS);
+	lc.easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, (long)left);
+	lc.easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
+	lc.easy_setopt(c->easy, CURLOPT_USERAGENT, "rigfit/" RIGFIT_VERSION);
+	lc.easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, on_body);
+	lc.easy_setopt(c->easy, CURLOPT_WRITEDATA, b);
+	lc.easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, on_header);
+	lc.easy_setopt(c->easy, CURLOPT_HEADERDATA, b);
+	lc.easy_setopt(c->easy, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(c->easy, CURLOPT_XFERINFOFUNCTION, on_progress);
+	lc.easy_setopt(c->easy, CURLOPT_XFERINFODATA, c);
 	if (c->headers)
-		curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
+		lc.easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
 	if (len > 0) {
 		snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)from,
 			 (unsigned long long)(from + len - 1));
-		curl_easy_setopt(c->easy, CURLOPT_RANGE, range);
+		lc.easy_setopt(c->easy, CURLOPT_RANGE, range);
 	}
-	cc = curl_easy_perform(c->easy);
-	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+	cc = lc.easy_perform(c->easy);
+	lc.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (cc == CURLE_WRITE_ERROR && b->over && len > 0)
 		cc = CURLE_OK; /* a 200 with the whole file: the bytes asked for are here */
 	if (cc == CURLE_WRITE_ERROR && !b->over) {
@@ -406,7 +446,7 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 	}
 	if (cc != CURLE_OK) {
 		set_msg(c->msg, c->msglen, "cannot reach the Hugging Face Hub at %.200s: %s",
-			c->h->url, curl_easy_strerror(cc));
+			c->h->url, lc.easy_strerror(cc));
 		return RF_E_UNAVAILABLE;
 	}
 	if (status == 404)
@@ -426,7 +466,7 @@ static int get_once(struct call *c, const char *file, uint64_t from, uint64_t le
 	}
 	if (status == 200) {
 		curl_off_t cl = -1;
-		curl_easy_getinfo(c->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		lc.easy_getinfo(c->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
 		b->has_total = cl >= 0;
 		b->total = cl >= 0 ? (uint64_t)cl : 0;
 	}
@@ -611,9 +651,9 @@ static int fetch_for(struct rf_hub *h, struct flight *f, const char *id, struct 
 		return RF_E_INVALID_VALUE;
 	}
 	d = calloc(1, sizeof(*d));
-	c.easy = curl_easy_init();
+	c.easy = lc.easy_init();
 	if (h->auth[0])
-		c.headers = curl_slist_append(NULL, h->auth);
+		c.headers = lc.slist_append(NULL, h->auth);
 	if (!d || !c.easy || (h->auth[0] && !c.headers)) {
 		set_msg(msg, msglen, "out of memory");
 		rc = RF_E_NOMEM;
@@ -632,8 +672,8 @@ static int fetch_for(struct rf_hub *h, struct flight *f, const char *id, struct 
 out:
 	api_model_dir_free(d);
 	free(d);
-	curl_slist_free_all(c.headers);
-	curl_easy_cleanup(c.easy);
+	lc.slist_free_all(c.headers);
+	lc.easy_cleanup(c.easy);
 	return rc;
 }
 

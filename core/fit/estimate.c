@@ -86,6 +86,22 @@ static uint64_t output_edge_bytes(const struct rf_mem_weights *w, int c, const s
 	return edge;
 }
 
+void rf_mem_weights_reset(struct rf_mem_weights *w)
+{
+	w->n_layer = 0;
+	w->input_bytes = 0;
+	w->output_bytes = 0;
+	w->file_bytes = 0;
+	w->largest_matrix = 0;
+	w->tied_head_bytes = 0;
+	memset(w->output_repack_bytes, 0, sizeof(w->output_repack_bytes));
+	w->output_amx_bytes = 0;
+	memset(w->output_edge_repack_bytes, 0, sizeof(w->output_edge_repack_bytes));
+	memset(w->type_elements, 0, sizeof(w->type_elements));
+	memset(w->type_expert_elements, 0, sizeof(w->type_expert_elements));
+	memset(w->type_repack_elements, 0, sizeof(w->type_repack_elements));
+}
+
 int rf_weights_from_tensors(const struct model_arch *a, const struct rf_tensor *t, size_t n,
 			    struct rf_mem_weights *out)
 {

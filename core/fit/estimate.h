@@ -146,6 +146,12 @@ struct rf_mem_weights {
 	double type_repack_elements[RF_REPACK_N][RF_GT_COUNT];
 };
 
+/* Empties w for a producer to fill (n_layer 0, every total and type count 0) without clearing
+ * the per-layer arrays (layer_bytes, layer_expert_bytes, layer_repack_bytes, layer_amx_bytes,
+ * MODEL_MAX_LAYERS entries each): every reader looks at their first n_layer entries only, and
+ * each producer writes those. */
+void rf_mem_weights_reset(struct rf_mem_weights *w /* OUT */);
+
 /* Sums tensors (from a GGUF header or model_tensors() + rf_quant_apply()) into layers. a gives
  * the layer count and whether the model has an LM head. Returns 0 or RF_E_INVALID_VALUE (a
  * tensor of a layer beyond MODEL_MAX_LAYERS). */

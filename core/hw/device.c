@@ -244,6 +244,18 @@ static bool size_ok(const struct device_profile *p, int asize, int qsize)
 	return true;
 }
 
+/* FNV-1a of a name key: the index compares these before the keys themselves. */
+static uint32_t key_hash(const char *key)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *c = (const unsigned char *)key; *c; c++) {
+		h ^= *c;
+		h *= 16777619u;
+	}
+	return h;
+}
+
 int device_table_index(struct device_table *t)
 {
 	struct device_name_key *keys = NULL;
@@ -284,6 +296,7 @@ int device_table_index(struct device_table *t)
 			keys[n_keys].entry = e;
 			keys[n_keys].size_gib = asize;
 			keys[n_keys].off = used;
+			keys[n_keys].hash = key_hash(key);
 			n_keys++;
 			used += len;
 		}
@@ -305,14 +318,18 @@ nomem:
 static int find_candidates_indexed(const struct device_table *t, const char *qkey, int qsize,
 				   const struct device_profile **cands)
 {
+	const uint32_t qhash = key_hash(qkey);
 	int n = 0, last = -1;
 
 	for (size_t k = 0; k < t->n_name_keys; k++) {
 		const struct device_name_key *nk = &t->name_keys[k];
-		const struct device_profile *p = &t->devices[nk->entry];
+		const struct device_profile *p;
 
-		if (nk->entry == last || strcmp(t->name_keys_pool + nk->off, qkey) != 0 ||
-		    !size_ok(p, nk->size_gib, qsize))
+		if (nk->hash != qhash || nk->entry == last ||
+		    strcmp(t->name_keys_pool + nk->off, qkey) != 0)
+			continue;
+		p = &t->devices[nk->entry];
+		if (!size_ok(p, nk->size_gib, qsize))
 			continue;
 		if (n < MAX_CANDIDATES)
 			cands[n] = p;

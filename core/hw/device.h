@@ -93,9 +93,10 @@ struct device_profile {
 
 /* One name of an entry (its id, name or an alias) as device_normalize keys it. */
 struct device_name_key {
-	int entry;    /* index into devices */
-	int size_gib; /* the memory size the name carries; 0: none */
-	size_t off;   /* the key: a NUL-terminated string at name_keys_pool + off */
+	int entry;     /* index into devices */
+	int size_gib;  /* the memory size the name carries; 0: none */
+	size_t off;    /* the key: a NUL-terminated string at name_keys_pool + off */
+	uint32_t hash; /* of the key (FNV-1a): a lookup compares strings only where it matches */
 };
 
 /* A loaded devices.json: n entries in devices (malloc'd by the loader, freed by

@@ -8,6 +8,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,58 @@ START_TEST(numbers_as_cjson_prints_them)
 }
 END_TEST
 
+/* v and its neighbours, k units in the last place either way. */
+static void same_around(double v, int k)
+{
+	double up = v, down = v;
+
+	same_number(v);
+	for (int i = 0; i < k; i++) {
+		up = nextafter(up, INFINITY);
+		down = nextafter(down, -INFINITY);
+		same_number(up);
+		same_number(down);
+	}
+}
+
+/* Between 1e-4 and 1e15 fractions are written without printf (the exact path of
+ * json_print.c): every binade of that range with random mantissas, the neighbours of
+ * decimals of 15 to 17 digits (where the 15-digit form stops reading back), exact ties of the
+ * rounding to 15 and to 17 digits, and the edges at the powers of ten. */
+START_TEST(fractions_written_without_printf)
+{
+	static const double ties[] = {549755813888.0625,   /* 2^39 + 1/16: 16 digits, ends in 5 */
+				      140737488355328.125, /* 2^47 + 1/8: 18 digits, ends in 5 */
+				      0.0001220703125,     /* 2^-13 */
+				      1.0000000000000002,     0.30000000000000004,
+				      9.9999999999999982,     99999999999999.984,
+				      0.00010000000000000002, 0.099999999999999992};
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	char buf[40];
+
+	for (size_t i = 0; i < sizeof(ties) / sizeof(ties[0]); i++) {
+		same_around(ties[i], 3);
+		same_around(-ties[i], 1);
+	}
+	for (int n = -5; n <= 15; n++)
+		same_around(pow(10, n), 4);
+	for (int e = -14; e <= 50; e++)
+		for (int i = 0; i < 3000; i++) {
+			uint64_t r = next(&s);
+			double v = ldexp((double)((r >> 11) | (1ULL << 52)), e - 52);
+			same_number(i % 2 ? v : -v);
+		}
+	for (int i = 0; i < 30000; i++) {
+		uint64_t r = next(&s);
+		int digits = 15 + i % 3, point = (int)(r % 19) - 4;
+		/* a decimal of that many digits with the point somewhere in [1e-4, 1e15) */
+		snprintf(buf, sizeof(buf), "%.*ee%d", digits - 1,
+			 (double)(r >> 11) / 9007199254740992.0 * 9 + 1, point);
+		same_around(strtod(buf, NULL), 2);
+	}
+}
+END_TEST
+
 START_TEST(strings_and_keys_with_every_byte)
 {
 	char s[256];
@@ -172,6 +225,7 @@ Suite *json_print_suite(void)
 	TCase *tc = tcase_create("print");
 
 	tcase_add_test(tc, numbers_as_cjson_prints_them);
+	tcase_add_test(tc, fractions_written_without_printf);
 	tcase_add_test(tc, strings_and_keys_with_every_byte);
 	tcase_add_test(tc, trees_of_every_kind);
 	tcase_add_test(tc, what_cjson_cannot_print_stays_unprintable);

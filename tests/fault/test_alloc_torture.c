@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/estimate.h"
 #include "api/model_memo.h"
 #include "api/hardware_json.h"
 #include "api/metrics.h"
@@ -399,6 +400,7 @@ static void dispatch(const struct api_env *env, const struct torture_req *t, str
 	/* Every run starts cold, so that the memo's computations are tortured too and each run
 	 * makes the same allocations. */
 	api_memo_clear();
+	api_estimate_spare_free();
 	struct api_request req = {.method = t->method,
 				  .path = t->path,
 				  .query = t->query,

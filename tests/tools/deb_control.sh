@@ -2,11 +2,17 @@
 # Prints the DEBIAN/control of rigfit's package: usage: deb_control.sh BINARY VERSION ARCH.
 # Depends lists the Debian package of each shared library the binary links directly (its
 # NEEDED entries, found where ldd resolves them), as this build machine has them, so the
-# package installs where it was built and on the same release.
+# package installs where it was built and on the same release. Libraries the binary loads
+# with dlopen (LOADED: libcurl, for --hub) are listed the same way, found where ldconfig has them.
 set -eu
 bin=$1 version=$2 arch=$3
-deps=$(objdump -p "$bin" | awk '$1 == "NEEDED" { print $2 }' | while read -r name; do
+LOADED="libcurl.so.4"
+deps=$({
+	objdump -p "$bin" | awk '$1 == "NEEDED" { print $2 }'
+	for name in $LOADED; do echo "$name"; done
+} | while read -r name; do
 	lib=$(ldd "$bin" | awk -v n="$name" '$1 == n { print $3 }')
+	[ -n "$lib" ] || lib=$(ldconfig -p | awk -v n="$name" '$1 == n { print $NF; exit }')
 	[ -n "$lib" ] || continue
 	dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null || true
 done | cut -d: -f1 | sort -u | paste -sd, - | sed 's/,/, /g')
