@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/) and their
-SOURCES.md from tests/fixtures/machines, ../shared/fixtures, profiles/ and the API tests'
+SOURCES.md from tests/fixtures/machines, tests/data/fixtures (the captures copied from real machines), profiles/ and the API tests'
 request bodies. Run from anywhere after `make` (the hardware_input seeds are scans of fixture
 machines by build/rigfit): python3 tests/fuzz/tools/seeds.py. It overwrites the files it
 writes and leaves any other file (inputs kept from findings) in place."""
@@ -10,7 +10,7 @@ def rglob(base, name):
     for dp, dn, fn in os.walk(base):
         if name in fn: out.append(dp+'/'+name)
     return sorted(out)
-R=os.path.abspath(os.path.join(os.path.dirname(__file__),'../../..')); S=os.path.join(R,'..','shared','fixtures'); M=R+'/tests/fixtures/machines'
+R=os.path.abspath(os.path.join(os.path.dirname(__file__),'../../..')); S=os.path.join(R,'tests','data','fixtures'); M=R+'/tests/fixtures/machines'
 C=R+'/tests/fuzz/corpus'
 src={}  # target -> list of (name, source)
 def put(t, name, data, source):
