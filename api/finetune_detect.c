@@ -36,6 +36,7 @@
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
+#include "core/plan/plan_ft_machine.h"
 #include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 
@@ -200,29 +201,6 @@ static int fd_hardware(const struct api_env *env, struct fd *f, struct api_reply
 	return 0;
 }
 
-/* bf16: NVIDIA compute capability 8.0 or later, AMD CDNA 2 or later, Apple silicon. */
-static bool fd_bf16(const struct api_env *env, const struct hw_gpu *g)
-{
-	const struct device_profile *p = NULL;
-	const char *cc = g->compute_capability, *arch = g->architecture;
-
-	if (env->devices &&
-	    device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p) == 0 && p) {
-		if (!cc[0])
-			cc = p->compute_capability;
-		if (!arch[0])
-			arch = p->architecture;
-	}
-	if (strcmp(g->vendor, "apple") == 0)
-		return true;
-	if (strcmp(g->vendor, "nvidia") == 0)
-		return cc[0] && strtod(cc, NULL) >= 8.0;
-	if (strcmp(g->vendor, "amd") == 0)
-		return strstr(arch, "gfx90a") || strstr(arch, "gfx94") || strstr(arch, "gfx95") ||
-		       strstr(arch, "CDNA 2") || strstr(arch, "CDNA 3") || strstr(arch, "CDNA 4");
-	return false;
-}
-
 /* The tier: seed 000's rules on the largest GPU and the RAM, or the one compute_specs names. */
 static const char *fd_tier(struct fd *f, const char **detected)
 {
@@ -264,94 +242,6 @@ static const cJSON *fd_tier_object(const cJSON *tiers, const char *id)
 			return t;
 	}
 	return NULL;
-}
-
-static enum plan_ft_backend fd_backend(const char *b)
-{
-	if (strcmp(b, "cuda") == 0)
-		return PLAN_FT_BACKEND_CUDA;
-	if (strcmp(b, "rocm") == 0)
-		return PLAN_FT_BACKEND_ROCM;
-	if (strcmp(b, "metal") == 0)
-		return PLAN_FT_BACKEND_METAL;
-	return b[0] && strcmp(b, "cpu") != 0 ? PLAN_FT_BACKEND_OTHER : PLAN_FT_BACKEND_NONE;
-}
-
-/* Keeps budget among the largest PLAN_FT_MAX_GPUS of d's GPUs, largest first. */
-static void fd_add_gpu_budget(struct plan_ft_device *d, int64_t budget)
-{
-	int i;
-
-	if (d->n_gpus < PLAN_FT_MAX_GPUS)
-		i = d->n_gpus++;
-	else if (budget <= d->gpu_budget_bytes[PLAN_FT_MAX_GPUS - 1])
-		return;
-	else
-		i = PLAN_FT_MAX_GPUS - 1;
-	for (; i > 0 && d->gpu_budget_bytes[i - 1] < budget; i--)
-		d->gpu_budget_bytes[i] = d->gpu_budget_bytes[i - 1];
-	d->gpu_budget_bytes[i] = budget;
-}
-
-/* The GPU that trains, as /api/estimate picks it: the largest budget (free memory less the
- * reserve; for unified memory the GPU's share of the RAM). Its compute is the device's dense
- * 16-bit rate, from the scan or its profile. */
-static void fd_device(const struct api_env *env, struct fd *f)
-{
-	int64_t ram_total = f->hw.memory.total_bytes, ram_avail = f->hw.memory.available_bytes;
-	const struct hw_gpu *train = NULL;
-	const struct device_profile *p = NULL;
-
-	memset(&f->dev, 0, sizeof(f->dev));
-	f->dev.backend = fd_backend(f->hw.backend);
-	f->dev.budget_bytes = -1;
-	f->dev.tflops = -1;
-	f->dev.host_ram_bytes =
-		ram_avail >= 0 ?
-			rf_budget_host(ram_avail, ram_total,
-				       f->hw.host.container.cgroup_memory_limit_bytes, -1) :
-			-1;
-	for (int i = 0; i < f->hw.n_gpus; i++) {
-		const struct hw_gpu *g = &f->hw.gpus[i];
-		int64_t free_b, budget;
-		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
-			continue;
-		free_b = g->memory_free_bytes >= 0 ? g->memory_free_bytes : g->memory_total_bytes;
-		budget = g->unified_memory && ram_total > 0 ?
-				 rf_budget_unified(ram_total, ram_avail) :
-				 rf_budget_device(free_b, g->memory_total_bytes);
-		if (g->unified_memory && budget > g->memory_total_bytes)
-			budget = g->memory_total_bytes;
-		fd_add_gpu_budget(&f->dev, budget);
-		if (budget > f->dev.budget_bytes) {
-			f->dev.budget_bytes = budget;
-			train = g;
-		}
-	}
-	if (!train) {
-		f->dev.backend = PLAN_FT_BACKEND_NONE;
-		return;
-	}
-	f->dev.bf16 = fd_bf16(env, train);
-	f->dev.tflops = train->fp16_tflops;
-	if (env->devices &&
-	    device_resolve_mem(env->devices, train->name, train->memory_total_bytes, &p) != 0)
-		p = NULL;
-	if (f->dev.tflops <= 0 && p) {
-		enum device_compute_kind kind;
-		f->dev.tflops = device_compute_tflops(p, &kind);
-	}
-	/* Several GPUs share a run only where their memory is their own (not Apple's unified
-	 * memory, one device in any case). */
-	if (train->unified_memory) {
-		f->dev.n_gpus = 1;
-		/* Nor is anything offloaded to a "host" that is the GPU's own memory. */
-		f->dev.host_ram_bytes = -1;
-	}
-	f->dev.device_class = api_train_class(p);
-	f->dev.bandwidth_gbs = train->memory_bandwidth_gbs > 0 ? train->memory_bandwidth_gbs :
-			       p                               ? p->memory_bandwidth_gbs :
-								 -1;
 }
 
 static const unsigned fd_task_bits[] = {MODEL_TASK_TEXT_GENERATION, MODEL_TASK_SUMMARIZATION,
@@ -732,7 +622,8 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	rc = fd_hardware(env, f, out);
 	if (rc < 0)
 		goto done;
-	fd_device(env, f);
+	/* The GPU that trains, as /api/estimate picks it (core/plan/plan_ft_machine.h). */
+	plan_ft_machine(&f->hw, env->devices, &f->dev);
 	tier_id = fd_tier(f, &detected);
 	tier = fd_tier_object((const cJSON *)env->tiers, tier_id);
 	if (!tier) {
