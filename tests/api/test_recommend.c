@@ -1,8 +1,9 @@
 /*
  * POST /api/recommend without a socket: the handler with the shipped profiles. Every
  * recommendation is asked again of the estimator with its own settings and must fit; the
- * ranking, the precision ladder, min_context, fine-tuning on a small card, a CPU-only machine,
- * the reverse question (hardware for a model, with the cost formula) and input errors are
+ * ranking, min_context, fine-tuning on a small card (the plan /api/finetune/detect makes for
+ * the same model, machine and method), a CPU-only machine, the reverse question (hardware for
+ * a model, with the cost formula), every model shape /api/estimate takes and input errors are
  * checked with numbers. The CLI twin must print the handler's bytes.
  */
 #include <cjson/cJSON.h>
@@ -15,11 +16,13 @@
 #include "api/api.h"
 #include "api/device_json.h"
 #include "api/estimate.h"
+#include "api/finetune_detect.h"
 #include "api/model_json.h"
 #include "api/recommend.h"
 #include "core/hw/device.h"
 #include "core/err.h"
 #include "core/fit/model.h"
+#include "core/plan/plan_finetune.h"
 #include "core/plan/plan_infer.h"
 #include "tests/server/harness.h"
 #include "tests/api/profiles_fixture.h"
@@ -288,8 +291,12 @@ START_TEST(qlora_on_a_gtx_1650_gives_small_models_or_a_reason)
 		ck_assert_msg(m->params_b <= 4, "%s (%.1fB) on 4 GB", m->id, m->params_b);
 		ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "settings"), "mode"),
 				 "qlora");
-		ck_assert(num(e, "settings", "seq_len") >= 512);
-		ck_assert_double_eq(num(e, "settings", "batch_size"), 1);
+		/* The planner's plan: at least the task's floor (text generation: 1024), and
+		 * micro-batch x accumulation steps = the effective batch. */
+		ck_assert(num(e, "settings", "seq_len") >= 1024);
+		ck_assert_double_eq(num(e, "settings", "batch_size") *
+					    num(e, "plan", "gradient_accumulation_steps"),
+				    num(e, "plan", "effective_batch_size"));
 	}
 	cJSON_Delete(j);
 	/* Nothing fits: an empty list and a reason. */
@@ -407,9 +414,10 @@ START_TEST(hardware_for_a_70b)
 END_TEST
 
 /* Fine-tuning: each device comes with the fewest GPUs and the strategy that spreads the run
- * over them (a 70B QLoRA needs FSDP-QLoRA over two 48 GB cards such as the RTX 6000 Ada,
- * nothing on an 80 GB one;
- * 24 GB cards need four, beyond the 50 cheapest answers). */
+ * over them, as the fine-tuning planner finds them: a 70B QLoRA needs FSDP-QLoRA over two
+ * 40 GB A100s, nothing on an 80 GB card, and one 48 GB card (the RTX 6000 Ada) holds it
+ * with Unsloth, as Unsloth states for Llama 3.1 70B; 24 GB cards need four, beyond the 50
+ * cheapest answers. */
 START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 {
 	cJSON *j, *e;
@@ -425,12 +433,17 @@ START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 		/* no bitsandbytes on Apple GPUs */
 		ck_assert_msg(strncmp(str(e, "device"), "apple", 5) != 0, "%s", str(e, "device"));
 	}
-	e = (cJSON *)find_device(j, "rtx-6000-ada");
+	e = (cJSON *)find_device(j, "a100-sxm4-40gb");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_double_eq(num(e, "count", NULL), 2);
 	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "strategy"),
 			 "fsdp_qlora");
 	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "estimate"), "offload"), "none");
+	e = (cJSON *)find_device(j, "rtx-6000-ada");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_double_eq(num(e, "count", NULL), 1);
+	ck_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(e, "settings"), "provider"),
+			 "unsloth");
 	e = (cJSON *)find_device(j, "h100-sxm");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_double_eq(num(e, "count", NULL), 1);
@@ -440,8 +453,9 @@ START_TEST(hardware_for_a_70b_qlora_states_the_strategy)
 END_TEST
 
 /* Whether /api/estimate fits mode on count GPUs of device id, with the host RAM recommend
- * assumes (twice the GPUs' memory, at least 64 GiB): with strategy st and nothing offloaded,
- * or with its own cheapest choice, offload included, when st is NULL. */
+ * assumes (twice the GPUs' memory, at least 64 GiB), within the fine-tuning planner's reserve
+ * (PLAN_FT_MAX_UTILISATION of each GPU): with strategy st and nothing offloaded, or with its
+ * own cheapest choice, offload included, when st is NULL. */
 static bool estimate_fits(const char *model, const char *mode, const char *id, int count,
 			  const char *st)
 {
@@ -463,7 +477,8 @@ static bool estimate_fits(const char *model, const char *mode, const char *id, i
 	b = cJSON_Parse(body);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(api_estimate_object(&env, b, &a, &r), 0);
-	fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "fits"));
+	fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "fits")) &&
+	       num(a, "utilization", NULL) <= PLAN_FT_MAX_UTILISATION;
 	api_reply_reset(&r);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
@@ -545,11 +560,52 @@ static void assert_error(const char *body, const char *code, const char *field)
 	cJSON_Delete(j);
 }
 
-/* "model" takes the shapes /api/estimate takes for a catalog model: an id or {"id": ...}, with
- * the same answer. */
+/* The error /api/estimate gives for model (a JSON value) on an RTX 4090 and the error
+ * recommend gives for it in the body before + model + after are the same envelope: status,
+ * code, field and message. */
+static void assert_estimate_error(const char *model, const char *before, const char *after)
+{
+	struct api_env env = test_env();
+	struct api_reply r = {0};
+	char body[512];
+	cJSON *b, *want, *got, *answer = NULL;
+	int st;
+
+	snprintf(body, sizeof(body), "{\"model\":%s,\"hardware_profile\":\"rtx-4090\"}", model);
+	b = cJSON_Parse(body);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_lt(api_estimate_object(&env, b, &answer, &r), 0);
+	want = cJSON_ParseWithLength(r.body, r.len);
+	st = r.status;
+	api_reply_reset(&r);
+	cJSON_Delete(b);
+	snprintf(body, sizeof(body), "%s%s%s", before, model, after);
+	ck_assert_int_eq(run(body, &got), st);
+	ck_assert_msg(cJSON_Compare(want, got, true), "%s: %s", body, cJSON_PrintUnformatted(got));
+	cJSON_Delete(want);
+	cJSON_Delete(got);
+}
+
+/* "model" takes every shape /api/estimate takes, with the same answer for the same model and
+ * the same errors for the shapes it refuses. */
 START_TEST(a_model_object_names_the_same_model)
 {
+	static const char *const bad[] = {"\"llama-9b\"",
+					  "{\"id\":7}",
+					  "[]",
+					  "{\"gguf\":\"x.gguf\"}",
+					  "{\"id\":\"x\",\"gguf\":\"/m.gguf\"}",
+					  "{\"colour\":\"red\"}"};
+	/* Llama-3.1-8B's config.json fields as Hugging Face writes them. */
+	const char *pasted =
+		"{\"architecture\":{\"model_type\":\"llama\",\"hidden_size\":4096,"
+		"\"intermediate_size\":14336,\"num_hidden_layers\":32,\"num_attention_heads\":32,"
+		"\"num_key_value_heads\":8,\"vocab_size\":128256,"
+		"\"max_position_embeddings\":131072,\"tie_word_embeddings\":false}}";
+	char body[1024];
 	cJSON *a, *b;
+	const cJSON *x, *y;
+	int n = 0;
 
 	ck_assert_int_eq(run("{\"for\":\"hardware\",\"model\":\"llama-3.1-8b\",\"limit\":3}", &a),
 			 200);
@@ -558,8 +614,132 @@ START_TEST(a_model_object_names_the_same_model)
 			     &b),
 			 200);
 	ck_assert(cJSON_Compare(a, b, true));
+	cJSON_Delete(b);
+	/* A pasted config.json of the same model: the same devices, counts and settings. */
+	snprintf(body, sizeof(body), "{\"for\":\"hardware\",\"model\":%s,\"limit\":3}", pasted);
+	ck_assert_int_eq(run(body, &b), 200);
+	y = cJSON_GetObjectItemCaseSensitive(b, "hardware")->child;
+	cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(a, "hardware"))
+	{
+		ck_assert_ptr_nonnull(y);
+		ck_assert_str_eq(str(x, "device"), str(y, "device"));
+		ck_assert_double_eq(num(x, "count", NULL), num(y, "count", NULL));
+		ck_assert(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(x, "settings"),
+					cJSON_GetObjectItemCaseSensitive(y, "settings"), true));
+		y = y->next;
+		n++;
+	}
+	ck_assert_int_eq(n, 3);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+	/* Fine-tuning takes the pasted config too. */
+	snprintf(body, sizeof(body),
+		 "{\"for\":\"hardware\",\"mode\":\"qlora\",\"model\":%s,\"limit\":3}", pasted);
+	ck_assert_int_eq(run(body, &b), 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(b, "hardware")), 3);
+	cJSON_Delete(b);
+	/* Naming a model in the ranking: an object as a string, an older family included. */
+	ck_assert_int_eq(run("{\"model\":\"meta-llama/Meta-Llama-3-8B\",\"hardware_profile\":"
+			     "\"rtx-4090\",\"limit\":50}",
+			     &a),
+			 200);
+	ck_assert_int_eq(run("{\"model\":{\"id\":\"meta-llama/Meta-Llama-3-8B\"},"
+			     "\"hardware_profile\":\"rtx-4090\",\"limit\":50}",
+			     &b),
+			 200);
+	ck_assert(cJSON_Compare(a, b, true));
+	ck_assert_ptr_nonnull(find_model(a, "meta-llama/Meta-Llama-3-8B-Instruct"));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	/* A model outside the catalog has no place in the catalog's ranking. */
+	snprintf(body, sizeof(body), "{\"model\":%s,\"hardware_profile\":\"rtx-4090\"}", pasted);
+	assert_error(body, "invalid_value", "model");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_estimate_error(bad[i], "{\"for\":\"hardware\",\"model\":", "}");
+		assert_estimate_error(bad[i], "{\"model\":", ",\"hardware_profile\":\"rtx-4090\"}");
+	}
+}
+END_TEST
+
+/* The setting of model id in detect's model_settings entry d equals recommend's entry r. */
+static void assert_same_plan(const cJSON *d, const cJSON *r)
+{
+	static const char *const pairs[][3] = {
+		{"per_device_train_batch_size", "settings", "batch_size"},
+		{"max_seq_length", "settings", "seq_len"},
+		{"gradient_accumulation_steps", "plan", "gradient_accumulation_steps"},
+		{"effective_batch_size", "plan", "effective_batch_size"},
+		{"n_gpus", "plan", "n_gpus"},
+	};
+	static const char *const strs[][2] = {{"method", "mode"},
+					      {"provider", "provider"},
+					      {"optim", "optimizer"},
+					      {"parallel_strategy", "strategy"},
+					      {"offload", "offload"}};
+	const cJSON *ds = cJSON_GetObjectItemCaseSensitive(d, "settings");
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(r, "settings");
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		ck_assert_msg(num(ds, pairs[i][0], NULL) == num(r, pairs[i][1], pairs[i][2]),
+			      "%s: %s", str(d, "model"), pairs[i][0]);
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		ck_assert_msg(strcmp(str(ds, strs[i][0]), str(rs, strs[i][1])) == 0, "%s: %s",
+			      str(d, "model"), strs[i][0]);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ds, "gradient_checkpointing")) ==
+		  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rs, "gradient_checkpointing")));
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ds, "bf16")) ==
+		  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+			  cJSON_GetObjectItemCaseSensitive(r, "plan"), "bf16")));
+	if (strcmp(str(rs, "mode"), "full") != 0)
+		ck_assert_double_eq(num(ds, "lora_r", NULL), num(rs, "lora_rank", NULL));
+}
+
+/* Fine-tuning: for the same model, machine, task and method, recommend's settings are the
+ * plan /api/finetune/detect makes (the fine-tuning planner), on one GPU and on two. */
+START_TEST(fine_tuning_settings_are_the_detect_planner_s)
+{
+	static const char *const machines[] = {
+		"\"hardware_profile\":\"rtx-4090\"",
+		"\"hardware\":{\"gpus\":[{\"name\":\"rtx-3090\",\"count\":2}],\"memory\":{"
+		"\"total_bytes\":137438953472}}"};
+	static const char *const methods[] = {"lora", "qlora", "full"};
+	cJSON *tiers = t_profiles_json("profiles/tiers.json");
+	struct api_env env = test_env();
+	int compared = 0;
+
+	env.tiers = tiers;
+	for (int k = 0; k < 2; k++)
+		for (int m = 0; m < 3; m++) {
+			char body[512];
+			cJSON *d, *r;
+			const cJSON *e;
+			int here = 0;
+			snprintf(body, sizeof(body),
+				 "{\"task\":\"text-generation\",\"method\":\"%s\",%s}", methods[m],
+				 machines[k]);
+			ck_assert_int_eq(t_route_post(api_finetune_detect, &env,
+						      "/api/finetune/detect", body, &d),
+					 200);
+			snprintf(body, sizeof(body),
+				 "{\"task\":\"text-generation\",\"mode\":\"%s\",\"limit\":50,%s}",
+				 methods[m], machines[k]);
+			ck_assert_int_eq(run(body, &r), 200);
+			cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d, "model_settings"))
+			{
+				const cJSON *re = find_model(r, str(e, "model"));
+				ck_assert_msg(re != NULL, "%s: %s offered by detect only", body,
+					      str(e, "model"));
+				assert_same_plan(e, re);
+				here++;
+			}
+			if (m < 2)
+				ck_assert_msg(here >= 2, "%s: %d models compared", body, here);
+			compared += here;
+			cJSON_Delete(d);
+			cJSON_Delete(r);
+		}
+	ck_assert_int_ge(compared, 8);
+	cJSON_Delete(tiers);
 }
 END_TEST
 
@@ -573,19 +753,11 @@ START_TEST(bad_input_names_the_field)
 		     "use_case");
 	assert_error("{\"limit\":0,\"hardware_profile\":\"rtx-4090\"}", "invalid_value", "limit");
 	assert_error("{\"limit\":51,\"hardware_profile\":\"rtx-4090\"}", "invalid_value", "limit");
-	assert_error("{\"model\":\"llama-9b\",\"for\":\"hardware\"}", "invalid_value", "model");
 	assert_error("{\"for\":\"hardware\"}", "missing_field", "model");
-	/* The model shapes that are not catalog models say where to ask instead. */
-	assert_error("{\"model\":{\"gguf\":\"x.gguf\"},\"for\":\"hardware\"}", "invalid_value",
-		     "model");
-	assert_error("{\"model\":{\"id\":7},\"for\":\"hardware\"}", "invalid_value", "model.id");
-	assert_error("{\"model\":[],\"for\":\"hardware\"}", "invalid_value", "model");
 	assert_error("{\"colour\":\"red\"}", "unknown_field", "colour");
 	assert_error("{\"mode\":\"train\"}", "invalid_value", "mode");
 	assert_error("{\"hardware_profile\":\"rtx-9999\"}", "invalid_value", "hardware_profile");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\"}", "invalid_value", "model");
-	assert_error("{\"model\":\"no-such-model\",\"hardware_profile\":\"rtx-4090\"}",
-		     "invalid_value", "model");
 	assert_error("{\"min_tokens_per_s\":0,\"hardware_profile\":\"rtx-4090\"}", "invalid_value",
 		     "min_tokens_per_s");
 	assert_error("{\"model\":\"llama-3.1-8b\",\"for\":\"hardware\",\"task\":\"chat\"}",
@@ -645,6 +817,7 @@ Suite *recommend_suite(void)
 	tcase_add_test(tc, hardware_for_fine_tuning_is_the_smallest_count);
 	tcase_add_test(tc, bad_input_names_the_field);
 	tcase_add_test(tc, a_model_object_names_the_same_model);
+	tcase_add_test(tc, fine_tuning_settings_are_the_detect_planner_s);
 	tcase_add_test(tc, cli_prints_the_handler_bytes);
 	suite_add_tcase(s, tc);
 	return s;
