@@ -408,6 +408,14 @@ START_TEST(unknown_names_say_what_was_meant)
 			      !strstr(msg, "did you mean"),
 		      "%s", msg);
 	free(msg);
+	/* A bare data-centre name lists its forms, not the next part's name (H100 is not an
+	 * H200); the memory is no advice where forms of one size differ. */
+	msg = refusal_of(GPU_NAMED("H100 80GB"));
+	ck_assert_msg(strstr(msg, "is sold in more than one form:") && strstr(msg, "'H100 PCIe'") &&
+			      strstr(msg, "'H100 SXM'") && !strstr(msg, "H200") &&
+			      !strstr(msg, "memory_total_bytes"),
+		      "%s", msg);
+	free(msg);
 	/* Nothing close: the plain refusal. */
 	msg = refusal_of("{\"model\":\"zzz-unknown-model\"}");
 	ck_assert_ptr_null(strstr(msg, "did you mean"));
