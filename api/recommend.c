@@ -168,8 +168,8 @@ int rec_machine(const struct api_env *env, const struct rec_request *rq, const c
 	probe = cJSON_CreateString(env->models->models[0].id);
 	if (!probe)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = api_plan_input(env, probe, hw, rq->has_hardware_profile ? rq->hardware_profile : NULL,
-			    in, out);
+	rc = (rq->mode == REC_INFERENCE ? api_plan_input : api_train_input)(
+		env, probe, hw, rq->has_hardware_profile ? rq->hardware_profile : NULL, in, out);
 	cJSON_Delete(probe);
 	return rc;
 }

@@ -1,10 +1,12 @@
 /*
  * What /api/recommend shows of the estimator for each entry it offers: the estimator's own
- * account of the entry's setup (one estimate per shown entry, none for the candidates that
- * are only ranked), summarised, and the settings of a fine-tuning plan in /api/estimate's
- * terms, so that an entry can be asked of /api/estimate as it is.
+ * account of the entry's setup (api_estimate_resolved on the model and machine already
+ * resolved, with the setup as a struct api_estimate_request: one per shown entry, none for the
+ * candidates that are only ranked), summarised, and the setup in /api/estimate's terms, so
+ * that an entry can be asked of /api/estimate as it is.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/estimate.h"
@@ -12,32 +14,84 @@
 #include "api/recommend_parts.h"
 #include "core/err.h"
 #include "core/fit/quant.h"
+#include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 
-int rec_estimate(const struct api_env *env, const cJSON *model, const char *model_id,
-		 cJSON *settings, const cJSON *hardware, const char *hardware_profile,
-		 cJSON **answer)
+int rec_estimate(const struct api_env *env, struct api_plan_input *in,
+		 const struct api_estimate_request *rq, cJSON **answer)
 {
 	struct api_reply tmp = {0};
-	int rc;
+	int rc = api_estimate_resolved(env, in, rq, answer, &tmp);
 
-	*answer = NULL;
-	if (!settings)
-		return RF_E_NOMEM;
-	if (model)
-		api_json_add(settings, "model", cJSON_Duplicate(model, true));
-	else
-		cJSON_AddStringToObject(settings, "model", model_id);
-	if (hardware)
-		api_json_add(settings, "hardware", cJSON_Duplicate(hardware, true));
-	else if (hardware_profile)
-		cJSON_AddStringToObject(settings, "hardware_profile", hardware_profile);
-	rc = api_estimate_object(env, settings, answer, &tmp);
 	api_reply_reset(&tmp);
-	cJSON_Delete(settings);
 	if (rc < 0)
 		*answer = NULL;
 	return rc == RF_E_NOMEM ? rc : 0;
+}
+
+/* Returns the index of optimizer o among train_optimizer_choices (-1: none). */
+static int rec_optimizer_choice(enum train_optimizer o)
+{
+	for (int i = 0; train_optimizer_choices[i]; i++)
+		if (train_optimizer_from_choice(i) == o)
+			return i;
+	return -1;
+}
+
+void rec_ft_request(const struct plan_ft_setup *s, struct api_estimate_request *rq)
+{
+	api_estimate_request_init(rq);
+	rq->has_mode = true;
+	rq->mode = s->mode == TRAIN_QLORA ? API_EST_QLORA :
+		   s->mode == TRAIN_FULL  ? API_EST_FULL :
+					    API_EST_LORA;
+	rq->batch_size = s->batch_size;
+	rq->has_batch_size = true;
+	rq->seq_len = s->seq_len;
+	rq->has_seq_len = true;
+	rq->provider = s->provider == TRAIN_PROVIDER_UNSLOTH ? 1 : 0;
+	rq->has_provider = true;
+	rq->gradient_checkpointing = s->gradient_checkpointing;
+	rq->has_gradient_checkpointing = true;
+	rq->optimizer = rec_optimizer_choice(s->optimizer);
+	rq->has_optimizer = rq->optimizer >= 0;
+	if (s->mode != TRAIN_FULL) {
+		rq->lora_rank = s->lora_rank;
+		rq->has_lora_rank = true;
+	}
+	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
+	rq->strategy = (int)s->strategy + 1; /* after "auto" */
+	rq->has_strategy = true;
+	rq->offload = (int)s->offload;
+	rq->has_offload = true;
+	rq->packing = s->packing;
+	rq->has_packing = true;
+}
+
+void rec_infer_request(const struct plan_setup *s, bool gpus, bool gguf,
+		       struct api_estimate_request *rq)
+{
+	api_estimate_request_init(rq);
+	rq->has_mode = true;
+	rq->mode = API_EST_INFERENCE;
+	if (!gguf && rf_ftype_name(s->ftype)) { /* a GGUF file has its own quantization */
+		snprintf(rq->quant, sizeof(rq->quant), "%s", rf_ftype_name(s->ftype));
+		rq->has_quant = true;
+	}
+	rq->n_ctx = s->p.n_ctx;
+	rq->has_n_ctx = true;
+	rq->kv_type = s->p.type_k == RF_GT_Q8_0 ? 1 : s->p.type_k == RF_GT_Q4_0 ? 2 : 0;
+	rq->has_kv_type = true;
+	rq->n_ubatch = s->p.n_ubatch;
+	rq->has_n_ubatch = true;
+	rq->flash_attn = s->p.flash_attn;
+	rq->has_flash_attn = true;
+	if (gpus) {
+		rq->n_gpu_layers = s->p.n_gpu_layers;
+		rq->has_n_gpu_layers = true;
+		rq->n_cpu_moe = s->p.n_cpu_moe;
+		rq->has_n_cpu_moe = true;
+	}
 }
 
 /* Returns the number at a dotted path of o, or dflt when it is absent or not a number. */

@@ -143,10 +143,10 @@ static cJSON *rec_ft_entry_json(const struct rec_ft_hit *h, cJSON *estimate)
 }
 
 /* Renders the ranked hits, the first limit of them with an estimate each. */
-static int rec_ft_render(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
-			 const char *task_name, const struct rec_ft_hit *hits,
-			 const struct plan_rank_model *order, int n, size_t considered,
-			 long evaluated, struct api_reply *out)
+static int rec_ft_render(const struct api_env *env, const struct rec_request *rq,
+			 struct api_plan_input *in, const char *task_name,
+			 const struct rec_ft_hit *hits, const struct plan_rank_model *order, int n,
+			 size_t considered, long evaluated, struct api_reply *out)
 {
 	int64_t limit = rq->has_limit ? rq->limit : REC_DEFAULT_LIMIT;
 	cJSON *root = cJSON_CreateObject(), *arr;
@@ -168,9 +168,14 @@ static int rec_ft_render(const struct api_env *env, const struct rec_request *rq
 	arr = cJSON_AddArrayToObject(root, "recommendations");
 	for (int i = 0; i < n && i < limit && rc == 0; i++) {
 		const struct rec_ft_hit *h = &hits[order[i].index];
+		struct api_estimate_request erq;
 		cJSON *est = NULL;
-		rc = rec_estimate(env, NULL, h->m->id, rec_ft_settings(&h->plan.best), hw,
-				  rq->has_hardware_profile ? rq->hardware_profile : NULL, &est);
+		rec_ft_request(&h->plan.best, &erq);
+		rc = api_plan_input_set_entry(in, h->m);
+		if (rc == 0)
+			rc = rec_estimate(env, in, &erq, &est);
+		else if (rc != RF_E_NOMEM)
+			rc = 0; /* planned, so its parameters were counted: not expected */
 		if (rc == 0)
 			api_json_append(arr, rec_ft_entry_json(h, rec_summary(est, false)));
 		cJSON_Delete(est);
@@ -228,7 +233,7 @@ int rec_finetune(const struct api_env *env, const struct rec_request *rq, const 
 		order[i].index = (size_t)i;
 	}
 	plan_rank_models(order, (size_t)n);
-	rc = rec_ft_render(env, rq, hw, task_name, hits, order, n, considered, evaluated, out);
+	rc = rec_ft_render(env, rq, in, task_name, hits, order, n, considered, evaluated, out);
 done:
 	api_plan_input_free(in);
 	free(hits);

@@ -81,6 +81,35 @@ static cJSON *rec_hw_settings(const struct plan_hw_hit *h, bool finetune, bool g
 	return s;
 }
 
+/* The estimator's account of hit h: the model and the hit's machine resolved (as the entry's
+ * settings and the same description give it to /api/estimate), the planned setup asked of it.
+ * Returns 0 and *answer (NULL when it could not be told), or RF_E_NOMEM. */
+static int rec_hw_estimate(const struct api_env *env, const struct rec_request *rq,
+			   const struct plan_hw_hit *h, bool finetune, bool gguf, cJSON **answer)
+{
+	cJSON *hw = rec_hw_json(h->device, h->count, h->ram_bytes);
+	struct api_plan_input *in = NULL;
+	struct api_estimate_request erq;
+	struct api_reply err = {0};
+	int rc;
+
+	*answer = NULL;
+	if (!hw)
+		return RF_E_NOMEM;
+	rc = (finetune ? api_train_input : api_plan_input)(env, rq->model, hw, NULL, &in, &err);
+	api_reply_reset(&err);
+	cJSON_Delete(hw);
+	if (rc < 0)
+		return rc == RF_E_NOMEM ? rc : 0;
+	if (finetune)
+		rec_ft_request(&h->ft.best, &erq);
+	else
+		rec_infer_request(&h->infer.setup, false, gguf, &erq);
+	rc = rec_estimate(env, in, &erq, answer);
+	api_plan_input_free(in);
+	return rc;
+}
+
 static cJSON *rec_hw_entry_json(const struct rec_request *rq, const struct plan_hw_hit *h,
 				const char *model_id, cJSON *settings, cJSON *estimate)
 {
@@ -194,11 +223,8 @@ static int rec_hw_render(const struct api_env *env, const struct rec_request *rq
 	arr = cJSON_AddArrayToObject(root, "hardware");
 	for (int i = 0; i < a->n_hits && i < limit && rc == 0; i++) {
 		const struct plan_hw_hit *h = &a->hits[i];
-		cJSON *hw = rec_hw_json(h->device, h->count, h->ram_bytes), *est = NULL;
-		rc = hw ? rec_estimate(env, rq->model, NULL, rec_hw_settings(h, r->finetune, gguf),
-				       hw, NULL, &est) :
-			  RF_E_NOMEM;
-		cJSON_Delete(hw);
+		cJSON *est = NULL;
+		rc = rec_hw_estimate(env, rq, h, r->finetune, gguf, &est);
 		if (rc == 0)
 			api_json_append(arr,
 					rec_hw_entry_json(rq, h, in->model_id,

@@ -14,6 +14,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/estimate_request.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
 #include "core/plan/plan_infer.h"
@@ -64,8 +65,8 @@ struct rec_request {
 unsigned rec_task(const struct rec_request *rq, const char **name /* OUT */, struct api_reply *out);
 
 /* Resolves the machine of the request (hw: its "hardware", else hardware_profile, else this
- * host) once, as every route resolves it, into *in (with the catalog's first model; free with
- * api_plan_input_free). Returns 0, or a negative rf_err with the envelope in out (503 without
+ * host) once, as every route resolves it for the request's mode, into *in (with the catalog's
+ * first model; free with api_plan_input_free). Returns 0, or a negative rf_err with the envelope in out (503 without
  * a model catalog). */
 int rec_machine(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
 		struct api_plan_input **in /* OUT */, struct api_reply *out);
@@ -85,13 +86,19 @@ int rec_finetune(const struct api_env *env, const struct rec_request *rq, const 
  * rec_finetune. */
 int rec_hardware(const struct api_env *env, const struct rec_request *rq, struct api_reply *out);
 
-/* The estimator's answer for settings (an object of /api/estimate's settings, consumed) of
- * model (as the request named it; NULL: the catalog model model_id) on the machine of hardware
- * (a description) or hardware_profile (both NULL: this host). Returns 0 and *answer (NULL
- * when the estimator refused the question), or RF_E_NOMEM. */
-int rec_estimate(const struct api_env *env, const cJSON *model, const char *model_id,
-		 cJSON *settings, const cJSON *hardware, const char *hardware_profile,
-		 cJSON **answer /* OUT */);
+/* The estimator's answer for the settings rq of the model on the machine in (resolved, as
+ * /api/estimate answers them). Returns 0 and *answer (NULL when the estimator refused the
+ * question), or RF_E_NOMEM. */
+int rec_estimate(const struct api_env *env, struct api_plan_input *in,
+		 const struct api_estimate_request *rq, cJSON **answer /* OUT */);
+
+/* Writes rq, inference setup s as /api/estimate's settings (n_gpu_layers and n_cpu_moe only
+ * where the machine has GPUs; no quant for a GGUF file, which has its own). */
+void rec_infer_request(const struct plan_setup *s, bool gpus, bool gguf,
+		       struct api_estimate_request *rq /* OUT */);
+
+/* Writes rq, fine-tuning plan s as /api/estimate's settings: the run it plans. */
+void rec_ft_request(const struct plan_ft_setup *s, struct api_estimate_request *rq /* OUT */);
 
 /* The summary of an estimator's answer every entry carries (fits, utilization, fit_band,
  * memory, speed; for fine-tuning the strategy and offload); a null estimate when a is NULL. */
