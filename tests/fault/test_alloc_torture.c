@@ -308,6 +308,9 @@ static const struct torture_req requests[] = {
 	{API_POST, "/api/estimate", "", "{\"model\":\"llama-3.1-8b\"}"},
 	{API_POST, "/api/finetune/detect", "", "{\"task\":\"text-generation\"," HW_4090 "}"},
 	{API_POST, "/api/recommend", "", "{\"use_case\":\"chat\"," HW_4090 "}"},
+	{API_POST, "/api/recommend", "", "{\"mode\":\"qlora\"," HW_4090 "}"},
+	{API_POST, "/api/recommend", "",
+	 "{\"for\":\"hardware\",\"model\":\"llama-3.1-8b\",\"limit\":2}"},
 	{API_POST, "/api/validate", "",
 	 "{\"backend\":\"cuda\",\"model\":{\"id\":\"Qwen/Qwen2.5-7B-Instruct\"},"
 	 "\"settings\":{\"n_gpu_layers\":99,\"n_threads\":8,\"n_batch\":2048,\"n_ubatch\":512,"
