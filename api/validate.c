@@ -32,20 +32,16 @@
 #include "core/fit/model.h"
 #include "core/fit/serve_vllm.h"
 
-/* The estimate of c's own settings, the block the answer shows. Returns 0 and *est, or a
- * negative rf_err with the estimator's envelope in out (naming its field). */
-static int val_estimate(const struct api_env *env, const struct val_cfg *c, cJSON **est,
-			struct api_reply *out)
+/* The estimate of c's own settings on in's model and machine, the block the answer shows.
+ * Returns 0 and *est, or a negative rf_err with the estimator's envelope in out (naming its
+ * field). */
+static int val_estimate(const struct api_env *env, const struct val_cfg *c,
+			struct api_plan_input *in, cJSON **est, struct api_reply *out)
 {
-	cJSON *req = val_estimate_request(c);
-	int rc;
+	struct api_estimate_request rq;
 
-	*est = NULL;
-	if (!req)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = api_estimate_object(env, req, est, out);
-	cJSON_Delete(req);
-	return rc;
+	val_estimate_settings(c, &rq);
+	return api_estimate_resolved(env, in, &rq, est, out);
 }
 
 /* A model the catalog does not know: the finding. Returns true when c names one. */
@@ -88,17 +84,16 @@ static cJSON *val_resolve_model(const struct api_env *env, const struct val_cfg 
 
 /* vLLM: the layout, then the estimate the answer shows, whose precision is the checkpoint's
  * own when the config names none. Returns 0 or a negative rf_err with the envelope in out. */
-static int val_vllm(const struct api_env *env, const struct val_cfg *c,
-		    const struct api_plan_input *in, const struct plan_check_machine *mach,
-		    struct plan_check_config *pc, struct plan_check_answer *a, cJSON **est,
-		    struct api_reply *out)
+static int val_vllm(const struct api_env *env, const struct val_cfg *c, struct api_plan_input *in,
+		    const struct plan_check_machine *mach, struct plan_check_config *pc,
+		    struct plan_check_answer *a, cJSON **est, struct api_reply *out)
 {
 	const cJSON *prec;
 	int rc;
 
 	if (plan_check_vllm_layout(in->arch, mach, pc, a))
 		return 0;
-	rc = val_estimate(env, c, est, out);
+	rc = val_estimate(env, c, in, est, out);
 	if (rc < 0 && c->has_mml && in->arch->max_position_embeddings > 0 &&
 	    c->max_model_len > in->arch->max_position_embeddings)
 		rc = 0; /* vLLM's refusal: plan_check's ctx_over_model */
@@ -142,7 +137,7 @@ static int val_run(const struct api_env *env, const cJSON *body, struct plan_che
 	if (c.vllm && !unknown) {
 		rc = val_vllm(env, &c, in, &mach, pc, a, &est, out);
 	} else if (!unknown) {
-		rc = val_estimate(env, &c, &est, out);
+		rc = val_estimate(env, &c, in, &est, out);
 		if (rc == 0)
 			api_reply_reset(out);
 	}

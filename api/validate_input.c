@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/estimate_request.h"
 #include "api/json_alloc.h"
 #include "api/validate_priv.h"
 #include "core/err.h"
@@ -139,9 +140,10 @@ static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out
 				   "must be an array of at most 16 proportions");
 		cJSON_ArrayForEach(x, it)
 		{
-			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
+			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+			    x->valuedouble > 1000000)
 				return bad(out, RF_E_INVALID_VALUE, p, k,
-					   "must hold non-negative numbers");
+					   "must hold proportions in [0, 1000000]");
 		}
 		/* Empty (one GPU) or all zero: llama.cpp splits by free memory. */
 		c->tensor_split = NULL;
@@ -340,8 +342,6 @@ int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out)
 	return 0;
 }
 
-/* ---- the estimate the answer shows ---------------------------------------------------------- */
-
 static const char *val_kv(const struct val_cfg *c)
 {
 	int k = c->cache_k >= 0 ? c->cache_k : 0, v = c->cache_v >= 0 ? c->cache_v : 0;
@@ -374,39 +374,6 @@ static int64_t val_cpu_moe(const struct val_cfg *c)
 	return c->n_cpu_moe > MODEL_MAX_LAYERS ? MODEL_MAX_LAYERS : c->n_cpu_moe;
 }
 
-static void val_machine_request(const struct val_cfg *c, cJSON *r)
-{
-	if (c->hardware)
-		api_json_add(r, "hardware", cJSON_Duplicate(c->hardware, true));
-	if (c->hardware_profile)
-		cJSON_AddStringToObject(r, "hardware_profile", c->hardware_profile);
-}
-
-/* The rest of a runtime vllm request: the engine arguments as given (vLLM's defaults else). */
-static void val_vllm_request(const struct val_cfg *c, cJSON *r)
-{
-	cJSON_AddStringToObject(r, "runtime", "vllm");
-	if (c->quant[0])
-		cJSON_AddStringToObject(r, "precision", c->quant);
-	if (c->has_tp)
-		cJSON_AddNumberToObject(r, "tensor_parallel_size", (double)c->tp);
-	if (c->has_pp)
-		cJSON_AddNumberToObject(r, "pipeline_parallel_size", (double)c->pp);
-	if (c->has_util)
-		cJSON_AddNumberToObject(r, "gpu_memory_utilization", c->util);
-	if (c->has_mml)
-		cJSON_AddNumberToObject(r, "max_model_len", (double)c->max_model_len);
-	if (c->has_mns)
-		cJSON_AddNumberToObject(r, "max_num_seqs", (double)c->max_num_seqs);
-	if (c->has_mbt)
-		cJSON_AddNumberToObject(r, "max_num_batched_tokens", (double)c->max_batched);
-	if (c->vkv >= 0)
-		cJSON_AddStringToObject(r, "kv_cache_dtype", val_vllm_kv[c->vkv]);
-	if (c->has_eager)
-		cJSON_AddBoolToObject(r, "enforce_eager", c->enforce_eager);
-	val_machine_request(c, r);
-}
-
 cJSON *val_model(const struct val_cfg *c)
 {
 	cJSON *m;
@@ -425,56 +392,87 @@ cJSON *val_model(const struct val_cfg *c)
 	return m;
 }
 
-cJSON *val_estimate_request(const struct val_cfg *c)
+/* The rest of a runtime vllm estimate: the engine arguments as given (vLLM's defaults else). */
+static void val_vllm_settings(const struct val_cfg *c, struct api_estimate_request *rq)
 {
-	cJSON *r = cJSON_CreateObject();
-	const char *kv = val_kv(c);
-
-	if (!r)
-		return NULL;
-	api_json_add(r, "model", val_model(c));
-	if (c->vllm) {
-		val_vllm_request(c, r);
-		return r;
+	rq->runtime = API_EST_RT_VLLM;
+	rq->has_runtime = true;
+	if (c->quant[0]) {
+		snprintf(rq->precision, sizeof(rq->precision), "%s", c->quant);
+		rq->has_precision = true;
 	}
-	if (c->quant[0])
-		cJSON_AddStringToObject(r, "quant", c->quant);
-	if (c->has_ctx)
-		cJSON_AddNumberToObject(r, "n_ctx", (double)c->n_ctx);
-	if (c->has_batch)
-		cJSON_AddNumberToObject(r, "n_batch", (double)c->n_batch);
-	if (c->has_ubatch) /* an n_ubatch over n_batch is a check, not an estimator error */
-		cJSON_AddNumberToObject(r, "n_ubatch",
-					(double)(c->n_ubatch < val_batch(c) ? c->n_ubatch :
-									      val_batch(c)));
-	if (c->has_parallel)
-		cJSON_AddNumberToObject(r, "n_parallel", (double)c->n_parallel);
-	if (kv)
-		cJSON_AddStringToObject(r, "kv_cache_type", kv);
+	rq->tp = c->tp;
+	rq->has_tp = c->has_tp;
+	rq->pp = c->pp;
+	rq->has_pp = c->has_pp;
+	rq->gpu_util = c->util;
+	rq->has_gpu_util = c->has_util;
+	rq->max_model_len = c->max_model_len;
+	rq->has_max_model_len = c->has_mml;
+	rq->max_num_seqs = c->max_num_seqs;
+	rq->has_max_num_seqs = c->has_mns;
+	rq->max_num_batched_tokens = c->max_batched;
+	rq->has_max_num_batched_tokens = c->has_mbt;
+	rq->vllm_kv = c->vkv;
+	rq->has_vllm_kv = c->vkv >= 0;
+	rq->enforce_eager = c->enforce_eager;
+	rq->has_enforce_eager = c->has_eager;
+}
+
+void val_estimate_settings(const struct val_cfg *c, struct api_estimate_request *rq)
+{
+	const char *kv = val_kv(c);
+	const cJSON *x;
+
+	api_estimate_request_init(rq);
+	if (c->hardware_profile) {
+		snprintf(rq->hardware_profile, sizeof(rq->hardware_profile), "%s",
+			 c->hardware_profile);
+		rq->has_hardware_profile = true;
+	}
+	if (c->vllm) {
+		val_vllm_settings(c, rq);
+		return;
+	}
+	if (c->quant[0]) {
+		snprintf(rq->quant, sizeof(rq->quant), "%s", c->quant);
+		rq->has_quant = true;
+	}
+	rq->n_ctx = c->n_ctx;
+	rq->has_n_ctx = c->has_ctx;
+	rq->n_batch = c->n_batch;
+	rq->has_n_batch = c->has_batch;
+	/* An n_ubatch over n_batch is a check, not an estimator error. */
+	rq->n_ubatch = c->n_ubatch < val_batch(c) ? c->n_ubatch : val_batch(c);
+	rq->has_n_ubatch = c->has_ubatch;
+	rq->n_parallel = c->n_parallel;
+	rq->has_n_parallel = c->has_parallel;
+	for (int i = 0; kv && api_est_kv_types[i]; i++)
+		if (strcmp(kv, api_est_kv_types[i]) == 0) {
+			rq->kv_type = i;
+			rq->has_kv_type = true;
+		}
 	/* A quantized cache without flash attention does not start (kv_quant_needs_flash_attn
 	 * says so): the estimate behind the checks is of the setup that does. */
-	if (kv && strcmp(kv, "f16") != 0 && c->has_fa && !c->flash_attn)
-		cJSON_AddBoolToObject(r, "flash_attn", true);
-	else if (c->has_fa)
-		cJSON_AddBoolToObject(r, "flash_attn", c->flash_attn);
-	if (c->has_mmap)
-		cJSON_AddBoolToObject(r, "use_mmap", c->use_mmap);
-	if (c->has_mlock)
-		cJSON_AddBoolToObject(r, "mlock", c->mlock);
-	if (c->has_swa_full)
-		cJSON_AddBoolToObject(r, "swa_full", c->swa_full);
-	if (val_cpu(c))
-		cJSON_AddNumberToObject(r, "n_gpu_layers", 0);
-	else if (c->has_ngl)
-		cJSON_AddNumberToObject(
-			r, "n_gpu_layers",
-			c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 : (double)c->n_gpu_layers);
-	if (c->has_cpu_moe) /* more than every layer is every layer, as llama.cpp takes it */
-		cJSON_AddNumberToObject(r, "n_cpu_moe", (double)val_cpu_moe(c));
-	if (c->tensor_split)
-		api_json_add(r, "tensor_split", cJSON_Duplicate(c->tensor_split, true));
-	val_machine_request(c, r);
-	return r;
+	rq->flash_attn = c->flash_attn || (kv && strcmp(kv, "f16") != 0);
+	rq->has_flash_attn = c->has_fa;
+	rq->use_mmap = c->use_mmap;
+	rq->has_use_mmap = c->has_mmap;
+	rq->mlock = c->mlock;
+	rq->has_mlock = c->has_mlock;
+	rq->swa_full = c->swa_full;
+	rq->has_swa_full = c->has_swa_full;
+	rq->has_n_gpu_layers = val_cpu(c) || c->has_ngl;
+	rq->n_gpu_layers = val_cpu(c)                         ? 0 :
+			   c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 :
+								c->n_gpu_layers;
+	rq->n_cpu_moe = val_cpu_moe(c);
+	rq->has_n_cpu_moe = c->has_cpu_moe;
+	cJSON_ArrayForEach(x, c->tensor_split)
+	{
+		if (rq->n_split < RF_MAX_DEVICES)
+			rq->split[rq->n_split++] = x->valuedouble;
+	}
 }
 
 /* ---- core's structs ------------------------------------------------------------------------- */

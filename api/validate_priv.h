@@ -16,6 +16,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/estimate_request.h"
 #include "core/plan/plan_check.h"
 
 /* llama.cpp's backends and cache types, as a config names them (the index is the value). */
@@ -28,7 +29,7 @@ struct val_cfg {
 	int backend;        /* index in val_backends; -1: not given */
 	const cJSON *model;
 	const char *model_id; /* when the model is named by id */
-	char quant[32];
+	char quant[24]; /* as the estimator takes it */
 	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel, n_cpu_moe;
 	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel, has_cpu_moe;
 	bool flash_attn, has_fa;
@@ -66,9 +67,9 @@ void val_check_config(const struct val_cfg *c, const struct api_plan_input *in,
  * device table's class). */
 bool val_mobile(const struct device_table *t, const struct hw_snapshot *hw);
 
-/* The /api/estimate request of c (the estimate block the answer shows). NULL when out of
- * memory. */
-cJSON *val_estimate_request(const struct val_cfg *c);
+/* Fills rq with c's settings for the estimate block the answer shows (api_estimate_resolved
+ * on the model and machine already resolved). */
+void val_estimate_settings(const struct val_cfg *c, struct api_estimate_request *rq /* OUT */);
 
 /* Renders the answer: is_valid, errors, warnings, the planner's suggested_settings when a
  * check asked for them, and est (taken; NULL: null). Returns 0 with the reply in out, or
