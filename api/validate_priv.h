@@ -29,7 +29,7 @@ struct val_cfg {
 	int backend;        /* index in val_backends; -1: not given */
 	const cJSON *model;
 	const char *model_id; /* when the model is named by id */
-	char quant[24]; /* as the estimator takes it */
+	char quant[24];       /* as the estimator takes it */
 	int64_t n_gpu_layers, n_threads, n_batch, n_ubatch, n_ctx, n_parallel, n_cpu_moe;
 	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel, has_cpu_moe;
 	bool flash_attn, has_fa;
