@@ -447,7 +447,9 @@ void val_estimate_settings(const struct val_cfg *c, struct api_estimate_request 
 	rq->has_n_ubatch = c->has_ubatch;
 	rq->n_parallel = c->n_parallel;
 	rq->has_n_parallel = c->has_parallel;
-	for (int i = 0; kv && api_est_kv_types[i]; i++)
+	/* Given: the cache type the estimator models (an unset one is llama.cpp's default, f16,
+	 * and the estimate says it took it). */
+	for (int i = 0; kv && (c->cache_k >= 0 || c->cache_v >= 0) && api_est_kv_types[i]; i++)
 		if (strcmp(kv, api_est_kv_types[i]) == 0) {
 			rq->kv_type = i;
 			rq->has_kv_type = true;

@@ -3,7 +3,8 @@
  * of requests (llama.cpp and vLLM; one GPU, several, CPU only and a Mac; dense and MoE models;
  * each use case, long context among them; a fixed n_parallel and a device profile) are put to
  * POST /api/validate as written, on the same machine, and none has an error-level finding.
- * Without a socket, with the shipped profiles.
+ * And validate's estimate block is POST /api/estimate's answer for the same settings (flat
+ * configs, whose fields both routes take). Without a socket, with the shipped profiles.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/estimate.h"
 #include "api/runtime_config.h"
 #include "api/validate.h"
 #include "core/hw/device.h"
@@ -130,6 +132,43 @@ START_TEST(every_config_rigfit_writes_validates)
 }
 END_TEST
 
+/* Flat configs both routes take as they are. */
+static const char *const same[] = {
+	"{\"model\":\"qwen2.5-7b\",\"quant\":\"Q4_K_M\",\"n_ctx\":8192,\"n_gpu_layers\":-1,"
+	"\"flash_attn\":true,\"hardware_profile\":\"rtx-4090\"}",
+	"{\"model\":\"llama-3.1-8b\",\"quant\":\"Q8_0\",\"n_ctx\":131072,\"hardware_profile\":"
+	"\"rtx-3060-12gb\"}",
+	"{\"model\":\"qwen3-30b-a3b\",\"quant\":\"Q4_K_M\",\"n_ctx\":32768,\"n_cpu_moe\":20,"
+	"\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060 12GB\"}],"
+	"\"memory\":{\"total_bytes\":34359738368}}}",
+	"{\"model\":\"llama-3.3-70b\",\"quant\":\"Q4_K_M\",\"n_ctx\":16384,\"tensor_split\":[3,"
+	"1],\"hardware\":{\"gpus\":[{\"name\":\"RTX 3090\",\"count\":2}]}}",
+	"{\"model\":\"llama-3.2-3b\",\"n_ctx\":8192,\"use_mmap\":false,\"hardware\":{\"cpu\":{"
+	"\"physical_cores\":12},\"memory\":{\"total_bytes\":17179869184}}}",
+	"{\"runtime\":\"vllm\",\"model\":\"Qwen/Qwen2.5-7B\",\"max_model_len\":32768,"
+	"\"gpu_memory_utilization\":0.9,\"hardware_profile\":\"l4\"}",
+	"{\"runtime\":\"vllm\",\"model\":\"meta-llama/Llama-3.1-70B\",\"precision\":\"fp8\","
+	"\"tensor_parallel_size\":2,\"hardware\":{\"gpus\":[{\"name\":\"A100 SXM4 80GB\","
+	"\"count\":2}]}}",
+};
+
+START_TEST(the_estimate_block_is_the_estimate_routes_answer)
+{
+	cJSON *val, *est;
+	char *a, *b;
+
+	ck_assert_int_eq(call(api_validate, "/api/validate", same[_i], &val), 200);
+	ck_assert_int_eq(call(api_estimate, "/api/estimate", same[_i], &est), 200);
+	a = cJSON_PrintUnformatted(cJSON_GetObjectItem(val, "estimate"));
+	b = cJSON_PrintUnformatted(est);
+	ck_assert_msg(strcmp(a, b) == 0, "%s:\nvalidate's %s\nestimate's %s", same[_i], a, b);
+	free(a);
+	free(b);
+	cJSON_Delete(val);
+	cJSON_Delete(est);
+}
+END_TEST
+
 Suite *validate_roundtrip_suite(void)
 {
 	Suite *s = suite_create("validate_roundtrip");
@@ -139,6 +178,8 @@ Suite *validate_roundtrip_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, every_config_rigfit_writes_validates, 0,
 			    (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_loop_test(tc, the_estimate_block_is_the_estimate_routes_answer, 0,
+			    (int)(sizeof(same) / sizeof(same[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }
