@@ -118,8 +118,10 @@ void plan_request_default(struct plan_request *r /* OUT */);
 struct plan_choice {
 	struct plan_setup setup;
 	struct plan_result res;
-	double kld;  /* the quality table's divergence; < 0 unknown */
-	int64_t ctx; /* each sequence's context (n_ctx / n_parallel; vLLM: max_model_len) */
+	double kld; /* the quality table's divergence; < 0 unknown */
+	/* Each sequence's context: n_ctx / n_parallel; vLLM: what each planned request holds
+	 * at once (setup.vllm_seq_ctx), while one request may grow to setup.p.n_ctx. */
+	int64_t ctx;
 	char why[PLAN_WHY_LEN];
 };
 
@@ -148,5 +150,17 @@ struct plan_answer {
 int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	       const struct plan_quality *q, const struct plan_request *r,
 	       struct plan_answer *out /* OUT */);
+
+/* The planner's searches over one llama.cpp setup s of model m on hw, for advice on a setup
+ * someone wrote (core/plan/plan_check.h). plan_largest_ctx: the largest n_ctx in [lo, hi]
+ * (multiples of RF_KV_PAD) at which s fits with no GPU above max_gpu_util of its budget, found
+ * as plan_infer solves each setup's context; 0 when even lo does not fit. plan_most_gpu_layers:
+ * the most n_gpu_layers in [0, the model's layers] at which s (at its n_ctx) fits so, found as
+ * plan_infer solves the offload split; -1 when none does. Each returns a negative rf_err
+ * (RF_E_NOMEM; RF_E_INVALID_VALUE for a setup the evaluator refuses). */
+int64_t plan_largest_ctx(const struct plan_model *m, const struct plan_machine *hw,
+			 const struct plan_setup *s, double max_gpu_util, int64_t lo, int64_t hi);
+int64_t plan_most_gpu_layers(const struct plan_model *m, const struct plan_machine *hw,
+			     const struct plan_setup *s, double max_gpu_util);
 
 #endif
