@@ -675,6 +675,13 @@ static int cfg_nothing_fits(const struct cfg *c, struct api_reply *out)
 			"at the smallest length; more or larger GPUs, or runtime llama.cpp "
 			"(layers in RAM), may",
 			offer / GIB);
+	/* Unified memory: the RAM is the GPU's; layers "on the CPU" would only crowd the OS. */
+	if (c->in->machine.n_dev == 1 && c->in->machine.dev[0].unified)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "no configuration fits: the model needs at least %.1f GiB of the "
+				 "GPU's working set of the unified memory, %.1f GiB available "
+				 "there (layers on the CPU would share the same memory)",
+				 need / GIB, offer / GIB);
 	if (c->in->machine.n_dev > 0 && ram >= 0)
 		return api_error(
 			out, RF_E_INVALID_VALUE, "model",
