@@ -20,10 +20,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "api/device_json.h"
 #include "api/estimate.h"
 #include "api/finetune_detect.h"
-#include "api/hardware_input.h"
 #include "api/json_alloc.h"
 #include "api/jsonmap.h"
 #include "api/model_memo.h"
@@ -32,7 +30,6 @@
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/hw/hw.h"
-#include "core/hw/hw_describe.h"
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
@@ -105,9 +102,10 @@ static const struct jm_field fd_fields[] = {
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
 struct fd {
 	struct fd_request rq;
-	struct hw_snapshot hw;
-	const cJSON *hardware;    /* the request's "hardware", or NULL */
-	const struct hw_gpu *gpu; /* the largest GPU, or NULL */
+	struct api_plan_input *in;    /* the machine as every route resolves it (owned) */
+	const struct hw_snapshot *hw; /* in's machine */
+	const cJSON *hardware;        /* the request's "hardware", or NULL */
+	const struct hw_gpu *gpu;     /* the largest GPU, or NULL */
 	struct plan_ft_device dev;
 	long evaluated; /* setups the planner asked of the estimator */
 	int n_assumptions;
@@ -129,74 +127,28 @@ static void fd_assume(struct fd *f, const char *fmt, ...)
 
 /* ---- the machine ------------------------------------------------------------------------ */
 
-/* A described machine, its GPUs named without memory completed from their profiles, as the
- * estimator does. */
-static int fd_hw_described(const struct api_env *env, struct fd *f, struct api_reply *out)
-{
-	int rc = api_hardware_from_json(f->hardware, "hardware", &f->hw, out);
-
-	if (rc < 0)
-		return rc;
-	{
-		/* GPUs named without their memory, and unified memory, as every route makes a
-		 * described machine whole (core/hw/hw_describe.h). */
-		int bad = hw_describe_complete(&f->hw, env->devices, NULL);
-		if (bad < 0) {
-			char field[48];
-			snprintf(field, sizeof(field), "hardware.gpus[%d].name", -bad - 1);
-			return api_device_unknown(out, env->devices, field,
-						  f->hw.gpus[-bad - 1].name, true);
-		}
-	}
-	hw_classify(&f->hw);
-	hw_apply_device_profiles(&f->hw, env->devices);
-	return 0;
-}
-
-/* A device profile as a machine of one GPU (or only a CPU), as the estimator builds it. */
-static int fd_hw_profile(const struct api_env *env, struct fd *f, struct api_reply *out)
-{
-	const struct device_profile *p = NULL;
-	int found = env->devices ? device_resolve(env->devices, f->rq.hardware_profile, &p) :
-				   RF_E_NOT_FOUND;
-
-	if (found == RF_E_CONFLICT)
-		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-				 "'%.60s' matches several device profiles; name one by its id in "
-				 "profiles/devices.json",
-				 f->rq.hardware_profile);
-	if (found < 0 || !p)
-		return api_device_unknown(out, env->devices, "hardware_profile",
-					  f->rq.hardware_profile, false);
-	hw_describe_from_profile(p, &f->hw);
-	hw_classify(&f->hw);
-	return 0;
-}
-
+/* The machine (described, a device profile or this host's scan), resolved once by the
+ * resolver every route uses (api_plan_input, as /api/estimate resolves it), with the first
+ * catalog model standing in for the models planned later: the machine does not depend on
+ * them. */
 static int fd_hardware(const struct api_env *env, struct fd *f, struct api_reply *out)
 {
+	cJSON *probe = cJSON_CreateString(env->models->models[0].id);
 	int rc;
 
-	if (f->hardware && f->rq.has_hardware_profile)
-		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-				 "give hardware or hardware_profile, not both");
-	if (f->hardware)
-		rc = fd_hw_described(env, f, out);
-	else if (f->rq.has_hardware_profile)
-		rc = fd_hw_profile(env, f, out);
-	else if (!env->snapshot)
-		rc = api_error(out, RF_E_UNAVAILABLE, NULL,
-			       "the first hardware scan has not finished yet; retry shortly");
-	else {
-		f->hw = env->snapshot->hw;
-		rc = 0;
-	}
+	if (!probe)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = api_plan_input(env, probe, f->hardware,
+			    f->rq.has_hardware_profile ? f->rq.hardware_profile : NULL, &f->in,
+			    out);
+	cJSON_Delete(probe);
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < f->hw.n_gpus; i++)
-		if (f->hw.gpus[i].memory_total_bytes > 0 &&
-		    (!f->gpu || f->hw.gpus[i].memory_total_bytes > f->gpu->memory_total_bytes))
-			f->gpu = &f->hw.gpus[i];
+	f->hw = f->in->hw;
+	for (int i = 0; i < f->hw->n_gpus; i++)
+		if (f->hw->gpus[i].memory_total_bytes > 0 &&
+		    (!f->gpu || f->hw->gpus[i].memory_total_bytes > f->gpu->memory_total_bytes))
+			f->gpu = &f->hw->gpus[i];
 	return 0;
 }
 
@@ -227,8 +179,8 @@ static bool fd_bf16(const struct api_env *env, const struct hw_gpu *g)
 static const char *fd_tier(struct fd *f, const char **detected)
 {
 	double vram = f->gpu ? (double)f->gpu->memory_total_bytes / FD_GIB : 0.0;
-	int64_t ram_b = hw_effective_ram_bytes(&f->hw);
-	const char *t = f->hw.compute_profile[0] ? f->hw.compute_profile : NULL;
+	int64_t ram_b = hw_effective_ram_bytes(f->hw);
+	const char *t = f->hw->compute_profile[0] ? f->hw->compute_profile : NULL;
 
 	if (!t)
 		t = hw_tier(vram, ram_b >= 0 ? (double)ram_b / FD_GIB : -1.0);
@@ -293,35 +245,28 @@ static void fd_add_gpu_budget(struct plan_ft_device *d, int64_t budget)
 	d->gpu_budget_bytes[i] = budget;
 }
 
-/* The GPU that trains, as /api/estimate picks it: the largest budget (free memory less the
- * reserve; for unified memory the GPU's share of the RAM). Its compute is the device's dense
- * 16-bit rate, from the scan or its profile. */
+/* The GPU that trains, as /api/estimate picks it: the largest budget the resolver gave (free
+ * memory less the reserve; for unified memory the GPU's working set). Its compute is the
+ * device's dense 16-bit rate, from the scan or its profile. */
 static void fd_device(const struct api_env *env, struct fd *f)
 {
-	int64_t ram_total = f->hw.memory.total_bytes, ram_avail = f->hw.memory.available_bytes;
+	const struct plan_machine *pm = &f->in->machine;
 	const struct hw_gpu *train = NULL;
 	const struct device_profile *p = NULL;
+	int k = 0;
 
 	memset(&f->dev, 0, sizeof(f->dev));
-	f->dev.backend = fd_backend(f->hw.backend);
+	f->dev.backend = fd_backend(f->hw->backend);
 	f->dev.budget_bytes = -1;
 	f->dev.tflops = -1;
-	f->dev.host_ram_bytes =
-		ram_avail >= 0 ?
-			rf_budget_host(ram_avail, ram_total,
-				       f->hw.host.container.cgroup_memory_limit_bytes, -1) :
-			-1;
-	for (int i = 0; i < f->hw.n_gpus; i++) {
-		const struct hw_gpu *g = &f->hw.gpus[i];
-		int64_t free_b, budget;
+	f->dev.host_ram_bytes = pm->host.budget_bytes;
+	/* The resolver's devices are the GPUs that run the backend, in the scan's order. */
+	for (int i = 0; i < f->hw->n_gpus && k < pm->n_dev; i++) {
+		const struct hw_gpu *g = &f->hw->gpus[i];
+		int64_t budget;
 		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
 			continue;
-		free_b = g->memory_free_bytes >= 0 ? g->memory_free_bytes : g->memory_total_bytes;
-		budget = g->unified_memory && ram_total > 0 ?
-				 rf_budget_unified(ram_total, ram_avail) :
-				 rf_budget_device(free_b, g->memory_total_bytes);
-		if (g->unified_memory && budget > g->memory_total_bytes)
-			budget = g->memory_total_bytes;
+		budget = pm->dev[k++].budget_bytes;
 		fd_add_gpu_budget(&f->dev, budget);
 		if (budget > f->dev.budget_bytes) {
 			f->dev.budget_bytes = budget;
@@ -560,10 +505,10 @@ static void fd_add_str_or_null(cJSON *o, const char *name, const char *v)
 /* The machine in both shapes. */
 static void fd_machine_json(const struct fd *f, cJSON *root)
 {
-	int64_t ram = hw_effective_ram_bytes(&f->hw);
+	int64_t ram = hw_effective_ram_bytes(f->hw);
 	double vram = f->gpu ? (double)f->gpu->memory_total_bytes / FD_GIB : 0;
-	int cores = f->hw.cpu.physical_cores > 0 ? f->hw.cpu.physical_cores :
-						   f->hw.cpu.logical_cores;
+	int cores = f->hw->cpu.physical_cores > 0 ? f->hw->cpu.physical_cores :
+						    f->hw->cpu.logical_cores;
 	cJSON *hs = cJSON_AddObjectToObject(root, "hardware_specs");
 
 	if (hs) {
@@ -580,7 +525,7 @@ static void fd_machine_json(const struct fd *f, cJSON *root)
 		cJSON_AddNumberToObject(root, "cpu_cores", cores);
 	else
 		cJSON_AddNullToObject(root, "cpu_cores");
-	cJSON_AddStringToObject(root, "backend", f->hw.backend[0] ? f->hw.backend : "cpu");
+	cJSON_AddStringToObject(root, "backend", f->hw->backend[0] ? f->hw->backend : "cpu");
 }
 
 static const char *fd_none_reason(const struct fd *f)
@@ -724,7 +669,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	if (rc < 0)
 		goto done;
 	f->hardware = cJSON_GetObjectItemCaseSensitive(body, "hardware");
-	if (!env->tiers || !env->models) {
+	if (!env->tiers || !env->models || env->models->n == 0) {
 		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "%s is not loaded",
 			       !env->tiers ? "profiles/tiers.json" : "profiles/models.json");
 		goto done;
@@ -833,6 +778,8 @@ done:
 	cJSON_Delete(root);
 	cJSON_Delete(body);
 	free(list);
+	if (f)
+		api_plan_input_free(f->in);
 	free(f);
 	return rc;
 }
