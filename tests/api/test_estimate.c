@@ -13,6 +13,7 @@
 
 #include "api/api.h"
 #include "api/device_json.h"
+#include "api/estimate.h"
 #include "api/model_json.h"
 #include "core/hw/device.h"
 #include "core/err.h"
@@ -414,6 +415,14 @@ START_TEST(unknown_names_say_what_was_meant)
 	ck_assert_msg(strstr(msg, "is sold with more than one memory size") &&
 			      strstr(msg, "'RTX 3060 12GB'") && strstr(msg, "'RTX 3060 8GB'") &&
 			      !strstr(msg, "did you mean"),
+		      "%s", msg);
+	free(msg);
+	/* A bare data-centre name lists its forms, not the next part's name (H100 is not an
+	 * H200); the memory is no advice where forms of one size differ. */
+	msg = refusal_of(GPU_NAMED("H100 80GB"));
+	ck_assert_msg(strstr(msg, "is sold in more than one form:") && strstr(msg, "'H100 PCIe'") &&
+			      strstr(msg, "'H100 SXM'") && !strstr(msg, "H200") &&
+			      !strstr(msg, "memory_total_bytes"),
 		      "%s", msg);
 	free(msg);
 	/* Nothing close: the plain refusal. */
@@ -1340,6 +1349,70 @@ START_TEST(no_budget_no_fit_and_settings_are_not_switched)
 }
 END_TEST
 
+/* The planning routes' way in (api_estimate_resolved: the model and machine resolved once, the
+ * settings as a struct) answers exactly what the route answers for the same body, for
+ * llama.cpp, vLLM and fine-tuning, and again the same when one input is asked twice and after
+ * another setup (nothing of an earlier answer stays behind). */
+START_TEST(a_resolved_input_answers_as_the_route_does)
+{
+	static const char *const bodies[] = {
+		"{\"model\": \"llama-3.1-8b\", \"quant\": \"Q4_K_M\", \"n_ctx\": 16384, "
+		"\"hardware_profile\": \"rtx-3060-12gb\"}",
+		"{\"model\": {\"id\": \"qwen3-30b-a3b\"}, \"quant\": \"Q4_K_M\", \"n_cpu_moe\": 30, "
+		"\"hardware\": {\"gpus\": [{\"name\": \"RTX 4090\"}], \"memory\": {\"total_bytes\": "
+		"68719476736}}}",
+		"{\"model\": \"llama-3.1-8b\", \"runtime\": \"vllm\", \"max_model_len\": 32768, "
+		"\"hardware\": {\"gpus\": [{\"name\": \"RTX 4090\", \"count\": 2}]}}",
+		"{\"model\": \"llama-3.1-8b\", \"mode\": \"qlora\", \"seq_len\": 4096, "
+		"\"hardware_profile\": \"rtx-4090\"}",
+	};
+	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		cJSON *body = cJSON_Parse(bodies[i]), *want = NULL, *got = NULL, *other = NULL;
+		const cJSON *prof = cJSON_GetObjectItem(body, "hardware_profile");
+		struct api_estimate_request rq, rq_other;
+		struct api_plan_input *in = NULL;
+		struct api_reply r = {0};
+		bool training;
+		char *a, *b;
+
+		ck_assert_ptr_nonnull(body);
+		ck_assert_int_eq(api_estimate_object(&env, body, &want, &r), 0);
+		ck_assert_int_eq(api_estimate_request_parse(body, &rq, &r), 0);
+		training = rq.mode != API_EST_INFERENCE;
+		ck_assert_int_eq((training ? api_train_input : api_plan_input)(
+					 &env, cJSON_GetObjectItem(body, "model"),
+					 cJSON_GetObjectItem(body, "hardware"),
+					 prof ? prof->valuestring : NULL, &in, &r),
+				 0);
+		/* Another setup first: its assumptions and weights must not stay. */
+		api_estimate_request_init(&rq_other);
+		rq_other.mode = rq.mode;
+		if (!training && !(rq.has_runtime && rq.runtime == API_EST_RT_VLLM)) {
+			snprintf(rq_other.quant, sizeof(rq_other.quant), "Q8_0");
+			rq_other.has_quant = true;
+		}
+		ck_assert_int_eq(api_estimate_resolved(&env, in, &rq_other, &other, &r), 0);
+		a = cJSON_PrintUnformatted(want);
+		for (int round = 0; round < 2; round++) {
+			ck_assert_int_eq(api_estimate_resolved(&env, in, &rq, &got, &r), 0);
+			b = cJSON_PrintUnformatted(got);
+			ck_assert_msg(strcmp(a, b) == 0,
+				      "body %zu round %d:\n route: %s\n input: %s", i, round, a, b);
+			free(b);
+			cJSON_Delete(got);
+		}
+		free(a);
+		cJSON_Delete(other);
+		cJSON_Delete(want);
+		cJSON_Delete(body);
+		api_plan_input_free(in);
+		api_reply_reset(&r);
+	}
+}
+END_TEST
+
 Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -1374,6 +1447,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, no_gpu_in_sight_is_one_gpus_need);
 	tcase_add_test(tc, the_optimizer_is_named_and_modelled);
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
+	tcase_add_test(tc, a_resolved_input_answers_as_the_route_does);
 	suite_add_tcase(s, tc);
 	return s;
 }
