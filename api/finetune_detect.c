@@ -21,6 +21,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/estimate_request.h"
 #include "api/finetune_detect.h"
 #include "api/json_alloc.h"
 #include "api/jsonmap.h"
@@ -446,39 +447,65 @@ static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
 	return o;
 }
 
-/* Asks /api/estimate about the recommended setup, so that the answer carries the estimator's
- * own account of it. Returns 0 and the answer in *res (NULL when it refused the question), or
- * RF_E_NOMEM. */
-static int fd_estimate(const struct api_env *env, const struct fd *f, const struct model_entry *m,
+/* The index of name in names (NULL-terminated), or -1. */
+static int fd_choice(const char *const *names, const char *name)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* /api/estimate's answer for the recommended setup of catalog model m on the machine resolved
+ * once (f->in), so that the answer carries the estimator's own account of it; no request is
+ * built and nothing resolved again. Returns 0 and the answer in *res (NULL when the estimator
+ * refused the setup), or RF_E_NOMEM. */
+static int fd_estimate(const struct api_env *env, struct fd *f, const struct model_entry *m,
 		       const struct plan_ft_setup *s, cJSON **res)
 {
-	cJSON *body = cJSON_CreateObject();
+	struct api_estimate_request rq;
 	struct api_reply tmp = {0};
+	int mode = fd_choice(api_est_modes, plan_ft_method_name(s->mode));
+	int provider = fd_choice(api_est_providers, plan_ft_provider_name(s->provider));
+	int optimizer = fd_choice(train_optimizer_choices, plan_ft_optimizer_name(s->optimizer));
+	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
+	int strategy = fd_choice(api_est_strategies, train_strategy_name(s->strategy));
+	int offload = fd_choice(api_est_offloads, train_offload_name(s->offload));
 	int rc;
 
 	*res = NULL;
-	if (!body)
-		return RF_E_NOMEM;
-	cJSON_AddStringToObject(body, "model", m->id);
-	cJSON_AddStringToObject(body, "mode", plan_ft_method_name(s->mode));
-	cJSON_AddNumberToObject(body, "batch_size", (double)s->batch_size);
-	cJSON_AddNumberToObject(body, "seq_len", (double)s->seq_len);
-	cJSON_AddStringToObject(body, "provider", plan_ft_provider_name(s->provider));
-	cJSON_AddBoolToObject(body, "gradient_checkpointing", s->gradient_checkpointing);
-	cJSON_AddStringToObject(body, "optimizer", plan_ft_optimizer_name(s->optimizer));
-	if (s->mode != TRAIN_FULL)
-		cJSON_AddNumberToObject(body, "lora_rank", (double)s->lora_rank);
-	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
-	cJSON_AddStringToObject(body, "strategy", train_strategy_name(s->strategy));
-	cJSON_AddStringToObject(body, "offload", train_offload_name(s->offload));
-	cJSON_AddBoolToObject(body, "packing", s->packing);
-	if (f->hardware)
-		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
-	else if (f->rq.has_hardware_profile)
-		cJSON_AddStringToObject(body, "hardware_profile", f->rq.hardware_profile);
-	rc = api_estimate_object(env, body, res, &tmp);
+	if (mode < 0 || provider < 0 || optimizer < 0 || strategy < 0 || offload < 0)
+		return 0;
+	rc = api_plan_input_set_entry(f->in, m);
+	if (rc < 0)
+		return rc == RF_E_NOMEM ? rc : 0;
+	api_estimate_request_init(&rq);
+	rq.mode = mode;
+	rq.provider = provider;
+	rq.optimizer = optimizer;
+	rq.strategy = strategy;
+	rq.offload = offload;
+	rq.has_mode = rq.has_provider = rq.has_optimizer = rq.has_strategy = rq.has_offload = true;
+	rq.batch_size = s->batch_size;
+	rq.seq_len = s->seq_len;
+	rq.has_batch_size = rq.has_seq_len = true;
+	rq.gradient_checkpointing = s->gradient_checkpointing;
+	rq.has_gradient_checkpointing = true;
+	if (s->mode != TRAIN_FULL) {
+		rq.lora_rank = s->lora_rank;
+		rq.has_lora_rank = true;
+	}
+	rq.packing = s->packing;
+	rq.has_packing = true;
+	if (f->rq.has_hardware_profile) {
+		snprintf(rq.hardware_profile, sizeof(rq.hardware_profile), "%s",
+			 f->rq.hardware_profile);
+		rq.has_hardware_profile = true;
+	}
+	rc = api_estimate_request_check(&rq, &tmp);
+	if (rc == 0)
+		rc = api_estimate_resolved(env, f->in, &rq, res, &tmp);
 	api_reply_reset(&tmp);
-	cJSON_Delete(body);
 	if (rc < 0)
 		*res = NULL;
 	return rc == RF_E_NOMEM ? rc : 0;
