@@ -447,15 +447,6 @@ static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
 	return o;
 }
 
-/* The index of name in names (NULL-terminated), or -1. */
-static int fd_choice(const char *const *names, const char *name)
-{
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
-}
-
 /* /api/estimate's answer for the recommended setup of catalog model m on the machine resolved
  * once (f->in), so that the answer carries the estimator's own account of it; no request is
  * built and nothing resolved again. Returns 0 and the answer in *res (NULL when the estimator
@@ -465,12 +456,12 @@ static int fd_estimate(const struct api_env *env, struct fd *f, const struct mod
 {
 	struct api_estimate_request rq;
 	struct api_reply tmp = {0};
-	int mode = fd_choice(api_est_modes, plan_ft_method_name(s->mode));
-	int provider = fd_choice(api_est_providers, plan_ft_provider_name(s->provider));
-	int optimizer = fd_choice(train_optimizer_choices, plan_ft_optimizer_name(s->optimizer));
+	int mode = jm_choice(api_est_modes, plan_ft_method_name(s->mode));
+	int provider = jm_choice(api_est_providers, plan_ft_provider_name(s->provider));
+	int optimizer = jm_choice(train_optimizer_choices, plan_ft_optimizer_name(s->optimizer));
 	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
-	int strategy = fd_choice(api_est_strategies, train_strategy_name(s->strategy));
-	int offload = fd_choice(api_est_offloads, train_offload_name(s->offload));
+	int strategy = jm_choice(api_est_strategies, train_strategy_name(s->strategy));
+	int offload = jm_choice(api_est_offloads, train_offload_name(s->offload));
 	int rc;
 
 	*res = NULL;
@@ -502,9 +493,7 @@ static int fd_estimate(const struct api_env *env, struct fd *f, const struct mod
 			 f->rq.hardware_profile);
 		rq.has_hardware_profile = true;
 	}
-	rc = api_estimate_request_check(&rq, &tmp);
-	if (rc == 0)
-		rc = api_estimate_resolved(env, f->in, &rq, res, &tmp);
+	rc = api_estimate_resolved(env, f->in, &rq, res, &tmp);
 	api_reply_reset(&tmp);
 	if (rc < 0)
 		*res = NULL;
