@@ -1,8 +1,10 @@
 /*
  * POST /api/finetune/detect: which models a machine can fine-tune for a task, ModelForge's
  * way, with the settings rigfit's planner proves best. The machine (this host's snapshot, a
- * described one or a device profile) is classified by seed 000's rules (hw_tier on the largest
- * GPU's memory and the RAM, in GiB) for the ModelForge field compute_profile, or the tier is
+ * described one or a device profile), resolved once by the resolver every route uses
+ * (api_plan_input: a Mac's GPU is its working set), is classified by seed 000's rules
+ * (hw_tier on the largest GPU's memory and the RAM, in GiB) for the ModelForge field
+ * compute_profile, or the tier is
  * forced with compute_specs; the tier's template is returned as tier_settings. The settings
  * themselves come from core/plan/plan_finetune.h, planned on the GPU's real budget, compute
  * and bf16 support for every catalog model of the task (method, provider, optimizer,
@@ -10,7 +12,8 @@
  * never below its floor), and the models are ranked by plan_ft_rank: those that reach the
  * task's length first, the class that suits the task, the tier's own models, the largest.
  * The answer carries the seed's shape and ModelForge's flat one with the same values, and
- * settings equals recommended_settings.
+ * settings equals recommended_settings; its estimate block is /api/estimate's answer for the
+ * recommended setup, asked in structs on the same resolved machine (api_estimate_resolved).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
