@@ -24,10 +24,6 @@ struct device_profile;
 
 #define API_PLAN_NOTE_LEN 240
 
-/* Returns the training speed's device class of profile p (consumer for NULL or unknown
- * classes; laptops are consumer cards). */
-enum train_device_class api_train_class(const struct device_profile *p);
-
 /* Estimates for body, an object with the fields of POST /api/estimate (model, mode, quant,
  * n_ctx..., hardware or hardware_profile). Returns 0 and the answer (the route's JSON as a
  * tree; free with cJSON_Delete) in *result, or a negative rf_err with the error envelope in

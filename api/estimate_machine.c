@@ -17,6 +17,39 @@
 
 /* ---- the machine ------------------------------------------------------------------------ */
 
+/* A described CPU completed from the CPU table (core/hw/hw_describe.h), said in assumptions:
+ * what the table filled or replaced, or that the table does not hold the CPU. */
+static void est_cpu_described(const struct api_env *env, struct est *e)
+{
+	struct hw_describe_cpu ci;
+	const struct device_profile *p;
+
+	hw_describe_cpu(&e->hw, env->devices, &ci);
+	p = ci.profile;
+	if (ci.unknown)
+		est_assume(e,
+			   "cpu: '%s' is not in the CPU table: its instruction sets, cores and "
+			   "memory bandwidth are the description's, assumed where it gives none",
+			   e->hw.cpu.model);
+	if (!p)
+		return;
+	if (ci.isa_from_table && ci.isa_given == 0)
+		est_assume(e,
+			   "cpu.isa: the instruction sets of %s from the CPU table (devices.json "
+			   "entry %s)",
+			   e->hw.cpu.model, p->id);
+	else if (ci.isa_from_table && ci.isa_given != p->isa)
+		est_assume(
+			e,
+			"cpu.isa: the CPU table's instruction sets of %s (devices.json entry %s) "
+			"replace the list given",
+			e->hw.cpu.model, p->id);
+	if (ci.cores > 0 && ci.cores_given > 0 && ci.cores_given != ci.cores)
+		est_assume(e, "cpu.physical_cores: %d, as %s, replace the %d given", ci.cores,
+			   ci.cores_from_name ? "the model name states" : "the CPU table has",
+			   ci.cores_given);
+}
+
 static int est_hardware_source(const struct api_env *env, struct est *e, const cJSON *hw,
 			       struct api_reply *out)
 {
@@ -27,6 +60,7 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 		int rc = api_hardware_from_json(hw, "hardware", &e->hw, out);
 		if (rc < 0)
 			return rc;
+		est_cpu_described(env, e);
 		/* GPUs named without their memory, and unified memory, from the profiles. */
 		{
 			struct hw_describe_gpu info[HW_MAX_GPUS];
@@ -117,10 +151,10 @@ int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, stru
 		return rc;
 	if (device_resolve_cpu(env->devices, e->hw.cpu.model, &p) != 0)
 		p = NULL;
-	/* A CPU described by name without its instruction sets has the table's: the same
-	 * kernels (and so the same speed) as when they are listed. A scan's or a request's own
-	 * list is taken at its word. */
-	if (p && p->isa && e->hw.cpu.isa == 0) {
+	/* This host's scan without instruction sets (a CPU the probe could not read) has the
+	 * table's; a scan's own list is taken at its word. A described CPU was completed by
+	 * est_cpu_described: the table's list whatever it listed. */
+	if (p && p->isa && e->hw.cpu.isa == 0 && strcmp(e->hw_source, "request") != 0) {
 		e->hw.cpu.isa = p->isa;
 		est_assume(
 			e,
@@ -141,8 +175,8 @@ int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, stru
 		est_assume(
 			e,
 			"host memory bandwidth: the CPU '%s' is not in the CPU table and nothing "
-			"measured it",
-			e->hw.cpu.model);
+			"measured it: %.1f GB/s assumed (dual-channel DDR4-3200)",
+			e->hw.cpu.model, SPEED_ASSUMED_HOST_BANDWIDTH_GBS);
 	}
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/hw/hw_profile.h"
 #include "core/plan/plan_finetune.h"
+#include "core/plan/plan_ft_machine.h"
 #include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
 #include "core/plan/plan_strategy.h"
@@ -98,19 +99,6 @@ static int est_train_fit(const struct train_model *tm, const struct train_settin
 	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
 }
 
-enum train_device_class api_train_class(const struct device_profile *p)
-{
-	if (!p)
-		return TRAIN_CLASS_CONSUMER;
-	if (strcmp(p->device_class, "workstation") == 0)
-		return TRAIN_CLASS_WORKSTATION;
-	if (strcmp(p->device_class, "datacenter") == 0)
-		return TRAIN_CLASS_DATACENTER;
-	if (strcmp(p->device_class, "consumer") == 0 || strcmp(p->device_class, "laptop") == 0)
-		return TRAIN_CLASS_CONSUMER;
-	return TRAIN_CLASS_OTHER;
-}
-
 /* The training speed on the GPU at hw.gpus[gi], as tokens/s of the whole run; < 0 unknown. */
 static double est_train_speed(const struct api_env *env, struct est *e, int gi,
 			      const struct train_model *tm, const struct train_settings *s,
@@ -122,7 +110,7 @@ static double est_train_speed(const struct api_env *env, struct est *e, int gi,
 
 	if (env->devices)
 		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
-	d.device_class = api_train_class(p);
+	d.device_class = plan_ft_device_class(p);
 	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
 			  p                           ? p->memory_bandwidth_gbs :
 							-1;

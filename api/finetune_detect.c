@@ -1,8 +1,10 @@
 /*
  * POST /api/finetune/detect: which models a machine can fine-tune for a task, ModelForge's
  * way, with the settings rigfit's planner proves best. The machine (this host's snapshot, a
- * described one or a device profile) is classified by seed 000's rules (hw_tier on the largest
- * GPU's memory and the RAM, in GiB) for the ModelForge field compute_profile, or the tier is
+ * described one or a device profile), resolved once by the resolver every route uses
+ * (api_plan_input: a Mac's GPU is its working set), is classified by seed 000's rules
+ * (hw_tier on the largest GPU's memory and the RAM, in GiB) for the ModelForge field
+ * compute_profile, or the tier is
  * forced with compute_specs; the tier's template is returned as tier_settings. The settings
  * themselves come from core/plan/plan_finetune.h, planned on the GPU's real budget, compute
  * and bf16 support for every catalog model of the task (method, provider, optimizer,
@@ -10,7 +12,8 @@
  * never below its floor), and the models are ranked by plan_ft_rank: those that reach the
  * task's length first, the class that suits the task, the tier's own models, the largest.
  * The answer carries the seed's shape and ModelForge's flat one with the same values, and
- * settings equals recommended_settings.
+ * settings equals recommended_settings; its estimate block is /api/estimate's answer for the
+ * recommended setup, asked in structs on the same resolved machine (api_estimate_resolved).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -20,10 +23,9 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "api/device_json.h"
 #include "api/estimate.h"
+#include "api/estimate_request.h"
 #include "api/finetune_detect.h"
-#include "api/hardware_input.h"
 #include "api/json_alloc.h"
 #include "api/jsonmap.h"
 #include "api/model_memo.h"
@@ -32,7 +34,6 @@
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/hw/hw.h"
-#include "core/hw/hw_describe.h"
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_finetune.h"
@@ -106,9 +107,10 @@ static const struct jm_field fd_fields[] = {
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
 struct fd {
 	struct fd_request rq;
-	struct hw_snapshot hw;
-	const cJSON *hardware;    /* the request's "hardware", or NULL */
-	const struct hw_gpu *gpu; /* the largest GPU, or NULL */
+	struct api_plan_input *in;    /* the machine as every route resolves it (owned) */
+	const struct hw_snapshot *hw; /* in's machine */
+	const cJSON *hardware;        /* the request's "hardware", or NULL */
+	const struct hw_gpu *gpu;     /* the largest GPU, or NULL */
 	struct plan_ft_device dev;
 	long evaluated; /* setups the planner asked of the estimator */
 	int n_assumptions;
@@ -130,74 +132,28 @@ static void fd_assume(struct fd *f, const char *fmt, ...)
 
 /* ---- the machine ------------------------------------------------------------------------ */
 
-/* A described machine, its GPUs named without memory completed from their profiles, as the
- * estimator does. */
-static int fd_hw_described(const struct api_env *env, struct fd *f, struct api_reply *out)
-{
-	int rc = api_hardware_from_json(f->hardware, "hardware", &f->hw, out);
-
-	if (rc < 0)
-		return rc;
-	{
-		/* GPUs named without their memory, and unified memory, as every route makes a
-		 * described machine whole (core/hw/hw_describe.h). */
-		int bad = hw_describe_complete(&f->hw, env->devices, NULL);
-		if (bad < 0) {
-			char field[48];
-			snprintf(field, sizeof(field), "hardware.gpus[%d].name", -bad - 1);
-			return api_device_unknown(out, env->devices, field,
-						  f->hw.gpus[-bad - 1].name, true);
-		}
-	}
-	hw_classify(&f->hw);
-	hw_apply_device_profiles(&f->hw, env->devices);
-	return 0;
-}
-
-/* A device profile as a machine of one GPU (or only a CPU), as the estimator builds it. */
-static int fd_hw_profile(const struct api_env *env, struct fd *f, struct api_reply *out)
-{
-	const struct device_profile *p = NULL;
-	int found = env->devices ? device_resolve(env->devices, f->rq.hardware_profile, &p) :
-				   RF_E_NOT_FOUND;
-
-	if (found == RF_E_CONFLICT)
-		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-				 "'%.60s' matches several device profiles; name one by its id in "
-				 "profiles/devices.json",
-				 f->rq.hardware_profile);
-	if (found < 0 || !p)
-		return api_device_unknown(out, env->devices, "hardware_profile",
-					  f->rq.hardware_profile, false);
-	hw_describe_from_profile(p, &f->hw);
-	hw_classify(&f->hw);
-	return 0;
-}
-
+/* The machine (described, a device profile or this host's scan), resolved once by the
+ * resolver every route uses (api_plan_input, as /api/estimate resolves it), with the first
+ * catalog model standing in for the models planned later: the machine does not depend on
+ * them. */
 static int fd_hardware(const struct api_env *env, struct fd *f, struct api_reply *out)
 {
+	cJSON *probe = cJSON_CreateString(env->models->models[0].id);
 	int rc;
 
-	if (f->hardware && f->rq.has_hardware_profile)
-		return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
-				 "give hardware or hardware_profile, not both");
-	if (f->hardware)
-		rc = fd_hw_described(env, f, out);
-	else if (f->rq.has_hardware_profile)
-		rc = fd_hw_profile(env, f, out);
-	else if (!env->snapshot)
-		rc = api_error(out, RF_E_UNAVAILABLE, NULL,
-			       "the first hardware scan has not finished yet; retry shortly");
-	else {
-		f->hw = env->snapshot->hw;
-		rc = 0;
-	}
+	if (!probe)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = api_plan_input(env, probe, f->hardware,
+			    f->rq.has_hardware_profile ? f->rq.hardware_profile : NULL, &f->in,
+			    out);
+	cJSON_Delete(probe);
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < f->hw.n_gpus; i++)
-		if (f->hw.gpus[i].memory_total_bytes > 0 &&
-		    (!f->gpu || f->hw.gpus[i].memory_total_bytes > f->gpu->memory_total_bytes))
-			f->gpu = &f->hw.gpus[i];
+	f->hw = f->in->hw;
+	for (int i = 0; i < f->hw->n_gpus; i++)
+		if (f->hw->gpus[i].memory_total_bytes > 0 &&
+		    (!f->gpu || f->hw->gpus[i].memory_total_bytes > f->gpu->memory_total_bytes))
+			f->gpu = &f->hw->gpus[i];
 	return 0;
 }
 
@@ -205,8 +161,8 @@ static int fd_hardware(const struct api_env *env, struct fd *f, struct api_reply
 static const char *fd_tier(struct fd *f, const char **detected)
 {
 	double vram = f->gpu ? (double)f->gpu->memory_total_bytes / FD_GIB : 0.0;
-	int64_t ram_b = hw_effective_ram_bytes(&f->hw);
-	const char *t = f->hw.compute_profile[0] ? f->hw.compute_profile : NULL;
+	int64_t ram_b = hw_effective_ram_bytes(f->hw);
+	const char *t = f->hw->compute_profile[0] ? f->hw->compute_profile : NULL;
 
 	if (!t)
 		t = hw_tier(vram, ram_b >= 0 ? (double)ram_b / FD_GIB : -1.0);
@@ -391,39 +347,54 @@ static cJSON *fd_model_json(const struct fd *f, const struct model_entry *m,
 	return o;
 }
 
-/* Asks /api/estimate about the recommended setup, so that the answer carries the estimator's
- * own account of it. Returns 0 and the answer in *res (NULL when it refused the question), or
- * RF_E_NOMEM. */
-static int fd_estimate(const struct api_env *env, const struct fd *f, const struct model_entry *m,
+/* /api/estimate's answer for the recommended setup of catalog model m on the machine resolved
+ * once (f->in), so that the answer carries the estimator's own account of it; no request is
+ * built and nothing resolved again. Returns 0 and the answer in *res (NULL when the estimator
+ * refused the setup), or RF_E_NOMEM. */
+static int fd_estimate(const struct api_env *env, struct fd *f, const struct model_entry *m,
 		       const struct plan_ft_setup *s, cJSON **res)
 {
-	cJSON *body = cJSON_CreateObject();
+	struct api_estimate_request rq;
 	struct api_reply tmp = {0};
+	int mode = jm_choice(api_est_modes, plan_ft_method_name(s->mode));
+	int provider = jm_choice(api_est_providers, plan_ft_provider_name(s->provider));
+	int optimizer = jm_choice(train_optimizer_choices, plan_ft_optimizer_name(s->optimizer));
+	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
+	int strategy = jm_choice(api_est_strategies, train_strategy_name(s->strategy));
+	int offload = jm_choice(api_est_offloads, train_offload_name(s->offload));
 	int rc;
 
 	*res = NULL;
-	if (!body)
-		return RF_E_NOMEM;
-	cJSON_AddStringToObject(body, "model", m->id);
-	cJSON_AddStringToObject(body, "mode", plan_ft_method_name(s->mode));
-	cJSON_AddNumberToObject(body, "batch_size", (double)s->batch_size);
-	cJSON_AddNumberToObject(body, "seq_len", (double)s->seq_len);
-	cJSON_AddStringToObject(body, "provider", plan_ft_provider_name(s->provider));
-	cJSON_AddBoolToObject(body, "gradient_checkpointing", s->gradient_checkpointing);
-	cJSON_AddStringToObject(body, "optimizer", plan_ft_optimizer_name(s->optimizer));
-	if (s->mode != TRAIN_FULL)
-		cJSON_AddNumberToObject(body, "lora_rank", (double)s->lora_rank);
-	/* The plan's placement, not the estimate's own cheapest: one GPU stays one. */
-	cJSON_AddStringToObject(body, "strategy", train_strategy_name(s->strategy));
-	cJSON_AddStringToObject(body, "offload", train_offload_name(s->offload));
-	cJSON_AddBoolToObject(body, "packing", s->packing);
-	if (f->hardware)
-		api_json_add(body, "hardware", cJSON_Duplicate(f->hardware, true));
-	else if (f->rq.has_hardware_profile)
-		cJSON_AddStringToObject(body, "hardware_profile", f->rq.hardware_profile);
-	rc = api_estimate_object(env, body, res, &tmp);
+	if (mode < 0 || provider < 0 || optimizer < 0 || strategy < 0 || offload < 0)
+		return 0;
+	rc = api_plan_input_set_entry(f->in, m);
+	if (rc < 0)
+		return rc == RF_E_NOMEM ? rc : 0;
+	api_estimate_request_init(&rq);
+	rq.mode = mode;
+	rq.provider = provider;
+	rq.optimizer = optimizer;
+	rq.strategy = strategy;
+	rq.offload = offload;
+	rq.has_mode = rq.has_provider = rq.has_optimizer = rq.has_strategy = rq.has_offload = true;
+	rq.batch_size = s->batch_size;
+	rq.seq_len = s->seq_len;
+	rq.has_batch_size = rq.has_seq_len = true;
+	rq.gradient_checkpointing = s->gradient_checkpointing;
+	rq.has_gradient_checkpointing = true;
+	if (s->mode != TRAIN_FULL) {
+		rq.lora_rank = s->lora_rank;
+		rq.has_lora_rank = true;
+	}
+	rq.packing = s->packing;
+	rq.has_packing = true;
+	if (f->rq.has_hardware_profile) {
+		snprintf(rq.hardware_profile, sizeof(rq.hardware_profile), "%s",
+			 f->rq.hardware_profile);
+		rq.has_hardware_profile = true;
+	}
+	rc = api_estimate_resolved(env, f->in, &rq, res, &tmp);
 	api_reply_reset(&tmp);
-	cJSON_Delete(body);
 	if (rc < 0)
 		*res = NULL;
 	return rc == RF_E_NOMEM ? rc : 0;
@@ -450,10 +421,10 @@ static void fd_add_str_or_null(cJSON *o, const char *name, const char *v)
 /* The machine in both shapes. */
 static void fd_machine_json(const struct fd *f, cJSON *root)
 {
-	int64_t ram = hw_effective_ram_bytes(&f->hw);
+	int64_t ram = hw_effective_ram_bytes(f->hw);
 	double vram = f->gpu ? (double)f->gpu->memory_total_bytes / FD_GIB : 0;
-	int cores = f->hw.cpu.physical_cores > 0 ? f->hw.cpu.physical_cores :
-						   f->hw.cpu.logical_cores;
+	int cores = f->hw->cpu.physical_cores > 0 ? f->hw->cpu.physical_cores :
+						    f->hw->cpu.logical_cores;
 	cJSON *hs = cJSON_AddObjectToObject(root, "hardware_specs");
 
 	if (hs) {
@@ -470,7 +441,7 @@ static void fd_machine_json(const struct fd *f, cJSON *root)
 		cJSON_AddNumberToObject(root, "cpu_cores", cores);
 	else
 		cJSON_AddNullToObject(root, "cpu_cores");
-	cJSON_AddStringToObject(root, "backend", f->hw.backend[0] ? f->hw.backend : "cpu");
+	cJSON_AddStringToObject(root, "backend", f->hw->backend[0] ? f->hw->backend : "cpu");
 }
 
 static const char *fd_none_reason(const struct fd *f)
@@ -614,7 +585,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	if (rc < 0)
 		goto done;
 	f->hardware = cJSON_GetObjectItemCaseSensitive(body, "hardware");
-	if (!env->tiers || !env->models) {
+	if (!env->tiers || !env->models || env->models->n == 0) {
 		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "%s is not loaded",
 			       !env->tiers ? "profiles/tiers.json" : "profiles/models.json");
 		goto done;
@@ -623,7 +594,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	if (rc < 0)
 		goto done;
 	/* The GPU that trains, as /api/estimate picks it (core/plan/plan_ft_machine.h). */
-	plan_ft_machine(&f->hw, env->devices, &f->dev);
+	plan_ft_machine(f->hw, &f->in->machine, env->devices, &f->dev);
 	tier_id = fd_tier(f, &detected);
 	tier = fd_tier_object((const cJSON *)env->tiers, tier_id);
 	if (!tier) {
@@ -724,6 +695,8 @@ done:
 	cJSON_Delete(root);
 	cJSON_Delete(body);
 	free(list);
+	if (f)
+		api_plan_input_free(f->in);
 	free(f);
 	return rc;
 }

@@ -15,6 +15,14 @@
 #include "core/err.h"
 #include "core/suggest.h"
 
+int jm_choice(const char *const *choices, const char *name)
+{
+	for (int i = 0; choices[i]; i++)
+		if (strcmp(choices[i], name) == 0)
+			return i;
+	return -1;
+}
+
 bool jm_utf8_valid(const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -207,12 +215,12 @@ static int jm_one(const cJSON *item, const struct jm_field *f, char *base, struc
 		char allowed[256];
 		size_t used = 0, n;
 		const char *near;
-		if (cJSON_IsString(item) && item->valuestring) {
-			for (int i = 0; f->choices && f->choices[i]; i++)
-				if (strcmp(item->valuestring, f->choices[i]) == 0) {
-					*(int *)(void *)(base + f->offset) = i;
-					return 0;
-				}
+		int i = cJSON_IsString(item) && item->valuestring && f->choices ?
+				jm_choice(f->choices, item->valuestring) :
+				-1;
+		if (i >= 0) {
+			*(int *)(void *)(base + f->offset) = i;
+			return 0;
 		}
 		allowed[0] = '\0';
 		for (n = 0; f->choices && f->choices[n]; n++)

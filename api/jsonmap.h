@@ -70,6 +70,10 @@ enum jm_text_fault jm_parse_text(const char *text, size_t len, cJSON **out /* OU
 int jm_map(const cJSON *obj, const struct jm_field *fields, size_t n_fields, void *dst,
 	   struct api_reply *reply);
 
+/* Returns the index of name in choices (a JM_ENUM field's names, NULL-terminated), or -1:
+ * how a route that fills a request struct directly picks the value a JSON name stands for. */
+int jm_choice(const char *const *choices, const char *name);
+
 /* Returns true when s[0..len) is valid UTF-8 (no overlongs, no surrogates, no NUL). */
 bool jm_utf8_valid(const char *s, size_t len);
 

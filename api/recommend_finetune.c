@@ -213,7 +213,7 @@ int rec_finetune(const struct api_env *env, const struct rec_request *rq, const 
 		return RF_E_INVALID_VALUE;
 	if ((rc = rec_machine(env, rq, hw, &in, out)) < 0)
 		return rc;
-	plan_ft_machine(in->hw, env->devices, &dev);
+	plan_ft_machine(in->hw, &in->machine, env->devices, &dev);
 	r.task = rec_ft_task(task);
 	r.methods = PLAN_FT_METHOD_BIT(rec_train_mode(rq->mode));
 	hits = calloc(env->models->n + 1, sizeof(*hits));

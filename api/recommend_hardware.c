@@ -63,7 +63,7 @@ static int rec_hw_machine(void *vctx, const struct device_profile *d, int count,
 	if (rc < 0)
 		return rc;
 	out->infer = in->machine;
-	plan_ft_machine(in->hw, c->env->devices, &out->ft);
+	plan_ft_machine(in->hw, &in->machine, c->env->devices, &out->ft);
 	api_plan_input_free(in);
 	return 0;
 }

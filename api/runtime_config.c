@@ -5,9 +5,9 @@
  * experts in host memory and n_ctx with the estimator as its oracle and returns the best setup
  * for the use case's stated objective, with the Pareto front of the others as `alternatives`.
  * This file maps the request to the planner's terms and renders its answer; the chosen
- * llama.cpp setup is put to the estimator once more (api_estimate_object) for
- * metadata.estimate, so a config this route writes is one /api/estimate and /api/validate
- * accept as it is.
+ * setup is put to the estimator once more for metadata.estimate, in structs on the model and
+ * machine resolved once (api_estimate_resolved), so a config this route writes is one
+ * /api/estimate and /api/validate accept as it is.
  *
  * When nothing fits the answer is 422 (field model) with the memory the smallest setup needs.
  */
@@ -20,6 +20,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/estimate_request.h"
 #include "api/json_alloc.h"
 #include "api/json_print.h"
 #include "api/jsonmap.h"
@@ -410,63 +411,74 @@ static cJSON *cfg_alternatives(const struct cfg *c)
 }
 
 /* vLLM's setup goes to runtime vllm: the same capacity model the planner sized it with. */
-static void cfg_vllm_query(const struct plan_choice *ch, cJSON *q)
+static void cfg_vllm_settings(const struct plan_choice *ch, struct api_estimate_request *rq)
 {
 	const struct rf_infer_params *p = &ch->setup.p;
 
-	cJSON_AddStringToObject(q, "runtime", "vllm");
-	cJSON_AddStringToObject(q, "precision", cfg_precision(ch));
-	cJSON_AddNumberToObject(q, "tensor_parallel_size", ch->setup.tp);
-	cJSON_AddNumberToObject(q, "gpu_memory_utilization", ch->setup.vllm_util);
-	cJSON_AddNumberToObject(q, "max_model_len", (double)p->n_ctx);
-	if (ch->setup.max_num_seqs > 0)
-		cJSON_AddNumberToObject(q, "max_num_seqs", (double)ch->setup.max_num_seqs);
-	cJSON_AddStringToObject(q, "kv_cache_dtype", p->type_k != RF_GT_F16 ? "fp8" : "auto");
+	rq->runtime = API_EST_RT_VLLM;
+	rq->has_runtime = true;
+	snprintf(rq->precision, sizeof(rq->precision), "%s", cfg_precision(ch));
+	rq->has_precision = true;
+	rq->tp = ch->setup.tp;
+	rq->has_tp = true;
+	rq->gpu_util = ch->setup.vllm_util;
+	rq->has_gpu_util = true;
+	rq->max_model_len = p->n_ctx;
+	rq->has_max_model_len = true;
+	if (ch->setup.max_num_seqs > 0) {
+		rq->max_num_seqs = ch->setup.max_num_seqs;
+		rq->has_max_num_seqs = true;
+	}
+	rq->vllm_kv = jm_choice(api_est_vllm_kv, p->type_k != RF_GT_F16 ? "fp8" : "auto");
+	rq->has_vllm_kv = rq->vllm_kv >= 0;
 }
 
-static void cfg_llama_query(const struct cfg *c, const struct plan_choice *ch, cJSON *q)
+static void cfg_llama_settings(const struct cfg *c, const struct plan_choice *ch,
+			       struct api_estimate_request *rq)
 {
 	const struct rf_infer_params *p = &ch->setup.p;
 
-	if (!c->gguf)
-		cJSON_AddStringToObject(q, "quant", cfg_precision(ch));
-	cJSON_AddNumberToObject(q, "n_ctx", (double)p->n_ctx);
-	cJSON_AddNumberToObject(q, "n_batch", (double)p->n_batch);
-	cJSON_AddNumberToObject(q, "n_ubatch", (double)p->n_ubatch);
-	cJSON_AddNumberToObject(q, "n_parallel", (double)p->n_parallel);
-	cJSON_AddStringToObject(q, "kv_cache_type", kv_name(p->type_k));
-	cJSON_AddBoolToObject(q, "flash_attn", p->flash_attn);
-	cJSON_AddNumberToObject(q, "n_gpu_layers", (double)p->n_gpu_layers);
-	cJSON_AddNumberToObject(q, "n_cpu_moe", (double)p->n_cpu_moe);
-	if (!p->use_mmap)
-		cJSON_AddBoolToObject(q, "use_mmap", false);
+	if (!c->gguf) {
+		snprintf(rq->quant, sizeof(rq->quant), "%s", cfg_precision(ch));
+		rq->has_quant = true;
+	}
+	rq->n_ctx = p->n_ctx;
+	rq->n_batch = p->n_batch;
+	rq->n_ubatch = p->n_ubatch;
+	rq->n_parallel = p->n_parallel;
+	rq->n_gpu_layers = p->n_gpu_layers;
+	rq->n_cpu_moe = p->n_cpu_moe;
+	rq->has_n_ctx = rq->has_n_batch = rq->has_n_ubatch = rq->has_n_parallel = true;
+	rq->has_n_gpu_layers = rq->has_n_cpu_moe = true;
+	rq->kv_type = jm_choice(api_est_kv_types, kv_name(p->type_k));
+	rq->has_kv_type = rq->kv_type >= 0;
+	rq->flash_attn = p->flash_attn;
+	rq->has_flash_attn = true;
+	if (!p->use_mmap) {
+		rq->use_mmap = false;
+		rq->has_use_mmap = true;
+	}
 }
 
-/* The estimator's answer for the chosen setup (metadata.estimate). Returns 0 and *est, or a
- * negative rf_err with the envelope in out. */
+/* The estimator's answer for the chosen setup (metadata.estimate), asked in structs of the
+ * model and machine resolved once (no request built, nothing resolved again). Returns 0 and
+ * *est, or a negative rf_err with the envelope in out. */
 static int cfg_estimate(const struct cfg *c, const struct plan_choice *ch, cJSON **est,
 			struct api_reply *out)
 {
-	cJSON *q = cJSON_CreateObject();
-	const cJSON *v;
-	int rc;
+	struct api_estimate_request rq;
 
-	*est = NULL;
-	if (!q)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	api_json_add(q, "model",
-		     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c->body, "model"), true));
-	if ((v = cJSON_GetObjectItemCaseSensitive(c->body, "hardware")) != NULL)
-		api_json_add(q, "hardware", cJSON_Duplicate(v, true));
-	if (c->rq.has_hardware_profile)
-		cJSON_AddStringToObject(q, "hardware_profile", c->rq.hardware_profile);
+	api_estimate_request_init(&rq);
+	if (c->rq.has_hardware_profile) {
+		snprintf(rq.hardware_profile, sizeof(rq.hardware_profile), "%s",
+			 c->rq.hardware_profile);
+		rq.has_hardware_profile = true;
+	}
 	if (ch->setup.runtime == PLAN_RT_VLLM)
-		cfg_vllm_query(ch, q);
+		cfg_vllm_settings(ch, &rq);
 	else
-		cfg_llama_query(c, ch, q);
-	rc = api_estimate_object(c->env, q, est, out);
-	cJSON_Delete(q);
-	return rc;
+		cfg_llama_settings(c, ch, &rq);
+	return api_estimate_resolved(c->env, c->in, &rq, est, out);
 }
 
 static cJSON *cfg_answer(struct cfg *c, cJSON *est)
@@ -675,6 +687,13 @@ static int cfg_nothing_fits(const struct cfg *c, struct api_reply *out)
 			"at the smallest length; more or larger GPUs, or runtime llama.cpp "
 			"(layers in RAM), may",
 			offer / GIB);
+	/* Unified memory: the RAM is the GPU's; layers "on the CPU" would only crowd the OS. */
+	if (c->in->machine.n_dev == 1 && c->in->machine.dev[0].unified)
+		return api_error(out, RF_E_INVALID_VALUE, "model",
+				 "no configuration fits: the model needs at least %.1f GiB of the "
+				 "GPU's working set of the unified memory, %.1f GiB available "
+				 "there (layers on the CPU would share the same memory)",
+				 need / GIB, offer / GIB);
 	if (c->in->machine.n_dev > 0 && ram >= 0)
 		return api_error(
 			out, RF_E_INVALID_VALUE, "model",

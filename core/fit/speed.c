@@ -546,7 +546,8 @@ static void explain(const struct speed_input *in, const struct speed_params *par
 		note(o, "%.0f%% of the layers run on the host at %.1f GB/s %s x %.2f efficiency",
 		     100 * (1 - f),
 		     known ? in->host.bandwidth_gbs : SPEED_ASSUMED_HOST_BANDWIDTH_GBS,
-		     !known                       ? "(assumed: dual-channel DDR4-3200)" :
+		     !known                       ? "(assumed: dual-channel DDR4-3200, as no "
+						    "measurement or CPU table entry gives it)" :
 		     in->host.bandwidth_hostbench ? "(measured here with vector reads)" :
 		     in->host.bandwidth_measured  ? "(measured)" :
 						    "(theoretical)",

@@ -1,5 +1,6 @@
 /*
- * Described machines made whole from the device profiles (see hw_describe.h).
+ * Described machines made whole from the device profiles (see hw_describe.h): the GPUs'
+ * memory and unified working set, and the CPU's instruction sets and cores from the CPU table.
  */
 #include "core/hw/hw_describe.h"
 
@@ -41,6 +42,50 @@ static bool unified_pool(struct hw_snapshot *s, struct hw_gpu *g, const struct d
 	g->memory_total_bytes = ws;
 	g->memory_free_bytes = ws;
 	return true;
+}
+
+/* The core count a CPU's model name states ("AMD Ryzen 9 7950X 16-Core Processor": 16), or 0. */
+static int name_cores(const char *model)
+{
+	for (const char *c = model; *c; c++) {
+		int n = 0, scale = 1;
+		if (strncmp(c, "-Core", 5) != 0 && strncmp(c, "-core", 5) != 0)
+			continue;
+		for (const char *d = c; d > model && d[-1] >= '0' && d[-1] <= '9' && scale <= 1000;
+		     d--, scale *= 10)
+			n += (d[-1] - '0') * scale;
+		if (n > 0)
+			return n;
+	}
+	return 0;
+}
+
+void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
+		     struct hw_describe_cpu *info)
+{
+	struct hw_describe_cpu d = {0};
+	const struct device_profile *p = NULL;
+
+	d.isa_given = s->cpu.isa;
+	d.cores_given = s->cpu.physical_cores;
+	if (s->cpu.model[0] && t && t->n > 0) {
+		if (device_resolve_cpu(t, s->cpu.model, &p) != 0)
+			p = NULL;
+		d.profile = p;
+		d.unknown = !p;
+	}
+	if (p && p->isa) {
+		s->cpu.isa = p->isa;
+		d.isa_from_table = true;
+	}
+	if (p) {
+		d.cores = p->cpu_cores > 0 ? p->cpu_cores : name_cores(s->cpu.model);
+		d.cores_from_name = p->cpu_cores <= 0 && d.cores > 0;
+		if (d.cores > 0)
+			s->cpu.physical_cores = d.cores;
+	}
+	if (info)
+		*info = d;
 }
 
 void hw_describe_from_profile(const struct device_profile *p, struct hw_snapshot *s)
@@ -89,13 +134,21 @@ int hw_describe_complete(struct hw_snapshot *s, const struct device_table *t,
 		if (t && t->n > 0)
 			(void)device_resolve_mem(t, g->name, g->memory_total_bytes, &p);
 		if (g->memory_total_bytes < 0) {
+			char key[DEVICE_KEY_LEN];
+			int named_gib = 0;
 			if (!p || p->memory_gib <= 0)
 				return -(1 + i);
 			g->unified_memory = g->unified_memory || p->unified;
+			/* A SoC sold with several RAM sizes, named with one ("Apple M2 Max 64GB"),
+			 * has that one, not the profile's largest. */
+			if (!p->memory_configurable ||
+			    device_normalize(g->name, key, sizeof(key), &named_gib) < 0)
+				named_gib = 0;
 			/* A unified GPU shares the machine's RAM when the machine gives it. */
 			g->memory_total_bytes = g->unified_memory && s->memory.total_bytes > 0 ?
 							s->memory.total_bytes :
-							gib_bytes(p->memory_gib);
+						named_gib > 0 ? gib_bytes(named_gib) :
+								gib_bytes(p->memory_gib);
 			g->memory_free_bytes = g->memory_total_bytes;
 			d.memory_from_profile = true;
 		}
@@ -117,6 +170,7 @@ int hw_describe_complete(struct hw_snapshot *s, const struct device_table *t,
 		if (info)
 			info[i] = d;
 	}
+	hw_describe_cpu(s, t, NULL);
 	hw_classify(s);
 	return 0;
 }

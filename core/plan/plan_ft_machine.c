@@ -69,32 +69,24 @@ static void ftm_add_gpu_budget(struct plan_ft_device *d, int64_t budget)
 	d->gpu_budget_bytes[i] = budget;
 }
 
-void plan_ft_machine(const struct hw_snapshot *hw, const struct device_table *devices,
-		     struct plan_ft_device *d)
+void plan_ft_machine(const struct hw_snapshot *hw, const struct plan_machine *pm,
+		     const struct device_table *devices, struct plan_ft_device *d)
 {
-	int64_t ram_total = hw->memory.total_bytes, ram_avail = hw->memory.available_bytes;
 	const struct hw_gpu *train = NULL;
 	const struct device_profile *p = NULL;
+	int k = 0;
 
 	memset(d, 0, sizeof(*d));
 	d->backend = ftm_backend(hw->backend);
 	d->budget_bytes = -1;
 	d->tflops = -1;
-	d->host_ram_bytes =
-		ram_avail >= 0 ? rf_budget_host(ram_avail, ram_total,
-						hw->host.container.cgroup_memory_limit_bytes, -1) :
-				 -1;
-	for (int i = 0; i < hw->n_gpus; i++) {
+	d->host_ram_bytes = pm->host.budget_bytes;
+	for (int i = 0; i < hw->n_gpus && k < pm->n_dev; i++) {
 		const struct hw_gpu *g = &hw->gpus[i];
-		int64_t free_b, budget;
+		int64_t budget;
 		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
 			continue;
-		free_b = g->memory_free_bytes >= 0 ? g->memory_free_bytes : g->memory_total_bytes;
-		budget = g->unified_memory && ram_total > 0 ?
-				 rf_budget_unified(ram_total, ram_avail) :
-				 rf_budget_device(free_b, g->memory_total_bytes);
-		if (g->unified_memory && budget > g->memory_total_bytes)
-			budget = g->memory_total_bytes;
+		budget = pm->dev[k++].budget_bytes;
 		ftm_add_gpu_budget(d, budget);
 		if (budget > d->budget_bytes) {
 			d->budget_bytes = budget;

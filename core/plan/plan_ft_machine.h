@@ -12,6 +12,7 @@
 #include "core/fit/train_speed.h"
 #include "core/hw/device.h"
 #include "core/hw/hw.h"
+#include "core/plan/plan_eval.h"
 #include "core/plan/plan_finetune.h"
 
 /* Returns the training speed's class of device profile p (consumer for NULL or unknown
@@ -23,12 +24,13 @@ enum train_device_class plan_ft_device_class(const struct device_profile *p);
  * (NULL: none). */
 bool plan_ft_gpu_bf16(const struct hw_gpu *g, const struct device_table *devices);
 
-/* Writes d, the machine hw as training sees it (devices: the profiles that complete what the
- * scan does not say; NULL: none). Each GPU's budget is its free memory less the reserve (for
- * unified memory the GPU's share of the RAM, at most its own size); Intel GPUs and GPUs of
- * unknown memory are left out. Without a GPU, d->backend is PLAN_FT_BACKEND_NONE. Unified
+/* Writes d, the machine hw as training sees it, with the budgets the resolver gave it in pm
+ * (its devices are hw's GPUs that run the backend, in the scan's order: free memory less the
+ * reserve, for unified memory the GPU's share of the RAM; its host budget), so that training
+ * and inference plan within the same figures (devices: the profiles that complete what the
+ * scan does not say; NULL: none). Without a GPU, d->backend is PLAN_FT_BACKEND_NONE. Unified
  * memory trains on one device and offloads nothing (the "host" is the same memory). */
-void plan_ft_machine(const struct hw_snapshot *hw, const struct device_table *devices,
-		     struct plan_ft_device *d /* OUT */);
+void plan_ft_machine(const struct hw_snapshot *hw, const struct plan_machine *pm,
+		     const struct device_table *devices, struct plan_ft_device *d /* OUT */);
 
 #endif

@@ -118,6 +118,75 @@ START_TEST(a_gpu_no_profile_knows_needs_its_memory)
 }
 END_TEST
 
+/* A Mac named with its RAM size in the name is that Mac, not the profile's largest. */
+START_TEST(a_mac_named_with_its_size_is_that_mac)
+{
+	struct hw_snapshot *s = mac("Apple M2 Max 64GB", -1, -1, false);
+	struct hw_describe_gpu info[HW_MAX_GPUS];
+
+	ck_assert_int_eq(hw_describe_complete(s, &devices, info), 0);
+	ck_assert(info[0].working_set);
+	ck_assert_int_eq(s->memory.total_bytes, 64 * GIB);
+	ck_assert_int_eq(s->gpus[0].memory_total_bytes, 48 * GIB);
+	free(s);
+}
+END_TEST
+
+/* A machine with only a CPU called model, listing isa and cores (<= 0: none). */
+static struct hw_snapshot *cpu_host(const char *model, uint32_t isa, int cores)
+{
+	struct hw_snapshot *s = malloc(sizeof(*s));
+
+	ck_assert_ptr_nonnull(s);
+	hw_snapshot_init(s);
+	hw_strlcpy(s->cpu.model, model, sizeof(s->cpu.model));
+	s->cpu.isa = isa;
+	if (cores > 0)
+		s->cpu.physical_cores = cores;
+	return s;
+}
+
+/* A CPU the table holds has the table's instruction sets and cores whatever is listed, and
+ * says what it replaced; doing it again changes nothing; an unknown CPU is said unknown and
+ * kept as described. */
+START_TEST(a_table_cpu_has_the_table_facts)
+{
+	const uint32_t zen4 = HW_ISA(AVX) | HW_ISA(AVX2) | HW_ISA(FMA) | HW_ISA(F16C) |
+			      HW_ISA(AVX512F) | HW_ISA(AVX512_VNNI) | HW_ISA(AVX512_BF16);
+	struct hw_snapshot *s = cpu_host("AMD Ryzen 9 7950X 16-Core Processor", HW_ISA(AVX2), 4);
+	struct hw_snapshot *g = cpu_host("AWS Graviton3", 0, 8);
+	struct hw_snapshot *u = cpu_host("AMD EPYC 9999 Weird", HW_ISA(AVX2), 12);
+	struct hw_describe_cpu d;
+
+	hw_describe_cpu(s, &devices, &d);
+	ck_assert_ptr_nonnull(d.profile);
+	ck_assert_str_eq(d.profile->id, "amd-ryzen-7000-desktop");
+	ck_assert(!d.unknown && d.isa_from_table && d.cores_from_name);
+	ck_assert_uint_eq(d.isa_given, HW_ISA(AVX2));
+	ck_assert_int_eq(d.cores_given, 4);
+	ck_assert_uint_eq(s->cpu.isa, zen4);
+	ck_assert_int_eq(s->cpu.physical_cores, 16);
+	hw_describe_cpu(s, &devices, &d);
+	ck_assert_uint_eq(d.isa_given, zen4);
+	ck_assert_int_eq(d.cores_given, 16);
+	ck_assert_int_eq(s->cpu.physical_cores, 16);
+
+	hw_describe_cpu(g, &devices, &d);
+	ck_assert(!d.cores_from_name);
+	ck_assert_int_eq(g->cpu.physical_cores, 64);
+	ck_assert(g->cpu.isa & HW_ISA(I8MM));
+
+	hw_describe_cpu(u, &devices, &d);
+	ck_assert(d.unknown);
+	ck_assert_ptr_null(d.profile);
+	ck_assert_uint_eq(u->cpu.isa, HW_ISA(AVX2));
+	ck_assert_int_eq(u->cpu.physical_cores, 12);
+	free(s);
+	free(g);
+	free(u);
+}
+END_TEST
+
 Suite *hw_describe_suite(void)
 {
 	Suite *s = suite_create("hw_describe");
@@ -127,6 +196,8 @@ Suite *hw_describe_suite(void)
 	tcase_add_test(tc, one_mac_one_budget_however_described);
 	tcase_add_test(tc, a_profile_becomes_one_machine);
 	tcase_add_test(tc, a_gpu_no_profile_knows_needs_its_memory);
+	tcase_add_test(tc, a_mac_named_with_its_size_is_that_mac);
+	tcase_add_test(tc, a_table_cpu_has_the_table_facts);
 	suite_add_tcase(s, tc);
 	return s;
 }
