@@ -22,7 +22,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -I. -I$(B)/gen $(WARN) \
              -DRIGFIT_VERSION='"$(VERSION)"' -fno-strict-aliasing -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl is loaded by server/hub.c when --hub asks for it (dlopen), not linked: its headers only.
+# libcurl is loaded by server/models/hub.c when --hub asks for it (dlopen), not linked: its headers only.
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null) -ldl -lm -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
@@ -32,7 +32,7 @@ CFLAGS_PLAIN := -O0 -g
 
 CORE_SRC   := $(sort $(wildcard core/*.c core/*/*.c core/*/*/*.c))
 API_SRC    := $(sort $(wildcard api/*.c))
-SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/detect/*.c server/store/*.c)))
+SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c)))
 LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
 TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/core/*/*/*.c tests/api/*.c tests/server/*.c \
                 tests/fault/*.c))
@@ -224,10 +224,10 @@ FUZZ_JOBS    ?= 2
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
-FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles.c server/log.c \
-                server/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c)) \
-                server/model_dir.c server/model_files.c server/ollama_models.c \
-                server/static_files.c
+FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles/profiles.c server/log.c \
+                server/cli/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c)) \
+                server/models/hf_folders.c server/models/model_files.c server/models/ollama_models.c \
+                server/daemon/static_files.c
 FUZZ_HELPERS := tests/fuzz/fuzz_env.c
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
                   $(sort $(wildcard tests/fuzz/fuzz_*.c))))

@@ -1,7 +1,7 @@
 /*
  * The API layer: JSON in, JSON out, no sockets. A handler receives a parsed request
  * (struct api_request) and what the process can offer it (struct api_env), and writes a
- * status and a body into struct api_reply. The HTTP glue in server/http.c is the only code
+ * status and a body into struct api_reply. The HTTP glue in server/daemon/http.c is the only code
  * that knows libmicrohttpd; the CLI calls the same handlers, so both print the same JSON.
  *
  * Services the handlers need from the process (the store) are declared here as a small

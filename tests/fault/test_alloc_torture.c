@@ -33,7 +33,7 @@
 #include "core/err.h"
 #include "core/fit/gguf.h"
 #include "core/hw/hw_parse_topology.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/fault/alloc_fault.h"
 #include "tests/test.h"

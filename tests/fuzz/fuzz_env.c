@@ -10,7 +10,7 @@
 
 #include "api/hardware_json.h"
 #include "server/detect/detect.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 
 const char *fuzz_src_dir(void)
 {

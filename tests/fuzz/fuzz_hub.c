@@ -1,5 +1,5 @@
 /*
- * Fuzz target: what a Hugging Face Hub answers to a lookup (server/hub.c), without the network:
+ * Fuzz target: what a Hugging Face Hub answers to a lookup (server/models/hub.c), without the network:
  * the response head of a shard's range request (its Content-Range line gives the shard's
  * size, core/content_range.c), config.json, model.safetensors.index.json and a shard's JSON
  * header, joined with FUZZ_SEP in that order. As the lookup does, a config.json that is not a
@@ -17,7 +17,7 @@
 #include "api/model_folder.h"
 #include "core/checked.h"
 #include "core/content_range.h"
-#include "server/model_dir.h"
+#include "server/models/hf_folders.h"
 #include "tests/fuzz/fuzz.h"
 
 /* The shards of the answer being built: each gets the one header, and the head's size. */

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the profile files under --profiles, parsed as server/profiles.c parses them and
+ * Fuzz target: the profile files under --profiles, parsed as server/profiles/profiles.c parses them and
  * loaded into the catalogs as the daemon does. The first byte names the file ('d'
  * devices.json, 'm' models.json, 't' tiers.json; any other byte by its value), the rest is
  * its content. devices.json and models.json go through rf_catalogs_from_profiles; a tiers.json
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 #include "tests/fuzz/fuzz.h"
 
 static void ask(const struct api_env *env, const char *path, const char *body)
