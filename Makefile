@@ -22,7 +22,8 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -I. -I$(B)/gen $(WARN) \
              -DRIGFIT_VERSION='"$(VERSION)"' -fno-strict-aliasing -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl is loaded by server/models/hub.c when --hub asks for it (dlopen), not linked: its headers only.
+# libcurl is loaded by server/models/hub.c when --hub asks for it (dlopen), not linked: its
+# headers only.
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null) -ldl -lm -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 

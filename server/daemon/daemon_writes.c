@@ -2,8 +2,9 @@
  * Requests that write to the store run on the libuv thread pool, never on the loop thread: a
  * write may wait up to the busy timeout for another process's lock, and the loop must keep
  * answering every other request meanwhile. So do requests whose model only the Hub can answer
- * (--hub): the lookup may take up to --hub-timeout-ms (server/daemon/http.c sends them here). The connection stays suspended (server/daemon/http.c)
- * until the write finishes; the reply is then sent from the loop thread.
+ * (--hub): the lookup may take up to --hub-timeout-ms (server/daemon/http.c sends them here).
+ * The connection stays suspended (server/daemon/http.c) until the write finishes; the reply is
+ * then sent from the loop thread.
  *
  * What the handler reads while it runs on the worker must not change under it, so a write job
  * owns copies of its request, a reference to the catalogs, and pins the rest: a snapshot that

@@ -1,7 +1,8 @@
 /*
  * The --models-dir policy as the API's read_model hooks (api_read_model_fn,
  * api_read_model_dir_fn): a request may name a GGUF file or a model folder only inside the
- * configured directories (server/models/model_files.c checks it); the Hugging Face cache is read by id.
+ * configured directories (server/models/model_files.c checks it); the Hugging Face cache is
+ * read by id.
  */
 #ifndef RIGFIT_SERVER_MODELS_READ_HOOKS_H
 #define RIGFIT_SERVER_MODELS_READ_HOOKS_H

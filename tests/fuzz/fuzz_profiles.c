@@ -1,9 +1,9 @@
 /*
- * Fuzz target: the profile files under --profiles, parsed as server/profiles/profiles.c parses them and
- * loaded into the catalogs as the daemon does. The first byte names the file ('d'
- * devices.json, 'm' models.json, 't' tiers.json; any other byte by its value), the rest is
- * its content. devices.json and models.json go through rf_catalogs_from_profiles; a tiers.json
- * is put in the daemon's env and asked POST /api/finetune/detect, the route that reads it.
+ * Fuzz target: the profile files under --profiles, parsed as server/profiles/profiles.c parses them
+ * and loaded into the catalogs as the daemon does. The first byte names the file ('d' devices.json,
+ * 'm' models.json, 't' tiers.json; any other byte by its value), the rest is its content.
+ * devices.json and models.json go through rf_catalogs_from_profiles; a tiers.json is put in the
+ * daemon's env and asked POST /api/finetune/detect, the route that reads it.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
