@@ -32,7 +32,7 @@ CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-
 CFLAGS_PLAIN := -O0 -g
 
 CORE_SRC   := $(sort $(wildcard core/*.c core/*/*.c core/*/*/*.c))
-API_SRC    := $(sort $(wildcard api/*.c))
+API_SRC    := $(sort $(wildcard api/*.c api/*/*.c))
 SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c)))
 LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
 TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/core/*/*/*.c tests/api/*.c tests/server/*.c \
@@ -176,13 +176,13 @@ deps-lint:
 
 format:
 	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
-	  $(wildcard core/*.h core/*/*.h core/*/*/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/*/*/*.h tests/*/*/*/*.h tests/accuracy/*.c)
+	  $(wildcard core/*.h core/*/*.h core/*/*/*.h api/*.h api/*/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/*/*/*.h tests/*/*/*/*.h tests/accuracy/*.c)
 
 # make accuracy: the estimator against the measured runs of tests/data/calibration (no network,
 # no GPU): tables of row, measured, estimated, error and the medians. Built from the release
 # objects of core/, the api/ loaders in ACCURACY_API and the test CSV reader; exits 1 when a
 # median misses its target.
-ACCURACY_API  := api/device_json.c api/model_json.c
+ACCURACY_API  := api/device_json.c api/model_json.c $(sort $(wildcard api/catalog/*.c))
 ACCURACY_SRC  := $(sort $(wildcard tests/accuracy/*.c)) tests/csv.c tests/test_util.c \
                  tests/memory_calib.c tests/train_calib.c
 ACCURACY_OBJ  := $(ACCURACY_SRC:%.c=$(B)/rel/%.o) $(CORE_SRC:%.c=$(B)/rel/%.o) \

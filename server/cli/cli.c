@@ -245,8 +245,8 @@ int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf
 	ce->env.snapshot = ce->snap;
 	ce->env.devices = &ce->cat->table;
 	ce->env.models = ce->cat->models;
-	ce->env.tiers = rf_profiles_get(ce->set, "tiers.json");
-	ce->env.quality = rf_profiles_get(ce->set, "quality.json");
+	ce->env.tiers = ce->cat->tiers;
+	ce->env.quality = ce->cat->quality;
 	if (ce->cfg.n_models_dirs > 0) {
 		ce->env.read_model = rf_model_file_read_cfg;
 		ce->env.read_model_ctx = &ce->cfg;

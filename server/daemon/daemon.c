@@ -93,8 +93,8 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	env->scan_interval_s = d->cfg->scan_interval_s;
 	env->devices = d->catalogs ? &d->catalogs->table : NULL;
 	env->models = d->catalogs ? d->catalogs->models : NULL;
-	env->tiers = rf_profiles_get(d->profiles, "tiers.json");
-	env->quality = rf_profiles_get(d->profiles, "quality.json");
+	env->tiers = d->catalogs ? d->catalogs->tiers : NULL;
+	env->quality = d->catalogs ? d->catalogs->quality : NULL;
 	env->profiles = rf_daemon_profile_hooks(d);
 	env->openapi_tree = d->openapi_tree;
 	env->mcp = d->mcp;

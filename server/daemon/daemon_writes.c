@@ -197,6 +197,8 @@ int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx
 	job->catalogs = rf_catalogs_ref(d->catalogs);
 	job->env.devices = job->catalogs ? &job->catalogs->table : NULL;
 	job->env.models = job->catalogs ? job->catalogs->models : NULL;
+	job->env.tiers = job->catalogs ? job->catalogs->tiers : NULL;
+	job->env.quality = job->catalogs ? job->catalogs->quality : NULL;
 	job->env.profiles.ctx = job;
 	job->env.profiles.check = job_hook_check;
 	job->env.profiles.changed = job_hook_changed;

@@ -1,6 +1,8 @@
 /*
  * Loading the profile files (see profiles.h). Files are parsed with cJSON; on a syntax error
  * the byte offset cJSON reports is turned into a line number so the log points at the line.
+ * The catalogs are then built from the parsed files by the loaders of api/ (device_json.c,
+ * model_json.c, catalog/tiers.c, catalog/quality.c).
  */
 #include "server/profiles/profiles.h"
 
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/catalog/quality.h"
 #include "api/device_json.h"
 #include "api/model_json.h"
 #include "core/err.h"
@@ -163,8 +166,29 @@ fail:
 int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out, char *err,
 			      size_t errlen)
 {
-	return rf_catalogs_from_docs(rf_profiles_get(p, "devices.json"),
-				     rf_profiles_get(p, "models.json"), out, err, errlen);
+	const cJSON *tiers = rf_profiles_get(p, "tiers.json");
+	const cJSON *quality = rf_profiles_get(p, "quality.json");
+	struct rf_catalogs *c = NULL;
+	int rc = rf_catalogs_from_docs(rf_profiles_get(p, "devices.json"),
+				       rf_profiles_get(p, "models.json"), &c, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	if ((tiers && !(c->tiers = malloc(sizeof(*c->tiers)))) ||
+	    (quality && !(c->quality = malloc(sizeof(*c->quality))))) {
+		snprintf(err, errlen, "out of memory");
+		rc = RF_E_NOMEM;
+	} else if (tiers) {
+		rc = api_tiers_from_json(tiers, c->tiers, err, errlen);
+	}
+	if (rc == 0 && quality)
+		rc = api_quality_from_json(quality, c->quality, err, errlen);
+	if (rc < 0) {
+		rf_catalogs_unref(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
 }
 
 struct rf_catalogs *rf_catalogs_ref(struct rf_catalogs *c)
@@ -180,5 +204,7 @@ void rf_catalogs_unref(struct rf_catalogs *c)
 		return;
 	device_table_clear(&c->table);
 	model_catalog_free(c->models);
+	free(c->tiers);
+	free(c->quality);
 	free(c);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "api/catalog/tiers.h"
+#include "core/plan/plan_quality.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
 #include "server/store/store_profiles.h"
@@ -44,24 +46,27 @@ const cJSON *rf_profiles_get(const struct rf_profiles *p, const char *name);
 /* Frees p. NULL is a no-op. */
 void rf_profiles_free(struct rf_profiles *p);
 
-/* The catalogs built from a profile set (devices.json, models.json), shared by the loop,
- * requests and the scan worker. The loop thread alone takes and drops references, so no lock
- * is needed. */
+/* The catalogs built from a profile set (devices.json, models.json, tiers.json, quality.json),
+ * shared by the loop, requests and the scan worker: every file a request reads is parsed into
+ * its struct here, once per load, and no request reads a profile's JSON. The loop thread alone
+ * takes and drops references, so no lock is needed. */
 struct rf_catalogs {
 	int refs;
 	struct device_table table;    /* devices.json (empty without one) */
 	struct model_catalog *models; /* models.json (an empty catalog without one) */
+	struct api_tier_table *tiers; /* tiers.json; NULL without one */
+	struct plan_quality *quality; /* quality.json; NULL without one */
 };
 
 /* Builds the catalogs of p (empty ones for files p lacks; p may be NULL). Returns 0 and a new
- * object with one reference in *out, or a negative rf_err with "devices.json: ..." or
- * "models.json: ..." in err. */
+ * object with one reference in *out, or a negative rf_err with "devices.json: ...",
+ * "models.json: ...", "tiers.json: ..." or "quality.json: ..." in err. */
 int rf_catalogs_from_profiles(const struct rf_profiles *p, struct rf_catalogs **out /* OUT */,
 			      char *err, size_t errlen);
 
 /* Builds the catalogs of a parsed devices.json and models.json (either may be NULL: an empty
- * catalog). Returns 0 and a new object with one reference in *out, or a negative rf_err with
- * "devices.json: ..." or "models.json: ..." in err. */
+ * catalog), without tiers or quality. Returns 0 and a new object with one reference in *out, or
+ * a negative rf_err with "devices.json: ..." or "models.json: ..." in err. */
 int rf_catalogs_from_docs(const cJSON *devices, const cJSON *models,
 			  struct rf_catalogs **out /* OUT */, char *err, size_t errlen);
 

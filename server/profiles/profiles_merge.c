@@ -181,6 +181,13 @@ int rf_catalogs_build(const struct rf_profiles *p, const struct api_profile *cus
 		files = NULL;
 	}
 done:
+	/* Custom rows are devices and models only: tiers and quality are the files'. */
+	if (files && c != files) {
+		c->tiers = files->tiers;
+		c->quality = files->quality;
+		files->tiers = NULL;
+		files->quality = NULL;
+	}
 	rc = 0;
 	*out = c;
 	c = NULL;

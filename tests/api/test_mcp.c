@@ -32,7 +32,7 @@
 static struct device_table devices;
 static struct model_catalog *models;
 static cJSON *spec;
-static cJSON *tiers;
+static struct api_tier_table *tiers;
 static struct api_snapshot snap;
 static struct api_env env;
 
