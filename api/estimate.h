@@ -1,7 +1,11 @@
 /*
- * The estimator as other routes use it: /api/config, /api/validate, /api/recommend and
- * /api/finetune/detect ask it questions with the request object of POST /api/estimate and read
- * its answer, so every route agrees with what /api/estimate says.
+ * The estimator as the routes use it. POST /api/estimate parses, resolves and answers
+ * (api_estimate_object). The planning routes (/api/config, /api/validate, /api/recommend,
+ * /api/finetune/detect) resolve the model and the machine once (api_plan_input), plan in
+ * core/plan over structs, and ask for the estimate block of the setup they chose with
+ * api_estimate_resolved and a struct api_estimate_request: no JSON request is built for
+ * another route, and every route's estimate block is /api/estimate's own answer.
+ * The parts of the estimator live in api/estimate_*.c (api/estimate_priv.h lists them).
  */
 #ifndef RIGFIT_API_ESTIMATE_H
 #define RIGFIT_API_ESTIMATE_H
@@ -9,11 +13,13 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
+#include "api/estimate_request.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_infer.h"
 #include "core/fit/train_speed.h"
 
 struct est;
+struct api_plan_input;
 struct device_profile;
 
 #define API_PLAN_NOTE_LEN 240
@@ -28,6 +34,17 @@ enum train_device_class api_train_class(const struct device_profile *p);
  * out (the field named as in /api/estimate). */
 int api_estimate_object(const struct api_env *env, const cJSON *body, cJSON **result /* OUT */,
 			struct api_reply *out);
+
+/* The answer of POST /api/estimate for the model and machine in in (resolved once by
+ * api_plan_input or api_train_input, perhaps moved to another model by
+ * api_plan_input_set_entry) with the settings of rq: what api_estimate_object answers for a
+ * body with the same model, machine and settings, without parsing or resolving anything
+ * again. May be called many times on one in (each answer starts from the resolver's
+ * assumptions); in is not thread-safe. Returns 0 and *result (free with cJSON_Delete), or a
+ * negative rf_err with the envelope in out. */
+int api_estimate_resolved(const struct api_env *env, struct api_plan_input *in,
+			  const struct api_estimate_request *rq, cJSON **result /* OUT */,
+			  struct api_reply *out);
 
 /* Frees the working state one estimate keeps for the next (about 130 KiB, reused instead of
  * allocated per request); the next estimate allocates it again. The allocation-failure tests
@@ -57,6 +74,13 @@ struct api_plan_input {
 int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
 		   const char *hardware_profile, struct api_plan_input **out /* OUT */,
 		   struct api_reply *err);
+
+/* api_plan_input for a fine-tuning question: the model resolved as /api/estimate resolves it
+ * for a fine-tuning mode (an Ollama tag names its catalog model, never the GGUF file Ollama
+ * holds), with the machine. */
+int api_train_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+		    const char *hardware_profile, struct api_plan_input **out /* OUT */,
+		    struct api_reply *err);
 
 /* Resolves model alone (as /api/estimate's "model" for fine-tuning: an Ollama tag names its
  * catalog model, never the GGUF file Ollama holds), for a question about the model itself.

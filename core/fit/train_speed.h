@@ -45,8 +45,9 @@ struct train_speed {
 /* Returns the model FLOPs of one trained token with settings s (see the top of this file). */
 double train_flops_per_token(const struct train_model *m, const struct train_settings *s);
 
-/* Returns the utilisation fitted for device class c and provider p (Unsloth's kernels reach
- * about twice Hugging Face's). */
+/* Returns the utilisation of the bf16 peak fitted for device class c with provider p: the
+ * same for every provider, whose GEMMs are cuBLAS's (Unsloth's gain is in the memory-bound
+ * work around them, train_speed_estimate). */
 double train_utilisation(enum train_device_class c, enum train_provider p);
 
 /* Estimates the throughput of settings s whose memory estimate is mem (for the GPU count,

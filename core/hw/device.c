@@ -393,6 +393,31 @@ static const struct device_profile *pick_by_memory(const struct device_profile *
 	return best;
 }
 
+/* The form factors a data-centre GPU is sold in, as the last word of its name: "H100" stands
+ * for the H100 PCIe, SXM and NVL, which differ in memory bandwidth (and the NVL in size). */
+static const char *const device_forms[] = {"pcie", "sxm", "nvl", NULL};
+
+/* The entries one of whose names is qkey followed by a form factor word (find_candidates'
+ * order and cap): the forms a bare name like "H100" stands for. */
+static int find_forms(const struct device_table *t, const char *qkey, int qsize,
+		      const struct device_profile **cands)
+{
+	int n = 0;
+
+	for (int f = 0; device_forms[f]; f++) {
+		char key[DEVICE_KEY_LEN];
+		const struct device_profile *one[MAX_CANDIDATES];
+		int k;
+
+		if (snprintf(key, sizeof(key), "%s %s", qkey, device_forms[f]) >= (int)sizeof(key))
+			return 0;
+		k = find_candidates(t, key, qsize, one);
+		for (int i = 0; i < k && i < MAX_CANDIDATES && n < MAX_CANDIDATES; i++)
+			cands[n++] = one[i];
+	}
+	return n;
+}
+
 int device_resolve_mem(const struct device_table *t, const char *reported_name,
 		       int64_t memory_total_bytes, const struct device_profile **out)
 {
@@ -407,6 +432,8 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 	if (rc < 0)
 		return rc;
 	n = find_candidates(t, key, qsize, cands);
+	if (n == 0)
+		n = find_forms(t, key, qsize, cands);
 	if (n == 0)
 		return RF_E_NOT_FOUND;
 	if (n == 1) {
@@ -432,6 +459,8 @@ int device_variants(const struct device_table *t, const char *name,
 	if (!t || !name || !out || max <= 0 || device_normalize(name, key, sizeof(key), &qsize) < 0)
 		return 0;
 	n = find_candidates(t, key, qsize, cands);
+	if (n == 0)
+		n = find_forms(t, key, qsize, cands);
 	if (n < 2)
 		return 0;
 	if (n > MAX_CANDIDATES)

@@ -140,8 +140,10 @@ int device_resolve(const struct device_table *t, const char *reported_name,
 		   const struct device_profile **out /* OUT */);
 
 /* The entries of t that name stands for when it cannot tell them apart (device_resolve's
- * RF_E_CONFLICT: "RTX 3060" is sold with 12 and 8 GB): writes up to max of them to out and
- * returns how many, or 0 when name resolves to one entry or none. */
+ * RF_E_CONFLICT: "RTX 3060" is sold with 12 and 8 GB), or that a bare name stands for in its
+ * form factors ("H100": the PCIe, SXM and NVL cards, which device_resolve does not take):
+ * writes up to max of them to out and returns how many, or 0 when name resolves to one entry
+ * or none. */
 int device_variants(const struct device_table *t, const char *name,
 		    const struct device_profile **out /* OUT */, int max);
 

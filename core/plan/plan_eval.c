@@ -252,8 +252,11 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 	out->gpu_util = c->cuda_total_bytes > 0 ? (double)per_gpu / (double)c->cuda_total_bytes : 2;
 	out->mem.utilization = out->gpu_util;
 	out->kv_tokens = c->kv_cache_tokens;
-	/* vLLM starts, and every planned request holds its whole length at once. */
-	out->fits = c->fits && c->kv_cache_tokens >= streams * s->p.n_ctx;
+	/* vLLM starts, one request may fill --max-model-len, and the planned requests hold
+	 * their planned length together (vLLM queues or preempts beyond that). */
+	out->fits = c->fits && c->kv_cache_tokens >= s->p.n_ctx &&
+		    c->kv_cache_tokens >=
+			    streams * (s->vllm_seq_ctx > 0 ? s->vllm_seq_ctx : s->p.n_ctx);
 	out->mem.fits = out->fits;
 	out->mem.fit_band = out->fits ? rf_fit_band(out->gpu_util) : "over";
 

@@ -109,6 +109,11 @@ struct plan_setup {
 	int tp;                        /* vLLM: --tensor-parallel-size */
 	double vllm_util;              /* vLLM: --gpu-memory-utilization */
 	int64_t max_num_seqs;          /* vLLM: --max-num-seqs; 0: vLLM's default */
+	/* vLLM: the tokens each of the p.n_parallel planned requests holds at once. Paged
+	 * attention reserves nothing per request, so one request may grow to p.n_ctx
+	 * (--max-model-len) while the cache holds p.n_parallel of this length together; 0:
+	 * p.n_ctx each. */
+	int64_t vllm_seq_ctx;
 	struct rf_infer_params p;
 };
 

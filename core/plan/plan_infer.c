@@ -590,18 +590,21 @@ static const struct vllm_capacity *vcap_of(const struct work *k, const struct pl
 	return NULL;
 }
 
-/* The vLLM setup s at the context vLLM's cache holds for each of its sequences (within the
- * use case's cap, or the fixed n_ctx), recorded when it fits. Returns the context (0: none
- * fits) or a negative rf_err. vLLM sizes its cache from the rest of the setup, before it
- * checks --max-model-len, so the length is solved in closed form: the cache's tokens over the
- * sequences, in whole 256-token steps. */
+/* The vLLM setup s at the context vLLM's cache holds for each of its sequences together
+ * (within the use case's cap, or the fixed n_ctx), recorded when it fits. Returns that
+ * context (0: none fits) or a negative rf_err. vLLM sizes its cache from the rest of the
+ * setup, before it checks --max-model-len, so the lengths are solved in closed form, in whole
+ * 256-token steps: each sequence's share of the cache's tokens, and --max-model-len up to the
+ * whole cache (paged attention reserves nothing per request: one long request may use what
+ * the others leave, and vLLM queues or preempts when the cache is full). */
 static int64_t vllm_setup(struct work *k, struct plan_setup *s)
 {
 	struct vllm_capacity c;
-	int64_t ctx;
+	int64_t ctx, seq;
 	int rc;
 
 	s->p.n_ctx = 0;
+	s->vllm_seq_ctx = 0;
 	if (vcap_of(k, s)) {
 		c = *vcap_of(k, s); /* a search done again (a relaxed floor) */
 	} else {
@@ -614,19 +617,23 @@ static int64_t vllm_setup(struct work *k, struct plan_setup *s)
 			k->vcap[k->n_vcap++] = c;
 		}
 	}
-	ctx = c.kv_cache_tokens / k->np / RF_KV_PAD * RF_KV_PAD;
+	seq = c.kv_cache_tokens / k->np / RF_KV_PAD * RF_KV_PAD;
+	if (seq > k->ctx_cap)
+		seq = k->ctx_cap;
+	ctx = c.kv_cache_tokens / RF_KV_PAD * RF_KV_PAD;
 	if (ctx > k->ctx_cap)
 		ctx = k->ctx_cap;
-	if (k->r->n_ctx > 0)
-		ctx = ctx >= fixed_ctx(k) ? fixed_ctx(k) : 0;
-	if (ctx < (k->r->n_ctx > 0 ? 1 : PLAN_MIN_CTX))
+	if (k->r->n_ctx > 0) /* asked for: each request holds it, and none is longer */
+		ctx = seq = seq >= fixed_ctx(k) ? fixed_ctx(k) : 0;
+	if (seq < (k->r->n_ctx > 0 ? 1 : PLAN_MIN_CTX))
 		return 0;
 	s->p.n_ctx = ctx;
+	s->vllm_seq_ctx = seq;
 	plan_vllm_result(k->m->arch, k->m->params, k->hw, s, &c, k->res);
 	if (!k->res->fits)
 		return 0;
-	record(k, s, ctx);
-	return ctx;
+	record(k, s, seq);
+	return seq;
 }
 
 /* Every vLLM setup: its weight formats (the model's own MXFP4 for gpt-oss) and KV dtypes at

@@ -118,8 +118,10 @@ void plan_request_default(struct plan_request *r /* OUT */);
 struct plan_choice {
 	struct plan_setup setup;
 	struct plan_result res;
-	double kld;  /* the quality table's divergence; < 0 unknown */
-	int64_t ctx; /* each sequence's context (n_ctx / n_parallel; vLLM: max_model_len) */
+	double kld; /* the quality table's divergence; < 0 unknown */
+	/* Each sequence's context: n_ctx / n_parallel; vLLM: what each planned request holds
+	 * at once (setup.vllm_seq_ctx), while one request may grow to setup.p.n_ctx. */
+	int64_t ctx;
 	char why[PLAN_WHY_LEN];
 };
 

@@ -221,6 +221,71 @@ START_TEST(page_follows_the_users_choices)
 }
 END_TEST
 
+/* Writes x as the page prints it (Number.toLocaleString('en') with at most digits fraction
+ * digits: thousands separated by commas, no trailing zeros) into buf. */
+static void page_number(double x, int digits, char *buf, size_t len)
+{
+	char raw[64], *dot;
+	size_t n, int_len, o = 0;
+	double scale = digits ? 10.0 : 1.0;
+
+	snprintf(raw, sizeof(raw), "%.*f", digits, (double)(long long)(x * scale + 0.5) / scale);
+	dot = strchr(raw, '.');
+	if (dot) {
+		char *end = raw + strlen(raw) - 1;
+		while (end > dot && *end == '0')
+			*end-- = '\0';
+		if (end == dot)
+			*dot = '\0';
+	}
+	dot = strchr(raw, '.');
+	int_len = dot ? (size_t)(dot - raw) : strlen(raw);
+	for (n = 0; n < int_len && o + 2 < len; n++) {
+		buf[o++] = raw[n];
+		if ((int_len - n - 1) % 3 == 0 && n + 1 < int_len)
+			buf[o++] = ',';
+	}
+	snprintf(buf + o, len - o, "%s", dot ? dot : "");
+}
+
+/* The page's figures are the route's: the speed it prints for a preset model, quant and
+ * context is POST /api/estimate's answer for the same question, basis included. */
+START_TEST(page_figures_are_the_routes)
+{
+	static const char body[] =
+		"{\"model\":{\"id\":\"llama-3.2-1b\"},\"quant\":\"Q4_0\",\"n_ctx\":4096}";
+	char want[160], fig[64], *dom;
+	const cJSON *speed;
+	struct t_resp r;
+	cJSON *est;
+
+	if (t_under_valgrind())
+		return;
+	ck_assert_int_eq(t_http(dmn.port, "POST", "/api/estimate",
+				"Content-Type: application/json\r\n", body, sizeof(body) - 1, &r),
+			 0);
+	ck_assert_int_eq(r.status, 200);
+	est = cJSON_ParseWithLength(r.body, r.body_len);
+	t_resp_free(&r);
+	speed = cJSON_GetObjectItem(est, "speed");
+	dom = page_ready_at("/?model=llama-3.2-1b&quant=Q4_0&ctx=4096");
+	page_number(cJSON_GetObjectItem(speed, "decode_tokens_per_s")->valuedouble, 1, fig,
+		    sizeof(fig));
+	snprintf(want, sizeof(want), "<dt>decode</dt><dd>%s tok/s</dd>", fig);
+	ck_assert_msg(strstr(dom, want) != NULL, "the page does not print %s: %.300s", want,
+		      strstr(dom, "id=\"fit-speed\""));
+	page_number(cJSON_GetObjectItem(speed, "prefill_tokens_per_s")->valuedouble, 0, fig,
+		    sizeof(fig));
+	snprintf(want, sizeof(want), "<dt>prefill</dt><dd>%s tok/s</dd>", fig);
+	ck_assert_msg(strstr(dom, want) != NULL, "the page does not print %s", want);
+	snprintf(want, sizeof(want), "<dt>speed basis</dt><dd>%s</dd>",
+		 cJSON_GetObjectItem(speed, "basis")->valuestring);
+	ck_assert_msg(strstr(dom, want) != NULL, "the page does not print %s", want);
+	cJSON_Delete(est);
+	free(dom);
+}
+END_TEST
+
 /* Writes a screenshot at width under build/artifacts/ and asserts it is a PNG. */
 static void screenshot(const char *name, int width)
 {
@@ -330,6 +395,7 @@ Suite *ui_suite(void)
 	tcase_add_test(tc, page_is_small_self_contained_and_typed);
 	tcase_add_test(tc, page_draws_this_host_and_the_fit);
 	tcase_add_test(tc, page_follows_the_users_choices);
+	tcase_add_test(tc, page_figures_are_the_routes);
 	tcase_add_test(tc, screenshots_at_desktop_and_phone_widths);
 	tcase_add_test(tc, no_ui_turns_the_page_off);
 	suite_add_tcase(s, tc);

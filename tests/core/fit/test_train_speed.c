@@ -85,13 +85,16 @@ START_TEST(each_mechanism_moves_the_speed_the_right_way)
 	longer = tps(&m, &s, &a6000);
 	ck_assert_msg(longer < all * 0.8, "32k %.0f vs 2k %.0f", longer, all);
 	s.seq_len = 2048;
-	/* Unsloth's stated 2x, capped below the peak on a card whose fitted utilisation is
-	 * already high. */
+	/* Unsloth fuses PEFT's memory-bound work at the same GEMM utilisation: faster, by about
+	 * what LLaMA-Factory measured (1.5-1.7x), never its stated 2x by a doubled utilisation. */
 	s.provider = TRAIN_PROVIDER_UNSLOTH;
 	unsloth = tps(&m, &s, &rtx4090);
 	ck_assert(tps(&m, &s, &a6000) >= all);
+	ck_assert_double_eq(train_utilisation(TRAIN_CLASS_CONSUMER, TRAIN_PROVIDER_UNSLOTH),
+			    train_utilisation(TRAIN_CLASS_CONSUMER, TRAIN_PROVIDER_HUGGINGFACE));
 	s.provider = TRAIN_PROVIDER_HUGGINGFACE;
-	ck_assert(unsloth > 1.5 * tps(&m, &s, &rtx4090));
+	ck_assert_msg(unsloth > 1.2 * tps(&m, &s, &rtx4090) && unsloth < 2 * tps(&m, &s, &rtx4090),
+		      "Unsloth %.0f, Hugging Face %.0f tok/s", unsloth, tps(&m, &s, &rtx4090));
 	s.gradient_checkpointing = false;
 	nockpt = tps(&m, &s, &a6000);
 	ck_assert(nockpt > all * 1.2);

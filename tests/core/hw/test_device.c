@@ -170,9 +170,9 @@ START_TEST(near_misses_do_not_resolve_to_the_wrong_part)
 	ck_assert_str_eq(resolve_id("RTX 4080 SUPER", -1), "rtx-4080-super");
 	ck_assert_str_eq(resolve_id("A100 PCIe 80GB", -1), "a100-pcie-80gb");
 	ck_assert_str_eq(resolve_id("A100 SXM 80GB", -1), "a100-sxm4-80gb");
-	/* No form factor: never silently one of the four A100s. */
-	ck_assert_str_eq(resolve_id("NVIDIA A100 40GB", -1), "(none)");
-	ck_assert_str_eq(resolve_id("NVIDIA A100", 80 * GIB), "(none)");
+	/* No form factor: never silently one of the four A100s (the forms are listed). */
+	ck_assert_str_eq(resolve_id("NVIDIA A100 40GB", -1), "(ambiguous)");
+	ck_assert_str_eq(resolve_id("NVIDIA A100", 80 * GIB), "(ambiguous)");
 	/* A size that no variant has is not rounded to one that exists. */
 	ck_assert_str_eq(resolve_id("NVIDIA A100-SXM4-60GB", -1), "(none)");
 	ck_assert_str_eq(resolve_id("RTX 4090 48GB", -1), "(none)");
@@ -202,6 +202,12 @@ START_TEST(detected_memory_picks_between_variants_with_one_name)
 	/* Unified SoCs are sold with several sizes: the size does not select them. */
 	ck_assert_str_eq(resolve_id("Apple M2 Ultra (192GB)", -1), "apple-m2-ultra");
 	ck_assert_str_eq(resolve_id("Apple M2 Max", 32 * GIB), "apple-m2-max");
+	/* A bare data-centre name stands for its forms: the size picks where it can (the NVL
+	 * is 94 GB), never between forms of one size (PCIe and SXM, both 80 GB). */
+	ck_assert_str_eq(resolve_id("H100", -1), "(ambiguous)");
+	ck_assert_str_eq(resolve_id("NVIDIA H100", 94LL * 1000 * 1000 * 1000), "h100-nvl");
+	ck_assert_str_eq(resolve_id("H100", 80 * GIB), "(ambiguous)");
+	ck_assert_str_eq(resolve_id("A100 80GB", -1), "(ambiguous)");
 }
 END_TEST
 

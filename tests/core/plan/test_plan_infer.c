@@ -563,6 +563,46 @@ START_TEST(both_runtimes_beat_brute_force)
 }
 END_TEST
 
+/* vLLM's paged cache reserves nothing per request: with many users --max-model-len is the use
+ * case's length (up to the whole cache), not the cache split by the users; the users hold
+ * their planned share together. */
+START_TEST(vllm_length_is_not_split_by_the_users)
+{
+	struct model_arch a;
+	struct model_params mp;
+	struct plan_model m = {.arch = &a, .params = &mp, .weights = weights_fn, .fixed_ftype = -1};
+	struct plan_machine hw;
+	struct plan_request r;
+	struct plan_answer *ans = malloc(sizeof(*ans));
+	const struct plan_setup *s;
+
+	ck_assert_ptr_nonnull(ans);
+	tiny_dense(&a);
+	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
+	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	plan_request_default(&r);
+	r.use_case = PLAN_GENERAL;
+	r.runtime = PLAN_RT_VLLM;
+	r.n_parallel = 256; /* about 2.6M tokens of cache: 10k each */
+	ck_assert_int_eq(plan_infer(&m, &hw, &quality, &r, ans), 0);
+	ck_assert(ans->found);
+	s = &ans->best.setup;
+	ck_assert_int_eq(s->runtime, PLAN_RT_VLLM);
+	/* The cache holds the users' shares together... */
+	ck_assert_int_ge(ans->best.res.kv_tokens, 256 * s->vllm_seq_ctx);
+	ck_assert_int_eq(ans->best.ctx, s->vllm_seq_ctx);
+	ck_assert_int_ge(s->vllm_seq_ctx, PLAN_MIN_CTX);
+	/* ...while one request may be as long as the use case takes, where the cache holds it. */
+	ck_assert_msg(s->p.n_ctx > s->vllm_seq_ctx, "kv %lld ctx %lld seq %lld",
+		      (long long)ans->best.res.kv_tokens, (long long)s->p.n_ctx,
+		      (long long)s->vllm_seq_ctx);
+	ck_assert_int_eq(s->p.n_ctx, ans->best.res.kv_tokens >= PLAN_GENERAL_CTX_CAP ?
+					     PLAN_GENERAL_CTX_CAP :
+					     ans->best.res.kv_tokens / RF_KV_PAD * RF_KV_PAD);
+	free(ans);
+}
+END_TEST
+
 START_TEST(concurrent_streams_beat_brute_force)
 {
 	struct model_arch a;
@@ -686,6 +726,7 @@ Suite *plan_infer_suite(void)
 	tcase_add_test(tc, vllm_is_sized_by_its_capacity_model);
 	tcase_add_test(tc, both_runtimes_beat_brute_force);
 	tcase_add_test(tc, concurrent_streams_beat_brute_force);
+	tcase_add_test(tc, vllm_length_is_not_split_by_the_users);
 	tcase_add_test(tc, a_smaller_ubatch_frees_compute_buffer);
 	tcase_add_test(tc, the_quality_table_orders_as_measured);
 	tcase_add_test(tc, a_bad_quality_table_is_refused);

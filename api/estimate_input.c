@@ -1,0 +1,187 @@
+/*
+ * The resolver as the planning routes take it (api_plan_input, api/estimate.h): the model and
+ * the machine of a request, resolved once, exactly as /api/estimate resolves them, in the
+ * planner's terms.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/model_memo.h"
+#include "core/err.h"
+#include "api/estimate_priv.h"
+
+/* ---- the planning routes' input ------------------------------------------------------------- */
+
+static int plan_weights(void *ctx, const struct model_arch *a, int ftype,
+			struct rf_mem_weights *out)
+{
+	const struct est *e = ctx;
+
+	if (e->gguf)
+		return ftype == e->ftype ? (*out = e->weights, 0) : RF_E_INVALID_VALUE;
+	return api_memo_weights(a, ftype, out);
+}
+
+/* Allocates an input whose estimate is in training mode (a model named for fine-tuning) or
+ * inference mode. Returns it, or NULL when out of memory. */
+static struct api_plan_input *plan_input_new(bool training)
+{
+	struct api_plan_input *in = calloc(1, sizeof(*in));
+	struct est *e = est_new();
+
+	if (!in || !e) {
+		free(in);
+		est_release(e);
+		return NULL;
+	}
+	in->est = e;
+	e->rq.mode = training ? API_EST_LORA : API_EST_INFERENCE;
+	return in;
+}
+
+/* Fills the model's side of in from its estimate. */
+static void plan_input_model(struct api_plan_input *in)
+{
+	struct est *e = in->est;
+
+	in->arch = &e->arch;
+	in->params = &e->params;
+	in->entry = e->entry;
+	in->model_id = e->model_id;
+	in->model_source = e->model_source;
+	in->gguf_ftype = e->gguf ? e->ftype : -1;
+	in->n_assumptions = e->n_assumptions;
+	in->assumptions = (const char(*)[API_PLAN_NOTE_LEN])e->assumptions;
+}
+
+int api_model_input(const struct api_env *env, const cJSON *model, struct api_plan_input **out,
+		    struct api_reply *err)
+{
+	struct api_plan_input *in = plan_input_new(true);
+	int rc;
+
+	*out = NULL;
+	if (!in)
+		return api_error(err, RF_E_NOMEM, NULL, NULL);
+	if ((rc = est_model(env, in->est, model, err)) < 0) {
+		api_plan_input_free(in);
+		return rc;
+	}
+	plan_input_model(in);
+	*out = in;
+	return 0;
+}
+
+/* api_plan_input, the model resolved as for fine-tuning when training. */
+static int plan_input_resolve(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+			      const char *hardware_profile, bool training,
+			      struct api_plan_input **out, struct api_reply *err)
+{
+	struct api_plan_input *in = plan_input_new(training);
+	struct est *e = in ? in->est : NULL;
+	struct plan_machine *pm;
+	int rc;
+
+	*out = NULL;
+	if (!in)
+		return api_error(err, RF_E_NOMEM, NULL, NULL);
+	if (hardware_profile) {
+		e->rq.has_hardware_profile = true;
+		snprintf(e->rq.hardware_profile, sizeof(e->rq.hardware_profile), "%s",
+			 hardware_profile);
+	}
+	if ((rc = est_model(env, e, model, err)) < 0 ||
+	    (rc = est_hardware(env, e, hardware, err)) < 0) {
+		api_plan_input_free(in);
+		return rc;
+	}
+	pm = &in->machine;
+	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
+	pm->ram_total_bytes = e->hw.memory.total_bytes;
+	est_speed_devices(env, e, &pm->speed);
+	pm->threads = pm->speed.host.threads;
+	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */
+	for (int i = 0; i < e->hw.n_gpus && pm->n_vgpu < RF_MAX_DEVICES &&
+			(strcmp(e->hw.backend, "cuda") == 0 || strcmp(e->hw.backend, "rocm") == 0);
+	     i++) {
+		const struct hw_gpu *hg = &e->hw.gpus[i];
+		struct vllm_gpu *g = &pm->vgpu[pm->n_vgpu];
+		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
+			continue;
+		g->total_bytes = hg->memory_total_bytes;
+		g->free_bytes = hg->memory_free_bytes;
+		g->a100 = strstr(hg->name, "A100") != NULL;
+		pm->n_vgpu++;
+	}
+	plan_input_model(in);
+	in->hw = &e->hw;
+	in->profile_id = e->hw.profile_id;
+	*out = in;
+	return 0;
+}
+
+int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+		   const char *hardware_profile, struct api_plan_input **out, struct api_reply *err)
+{
+	return plan_input_resolve(env, model, hardware, hardware_profile, false, out, err);
+}
+
+int api_train_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,
+		    const char *hardware_profile, struct api_plan_input **out,
+		    struct api_reply *err)
+{
+	return plan_input_resolve(env, model, hardware, hardware_profile, true, out, err);
+}
+
+int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry *me)
+{
+	struct est *e = in->est;
+	const char *bad = NULL;
+	int rc;
+
+	gguf_free(e->gguf);
+	e->gguf = NULL;
+	e->ftype = -1;
+	e->entry = me;
+	e->arch = me->arch;
+	snprintf(e->model_id, sizeof(e->model_id), "%s", me->id);
+	snprintf(e->model_source, sizeof(e->model_source), "catalog");
+	if (model_arch_validate(&e->arch, &bad) < 0)
+		return RF_E_INVALID_VALUE;
+	if ((rc = api_memo_params(&e->arch, &e->params)) < 0)
+		return rc;
+	in->entry = me;
+	in->gguf_ftype = -1;
+	return 0;
+}
+
+void api_plan_input_free(struct api_plan_input *in)
+{
+	if (!in)
+		return;
+	est_release(in->est);
+	free(in);
+}
+
+/* plan_vllm_facts_fn over the process's memo. */
+static int plan_vllm_facts(void *ctx, const struct model_arch *a, struct vllm_facts *out)
+{
+	(void)ctx;
+	return api_memo_vllm_facts(a, out);
+}
+
+void api_plan_model(struct api_plan_input *in, struct plan_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->arch = in->arch;
+	m->params = in->params;
+	m->weights = plan_weights;
+	m->weights_ctx = in->est;
+	m->vllm_facts = plan_vllm_facts;
+	m->fixed_ftype = in->gguf_ftype;
+	/* gpt-oss is released with its experts in MXFP4: that is the model, not a quantization
+	 * of it, and llama.cpp runs it as such. */
+	m->native_mxfp4 = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "gpt_oss") == 0;
+	m->vllm_missing = plan_vllm_missing(in->entry);
+}

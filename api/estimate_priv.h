@@ -1,0 +1,145 @@
+/*
+ * The estimator's parts, shared by the files of POST /api/estimate and nothing else: the
+ * working state of one estimate (struct est) and the functions each part gives the others.
+ *   estimate.c          the route: parse -> resolve -> answer, and api_estimate_resolved
+ *   estimate_request.c  the settings (api/estimate_request.h)
+ *   estimate_model.c    which model: catalog id or alias, Ollama tag, GGUF, folder, HF cache,
+ *                       Hub, pasted config.json
+ *   estimate_machine.c  which machine: this host's snapshot, a description or a profile, and
+ *                       its budgets and speed inputs
+ *   estimate_input.c    the resolver as the planning routes take it (api_plan_input)
+ *   estimate_infer.c    llama.cpp inference      estimate_vllm.c   vLLM serving
+ *   estimate_train.c    fine-tuning              estimate_speed.c  the speed block, history
+ * The arithmetic is core's (core/fit, core/plan); these files map it to and from JSON.
+ */
+#ifndef RIGFIT_API_ESTIMATE_PRIV_H
+#define RIGFIT_API_ESTIMATE_PRIV_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "api/estimate.h"
+#include "api/estimate_request.h"
+#include "api/model_folder.h"
+#include "api/model_json.h"
+#include "core/fit/estimate.h"
+#include "core/fit/gguf.h"
+#include "core/fit/hf_quant.h"
+#include "core/fit/model.h"
+#include "core/fit/speed.h"
+#include "core/hw/hw.h"
+#include "core/hw/hw_fingerprint.h"
+
+#define EST_MAX_ASSUMPTIONS 48
+#define EST_ASSUMPTION_LEN API_PLAN_NOTE_LEN
+#define EST_DEFAULT_QUANT "Q4_K_M"
+#define EST_DEFAULT_SEQ_LEN 2048
+/* GPUs of one fine-tuning run, all nodes together (core/fit/train_parallel.c's cap). */
+#define EST_MAX_TRAIN_GPUS 4096
+/* Serving traffic assumed for the batched speed when the request does not say: a chat turn. */
+#define EST_DEFAULT_PROMPT_TOKENS 512
+#define EST_DEFAULT_OUTPUT_TOKENS 256
+
+/* Everything one estimate works on; large, so it lives on the heap. */
+struct est {
+	struct api_estimate_request rq;
+	struct model_arch arch;
+	struct model_params params;
+	const struct model_entry *entry;
+	char model_id[MODEL_ID_LEN];
+	char model_source[16]; /* catalog, ollama, architecture, gguf, folder, hf_cache, hub */
+	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
+	struct api_checkpoint checkpoint;
+	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
+	bool quantized;                   /* config.json has a quantization_config */
+	struct hfq_config quant;
+	struct gguf_file *gguf;
+	int ftype;
+	struct rf_mem_weights weights;
+	struct hw_snapshot hw;
+	char hw_source[16];
+	/* The host's memory bandwidth from the CPU table (devices.json entries of kind cpu)
+	 * when nothing measured it: theoretical GB/s, <= 0 none. */
+	double cpu_table_bandwidth_gbs;
+	char fingerprint[HW_FINGERPRINT_LEN + 1]; /* of hw; "" when it cannot be computed */
+	int n_assumptions;
+	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
+};
+
+/* What the predictions of recorded runs share: this estimate's hardware. The memory
+ * estimate's scratch is allocated at the first prediction, so estimates without history pay
+ * nothing for it. */
+struct est_predict {
+	const struct speed_input *hw; /* the estimate's own inputs: their hardware half */
+	const struct rf_mem_device *dev;
+	int n_dev;
+	const struct rf_mem_host *host;
+	struct rf_mem_estimate *m;
+	struct rf_mem_weights *w; /* the predicted model's weights */
+};
+
+/* The serving traffic the batched speed is for. */
+struct est_traffic {
+	int64_t concurrency, prompt, output;
+};
+
+/* ---- estimate.c: the working state ---- */
+
+/* Returns an empty est (as calloc would give it, except the weights' per-layer arrays, which
+ * rf_mem_weights_reset leaves for their producer), or NULL when out of memory. */
+struct est *est_new(void);
+/* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
+void est_release(struct est *e);
+/* Adds one line to e's assumptions (at most EST_MAX_ASSUMPTIONS are kept). */
+void est_assume(struct est *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- estimate_model.c ---- */
+
+/* Resolves the "model" object or string m into e (arch, params, entry, id, source; a GGUF's
+ * header and weights). Returns 0, or a negative rf_err with the envelope in out. */
+int est_model(const struct api_env *env, struct est *e, const cJSON *m, struct api_reply *out);
+
+/* ---- estimate_machine.c ---- */
+
+/* Resolves the machine into e->hw: described (hw), a profile (e->rq.hardware_profile) or this
+ * host's snapshot, with the CPU table's figures where nothing measured them. Returns 0, or a
+ * negative rf_err with the envelope in out. */
+int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, struct api_reply *out);
+/* Fills dev (and totals, when not NULL) with the devices an estimate may use, host with the
+ * host's budget; returns the number of devices. */
+int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host,
+		int64_t *totals);
+/* The hardware half of the speed model's inputs for e's machine. */
+void est_speed_devices(const struct api_env *env, struct est *e, struct speed_input *in);
+/* The weights' half of the CPU kernels' inputs: type and repacked share of e's weights. */
+void est_speed_weights(const struct est *e, struct speed_input *in);
+
+/* ---- estimate_speed.c ---- */
+
+/* The "memory" block of m. Returns it, or NULL when out of memory. */
+cJSON *est_memory_json(const struct rf_mem_estimate *m);
+/* Adds v to o as name, or null when v is negative or not finite. */
+void est_num_or_null(cJSON *o, const char *name, double v);
+/* Fills the "speed" object: the roofline of in, refined by the runs recorded on this hardware.
+ * Returns 0 or RF_E_NOMEM. */
+int est_speed_json(const struct api_env *env, struct est *e, const struct speed_input *in,
+		   struct est_predict *pr, cJSON *speed);
+/* The traffic of e's request; dflt_concurrency where it gives none. */
+struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency);
+/* Adds the batched speed of traffic t to the "speed" object. */
+void est_batched_json(struct est *e, const struct speed_input *in,
+		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
+		      const struct est_traffic *t, cJSON *speed);
+/* Fills the "speed" object of a setup that does not fit: none, and why. */
+void est_no_speed(struct est *e, cJSON *speed);
+
+/* ---- the three kinds of estimate: each fills root's memory, settings, serving or training
+ * and speed. Return 0, or a negative rf_err with the envelope in out. ---- */
+
+int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out);
+int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out);
+int est_training(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out);
+
+#endif

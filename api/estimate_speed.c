@@ -1,0 +1,269 @@
+/*
+ * The memory and speed blocks of an estimate's answer (api/estimate_priv.h): the roofline
+ * refined by the runs recorded on this hardware, and the batched speed of serving traffic.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/estimate_history.h"
+#include "api/json_alloc.h"
+#include "api/model_memo.h"
+#include "api/hardware_json.h"
+#include "core/err.h"
+#include "api/estimate_priv.h"
+
+cJSON *est_memory_json(const struct rf_mem_estimate *m)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "weights_bytes", (double)m->weights_bytes);
+	cJSON_AddNumberToObject(o, "kv_cache_bytes", (double)m->kv_cache_bytes);
+	cJSON_AddNumberToObject(o, "compute_bytes", (double)m->compute_bytes);
+	cJSON_AddNumberToObject(o, "overhead_bytes", (double)m->overhead_bytes);
+	cJSON_AddNumberToObject(o, "output_buffer_bytes", (double)m->output_buffer_bytes);
+	cJSON_AddNumberToObject(o, "total_bytes", (double)m->total_bytes);
+	cJSON_AddNumberToObject(o, "host_bytes", (double)m->host_bytes);
+	cJSON_AddNumberToObject(o, "experts_host_bytes", (double)m->experts_host_bytes);
+	cJSON_AddNumberToObject(o, "host_reclaimable_bytes", (double)m->host_reclaimable_bytes);
+	cJSON_AddNumberToObject(o, "host_weights_mapped_bytes", (double)m->weights_mapped_bytes);
+	cJSON_AddNumberToObject(o, "host_weights_repacked_bytes", (double)m->weights_repack_bytes);
+	arr = cJSON_AddArrayToObject(o, "per_device");
+	for (int i = 0; arr && i < m->n_devices; i++) {
+		const struct rf_mem_device_use *u = &m->per_device[i];
+		cJSON *d = cJSON_CreateObject();
+		if (!d)
+			break;
+		cJSON_AddStringToObject(d, "device", u->device);
+		cJSON_AddNumberToObject(d, "layers", (double)u->layers);
+		cJSON_AddBoolToObject(d, "output", u->output);
+		cJSON_AddNumberToObject(d, "weights_bytes", (double)u->weights_bytes);
+		cJSON_AddNumberToObject(d, "kv_cache_bytes", (double)u->kv_bytes);
+		cJSON_AddNumberToObject(d, "compute_bytes", (double)u->compute_bytes);
+		cJSON_AddNumberToObject(d, "overhead_bytes", (double)u->overhead_bytes);
+		cJSON_AddNumberToObject(d, "bytes", (double)u->bytes);
+		if (u->budget_bytes >= 0)
+			cJSON_AddNumberToObject(d, "budget_bytes", (double)u->budget_bytes);
+		else
+			cJSON_AddNullToObject(d, "budget_bytes");
+		api_json_append(arr, d);
+	}
+	return o;
+}
+
+void est_num_or_null(cJSON *o, const char *name, double v)
+{
+	if (v < 0 || !isfinite(v))
+		cJSON_AddNullToObject(o, name);
+	else
+		cJSON_AddNumberToObject(o, name, v);
+}
+
+/* api_history_predict_fn: the roofline of catalog model me in ftype on the estimate's
+ * hardware, run as llama-bench runs it by default (every layer on the GPUs, llama.cpp's
+ * default context and batch), whatever this estimate's own settings are: the run's efficiency
+ * is measured against what it did. */
+static int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
+			   double tps[SPEED_HISTORY_FIGURES])
+{
+	struct est_predict *pr = ctx;
+	struct model_arch arch = me->arch;
+	struct model_params params;
+	struct rf_infer_params p;
+	struct speed_input in;
+	const char *bad = NULL;
+	int rc;
+
+	if (!pr->m && !(pr->m = calloc(1, sizeof(*pr->m))))
+		return RF_E_NOMEM;
+	if (!pr->w && !(pr->w = calloc(1, sizeof(*pr->w))))
+		return RF_E_NOMEM;
+	/* The weights and counts come from the memo: a host with history pays for them once,
+	 * not in every estimate of a /api/recommend. */
+	if (model_arch_validate(&arch, &bad) < 0 || api_memo_params(&arch, &params) < 0 ||
+	    api_memo_weights(&arch, ftype, pr->w) < 0)
+		return RF_E_INVALID_VALUE;
+	rf_infer_params_default(&p);
+	if (arch.max_position_embeddings > 0 && p.n_ctx > arch.max_position_embeddings)
+		p.n_ctx = arch.max_position_embeddings;
+	if (pr->n_dev == 0)
+		p.n_gpu_layers = 0;
+	rc = rf_estimate_inference(&arch, pr->w, &p, pr->dev, pr->n_dev, pr->host, pr->m);
+	if (rc < 0)
+		return rc;
+	in = *pr->hw;
+	plan_speed_model(&params, pr->w, ftype, pr->m, &p, &in);
+	tps[SPEED_TEST_DECODE] = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
+	tps[SPEED_TEST_PREFILL] = speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL);
+	return 0;
+}
+
+/* Fills the "speed" object: the roofline of in, refined by the runs recorded on this hardware.
+ * Returns 0 or RF_E_NOMEM. */
+int est_speed_json(const struct api_env *env, struct est *e, const struct speed_input *in,
+		   struct est_predict *pr, cJSON *speed)
+{
+	struct speed_output sp;
+	struct api_history_query q;
+	struct api_history *h = calloc(1, sizeof(*h));
+	const struct speed_history_figure *dec, *pre;
+	bool known = speed_estimate(in, &sp) == 0;
+	int rc;
+
+	if (!h)
+		return RF_E_NOMEM;
+	memset(&q, 0, sizeof(q));
+	/* "history": false asks for the roofline alone (what the page compares runs with). */
+	q.fingerprint = e->rq.has_history && !e->rq.history ? NULL : e->fingerprint;
+	q.backend = in->backend;
+	q.entry = e->entry;
+	q.model_name = e->gguf ? e->model_id : NULL;
+	q.ftype = e->ftype;
+	q.roofline[SPEED_TEST_DECODE] = known ? sp.decode_tokens_per_s : -1;
+	q.roofline[SPEED_TEST_PREFILL] = known ? sp.prefill_tokens_per_s : -1;
+	q.predict = known ? est_predict_run : NULL;
+	q.predict_ctx = pr;
+	rc = api_history_refine(env, &q, h);
+	if (rc < 0) {
+		free(h);
+		return rc;
+	}
+	dec = &h->result.figure[SPEED_TEST_DECODE];
+	pre = &h->result.figure[SPEED_TEST_PREFILL];
+	est_num_or_null(speed, "decode_tokens_per_s", dec->tokens_per_s);
+	/* Full context scales with the start of generation: the same host, the same kernels. */
+	est_num_or_null(
+		speed, "decode_tokens_per_s_at_full_ctx",
+		known && dec->factor > 0 ? sp.decode_tokens_per_s_at_full_ctx * dec->factor : -1);
+	est_num_or_null(speed, "prefill_tokens_per_s", pre->tokens_per_s);
+	if (in->backend == SPEED_BACKEND_CPU && e->hw.host_bench.measured &&
+	    strcmp(e->hw_source, "snapshot") == 0 &&
+	    strcmp(speed_basis_name(h->result.basis), "roofline") == 0) {
+		/* No run recorded, but this host was measured (the daemon's host measurement,
+		 * once per fingerprint, kept in the store): the model stands on measured figures. */
+		const struct hw_host_bench *b = &e->hw.host_bench;
+		char when[40];
+		api_format_time_ms(b->measured_at_ms, when, sizeof(when));
+		cJSON_AddStringToObject(speed, "basis", "measured_host");
+		cJSON_AddStringToObject(speed, "decode_basis", "measured_host");
+		est_assume(
+			e,
+			"speed: this host as measured at %s: %.1f GB/s read with %d threads, %.0f "
+			"int8 GOPS and %.0f f32 GFLOPS per thread (%s kernels)",
+			when, b->memory_bandwidth_gbs, b->threads, b->int8_gops_per_thread,
+			b->f32_gflops_per_thread, b->kernel_isa);
+	} else {
+		cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
+		cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+	}
+	cJSON_AddStringToObject(speed, "prefill_basis", speed_basis_name(pre->basis));
+	cJSON_AddNumberToObject(speed, "runs", h->result.runs);
+	if (known) {
+		for (int i = 0; i < sp.n_assumptions; i++)
+			est_assume(e, "speed: %s", sp.assumptions[i]);
+	} else {
+		est_assume(e, "speed: no roofline for this machine (no bandwidth could be known)");
+	}
+	for (int i = 0; i < h->n_notes; i++)
+		est_assume(e, "%s", h->notes[i]);
+	free(h);
+	return 0;
+}
+
+/* ---- serving: batched speed ------------------------------------------------------------ */
+
+/* The traffic the batched figures are for: concurrency streams, each a prompt of prompt tokens
+ * generating output tokens. */
+
+struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
+{
+	struct est_traffic t;
+
+	t.concurrency = e->rq.has_concurrency ? e->rq.concurrency : dflt_concurrency;
+	t.prompt = e->rq.has_prompt_tokens ? e->rq.prompt_tokens : EST_DEFAULT_PROMPT_TOKENS;
+	t.output = e->rq.has_output_tokens ? e->rq.output_tokens : EST_DEFAULT_OUTPUT_TOKENS;
+	if (t.concurrency < 1)
+		t.concurrency = 1;
+	if (!e->rq.has_prompt_tokens || !e->rq.has_output_tokens)
+		est_assume(
+			e,
+			"serving traffic: %lld-token prompts generating %lld tokens (defaults of a "
+			"chat turn where not given)",
+			(long long)t.prompt, (long long)t.output);
+	return t;
+}
+
+/* Adds the batched figures to speed: t.concurrency streams decoding together, each reading
+ * its KV cache at its mean context (prompt + half the output); MoE steps read the experts the
+ * batch routes to. kv_per_token is the KV bytes of one token over every layer. */
+void est_batched_json(struct est *e, const struct speed_input *in,
+		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
+		      const struct est_traffic *t, cJSON *speed)
+{
+	struct speed_batch b;
+	struct speed_batch_output o;
+	const struct model_params *mp = &e->params;
+	bool ok;
+
+	memset(&b, 0, sizeof(b));
+	b.n_streams = (int)t->concurrency;
+	b.kv_bytes_per_stream = kv_per_token * ((double)t->prompt + (double)t->output / 2.0);
+	b.prompt_tokens = (double)t->prompt;
+	if (e->arch.n_experts > 1 && mp->expert > 0 && mp->total > 0 && mp->active > 0) {
+		/* in->weight_bytes holds the active share; the experts' part of all weights
+		 * scales with their share of the parameters. */
+		double all = in->weight_bytes * (double)mp->total / (double)mp->active;
+		b.expert_bytes = all * (double)mp->expert / (double)mp->total;
+		b.n_experts = (int)e->arch.n_experts;
+		b.n_experts_used = (int)e->arch.n_experts_per_tok;
+	}
+	ok = speed_batched_with(in, params, &b, &o) == 0;
+	cJSON_AddNumberToObject(speed, "concurrency", (double)t->concurrency);
+	cJSON_AddNumberToObject(speed, "prompt_tokens", (double)t->prompt);
+	cJSON_AddNumberToObject(speed, "output_tokens", (double)t->output);
+	est_num_or_null(speed, "aggregate_decode_tokens_per_s", ok ? o.aggregate_tokens_per_s : -1);
+	est_num_or_null(speed, "per_stream_decode_tokens_per_s",
+			ok ? o.per_stream_tokens_per_s : -1);
+	est_num_or_null(speed, "time_to_first_token_s", ok ? o.time_to_first_token_s : -1);
+	if (ok && e->rq.has_usd_per_hour)
+		cJSON_AddNumberToObject(speed, "usd_per_million_tokens",
+					e->rq.usd_per_hour / (o.aggregate_tokens_per_s * 3600) *
+						1e6);
+	else
+		cJSON_AddNullToObject(speed, "usd_per_million_tokens");
+	if (ok)
+		est_assume(
+			e,
+			"batched speed: %lld streams share each step's weight pass (%.1f ms memory, "
+			"%.1f ms compute per step%s); time to first token on an idle server",
+			(long long)t->concurrency, o.memory_ms, o.compute_ms,
+			b.n_experts ? ", the experts the batch routes to" : "");
+	else
+		est_assume(e, "batched speed: unknown (no compute rate for prefill)");
+	if (ok && e->rq.has_usd_per_hour)
+		est_assume(e,
+			   "usd_per_million_tokens: usd_per_hour over the aggregate output at "
+			   "concurrency %lld",
+			   (long long)t->concurrency);
+}
+
+/* The speed object of a setup that does not fit: no figures, basis "none". */
+void est_no_speed(struct est *e, cJSON *speed)
+{
+	static const char *const figures[] = {"decode_tokens_per_s",
+					      "decode_tokens_per_s_at_full_ctx",
+					      "prefill_tokens_per_s",
+					      "aggregate_decode_tokens_per_s",
+					      "per_stream_decode_tokens_per_s",
+					      "time_to_first_token_s",
+					      "usd_per_million_tokens"};
+
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+		cJSON_AddNullToObject(speed, figures[i]);
+	cJSON_AddStringToObject(speed, "basis", "none");
+	est_assume(e,
+		   "speed: none, as the setup does not fit (a smaller context, quant or fewer GPU "
+		   "layers that fits has one)");
+}

@@ -1,0 +1,542 @@
+/*
+ * A fine-tuning estimate (api/estimate_priv.h): full, LoRA or QLoRA memory per GPU with the
+ * strategy and GPU count (core/plan/plan_strategy.h), the run's speed and cost.
+ */
+#include <string.h>
+
+#include "api/json_alloc.h"
+#include "core/err.h"
+#include "core/hw/hw_profile.h"
+#include "core/plan/plan_finetune.h"
+#include "core/fit/train_optimizer.h"
+#include "core/fit/train_parallel.h"
+#include "core/plan/plan_strategy.h"
+#include "api/estimate_priv.h"
+
+/* ---- fine-tuning ------------------------------------------------------------------------- */
+
+static void est_train_model(const struct est *e, struct train_model *t)
+{
+	const struct plan_ft_model m = {&e->arch, &e->params};
+
+	plan_ft_train_model(&m, t);
+}
+
+/* The GPUs a training run may use (those est_devices counts, in its order) with their budgets.
+ * Unified memory gets one budget however the machine was described: the GPU's working-set
+ * share of RAM, taking the GPU's memory as the RAM when the request gave no host memory. */
+struct est_train_gpus {
+	int n;
+	int gpu[RF_MAX_DEVICES]; /* index into hw.gpus */
+	int64_t budget[RF_MAX_DEVICES];
+	int largest;         /* position in gpu[] of the largest budget */
+	int64_t min_budget;  /* the smallest budget of all */
+	int64_t host_budget; /* RAM of one node the run may use; < 0 unknown */
+	bool apple;          /* a GPU runs Metal (MPS) */
+};
+
+static void est_train_gpus(const struct api_env *env, struct est *e, struct est_train_gpus *t)
+{
+	struct rf_mem_device dev[RF_MAX_DEVICES];
+	struct rf_mem_host host;
+	int n = est_devices(e, dev, &host, NULL), k = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->host_budget = host.budget_bytes;
+	t->min_budget = -1;
+	for (int i = 0; i < e->hw.n_gpus && k < n; i++) {
+		const struct hw_gpu *g = &e->hw.gpus[i];
+		const struct device_profile *p = NULL;
+		int64_t b = dev[k].budget_bytes;
+		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
+			continue;
+		if (g->unified_memory && e->hw.memory.total_bytes <= 0) {
+			int64_t ws = -1;
+			if (env->devices &&
+			    device_resolve_mem(env->devices, g->name, -1, &p) == 0 && p)
+				ws = device_gpu_working_set_bytes(p, g->memory_total_bytes);
+			b = ws > 0 ? ws : rf_budget_unified(g->memory_total_bytes, -1);
+			est_assume(
+				e,
+				"%s: unified memory; %.1f GiB of its %.0f GiB taken as the GPU's "
+				"working set",
+				g->name, (double)b / (double)RF_GIB,
+				(double)g->memory_total_bytes / (double)RF_GIB);
+		}
+		if (strcmp(g->vendor, "apple") == 0 || strcmp(e->hw.backend, "metal") == 0)
+			t->apple = true;
+		/* On unified memory the "host" is the GPU's own memory: offloading frees nothing. */
+		if (g->unified_memory)
+			t->host_budget = -1;
+		t->gpu[k] = i;
+		t->budget[k] = b;
+		if (b > t->budget[t->largest])
+			t->largest = k;
+		if (t->min_budget < 0 || b < t->min_budget)
+			t->min_budget = b;
+		k++;
+	}
+	t->n = k;
+}
+
+/* Estimates s on the GPUs of t: with strategy auto (want_auto) the cheapest placement that
+ * fits, else s as given. Writes the settings used and the estimate; returns 1 when it fits
+ * the GPUs' (and, when known, the host's) memory, 0 when not, or a negative error. */
+static int est_train_fit(const struct train_model *tm, const struct train_settings *s,
+			 bool want_auto, int64_t budget, int64_t host_budget,
+			 struct train_settings *used, struct train_memory *r)
+{
+	int rc;
+
+	if (want_auto)
+		return plan_strategy_auto(tm, s, budget, host_budget, used, r);
+	*used = *s;
+	rc = train_memory_estimate(tm, s, r);
+	if (rc < 0)
+		return rc;
+	train_page_optimizer(s, budget, r);
+	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
+}
+
+enum train_device_class api_train_class(const struct device_profile *p)
+{
+	if (!p)
+		return TRAIN_CLASS_CONSUMER;
+	if (strcmp(p->device_class, "workstation") == 0)
+		return TRAIN_CLASS_WORKSTATION;
+	if (strcmp(p->device_class, "datacenter") == 0)
+		return TRAIN_CLASS_DATACENTER;
+	if (strcmp(p->device_class, "consumer") == 0 || strcmp(p->device_class, "laptop") == 0)
+		return TRAIN_CLASS_CONSUMER;
+	return TRAIN_CLASS_OTHER;
+}
+
+/* The training speed on the GPU at hw.gpus[gi], as tokens/s of the whole run; < 0 unknown. */
+static double est_train_speed(const struct api_env *env, struct est *e, int gi,
+			      const struct train_model *tm, const struct train_settings *s,
+			      const struct train_memory *r, struct train_speed *sp)
+{
+	const struct hw_gpu *g = &e->hw.gpus[gi];
+	const struct device_profile *p = NULL;
+	struct train_device d = {0};
+
+	if (env->devices)
+		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
+	d.device_class = api_train_class(p);
+	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
+			  p                           ? p->memory_bandwidth_gbs :
+							-1;
+	if (p && p->bf16_tflops > 0) {
+		d.bf16_tflops = p->bf16_tflops;
+	} else if (g->fp16_tflops > 0) {
+		d.bf16_tflops = g->fp16_tflops;
+		est_assume(e,
+			   "training speed: %s has no known bf16 (fp32 accumulate) peak; its FP16 "
+			   "figure %.0f TFLOPS is used, which overstates GeForce cards 2x",
+			   g->name, g->fp16_tflops);
+	}
+	if (train_speed_estimate(tm, s, r, &d, sp) < 0) {
+		est_assume(e, "training speed: unknown (no bf16 peak known for %s)", g->name);
+		return -1;
+	}
+	est_assume(e,
+		   "training speed: %.3g FLOPs per token at %.0f%% of %.0f bf16 TFLOPS (fitted to "
+		   "published runs for %s cards)%s",
+		   sp->flops_per_token, sp->utilisation * 100, d.bf16_tflops,
+		   d.device_class == TRAIN_CLASS_WORKSTATION ? "workstation" :
+		   d.device_class == TRAIN_CLASS_DATACENTER  ? "data-centre" :
+		   d.device_class == TRAIN_CLASS_CONSUMER    ? "consumer" :
+							       "consumer (no figure for this class)",
+		   s->provider == TRAIN_PROVIDER_UNSLOTH ? ", Unsloth's stated 2x" : "");
+	return sp->tokens_per_s;
+}
+
+static void est_train_memory_json(cJSON *root, const struct train_memory *r, const struct est *e,
+				  const struct est_train_gpus *t, bool one_gpu)
+{
+	cJSON *mem = cJSON_AddObjectToObject(root, "memory"), *pd;
+
+	if (!mem)
+		return;
+	cJSON_AddNumberToObject(mem, "weights_bytes", (double)r->weights_bytes);
+	cJSON_AddNumberToObject(mem, "adapter_bytes", (double)r->adapter_bytes);
+	cJSON_AddNumberToObject(mem, "gradients_bytes", (double)r->gradients_bytes);
+	cJSON_AddNumberToObject(mem, "optimizer_bytes", (double)r->optimizer_bytes);
+	cJSON_AddNumberToObject(mem, "activations_bytes", (double)r->activations_bytes);
+	cJSON_AddNumberToObject(mem, "checkpoint_bytes", (double)r->checkpoint_bytes);
+	cJSON_AddNumberToObject(mem, "logits_bytes", (double)r->logits_bytes);
+	cJSON_AddNumberToObject(mem, "attention_mask_bytes", (double)r->mask_bytes);
+	cJSON_AddNumberToObject(mem, "reference_bytes", (double)r->reference_bytes);
+	cJSON_AddNumberToObject(mem, "reused_bytes", (double)r->reused_bytes);
+	cJSON_AddNumberToObject(mem, "zero_bucket_bytes", (double)r->bucket_bytes);
+	cJSON_AddNumberToObject(mem, "optimizer_temp_bytes", (double)r->optimizer_temp_bytes);
+	cJSON_AddNumberToObject(mem, "autocast_weights_bytes", (double)r->autocast_weights_bytes);
+	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
+	cJSON_AddNumberToObject(mem, "compute_bytes",
+				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));
+	cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r->overhead_bytes);
+	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
+	cJSON_AddNumberToObject(mem, "reserved_bytes", (double)r->reserved_bytes);
+	cJSON_AddNumberToObject(mem, "host_bytes", (double)r->host_bytes);
+	if (t->host_budget >= 0)
+		cJSON_AddNumberToObject(mem, "host_budget_bytes", (double)t->host_budget);
+	else
+		cJSON_AddNullToObject(mem, "host_budget_bytes");
+	pd = cJSON_AddArrayToObject(mem, "per_device");
+	/* One node's GPUs: the others hold the same. */
+	for (int k = 0; pd && k < t->n; k++) {
+		cJSON *d;
+		if (one_gpu && k != t->largest)
+			continue;
+		d = cJSON_CreateObject();
+		if (!d)
+			break;
+		cJSON_AddStringToObject(d, "device", e->hw.gpus[t->gpu[k]].name);
+		cJSON_AddNumberToObject(d, "bytes", (double)r->total_bytes);
+		cJSON_AddNumberToObject(d, "budget_bytes", (double)t->budget[k]);
+		api_json_append(pd, d);
+	}
+}
+
+int est_training(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
+{
+	struct train_model tm;
+	struct train_settings s = {0}, used;
+	struct train_memory r;
+	struct train_speed sp;
+	struct est_train_gpus t;
+	int64_t budget, nodes = e->rq.has_nodes ? e->rq.nodes : 1;
+	bool want_auto = !e->rq.has_strategy || e->rq.strategy == 0, one_gpu;
+	cJSON *tr;
+	double tps = -1;
+	int fits, rc;
+
+	est_train_gpus(env, e, &t);
+	est_train_model(e, &tm);
+	s.mode = e->rq.mode == API_EST_FULL ? TRAIN_FULL :
+		 e->rq.mode == API_EST_LORA ? TRAIN_LORA :
+					      TRAIN_QLORA;
+	if (s.mode == TRAIN_QLORA && t.apple)
+		return api_error(out, RF_E_INVALID_VALUE,
+				 strcmp(e->hw_source, "profile") == 0 ? "hardware_profile" :
+									"hardware",
+				 "QLoRA with bitsandbytes does not run on Apple GPUs (MPS); use "
+				 "MLX LoRA on a 4-bit model (mlx-lm) or 16-bit LoRA (mode lora)");
+	s.weight_bits = 16;
+	s.batch_size = e->rq.has_batch_size && e->rq.batch_size > 0 ? e->rq.batch_size : 1;
+	s.seq_len = e->rq.has_seq_len && e->rq.seq_len > 0 ? e->rq.seq_len : EST_DEFAULT_SEQ_LEN;
+	s.lora_rank = e->rq.has_lora_rank ? e->rq.lora_rank : 16;
+	s.lora_targets = e->rq.lora_targets ? e->rq.lora_targets : TRAIN_LORA_ALL_LINEAR;
+	s.gradient_checkpointing = e->rq.has_gradient_checkpointing ? e->rq.gradient_checkpointing :
+								      true;
+	s.provider = e->rq.has_provider ? (enum train_provider)e->rq.provider :
+					  TRAIN_PROVIDER_HUGGINGFACE;
+	/* The optimizer the provider runs when none is named (core/fit/train_optimizer.h). */
+	s.optimizer = e->rq.has_optimizer ? train_optimizer_from_choice(e->rq.optimizer) :
+					    train_optimizer_default(s.provider);
+	if (train_optimizer_info(s.optimizer)->bitsandbytes && t.apple)
+		return api_error(out, RF_E_INVALID_VALUE, "optimizer",
+				 "%s needs bitsandbytes, which does not run on Apple GPUs (MPS); "
+				 "use adamw_torch_fused, adamw_torch, adafactor or sgd",
+				 train_optimizer_info(s.optimizer)->name);
+	/* attention "eager" (or flash_attn false) keeps the scores; sdpa and flash do not. */
+	s.flash_attention = e->rq.has_attention  ? e->rq.attention != 2 :
+			    e->rq.has_flash_attn ? e->rq.flash_attn :
+						   true;
+	s.precision = (enum train_precision)(e->rq.has_precision ? e->rq.train_precision : 0);
+	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
+	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
+	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
+	s.grad_accum_steps = e->rq.has_grad_accum ? (int)e->rq.grad_accum : 0;
+	s.lora_dropout = s.mode != TRAIN_FULL &&
+			 (e->rq.has_lora_dropout ? e->rq.lora_dropout > 0 :
+						   train_default_lora_dropout(s.mode, s.provider));
+	s.packing = e->rq.has_packing && e->rq.packing;
+	/* attention "flash": flash-attention's varlen kernel takes packed and padded rows without
+	 * a mask. */
+	s.varlen_attention = e->rq.has_attention && e->rq.attention == 1;
+	s.padded = e->rq.has_padded ? e->rq.padded && !s.packing : train_default_padded(&s);
+	s.compiled = e->rq.has_compiled && e->rq.compiled;
+	/* Without a GPU nothing is spread: the answer is fits false. */
+	s.nodes = t.n > 0 ? (int)nodes : 1;
+	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
+	if (t.n * nodes > EST_MAX_TRAIN_GPUS)
+		return api_error(out, RF_E_INVALID_VALUE, "nodes",
+				 "%lld GPUs in all (%d per node x %lld nodes); at most %d",
+				 (long long)(t.n * nodes), t.n, (long long)nodes,
+				 EST_MAX_TRAIN_GPUS);
+	s.offload = (enum train_offload)(e->rq.has_offload ? e->rq.offload : 0);
+	if (!want_auto) {
+		s.strategy = (enum train_strategy)(e->rq.strategy - 1);
+	} else if (e->rq.has_offload && s.offload != TRAIN_OFFLOAD_NONE) {
+		/* Offloading is ZeRO-3's (FSDP-QLoRA's for a 4-bit base). */
+		s.strategy = s.mode == TRAIN_QLORA ? TRAIN_STRATEGY_FSDP_QLORA :
+						     TRAIN_STRATEGY_ZERO3;
+		want_auto = false;
+	}
+	if (train_parallel_check(&s) < 0)
+		return api_error(out, RF_E_INVALID_VALUE,
+				 e->rq.has_offload ? "offload" : "strategy",
+				 "strategy %s with offload %s cannot run %s fine-tuning on %d GPUs "
+				 "(fsdp_qlora needs qlora; optimizer offload a ZeRO stage or FSDP; "
+				 "parameter offload zero3, fsdp or fsdp_qlora)",
+				 train_strategy_name(s.strategy), train_offload_name(s.offload),
+				 api_est_modes[e->rq.mode], s.n_gpus);
+	one_gpu = (!want_auto && s.strategy == TRAIN_STRATEGY_NONE) || t.n <= 1;
+	budget = t.n == 0 ? -1 : one_gpu && nodes == 1 ? t.budget[t.largest] : t.min_budget;
+	if (!e->rq.has_seq_len)
+		est_assume(e, "seq_len: %d as none was given", EST_DEFAULT_SEQ_LEN);
+	if (!e->rq.has_lora_rank && s.mode != TRAIN_FULL)
+		est_assume(e, "lora_rank: 16 as none was given");
+	if (!e->rq.lora_targets && s.mode != TRAIN_FULL)
+		est_assume(e, "lora_targets: every linear layer (q, k, v, o, gate, up, down)");
+	if (s.mode != TRAIN_FULL && !e->rq.has_lora_dropout)
+		est_assume(e,
+			   "lora_dropout: %s as none was given (each adapter keeps a one-byte mask "
+			   "of its input when it is above 0)",
+			   s.lora_dropout ? "0.05, PEFT's examples'" : "0, Unsloth's");
+	if (s.mode != TRAIN_FULL && s.provider == TRAIN_PROVIDER_HUGGINGFACE)
+		est_assume(
+			e, "precision: %s (%s)", api_est_precisions[s.precision],
+			s.precision == TRAIN_PRECISION_AMP ?
+				"bf16 autocast, as the Trainer's bf16=True runs: each adapter keeps "
+				"a bf16 copy of its input" :
+				"the forward in the base's 16 bits without autocast: each adapter "
+				"keeps an fp32 copy of its input, as PEFT casts it (amp, the "
+				"Trainer's bf16=True, keeps bf16 copies)");
+	if (s.mode == TRAIN_FULL)
+		est_assume(
+			e, "precision: %s (%s)", api_est_precisions[s.precision],
+			s.precision == TRAIN_PRECISION_AMP ?
+				"fp32 master weights, gradients and AdamW moments, bf16 compute" :
+				"weights, gradients and AdamW moments in bf16, as torch keeps "
+				"them for a bf16 model; under a DeepSpeed ZeRO stage an fp32 "
+				"master copy and fp32 moments all the same, as DeepSpeed keeps "
+				"them");
+	est_assume(e, "optimizer: %s (%s), %s", train_optimizer_info(s.optimizer)->name,
+		   train_optimizer_info(s.optimizer)->runs,
+		   e->rq.has_optimizer ?
+			   "as given" :
+		   s.provider == TRAIN_PROVIDER_UNSLOTH ?
+			   "the default for Unsloth (its notebooks' optim) as none was given" :
+			   "the default for Hugging Face (the Trainer's optim) as none was given");
+	est_assume(
+		e,
+		"batch_size is per GPU; activations in 16 bits, the residual stream in %s; loss: %s",
+		train_residual_bytes(&s) == 4 ? "fp32 (the embedding is fp32)" : "16 bits",
+		train_loss_resolve(s.loss, s.provider) == TRAIN_LOSS_CHUNKED ?
+			"chunked/fused cross-entropy (no full logits)" :
+			"transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient), "
+			"whose memory the layers' backward reuses");
+
+	/* "max": the largest value that fits, by bisection over the monotonic estimate. */
+	if ((e->rq.has_seq_len && e->rq.seq_len < 0) ||
+	    (e->rq.has_batch_size && e->rq.batch_size < 0)) {
+		bool seq = e->rq.has_seq_len && e->rq.seq_len < 0;
+		int64_t lo = 0, hi = seq ? (e->arch.max_position_embeddings > 0 ?
+						    e->arch.max_position_embeddings :
+						    131072) :
+					   API_EST_MAX_BATCH;
+		if (budget < 0)
+			return api_error(out, RF_E_INVALID_VALUE, seq ? "seq_len" : "batch_size",
+					 "\"max\" needs a GPU with a known memory size");
+		if (seq && e->rq.has_batch_size && e->rq.batch_size < 0)
+			return api_error(out, RF_E_INVALID_VALUE, "batch_size",
+					 "only one of seq_len and batch_size can be \"max\"");
+		while (lo < hi) {
+			int64_t mid = lo + (hi - lo + 1) / 2;
+			struct train_settings c = s;
+			if (seq)
+				c.seq_len = mid;
+			else
+				c.batch_size = mid;
+			if (!e->rq.has_padded)
+				c.padded = train_default_padded(&c);
+			if (est_train_fit(&tm, &c, want_auto, budget, t.host_budget, &used, &r) ==
+			    1)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		if (seq)
+			s.seq_len = lo > 0 ? lo : 1;
+		else
+			s.batch_size = lo > 0 ? lo : 1;
+		if (!e->rq.has_padded)
+			s.padded = train_default_padded(&s);
+	}
+	/* No GPU known: the answer is what one GPU needs to hold the whole run; no sharding or
+	 * offload is picked for hardware that is not there (the most frugal of them would read
+	 * as the need). */
+	if (t.n == 0) {
+		if (want_auto) {
+			s.strategy = TRAIN_STRATEGY_NONE;
+			s.offload = TRAIN_OFFLOAD_NONE;
+		}
+		want_auto = false;
+		est_assume(e,
+			   "no GPU known: the memory is what one GPU of unlimited memory needs for "
+			   "the whole run, with no sharding or offload assumed "
+			   "(training.unlimited_gpu); POST /api/recommend with \"for\": "
+			   "\"hardware\" names the cards that hold it");
+	}
+	fits = est_train_fit(&tm, &s, want_auto,
+			     budget >= 0 ? budget :
+			     t.n == 0    ? INT64_MAX / 4 :
+					   0,
+			     t.host_budget, &used, &r);
+	if (fits < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "seq_len",
+				 "the settings are out of range for this model");
+	s = used;
+	one_gpu = one_gpu || s.strategy == TRAIN_STRATEGY_NONE;
+	if (s.packing)
+		est_assume(
+			e,
+			"packing: every row is seq_len tokens of whole documents, all counted in "
+			"tokens_per_s");
+	else
+		est_assume(
+			e,
+			"packing: off; tokens_per_s counts every position up to seq_len, padding "
+			"included (packing: true counts only real tokens); padded: %s%s",
+			s.padded ? "true" : "false",
+			e->rq.has_padded ? "" :
+			s.padded         ? " (several rows a micro-batch, padded to the longest)" :
+					   " (one row a micro-batch)");
+	if (s.provider == TRAIN_PROVIDER_HUGGINGFACE) {
+		enum train_attention_mask mk = train_attention_mask(&s);
+		est_assume(
+			e, "attention mask: %s",
+			mk == TRAIN_MASK_EAGER ?
+				"eager attention adds one 4D mask (batch x seq x seq in the "
+				"embedding's dtype, attention_mask_bytes) to every layer's scores" :
+			mk == TRAIN_MASK_SDPA ?
+				"packed or padded rows give SDPA a 4D boolean mask "
+				"(attention_mask_bytes), which every layer converts to q's dtype and "
+				"keeps, with k and v repeated to every head (attention flash, "
+				"flash-attention's varlen kernel, needs none)" :
+			s.varlen_attention ? "none (flash-attention's varlen kernel)" :
+					     "none (SDPA on unpadded rows takes is_causal)");
+	}
+
+	if (r.reserved_bytes > r.total_bytes)
+		est_assume(
+			e,
+			"reserved: a GPU with room to spare shows %.1f GiB held (reserved_bytes): "
+			"%s; with less room it gives them back, and %.1f GiB (total_bytes) is what "
+			"the run needs",
+			(double)r.reserved_bytes / 1073741824.0,
+			s.flash_attention ?
+				"from the second step PyTorch keeps the optimizer step's "
+				"blocks and reserves the loss's anew" :
+				"PyTorch reserves eager attention's score tensors twice "
+				"over, as the layers' other requests split the cached ones",
+			(double)r.total_bytes / 1073741824.0);
+	est_train_memory_json(root, &r, e, &t, one_gpu);
+	cJSON_AddBoolToObject(root, "fits", budget >= 0 && fits == 1);
+	if (budget > 0) {
+		double u = (double)r.total_bytes / (double)budget;
+		cJSON_AddNumberToObject(root, "utilization", u);
+		cJSON_AddStringToObject(root, "fit_band", rf_fit_band(u));
+		if (t.host_budget >= 0 && r.host_bytes > t.host_budget)
+			est_assume(e,
+				   "fits: the GPUs hold it, but host memory does not (%.1f GiB "
+				   "needed per node, %.1f GiB available)",
+				   (double)r.host_bytes / (double)RF_GIB,
+				   (double)t.host_budget / (double)RF_GIB);
+		else if (t.host_budget < 0 && r.host_bytes > 0)
+			est_assume(e, "fits: host memory not known; %.1f GiB per node needed",
+				   (double)r.host_bytes / (double)RF_GIB);
+	} else {
+		cJSON_AddNullToObject(root, "utilization");
+		cJSON_AddNullToObject(root, "fit_band");
+		est_assume(e, "fits: no GPU with a known memory size; training needs one");
+	}
+	if (t.n > 0)
+		tps = est_train_speed(env, e, t.gpu[t.largest], &tm, &s, &r, &sp);
+	else
+		est_assume(e, "training speed: unknown (no GPU)");
+
+	tr = cJSON_AddObjectToObject(root, "training");
+	if (tr) {
+		cJSON_AddStringToObject(tr, "mode", api_est_modes[e->rq.mode]);
+		cJSON_AddStringToObject(tr, "provider", api_est_providers[s.provider]);
+		cJSON_AddStringToObject(tr, "optimizer", train_optimizer_info(s.optimizer)->name);
+		cJSON_AddBoolToObject(tr, "optimizer_default", !e->rq.has_optimizer);
+		/* No GPU known: the memory is one GPU's of unlimited size (what the run needs). */
+		cJSON_AddBoolToObject(tr, "unlimited_gpu", t.n == 0);
+		if (s.mode == TRAIN_FULL || s.provider == TRAIN_PROVIDER_HUGGINGFACE)
+			cJSON_AddStringToObject(tr, "precision", api_est_precisions[s.precision]);
+		cJSON_AddStringToObject(tr, "loss",
+					api_est_losses[train_loss_resolve(s.loss, s.provider)]);
+		cJSON_AddStringToObject(tr, "attention",
+					!s.flash_attention ? "eager" :
+					s.varlen_attention ? "flash" :
+							     "sdpa");
+		cJSON_AddBoolToObject(tr, "packing", s.packing);
+		cJSON_AddBoolToObject(tr, "padded", s.padded);
+		cJSON_AddBoolToObject(tr, "compiled", s.compiled);
+		cJSON_AddStringToObject(tr, "objective", api_est_objectives[s.objective]);
+		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
+		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
+		if (s.mode != TRAIN_FULL) {
+			cJSON_AddNumberToObject(tr, "lora_rank", (double)s.lora_rank);
+			cJSON_AddNumberToObject(tr, "lora_dropout",
+						e->rq.has_lora_dropout ? e->rq.lora_dropout :
+						s.lora_dropout         ? 0.05 :
+									 0.0);
+		}
+		cJSON_AddBoolToObject(tr, "gradient_checkpointing", s.gradient_checkpointing);
+		if (s.grad_accum_steps > 0)
+			cJSON_AddNumberToObject(tr, "gradient_accumulation_steps",
+						(double)s.grad_accum_steps);
+		else
+			cJSON_AddNullToObject(tr, "gradient_accumulation_steps");
+		cJSON_AddNumberToObject(tr, "trainable_params", (double)r.trainable_params);
+		cJSON_AddStringToObject(tr, "strategy", train_strategy_name(s.strategy));
+		cJSON_AddStringToObject(tr, "offload", train_offload_name(s.offload));
+		cJSON_AddNumberToObject(tr, "n_gpus", (double)r.n_gpus);
+		cJSON_AddNumberToObject(tr, "nodes", (double)nodes);
+		cJSON_AddNumberToObject(tr, "comm_bytes_per_step", (double)r.comm_bytes_per_step);
+		est_num_or_null(tr, "tokens_per_s", tps);
+		if (tps > 0) {
+			cJSON_AddNumberToObject(tr, "flops_per_token", sp.flops_per_token);
+			cJSON_AddNumberToObject(tr, "utilisation", sp.utilisation);
+			cJSON_AddNumberToObject(tr, "scaling_efficiency", sp.scaling);
+		}
+		if (tps > 0 && e->rq.has_dataset_tokens) {
+			double hours = e->rq.dataset_tokens / tps / 3600.0;
+			double epochs = e->rq.has_epochs ? e->rq.epochs : 1.0;
+			cJSON_AddNumberToObject(tr, "hours_per_epoch", hours);
+			cJSON_AddNumberToObject(tr, "epochs", epochs);
+			cJSON_AddNumberToObject(tr, "total_hours", hours * epochs);
+			/* usd_per_hour is per GPU: the run pays for every GPU it uses. */
+			if (e->rq.has_usd_per_hour)
+				cJSON_AddNumberToObject(tr, "cost_usd",
+							hours * epochs * e->rq.usd_per_hour *
+								(double)r.n_gpus);
+			else
+				cJSON_AddNullToObject(tr, "cost_usd");
+		} else {
+			cJSON_AddNullToObject(tr, "hours_per_epoch");
+			cJSON_AddNullToObject(tr, "total_hours");
+			cJSON_AddNullToObject(tr, "cost_usd");
+		}
+	}
+	if (r.n_gpus > 1)
+		est_assume(e, "strategy: %s%s over %d GPUs on %lld node(s)%s",
+			   train_strategy_name(s.strategy),
+			   s.offload ? (s.offload == TRAIN_OFFLOAD_OPTIMIZER ?
+						" with the optimizer on "
+						"the host" :
+						" with optimizer and weights "
+						"on the host") :
+				       "",
+			   r.n_gpus, (long long)nodes,
+			   want_auto ? " (the cheapest that fits)" : "");
+	rc = 0;
+	return rc;
+}
+
+/* Reads "lora_targets": PEFT module names, or "all-linear". */

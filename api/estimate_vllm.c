@@ -1,0 +1,318 @@
+/*
+ * A vLLM serving estimate (api/estimate_priv.h): vLLM's start-up sizing of its KV cache
+ * (core/fit/serve_vllm.h), the engine arguments it would take and the batched speed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/json_alloc.h"
+#include "core/err.h"
+#include "api/estimate_priv.h"
+
+/* ---- vLLM ------------------------------------------------------------------------------ */
+
+/* All-reduces a tensor-parallel layer adds per token (two per layer, NVLink or PCIe latency):
+ * a stated figure, not a fit. */
+#define EST_VLLM_ALLREDUCE_MS 0.02
+
+static void est_vllm_setup(const struct est *e, struct vllm_setup *s)
+{
+	vllm_setup_default(s);
+	if (e->rq.has_tp)
+		s->tensor_parallel = (int)e->rq.tp;
+	if (e->rq.has_pp)
+		s->pipeline_parallel = (int)e->rq.pp;
+	if (e->rq.has_gpu_util)
+		s->gpu_memory_utilization = e->rq.gpu_util;
+	if (e->rq.has_max_model_len)
+		s->max_model_len = e->rq.max_model_len;
+	if (e->rq.has_max_num_seqs)
+		s->max_num_seqs = e->rq.max_num_seqs;
+	if (e->rq.has_max_num_batched_tokens)
+		s->max_num_batched_tokens = e->rq.max_num_batched_tokens;
+	if (e->rq.has_vllm_kv)
+		s->kv_dtype = e->rq.vllm_kv == 1 ? VLLM_KV_FP8 : VLLM_KV_AUTO;
+	s->enforce_eager = e->rq.has_enforce_eager && e->rq.enforce_eager;
+}
+
+static cJSON *est_vllm_serving_json(const struct vllm_capacity *c, const struct vllm_setup *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "runtime", "vllm");
+	cJSON_AddNumberToObject(o, "kv_cache_tokens", (double)c->kv_cache_tokens);
+	cJSON_AddNumberToObject(o, "max_concurrency", c->max_concurrency);
+	cJSON_AddNumberToObject(o, "max_model_len", (double)c->max_model_len);
+	cJSON_AddNumberToObject(o, "max_num_seqs", (double)c->max_num_seqs);
+	cJSON_AddNumberToObject(o, "max_num_batched_tokens", (double)c->max_num_batched_tokens);
+	cJSON_AddNumberToObject(o, "block_size", c->block_size);
+	cJSON_AddNumberToObject(o, "num_gpu_blocks", (double)c->num_blocks);
+	cJSON_AddNumberToObject(o, "tensor_parallel_size", c->tensor_parallel);
+	cJSON_AddNumberToObject(o, "pipeline_parallel_size", c->pipeline_parallel);
+	cJSON_AddNumberToObject(o, "gpu_memory_utilization", c->gpu_memory_utilization);
+	cJSON_AddStringToObject(o, "precision", vllm_precision_name(s->precision));
+	cJSON_AddStringToObject(o, "kv_cache_dtype", s->kv_dtype == VLLM_KV_FP8 ? "fp8" : "auto");
+	cJSON_AddNumberToObject(o, "gpu_memory_bytes", (double)c->cuda_total_bytes);
+	cJSON_AddNumberToObject(o, "requested_bytes_per_gpu", (double)c->requested_bytes);
+	cJSON_AddNumberToObject(o, "weights_bytes_per_gpu", (double)c->weights_bytes);
+	cJSON_AddNumberToObject(o, "activation_peak_bytes", (double)c->activation_bytes);
+	cJSON_AddNumberToObject(o, "non_torch_bytes", (double)c->non_torch_bytes);
+	cJSON_AddNumberToObject(o, "kv_cache_bytes_per_gpu", (double)c->kv_cache_bytes);
+	cJSON_AddNumberToObject(o, "kv_bytes_per_token_per_gpu", (double)c->kv_bytes_per_token);
+	if (c->cross_kv_bytes_per_seq > 0)
+		cJSON_AddNumberToObject(o, "cross_attention_kv_bytes_per_request_per_gpu",
+					(double)c->cross_kv_bytes_per_seq);
+	cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)c->cuda_graph_bytes);
+	if (c->refusal)
+		cJSON_AddStringToObject(o, "refusal", c->refusal);
+	else
+		cJSON_AddNullToObject(o, "refusal");
+	return o;
+}
+
+/* The speed of the engine: tensor-parallel ranks read their shards side by side (one device
+ * of tp x the bandwidth and compute per pipeline stage), stages run one after the other, each
+ * layer adds its all-reduces; vLLM's kernels are not held to llama.cpp's bandwidth ceiling. */
+static void est_vllm_speed(const struct api_env *env, struct est *e, const struct vllm_setup *s,
+			   const struct vllm_capacity *c, cJSON *speed)
+{
+	struct speed_input in;
+	struct speed_params params[SPEED_BACKEND_COUNT];
+	struct speed_output so;
+	struct speed_device dev;
+	double active = e->params.total > 0 ? (double)e->params.active / (double)e->params.total :
+					      1;
+	double fits_each;
+	struct est_traffic t;
+	int64_t dflt;
+
+	est_speed_devices(env, e, &in);
+	dev = in.devices[0];
+	dev.bandwidth_gbs *= c->tensor_parallel;
+	dev.compute_tflops *= c->tensor_parallel;
+	dev.layer_share = 0;
+	in.n_devices = c->pipeline_parallel;
+	for (int i = 0; i < in.n_devices; i++)
+		in.devices[i] = dev;
+	in.weight_bytes = (double)c->weights_bytes_total * active;
+	in.moe_batch_bytes = e->params.expert > 0 ? (double)c->weights_bytes_total * (1 - active) :
+						    0;
+	in.kv_bytes_start = 0;
+	in.kv_bytes_full = (double)c->kv_bytes_per_token * c->tensor_parallel *
+			   c->pipeline_parallel * (double)c->max_model_len;
+	in.flops_per_token = 2.0 * (double)e->params.active;
+	in.n_layers = (int)model_n_layer(&e->arch);
+	in.quantized = s->precision != VLLM_BF16 && s->precision != VLLM_FP16 &&
+		       s->precision != VLLM_FP32;
+	in.gpu_fraction = 1;
+	memcpy(params, speed_fitted, sizeof(params));
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
+		params[b].mem_ceiling_gbs = 0;
+		params[b].mem_eff_hbm = 0; /* llama.cpp's lower HBM share is its kernels' */
+		if (c->tensor_parallel > 1)
+			params[b].layer_ms += EST_VLLM_ALLREDUCE_MS;
+	}
+	if (speed_estimate_with(&in, params, &so) == 0) {
+		est_num_or_null(speed, "decode_tokens_per_s", so.decode_tokens_per_s);
+		est_num_or_null(speed, "decode_tokens_per_s_at_full_ctx",
+				so.decode_tokens_per_s_at_full_ctx);
+		est_num_or_null(speed, "prefill_tokens_per_s", so.prefill_tokens_per_s);
+		for (int i = 0; i < so.n_assumptions; i++)
+			est_assume(e, "speed: %s", so.assumptions[i]);
+	} else {
+		est_num_or_null(speed, "decode_tokens_per_s", -1);
+		est_num_or_null(speed, "decode_tokens_per_s_at_full_ctx", -1);
+		est_num_or_null(speed, "prefill_tokens_per_s", -1);
+	}
+	cJSON_AddStringToObject(speed, "basis", "roofline");
+	est_assume(e,
+		   "vLLM speed: the llama.cpp-fitted efficiencies without llama.cpp's bandwidth "
+		   "ceiling; tensor-parallel ranks read their shards side by side%s",
+		   c->tensor_parallel > 1 ? ", 0.02 ms of all-reduce per layer (stated)" : "");
+	/* As many streams as the KV cache holds whole requests, up to max_num_seqs. */
+	t = est_traffic_of(e, 1);
+	fits_each = (double)c->kv_cache_tokens / (double)(t.prompt + t.output);
+	dflt = (int64_t)fits_each < c->max_num_seqs ? (int64_t)fits_each : c->max_num_seqs;
+	if (!e->rq.has_concurrency) {
+		t.concurrency = dflt > 0 ? dflt : 1;
+		est_assume(e,
+			   "concurrency: %lld, as many requests as the KV cache holds whole (up to "
+			   "max_num_seqs)",
+			   (long long)t.concurrency);
+	} else if (t.concurrency > c->max_num_seqs || (double)t.concurrency > fits_each) {
+		est_assume(e,
+			   "concurrency %lld exceeds what vLLM runs at once (%lld): the rest queue",
+			   (long long)t.concurrency, (long long)(dflt > 0 ? dflt : 0));
+	}
+	est_batched_json(e, &in, params,
+			 (double)c->kv_bytes_per_token * c->tensor_parallel * c->pipeline_parallel,
+			 &t, speed);
+}
+
+/* The vLLM weight format a quantised checkpoint loads as. */
+static int est_quant_precision(const struct hfq_config *q)
+{
+	switch (q->method) {
+	case HFQ_AWQ:
+		return VLLM_AWQ;
+	case HFQ_GPTQ:
+		return q->bits == 8 ? VLLM_INT8 : VLLM_GPTQ;
+	case HFQ_BNB_4BIT:
+		return VLLM_BNB4;
+	case HFQ_BNB_8BIT:
+		return VLLM_INT8;
+	case HFQ_FP8:
+		return VLLM_FP8;
+	case HFQ_COMPRESSED:
+		if (q->bits == 8)
+			return q->float_weights ? VLLM_FP8 : VLLM_INT8;
+		return VLLM_GPTQ; /* W4A16 runs on the same Marlin kernels */
+	case HFQ_MXFP4:
+		return VLLM_MXFP4;
+	default:
+		return VLLM_BF16;
+	}
+}
+
+int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
+{
+	struct vllm_setup s;
+	struct vllm_gpu g[VLLM_MAX_GPUS];
+	struct vllm_capacity c;
+	const char *field = NULL;
+	cJSON *mem, *arr, *settings, *serving, *speed;
+	int n = 0, rc;
+
+	if (e->gguf)
+		return api_error(
+			out, RF_E_INVALID_VALUE, "model.gguf",
+			"runtime vllm estimates Hugging Face checkpoints: give the model by "
+			"id or architecture");
+	if (strcmp(e->hw.backend, "cuda") != 0 && strcmp(e->hw.backend, "rocm") != 0)
+		return api_error(out, RF_E_INVALID_VALUE, "runtime",
+				 "vLLM needs CUDA or ROCm GPUs; this hardware's backend is %s",
+				 e->hw.backend[0] ? e->hw.backend : "none");
+	if (e->rq.has_precision && vllm_precision_parse(e->rq.precision) < 0)
+		return api_error(out, RF_E_INVALID_VALUE, "precision",
+				 "precision '%.20s' is not one vLLM loads (bf16, fp16, fp32, fp8, "
+				 "int8, awq, gptq, bitsandbytes, mxfp4)",
+				 e->rq.precision);
+	for (int i = 0; i < e->hw.n_gpus && n < VLLM_MAX_GPUS; i++) {
+		const struct hw_gpu *hg = &e->hw.gpus[i];
+		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
+			continue;
+		g[n].total_bytes = hg->memory_total_bytes;
+		g[n].free_bytes = hg->memory_free_bytes;
+		g[n].a100 = strstr(hg->name, "A100") != NULL;
+		n++;
+	}
+	est_vllm_setup(e, &s);
+	if (e->rq.has_precision) {
+		s.precision = vllm_precision_parse(e->rq.precision);
+	} else if (e->quantized) {
+		s.precision = est_quant_precision(&e->quant);
+		est_assume(e,
+			   "precision: %s, as the checkpoint's quantization_config (%s) stores it",
+			   vllm_precision_name(s.precision), hfq_method_name(e->quant.method));
+	} else if (strcmp(e->arch.llm_arch, "gpt-oss") == 0) {
+		s.precision = VLLM_MXFP4;
+		est_assume(e, "precision: mxfp4, as the gpt-oss checkpoint ships its experts");
+	} else {
+		est_assume(e, "precision: bf16 (the checkpoint's dtype) as none was given");
+	}
+	rc = vllm_capacity(&e->arch, &s, g, n, &c, &field);
+	if (rc == RF_E_NOMEM)
+		return api_error(out, rc, NULL, NULL);
+	if (rc < 0 && field && strcmp(field, "gpus") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, "tensor_parallel_size",
+				 "tensor_parallel_size x pipeline_parallel_size = %d GPUs; the "
+				 "hardware has %d",
+				 s.tensor_parallel * s.pipeline_parallel, n);
+	if (rc < 0 && field && strcmp(field, "tensor_parallel_size") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "tensor_parallel_size must divide the %lld attention heads and "
+				 "divide or be a multiple of the %lld KV heads",
+				 (long long)e->arch.n_heads, (long long)e->arch.n_kv_heads);
+	if (rc < 0 && field && strcmp(field, "max_model_len") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "max_model_len must be at most the model's %lld positions (vLLM "
+				 "refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)",
+				 (long long)e->arch.max_position_embeddings);
+	if (rc < 0 && field && strcmp(field, "model") == 0)
+		return api_error(out, RF_E_INVALID_VALUE, field,
+				 "runtime vllm estimates decoder models (with a KV cache); %s is "
+				 "not one",
+				 e->model_id);
+	if (rc < 0)
+		return api_error(out, RF_E_INVALID_VALUE, field ? field : "model",
+				 "%s is out of range for this model and hardware",
+				 field ? field : "the model");
+	for (int i = 0; i < c.n_notes; i++)
+		est_assume(e, "%s", c.notes[i]);
+	if (c.refusal)
+		est_assume(e, "vLLM would not start: %s", c.refusal);
+
+	mem = cJSON_AddObjectToObject(root, "memory");
+	if (mem) {
+		int used = c.tensor_parallel * c.pipeline_parallel;
+		cJSON_AddNumberToObject(mem, "weights_bytes", (double)c.weights_bytes_total);
+		cJSON_AddNumberToObject(mem, "kv_cache_bytes", (double)c.kv_cache_bytes * used);
+		cJSON_AddNumberToObject(mem, "compute_bytes", (double)c.activation_bytes * used);
+		cJSON_AddNumberToObject(mem, "overhead_bytes",
+					(double)(c.non_torch_bytes + c.cuda_graph_bytes) * used);
+		cJSON_AddNumberToObject(mem, "total_bytes",
+					(double)(c.requested_bytes + c.cuda_graph_bytes) * used);
+		arr = cJSON_AddArrayToObject(mem, "per_device");
+		for (int i = 0; arr && i < used; i++) {
+			cJSON *d = cJSON_CreateObject();
+			char name[32];
+			if (!d)
+				break;
+			snprintf(name, sizeof(name), "%s%d", e->hw.backend, i);
+			cJSON_AddStringToObject(d, "device", name);
+			cJSON_AddNumberToObject(d, "bytes",
+						(double)(c.requested_bytes + c.cuda_graph_bytes));
+			cJSON_AddNumberToObject(d, "budget_bytes", (double)c.cuda_total_bytes);
+			api_json_append(arr, d);
+		}
+	}
+	cJSON_AddBoolToObject(root, "fits", c.fits);
+	{
+		double u = (double)(c.requested_bytes + c.cuda_graph_bytes) /
+			   (double)c.cuda_total_bytes;
+		if (c.kv_cache_bytes <= 0)
+			u = u > 1.01 ? u : 1.01; /* nothing left for the cache: over */
+		cJSON_AddNumberToObject(root, "utilization", u);
+		cJSON_AddStringToObject(root, "fit_band", c.fits ? rf_fit_band(u) : "over");
+	}
+	settings = cJSON_AddObjectToObject(root, "settings");
+	if (settings) {
+		cJSON_AddStringToObject(settings, "runtime", "vllm");
+		cJSON_AddStringToObject(settings, "precision", vllm_precision_name(s.precision));
+		cJSON_AddNumberToObject(settings, "tensor_parallel_size", c.tensor_parallel);
+		cJSON_AddNumberToObject(settings, "pipeline_parallel_size", c.pipeline_parallel);
+		cJSON_AddNumberToObject(settings, "gpu_memory_utilization",
+					c.gpu_memory_utilization);
+		cJSON_AddNumberToObject(settings, "max_model_len", (double)c.max_model_len);
+		cJSON_AddNumberToObject(settings, "max_num_seqs", (double)c.max_num_seqs);
+		cJSON_AddNumberToObject(settings, "max_num_batched_tokens",
+					(double)c.max_num_batched_tokens);
+		cJSON_AddStringToObject(settings, "kv_cache_dtype",
+					s.kv_dtype == VLLM_KV_FP8 ? "fp8" : "auto");
+		cJSON_AddBoolToObject(settings, "enforce_eager", s.enforce_eager);
+	}
+	serving = est_vllm_serving_json(&c, &s);
+	if (serving)
+		api_json_add(root, "serving", serving);
+	speed = cJSON_AddObjectToObject(root, "speed");
+	if (speed) {
+		if (c.fits) {
+			est_vllm_speed(env, e, &s, &c, speed);
+		} else {
+			est_no_speed(e, speed);
+		}
+	}
+	return 0;
+}
