@@ -32,11 +32,9 @@ void t_profiles_load(struct device_table *devices, struct model_catalog **models
 	ck_assert_msg(api_device_table_from_json(d, devices, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(model_catalog_from_json(m, models, err, sizeof(err)) == 0, "%s", err);
 	if (tiers) {
-		cJSON *t = t_profiles_json("profiles/tiers.json");
 		*tiers = malloc(sizeof(**tiers));
 		ck_assert_ptr_nonnull(*tiers);
-		ck_assert_msg(api_tiers_from_json(t, *tiers, err, sizeof(err)) == 0, "%s", err);
-		cJSON_Delete(t);
+		**tiers = *t_tiers();
 	}
 	cJSON_Delete(d);
 	cJSON_Delete(m);
@@ -67,6 +65,21 @@ const struct plan_quality *t_quality(void)
 		loaded = true;
 	}
 	return &q;
+}
+
+const struct api_tier_table *t_tiers(void)
+{
+	static struct api_tier_table t;
+	static bool loaded;
+	char why[256];
+
+	if (!loaded) {
+		cJSON *doc = t_profiles_json("profiles/tiers.json");
+		ck_assert_msg(api_tiers_from_json(doc, &t, why, sizeof(why)) == 0, "%s", why);
+		cJSON_Delete(doc);
+		loaded = true;
+	}
+	return &t;
 }
 
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,

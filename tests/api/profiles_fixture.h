@@ -30,6 +30,10 @@ cJSON *t_profiles_json(const char *rel);
  * process (the env's quality table). */
 const struct plan_quality *t_quality(void);
 
+/* Returns profiles/tiers.json read into its table, loaded at the first call and kept for the
+ * process (the env's tiers). */
+const struct api_tier_table *t_tiers(void);
+
 /* POSTs body to handler (the route at path) with env; returns the status and the answer parsed
  * in *out (fails the test when it is not JSON). Free *out with cJSON_Delete. */
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
