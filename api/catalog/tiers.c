@@ -15,7 +15,8 @@
 
 #define TIER_NUMBER_MAX 1048576
 
-static int fail(char *why, size_t len, int rc, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int fail(char *why, size_t len, int rc,
+						      const char *fmt, ...)
 {
 	va_list ap;
 	int n = snprintf(why, len, "tiers.json: ");
