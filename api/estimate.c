@@ -199,7 +199,7 @@ int api_estimate_resolved(const struct api_env *env, struct api_plan_input *in,
 	/* The resolver's state stays as it was resolved: its assumptions, the GGUF file's
 	 * weights and type; what an earlier answer for this input added goes. */
 	e->rq = *rq;
-	e->n_assumptions = in->n_assumptions;
+	e->n_assumptions = e->n_resolved;
 	if (!e->gguf)
 		e->ftype = -1;
 	return est_answer(env, e, result, out);

@@ -68,6 +68,7 @@ int api_model_input(const struct api_env *env, const cJSON *model, struct api_pl
 		api_plan_input_free(in);
 		return rc;
 	}
+	in->est->n_resolved = in->est->n_assumptions;
 	plan_input_model(in);
 	*out = in;
 	return 0;
@@ -99,6 +100,9 @@ static int plan_input_resolve(const struct api_env *env, const cJSON *model, con
 	pm = &in->machine;
 	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
 	pm->ram_total_bytes = e->hw.memory.total_bytes;
+	/* The speed's notes (a GPU of unknown bandwidth) belong to each answer, which makes
+	 * them again. */
+	e->n_resolved = e->n_assumptions;
 	est_speed_devices(env, e, &pm->speed);
 	pm->threads = pm->speed.host.threads;
 	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */

@@ -65,6 +65,9 @@ struct est {
 	double cpu_table_bandwidth_gbs;
 	char fingerprint[HW_FINGERPRINT_LEN + 1]; /* of hw; "" when it cannot be computed */
 	int n_assumptions;
+	/* The assumptions of the model and machine as resolved, before any setup was asked
+	 * about: where api_estimate_resolved starts each answer. */
+	int n_resolved;
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
 };
 

@@ -1,8 +1,9 @@
 /*
- * POST /api/validate (and `rigfit validate --config FILE`): checks a llama.cpp runtime
+ * POST /api/validate (and `rigfit validate --config FILE`): checks a llama.cpp or vLLM runtime
  * configuration (the format POST /api/config produces, or a flat llama.cpp-style settings
  * object) against a machine and answers with errors and warnings, each with a stable code and a
- * suggestion computed with the estimator.
+ * suggestion whose numbers are the planner's (core/plan/plan_check.h decides; the route's
+ * parts are listed in api/validate_priv.h).
  */
 #ifndef RIGFIT_API_VALIDATE_H
 #define RIGFIT_API_VALIDATE_H

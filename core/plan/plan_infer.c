@@ -1374,3 +1374,71 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	free(k.c);
 	return rc;
 }
+
+/* ---- one setup's searches (plan_check) ------------------------------------------------------ */
+
+/* A work for the searches over s alone: its format's weights loaded, headroom max_util. Returns
+ * 0, or a negative rf_err (k freed). */
+static int one_setup(struct work *k, const struct plan_model *m, const struct plan_machine *hw,
+		     const struct plan_request *r, const struct plan_setup *s, double max_util)
+{
+	int rc;
+
+	memset(k, 0, sizeof(*k));
+	k->m = m;
+	k->hw = hw;
+	k->r = r;
+	k->max_util = max_util;
+	k->np = s->p.n_parallel > 0 ? s->p.n_parallel : 1;
+	k->w = malloc(sizeof(*k->w));
+	k->res = malloc(sizeof(*k->res));
+	rc = !k->w || !k->res ? RF_E_NOMEM : load_format(k, s);
+	if (rc != 0) {
+		free(k->w);
+		free(k->res);
+		return rc == 1 ? RF_E_INVALID_VALUE : rc;
+	}
+	return 0;
+}
+
+int64_t plan_largest_ctx(const struct plan_model *m, const struct plan_machine *hw,
+			 const struct plan_setup *s, double max_gpu_util, int64_t lo, int64_t hi)
+{
+	struct plan_request r;
+	struct plan_setup t = *s;
+	struct work k;
+	int64_t ctx;
+	int rc;
+
+	plan_request_default(&r); /* n_ctx 0: solved */
+	if ((rc = one_setup(&k, m, hw, &r, s, max_gpu_util)) < 0)
+		return rc;
+	ctx = solve_ctx(&k, &t, lo, hi);
+	free(k.w);
+	free(k.res);
+	return ctx;
+}
+
+int64_t plan_most_gpu_layers(const struct plan_model *m, const struct plan_machine *hw,
+			     const struct plan_setup *s, double max_gpu_util)
+{
+	struct plan_request r;
+	struct plan_setup t = *s;
+	struct work k;
+	int64_t v;
+	int rc;
+
+	plan_request_default(&r);
+	if ((rc = one_setup(&k, m, hw, &r, s, max_gpu_util)) < 0)
+		return rc;
+	/* The most on the GPUs that they hold; fewer would only put more on the host. */
+	v = solve_split(&k, &t, false, 0, model_n_layer(m->arch), s->p.n_ctx);
+	if (v >= 0) {
+		t.p.n_gpu_layers = v;
+		rc = try_setup(&k, &t, false);
+		v = rc < 0 ? rc : (rc == 1 ? v : -1);
+	}
+	free(k.w);
+	free(k.res);
+	return v;
+}

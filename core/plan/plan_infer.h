@@ -151,4 +151,16 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	       const struct plan_quality *q, const struct plan_request *r,
 	       struct plan_answer *out /* OUT */);
 
+/* The planner's searches over one llama.cpp setup s of model m on hw, for advice on a setup
+ * someone wrote (core/plan/plan_check.h). plan_largest_ctx: the largest n_ctx in [lo, hi]
+ * (multiples of RF_KV_PAD) at which s fits with no GPU above max_gpu_util of its budget, found
+ * as plan_infer solves each setup's context; 0 when even lo does not fit. plan_most_gpu_layers:
+ * the most n_gpu_layers in [0, the model's layers] at which s (at its n_ctx) fits so, found as
+ * plan_infer solves the offload split; -1 when none does. Each returns a negative rf_err
+ * (RF_E_NOMEM; RF_E_INVALID_VALUE for a setup the evaluator refuses). */
+int64_t plan_largest_ctx(const struct plan_model *m, const struct plan_machine *hw,
+			 const struct plan_setup *s, double max_gpu_util, int64_t lo, int64_t hi);
+int64_t plan_most_gpu_layers(const struct plan_model *m, const struct plan_machine *hw,
+			     const struct plan_setup *s, double max_gpu_util);
+
 #endif

@@ -1357,6 +1357,9 @@ START_TEST(a_resolved_input_answers_as_the_route_does)
 		"\"hardware\": {\"gpus\": [{\"name\": \"RTX 4090\", \"count\": 2}]}}",
 		"{\"model\": \"llama-3.1-8b\", \"mode\": \"qlora\", \"seq_len\": 4096, "
 		"\"hardware_profile\": \"rtx-4090\"}",
+		/* A device of unknown bandwidth: the speed's note once, where the route has it. */
+		"{\"model\": \"llama-3.1-8b\", \"quant\": \"Q4_K_M\", "
+		"\"hardware_profile\": \"jetson-agx-orin-64gb\"}",
 	};
 	struct api_env env = {.version = "test", .devices = &devices, .models = models};
 

@@ -237,7 +237,8 @@ END_TEST
 
 START_TEST(ram_exceeded_on_a_cpu_only_machine)
 {
-	/* 16 GiB of RAM and no GPU: a 70B model does not fit at any quant. 32 GiB holds Q2_K. */
+	/* 16 GiB of RAM and no GPU: a 70B model does not fit at any quant. In 32 GiB the planner
+	 * chooses a smaller one (IQ3_XXS or Q2_K class), and its setup validates. */
 	const char *small = "{\"model\":\"llama-3.1-70b\",\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"
 			    "\"hardware\":{\"gpus\":[],\"memory\":{\"total_bytes\":17179869184}}}";
 	const char *mid = "{\"model\":\"llama-3.1-70b\",\"quant\":\"Q4_K_M\",\"n_ctx\":4096,"
@@ -250,9 +251,30 @@ START_TEST(ram_exceeded_on_a_cpu_only_machine)
 	cJSON_Delete(j);
 	j = validate(mid);
 	expect(j, "ram_exceeded", true, "quant", NULL);
-	ck_assert_ptr_nonnull(strstr(
-		cJSON_GetObjectItem(find(j, "ram_exceeded", true), "suggestion")->valuestring,
-		"Q2_K"));
+	{
+		const cJSON *set = cJSON_GetObjectItem(j, "suggested_settings");
+		const char *q = cJSON_GetObjectItem(set, "quant")->valuestring;
+		char body[768], *s = cJSON_PrintUnformatted(set);
+		cJSON *fixed;
+		/* The suggestion names the planner's quant, smaller than Q4_K_M. */
+		ck_assert_ptr_nonnull(
+			strstr(cJSON_GetObjectItem(find(j, "ram_exceeded", true), "suggestion")
+				       ->valuestring,
+			       q));
+		ck_assert_msg(strcmp(q, "Q4_K_M") != 0 &&
+				      (q[1] == '2' || q[1] == '3' || q[2] == '3'),
+			      "quant %s", q);
+		/* Applied flat, quant beside the model. */
+		s[strlen(s) - 1] = '\0';
+		snprintf(body, sizeof(body),
+			 "{\"model\":\"llama-3.1-70b\",%s,\"hardware\":{\"gpus\":[],"
+			 "\"memory\":{\"total_bytes\":34359738368}}}",
+			 s + 1);
+		fixed = validate(body);
+		ck_assert_msg(valid(fixed), "%s", body);
+		cJSON_Delete(fixed);
+		free(s);
+	}
 	cJSON_Delete(j);
 }
 END_TEST

@@ -1,0 +1,624 @@
+/*
+ * POST /api/validate's input (see validate_priv.h): the config as llama-server or vllm serve
+ * takes it, in the shape POST /api/config writes ({"backend", "model", "settings": {...},
+ * "metadata"}) or with the same settings flat beside "model". Its types are checked strictly
+ * and every field is named by its path ("settings.n_ctx"). Then the config becomes core's
+ * structs: the setup as its runtime runs it (llama.cpp's defaults where it is silent, as
+ * /api/estimate takes them) and the settings as written, for plan_check.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/estimate_request.h"
+#include "api/json_alloc.h"
+#include "api/validate_priv.h"
+#include "core/err.h"
+#include "core/fit/model.h"
+#include "core/fit/quant.h"
+#include "core/fit/serve_vllm.h"
+#include "core/hw/device.h"
+#include "core/hw/hw.h"
+
+#define VAL_DEFAULT_BATCH 2048     /* llama.cpp's -b */
+#define VAL_DEFAULT_QUANT "Q4_K_M" /* /api/estimate's, when a config names none */
+
+/* llama.cpp's cache types; each maps to the estimator's nearest type that is not smaller. */
+const char *const val_cache_types[] = {"f16",  "bf16", "f32",  "q8_0",   "q4_0",
+				       "q4_1", "q5_0", "q5_1", "iq4_nl", NULL};
+static const char *const val_cache_est[] = {"f16",  "f16",  NULL,   "q8_0", "q4_0",
+					    "q8_0", "q8_0", "q8_0", "q4_0"};
+const char *const val_backends[] = {"cuda", "rocm", "metal", "vulkan", "sycl", "cpu", NULL};
+static const char *const val_rope[] = {"none", "linear", "yarn", NULL};
+static const char *const val_vllm_kv[] = {"auto", "fp8", NULL};
+
+/* ---- the input ----------------------------------------------------------------------------- */
+
+static int bad(struct api_reply *out, int err, const char *prefix, const char *name,
+	       const char *what)
+{
+	char field[96];
+
+	snprintf(field, sizeof(field), "%s%s", prefix, name);
+	return api_error(out, err, field, "%s %s", field, what);
+}
+
+static int get_int(const cJSON *it, const char *prefix, int64_t min, int64_t max, int64_t *val,
+		   bool *has, struct api_reply *out)
+{
+	double d = it->valuedouble;
+
+	if (!cJSON_IsNumber(it) || !isfinite(d) || d != floor(d))
+		return bad(out, RF_E_INVALID_VALUE, prefix, it->string, "must be an integer");
+	if (d < (double)min || d > (double)max) {
+		char what[96];
+		snprintf(what, sizeof(what), "must be in [%lld, %lld]", (long long)min,
+			 (long long)max);
+		return bad(out, RF_E_INVALID_VALUE, prefix, it->string, what);
+	}
+	*val = (int64_t)d;
+	*has = true;
+	return 0;
+}
+
+static int get_enum(const cJSON *it, const char *prefix, const char *const *choices, int *val,
+		    struct api_reply *out)
+{
+	if (cJSON_IsString(it))
+		for (int i = 0; choices[i]; i++)
+			if (strcmp(it->valuestring, choices[i]) == 0) {
+				*val = i;
+				return 0;
+			}
+	{
+		char what[160];
+		size_t n = (size_t)snprintf(what, sizeof(what), "must be one of");
+		for (int i = 0; choices[i] && n < sizeof(what); i++)
+			n += (size_t)snprintf(what + n, sizeof(what) - n, " %s", choices[i]);
+		return bad(out, RF_E_INVALID_VALUE, prefix, it->string, what);
+	}
+}
+
+static int get_bool(const cJSON *it, const char *prefix, bool *val, bool *has,
+		    struct api_reply *out)
+{
+	if (!cJSON_IsBool(it))
+		return bad(out, RF_E_INVALID_VALUE, prefix, it->string, "must be true or false");
+	*val = cJSON_IsTrue(it);
+	*has = true;
+	return 0;
+}
+
+/* One llama.cpp setting; returns 1 when name is not a setting, 0 when taken, or an error. */
+static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out)
+{
+	const char *p = c->prefix, *k = it->string;
+
+	if (strcmp(k, "n_gpu_layers") == 0)
+		return get_int(it, p, -1, 1000000, &c->n_gpu_layers, &c->has_ngl, out);
+	if (strcmp(k, "n_cpu_moe") == 0)
+		return get_int(it, p, 0, 1000000, &c->n_cpu_moe, &c->has_cpu_moe, out);
+	if (strcmp(k, "n_threads") == 0)
+		return get_int(it, p, 1, 4096, &c->n_threads, &c->has_threads, out);
+	if (strcmp(k, "n_batch") == 0)
+		return get_int(it, p, 1, 1 << 20, &c->n_batch, &c->has_batch, out);
+	if (strcmp(k, "n_ubatch") == 0)
+		return get_int(it, p, 1, 1 << 20, &c->n_ubatch, &c->has_ubatch, out);
+	if (strcmp(k, "n_ctx") == 0)
+		return get_int(it, p, 1, 1 << 24, &c->n_ctx, &c->has_ctx, out);
+	if (strcmp(k, "n_parallel") == 0)
+		return get_int(it, p, 1, 4096, &c->n_parallel, &c->has_parallel, out);
+	if (strcmp(k, "flash_attn") == 0)
+		return get_bool(it, p, &c->flash_attn, &c->has_fa, out);
+	if (strcmp(k, "use_mmap") == 0)
+		return get_bool(it, p, &c->use_mmap, &c->has_mmap, out);
+	if (strcmp(k, "mlock") == 0)
+		return get_bool(it, p, &c->mlock, &c->has_mlock, out);
+	if (strcmp(k, "swa_full") == 0)
+		return get_bool(it, p, &c->swa_full, &c->has_swa_full, out);
+	if (strcmp(k, "cache_type_k") == 0)
+		return get_enum(it, p, val_cache_types, &c->cache_k, out);
+	if (strcmp(k, "cache_type_v") == 0)
+		return get_enum(it, p, val_cache_types, &c->cache_v, out);
+	if (strcmp(k, "rope_scaling") == 0)
+		return get_enum(it, p, val_rope, &c->rope, out);
+	if (strcmp(k, "rope_scale") == 0) {
+		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 1 ||
+		    it->valuedouble > 1024)
+			return bad(out, RF_E_INVALID_VALUE, p, k, "must be a number in [1, 1024]");
+		c->rope_scale = it->valuedouble;
+		return 0;
+	}
+	if (strcmp(k, "tensor_split") == 0) {
+		const cJSON *x;
+		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) > HW_MAX_GPUS)
+			return bad(out, RF_E_INVALID_VALUE, p, k,
+				   "must be an array of at most 16 proportions");
+		cJSON_ArrayForEach(x, it)
+		{
+			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+			    x->valuedouble > 1000000)
+				return bad(out, RF_E_INVALID_VALUE, p, k,
+					   "must hold proportions in [0, 1000000]");
+		}
+		/* Empty (one GPU) or all zero: llama.cpp splits by free memory. */
+		c->tensor_split = NULL;
+		cJSON_ArrayForEach(x, it)
+		{
+			if (x->valuedouble > 0)
+				c->tensor_split = it;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+static int val_quant(struct val_cfg *c, const cJSON *it, const char *field, struct api_reply *out)
+{
+	if (!cJSON_IsString(it) || !*it->valuestring || strlen(it->valuestring) >= sizeof(c->quant))
+		return api_error(out, RF_E_INVALID_VALUE, field, "%s must be a quant name (Q4_K_M)",
+				 field);
+	if (c->vllm && vllm_precision_parse(it->valuestring) < 0)
+		return api_error(
+			out, RF_E_INVALID_VALUE, field,
+			"%s must be a format vLLM loads (bf16, fp16, fp32, fp8, int8, awq, "
+			"gptq, bitsandbytes, mxfp4)",
+			field);
+	snprintf(c->quant, sizeof(c->quant), "%s", it->valuestring);
+	return 0;
+}
+
+/* One vllm serve setting, as val_setting. */
+static int val_vllm_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out)
+{
+	const char *p = c->prefix, *k = it->string;
+	int64_t ignored;
+	bool seen;
+
+	if (strcmp(k, "tensor_parallel_size") == 0)
+		return get_int(it, p, 1, VLLM_MAX_GPUS, &c->tp, &c->has_tp, out);
+	if (strcmp(k, "pipeline_parallel_size") == 0)
+		return get_int(it, p, 1, VLLM_MAX_GPUS, &c->pp, &c->has_pp, out);
+	if (strcmp(k, "max_model_len") == 0)
+		return get_int(it, p, 1, 1 << 24, &c->max_model_len, &c->has_mml, out);
+	if (strcmp(k, "max_num_batched_tokens") == 0)
+		return get_int(it, p, 1, 1 << 24, &c->max_batched, &c->has_mbt, out);
+	if (strcmp(k, "max_num_seqs") == 0) /* null: vLLM's default */
+		return cJSON_IsNull(it) ?
+			       0 :
+			       get_int(it, p, 1, 1 << 20, &c->max_num_seqs, &c->has_mns, out);
+	if (strcmp(k, "kv_cache_tokens") == 0) /* /api/config's capacity: informative */
+		return cJSON_IsNull(it) ? 0 :
+					  get_int(it, p, 0, INT64_C(1) << 40, &ignored, &seen, out);
+	if (strcmp(k, "gpu_memory_utilization") == 0) {
+		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble <= 0 ||
+		    it->valuedouble > 1)
+			return bad(out, RF_E_INVALID_VALUE, p, k, "must be a number in (0, 1]");
+		c->util = it->valuedouble;
+		c->has_util = true;
+		return 0;
+	}
+	if (strcmp(k, "quantization") == 0) { /* null: the checkpoint's own weights */
+		char f[64];
+		snprintf(f, sizeof(f), "%s%s", p, k);
+		return cJSON_IsNull(it) ? 0 : val_quant(c, it, f, out);
+	}
+	if (strcmp(k, "kv_cache_dtype") == 0)
+		return get_enum(it, p, val_vllm_kv, &c->vkv, out);
+	if (strcmp(k, "enforce_eager") == 0)
+		return get_bool(it, p, &c->enforce_eager, &c->has_eager, out);
+	return 1;
+}
+
+int val_parse(struct val_cfg *c, const cJSON *body, struct api_reply *out)
+{
+	const cJSON *settings = cJSON_GetObjectItemCaseSensitive(body, "settings");
+	const cJSON *it, *meta = NULL;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->backend = c->cache_k = c->cache_v = c->rope = c->vkv = -1;
+	it = cJSON_GetObjectItemCaseSensitive(body, "runtime");
+	c->vllm = cJSON_IsString(it) && strcmp(it->valuestring, "vllm") == 0;
+	c->nested = settings != NULL;
+	c->prefix = c->nested ? "settings." : "";
+	if (c->nested && !cJSON_IsObject(settings))
+		return api_error(out, RF_E_INVALID_VALUE, "settings", "settings must be an object");
+	cJSON_ArrayForEach(it, body)
+	{
+		const char *k = it->string;
+		if (strcmp(k, "model") == 0) {
+			c->model = it;
+		} else if (strcmp(k, "backend") == 0) {
+			if ((rc = get_enum(it, "", val_backends, &c->backend, out)) < 0)
+				return rc;
+		} else if (strcmp(k, "settings") == 0) {
+			continue;
+		} else if (strcmp(k, "metadata") == 0) {
+			if (!cJSON_IsObject(it))
+				return api_error(out, RF_E_INVALID_VALUE, "metadata",
+						 "metadata must be an object");
+			meta = it;
+		} else if (strcmp(k, "downgrades") == 0) {
+			if (!cJSON_IsArray(it))
+				return api_error(out, RF_E_INVALID_VALUE, "downgrades",
+						 "downgrades must be an array");
+		} else if (strcmp(k, "command") == 0) {
+			if (!cJSON_IsString(it))
+				return api_error(out, RF_E_INVALID_VALUE, "command",
+						 "command must be a string");
+		} else if (strcmp(k, "assumptions") == 0 || strcmp(k, "alternatives") == 0) {
+			/* /api/config's own notes and other setups: accepted so its answer
+			 * validates as is. */
+			if (!cJSON_IsArray(it))
+				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be an array",
+						 k);
+		} else if (strcmp(k, "objective") == 0 || strcmp(k, "why") == 0) {
+			if (!cJSON_IsString(it))
+				return api_error(out, RF_E_INVALID_VALUE, k, "%s must be a string",
+						 k);
+		} else if (strcmp(k, "runtime_choice") == 0) {
+			if (!cJSON_IsString(it) && !cJSON_IsNull(it))
+				return api_error(out, RF_E_INVALID_VALUE, k,
+						 "runtime_choice must be a string or null");
+		} else if (strcmp(k, "runtime") == 0) {
+			if (!cJSON_IsString(it) ||
+			    (strcmp(it->valuestring, "llama.cpp") != 0 && !c->vllm))
+				return api_error(out, RF_E_INVALID_VALUE, "runtime",
+						 "runtime must be \"llama.cpp\" or \"vllm\"");
+		} else if (strcmp(k, "hardware") == 0) {
+			c->hardware = it;
+		} else if (strcmp(k, "hardware_profile") == 0) {
+			if (!cJSON_IsString(it) || !*it->valuestring)
+				return api_error(out, RF_E_INVALID_VALUE, "hardware_profile",
+						 "hardware_profile must be a device name or id");
+			c->hardware_profile = it->valuestring;
+		} else if (strcmp(k, c->vllm ? "precision" : "quant") == 0 && !c->nested) {
+			if ((rc = val_quant(c, it, k, out)) < 0)
+				return rc;
+		} else if (c->nested || (rc = c->vllm ? val_vllm_setting(c, it, out) :
+							val_setting(c, it, out)) == 1) {
+			return api_error(out, RF_E_UNKNOWN_FIELD, k, "unknown field '%.60s'", k);
+		} else if (rc < 0) {
+			return rc;
+		}
+	}
+	if (c->nested) {
+		cJSON_ArrayForEach(it, settings)
+		{
+			rc = c->vllm ? val_vllm_setting(c, it, out) : val_setting(c, it, out);
+			if (rc == 1)
+				return bad(out, RF_E_UNKNOWN_FIELD, "settings.", it->string,
+					   "is not a known setting");
+			if (rc < 0)
+				return rc;
+		}
+	}
+	if (!c->model)
+		return api_error(out, RF_E_MISSING_FIELD, "model", "model is required");
+	if (cJSON_IsObject(c->model)) {
+		/* What names the model, plus the facts /api/config writes beside it. */
+		static const char *const known[] = {"id",
+						    "architecture",
+						    "gguf",
+						    "params_b",
+						    "quant",
+						    "source",
+						    "model_type",
+						    "params_total",
+						    "params_active",
+						    "max_position_embeddings",
+						    "n_layers"};
+		const cJSON *mk;
+		cJSON_ArrayForEach(mk, c->model)
+		{
+			bool ok = false;
+			for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+				ok = ok || strcmp(mk->string, known[i]) == 0;
+			if (!ok)
+				return bad(out, RF_E_UNKNOWN_FIELD, "model.", mk->string,
+					   "is not a model field");
+		}
+	}
+	if (cJSON_IsString(c->model)) {
+		c->model_id = c->model->valuestring;
+	} else if (cJSON_IsObject(c->model)) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c->model, "id");
+		const cJSON *q = cJSON_GetObjectItemCaseSensitive(c->model, "quant");
+		if (cJSON_IsString(id) && *id->valuestring)
+			c->model_id = id->valuestring;
+		if (q && (rc = val_quant(c, q, "model.quant", out)) < 0)
+			return rc;
+	}
+	if (!c->quant[0] && meta) {
+		const cJSON *prec = cJSON_GetObjectItemCaseSensitive(meta, "precision");
+		if (prec && (rc = val_quant(c, prec, "metadata.precision", out)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static const char *val_kv(const struct val_cfg *c)
+{
+	int k = c->cache_k >= 0 ? c->cache_k : 0, v = c->cache_v >= 0 ? c->cache_v : 0;
+	const char *ek = val_cache_est[k], *ev = val_cache_est[v];
+
+	if (!ek || !ev)
+		return NULL; /* f32: not modelled; the estimator's f16 is the nearest */
+	/* One type for both: the larger of the two. */
+	if (strcmp(ek, "f16") == 0 || strcmp(ev, "f16") == 0)
+		return "f16";
+	if (strcmp(ek, "q8_0") == 0 || strcmp(ev, "q8_0") == 0)
+		return "q8_0";
+	return "q4_0";
+}
+
+static int64_t val_batch(const struct val_cfg *c)
+{
+	return c->has_batch ? c->n_batch : VAL_DEFAULT_BATCH;
+}
+
+/* Whether the config runs on the CPU alone (backend cpu). */
+static bool val_cpu(const struct val_cfg *c)
+{
+	return c->backend >= 0 && strcmp(val_backends[c->backend], "cpu") == 0;
+}
+
+/* n_cpu_moe as llama.cpp takes it: more than every layer is every layer. */
+static int64_t val_cpu_moe(const struct val_cfg *c)
+{
+	return c->n_cpu_moe > MODEL_MAX_LAYERS ? MODEL_MAX_LAYERS : c->n_cpu_moe;
+}
+
+cJSON *val_model(const struct val_cfg *c)
+{
+	cJSON *m;
+
+	if (!cJSON_IsObject(c->model))
+		return cJSON_Duplicate(c->model, true);
+	/* Only what names the model: /api/config also writes its facts (source,
+	 * params_total...) beside the id. */
+	static const char *const keep[] = {"id", "architecture", "gguf", "params_b"};
+	m = cJSON_CreateObject();
+	for (size_t i = 0; m && i < sizeof(keep) / sizeof(keep[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->model, keep[i]);
+		if (v)
+			api_json_add(m, keep[i], cJSON_Duplicate(v, true));
+	}
+	return m;
+}
+
+/* The rest of a runtime vllm estimate: the engine arguments as given (vLLM's defaults else). */
+static void val_vllm_settings(const struct val_cfg *c, struct api_estimate_request *rq)
+{
+	rq->runtime = API_EST_RT_VLLM;
+	rq->has_runtime = true;
+	if (c->quant[0]) {
+		snprintf(rq->precision, sizeof(rq->precision), "%s", c->quant);
+		rq->has_precision = true;
+	}
+	rq->tp = c->tp;
+	rq->has_tp = c->has_tp;
+	rq->pp = c->pp;
+	rq->has_pp = c->has_pp;
+	rq->gpu_util = c->util;
+	rq->has_gpu_util = c->has_util;
+	rq->max_model_len = c->max_model_len;
+	rq->has_max_model_len = c->has_mml;
+	rq->max_num_seqs = c->max_num_seqs;
+	rq->has_max_num_seqs = c->has_mns;
+	rq->max_num_batched_tokens = c->max_batched;
+	rq->has_max_num_batched_tokens = c->has_mbt;
+	rq->vllm_kv = c->vkv;
+	rq->has_vllm_kv = c->vkv >= 0;
+	rq->enforce_eager = c->enforce_eager;
+	rq->has_enforce_eager = c->has_eager;
+}
+
+void val_estimate_settings(const struct val_cfg *c, struct api_estimate_request *rq)
+{
+	const char *kv = val_kv(c);
+	const cJSON *x;
+
+	api_estimate_request_init(rq);
+	if (c->hardware_profile) {
+		snprintf(rq->hardware_profile, sizeof(rq->hardware_profile), "%s",
+			 c->hardware_profile);
+		rq->has_hardware_profile = true;
+	}
+	if (c->vllm) {
+		val_vllm_settings(c, rq);
+		return;
+	}
+	if (c->quant[0]) {
+		snprintf(rq->quant, sizeof(rq->quant), "%s", c->quant);
+		rq->has_quant = true;
+	}
+	rq->n_ctx = c->n_ctx;
+	rq->has_n_ctx = c->has_ctx;
+	rq->n_batch = c->n_batch;
+	rq->has_n_batch = c->has_batch;
+	/* An n_ubatch over n_batch is a check, not an estimator error. */
+	rq->n_ubatch = c->n_ubatch < val_batch(c) ? c->n_ubatch : val_batch(c);
+	rq->has_n_ubatch = c->has_ubatch;
+	rq->n_parallel = c->n_parallel;
+	rq->has_n_parallel = c->has_parallel;
+	/* Given: the cache type the estimator models (an unset one is llama.cpp's default, f16,
+	 * and the estimate says it took it). */
+	for (int i = 0; kv && (c->cache_k >= 0 || c->cache_v >= 0) && api_est_kv_types[i]; i++)
+		if (strcmp(kv, api_est_kv_types[i]) == 0) {
+			rq->kv_type = i;
+			rq->has_kv_type = true;
+		}
+	/* A quantized cache without flash attention does not start (kv_quant_needs_flash_attn
+	 * says so): the estimate behind the checks is of the setup that does. */
+	rq->flash_attn = c->flash_attn || (kv && strcmp(kv, "f16") != 0);
+	rq->has_flash_attn = c->has_fa;
+	rq->use_mmap = c->use_mmap;
+	rq->has_use_mmap = c->has_mmap;
+	rq->mlock = c->mlock;
+	rq->has_mlock = c->has_mlock;
+	rq->swa_full = c->swa_full;
+	rq->has_swa_full = c->has_swa_full;
+	rq->has_n_gpu_layers = val_cpu(c) || c->has_ngl;
+	rq->n_gpu_layers = val_cpu(c)                         ? 0 :
+			   c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 :
+								c->n_gpu_layers;
+	rq->n_cpu_moe = val_cpu_moe(c);
+	rq->has_n_cpu_moe = c->has_cpu_moe;
+	cJSON_ArrayForEach(x, c->tensor_split)
+	{
+		if (rq->n_split < RF_MAX_DEVICES)
+			rq->split[rq->n_split++] = x->valuedouble;
+	}
+}
+
+/* ---- core's structs ------------------------------------------------------------------------- */
+
+/* llama.cpp's setup of c on in's model and machine, as /api/estimate resolves the same
+ * settings. */
+static void val_llama_setup(const struct val_cfg *c, const struct api_plan_input *in,
+			    struct plan_check_config *out)
+{
+	struct rf_infer_params *p = &out->s.p;
+	const char *kv = val_kv(c);
+	const char *b = in->hw->backend;
+	const cJSON *x;
+
+	out->s.runtime = PLAN_RT_LLAMA_CPP;
+	out->s.ftype = in->gguf_ftype >= 0 ?
+			       in->gguf_ftype :
+			       rf_ftype_from_name(c->quant[0] ? c->quant : VAL_DEFAULT_QUANT);
+	rf_infer_params_default(p);
+	if (c->has_ctx)
+		p->n_ctx = c->n_ctx;
+	else if (in->arch->max_position_embeddings > 0 &&
+		 in->arch->max_position_embeddings < p->n_ctx)
+		p->n_ctx = in->arch->max_position_embeddings;
+	p->n_batch = val_batch(c);
+	if (c->has_ubatch)
+		p->n_ubatch = c->n_ubatch < p->n_batch ? c->n_ubatch : p->n_batch;
+	if (c->has_parallel)
+		p->n_parallel = c->n_parallel;
+	if (kv)
+		p->type_k = p->type_v = rf_gtype_from_name(kv);
+	if (kv && strcmp(kv, "f16") != 0 && c->has_fa && !c->flash_attn)
+		p->flash_attn = true; /* the setup that starts; kv_quant_needs_flash_attn says so */
+	else if (c->has_fa)
+		p->flash_attn = c->flash_attn;
+	else /* llama.cpp's -fa auto: on where the backend has the kernels */
+		p->flash_attn = !b[0] || strcmp(b, "cuda") == 0 || strcmp(b, "metal") == 0 ||
+				strcmp(b, "cpu") == 0;
+	if (c->has_mmap)
+		p->use_mmap = c->use_mmap;
+	if (c->has_mlock)
+		p->mlock = c->mlock;
+	if (c->has_swa_full)
+		p->swa_full = c->swa_full;
+	if (val_cpu(c) || in->machine.n_dev == 0)
+		p->n_gpu_layers = 0;
+	else if (c->has_ngl)
+		p->n_gpu_layers = c->n_gpu_layers > MODEL_MAX_LAYERS ? -1 : c->n_gpu_layers;
+	if (c->has_cpu_moe)
+		p->n_cpu_moe = val_cpu_moe(c);
+	out->n_split = 0;
+	cJSON_ArrayForEach(x, c->tensor_split)
+	{
+		if (out->n_split < RF_MAX_DEVICES)
+			out->split[out->n_split++] = x->valuedouble;
+	}
+}
+
+void val_check_config(const struct val_cfg *c, const struct api_plan_input *in,
+		      struct plan_check_config *out)
+{
+	const char *kv = val_kv(c);
+
+	memset(out, 0, sizeof(*out));
+	out->vllm = c->vllm;
+	out->backend = c->backend >= 0 ? val_backends[c->backend] : NULL;
+	out->has_ctx = c->has_ctx;
+	out->has_ngl = c->has_ngl;
+	out->has_threads = c->has_threads;
+	out->has_ubatch = c->has_ubatch;
+	out->has_parallel = c->has_parallel;
+	out->ngl = c->n_gpu_layers;
+	out->n_threads = c->n_threads;
+	out->n_batch = val_batch(c);
+	out->n_ubatch = c->n_ubatch;
+	out->quant_given = c->quant[0] != '\0';
+	out->kv_f16 = !kv || strcmp(kv, "f16") == 0;
+	out->cache_v = c->cache_v > 2 ? val_cache_types[c->cache_v] : NULL; /* past f32 */
+	out->fa_on = c->has_fa && c->flash_attn;
+	out->rope_on = c->rope > 0;
+	out->rope_scale = c->rope_scale;
+	if (c->vllm) {
+		struct vllm_setup *v = &out->v;
+		vllm_setup_default(v);
+		if (c->quant[0])
+			v->precision = vllm_precision_parse(c->quant);
+		if (c->has_tp)
+			v->tensor_parallel = (int)c->tp;
+		if (c->has_pp)
+			v->pipeline_parallel = (int)c->pp;
+		if (c->has_util)
+			v->gpu_memory_utilization = c->util;
+		if (c->has_mml)
+			v->max_model_len = c->max_model_len;
+		if (c->has_mns)
+			v->max_num_seqs = c->max_num_seqs;
+		if (c->has_mbt)
+			v->max_num_batched_tokens = c->max_batched;
+		if (c->vkv >= 0)
+			v->kv_dtype = c->vkv == 1 ? VLLM_KV_FP8 : VLLM_KV_AUTO;
+		v->enforce_eager = c->has_eager && c->enforce_eager;
+		out->has_tp = c->has_tp;
+		out->has_pp = c->has_pp;
+		out->has_mml = c->has_mml;
+		out->has_util = c->has_util;
+		out->kv_fp8 = c->vkv == 1;
+		return;
+	}
+	if (in)
+		val_llama_setup(c, in, out);
+	else
+		out->s.p.n_ctx = c->n_ctx;
+}
+
+/* ---- the machine ---------------------------------------------------------------------------- */
+
+static bool has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (; *s; s++) {
+		size_t i = 0;
+		while (i < n && s[i] && (s[i] | 0x20) == (w[i] | 0x20))
+			i++;
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
+bool val_mobile(const struct device_table *t, const struct hw_snapshot *hw)
+{
+	bool mobile = strcmp(hw->platform, "jetson") == 0;
+
+	for (int i = 0; i < hw->n_gpus; i++) {
+		const struct hw_gpu *g = &hw->gpus[i];
+		const struct device_profile *p = NULL;
+		if (has_word(g->name, "laptop") || has_word(g->name, "max-q") ||
+		    has_word(g->name, "mobile") || has_word(g->name, "jetson"))
+			mobile = true;
+		if (t && device_resolve_mem(t, g->name, g->memory_total_bytes, &p) == 0 && p &&
+		    (strcmp(p->device_class, "laptop") == 0 ||
+		     strcmp(p->device_class, "embedded") == 0))
+			mobile = true;
+	}
+	return mobile;
+}
