@@ -22,7 +22,8 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 BASEFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -I. -I$(B)/gen $(WARN) \
              -DRIGFIT_VERSION='"$(VERSION)"' -fno-strict-aliasing -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl is loaded by server/hub.c when --hub asks for it (dlopen), not linked: its headers only.
+# libcurl is loaded by server/models/hub.c when --hub asks for it (dlopen), not linked: its
+# headers only.
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null) -ldl -lm -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
@@ -31,8 +32,8 @@ CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-
 CFLAGS_PLAIN := -O0 -g
 
 CORE_SRC   := $(sort $(wildcard core/*.c core/*/*.c core/*/*/*.c))
-API_SRC    := $(sort $(wildcard api/*.c))
-SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/detect/*.c server/store/*.c)))
+API_SRC    := $(sort $(wildcard api/*.c api/*/*.c))
+SERVER_SRC := $(sort $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c)))
 LIB_SRC    := $(CORE_SRC) $(API_SRC) $(SERVER_SRC)
 TEST_SRC   := $(sort $(wildcard tests/*.c tests/core/*.c tests/core/*/*.c tests/core/*/*/*.c tests/api/*.c tests/server/*.c \
                 tests/fault/*.c))
@@ -41,15 +42,17 @@ UI_FILES   := server/ui/index.html server/ui/app.js server/ui/app.css
 EMBEDDED   := openapi.yaml $(MIGRATIONS) $(UI_FILES)
 
 # Three build flavours share the sources: release (the product), asan (make test), plain
-# (valgrind cannot run sanitized binaries). The release binary links core/ as a static library.
-REL_CORE_OBJ := $(CORE_SRC:%.c=$(B)/rel/%.o)
-REL_OBJ    := $(LIB_SRC:%.c=$(B)/rel/%.o) $(B)/rel/embed.o
+# (valgrind cannot run sanitized binaries). In each, core/ is a static library,
+# $(B)/FLAVOUR/librigfit_core.a, that every binary and test program links after its own
+# objects; flavour_objs are the rest: api/, server/ and the embedded files.
+REL_OBJ    := $(API_SRC:%.c=$(B)/rel/%.o) $(SERVER_SRC:%.c=$(B)/rel/%.o) $(B)/rel/embed.o
+REL_CORE   := $(B)/rel/librigfit_core.a
 define flavour_objs
-$(LIB_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
+$(API_SRC:%.c=$(B)/$(1)/%.o) $(SERVER_SRC:%.c=$(B)/$(1)/%.o) $(B)/$(1)/embed.o
 endef
 
 .PHONY: all run test unit mcp-test valgrind lint deps deps-lint deps-run clean format check-format bench \
-  accuracy calibrate-cpu bench-cpu
+  accuracy calibrate-cpu bench-cpu core-link-check
 all: $(B)/rigfit
 
 $(B)/gen/embed.S: $(EMBEDDED) tests/tools/gen_embed.sh
@@ -74,35 +77,43 @@ $(B)/%/embed.o: $(B)/gen/embed.S
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 
-$(B)/rel/libcore.a: $(REL_CORE_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
+# core/ is pure. Each flavour's library is made only after it links whole into an empty
+# program with nothing but libc and libm: any call from core/ into api/, server/ or a library
+# (cJSON, SQLite, libuv, microhttpd) is an undefined reference there, so no binary or test is
+# ever built on a core/ that breaks the layering. make core-link-check makes the release one.
+define core_lib
+$(B)/$(1)/librigfit_core.a: $(CORE_SRC:%.c=$(B)/$(1)/%.o)
+	@rm -f $$@ $$@.tmp
+	$(AR) rcs $$@.tmp $$^
+	@printf 'int main(void) { return 0; }\n' > $$@.check.c
+	$(CC) $(2) -o $$@.check $$@.check.c -Wl,--whole-archive $$@.tmp -Wl,--no-whole-archive -lm
+	@rm -f $$@.check $$@.check.c
+	@mv $$@.tmp $$@
+endef
+$(eval $(call core_lib,rel,$(CFLAGS_REL)))
+$(eval $(call core_lib,asan,$(CFLAGS_ASAN)))
+$(eval $(call core_lib,plain,$(CFLAGS_PLAIN)))
+core-link-check: $(REL_CORE)
 
-# core/ is pure: linked whole with nothing but libc and libm, any call from it into api/,
-# server/ or a library (cJSON, SQLite, libuv, microhttpd) is an undefined reference, so the link
-# itself enforces the layering. make test builds this check first.
-$(B)/core-link-check: $(B)/rel/libcore.a
-	@printf 'int main(void) { return 0; }\n' > $(B)/core-link-check.c
-	$(CC) -o $@ $(B)/core-link-check.c -Wl,--whole-archive $< -Wl,--no-whole-archive -lm
-
-$(B)/rigfit: $(filter-out $(REL_CORE_OBJ),$(REL_OBJ)) $(B)/rel/server/main.o $(B)/rel/libcore.a
+$(B)/rigfit: $(REL_OBJ) $(B)/rel/server/main.o $(REL_CORE)
 	$(CC) $(CFLAGS_REL) -o $@ $^ $(PKG_LIBS)
 
 # The planner's micro-benchmark (make bench), on the release objects.
-$(B)/plan_bench: $(REL_OBJ) tests/bench/plan_bench.c
-	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ tests/bench/plan_bench.c $(REL_OBJ) $(PKG_LIBS)
+$(B)/plan_bench: $(REL_OBJ) $(REL_CORE) tests/bench/plan_bench.c
+	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ tests/bench/plan_bench.c $(REL_OBJ) \
+	  $(REL_CORE) $(PKG_LIBS)
 
-$(B)/asan/rigfit: $(call flavour_objs,asan) $(B)/asan/server/main.o
+$(B)/asan/rigfit: $(call flavour_objs,asan) $(B)/asan/server/main.o $(B)/asan/librigfit_core.a
 	$(CC) $(CFLAGS_ASAN) -o $@ $^ $(PKG_LIBS)
-$(B)/plain/rigfit: $(call flavour_objs,plain) $(B)/plain/server/main.o
+$(B)/plain/rigfit: $(call flavour_objs,plain) $(B)/plain/server/main.o $(B)/plain/librigfit_core.a
 	$(CC) $(CFLAGS_PLAIN) -o $@ $^ $(PKG_LIBS)
 
 # The unit tests send every allocation through tests/fault/alloc_fault.c, which can fail the
 # Nth one (the torture suite); the product binaries are linked without it.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
-$(B)/asan/unit: $(call flavour_objs,asan) $(TEST_SRC:%.c=$(B)/asan/%.o)
+$(B)/asan/unit: $(call flavour_objs,asan) $(TEST_SRC:%.c=$(B)/asan/%.o) $(B)/asan/librigfit_core.a
 	$(CC) $(CFLAGS_ASAN) $(WRAP_ALLOC) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
-$(B)/plain/unit: $(call flavour_objs,plain) $(TEST_SRC:%.c=$(B)/plain/%.o)
+$(B)/plain/unit: $(call flavour_objs,plain) $(TEST_SRC:%.c=$(B)/plain/%.o) $(B)/plain/librigfit_core.a
 	$(CC) $(CFLAGS_PLAIN) $(WRAP_ALLOC) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
 
 # Test sources include the generated suite list.
@@ -151,7 +162,7 @@ test: deps
 mcp-test: $(B)/asan/rigfit
 	B=$(B) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit sh tests/mcp/run.sh
 
-unit: $(B)/core-link-check $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
+unit: $(B)/asan/unit $(B)/asan/rigfit $(B)/rigfit $(B)/fake/libnvidia-ml.so.1 \
   $(B)/fake/libnvidia-ml-nov2.so.1
 	$(TEST_ENV) RIGFIT_BIN=$(CURDIR)/$(B)/asan/rigfit RIGFIT_REL_BIN=$(CURDIR)/$(B)/rigfit \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -175,17 +186,16 @@ deps-lint:
 
 format:
 	clang-format -i $(LIB_SRC) server/main.c $(TEST_SRC) \
-	  $(wildcard core/*.h core/*/*.h core/*/*/*.h api/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/*/*/*.h tests/*/*/*/*.h tests/accuracy/*.c)
+	  $(wildcard core/*.h core/*/*.h core/*/*/*.h api/*.h api/*/*.h server/*.h server/*/*.h tests/*.h tests/*/*.h tests/*/*/*.h tests/*/*/*/*.h tests/accuracy/*.c)
 
 # make accuracy: the estimator against the measured runs of tests/data/calibration (no network,
 # no GPU): tables of row, measured, estimated, error and the medians. Built from the release
-# objects of core/, the api/ loaders in ACCURACY_API and the test CSV reader; exits 1 when a
+# core library, the api/ loaders in ACCURACY_API and the test CSV reader; exits 1 when a
 # median misses its target.
-ACCURACY_API  := api/device_json.c api/model_json.c
+ACCURACY_API  := api/device_json.c api/model_json.c $(sort $(wildcard api/catalog/*.c))
 ACCURACY_SRC  := $(sort $(wildcard tests/accuracy/*.c)) tests/csv.c tests/test_util.c \
                  tests/memory_calib.c tests/train_calib.c
-ACCURACY_OBJ  := $(ACCURACY_SRC:%.c=$(B)/rel/%.o) $(CORE_SRC:%.c=$(B)/rel/%.o) \
-                 $(ACCURACY_API:%.c=$(B)/rel/%.o)
+ACCURACY_OBJ  := $(ACCURACY_SRC:%.c=$(B)/rel/%.o) $(ACCURACY_API:%.c=$(B)/rel/%.o) $(REL_CORE)
 ACCURACY_LIBS  = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) $(CHECK_LIBS) -lm
 
 $(ACCURACY_SRC:%.c=$(B)/rel/%.o): $(B)/gen/suites.h
@@ -196,8 +206,9 @@ $(B)/accuracy: $(ACCURACY_OBJ)
 # rigfit's host memory against the real llama.cpp (node-llama-cpp's CPU build, installed by
 # make deps) on full-size shapes of catalog models; writes tests/llama/cpu_memory_calibration.csv.
 CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/fit/cpu/gguf_synth.c tests/core/fit/cpu/oracle.c
-$(B)/calibrate_cpu: $(REL_OBJ) $(CALIBRATE_CPU_SRC)
-	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(REL_OBJ) $(CALIBRATE_CPU_SRC) $(PKG_LIBS)
+$(B)/calibrate_cpu: $(REL_OBJ) $(REL_CORE) $(CALIBRATE_CPU_SRC)
+	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(CALIBRATE_CPU_SRC) $(REL_OBJ) \
+	  $(REL_CORE) $(PKG_LIBS)
 calibrate-cpu: deps $(B)/calibrate_cpu
 	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp}
 # rigfit's CPU decode and prefill beside llama.cpp's, measured on this host (6 loads).
@@ -224,10 +235,10 @@ FUZZ_JOBS    ?= 2
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
-FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles.c server/log.c \
-                server/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c)) \
-                server/model_dir.c server/model_files.c server/ollama_models.c \
-                server/static_files.c
+FUZZ_LIB_SRC := $(CORE_SRC) $(API_SRC) server/profiles/profiles.c server/log.c \
+                server/cli/mcp_stdio.c server/openapi_json.c $(sort $(wildcard server/detect/*.c)) \
+                server/models/hf_folders.c server/models/model_files.c server/models/ollama_models.c \
+                server/daemon/static_files.c
 FUZZ_HELPERS := tests/fuzz/fuzz_env.c
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_HELPERS), \
                   $(sort $(wildcard tests/fuzz/fuzz_*.c))))

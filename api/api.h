@@ -1,7 +1,7 @@
 /*
  * The API layer: JSON in, JSON out, no sockets. A handler receives a parsed request
  * (struct api_request) and what the process can offer it (struct api_env), and writes a
- * status and a body into struct api_reply. The HTTP glue in server/http.c is the only code
+ * status and a body into struct api_reply. The HTTP glue in server/daemon/http.c is the only code
  * that knows libmicrohttpd; the CLI calls the same handlers, so both print the same JSON.
  *
  * Services the handlers need from the process (the store) are declared here as a small
@@ -188,6 +188,8 @@ void api_scan_rows_free(struct api_scan_row *rows, int n);
 struct api_metrics;       /* api/metrics.h */
 struct device_table;      /* core/hw/device.h */
 struct model_catalog;     /* core/fit/model.h */
+struct plan_quality;      /* core/plan/plan_quality.h */
+struct api_tier_table;    /* api/catalog/tiers.h */
 struct mcp_http;          /* api/mcp.h */
 struct api_history_cache; /* api/history_cache.h */
 
@@ -278,9 +280,9 @@ struct api_env {
 	int64_t store_error_ms;      /* when it happened (wall clock) */
 	const struct device_table *devices; /* profiles/devices.json; NULL: none loaded */
 	const struct model_catalog *models; /* profiles/models.json; NULL: none loaded */
-	const void *tiers;   /* profiles/tiers.json as a cJSON tree (const cJSON *); NULL: none */
-	const void *quality; /* profiles/quality.json as a cJSON tree (const cJSON *); NULL: none */
-	api_read_model_fn read_model; /* NULL: model files cannot be read here */
+	const struct api_tier_table *tiers; /* profiles/tiers.json; NULL: none loaded */
+	const struct plan_quality *quality; /* profiles/quality.json; NULL: none loaded */
+	api_read_model_fn read_model;       /* NULL: model files cannot be read here */
 	void *read_model_ctx;
 	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
 	void *read_model_dir_ctx;

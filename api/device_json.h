@@ -1,10 +1,10 @@
 /*
  * profiles/devices.json <-> struct device_table. The daemon parses profile files with cJSON
- * (server/profiles.c); this maps the parsed tree to core's device table, checking every field
- * and naming the file, the entry and the field in the error ("devices.json: entry 12
- * (rtx-4090): memory_bandwidth_gbs must be a positive number"), and renders one entry back to
- * JSON for the API. A file with an unknown field, a duplicate id or two entries that one name
- * could resolve to is refused as a whole.
+ * (server/profiles/profiles.c); this maps the parsed tree to core's device table, checking every
+ * field and naming the file, the entry and the field in the error ("devices.json: entry 12
+ * (rtx-4090): memory_bandwidth_gbs must be a positive number"), and renders one entry back to JSON
+ * for the API. A file with an unknown field, a duplicate id or two entries that one name could
+ * resolve to is refused as a whole.
  */
 #ifndef RIGFIT_API_DEVICE_JSON_H
 #define RIGFIT_API_DEVICE_JSON_H

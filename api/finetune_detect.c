@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/catalog/tiers.h"
 #include "api/estimate.h"
 #include "api/estimate_request.h"
 #include "api/finetune_detect.h"
@@ -187,19 +188,6 @@ static const char *fd_tier(struct fd *f, const char **detected)
 
 /* ---- the plan -------------------------------------------------------------------------- */
 
-static const cJSON *fd_tier_object(const cJSON *tiers, const char *id)
-{
-	const cJSON *t;
-
-	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(tiers, "tiers"))
-	{
-		const cJSON *tid = cJSON_GetObjectItemCaseSensitive(t, "id");
-		if (cJSON_IsString(tid) && strcmp(tid->valuestring, id) == 0)
-			return t;
-	}
-	return NULL;
-}
-
 static const unsigned fd_task_bits[] = {MODEL_TASK_TEXT_GENERATION, MODEL_TASK_SUMMARIZATION,
 					MODEL_TASK_EXTRACTIVE_QA, MODEL_TASK_QUESTION_ANSWERING};
 /* Whether catalog model m is fine-tuned for the task (core/plan/plan_finetune.h's rule). */
@@ -215,28 +203,22 @@ static const enum plan_ft_task fd_plan_tasks[] = {PLAN_FT_TEXT_GENERATION, PLAN_
 #define FD_MAX_LISTED 16
 
 /* Resolves the tier's own models for the task (in its order) into listed. Returns how many. */
-static int fd_listed(const struct api_env *env, const struct fd *f, const cJSON *tier,
+static int fd_listed(const struct api_env *env, const struct fd *f, const struct api_tier *tier,
 		     const struct model_entry **listed)
 {
 	const char *key = f->rq.task == FD_EXTRACTIVE_QA ? "question-answering" :
 							   fd_tasks[f->rq.task];
-	const cJSON *tm;
+	const struct api_tier_models *tm = api_tier_models(tier, key);
 	int n = 0;
 
-	cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(
-				       cJSON_GetObjectItemCaseSensitive(tier, "models"), key))
-	{
-		if (n < FD_MAX_LISTED)
-			listed[n++] = cJSON_IsString(tm) ?
-					      model_catalog_find(env->models, tm->valuestring) :
-					      NULL;
-	}
+	for (int i = 0; tm && i < tm->n && n < FD_MAX_LISTED; i++)
+		listed[n++] = model_catalog_find(env->models, tm->ids[i]);
 	return n;
 }
 
 /* Plans every catalog model of the task on the machine and ranks them, best first, into
  * list (room for the catalog). Returns how many, or a negative rf_err. */
-static int fd_plan_all(const struct api_env *env, struct fd *f, const cJSON *tier,
+static int fd_plan_all(const struct api_env *env, struct fd *f, const struct api_tier *tier,
 		       struct plan_ft_candidate *list, size_t *n_out)
 {
 	struct plan_ft_request r = {0};
@@ -567,7 +549,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	const struct model_entry *rec = NULL;
 	const struct plan_ft_result *rec_plan = NULL;
 	const char *tier_id, *detected = NULL;
-	const cJSON *tier;
+	const struct api_tier *tier;
 	struct fd *f = NULL;
 	size_t n = 0;
 	int offered = 0, rc;
@@ -596,7 +578,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	/* The GPU that trains, as /api/estimate picks it (core/plan/plan_ft_machine.h). */
 	plan_ft_machine(f->hw, &f->in->machine, env->devices, &f->dev);
 	tier_id = fd_tier(f, &detected);
-	tier = fd_tier_object((const cJSON *)env->tiers, tier_id);
+	tier = api_tier_find(env->tiers, tier_id);
 	if (!tier) {
 		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "profiles/tiers.json has no tier %s",
 			       tier_id);
@@ -663,8 +645,7 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 		cJSON_AddNullToObject(root, "estimate");
 		cJSON_AddStringToObject(root, "explanation", fd_none_reason(f));
 	}
-	api_json_add(root, "tier_settings",
-		     cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tier, "settings"), true));
+	api_json_add(root, "tier_settings", api_tier_settings_json(&tier->settings));
 	fd_plan_json(f, root);
 	cJSON_AddNumberToObject(root, "candidates_checked", (double)n);
 	fd_assumptions(f);

@@ -1,7 +1,7 @@
 /*
  * MCP (Model Context Protocol) over JSON-RPC 2.0: rigfit's questions as tools an LLM agent
  * calls, and the hardware snapshot and model catalog as resources. Transport-independent: a
- * message in, a reply out. server/mcp_stdio.c carries it over standard input and output
+ * message in, a reply out. server/cli/mcp_stdio.c carries it over standard input and output
  * (`rigfit mcp`); api/mcp_http.c is the Streamable HTTP transport of POST/DELETE /mcp.
  *
  * Each tool is a call of a route's handler with a synthetic request (api_dispatch), so a

@@ -236,7 +236,8 @@ static void config_defaults(struct rf_config *cfg)
 		snprintf(cfg->db, sizeof(cfg->db), "./var/rigfit.db");
 	}
 	snprintf(cfg->root, sizeof(cfg->root), "/");
-	/* profiles stays empty: `rigfit serve` finds the directory (server/profiles_find.h). */
+	/* profiles stays empty: `rigfit serve` finds the directory
+	 * (server/profiles/profiles_find.h). */
 	cfg->scan_interval_s = 30;
 	cfg->probe_timeout_ms = 5000;
 	cfg->hub_timeout_ms = 5000;

@@ -1,7 +1,7 @@
 /*
  * Models looked up on a Hugging Face Hub, kept in the store (tables hub_models and
  * hub_model_shards, migration NNNN_hub_models.sql) by (hub URL, model id, revision): the
- * config.json and the safetensors headers that server/hub.c fetched, so that the model keeps
+ * config.json and the safetensors headers that server/models/hub.c fetched, so that the model keeps
  * resolving offline.
  */
 #ifndef RIGFIT_SERVER_STORE_STORE_HUB_H

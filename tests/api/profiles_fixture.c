@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/catalog/quality.h"
 #include "api/device_json.h"
 #include "api/model_json.h"
 #include "tests/test.h"
@@ -21,7 +22,8 @@ cJSON *t_profiles_json(const char *rel)
 	return j;
 }
 
-void t_profiles_load(struct device_table *devices, struct model_catalog **models, cJSON **tiers)
+void t_profiles_load(struct device_table *devices, struct model_catalog **models,
+		     struct api_tier_table **tiers)
 {
 	char err[512];
 	cJSON *d = t_profiles_json("profiles/devices.json");
@@ -29,30 +31,55 @@ void t_profiles_load(struct device_table *devices, struct model_catalog **models
 
 	ck_assert_msg(api_device_table_from_json(d, devices, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(model_catalog_from_json(m, models, err, sizeof(err)) == 0, "%s", err);
-	if (tiers)
-		*tiers = t_profiles_json("profiles/tiers.json");
+	if (tiers) {
+		*tiers = malloc(sizeof(**tiers));
+		ck_assert_ptr_nonnull(*tiers);
+		**tiers = *t_tiers();
+	}
 	cJSON_Delete(d);
 	cJSON_Delete(m);
 }
 
-void t_profiles_free(struct device_table *devices, struct model_catalog **models, cJSON **tiers)
+void t_profiles_free(struct device_table *devices, struct model_catalog **models,
+		     struct api_tier_table **tiers)
 {
 	device_table_clear(devices);
 	model_catalog_free(*models);
 	*models = NULL;
 	if (tiers) {
-		cJSON_Delete(*tiers);
+		free(*tiers);
 		*tiers = NULL;
 	}
 }
 
-const cJSON *t_quality(void)
+const struct plan_quality *t_quality(void)
 {
-	static cJSON *q;
+	static struct plan_quality q;
+	static bool loaded;
+	char why[256];
 
-	if (!q)
-		q = t_profiles_json("profiles/quality.json");
-	return q;
+	if (!loaded) {
+		cJSON *doc = t_profiles_json("profiles/quality.json");
+		ck_assert_msg(api_quality_from_json(doc, &q, why, sizeof(why)) == 0, "%s", why);
+		cJSON_Delete(doc);
+		loaded = true;
+	}
+	return &q;
+}
+
+const struct api_tier_table *t_tiers(void)
+{
+	static struct api_tier_table t;
+	static bool loaded;
+	char why[256];
+
+	if (!loaded) {
+		cJSON *doc = t_profiles_json("profiles/tiers.json");
+		ck_assert_msg(api_tiers_from_json(doc, &t, why, sizeof(why)) == 0, "%s", why);
+		cJSON_Delete(doc);
+		loaded = true;
+	}
+	return &t;
 }
 
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,

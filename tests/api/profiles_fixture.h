@@ -1,6 +1,6 @@
 /*
- * The shipped profiles (devices.json, models.json, tiers.json) loaded for the route suites,
- * which ask their questions against the same catalogs the daemon loads.
+ * The shipped profiles (devices.json, models.json, tiers.json, quality.json) loaded for the
+ * route suites, which ask their questions against the same catalogs the daemon loads.
  */
 #ifndef RIGFIT_TESTS_API_PROFILES_FIXTURE_H
 #define RIGFIT_TESTS_API_PROFILES_FIXTURE_H
@@ -9,22 +9,30 @@
 #include <stdbool.h>
 
 #include "api/api.h"
+#include "api/catalog/tiers.h"
+#include "core/plan/plan_quality.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
 
 /* Loads profiles/devices.json and models.json (and tiers.json when tiers is not NULL) from
  * t_src_dir(); fails the test when one is missing or invalid. */
-void t_profiles_load(struct device_table *devices, struct model_catalog **models, cJSON **tiers);
+void t_profiles_load(struct device_table *devices, struct model_catalog **models,
+		     struct api_tier_table **tiers);
 
 /* Frees what t_profiles_load loaded (tiers may be NULL). */
-void t_profiles_free(struct device_table *devices, struct model_catalog **models, cJSON **tiers);
+void t_profiles_free(struct device_table *devices, struct model_catalog **models,
+		     struct api_tier_table **tiers);
 
 /* Returns profiles/<rel> parsed; fails the test when it cannot be read. Free with cJSON_Delete. */
 cJSON *t_profiles_json(const char *rel);
 
-/* Returns profiles/quality.json parsed, loaded at the first call and kept for the process (the
- * env's quality table). */
-const cJSON *t_quality(void);
+/* Returns profiles/quality.json read into its table, loaded at the first call and kept for the
+ * process (the env's quality table). */
+const struct plan_quality *t_quality(void);
+
+/* Returns profiles/tiers.json read into its table, loaded at the first call and kept for the
+ * process (the env's tiers). */
+const struct api_tier_table *t_tiers(void);
 
 /* POSTs body to handler (the route at path) with env; returns the status and the answer parsed
  * in *out (fails the test when it is not JSON). Free *out with cJSON_Delete. */

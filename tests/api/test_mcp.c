@@ -1,7 +1,7 @@
 /*
  * MCP without a socket: the JSON-RPC layer (api/mcp.c), the tools (api/mcp_tools.c), the
  * Streamable HTTP handler (api/mcp_http.c) with headers given by a callback, the stdio reader
- * (server/mcp_stdio.c) over memory streams, and the YAML reader that turns the embedded
+ * (server/cli/mcp_stdio.c) over memory streams, and the YAML reader that turns the embedded
  * openapi.yaml into the tools' schemas (server/openapi_json.c).
  *
  * The schema test does not trust the code that builds the schemas: it walks the spec itself,
@@ -24,7 +24,7 @@
 #include "core/err.h"
 #include "core/hw/hw.h"
 #include "server/embedded.h"
-#include "server/mcp_stdio.h"
+#include "server/cli/mcp_stdio.h"
 #include "server/openapi_json.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
@@ -32,7 +32,7 @@
 static struct device_table devices;
 static struct model_catalog *models;
 static cJSON *spec;
-static cJSON *tiers;
+static struct api_tier_table *tiers;
 static struct api_snapshot snap;
 static struct api_env env;
 

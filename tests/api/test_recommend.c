@@ -703,11 +703,10 @@ START_TEST(fine_tuning_settings_are_the_detect_planner_s)
 		"\"hardware\":{\"gpus\":[{\"name\":\"rtx-3090\",\"count\":2}],\"memory\":{"
 		"\"total_bytes\":137438953472}}"};
 	static const char *const methods[] = {"lora", "qlora", "full"};
-	cJSON *tiers = t_profiles_json("profiles/tiers.json");
 	struct api_env env = test_env();
 	int compared = 0;
 
-	env.tiers = tiers;
+	env.tiers = t_tiers();
 	for (int k = 0; k < 2; k++)
 		for (int m = 0; m < 3; m++) {
 			char body[512];
@@ -739,7 +738,6 @@ START_TEST(fine_tuning_settings_are_the_detect_planner_s)
 			cJSON_Delete(r);
 		}
 	ck_assert_int_ge(compared, 8);
-	cJSON_Delete(tiers);
 }
 END_TEST
 

@@ -68,7 +68,7 @@ static const struct seed_hw machines[] = {
 
 static struct device_table devices;
 static struct model_catalog *models;
-static cJSON *tiers;
+static struct api_tier_table *tiers;
 
 static void setup(void)
 {

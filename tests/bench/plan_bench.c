@@ -24,7 +24,7 @@
 #include "api/json_alloc.h"
 #include "api/model_json.h"
 #include "api/model_memo.h"
-#include "api/plan_quality_json.h"
+#include "api/catalog/quality.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
 #include "core/fit/serve_vllm.h"
@@ -240,7 +240,6 @@ int main(void)
 	struct device_table devices;
 	struct model_catalog *models = NULL;
 	struct plan_quality q;
-	struct api_reply err = {0};
 	char why[256];
 	cJSON *d = load("profiles/devices.json"), *m = load("profiles/models.json");
 	cJSON *quality = load("profiles/quality.json");
@@ -254,9 +253,11 @@ int main(void)
 	}
 	env.devices = &devices;
 	env.models = models;
-	env.quality = quality;
-	if (api_plan_quality(&env, &q, &err) < 0)
+	if (api_quality_from_json(quality, &q, why, sizeof(why)) < 0) {
+		fprintf(stderr, "plan_bench: %s\n", why);
 		return 1;
+	}
+	env.quality = &q;
 	bench_eval("8b", "llama-3.1-8b", hw4090);
 	bench_eval("70b", "llama-3.3-70b", hw3060);
 	bench_eval_vllm("8b", "llama-3.1-8b", hwh100);

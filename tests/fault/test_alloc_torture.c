@@ -33,7 +33,7 @@
 #include "core/err.h"
 #include "core/fit/gguf.h"
 #include "core/hw/hw_parse_topology.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/fault/alloc_fault.h"
 #include "tests/test.h"
@@ -75,7 +75,7 @@ static const char *const catalog_ids[] = {
 	"Qwen/Qwen2.5-72B",        "Qwen/Qwen3-30B-A3B",       "HuggingFaceTB/SmolLM2-135M",
 };
 static struct model_catalog *few_models;
-static cJSON *tiers;
+static struct api_tier_table *tiers;
 static struct api_snapshot snapshot;
 static struct api_metrics *metrics;
 static char *openapi_text;

@@ -39,8 +39,8 @@ int fuzz_split(const uint8_t *data, size_t size, struct fuzz_part *parts /* OUT 
 char *fuzz_strdup(const uint8_t *data, size_t size);
 
 /* Returns the env the request handlers get in the daemon, built on the first call and kept
- * for the process: a snapshot scanned (with the real probes) from FUZZ_MACHINE, the device
- * table, model catalog and tiers loaded from profiles/ by server/profiles.c, no store and no
+ * for the process: a snapshot scanned (with the real probes) from FUZZ_MACHINE, the device table,
+ * model catalog and tiers loaded from profiles/ by server/profiles/profiles.c, no store and no
  * model file reader. Aborts when any of it cannot be built. */
 const struct api_env *fuzz_env(void);
 

@@ -10,7 +10,7 @@
 
 #include "api/hardware_json.h"
 #include "server/detect/detect.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 
 const char *fuzz_src_dir(void)
 {
@@ -95,8 +95,8 @@ const struct api_env *fuzz_env(void)
 	env.scan_interval_s = 60;
 	env.devices = &catalogs->table;
 	env.models = catalogs->models;
-	env.tiers = rf_profiles_get(profiles, "tiers.json");
-	env.quality = rf_profiles_get(profiles, "quality.json");
+	env.tiers = catalogs->tiers;
+	env.quality = catalogs->quality;
 	env.version = "fuzz";
 	return &env;
 }

@@ -1,12 +1,12 @@
 /*
- * Fuzz target: what a Hugging Face Hub answers to a lookup (server/hub.c), without the network:
- * the response head of a shard's range request (its Content-Range line gives the shard's
- * size, core/content_range.c), config.json, model.safetensors.index.json and a shard's JSON
- * header, joined with FUZZ_SEP in that order. As the lookup does, a config.json that is not a
- * JSON object or a shard without a size is refused; an empty index means one
- * model.safetensors; every shard the index names gets the header. The answer then goes through
- * the check that decides whether it is kept (api_model_folder, where "hub"): 0 or a 422,
- * never a crash, and a kept answer's sizes add up.
+ * Fuzz target: what a Hugging Face Hub answers to a lookup (server/models/hub.c), without the
+ * network: the response head of a shard's range request (its Content-Range line gives the shard's
+ * size, core/content_range.c), config.json, model.safetensors.index.json and a shard's JSON header,
+ * joined with FUZZ_SEP in that order. As the lookup does, a config.json that is not a JSON object
+ * or a shard without a size is refused; an empty index means one model.safetensors; every shard the
+ * index names gets the header. The answer then goes through the check that decides whether it is
+ * kept (api_model_folder, where "hub"): 0 or a 422, never a crash, and a kept answer's sizes add
+ * up.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include "api/model_folder.h"
 #include "core/checked.h"
 #include "core/content_range.h"
-#include "server/model_dir.h"
+#include "server/models/hf_folders.h"
 #include "tests/fuzz/fuzz.h"
 
 /* The shards of the answer being built: each gets the one header, and the head's size. */

@@ -16,7 +16,7 @@
 
 #include "api/api.h"
 #include "api/mcp.h"
-#include "server/mcp_stdio.h"
+#include "server/cli/mcp_stdio.h"
 #include "server/openapi_json.h"
 #include "tests/fuzz/fuzz.h"
 

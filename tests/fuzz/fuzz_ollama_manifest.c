@@ -1,5 +1,5 @@
 /*
- * Fuzz target: an Ollama model reference and a tag's manifest (server/ollama_models.c,
+ * Fuzz target: an Ollama model reference and a tag's manifest (server/models/ollama_models.c,
  * core/fit/ollama_ref.c), joined with FUZZ_SEP: the reference as a request names it
  * ("qwen2.5:32b-instruct-q8_0"), then the manifest file of Ollama's store. The manifest's
  * model layer must give exactly 64 lower-case hex digits (they become a file name under
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/fit/ollama_ref.h"
-#include "server/ollama_models.h"
+#include "server/models/ollama_models.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

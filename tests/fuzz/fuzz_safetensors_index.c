@@ -1,15 +1,15 @@
 /*
- * Fuzz target: model.safetensors.index.json (rf_model_index_shards, server/model_dir.c), as a
- * models dir, the Hugging Face cache or a Hub serves it. Every name handed on must be a plain
- * .safetensors file name, each at most once, and at most API_MODEL_DIR_MAX_SHARDS of them;
- * a long index must cost one lookup per entry (libFuzzer's timeout catches a quadratic walk).
+ * Fuzz target: model.safetensors.index.json (rf_model_index_shards, server/models/hf_folders.c), as
+ * a models dir, the Hugging Face cache or a Hub serves it. Every name handed on must be a plain
+ * .safetensors file name, each at most once, and at most API_MODEL_DIR_MAX_SHARDS of them; a long
+ * index must cost one lookup per entry (libFuzzer's timeout catches a quadratic walk).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
-#include "server/model_dir.h"
+#include "server/models/hf_folders.h"
 #include "tests/fuzz/fuzz.h"
 
 struct seen {

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the path of a GET that --static-dir may answer (rf_static_plan,
- * server/static_files.c), decided before any file is looked at. A path the plan lets reach
+ * server/daemon/static_files.c), decided before any file is looked at. A path the plan lets reach
  * the file system must be a plain relative path inside the request's own path: not empty, no
  * empty, ".", ".." or hidden segment, no leading '/'; /api and /api/... are never files.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/static_files.h"
+#include "server/daemon/static_files.h"
 #include "tests/fuzz/fuzz.h"
 
 static void check_plain(const char *rel)

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "server/profiles_find.h"
+#include "server/profiles/profiles_find.h"
 #include "tests/server/harness.h"
 #include "tests/test.h"
 

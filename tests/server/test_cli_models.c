@@ -13,11 +13,11 @@
 
 #include "api/api.h"
 #include "server/config.h"
-#include "server/models_list.h"
+#include "server/models/models_list.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/server/harness.h"
 #include "tests/server/hf_fixture.h"
-#include "server/ollama_models.h"
+#include "server/models/ollama_models.h"
 #include "tests/test.h"
 
 #define MAX_ARGS 20

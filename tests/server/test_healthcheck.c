@@ -1,5 +1,5 @@
 /*
- * Tests of server/healthcheck.c against a tiny HTTP server in a thread of the test process:
+ * Tests of server/cli/healthcheck.c against a tiny HTTP server in a thread of the test process:
  * it listens on an ephemeral loopback port, records the request it gets, and answers 200, 503,
  * garbage, half a reply or nothing at all, so each verdict and each timeout of the probe is
  * exercised over a real TCP connection.
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "server/healthcheck.h"
+#include "server/cli/healthcheck.h"
 #include "tests/test.h"
 
 enum srv_mode {

@@ -33,7 +33,7 @@
 #include "api/model_folder.h"
 #include "core/err.h"
 #include "server/embedded.h"
-#include "server/hub.h"
+#include "server/models/hub.h"
 #include "server/store/store.h"
 #include "server/store/store_hub.h"
 #include "tests/api/profiles_fixture.h"

@@ -1,5 +1,5 @@
 /*
- * Tests of server/model_files.c: real files, directories, symlinks and a FIFO in a temporary
+ * Tests of server/models/model_files.c: real files, directories, symlinks and a FIFO in a temporary
  * tree stand in for a models directory and the rest of the machine. Every refusal is checked
  * for its code and for a message that names no path outside the models directory.
  */
@@ -13,7 +13,7 @@
 
 #include "core/err.h"
 #include "core/fit/gguf.h"
-#include "server/model_files.h"
+#include "server/models/model_files.h"
 #include "tests/test.h"
 
 /* <root>/models (the models dir), <root>/models2 (a sibling with a common prefix) and

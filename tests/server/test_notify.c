@@ -1,6 +1,6 @@
 /*
- * Tests of server/notify.c: real AF_UNIX datagram sockets (a path in a temporary directory and
- * an abstract name) stand in for systemd, and what arrives on them is compared byte for byte
+ * Tests of server/daemon/notify.c: real AF_UNIX datagram sockets (a path in a temporary directory
+ * and an abstract name) stand in for systemd, and what arrives on them is compared byte for byte
  * with what the daemon meant to say. The watchdog tests drive WATCHDOG_USEC / WATCHDOG_PID.
  */
 #include <dirent.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "server/notify.h"
+#include "server/daemon/notify.h"
 #include "tests/test.h"
 
 /* A bound receiving socket and what rf_notify must name to reach it. */

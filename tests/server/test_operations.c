@@ -16,7 +16,7 @@
 #include "api/metrics.h"
 #include "core/err.h"
 #include "server/log.h"
-#include "server/process_stats.h"
+#include "server/daemon/process_stats.h"
 #include "tests/server/harness.h"
 #include "tests/test.h"
 

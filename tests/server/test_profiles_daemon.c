@@ -4,7 +4,8 @@
  * their DELETE; shipped profiles are read-only; custom profiles survive a restart on the same
  * database (and one that no longer parses is skipped, not fatal); a broken profile file on
  * SIGHUP is logged with its file and line while the last good set, custom profiles included,
- * stays in use; a good reload seeds the store again, dropping shipped rows no longer shipped.
+ * stays in use; a good reload seeds the store again, dropping shipped rows no longer shipped,
+ * and swaps the tiers and quality tables the next request reads (a bad one keeps both).
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -390,6 +391,79 @@ START_TEST(sighup_with_a_broken_file_keeps_the_last_good_set)
 }
 END_TEST
 
+/* The tier_settings.max_seq_length POST /api/finetune/detect answers for mid_range. */
+static int mid_range_seq(const struct t_daemon *d)
+{
+	cJSON *j = req_expect(d, "POST", "/api/finetune/detect",
+			      "{\"task\":\"text-generation\",\"hardware_profile\":\"rtx-4090\","
+			      "\"compute_specs\":\"mid_range\"}",
+			      200);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(j, "tier_settings"), "max_seq_length");
+	int n = cJSON_IsNumber(v) ? v->valueint : -1;
+
+	cJSON_Delete(j);
+	return n;
+}
+
+START_TEST(sighup_swaps_tiers_and_quality_and_keeps_them_on_a_bad_file)
+{
+	struct t_daemon d;
+	char *dir = t_mkdtemp(), *db = t_path(dir, "rigfit.db"), *pdir = copy_profiles(dir);
+	char *src = t_path(t_src_dir(), "profiles/quality.json"), *quality = t_read_file(src, NULL);
+	char *tiers_file = t_path(pdir, "tiers.json"), *tiers = t_read_file(tiers_file, NULL);
+	char *quality_file = t_path(pdir, "quality.json");
+	static const char RECOMMEND[] = "{\"use_case\":\"chat\",\"hardware_profile\":\"rtx-4090\"}";
+	const char bad_quality[] = "{\"tie_kld\":2}";
+	cJSON *doc = cJSON_Parse(tiers), *t;
+	char *changed;
+	int before;
+
+	ck_assert_ptr_nonnull(quality);
+	ck_assert_ptr_nonnull(doc);
+	t_put(dir, "profiles/quality.json", quality);
+	start_on(&d, db, pdir);
+	before = mid_range_seq(&d);
+	ck_assert_int_gt(before, 0);
+	cJSON_Delete(req_expect(&d, "POST", "/api/recommend", RECOMMEND, 200));
+
+	/* A good tiers.json with another template: the next request answers with it. */
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "tiers"))
+	{
+		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(t, "id")), "mid_range") == 0)
+			cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "settings"),
+								 "max_seq_length"),
+					     before + 512);
+	}
+	changed = cJSON_Print(doc);
+	ck_assert_int_eq(t_write_file(tiers_file, changed, strlen(changed)), 0);
+	kill(d.pid, SIGHUP);
+	wait_log_n(&d, "profiles: loaded 4 file(s)", 2);
+	ck_assert_int_eq(mid_range_seq(&d), before + 512);
+
+	/* A quality.json that is JSON but not a quality table: the load fails with its reason and
+	 * the last good set, both tables included, stays in use. */
+	ck_assert_int_eq(t_write_file(quality_file, bad_quality, sizeof(bad_quality) - 1), 0);
+	kill(d.pid, SIGHUP);
+	wait_log(&d, "profiles: quality.json: tie_kld: a number in [0, 1); keeping the 4 file(s) "
+		     "loaded before");
+	cJSON_Delete(req_expect(&d, "POST", "/api/recommend", RECOMMEND, 200));
+	ck_assert_int_eq(mid_range_seq(&d), before + 512);
+	t_daemon_stop(&d);
+	cJSON_Delete(doc);
+	free(changed);
+	free(tiers);
+	free(tiers_file);
+	free(quality_file);
+	free(quality);
+	free(src);
+	t_rmtree(dir);
+	free(dir);
+	free(db);
+	free(pdir);
+}
+END_TEST
+
 Suite *profiles_daemon_suite(void)
 {
 	Suite *s = suite_create("profiles_daemon");
@@ -398,6 +472,7 @@ Suite *profiles_daemon_suite(void)
 	tcase_add_test(tc, custom_device_and_model_are_usable_at_once);
 	tcase_add_test(tc, custom_profiles_survive_a_restart);
 	tcase_add_test(tc, sighup_with_a_broken_file_keeps_the_last_good_set);
+	tcase_add_test(tc, sighup_swaps_tiers_and_quality_and_keeps_them_on_a_bad_file);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

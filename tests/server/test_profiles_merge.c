@@ -1,5 +1,5 @@
 /*
- * Tests of server/profiles_merge.c: the catalogs built from the shipped files plus custom
+ * Tests of server/profiles/profiles_merge.c: the catalogs built from the shipped files plus custom
  * rows. A good custom device or model joins; a row that does not parse or that answers to a
  * shipped name is skipped (and counted) without costing the others; a pending row is either
  * accepted or refused with its reason; the shipped rows to seed carry the profile ids.
@@ -10,7 +10,7 @@
 
 #include "api/profiles.h"
 #include "core/err.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 #include "tests/test.h"
 
 #define DEVICE(id, alias, gib)                                                                     \

@@ -13,7 +13,7 @@
 #include "server/config.h"
 #include "server/detect/detect.h"
 #include "server/detect/readfile.h"
-#include "server/profiles.h"
+#include "server/profiles/profiles.h"
 #include "tests/test.h"
 
 static void clear_env(void)

@@ -3,7 +3,8 @@
 #   banned      no sprintf, strcpy, atoi... in core/ api/ server/ (code only, not comments
 #               or strings); the list is curl's habit, see STYLE.md.
 #   includes    core/ includes only standard C headers and core/; api/ adds <cjson/cJSON.h>
-#               and api/; neither includes libmicrohttpd, libuv, SQLite or server/ headers.
+#               and api/; neither includes libmicrohttpd, libuv, SQLite or server/ headers;
+#               api/catalog/ (the profile loaders) includes no other api/ header.
 #   format      clang-format --dry-run against .clang-format; any difference fails
 #               (`make format` fixes it).
 #   openapi     redocly lint (recommended rules, tests/tools/redocly.yaml): errors and
@@ -119,6 +120,9 @@ if [ -s "$tmp/src" ]; then
 			else
 				why = "api/ includes only standard C headers, <cjson/cJSON.h>, api/ and core/ (no MHD, libuv, SQLite or server/)"
 		}
+		if (why == "" && op == "\"" && FILENAME ~ /^api\/catalog\// && h ~ /^api\// &&
+		    h !~ /^api\/catalog\//)
+			why = "api/catalog/ includes only api/catalog/ and core/ headers (its loaders link without route code)"
 		if (why != "")
 			printf "%s:%d: #include %s%s%s: %s\n", FILENAME, FNR, op, h, cl, why
 	}' $(cat "$tmp/src") > "$tmp/includes"

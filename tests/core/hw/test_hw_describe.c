@@ -15,7 +15,7 @@
 
 static struct device_table devices;
 static struct model_catalog *models;
-static cJSON *tiers;
+static struct api_tier_table *tiers;
 
 static void setup(void)
 {

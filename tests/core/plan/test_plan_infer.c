@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/plan_quality_json.h"
+#include "api/catalog/quality.h"
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/fit/model.h"
@@ -27,10 +27,7 @@ static struct plan_quality quality;
 
 static void setup(void)
 {
-	char why[160];
-
-	ck_assert_msg(api_plan_quality_from_json(t_quality(), &quality, why, sizeof(why)) == 0,
-		      "%s", why);
+	quality = *t_quality();
 }
 
 static int weights_fn(void *ctx, const struct model_arch *a, int ft, struct rf_mem_weights *out)
@@ -685,7 +682,7 @@ START_TEST(a_bad_quality_table_is_refused)
 				 "\"Q9_Z\",\"kld\":0.1}],\"kv_cache\":[],\"vllm\":{}}");
 
 	ck_assert_ptr_nonnull(doc);
-	ck_assert_int_eq(api_plan_quality_from_json(doc, &q, why, sizeof(why)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(api_quality_from_json(doc, &q, why, sizeof(why)), RF_E_INVALID_VALUE);
 	ck_assert_ptr_nonnull(strstr(why, "weights"));
 	cJSON_Delete(doc);
 }
