@@ -71,6 +71,15 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 		   const char *hardware_profile, struct api_plan_input **out /* OUT */,
 		   struct api_reply *err);
 
+/* The machine alone (hardware, a hardware_profile id or NULL for neither: this host's
+ * snapshot), resolved as api_plan_input resolves it, for a question about many models: *out
+ * has no model until api_plan_input_set_entry puts one in (its arch, params and assumptions
+ * are the machine's only). Returns 0 and *out (free with api_plan_input_free), or a negative
+ * rf_err with the envelope in err. */
+int api_machine_input(const struct api_env *env, const cJSON *hardware,
+		      const char *hardware_profile, struct api_plan_input **out /* OUT */,
+		      struct api_reply *err);
+
 /* api_plan_input for a fine-tuning question: the model resolved as /api/estimate resolves it
  * for a fine-tuning mode (an Ollama tag names its catalog model, never the GGUF file Ollama
  * holds), with the machine. */

@@ -92,7 +92,7 @@ static int plan_input_resolve(const struct api_env *env, const cJSON *model, con
 		snprintf(e->rq.hardware_profile, sizeof(e->rq.hardware_profile), "%s",
 			 hardware_profile);
 	}
-	if ((rc = est_model(env, e, model, err)) < 0 ||
+	if ((model && (rc = est_model(env, e, model, err)) < 0) ||
 	    (rc = est_hardware(env, e, hardware, err)) < 0) {
 		api_plan_input_free(in);
 		return rc;
@@ -129,6 +129,13 @@ int api_plan_input(const struct api_env *env, const cJSON *model, const cJSON *h
 		   const char *hardware_profile, struct api_plan_input **out, struct api_reply *err)
 {
 	return plan_input_resolve(env, model, hardware, hardware_profile, false, out, err);
+}
+
+int api_machine_input(const struct api_env *env, const cJSON *hardware,
+		      const char *hardware_profile, struct api_plan_input **out,
+		      struct api_reply *err)
+{
+	return plan_input_resolve(env, NULL, hardware, hardware_profile, false, out, err);
 }
 
 int api_train_input(const struct api_env *env, const cJSON *model, const cJSON *hardware,

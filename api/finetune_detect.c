@@ -134,20 +134,14 @@ static void fd_assume(struct fd *f, const char *fmt, ...)
 /* ---- the machine ------------------------------------------------------------------------ */
 
 /* The machine (described, a device profile or this host's scan), resolved once by the
- * resolver every route uses (api_plan_input, as /api/estimate resolves it), with the first
- * catalog model standing in for the models planned later: the machine does not depend on
- * them. */
+ * resolver every route uses (api_machine_input, as /api/estimate resolves it); each model
+ * planned later is put in with api_plan_input_set_entry. */
 static int fd_hardware(const struct api_env *env, struct fd *f, struct api_reply *out)
 {
-	cJSON *probe = cJSON_CreateString(env->models->models[0].id);
-	int rc;
+	int rc = api_machine_input(env, f->hardware,
+				   f->rq.has_hardware_profile ? f->rq.hardware_profile : NULL,
+				   &f->in, out);
 
-	if (!probe)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = api_plan_input(env, probe, f->hardware,
-			    f->rq.has_hardware_profile ? f->rq.hardware_profile : NULL, &f->in,
-			    out);
-	cJSON_Delete(probe);
 	if (rc < 0)
 		return rc;
 	f->hw = f->in->hw;

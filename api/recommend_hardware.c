@@ -25,7 +25,6 @@
 /* What the machine resolver of the sweep works with. */
 struct rec_hw_ctx {
 	const struct api_env *env;
-	const cJSON *probe; /* a model to resolve the machine with (it does not depend on it) */
 };
 
 /* count devices of d with ram_bytes of RAM, as a described machine ("hardware"). */
@@ -45,7 +44,8 @@ static cJSON *rec_hw_json(const struct device_profile *d, int count, int64_t ram
 	return hw;
 }
 
-/* plan_hw_machine_fn: the machine as api_plan_input resolves a description of it. */
+/* plan_hw_machine_fn: the machine as the resolver (api_machine_input) takes a description of
+ * it. */
 static int rec_hw_machine(void *vctx, const struct device_profile *d, int count, int64_t ram_bytes,
 			  struct plan_hw_machine *out)
 {
@@ -57,7 +57,7 @@ static int rec_hw_machine(void *vctx, const struct device_profile *d, int count,
 
 	if (!hw)
 		return RF_E_NOMEM;
-	rc = api_plan_input(c->env, c->probe, hw, NULL, &in, &err);
+	rc = api_machine_input(c->env, hw, NULL, &in, &err);
 	api_reply_reset(&err);
 	cJSON_Delete(hw);
 	if (rc < 0)
@@ -287,8 +287,7 @@ int rec_hardware(const struct api_env *env, const struct rec_request *rq, struct
 	struct plan_quality q;
 	struct plan_model im;
 	struct plan_ft_model fm;
-	struct rec_hw_ctx ctx = {env, rq->model};
-	cJSON *probe = NULL;
+	struct rec_hw_ctx ctx = {env};
 	int rc;
 
 	/* The model, resolved once: for inference as /api/estimate resolves it for inference
@@ -309,16 +308,6 @@ int rec_hardware(const struct api_env *env, const struct rec_request *rq, struct
 	api_plan_model(in, &im);
 	fm.arch = in->arch;
 	fm.params = in->params;
-	/* The machine of each candidate is resolved with a catalog model: it does not depend
-	 * on the model, and a file is read once. */
-	if (env->models && env->models->n > 0) {
-		probe = cJSON_CreateString(env->models->models[0].id);
-		if (!probe) {
-			rc = api_error(out, RF_E_NOMEM, NULL, NULL);
-			goto done;
-		}
-		ctx.probe = probe;
-	}
 	rc = plan_hardware(env->devices, &im, &fm, &q, &r, rec_hw_machine, &ctx, &a);
 	if (rc < 0) {
 		rc = api_error(out, rc, NULL, NULL);
@@ -327,7 +316,6 @@ int rec_hardware(const struct api_env *env, const struct rec_request *rq, struct
 	rc = rec_hw_render(env, rq, in, &r, &a, out);
 done:
 	plan_hw_answer_free(&a);
-	cJSON_Delete(probe);
 	api_plan_input_free(in);
 	return rc;
 }

@@ -31,8 +31,9 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define RELAXED_FLOOR 0.8
 #define UBATCH_DEFAULT 512 /* llama.cpp's -ub */
 /* The micro-batch tried where memory limits the context: half the compute buffers (their
- * activations scale with it), prompts in twice the steps. The speed model's prefill does not
- * depend on n_ubatch, so the choice is made on memory alone, never for speed. */
+ * activations scale with it), prompts in twice the steps. The objective weighs decode, not
+ * prefill (whose speed with weights in host memory does follow n_ubatch: core/fit/speed.h),
+ * so the choice is made on memory alone. */
 #define UBATCH_SMALL 256
 
 static const char *const use_case_names[] = {"general", "long_context", "speed", "quality"};
