@@ -10,7 +10,8 @@
  * and bf16 support for every catalog model of the task (method, provider, optimizer,
  * checkpointing, micro-batch toward the effective batch, sequence up to the task's length and
  * never below its floor), and the models are ranked by plan_ft_rank: those that reach the
- * task's length first, the class that suits the task, the tier's own models, the largest.
+ * task's length first, the class that suits the task, current families before older ones,
+ * dense models before mixtures of experts, the tier's own models, the largest.
  * The answer carries the seed's shape and ModelForge's flat one with the same values, and
  * settings equals recommended_settings; its estimate block is /api/estimate's answer for the
  * recommended setup, asked in structs on the same resolved machine (api_estimate_resolved).
@@ -248,6 +249,8 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const struct api
 			if (listed[k] == m)
 				c->listed = k;
 		c->suits = plan_ft_suits(fd_task_bits[f->rq.task], m->tasks);
+		c->stale = m->stale;
+		c->moe = m->arch.n_experts > 0;
 		rc = plan_finetune(&pm, &f->dev, &r, &c->plan);
 		if (rc < 0)
 			return rc;
@@ -255,6 +258,12 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const struct api
 		n++;
 	}
 	plan_ft_rank(list, n);
+	if (r.seq_len > 0 && n > 0 && list[0].plan.feasible && !list[0].plan.reached_target)
+		fd_assume(f,
+			  "max_seq_length %lld: no model trains at that length on this machine; "
+			  "the longest that fits is %s at %lld tokens",
+			  (long long)r.seq_len, env->models->models[list[0].index].id,
+			  (long long)list[0].plan.best.seq_len);
 	*n_out = n;
 	return 0;
 }
@@ -492,12 +501,11 @@ static void fd_assumptions(struct fd *f)
 		  "candidates: catalog models for the task (text-generation: decoder models; "
 		  "question-answering also takes extractive ones); at most %d offered",
 		  FD_MAX_OFFERED);
-	fd_assume(
-		f,
-		"ranking: models that reach the task's sequence length, then those that "
-		"reach only its floor, then those whose own length is below it; within "
-		"each, those that need no offload to host RAM, the class that suits the task (for question answering a model "
-		"trained to answer), the tier's own models, then the largest");
+	fd_assume(f,
+		  "ranking: those reaching the task's length, then its floor, then the rest (for "
+		  "a length asked, the longest first); within each: no offload to RAM, the class "
+		  "suiting the task, current families, dense before MoE, the tier's own, the "
+		  "largest");
 	fd_assume(f, "settings: for each model the best of every method (full, LoRA, QLoRA where "
 		     "bitsandbytes runs), provider (Unsloth for decoders on CUDA), optimizer, "
 		     "gradient checkpointing and micro-batch toward the effective batch: the "

@@ -358,6 +358,11 @@ bool plan_ft_better(const struct plan_ft_setup *a, const struct plan_ft_setup *b
 
 	if (a->seq_len != b->seq_len)
 		return a->seq_len > b->seq_len;
+	/* Offloading to host RAM runs several times slower than the GPUs alone (DeepSpeed's
+	 * CPU Adam and its parameter fetches, which the step's copy time does not capture):
+	 * at the same length, a setup that needs none wins whatever its FLOPs say. */
+	if ((a->offload != TRAIN_OFFLOAD_NONE) != (b->offload != TRAIN_OFFLOAD_NONE))
+		return a->offload == TRAIN_OFFLOAD_NONE;
 	if (sa != sb)
 		return sa > sb;
 	/* Equal on the objective: fewer GPUs and less in host RAM (the same speed for less
@@ -456,7 +461,7 @@ static void pf_lengths(const struct plan_ft_model *m, const struct plan_ft_reque
 
 	plan_ft_task_lengths(r->task, &target, &floor);
 	if (r->seq_len > 0)
-		target = r->seq_len;
+		target = out->requested_seq = r->seq_len;
 	out->usable_seq = plan_ft_usable_seq(m->arch);
 	if (out->usable_seq > 0 && out->usable_seq < target) {
 		out->capped_by_model = out->usable_seq < floor;
@@ -570,7 +575,8 @@ int plan_finetune(const struct plan_ft_model *m, const struct plan_ft_device *d,
 		pf_solve_seq(m, d, &s, grid, n_grid, &res);
 	}
 	if (res.feasible)
-		res.reached_target = res.best.seq_len >= res.target_seq;
+		res.reached_target = res.best.seq_len >= res.target_seq &&
+				     res.best.seq_len >= res.requested_seq;
 	else
 		res.why_not = "does not fit at the task's shortest sequence with batch 1, 4-bit "
 			      "weights where bitsandbytes runs, and gradient checkpointing";
@@ -633,8 +639,15 @@ static int pf_rank_cmp(const void *va, const void *vb)
 	 * needs it is offered after those that do not. */
 	if (oa != ob)
 		return oa ? 1 : -1;
+	/* A length asked for that none of them reaches: the longest that fits first. */
+	if (ga == 1 && a->plan.requested_seq > 0 && a->plan.best.seq_len != b->plan.best.seq_len)
+		return a->plan.best.seq_len > b->plan.best.seq_len ? -1 : 1;
 	if (a->suits != b->suits)
 		return a->suits ? -1 : 1;
+	if (a->stale != b->stale)
+		return a->stale ? 1 : -1;
+	if (a->moe != b->moe)
+		return a->moe ? 1 : -1;
 	if (la != lb)
 		return la < lb ? -1 : 1;
 	if (a->params_b != b->params_b)

@@ -126,12 +126,14 @@ struct plan_ft_setup {
 };
 
 struct plan_ft_result {
-	bool feasible;        /* a setup at or above floor_seq fits */
-	bool reached_target;  /* and it is at target_seq */
-	bool capped_by_model; /* the model's usable length is below the task's floor */
-	int64_t usable_seq;   /* the model's usable length; 0: no limit from positions */
-	int64_t target_seq;   /* the task's length, capped at usable_seq */
-	int64_t floor_seq;    /* the task's floor, capped at target_seq */
+	bool feasible;         /* a setup at or above floor_seq fits */
+	bool reached_target;   /* and it is at target_seq */
+	bool capped_by_model;  /* the model's usable length is below the task's floor */
+	int64_t requested_seq; /* the request's own length (seq_len); 0: the task's. A model
+				  that does not reach it has not reached_target */
+	int64_t usable_seq;    /* the model's usable length; 0: no limit from positions */
+	int64_t target_seq;    /* the task's length, capped at usable_seq */
+	int64_t floor_seq;     /* the task's floor, capped at target_seq */
 	int64_t effective_batch;
 	int n_evaluated;           /* setups asked of the estimator */
 	struct plan_ft_setup best; /* when feasible */
@@ -192,6 +194,9 @@ struct plan_ft_candidate {
 	double params_b; /* total parameters, billions */
 	int listed;      /* its position in the tier's own list of models; -1: not listed */
 	bool suits;      /* of the class that suits the task (plan_ft_suits) */
+	bool stale; /* an older family (the catalog's stale flag): offered after current ones */
+	bool moe;   /* routed experts: Hugging Face trains them in a loop over the experts,
+			    which the speed model does not count, so dense models come first */
 	struct plan_ft_result plan;
 };
 

@@ -495,14 +495,16 @@ START_TEST(roberta_usable_length_is_512)
 	ck_assert_int_eq(plan_ft_usable_seq(&llama.e->arch), 4096);
 	/* T5's relative positions set no limit. */
 	ck_assert_int_eq(plan_ft_usable_seq(&t5.e->arch), 0);
-	/* Asked for more, a RoBERTa plan still stops at 512. */
+	/* Asked for more, a RoBERTa plan still stops at 512, and says it did not reach what was
+	 * asked. */
 	{
 		struct plan_ft_request r = {0};
 		r.task = PLAN_FT_QUESTION_ANSWERING;
 		r.seq_len = 1024;
 		ck_assert_int_eq(plan_finetune(&rb.pm, &d, &r, &res), 0);
 	}
-	ck_assert(res.feasible && res.reached_target);
+	ck_assert(res.feasible && !res.reached_target);
+	ck_assert_int_eq(res.requested_seq, 1024);
 	ck_assert_int_eq(res.best.seq_len, 512);
 	ck_assert_int_eq(res.target_seq, 512);
 	/* Llama 2 for summarization: its 4096 positions are the task's 4096. */
@@ -744,6 +746,45 @@ START_TEST(rank_order_and_class)
 	ck_assert_int_eq(c[2].index, 0);
 	ck_assert_int_eq(c[3].index, 4);
 	ck_assert_int_eq(c[4].index, 3);
+	/* Among models at the task's length: current dense ones first, then mixtures of
+	 * experts (Hugging Face loops over the experts), then older families, whatever their
+	 * size. */
+	memset(c, 0, sizeof(c));
+	for (int i = 0; i < 4; i++) {
+		c[i].index = (size_t)i;
+		c[i].listed = -1;
+		c[i].suits = true;
+		c[i].plan.feasible = true;
+		c[i].plan.reached_target = true;
+	}
+	c[0].params_b = 16; /* a MoE */
+	c[0].moe = true;
+	c[1].params_b = 2.8; /* Pythia */
+	c[1].stale = true;
+	c[2].params_b = 14;
+	c[3].params_b = 1.7;
+	plan_ft_rank(c, 4);
+	ck_assert_int_eq(c[0].index, 2);
+	ck_assert_int_eq(c[1].index, 3);
+	ck_assert_int_eq(c[2].index, 0);
+	ck_assert_int_eq(c[3].index, 1);
+	/* A length asked for that none reaches: the longest that fits first. */
+	memset(c, 0, sizeof(c));
+	for (int i = 0; i < 3; i++) {
+		c[i].index = (size_t)i;
+		c[i].listed = -1;
+		c[i].suits = true;
+		c[i].plan.feasible = true;
+		c[i].plan.requested_seq = 131072;
+		c[i].params_b = 10.0 - i;
+	}
+	c[0].plan.best.seq_len = 8192;
+	c[1].plan.best.seq_len = 40960;
+	c[2].plan.best.seq_len = 16384;
+	plan_ft_rank(c, 3);
+	ck_assert_int_eq(c[0].index, 1);
+	ck_assert_int_eq(c[1].index, 2);
+	ck_assert_int_eq(c[2].index, 0);
 	ck_assert(plan_ft_suits(MODEL_TASK_EXTRACTIVE_QA,
 				MODEL_TASK_EXTRACTIVE_QA | MODEL_TASK_QUESTION_ANSWERING));
 	ck_assert(!plan_ft_suits(MODEL_TASK_EXTRACTIVE_QA, MODEL_TASK_EXTRACTIVE_QA));
