@@ -89,6 +89,15 @@ static int rec_ft_plan_all(const struct api_env *env, const struct plan_ft_devic
 	return n;
 }
 
+/* What an expert offers first, as /api/finetune/detect ranks: a run on the GPUs alone
+ * (offloading to RAM trains several times slower), of a current dense family (Hugging Face
+ * loops over a mixture's experts). */
+static bool rec_ft_preferred(const struct rec_ft_hit *h)
+{
+	return h->plan.best.offload == TRAIN_OFFLOAD_NONE && !h->m->stale &&
+	       h->m->arch.n_experts == 0;
+}
+
 /* An entry: the plan's settings (as /api/estimate takes them), what the plan adds, the
  * estimator's account and the score with its terms. */
 static cJSON *rec_ft_entry_json(const struct rec_ft_hit *h, cJSON *estimate)
@@ -127,6 +136,7 @@ static cJSON *rec_ft_entry_json(const struct rec_ft_hit *h, cJSON *estimate)
 			cJSON_AddNullToObject(p, "tokens_per_s");
 	}
 	api_json_add(o, "estimate", estimate);
+	cJSON_AddBoolToObject(o, "preferred", rec_ft_preferred(h));
 	cJSON_AddNumberToObject(o, "score", h->score.score);
 	snprintf(why, sizeof(why),
 		 "%s (%.2fB params), %s in %s at seq_len %lld, micro-batch %lld x %lld steps: "
@@ -162,7 +172,8 @@ static int rec_ft_render(const struct api_env *env, const struct rec_request *rq
 	cJSON_AddStringToObject(
 		root, "scoring",
 		"each model at the fine-tuning planner's best setup for the task "
-		"and method (as /api/finetune/detect plans it); score = quality (10 "
+		"and method (as /api/finetune/detect plans it); preferred ones first (runs on "
+		"the GPUs alone of current dense models), then by score = quality (10 "
 		"x log2(1 + params in billions)) + speed (10 x log10(1 + training "
 		"tokens/s)) + headroom (10 x (1 - utilization))");
 	arr = cJSON_AddArrayToObject(root, "recommendations");
@@ -229,6 +240,7 @@ int rec_finetune(const struct api_env *env, const struct rec_request *rq, const 
 	}
 	for (int i = 0; i < n; i++) {
 		order[i].id = hits[i].m->id;
+		order[i].first = rec_ft_preferred(&hits[i]);
 		order[i].score = hits[i].score.score;
 		order[i].index = (size_t)i;
 	}

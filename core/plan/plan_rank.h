@@ -8,7 +8,8 @@
  *       headroom = 10 x (1 - utilization), 0 at or above 1;
  *     instruction-tuned models first (for chat), then by score;
  *   models, fine-tuning: the same with quality = 10 x log2(1 + params in billions) and the
- *     training tokens/s as speed;
+ *     training tokens/s as speed; runs on the GPUs alone (no offload to RAM) of current dense
+ *     families first;
  *   hardware: usd_per_million_tokens = usd_per_hour x count / (tokens/s x 3600) x 1e6; priced
  *     candidates first, cheapest first, then fewer devices, faster, by id.
  *

@@ -125,10 +125,15 @@ static int check_models(const cJSON *j, const char *hw_member)
 			cJSON_GetObjectItemCaseSensitive(e, "estimate"), "fits")));
 		ck_assert_double_eq(num(a, "memory", "total_bytes"),
 				    num(e, "estimate", "memory_total_bytes"));
-		if (cJSON_GetObjectItemCaseSensitive(e, "instruct")) {
-			int g = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "instruct"));
-			ck_assert_msg(group < 0 || g <= group,
-				      "a base model before an instruct one");
+		/* The group shown first: instruction-tuned models (inference), preferred runs
+		 * (fine-tuning: on the GPUs alone, current dense models). */
+		const cJSON *gm = cJSON_GetObjectItemCaseSensitive(e, "instruct");
+		if (!gm)
+			gm = cJSON_GetObjectItemCaseSensitive(e, "preferred");
+		if (gm) {
+			int g = cJSON_IsTrue(gm);
+			ck_assert_msg(group < 0 || g <= group, "%s out of its group",
+				      str(e, "model"));
 			if (g != group)
 				prev = INFINITY;
 			group = g;
@@ -269,6 +274,38 @@ START_TEST(min_context_filters)
 	}
 	/* Llama 2 (4096 positions) cannot take 32768 tokens. */
 	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-2-7b-hf"));
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* On a 16 GB card with RAM to offload to, a 109B MoE trained with its weights in RAM scores
+ * high on size alone: runs on the GPU alone of current dense models come first, every one of
+ * them before any that offloads, is of an older family or a mixture of experts. */
+START_TEST(fine_tuning_offers_runs_on_the_gpu_first)
+{
+	cJSON *j, *e;
+	bool left_group = false;
+	int preferred = 0;
+
+	ck_assert_int_eq(run("{\"mode\":\"qlora\",\"hardware\":{\"gpus\":[{\"name\":"
+			     "\"RTX 4060 Ti 16GB\"}],\"memory\":{\"total_bytes\":68719476736}},"
+			     "\"limit\":50}",
+			     &j),
+			 200);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const struct model_entry *m = model_catalog_find(models, str(e, "model"));
+		bool pref = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "preferred"));
+		bool offload =
+			strcmp(str(cJSON_GetObjectItemCaseSensitive(e, "settings"), "offload"),
+			       "none") != 0;
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(pref, !offload && !m->stale && m->arch.n_experts == 0);
+		ck_assert_msg(!(pref && left_group), "%s after the group", m->id);
+		left_group = left_group || !pref;
+		preferred += pref;
+	}
+	ck_assert_int_gt(preferred, 3);
 	cJSON_Delete(j);
 }
 END_TEST
@@ -809,6 +846,7 @@ Suite *recommend_suite(void)
 	tcase_add_test(tc, min_context_filters);
 	tcase_add_test(tc, a_cpu_laptop_gets_current_chat_models_at_usable_speed);
 	tcase_add_test(tc, qlora_on_a_gtx_1650_gives_small_models_or_a_reason);
+	tcase_add_test(tc, fine_tuning_offers_runs_on_the_gpu_first);
 	tcase_add_test(tc, cpu_only_gives_small_models);
 	tcase_add_test(tc, hardware_for_a_70b);
 	tcase_add_test(tc, hardware_for_a_70b_qlora_states_the_strategy);
