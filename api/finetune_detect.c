@@ -506,6 +506,9 @@ static void fd_assumptions(struct fd *f)
 		  "a length asked, the longest first); within each: no offload to RAM, the class "
 		  "suiting the task, current families, dense before MoE, the tier's own, the "
 		  "largest");
+	fd_assume(f, "floors: a run on one GPU holding its weights gets at least Unsloth's "
+		     "published minimum for the model's size and method (a 32B QLoRA 26 GB, a 70B "
+		     "41 GB), whatever the estimate says");
 	fd_assume(f, "settings: for each model the best of every method (full, LoRA, QLoRA where "
 		     "bitsandbytes runs), provider (Unsloth for decoders on CUDA), optimizer, "
 		     "gradient checkpointing and micro-batch toward the effective batch: the "

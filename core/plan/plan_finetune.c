@@ -265,6 +265,43 @@ static double pf_scaling(const struct plan_ft_device *d, const struct train_mode
 	return (sp.compute_s + sp.memory_s) / sp.step_s;
 }
 
+/* Unsloth's published minimum GPU memory ("Unsloth Requirements", the vendor's own figures
+ * for short sequences at batch 1-3; tests/data/calibration/training_memory.csv) by
+ * parameter count: GB (taken as GiB) for QLoRA and 16-bit LoRA. */
+static const struct {
+	double params_b, qlora_gb, lora_gb;
+} pf_published_floors[] = {
+	{3, 3.5, 8},  {7, 5, 19},   {8, 6, 22},    {14, 8.5, 33},
+	{27, 22, 64}, {32, 26, 76}, {70, 41, 164}, {405, 237, 950},
+};
+
+/* The published floor for a model of params_b billion parameters trained with mode:
+ * linear between the sizes listed, in proportion below the smallest, beyond the largest;
+ * 0 for full fine-tuning (none is published). */
+static int64_t pf_published_floor(double params_b, enum train_mode mode)
+{
+	const size_t n = sizeof(pf_published_floors) / sizeof(pf_published_floors[0]);
+	double gb;
+	size_t i = 1;
+
+	if (mode == TRAIN_FULL || !(params_b > 0))
+		return 0;
+#define PF_FLOOR(k)                                                                                \
+	(mode == TRAIN_QLORA ? pf_published_floors[k].qlora_gb : pf_published_floors[k].lora_gb)
+	if (params_b <= pf_published_floors[0].params_b) {
+		gb = PF_FLOOR(0) * params_b / pf_published_floors[0].params_b;
+	} else {
+		while (i < n - 1 && params_b > pf_published_floors[i].params_b)
+			i++;
+		gb = PF_FLOOR(i - 1) + (PF_FLOOR(i) - PF_FLOOR(i - 1)) *
+					       (params_b - pf_published_floors[i - 1].params_b) /
+					       (pf_published_floors[i].params_b -
+						pf_published_floors[i - 1].params_b);
+	}
+#undef PF_FLOOR
+	return (int64_t)(gb * 1073741824.0);
+}
+
 int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device *d,
 		     struct plan_ft_setup *s)
 {
@@ -300,6 +337,8 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 	rc = train_memory_estimate(&t, &ts, &s->memory);
 	if (rc < 0)
 		return rc;
+	s->published_floor_bytes =
+		s->n_gpus <= 1 ? pf_published_floor((double)m->params->total / 1e9, s->mode) : 0;
 	s->flops_per_token = pf_flops_per_token(m, &t, s);
 	s->utilisation = s->mode == TRAIN_FULL ? PF_UTIL_FULL :
 			 s->mode == TRAIN_LORA ? PF_UTIL_LORA :
@@ -327,6 +366,11 @@ bool plan_ft_fits(const struct plan_ft_device *d, const struct plan_ft_setup *a)
 	int64_t budget = pf_budget(d, a->n_gpus);
 
 	if (budget < 0 || (double)a->memory.total_bytes > (double)budget * PLAN_FT_MAX_UTILISATION)
+		return false;
+	/* Below what the framework's authors say the model needs on one GPU holding its
+	 * weights, the estimate is not taken at its word. */
+	if (a->n_gpus <= 1 && a->offload != TRAIN_OFFLOAD_OPTIMIZER_AND_PARAMS &&
+	    a->published_floor_bytes > budget)
 		return false;
 	/* Offloaded states need RAM known to hold them; Unsloth's offloaded checkpoints are
 	 * checked where the RAM is known. */

@@ -116,12 +116,16 @@ struct plan_ft_setup {
 	int n_gpus;                   /* GPUs of the run (at least 1) */
 	bool packing;                 /* as the request asked */
 	struct train_memory memory;   /* per GPU; host_bytes in host RAM */
-	double flops_per_token;       /* training FLOPs per token, attention included */
-	double utilisation;           /* stated share of the device's peak */
-	double tokens_per_s; /* all GPUs together; < 0 when the device's compute is unknown */
-	double scaling;      /* tokens_per_s over n_gpus x one GPU's alone (communication
+	/* The least memory a single GPU needs for the model with this method by Unsloth's
+	 * published requirements (a floor under the estimate, which a plan on one GPU must also
+	 * meet); 0: none stated (full fine-tuning, runs over several GPUs). */
+	int64_t published_floor_bytes;
+	double flops_per_token; /* training FLOPs per token, attention included */
+	double utilisation;     /* stated share of the device's peak */
+	double tokens_per_s;    /* all GPUs together; < 0 when the device's compute is unknown */
+	double scaling;         /* tokens_per_s over n_gpus x one GPU's alone (communication
 				   and host copies not hidden behind compute) */
-	double speed;        /* what the objective compares: tokens_per_s, or without the device's
+	double speed; /* what the objective compares: tokens_per_s, or without the device's
 			 rate utilisation / flops_per_token */
 };
 

@@ -283,15 +283,18 @@ START_TEST(two_rtx_3090_host)
 }
 END_TEST
 
-/* Issue scenario: the old shrink loop offered Qwen2.5-32B QLoRA at 256 tokens on a 4090;
- * batch 1 at 2048 fits, so that is the answer, and every model offered is at 2048. */
+/* Issue scenarios: the old shrink loop offered Qwen2.5-32B QLoRA at 256 tokens on a 4090,
+ * and then at 2048 at 93% of the card, where Unsloth's requirements say a 32B QLoRA needs at
+ * least 26 GB: the 27B class is the largest offered, at batch 1 and 2048 tokens, and every
+ * model offered is at 2048. */
 START_TEST(rtx_4090_high_end_bf16)
 {
 	cJSON *a = detect("text-generation", "", "hardware", RTX4090_64);
 	const cJSON *it;
 
 	ck_assert_str_eq(str(a, "compute_profile"), "high_end");
-	ck_assert_str_eq(str(a, "recommended_model"), "Qwen/Qwen2.5-32B");
+	ck_assert_double_le(model_catalog_find(models, str(a, "recommended_model"))->params_b, 28);
+	ck_assert_double_ge(model_catalog_find(models, str(a, "recommended_model"))->params_b, 20);
 	ck_assert(cJSON_IsTrue(get(a, "settings", "bf16")));
 	ck_assert(cJSON_IsFalse(get(a, "settings", "fp16")));
 	ck_assert(cJSON_IsTrue(get(a, "settings", "use_4bit")));
@@ -310,9 +313,9 @@ START_TEST(rtx_4090_high_end_bf16)
 		ck_assert_int_eq((int)get(it, "settings", "max_seq_length")->valuedouble, 2048);
 		ck_assert(cJSON_IsTrue(get(it, "reached_task_length", NULL)));
 	}
-	/* The estimator's own answer for it: about 17 GiB of 4-bit weights, under 95% of the
+	/* The estimator's own answer for it: about 15 GiB of 4-bit weights, under 95% of the
 	 * budget. */
-	ck_assert_double_gt(get(a, "estimate", "memory")->child->valuedouble, 16.0 * GIB);
+	ck_assert_double_gt(get(a, "estimate", "memory")->child->valuedouble, 12.0 * GIB);
 	ck_assert_double_le(get(a, "estimate", "utilization")->valuedouble, 0.95);
 	cJSON_Delete(a);
 }
