@@ -68,20 +68,6 @@ static bool val_unknown_model(const struct api_env *env, const struct val_cfg *c
 	return true;
 }
 
-/* The model to resolve with the machine: c's, or for an unknown model the catalog's first
- * (the resolver takes a model with the machine; only the machine is used then). */
-static cJSON *val_resolve_model(const struct api_env *env, const struct val_cfg *c, bool unknown)
-{
-	cJSON *m;
-
-	if (!unknown)
-		return val_model(c);
-	m = cJSON_CreateObject();
-	if (m && env->models->n > 0)
-		cJSON_AddStringToObject(m, "id", env->models->models[0].id);
-	return m;
-}
-
 /* vLLM: the layout, then the estimate the answer shows, whose precision is the checkpoint's
  * own when the config names none. Returns 0 or a negative rf_err with the envelope in out. */
 static int val_vllm(const struct api_env *env, const struct val_cfg *c, struct api_plan_input *in,
@@ -122,11 +108,16 @@ static int val_run(const struct api_env *env, const cJSON *body, struct plan_che
 
 	if ((rc = val_parse(&c, body, out)) < 0)
 		return rc;
+	/* An unknown model leaves the checks that need none, on the machine alone. */
 	unknown = val_unknown_model(env, &c, a);
-	if (!(model = val_resolve_model(env, &c, unknown)))
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = api_plan_input(env, model, c.hardware, c.hardware_profile, &in, out);
-	cJSON_Delete(model);
+	if (unknown) {
+		rc = api_machine_input(env, c.hardware, c.hardware_profile, &in, out);
+	} else {
+		if (!(model = val_model(&c)))
+			return api_error(out, RF_E_NOMEM, NULL, NULL);
+		rc = api_plan_input(env, model, c.hardware, c.hardware_profile, &in, out);
+		cJSON_Delete(model);
+	}
 	if (rc < 0)
 		return rc;
 	val_check_config(&c, unknown ? NULL : in, pc);
