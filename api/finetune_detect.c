@@ -520,11 +520,9 @@ static void fd_assumptions(struct fd *f)
 		fd_assume(f, "optimizer: adamw_torch_fused (the Trainer's default) or an 8-bit "
 			     "AdamW (paged for QLoRA, as its recipe runs; needs bitsandbytes), "
 			     "whichever plans better; settings.optim names the one chosen");
-	fd_assume(f, "tokens_per_s: training FLOPs per token (2N forward, 4N backward for full "
-		     "or 2N for adapters, +2N with checkpointing, attention by sequence) over "
-		     "30%% of the device's 16-bit rate for LoRA, 23%% for QLoRA and 21%% for full "
-		     "(their ratios fitted to torchtune's runs); Unsloth's speed-up is not "
-		     "counted; /api/estimate's own training speed may differ");
+	fd_assume(f, "tokens_per_s: /api/estimate's training speed for the setup; a model's "
+		     "setups are compared on FLOPs per token at 30%% of the 16-bit rate for LoRA, "
+		     "23%% QLoRA, 21%% full (ratios fitted to torchtune's runs)");
 	if (f->dev.backend == PLAN_FT_BACKEND_CUDA)
 		fd_assume(f,
 			  "provider unsloth: its checkpoints are offloaded to host RAM "

@@ -349,8 +349,18 @@ int plan_ft_evaluate(const struct plan_ft_model *m, const struct plan_ft_device 
 		double step = tokens * s->flops_per_token / (d->tflops * 1e12 * s->utilisation) +
 			      (double)t.n_layers * PF_LAUNCH_S_PER_LAYER *
 				      (s->gradient_checkpointing ? 4.0 / 3.0 : 1.0);
-		s->tokens_per_s = tokens / step * (double)s->memory.n_gpus * s->scaling;
-		s->speed = s->tokens_per_s;
+		struct train_device td;
+		struct train_speed sp;
+		s->speed = tokens / step * (double)s->memory.n_gpus * s->scaling;
+		/* The figure an answer states is /api/estimate's for the same setup. */
+		memset(&td, 0, sizeof(td));
+		td.bf16_tflops = d->bf16_tflops > 0 ? d->bf16_tflops : d->tflops;
+		td.bandwidth_gbs = d->bandwidth_gbs;
+		td.device_class = d->device_class;
+		td.link_gbs = d->link_gbs;
+		s->tokens_per_s = train_speed_estimate(&t, &ts, &s->memory, &td, &sp) == 0 ?
+					  sp.tokens_per_s :
+					  s->speed;
 	} else {
 		/* Without the device's rate only the ratios of the FLOPs count. */
 		s->tokens_per_s = -1.0;

@@ -67,7 +67,10 @@ struct plan_ft_device {
 	int64_t budget_bytes; /* what one training process may use; < 0 unknown */
 	bool bf16;            /* bf16 compute (NVIDIA 8.0+, AMD CDNA 2+, Apple) */
 	double tflops;        /* dense 16-bit compute rate; <= 0 unknown (speed not reported) */
-	int n_gpus;           /* GPUs that may share a run; 0 or 1: budget_bytes's alone */
+	/* The dense bf16 (fp32 accumulate) peak /api/estimate's training speed takes (the
+	 * profile's, half the fp16 rate on GeForce cards); <= 0: tflops. */
+	double bf16_tflops;
+	int n_gpus; /* GPUs that may share a run; 0 or 1: budget_bytes's alone */
 	int64_t gpu_budget_bytes[PLAN_FT_MAX_GPUS]; /* each GPU's budget, largest first: a run
 						       over n GPUs takes the n largest, each
 						       held to gpu_budget_bytes[n - 1] */
@@ -122,11 +125,14 @@ struct plan_ft_setup {
 	int64_t published_floor_bytes;
 	double flops_per_token; /* training FLOPs per token, attention included */
 	double utilisation;     /* stated share of the device's peak */
-	double tokens_per_s;    /* all GPUs together; < 0 when the device's compute is unknown */
-	double scaling;         /* tokens_per_s over n_gpus x one GPU's alone (communication
-				   and host copies not hidden behind compute) */
-	double speed; /* what the objective compares: tokens_per_s, or without the device's
-			 rate utilisation / flops_per_token */
+	/* All GPUs together, as /api/estimate gives the same setup (core/fit/train_speed.h);
+	 * < 0 when the device's compute is unknown. */
+	double tokens_per_s;
+	double scaling; /* the planner's tokens/s over n_gpus x one GPU's alone (communication
+			   and host copies not hidden behind compute) */
+	double speed;   /* what the objective compares: the planner's own account of tokens/s
+			   (FLOPs at the method's fitted utilisation, launches, scaling), or
+			   without the device's rate utilisation / flops_per_token */
 };
 
 struct plan_ft_result {

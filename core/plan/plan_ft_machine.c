@@ -105,6 +105,7 @@ void plan_ft_machine(const struct hw_snapshot *hw, const struct plan_machine *pm
 		enum device_compute_kind kind;
 		d->tflops = device_compute_tflops(p, &kind);
 	}
+	d->bf16_tflops = p && p->bf16_tflops > 0 ? p->bf16_tflops : train->fp16_tflops;
 	/* Several GPUs share a run only where their memory is their own (not Apple's unified
 	 * memory, one device in any case). */
 	if (train->unified_memory) {

@@ -548,6 +548,18 @@ START_TEST(hardware_for_fine_tuning_is_the_smallest_count)
 			ck_assert_ptr_nonnull(st);
 			ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
 				cJSON_GetObjectItemCaseSensitive(e, "estimate"), "fits")));
+			/* One speed model: the speed it is priced at is its estimate's (within
+			 * 5%: the estimate takes the setup through its request's defaults). */
+			ck_assert_msg(
+				!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(
+					cJSON_GetObjectItemCaseSensitive(e, "estimate"),
+					"training_tokens_per_s")) ||
+					fabs(num(e, "tokens_per_s", NULL) /
+						     num(e, "estimate", "training_tokens_per_s") -
+					     1) < 0.05,
+				"%s: %.1f tok/s priced, %.1f estimated", str(e, "device"),
+				num(e, "tokens_per_s", NULL),
+				num(e, "estimate", "training_tokens_per_s"));
 			/* One GPU shards nothing: it runs alone or offloads (ZeRO-Offload). */
 			ck_assert_msg(
 				strcmp(st, "none") == 0 || count > 1 ||
