@@ -20,7 +20,6 @@
 
 struct est;
 struct api_plan_input;
-struct device_profile;
 
 #define API_PLAN_NOTE_LEN 240
 

@@ -158,20 +158,12 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 int rec_machine(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
 		struct api_plan_input **in, struct api_reply *out)
 {
-	cJSON *probe;
-	int rc;
-
 	if (!env->models || env->models->n == 0)
 		return api_error(out, RF_E_UNAVAILABLE, NULL,
 				 "no model catalog is loaded (profiles/models.json)");
-	/* With the first model: the machine does not depend on it. */
-	probe = cJSON_CreateString(env->models->models[0].id);
-	if (!probe)
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = (rq->mode == REC_INFERENCE ? api_plan_input : api_train_input)(
-		env, probe, hw, rq->has_hardware_profile ? rq->hardware_profile : NULL, in, out);
-	cJSON_Delete(probe);
-	return rc;
+	/* The machine alone: each catalog model is put in with api_plan_input_set_entry. */
+	return api_machine_input(env, hw, rq->has_hardware_profile ? rq->hardware_profile : NULL,
+				 in, out);
 }
 
 /* The catalog model the request names (model), ranked even where its family is stale: any

@@ -89,13 +89,14 @@ static int rec_ft_plan_all(const struct api_env *env, const struct plan_ft_devic
 	return n;
 }
 
-/* What an expert offers first, as /api/finetune/detect ranks: a run on the GPUs alone
- * (offloading to RAM trains several times slower), of a current dense family (Hugging Face
- * loops over a mixture's experts). */
+/* What an expert offers first, by the rule /api/finetune/detect ranks with
+ * (plan_ft_preferred). */
 static bool rec_ft_preferred(const struct rec_ft_hit *h)
 {
-	return h->plan.best.offload == TRAIN_OFFLOAD_NONE && !h->m->stale &&
-	       h->m->arch.n_experts == 0;
+	struct plan_ft_candidate c = {.stale = h->m->stale, .moe = h->m->arch.n_experts > 0};
+
+	c.plan = h->plan;
+	return plan_ft_preferred(&c);
 }
 
 /* An entry: the plan's settings (as /api/estimate takes them), what the plan adds, the

@@ -65,9 +65,9 @@ struct rec_request {
 unsigned rec_task(const struct rec_request *rq, const char **name /* OUT */, struct api_reply *out);
 
 /* Resolves the machine of the request (hw: its "hardware", else hardware_profile, else this
- * host) once, as every route resolves it for the request's mode, into *in (with the catalog's
- * first model; free with api_plan_input_free). Returns 0, or a negative rf_err with the envelope in out (503 without
- * a model catalog). */
+ * host) once, as every route resolves it, into *in, which has no model until
+ * api_plan_input_set_entry puts one in (free with api_plan_input_free). Returns 0, or a
+ * negative rf_err with the envelope in out (503 without a model catalog). */
 int rec_machine(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
 		struct api_plan_input **in /* OUT */, struct api_reply *out);
 

@@ -709,6 +709,12 @@ static int pf_rank_cmp(const void *va, const void *vb)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
+bool plan_ft_preferred(const struct plan_ft_candidate *c)
+{
+	return c->plan.feasible && c->plan.best.offload == TRAIN_OFFLOAD_NONE && !c->stale &&
+	       !c->moe;
+}
+
 void plan_ft_rank(struct plan_ft_candidate *c, size_t n)
 {
 	if (c && n > 1)

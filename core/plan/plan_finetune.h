@@ -234,6 +234,11 @@ bool plan_ft_task_fits(unsigned task, enum model_family f, unsigned model_tasks)
  * order, more parameters, then index. */
 void plan_ft_rank(struct plan_ft_candidate *c, size_t n);
 
+/* Returns true when c is of what an expert offers first, before any other at the same
+ * length: a run on the GPUs alone (offloading to host RAM trains several times slower) of
+ * a current (not stale) dense (not moe) model. plan_ft_rank orders by these same traits. */
+bool plan_ft_preferred(const struct plan_ft_candidate *c);
+
 /* Names as the Hugging Face Trainer and PEFT spell them (static strings). */
 const char *plan_ft_method_name(enum train_mode mode);      /* "full", "lora", "qlora" */
 const char *plan_ft_provider_name(enum train_provider p);   /* "huggingface", "unsloth" */

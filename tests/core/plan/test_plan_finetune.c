@@ -775,6 +775,11 @@ START_TEST(rank_order_and_class)
 	ck_assert_int_eq(c[1].index, 3);
 	ck_assert_int_eq(c[2].index, 0);
 	ck_assert_int_eq(c[3].index, 1);
+	/* The preferred ones are those ranked first, and a run that offloads is not one. */
+	ck_assert(plan_ft_preferred(&c[0]) && plan_ft_preferred(&c[1]));
+	ck_assert(!plan_ft_preferred(&c[2]) && !plan_ft_preferred(&c[3]));
+	c[0].plan.best.offload = TRAIN_OFFLOAD_OPTIMIZER;
+	ck_assert(!plan_ft_preferred(&c[0]));
 	/* A length asked for that none reaches: the longest that fits first. */
 	memset(c, 0, sizeof(c));
 	for (int i = 0; i < 3; i++) {
