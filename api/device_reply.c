@@ -19,10 +19,12 @@ int api_device_unknown(struct api_reply *out, const struct device_table *t, cons
 		char list[160] = "";
 		size_t used = 0;
 		int sizes = 0; /* variants whose memory no other variant has */
-		for (int i = 0; i < nv && used < sizeof(list); i++) {
+		for (int i = 0; i < nv; i++) {
 			int same = 0;
-			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s'%.40s'",
-						 i ? ", " : "", device_short_name(v[i]));
+			if (used < sizeof(list))
+				used += (size_t)snprintf(list + used, sizeof(list) - used,
+							 "%s'%.40s'", i ? ", " : "",
+							 device_short_name(v[i]));
 			for (int k = 0; k < nv; k++)
 				same += v[k]->memory_gib == v[i]->memory_gib;
 			sizes += same == 1;
