@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/estimate.h"
 #include "core/err.h"
+#include "core/fit/model.h"
 #include "core/hw/hw_profile.h"
 #include "server/cli/cli_priv.h"
 #include "server/models/models_list.h"
@@ -73,45 +75,43 @@ static void size_text(const cJSON *v, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-/* One line a model: id, source, format, size, parameters. Returns the exit status. */
-/* The fit of a catalog model on this machine, as POST /api/estimate answers it with its
- * defaults (Q4_K_M, 4096 tokens): "comfortable 45%", "over 130%"; "-" when it cannot say. */
-static void fit_text(const struct api_env *env, const char *id, char *buf, size_t len)
+/* The fit of catalog model id on the machine in (this host, resolved once for the whole list),
+ * as POST /api/estimate answers it with its defaults at 4096 tokens: "comfortable 45%",
+ * "over 130%"; "-" when it cannot say. The estimator is asked in structs
+ * (api_estimate_resolved), as the planning routes ask it. */
+static void fit_text(const struct api_env *env, struct api_plan_input *in, const char *id,
+		     char *buf, size_t len)
 {
-	char body[400];
-	struct api_request req = {.method = API_POST, .path = "/api/estimate", .query = ""};
+	const struct model_entry *me = model_catalog_find(env->models, id);
+	struct api_estimate_request rq;
 	struct api_reply r = {0};
-	cJSON *j, *s = cJSON_CreateString(id);
-	char *quoted = s ? cJSON_PrintUnformatted(s) : NULL;
+	cJSON *j = NULL;
 
 	snprintf(buf, len, "-");
-	cJSON_Delete(s);
-	if (!env || !quoted)
-		goto out;
-	snprintf(body, sizeof(body), "{\"model\":%s,\"n_ctx\":4096}", quoted);
-	req.body = body;
-	req.body_len = strlen(body);
-	api_estimate(env, &req, &r);
-	if (r.status == 200) {
-		const cJSON *band, *util;
-		j = cJSON_ParseWithLength(r.body ? r.body : r.borrowed_body, r.len);
-		band = cJSON_GetObjectItemCaseSensitive(j, "fit_band");
-		util = cJSON_GetObjectItemCaseSensitive(j, "utilization");
+	if (!me || api_plan_input_set_entry(in, me) != 0)
+		return;
+	api_estimate_request_init(&rq);
+	rq.n_ctx = 4096;
+	rq.has_n_ctx = true;
+	if (api_estimate_resolved(env, in, &rq, &j, &r) == 0) {
+		const cJSON *band = cJSON_GetObjectItemCaseSensitive(j, "fit_band");
+		const cJSON *util = cJSON_GetObjectItemCaseSensitive(j, "utilization");
 		if (cJSON_IsString(band) && cJSON_IsNumber(util))
 			snprintf(buf, len, "%s %.0f%%", band->valuestring, util->valuedouble * 100);
-		cJSON_Delete(j);
 	}
+	cJSON_Delete(j);
 	api_reply_reset(&r);
-out:
-	free(quoted);
 }
 
+/* One line a model: id, source, format, size, parameters and, with fit_env, the fit here.
+ * Returns the exit status. */
 static int print_summary(const struct api_reply *r, const struct api_env *fit_env)
 {
 	cJSON *j = cJSON_ParseWithLength(r->body ? r->body : r->borrowed_body, r->len);
 	const cJSON *models = cJSON_GetObjectItemCaseSensitive(j, "models");
 	const cJSON *when = cJSON_GetObjectItemCaseSensitive(j, "scanned_at");
 	const cJSON *m;
+	struct api_plan_input *in = NULL;
 	int width = 2;
 
 	if (!j) {
@@ -136,6 +136,13 @@ static int print_summary(const struct api_reply *r, const struct api_env *fit_en
 			       "listed\n",
 			       m->string);
 	}
+	if (fit_env && fit_env->models) {
+		/* The machine is resolved once; a failure leaves the column at "-". */
+		struct api_reply err = {0};
+		if (api_machine_input(fit_env, NULL, NULL, &in, &err) != 0)
+			in = NULL;
+		api_reply_reset(&err);
+	}
 	if (cJSON_GetArraySize(models) > 0)
 		printf("%-*s  %-10s  %-12s  %10s  %-7s  %s\n", width, "ID", "SOURCE", "FORMAT",
 		       "SIZE", "PARAMS", fit_env ? "FIT (Q4_K_M, 4k, here)" : "");
@@ -152,15 +159,16 @@ static int print_summary(const struct api_reply *r, const struct api_env *fit_en
 			snprintf(p, sizeof(p), "%.3gB", params->valuedouble);
 		else
 			snprintf(p, sizeof(p), "-");
-		if (fit_env && cJSON_IsString(id) && cJSON_IsString(where) &&
+		if (in && cJSON_IsString(id) && cJSON_IsString(where) &&
 		    strcmp(where->valuestring, "catalog") == 0)
-			fit_text(fit_env, id->valuestring, fit, sizeof(fit));
+			fit_text(fit_env, in, id->valuestring, fit, sizeof(fit));
 		printf("%-*s  %-10s  %-12s  %10s  %-7s  %s\n", width,
 		       cJSON_IsString(id) ? id->valuestring : "?",
 		       cJSON_IsString(where) ? where->valuestring : "?",
 		       cJSON_IsString(format) ? format->valuestring : "?", size, p,
 		       fit_env ? fit : "");
 	}
+	api_plan_input_free(in);
 	cJSON_Delete(j);
 	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -268,6 +269,25 @@ START_TEST(each_format_prints_and_bad_options_are_usage_errors)
 		ck_assert_msg(strstr(out, "meta-llama/Llama-3.2-1B") &&
 				      strstr(out, " comfortable "),
 			      "%s", out);
+		/* The percentage is `rigfit estimate`'s utilization for the same question (the
+		 * free memory moves between the two scans: one point either way). */
+		{
+			const char *est[] = {t_bin(), "estimate",   "Llama-3.2-1B", "--ctx",
+					     "4096",  "--profiles", profiles,       NULL};
+			char *eout = NULL;
+			const char *pct = strstr(out, " comfortable ");
+			cJSON *ej;
+			const cJSON *u;
+			ck_assert_int_eq(t_run(est, &eout, NULL, 30000), 0);
+			ej = cJSON_Parse(eout);
+			u = cJSON_GetObjectItemCaseSensitive(ej, "utilization");
+			ck_assert_msg(cJSON_IsNumber(u), "%s", eout);
+			ck_assert_msg(fabs(atof(pct + strlen(" comfortable ")) -
+					   u->valuedouble * 100) <= 1.0,
+				      "%s against %g", out, u->valuedouble);
+			cJSON_Delete(ej);
+			free(eout);
+		}
 		free(out);
 		out = NULL;
 	}
