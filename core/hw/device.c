@@ -339,13 +339,27 @@ static int find_candidates_indexed(const struct device_table *t, const char *qke
 	return n;
 }
 
-static int find_candidates(const struct device_table *t, const char *qkey, int qsize,
-			   const struct device_profile **cands)
+/* A name's key is the query's. */
+static bool key_is(const char *key, const char *qkey)
+{
+	return strcmp(key, qkey) == 0;
+}
+
+/* A name's key is one series word and then the query's ("rtx 4090" for "4090"). */
+static bool key_is_series_of(const char *key, const char *qkey)
+{
+	const char *sp = strchr(key, ' ');
+	return sp && strcmp(sp + 1, qkey) == 0;
+}
+
+/* The entries with a name whose key matches qkey (an entry counts once, at its first name that
+ * matches), in the table's order; at most MAX_CANDIDATES are stored, all are counted. */
+static int scan_names(const struct device_table *t, const char *qkey, int qsize,
+		      bool (*match)(const char *key, const char *qkey),
+		      const struct device_profile **cands)
 {
 	int n = 0;
 
-	if (t && t->name_keys)
-		return find_candidates_indexed(t, qkey, qsize, cands);
 	for (int e = 0; t && e < t->n; e++) {
 		const struct device_profile *p = &t->devices[e];
 		for (int i = 0; i < entry_n_names(p); i++) {
@@ -355,7 +369,7 @@ static int find_candidates(const struct device_table *t, const char *qkey, int q
 
 			if (!nm[0] || device_normalize(nm, key, sizeof(key), &asize) < 0)
 				continue;
-			if (strcmp(key, qkey) != 0 || !size_ok(p, asize, qsize))
+			if (!match(key, qkey) || !size_ok(p, asize, qsize))
 				continue;
 			if (n < MAX_CANDIDATES)
 				cands[n] = p;
@@ -364,6 +378,14 @@ static int find_candidates(const struct device_table *t, const char *qkey, int q
 		}
 	}
 	return n;
+}
+
+static int find_candidates(const struct device_table *t, const char *qkey, int qsize,
+			   const struct device_profile **cands)
+{
+	if (t && t->name_keys)
+		return find_candidates_indexed(t, qkey, qsize, cands);
+	return scan_names(t, qkey, qsize, key_is, cands);
 }
 
 /* Picks the candidate whose nominal memory is closest to mem_bytes, within 15%, and clearly
@@ -418,6 +440,29 @@ static int find_forms(const struct device_table *t, const char *qkey, int qsize,
 	return n;
 }
 
+/* The entries with a name that is one series word and then qkey, a model number as people
+ * type it ("4090": "RTX 4090", not "RTX 4090 D" or "RTX 4090 Laptop"; "A6000": "RTX A6000";
+ * "M2": "Apple M2"; "MI300X": "Instinct MI300X"). Only asked when no name is qkey itself, so
+ * the walk over every name (no index) costs nothing on the common path. */
+static int find_series(const struct device_table *t, const char *qkey, int qsize,
+		       const struct device_profile **cands)
+{
+	return scan_names(t, qkey, qsize, key_is_series_of, cands);
+}
+
+/* The entries a query names: its exact names, else its form factors, else its series. */
+static int find_named(const struct device_table *t, const char *qkey, int qsize,
+		      const struct device_profile **cands)
+{
+	int n = find_candidates(t, qkey, qsize, cands);
+
+	if (n == 0)
+		n = find_forms(t, qkey, qsize, cands);
+	if (n == 0)
+		n = find_series(t, qkey, qsize, cands);
+	return n;
+}
+
 int device_resolve_mem(const struct device_table *t, const char *reported_name,
 		       int64_t memory_total_bytes, const struct device_profile **out)
 {
@@ -431,9 +476,7 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 	rc = device_normalize(reported_name, key, sizeof(key), &qsize);
 	if (rc < 0)
 		return rc;
-	n = find_candidates(t, key, qsize, cands);
-	if (n == 0)
-		n = find_forms(t, key, qsize, cands);
+	n = find_named(t, key, qsize, cands);
 	if (n == 0)
 		return RF_E_NOT_FOUND;
 	if (n == 1) {
@@ -458,9 +501,7 @@ int device_variants(const struct device_table *t, const char *name,
 
 	if (!t || !name || !out || max <= 0 || device_normalize(name, key, sizeof(key), &qsize) < 0)
 		return 0;
-	n = find_candidates(t, key, qsize, cands);
-	if (n == 0)
-		n = find_forms(t, key, qsize, cands);
+	n = find_named(t, key, qsize, cands);
 	if (n < 2)
 		return 0;
 	if (n > MAX_CANDIDATES)

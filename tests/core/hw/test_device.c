@@ -184,6 +184,26 @@ START_TEST(near_misses_do_not_resolve_to_the_wrong_part)
 }
 END_TEST
 
+/* A model number without its series word, as people type it, is the part whose name is the
+ * series and that number: "4090" is the desktop RTX 4090, never the 4090 D or the laptop
+ * part, which keep their own words. */
+START_TEST(bare_model_numbers_name_their_part)
+{
+	ck_assert_str_eq(resolve_id("4090", -1), "rtx-4090");
+	ck_assert_str_eq(resolve_id("4090 D", -1), "rtx-4090-d");
+	ck_assert_str_eq(resolve_id("4090 Laptop", -1), "rtx-4090-laptop");
+	ck_assert_str_eq(resolve_id("3090", -1), "rtx-3090");
+	ck_assert_str_eq(resolve_id("A6000", -1), "rtx-a6000");
+	ck_assert_str_eq(resolve_id("MI300X", -1), "mi300x");
+	ck_assert_str_eq(resolve_id("M2 Max", -1), "apple-m2-max");
+	/* A size still has to be one the part has. */
+	ck_assert_str_eq(resolve_id("4090 48GB", -1), "(none)");
+	/* More than one series word is not a bare number ("Ryzen 9 7900" is no GPU's name). */
+	ck_assert_str_eq(resolve_id("7900", -1), "(none)");
+	ck_assert_str_eq(resolve_id("409", -1), "(none)");
+}
+END_TEST
+
 START_TEST(detected_memory_picks_between_variants_with_one_name)
 {
 	/* nvidia-smi prints "NVIDIA GeForce RTX 3080" for the 10 GB and the 12 GB card. */
@@ -578,6 +598,7 @@ Suite *device_suite(void)
 	tcase_add_test(tc, bandwidth_from_bus_width_and_clock);
 	tcase_add_test(tc, tool_names_and_short_names_resolve);
 	tcase_add_test(tc, near_misses_do_not_resolve_to_the_wrong_part);
+	tcase_add_test(tc, bare_model_numbers_name_their_part);
 	tcase_add_test(tc, detected_memory_picks_between_variants_with_one_name);
 	tcase_add_test(tc, shipped_table_is_large_unique_and_every_alias_resolves_to_its_entry);
 	tcase_add_test(tc, every_device_of_the_calibration_files_is_present);
