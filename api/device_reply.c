@@ -12,7 +12,7 @@ int api_device_unknown(struct api_reply *out, const struct device_table *t, cons
 {
 	const struct device_profile *v[6];
 	int nv = device_variants(t, name, v, 6);
-	const char *near = nv ? NULL : device_suggest(t, name);
+	const char *near = nv ? NULL : device_suggest(t, name, for_memory);
 	char hint[200] = "";
 
 	if (nv) {

@@ -186,7 +186,7 @@ static void offer_tails(struct rf_suggest_search *s, const char *name)
 			rf_suggest_offer(s, sp + 1);
 }
 
-const char *device_suggest(const struct device_table *t, const char *name)
+const char *device_suggest(const struct device_table *t, const char *name, bool accelerators_only)
 {
 	struct rf_suggest_search s;
 
@@ -195,6 +195,8 @@ const char *device_suggest(const struct device_table *t, const char *name)
 	rf_suggest_begin(&s, name);
 	for (int i = 0; i < t->n; i++) {
 		const struct device_profile *p = &t->devices[i];
+		if (accelerators_only && p->kind == DEVICE_KIND_CPU)
+			continue;
 		rf_suggest_offer(&s, p->id);
 		rf_suggest_offer(&s, p->name);
 		offer_tails(&s, p->name);
@@ -345,6 +347,18 @@ static bool key_is(const char *key, const char *qkey)
 	return strcmp(key, qkey) == 0;
 }
 
+/* A name's key is the query's followed by more words, perhaps after one series word ("rx 7900
+ * xtx" for "RX 7900" or "7900"). */
+static bool key_extends(const char *key, const char *qkey)
+{
+	size_t ql = strlen(qkey);
+	const char *sp = strchr(key, ' ');
+
+	if (strncmp(key, qkey, ql) == 0 && key[ql] == ' ')
+		return true;
+	return sp && strncmp(sp + 1, qkey, ql) == 0 && sp[1 + ql] == ' ';
+}
+
 /* A name's key is one series word and then the query's ("rtx 4090" for "4090"). */
 static bool key_is_series_of(const char *key, const char *qkey)
 {
@@ -477,9 +491,14 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 	if (rc < 0)
 		return rc;
 	n = find_named(t, key, qsize, cands);
-	if (n == 0)
+	if (n == 0 && memory_total_bytes > 0) {
+		/* A name that begins parts' names ("RX 7900"): the one the memory tells. */
+		n = scan_names(t, key, qsize, key_extends, cands);
+		if (n == 0)
+			return RF_E_NOT_FOUND;
+	} else if (n == 0) {
 		return RF_E_NOT_FOUND;
-	if (n == 1) {
+	} else if (n == 1) {
 		*out = cands[0];
 		return 0;
 	}
@@ -502,6 +521,10 @@ int device_variants(const struct device_table *t, const char *name,
 	if (!t || !name || !out || max <= 0 || device_normalize(name, key, sizeof(key), &qsize) < 0)
 		return 0;
 	n = find_named(t, key, qsize, cands);
+	/* A name no part has, that begins several parts' names: those parts ("RX 7900": the XTX,
+	 * the XT and the GRE). Listed, never picked: the words left out tell them apart. */
+	if (n == 0)
+		n = scan_names(t, key, qsize, key_extends, cands);
 	if (n < 2)
 		return 0;
 	if (n > MAX_CANDIDATES)

@@ -151,8 +151,9 @@ int device_variants(const struct device_table *t, const char *name,
 const char *device_short_name(const struct device_profile *p);
 
 /* Returns the id, name or alias of t closest to a mistyped name (core/suggest.h's typo rule),
- * or NULL when none is close or name is one of them. */
-const char *device_suggest(const struct device_table *t, const char *name);
+ * or NULL when none is close or name is one of them; with accelerators_only, CPUs are not
+ * offered (a mistyped GPU's name is not a processor's). */
+const char *device_suggest(const struct device_table *t, const char *name, bool accelerators_only);
 
 /* Like device_resolve, but when several entries match, memory_total_bytes (from detection;
  * <= 0 unknown) picks the one whose nominal memory is closest, if it is within 15%. */

@@ -426,6 +426,16 @@ START_TEST(unknown_names_say_what_was_meant)
 			      !strstr(msg, "memory_total_bytes"),
 		      "%s", msg);
 	free(msg);
+	/* A name that begins several parts' names lists them; a GPU's name is never answered
+	 * with a processor's ("Ryzen 9 7900"). */
+	msg = refusal_of(GPU_NAMED("RX 7900"));
+	ck_assert_msg(strstr(msg, "'RX 7900 XT'") && strstr(msg, "'RX 7900 XTX'") &&
+			      !strstr(msg, "did you mean"),
+		      "%s", msg);
+	free(msg);
+	msg = refusal_of(GPU_NAMED("7900"));
+	ck_assert_msg(!strstr(msg, "Ryzen") && !strstr(msg, "'9 7900'"), "%s", msg);
+	free(msg);
 	/* Nothing close: the plain refusal. */
 	msg = refusal_of("{\"model\":\"zzz-unknown-model\"}");
 	ck_assert_ptr_null(strstr(msg, "did you mean"));

@@ -204,6 +204,33 @@ START_TEST(bare_model_numbers_name_their_part)
 }
 END_TEST
 
+/* A name that only begins parts' names ("RX 7900": the XT and the XTX) is listed as those
+ * parts, and resolved only where the memory tells which. */
+START_TEST(names_that_begin_several_parts_list_them)
+{
+	const struct device_profile *v[6];
+	int n = device_variants(shipped_table(), "RX 7900", v, 6);
+	bool xt = false, xtx = false;
+	const char *near;
+
+	ck_assert_int_ge(n, 2);
+	for (int i = 0; i < n; i++) {
+		xt |= strcmp(v[i]->id, "rx-7900-xt") == 0;
+		xtx |= strcmp(v[i]->id, "rx-7900-xtx") == 0;
+		ck_assert_msg(v[i]->kind != DEVICE_KIND_CPU, "%s", v[i]->id);
+	}
+	ck_assert(xt && xtx);
+	ck_assert_str_eq(resolve_id("RX 7900", -1), "(none)");
+	ck_assert_str_eq(resolve_id("RX 7900", 24 * GIB), "rx-7900-xtx");
+	ck_assert_str_eq(resolve_id("RX 7900", 20 * GIB), "rx-7900-xt");
+	/* A memory no listed part has is not rounded to one. */
+	ck_assert_str_eq(resolve_id("RX 7900", 64 * GIB), "(ambiguous)");
+	/* A mistyped GPU's name is never offered a processor's ("Ryzen 9 7900"). */
+	near = device_suggest(shipped_table(), "7900", true);
+	ck_assert_msg(!near || !strstr(near, "Ryzen"), "%s", near);
+}
+END_TEST
+
 START_TEST(detected_memory_picks_between_variants_with_one_name)
 {
 	/* nvidia-smi prints "NVIDIA GeForce RTX 3080" for the 10 GB and the 12 GB card. */
@@ -599,6 +626,7 @@ Suite *device_suite(void)
 	tcase_add_test(tc, tool_names_and_short_names_resolve);
 	tcase_add_test(tc, near_misses_do_not_resolve_to_the_wrong_part);
 	tcase_add_test(tc, bare_model_numbers_name_their_part);
+	tcase_add_test(tc, names_that_begin_several_parts_list_them);
 	tcase_add_test(tc, detected_memory_picks_between_variants_with_one_name);
 	tcase_add_test(tc, shipped_table_is_large_unique_and_every_alias_resolves_to_its_entry);
 	tcase_add_test(tc, every_device_of_the_calibration_files_is_present);
