@@ -98,6 +98,11 @@ int api_model_input(const struct api_env *env, const cJSON *model,
  * whose parameters cannot be counted). */
 int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry *me);
 
+/* What the model's checkpoint stores, as vLLM loads it without --quantization (enum
+ * vllm_precision): its quantization_config's format, gpt-oss's MXFP4 experts, else VLLM_BF16
+ * (plain 16-bit weights). */
+int api_plan_input_precision(const struct api_plan_input *in);
+
 /* Frees in; NULL is a no-op. */
 void api_plan_input_free(struct api_plan_input *in);
 

@@ -176,6 +176,19 @@ static int est_quant_precision(const struct hfq_config *q)
 	}
 }
 
+/* The format e's checkpoint stores (api_plan_input_precision). */
+static int est_own_precision(const struct est *e)
+{
+	if (e->quantized)
+		return est_quant_precision(&e->quant);
+	return strcmp(e->arch.llm_arch, "gpt-oss") == 0 ? VLLM_MXFP4 : VLLM_BF16;
+}
+
+int api_plan_input_precision(const struct api_plan_input *in)
+{
+	return est_own_precision(in->est);
+}
+
 int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
 {
 	struct vllm_setup s;
@@ -209,15 +222,15 @@ int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_r
 		n++;
 	}
 	est_vllm_setup(e, &s);
+	s.precision = e->rq.has_precision ? vllm_precision_parse(e->rq.precision) :
+					    est_own_precision(e);
 	if (e->rq.has_precision) {
-		s.precision = vllm_precision_parse(e->rq.precision);
+		/* as given */
 	} else if (e->quantized) {
-		s.precision = est_quant_precision(&e->quant);
 		est_assume(e,
 			   "precision: %s, as the checkpoint's quantization_config (%s) stores it",
 			   vllm_precision_name(s.precision), hfq_method_name(e->quant.method));
-	} else if (strcmp(e->arch.llm_arch, "gpt-oss") == 0) {
-		s.precision = VLLM_MXFP4;
+	} else if (s.precision == VLLM_MXFP4) {
 		est_assume(e, "precision: mxfp4, as the gpt-oss checkpoint ships its experts");
 	} else {
 		est_assume(e, "precision: bf16 (the checkpoint's dtype) as none was given");

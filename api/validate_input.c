@@ -556,9 +556,14 @@ void val_check_config(const struct val_cfg *c, const struct api_plan_input *in,
 	out->fa_on = c->has_fa && c->flash_attn;
 	out->rope_on = c->rope > 0;
 	out->rope_scale = c->rope_scale;
+	out->own_precision = -1;
 	if (c->vllm) {
 		struct vllm_setup *v = &out->v;
 		vllm_setup_default(v);
+		if (in) {
+			out->own_precision = api_plan_input_precision(in);
+			out->entry = in->entry;
+		}
 		if (c->quant[0])
 			v->precision = vllm_precision_parse(c->quant);
 		if (c->has_tp)

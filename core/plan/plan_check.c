@@ -482,6 +482,43 @@ static int vllm_best_tp(int64_t heads, int64_t kv_heads, int max)
 	return 1;
 }
 
+/* vLLM stops at start-up when the config's quantization is not what the checkpoint it loads
+ * can be: AWQ on a bf16 repository (vLLM issue 1419), or a --quantization that a quantized
+ * checkpoint's own quantization_config does not name. Adds the finding and returns true. */
+static bool vllm_unloadable(const struct plan_check_config *c, struct plan_check_answer *out)
+{
+	const char *own, *want, *repo;
+	struct plan_check_finding *f;
+
+	if (!c->quant_given || c->own_precision < 0 ||
+	    plan_vllm_loadable(c->entry, c->own_precision, c->v.precision, &repo))
+		return false;
+	if (!(f = plan_check_add(out, "quantization_needs_checkpoint", true, "quantization")))
+		return false;
+	own = vllm_precision_name(c->own_precision);
+	want = vllm_precision_name(c->v.precision);
+	if (c->own_precision == VLLM_BF16 || c->own_precision == VLLM_FP16 ||
+	    c->own_precision == VLLM_FP32) {
+		text(f->message,
+		     "vLLM loads %s only from a checkpoint already in that format, and %s has "
+		     "%s weights with no %s checkpoint the catalog knows: vLLM stops at start-up",
+		     want, c->entry ? c->entry->id : "this model", own, want);
+		text(f->suggestion,
+		     "serve a %s checkpoint of the model (its folder or Hub id, whose config.json "
+		     "names it), or set quantization fp8, which vLLM applies on load",
+		     want);
+	} else {
+		text(f->message,
+		     "the checkpoint is quantized as %s (its quantization_config), and vLLM refuses "
+		     "a quantization it does not name (%s)",
+		     own, want);
+		text(f->suggestion,
+		     "set quantization null (or %s): vLLM reads it from the checkpoint", own);
+	}
+	out->layout_refused = true;
+	return true;
+}
+
 bool plan_check_vllm_layout(const struct model_arch *a, const struct plan_check_machine *hw,
 			    const struct plan_check_config *c, struct plan_check_answer *out)
 {
@@ -498,6 +535,8 @@ bool plan_check_vllm_layout(const struct model_arch *a, const struct plan_check_
 		out->layout_refused = true;
 		return true;
 	}
+	if (vllm_unloadable(c, out))
+		return true;
 	if (tp * pp > n &&
 	    (f = plan_check_add(out, "parallel_over_gpus", true,
 				tp <= n ? "pipeline_parallel_size" : "tensor_parallel_size")))

@@ -16,7 +16,7 @@
  * gpu_layers_over_model, kv_quant_needs_flash_attn, backend_unavailable, thermal_risk,
  * unknown_model (the route's: the model could not be named), tensor_split_overloads_gpu;
  * vLLM's vram_not_free, kv_capacity_exceeded, cuda_graphs_exceeded, parallel_over_gpus,
- * tp_not_dividing_heads.
+ * tp_not_dividing_heads, quantization_needs_checkpoint.
  *
  * Pure: no I/O. plan_check allocates its working set (weights, the planner's answer) and frees
  * it before returning.
@@ -75,6 +75,11 @@ struct plan_check_config {
 	 * checkpoint's own quantization included) and which were given. */
 	struct vllm_setup v;
 	bool has_tp, has_pp, has_mml, has_util, kv_fp8;
+	/* vLLM: what the model's checkpoint stores (enum vllm_precision; VLLM_BF16 for plain
+	 * weights; -1 unknown: not checked) and its catalog entry (NULL: outside the catalog),
+	 * for whether the config's quantization can be loaded (plan_vllm_loadable). */
+	int own_precision;
+	const struct model_entry *entry;
 };
 
 /* The machine: the evaluator's (plan_input's), with the snapshot's facts the rules read
@@ -113,8 +118,9 @@ int plan_check(const struct plan_model *m, const struct plan_check_machine *hw,
 	       struct plan_check_answer *out /* IN/OUT */);
 
 /* vLLM's layout rules, which vLLM applies before it loads anything: a machine without CUDA or
- * ROCm GPUs, tensor_parallel_size x pipeline_parallel_size against the GPUs and the model's
- * heads (a: the validated architecture). Adds the finding to out, sets out->layout_refused and
+ * ROCm GPUs, a quantization the checkpoint cannot be loaded in, tensor_parallel_size x
+ * pipeline_parallel_size against the GPUs and the model's heads (a: the validated
+ * architecture). Adds the finding to out, sets out->layout_refused and
  * returns true when one failed. A route asks this before the estimate it shows; plan_check
  * then adds the memory rules unless the layout was refused. */
 bool plan_check_vllm_layout(const struct model_arch *a, const struct plan_check_machine *hw,

@@ -21,6 +21,33 @@ unsigned plan_vllm_missing(const struct model_entry *m)
 	return model_ckpt_repo(m, MODEL_CKPT_AWQ) ? 0u : 1u << PLAN_VLLM_AWQ;
 }
 
+bool plan_vllm_loadable(const struct model_entry *m, int own, int p, const char **repo)
+{
+	const bool plain = own == VLLM_BF16 || own == VLLM_FP16 || own == VLLM_FP32;
+
+	*repo = NULL;
+	if (p == own)
+		return true;
+	if (!plain)
+		return false;
+	switch (p) {
+	case VLLM_BF16:
+	case VLLM_FP16:
+	case VLLM_FP32:
+	case VLLM_FP8:
+	case VLLM_BNB4:
+		return true;
+	case VLLM_AWQ:
+		*repo = model_ckpt_repo(m, MODEL_CKPT_AWQ);
+		return *repo != NULL;
+	case VLLM_GPTQ:
+		*repo = model_ckpt_repo(m, MODEL_CKPT_GPTQ);
+		return *repo != NULL;
+	default:
+		return false;
+	}
+}
+
 int plan_vllm_checkpoint(const struct model_entry *m, const char *model_id, enum plan_vllm_format f,
 			 struct plan_vllm_ckpt *out)
 {

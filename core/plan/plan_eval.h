@@ -68,6 +68,16 @@ const char *plan_vllm_format_flag(enum plan_vllm_format f);
  * and fp8 vLLM also quantizes on load (--quantization fp8), so neither is ever missing. */
 unsigned plan_vllm_missing(const struct model_entry *m);
 
+/* Whether vLLM loads weights in precision p (enum vllm_precision) for a model whose checkpoint
+ * stores own (enum vllm_precision: VLLM_BF16 for plain 16-bit weights), catalog model m (NULL:
+ * outside the catalog) listing its checkpoints. 16-bit weights cast to bf16, fp16 or fp32 and
+ * vLLM quantizes them on load to fp8 or bitsandbytes; AWQ and GPTQ load only from a
+ * checkpoint already in that format (vLLM stops at start-up on a bf16 one): the model's own,
+ * or the catalog's of m; int8 and mxfp4 only from the model's own. A quantized checkpoint
+ * loads only as itself (vLLM refuses a --quantization its quantization_config does not
+ * name). Writes the catalog's repository to serve into *repo when one is needed (else NULL). */
+bool plan_vllm_loadable(const struct model_entry *m, int own, int p, const char **repo /* OUT */);
+
 /* What vllm serve loads for one format. */
 struct plan_vllm_ckpt {
 	const char *repo;         /* the repository (or id) to serve */

@@ -279,6 +279,63 @@ START_TEST(tensor_parallel_must_divide_the_heads_and_fit_the_gpus)
 }
 END_TEST
 
+/* An AWQ checkpoint of Qwen2.5-7B (its config.json) with the quantization q. */
+#define QWEN_AWQ_WITH(q)                                                                           \
+	"{\"runtime\":\"vllm\",\"model\":{\"architecture\":{\"model_type\":\"qwen2\","             \
+	"\"hidden_size\":3584,\"intermediate_size\":18944,\"num_hidden_layers\":28,"               \
+	"\"num_attention_heads\":28,\"num_key_value_heads\":4,\"vocab_size\":152064,"              \
+	"\"torch_dtype\":\"float16\",\"quantization_config\":{\"quant_method\":\"awq\","           \
+	"\"bits\":4,\"group_size\":128}}},\"settings\":{\"quantization\":\"" q "\","               \
+	"\"max_model_len\":8192},\"hardware_profile\":\"h100-sxm\"}"
+
+/* vLLM loads AWQ and GPTQ only from a checkpoint already in that format (vLLM issue 1419):
+ * on a bf16 repository it stops at start-up. A catalog model with an AWQ checkpoint is served
+ * from it; one without is refused; fp8 and bitsandbytes are quantized on load; a quantized
+ * checkpoint loads only as itself. */
+START_TEST(a_quantization_needs_a_checkpoint_in_that_format)
+{
+	const char *hw = "\"hardware_profile\":\"h100-sxm\"";
+	const cJSON *k;
+	cJSON *j;
+
+	/* Qwen3-30B-A3B: the catalog lists no AWQ or GPTQ checkpoint of it. */
+	j = validate_cfg("Qwen/Qwen3-30B-A3B", "\"quantization\":\"awq\",\"max_model_len\":8192",
+			 hw);
+	k = expect_error(j, "quantization_needs_checkpoint", "settings.quantization");
+	ck_assert_ptr_nonnull(strstr(str_of(k, "message"), "stops at start-up"));
+	ck_assert_ptr_nonnull(strstr(str_of(k, "suggestion"), "fp8"));
+	/* Refused before anything loads: no memory rule is asked. */
+	ck_assert_ptr_null(find(j, "vram_exceeded", true));
+	cJSON_Delete(j);
+	j = validate_cfg("Qwen/Qwen3-30B-A3B", "\"quantization\":\"gptq\",\"max_model_len\":8192",
+			 hw);
+	expect_error(j, "quantization_needs_checkpoint", "settings.quantization");
+	cJSON_Delete(j);
+	/* Quantized on load. */
+	for (int i = 0; i < 2; i++) {
+		char set[96];
+		snprintf(set, sizeof(set), "\"quantization\":\"%s\",\"max_model_len\":8192",
+			 i ? "bitsandbytes" : "fp8");
+		j = validate_cfg("Qwen/Qwen3-30B-A3B", set, hw);
+		ck_assert_ptr_null(find(j, "quantization_needs_checkpoint", true));
+		cJSON_Delete(j);
+	}
+	/* Llama 3.1 70B: the catalog's AWQ checkpoint is what /api/config serves. */
+	j = validate_cfg("meta-llama/Llama-3.1-70B",
+			 "\"quantization\":\"awq\",\"max_model_len\":8192", hw);
+	ck_assert_ptr_null(find(j, "quantization_needs_checkpoint", true));
+	cJSON_Delete(j);
+	/* An AWQ checkpoint loads as AWQ, never as fp8. */
+	j = validate(QWEN_AWQ_WITH("awq"));
+	ck_assert_ptr_null(find(j, "quantization_needs_checkpoint", true));
+	cJSON_Delete(j);
+	j = validate(QWEN_AWQ_WITH("fp8"));
+	k = expect_error(j, "quantization_needs_checkpoint", "settings.quantization");
+	ck_assert_ptr_nonnull(strstr(str_of(k, "message"), "quantized as awq"));
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(utilization_above_free_memory_is_refused)
 {
 	/* An RTX 4090 with 12 GiB of its 24 in use by another program. */
@@ -373,6 +430,7 @@ Suite *validate_vllm_suite(void)
 	tcase_add_test(tc, a_70b_in_bf16_on_one_24gb_card_does_not_start);
 	tcase_add_test(tc, max_model_len_above_the_kv_capacity_names_the_capacity);
 	tcase_add_test(tc, tensor_parallel_must_divide_the_heads_and_fit_the_gpus);
+	tcase_add_test(tc, a_quantization_needs_a_checkpoint_in_that_format);
 	tcase_add_test(tc, utilization_above_free_memory_is_refused);
 	tcase_add_test(tc, headroom_and_parse_errors);
 	suite_add_tcase(s, tc);
