@@ -299,6 +299,8 @@ int device_table_index(struct device_table *t)
 			keys[n_keys].size_gib = asize;
 			keys[n_keys].off = used;
 			keys[n_keys].hash = key_hash(key);
+			keys[n_keys].tail_hash = strchr(key, ' ') ? key_hash(strchr(key, ' ') + 1) :
+								    0;
 			n_keys++;
 			used += len;
 		}
@@ -367,14 +369,30 @@ static bool key_is_series_of(const char *key, const char *qkey)
 }
 
 /* The entries with a name whose key matches qkey (an entry counts once, at its first name that
- * matches), in the table's order; at most MAX_CANDIDATES are stored, all are counted. */
+ * matches), in the table's order; at most MAX_CANDIDATES are stored, all are counted. With
+ * by_tail, only the names whose key after its first word hashes as qkey are compared (the
+ * index has that hash: key_is_series_of's lookups cost a pass over integers). */
 static int scan_names(const struct device_table *t, const char *qkey, int qsize,
-		      bool (*match)(const char *key, const char *qkey),
+		      bool (*match)(const char *key, const char *qkey), bool by_tail,
 		      const struct device_profile **cands)
 {
-	int n = 0;
+	const uint32_t qhash = by_tail ? key_hash(qkey) : 0;
+	int n = 0, last = -1;
 
-	for (int e = 0; t && e < t->n; e++) {
+	/* The index holds every name's key already normalised. */
+	for (size_t k = 0; t && t->name_keys && k < t->n_name_keys; k++) {
+		const struct device_name_key *nk = &t->name_keys[k];
+		const struct device_profile *p = &t->devices[nk->entry];
+
+		if ((by_tail && nk->tail_hash != qhash) || nk->entry == last ||
+		    !match(t->name_keys_pool + nk->off, qkey) || !size_ok(p, nk->size_gib, qsize))
+			continue;
+		if (n < MAX_CANDIDATES)
+			cands[n] = p;
+		n++;
+		last = nk->entry;
+	}
+	for (int e = 0; t && !t->name_keys && e < t->n; e++) {
 		const struct device_profile *p = &t->devices[e];
 		for (int i = 0; i < entry_n_names(p); i++) {
 			char key[DEVICE_KEY_LEN];
@@ -399,7 +417,7 @@ static int find_candidates(const struct device_table *t, const char *qkey, int q
 {
 	if (t && t->name_keys)
 		return find_candidates_indexed(t, qkey, qsize, cands);
-	return scan_names(t, qkey, qsize, key_is, cands);
+	return scan_names(t, qkey, qsize, key_is, false, cands);
 }
 
 /* Picks the candidate whose nominal memory is closest to mem_bytes, within 15%, and clearly
@@ -461,7 +479,7 @@ static int find_forms(const struct device_table *t, const char *qkey, int qsize,
 static int find_series(const struct device_table *t, const char *qkey, int qsize,
 		       const struct device_profile **cands)
 {
-	return scan_names(t, qkey, qsize, key_is_series_of, cands);
+	return scan_names(t, qkey, qsize, key_is_series_of, true, cands);
 }
 
 /* The entries a query names: its exact names, else its form factors, else its series. */
@@ -493,7 +511,7 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 	n = find_named(t, key, qsize, cands);
 	if (n == 0 && memory_total_bytes > 0) {
 		/* A name that begins parts' names ("RX 7900"): the one the memory tells. */
-		n = scan_names(t, key, qsize, key_extends, cands);
+		n = scan_names(t, key, qsize, key_extends, false, cands);
 		if (n == 0)
 			return RF_E_NOT_FOUND;
 	} else if (n == 0) {
@@ -524,7 +542,7 @@ int device_variants(const struct device_table *t, const char *name,
 	/* A name no part has, that begins several parts' names: those parts ("RX 7900": the XTX,
 	 * the XT and the GRE). Listed, never picked: the words left out tell them apart. */
 	if (n == 0)
-		n = scan_names(t, key, qsize, key_extends, cands);
+		n = scan_names(t, key, qsize, key_extends, false, cands);
 	if (n < 2)
 		return 0;
 	if (n > MAX_CANDIDATES)

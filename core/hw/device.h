@@ -97,6 +97,7 @@ struct device_name_key {
 	int size_gib;  /* the memory size the name carries; 0: none */
 	size_t off;    /* the key: a NUL-terminated string at name_keys_pool + off */
 	uint32_t hash; /* of the key (FNV-1a): a lookup compares strings only where it matches */
+	uint32_t tail_hash; /* of the key after its first word ("4090" of "rtx 4090"); 0: one word */
 };
 
 /* A loaded devices.json: n entries in devices (malloc'd by the loader, freed by
