@@ -107,6 +107,7 @@ struct rec_plan_hit {
 	bool chat;         /* tuned to follow instructions */
 	struct plan_choice best;
 	struct plan_rank_score score;
+	char objective[PLAN_OBJECTIVE_LEN]; /* as the planner stated it for this model */
 };
 
 /* An entry: the estimate request's settings (so the entry can be asked of /api/estimate as it
@@ -269,6 +270,8 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 		hits[n_hits].shown = chat && model_chat_id(m) ? model_chat_id(m) : m->id;
 		hits[n_hits].chat = chat && model_chat_id(m) != NULL;
 		hits[n_hits].best = ans->best;
+		snprintf(hits[n_hits].objective, sizeof(hits[n_hits].objective), "%s",
+			 ans->objective);
 		plan_rank_inference(m->params_b, ans->best.kld, ans->best.res.decode_tps,
 				    ans->best.res.mem.utilization, &hits[n_hits].score);
 		order[n_hits].id = m->id;
@@ -291,7 +294,10 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 	cJSON_AddNumberToObject(root, "below_speed_floor", (double)slow);
 	cJSON_AddNumberToObject(root, "stale_left_out", (double)stale);
 	cJSON_AddNumberToObject(root, "setups_evaluated", (double)evaluated);
-	cJSON_AddStringToObject(root, "objective", ans->objective);
+	/* The objective the first recommendation was planned under (the last model's, which may
+	 * not have fitted at all, states no floor it met). */
+	cJSON_AddStringToObject(root, "objective",
+				n_hits ? hits[order[0].index].objective : ans->objective);
 	cJSON_AddStringToObject(
 		root, "scoring",
 		chat ? "instruction-tuned models first (chat), then score = quality (10 x log2(1 + "

@@ -208,6 +208,11 @@ START_TEST(rtx_4090_inference_ranks_models_that_fit)
 	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "recommendations")),
 			 5);
 	ck_assert_str_eq(str(j, "task"), "text-generation");
+	/* The objective stated is the one the recommendations were planned under: general use's
+	 * context and the usable speed, whatever the catalog's last model made of them. */
+	ck_assert_msg(strstr(str(j, "objective"), "n_ctx >= 8192") &&
+			      strstr(str(j, "objective"), "decode >= 5.0 tokens/s"),
+		      "%s", str(j, "objective"));
 	cJSON_Delete(j);
 }
 END_TEST
