@@ -15,6 +15,8 @@
  * The answer carries the seed's shape and ModelForge's flat one with the same values, and
  * settings equals recommended_settings; its estimate block is /api/estimate's answer for the
  * recommended setup, asked in structs on the same resolved machine (api_estimate_resolved).
+ * api_ft_detect_ask is the whole answer from the parsed question (resolve once, plan, render):
+ * the route and ModelForge's session routes (api/finetune_session.c) both answer with it.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -29,6 +31,7 @@
 #include "api/estimate_request.h"
 #include "api/finetune_detect.h"
 #include "api/json_alloc.h"
+#include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_memo.h"
 #include "core/hw/classify.h"
@@ -60,55 +63,37 @@ static const char *const fd_tasks[] = {"text-generation", "summarization",
 				       "extractive-question-answering", "question-answering", NULL};
 static const char *const fd_tiers[] = {"low_end", "mid_range", "high_end", NULL};
 
-struct fd_request {
-	int task;
-	bool has_task;
-	int compute_specs;
-	bool has_compute_specs;
-	char hardware_profile[64];
-	bool has_hardware_profile;
-	int64_t max_seq_length;
-	bool has_max_seq_length;
-	int64_t effective_batch;
-	bool has_effective_batch;
-	int method;
-	bool has_method;
-	bool packing, has_packing;
-	int optimizer;
-	bool has_optimizer;
-};
-
 /* As enum train_mode orders them. */
 static const char *const fd_methods[] = {"full", "lora", "qlora", NULL};
 
 #define FD_F(name, kind, field, lo, hi, has)                                                       \
 	{                                                                                          \
-		name, kind, offsetof(struct fd_request, field), 0, lo, hi, false,                  \
-			offsetof(struct fd_request, has), NULL                                     \
+		name, kind, offsetof(struct api_ft_question, field), 0, lo, hi, false,             \
+			offsetof(struct api_ft_question, has), NULL                                \
 	}
 
 static const struct jm_field fd_fields[] = {
-	{"task", JM_ENUM, offsetof(struct fd_request, task), 0, 0, 0, true,
-	 offsetof(struct fd_request, has_task), fd_tasks},
-	{"compute_specs", JM_ENUM, offsetof(struct fd_request, compute_specs), 0, 0, 0, false,
-	 offsetof(struct fd_request, has_compute_specs), fd_tiers},
+	{"task", JM_ENUM, offsetof(struct api_ft_question, task), 0, 0, 0, true,
+	 offsetof(struct api_ft_question, has_task), fd_tasks},
+	{"compute_specs", JM_ENUM, offsetof(struct api_ft_question, compute_specs), 0, 0, 0, false,
+	 offsetof(struct api_ft_question, has_compute_specs), fd_tiers},
 	{"hardware", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
-	{"hardware_profile", JM_STRING, offsetof(struct fd_request, hardware_profile),
-	 sizeof(((struct fd_request *)0)->hardware_profile), 0, 0, false,
-	 offsetof(struct fd_request, has_hardware_profile), NULL},
+	{"hardware_profile", JM_STRING, offsetof(struct api_ft_question, hardware_profile),
+	 sizeof(((struct api_ft_question *)0)->hardware_profile), 0, 0, false,
+	 offsetof(struct api_ft_question, has_hardware_profile), NULL},
 	FD_F("max_seq_length", JM_INT, max_seq_length, 64, FD_MAX_SEQ, has_max_seq_length),
 	FD_F("effective_batch_size", JM_INT, effective_batch, 1, PLAN_FT_MAX_EFFECTIVE_BATCH,
 	     has_effective_batch),
-	{"method", JM_ENUM, offsetof(struct fd_request, method), 0, 0, 0, false,
-	 offsetof(struct fd_request, has_method), fd_methods},
+	{"method", JM_ENUM, offsetof(struct api_ft_question, method), 0, 0, 0, false,
+	 offsetof(struct api_ft_question, has_method), fd_methods},
 	FD_F("packing", JM_BOOL, packing, 0, 0, has_packing),
-	{"optimizer", JM_ENUM, offsetof(struct fd_request, optimizer), 0, 0, 0, false,
-	 offsetof(struct fd_request, has_optimizer), train_optimizer_choices},
+	{"optimizer", JM_ENUM, offsetof(struct api_ft_question, optimizer), 0, 0, 0, false,
+	 offsetof(struct api_ft_question, has_optimizer), train_optimizer_choices},
 };
 
 /* Everything one answer works on; large (a snapshot), so it lives on the heap. */
 struct fd {
-	struct fd_request rq;
+	struct api_ft_question rq;
 	struct api_plan_input *in;    /* the machine as every route resolves it (owned) */
 	const struct hw_snapshot *hw; /* in's machine */
 	const cJSON *hardware;        /* the request's "hardware", or NULL */
@@ -544,55 +529,47 @@ static void fd_assumptions(struct fd *f)
 			  "and no Unsloth");
 }
 
-int api_finetune_detect(const struct api_env *env, const struct api_request *req,
-			struct api_reply *out)
+int api_ft_question_parse(const struct api_request *req, struct api_ft_question *q, cJSON **body,
+			  struct api_reply *out)
 {
-	cJSON *body = NULL, *root = NULL, *possible, *options, *per, *est = NULL, *arr;
+	int rc;
+
+	*body = NULL;
+	memset(q, 0, sizeof(*q));
+	rc = jm_parse_body(req, false, body, out);
+	if (rc < 0)
+		return rc;
+	rc = jm_map(*body, fd_fields, sizeof(fd_fields) / sizeof(fd_fields[0]), q, out);
+	if (rc < 0) {
+		cJSON_Delete(*body);
+		*body = NULL;
+	}
+	return rc;
+}
+
+/* Plans the question of f on its machine (resolved) and renders the answer into root. Returns
+ * 0, or a negative rf_err with the envelope in out. */
+static int fd_answer(const struct api_env *env, struct fd *f, cJSON *root, struct api_reply *out)
+{
+	cJSON *possible, *options, *per, *est = NULL, *arr;
 	struct plan_ft_candidate *list = NULL;
 	const struct model_entry *rec = NULL;
 	const struct plan_ft_result *rec_plan = NULL;
 	const char *tier_id, *detected = NULL;
 	const struct api_tier *tier;
-	struct fd *f = NULL;
 	size_t n = 0;
 	int offered = 0, rc;
-	char *json;
 
-	rc = jm_parse_body(req, false, &body, out);
-	if (rc < 0)
-		return rc;
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
-		goto done;
-	}
-	rc = jm_map(body, fd_fields, sizeof(fd_fields) / sizeof(fd_fields[0]), &f->rq, out);
-	if (rc < 0)
-		goto done;
-	f->hardware = cJSON_GetObjectItemCaseSensitive(body, "hardware");
-	if (!env->tiers || !env->models || env->models->n == 0) {
-		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "%s is not loaded",
-			       !env->tiers ? "profiles/tiers.json" : "profiles/models.json");
-		goto done;
-	}
-	rc = fd_hardware(env, f, out);
-	if (rc < 0)
-		goto done;
 	/* The GPU that trains, as /api/estimate picks it (core/plan/plan_ft_machine.h). */
 	plan_ft_machine(f->hw, &f->in->machine, env->devices, &f->dev);
 	tier_id = fd_tier(f, &detected);
 	tier = api_tier_find(env->tiers, tier_id);
-	if (!tier) {
-		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "profiles/tiers.json has no tier %s",
-			       tier_id);
-		goto done;
-	}
+	if (!tier)
+		return api_error(out, RF_E_UNAVAILABLE, NULL, "profiles/tiers.json has no tier %s",
+				 tier_id);
 	list = calloc(env->models->n + 1, sizeof(*list));
-	root = cJSON_CreateObject();
-	if (!list || !root) {
-		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
-		goto done;
-	}
+	if (!list)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	rc = fd_plan_all(env, f, tier, list, &n);
 	if (rc < 0) {
 		rc = api_error(out, rc, NULL, NULL);
@@ -640,7 +617,6 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 			api_json_add(root, "estimate", est);
 		else
 			cJSON_AddNullToObject(root, "estimate");
-		est = NULL;
 		cJSON_AddNullToObject(root, "explanation");
 	} else {
 		cJSON_AddNullToObject(root, "settings");
@@ -667,20 +643,56 @@ int api_finetune_detect(const struct api_env *env, const struct api_request *req
 	arr = cJSON_AddArrayToObject(root, "assumptions");
 	for (int i = 0; arr && i < f->n_assumptions; i++)
 		api_json_append(arr, cJSON_CreateString(f->assumptions[i]));
-	json = cJSON_PrintUnformatted(root);
-	if (!json) {
-		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
-		goto done;
-	}
-	api_reply_json(out, 200, json);
 	rc = 0;
 done:
-	cJSON_Delete(est);
-	cJSON_Delete(root);
-	cJSON_Delete(body);
 	free(list);
-	if (f)
-		api_plan_input_free(f->in);
+	return rc;
+}
+
+int api_ft_detect_ask(const struct api_env *env, const struct api_ft_question *q,
+		      const cJSON *hardware, cJSON **result, struct api_reply *out)
+{
+	struct fd *f = calloc(1, sizeof(*f));
+	cJSON *root = NULL;
+	int rc;
+
+	*result = NULL;
+	if (!f)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	f->rq = *q;
+	f->hardware = hardware;
+	if (!env->tiers || !env->models || env->models->n == 0) {
+		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "%s is not loaded",
+			       !env->tiers ? "profiles/tiers.json" : "profiles/models.json");
+		goto done;
+	}
+	rc = fd_hardware(env, f, out);
+	if (rc < 0)
+		goto done;
+	root = cJSON_CreateObject();
+	rc = root ? fd_answer(env, f, root, out) : api_error(out, RF_E_NOMEM, NULL, NULL);
+	if (rc == 0) {
+		*result = root;
+		root = NULL;
+	}
+done:
+	cJSON_Delete(root);
+	api_plan_input_free(f->in);
 	free(f);
 	return rc;
+}
+
+int api_finetune_detect(const struct api_env *env, const struct api_request *req,
+			struct api_reply *out)
+{
+	struct api_ft_question q;
+	cJSON *body, *root;
+	int rc = api_ft_question_parse(req, &q, &body, out);
+
+	if (rc < 0)
+		return rc;
+	rc = api_ft_detect_ask(env, &q, cJSON_GetObjectItemCaseSensitive(body, "hardware"), &root,
+			       out);
+	cJSON_Delete(body);
+	return rc < 0 ? rc : api_reply_cjson(out, 200, root);
 }

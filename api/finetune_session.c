@@ -1,9 +1,10 @@
 /*
  * ModelForge's session routes (see finetune_session.h). The detect answer itself is
- * api_finetune_detect's; this file completes it with what only the server knows (its disk,
- * its logical cores), remembers the question, and answers the later steps of the flow from
- * the same estimator by asking the remembered question again, so the settings a user gets are
- * always the ones rigfit fitted for the model they chose.
+ * POST /api/finetune/detect's, asked in structs (api_ft_detect_ask: the machine resolved once,
+ * the planner, the route's renderer); this file completes it with what only the server knows
+ * (its disk, its logical cores), remembers the question, and answers the later steps of the
+ * flow by asking the remembered question again the same way, so the settings a user gets are
+ * always the ones rigfit fitted for the model they chose. No request is built or replayed.
  */
 #include "api/finetune_session.h"
 
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/finetune_detect.h"
 #include "api/json_alloc.h"
 #include "api/json_print.h"
 #include "core/err.h"
@@ -28,56 +28,55 @@ static void set_number(cJSON *o, const char *key, double v)
 	cJSON_AddNumberToObject(o, key, round(v * 100) / 100);
 }
 
-/* Returns the body of a reply (owned or borrowed). */
-static const char *reply_body(const struct api_reply *r)
+/* Remembers the detect question q of body (its task and "hardware", when they fit) and
+ * forgets the chosen model. */
+static void session_remember(struct api_ft_session *s, const struct api_ft_question *q,
+			     const cJSON *body)
 {
-	return r->body ? r->body : r->borrowed_body;
-}
-
-/* Remembers the detect request of body (its task, and the body when it fits) and forgets
- * the chosen model. */
-static void session_remember(struct api_ft_session *s, const cJSON *in, const char *body,
-			     size_t len)
-{
-	const cJSON *task = cJSON_GetObjectItemCaseSensitive(in, "task");
+	const cJSON *task = cJSON_GetObjectItemCaseSensitive(body, "task");
+	const cJSON *hw = cJSON_GetObjectItemCaseSensitive(body, "hardware");
 
 	memset(s, 0, sizeof(*s));
-	if (len >= sizeof(s->body) || !cJSON_IsString(task))
+	if (!cJSON_IsString(task))
+		return;
+	if (hw &&
+	    !cJSON_PrintPreallocated((cJSON *)hw, s->hardware, (int)sizeof(s->hardware), false)) {
+		s->hardware[0] = '\0';
 		return; /* nothing to ask again: load_settings answers 409 */
+	}
+	s->has_hardware = hw != NULL;
 	snprintf(s->task, sizeof(s->task), "%s", task->valuestring);
-	memcpy(s->body, body, len);
-	s->body[len] = '\0';
-	s->body_len = len;
+	memcpy(&s->question, q, sizeof(s->question));
 	s->detected = true;
 }
 
 int api_finetune_session_detect(const struct api_env *env, const struct api_request *req,
 				struct api_reply *out)
 {
-	int rc = api_finetune_detect(env, req, out);
-	cJSON *in, *ans;
+	struct api_ft_question q;
+	cJSON *body, *ans;
+	const cJSON *hw;
 	bool about_host;
+	int rc = api_ft_question_parse(req, &q, &body, out);
 
-	if (rc < 0 || out->status != 200)
+	if (rc < 0)
 		return rc;
-	in = cJSON_ParseWithLength(req->body, req->body_len);
-	ans = cJSON_ParseWithLength(reply_body(out), out->len);
-	if (!in || !ans) {
-		cJSON_Delete(in);
-		cJSON_Delete(ans);
-		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	hw = cJSON_GetObjectItemCaseSensitive(body, "hardware");
+	rc = api_ft_detect_ask(env, &q, hw, &ans, out);
+	if (rc < 0) {
+		cJSON_Delete(body);
+		return rc;
 	}
 	/* Described hardware has no disk, and its cores are what the client said. */
-	about_host = !cJSON_GetObjectItemCaseSensitive(in, "hardware") &&
-		     !cJSON_GetObjectItemCaseSensitive(in, "hardware_profile");
+	about_host = !hw && !q.has_hardware_profile;
 	if (about_host && env->data_disk_known)
 		set_number(ans, "available_diskspace_gb", (double)env->data_disk_free_bytes / GIB);
 	/* ModelForge shows os.cpu_count(): logical cores. */
 	if (about_host && env->snapshot && env->snapshot->hw.cpu.logical_cores > 0)
 		set_number(ans, "cpu_cores", env->snapshot->hw.cpu.logical_cores);
 	if (env->session)
-		session_remember(env->session, in, req->body, req->body_len);
-	cJSON_Delete(in);
+		session_remember(env->session, &q, body);
+	cJSON_Delete(body);
 	return api_reply_cjson(out, 200, ans);
 }
 
@@ -168,16 +167,18 @@ static const cJSON *fitted_for(const cJSON *ans, const char *model)
 	return NULL;
 }
 
-/* Asks the session's remembered detect again. Returns 0 with the answer in *ans (free with
- * cJSON_Delete), the chosen model (the recommended one when none was chosen; NULL: neither) in
- * *model, borrowed from the session or *ans, and its model_settings entry in *entry (NULL: it
- * was not fitted); or a negative rf_err, or the detect's own non-200 answer, in out. */
+/* Asks the session's remembered question again: the machine resolved once, every model
+ * planned and the answer rendered as POST /api/finetune/detect renders it
+ * (api_ft_detect_ask). Returns 0 with the answer in *ans (free with cJSON_Delete), the chosen
+ * model (the recommended one when none was chosen; NULL: neither) in *model, borrowed from the
+ * session or *ans, and its model_settings entry in *entry (NULL: it was not fitted); or a
+ * negative rf_err with the envelope in out (409 before any detect; the detect's own error:
+ * no scan yet, profiles reloaded without the task...). */
 static int session_replan(const struct api_env *env, struct api_reply *out, cJSON **ans,
 			  const char **model, const cJSON **entry)
 {
 	const struct api_ft_session *s = env->session;
-	struct api_request again = {0};
-	struct api_reply detect = {0};
+	cJSON *hw = NULL;
 	const cJSON *rec;
 	int rc;
 
@@ -185,21 +186,12 @@ static int session_replan(const struct api_env *env, struct api_reply *out, cJSO
 	if (!s || !s->detected)
 		return api_error(out, RF_E_CONFLICT, NULL,
 				 "no hardware detection yet: POST /api/finetune/detect first");
-	again.method = API_POST;
-	again.path = "/api/finetune/detect";
-	again.query = "";
-	again.body = s->body;
-	again.body_len = s->body_len;
-	rc = api_finetune_detect(env, &again, &detect);
-	if (rc < 0 || detect.status != 200) {
-		/* The detect's own error (no scan yet, profiles reloaded without the task...). */
-		*out = detect;
-		return rc < 0 ? rc : RF_E_UNAVAILABLE;
-	}
-	*ans = cJSON_ParseWithLength(reply_body(&detect), detect.len);
-	api_reply_reset(&detect);
-	if (!*ans)
+	if (s->has_hardware && !(hw = cJSON_Parse(s->hardware)))
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = api_ft_detect_ask(env, &s->question, hw, ans, out);
+	cJSON_Delete(hw);
+	if (rc < 0)
+		return rc;
 	rec = cJSON_GetObjectItemCaseSensitive(*ans, "recommended_model");
 	*model = s->selected_model[0] ? s->selected_model :
 		 cJSON_IsString(rec)  ? rec->valuestring :
@@ -359,4 +351,29 @@ int api_info(const struct api_env *env, const struct api_request *req, struct ap
 		api_json_append(t, cJSON_CreateString(model_task_name(bit)));
 	api_json_add(o, "planned", info_planned(env));
 	return api_reply_cjson(out, 200, o);
+}
+
+/* Whether the detection of a and b differ. */
+static bool detection_differs(const struct api_ft_session *a, const struct api_ft_session *b)
+{
+	return a->detected != b->detected || strcmp(a->task, b->task) != 0 ||
+	       memcmp(&a->question, &b->question, sizeof(a->question)) != 0 ||
+	       a->has_hardware != b->has_hardware || strcmp(a->hardware, b->hardware) != 0;
+}
+
+void api_ft_session_apply(struct api_ft_session *s, const struct api_ft_session *before,
+			  const struct api_ft_session *after)
+{
+	if (detection_differs(before, after)) {
+		s->detected = after->detected;
+		memcpy(s->task, after->task, sizeof(s->task));
+		memcpy(&s->question, &after->question, sizeof(s->question));
+		s->has_hardware = after->has_hardware;
+		memcpy(s->hardware, after->hardware, sizeof(s->hardware));
+	}
+	if (strcmp(before->selected_model, after->selected_model) != 0 ||
+	    before->custom != after->custom) {
+		memcpy(s->selected_model, after->selected_model, sizeof(s->selected_model));
+		s->custom = after->custom;
+	}
 }

@@ -5,7 +5,9 @@
  * /api/finetune/session, GET /api/finetune/load_settings (the fitted settings of the chosen
  * model as `default_values`) and GET /api/info. ModelForge keeps one session per server, and
  * so does rigfit: a small, fixed-size struct owned by the daemon, touched only on the loop
- * thread.
+ * thread. A route that resolves its model off the loop (a custom model looked up on the Hub,
+ * or read from a model file) works on a copy, and what it changed is put back on the loop
+ * (api_ft_session_apply).
  */
 #ifndef RIGFIT_API_FINETUNE_SESSION_H
 #define RIGFIT_API_FINETUNE_SESSION_H
@@ -14,24 +16,29 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "api/finetune_detect.h"
 
 #define API_SESSION_MODEL_MAX 256
-#define API_SESSION_BODY_MAX 4096
+#define API_SESSION_HARDWARE_MAX 4096
 
-/* The one session: the last detect's request and the model chosen since. */
+/* The one session: the last detect's question and the model chosen since. */
 struct api_ft_session {
 	bool detected;                   /* a detect answered 200 */
 	char task[64];                   /* its task */
-	char body[API_SESSION_BODY_MAX]; /* its request body, to ask again */
-	size_t body_len;
+	struct api_ft_question question; /* its question, to ask again */
+	/* Its "hardware" (the machine described; none: a profile or this host), as JSON text,
+	 * which the resolver reads again: the catalogs and this host's snapshot may have
+	 * changed since, and the answer is the one detect would give now. */
+	bool has_hardware;
+	char hardware[API_SESSION_HARDWARE_MAX];
 	char selected_model[API_SESSION_MODEL_MAX]; /* "" : none chosen */
 	bool custom; /* chosen by set_custom_model ("Use Custom Model") */
 };
 
-/* POST /api/finetune/detect: api_finetune_detect, then available_diskspace_gb from
- * env->data_disk_free_bytes and cpu_cores as this host's logical cores (when the question is
- * about this host), and, with env->session, the request remembered and the chosen model
- * cleared (as ModelForge does on a new detection). */
+/* POST /api/finetune/detect: api_finetune_detect's answer (api_ft_detect_ask), then
+ * available_diskspace_gb from env->data_disk_free_bytes and cpu_cores as this host's logical
+ * cores (when the question is about this host), and, with env->session, the question
+ * remembered and the chosen model cleared (as ModelForge does on a new detection). */
 int api_finetune_session_detect(const struct api_env *env, const struct api_request *req,
 				struct api_reply *out);
 
@@ -71,6 +78,13 @@ int api_finetune_validate_custom_model(const struct api_env *env, const struct a
  * invalid one is a 422 envelope naming repo_name. */
 int api_finetune_set_custom_model(const struct api_env *env, const struct api_request *req,
 				  struct api_reply *out);
+
+/* Puts into s what a route did to a copy of it: before is the copy as it was taken, after as
+ * the route left it. The chosen model (with its custom flag) and the detection are each
+ * written when the route changed them, and left as s has them otherwise (another route may
+ * have changed s meanwhile). */
+void api_ft_session_apply(struct api_ft_session *s, const struct api_ft_session *before,
+			  const struct api_ft_session *after);
 
 /* GET /api/info: {"app_name": "rigfit", "name", "version", "description", "openapi",
  * "available_providers", "available_strategies" (ModelForge's lists, of what rigfit's

@@ -7,7 +7,9 @@
  * then sent from the loop thread.
  *
  * What the handler reads while it runs on the worker must not change under it, so a write job
- * owns copies of its request, a reference to the catalogs, and pins the rest: a snapshot that
+ * owns copies of its request and of the sessions the loop keeps (MCP's; ModelForge's, whose
+ * changes, set_custom_model's choice, are put back on the loop when the job ends), a
+ * reference to the catalogs, and pins the rest: a snapshot that
  * a scan replaces is retired and freed only once no write job runs, a SIGHUP reload of the
  * profiles waits for them, and so does any reopening of the store. The profile hooks run
  * against the files loaded when the job started; a changed custom profile rebuilds the
@@ -43,7 +45,10 @@ struct rf_write_job {
 	bool hub_lookup;             /* counted in d->hub_jobs; cancelled when its client leaves */
 	struct rf_hub_reader reader; /* the job's Hub lookups, cancellable */
 	struct mcp_http *mcp;        /* POST /mcp: a copy of the request's session */
-	char *headers[JOB_HEADERS];  /* copies of job_header_names' values, or NULL */
+	/* ModelForge's session as the job found it ([0]) and the copy its route works on ([1]),
+	 * put back on the loop when it ends (api_ft_session_apply); NULL: none. */
+	struct api_ft_session *session;
+	char *headers[JOB_HEADERS]; /* copies of job_header_names' values, or NULL */
 };
 
 /* A retired snapshot, waiting for the write jobs that may read it. */
@@ -83,6 +88,7 @@ static void job_free(struct rf_write_job *job)
 	for (size_t i = 0; i < JOB_HEADERS; i++)
 		free(job->headers[i]);
 	mcp_http_free(job->mcp);
+	free(job->session);
 	free(job->path);
 	free(job->query);
 	free(job->body);
@@ -127,6 +133,9 @@ static void write_done(uv_work_t *w, int status)
 		api_reply_reset(&job->reply);
 		api_error(&job->reply, RF_E_UNAVAILABLE, NULL, "the daemon is stopping");
 	}
+	/* What the route changed in its copy of the session holds once its client has it. */
+	if (job->ctx && job->session)
+		api_ft_session_apply(&d->session, &job->session[0], &job->session[1]);
 	if (job->ctx)
 		rf_http_write_done(d, job->ctx, &job->reply, job->route);
 	api_reply_reset(&job->reply);
@@ -187,6 +196,17 @@ int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx
 	job->env.mcp = NULL;
 	if (d->mcp && strcmp(job->path, "/mcp") == 0)
 		job->env.mcp = job->mcp = mcp_http_detach(d->mcp, &job->req);
+	/* So is ModelForge's session (set_custom_model's choice): a copy, put back when done. */
+	if (job->env.session) {
+		job->session = malloc(2 * sizeof(*job->session));
+		if (!job->session) {
+			job_free(job);
+			return RF_E_NOMEM;
+		}
+		memcpy(&job->session[0], job->env.session, sizeof(*job->session));
+		memcpy(&job->session[1], job->env.session, sizeof(*job->session));
+		job->env.session = &job->session[1];
+	}
 	if (job->env.read_hub == rf_hub_read) {
 		job->reader.hub = job->env.read_hub_ctx;
 		atomic_init(&job->reader.cancelled, false);

@@ -1142,6 +1142,7 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	struct api_reply reply = {0};
 	struct api_env env;
 	struct hub_defer hub = {0};
+	struct api_ft_session session, *d_session = NULL;
 	const char *qmark = strchr(r->uri, '?');
 	char path[API_MAX_URL_BYTES + 1];
 	size_t plen = qmark ? (size_t)(qmark - r->uri) : r->uri_len;
@@ -1200,12 +1201,22 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 			env.read_ollama = read_model_deferred;
 			env.read_ollama_ctx = &hub;
 		}
+		/* A run whose answer is dropped for the thread pool must leave no trace on the
+		 * session either (set_custom_model's choice): it works on a copy. */
+		if (env.session) {
+			d_session = env.session;
+			memcpy(&session, d_session, sizeof(session));
+			env.session = &session;
+		}
 	}
 	r->route = api_dispatch(&env, &req, &reply);
 	if (hub.wanted || hub.files_wanted) {
 		api_reply_reset(&reply);
 		return run_off_loop(r, c, &req, hub.wanted);
 	}
+	/* The answer stands: so does what it changed. */
+	if (env.session == &session)
+		memcpy(d_session, &session, sizeof(session));
 	if (reply.wait_for_scan)
 		return wait_for_scan(r, c, &reply);
 	return send_reply(r, c, &reply, NULL, NULL);

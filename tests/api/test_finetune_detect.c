@@ -3,7 +3,8 @@
  * tiers): seed 000's examples (GTX 1650, RTX 3070 with 16 GiB, RTX 4090 with 64 GiB, A100
  * 80GB, M3 Max, a CPU-only host) land in the seed's tiers, every model offered is estimated
  * again and fits, both answer shapes agree, and input errors name their field. The CLI twin
- * is run on this host for a 200 in valid JSON.
+ * is run on this host for a 200 in valid JSON. ModelForge's session routes answer from the
+ * same question in structs: the same bytes, and the same fitted settings asked again.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "api/device_json.h"
 #include "api/estimate.h"
 #include "api/finetune_detect.h"
+#include "api/finetune_session.h"
 #include "api/model_json.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
@@ -709,6 +711,149 @@ START_TEST(a_mac_is_its_working_set)
 }
 END_TEST
 
+/* Calls handler with body (NULL: a GET) and returns its status and the reply's text in *text
+ * (free it). */
+static int call_text(api_handler_fn handler, const struct api_env *env, const char *path,
+		     const char *body, char **text)
+{
+	struct api_request req = {.method = body ? API_POST : API_GET,
+				  .path = path,
+				  .query = "",
+				  .body = body,
+				  .body_len = body ? strlen(body) : 0};
+	struct api_reply r = {0};
+	const char *b;
+	int status;
+
+	handler(env, &req, &r);
+	status = r.status;
+	b = r.body ? r.body : r.borrowed_body;
+	*text = strndup(b ? b : "", r.len);
+	api_reply_reset(&r);
+	return status;
+}
+
+/* Asserts that every key of want has the same value in got. */
+static void assert_same_keys(const cJSON *want, const cJSON *got)
+{
+	const cJSON *it;
+
+	ck_assert(cJSON_IsObject(want));
+	cJSON_ArrayForEach(it, want) ck_assert_msg(
+		cJSON_Compare(it, cJSON_GetObjectItemCaseSensitive(got, it->string), true),
+		"%s differs", it->string);
+}
+
+/* ModelForge's detect is the route's answer to the same question, byte for byte (for a
+ * described machine and a profile, where this host's disk and cores add nothing), and
+ * load_settings asks the remembered question again in structs: the recommended model's
+ * fitted settings, then the chosen one's, with their memory and utilization. */
+START_TEST(the_session_asks_detect_s_question_in_structs)
+{
+	static struct api_ft_session session;
+	static const char *const bodies[] = {
+		"{\"task\":\"text-generation\",\"hardware\":{\"gpus\":[{\"name\":\"RTX 3090\","
+		"\"count\":2}],\"memory\":{\"total_bytes\":68719476736}}}",
+		"{\"task\":\"summarization\",\"hardware_profile\":\"rtx-4090\","
+		"\"max_seq_length\":1024,\"method\":\"lora\"}",
+	};
+	struct api_env env = env_of();
+
+	env.session = &session;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		char *plain, *sess, *text, *body = strdup(bodies[i]), sel[512];
+		cJSON *det, *ls;
+		const cJSON *entry;
+
+		memset(&session, 0, sizeof(session));
+		ck_assert_int_eq(call_text(api_finetune_detect, &env, "/api/finetune/detect", body,
+					   &plain),
+				 200);
+		ck_assert_int_eq(call_text(api_finetune_session_detect, &env,
+					   "/api/finetune/detect", body, &sess),
+				 200);
+		ck_assert_str_eq(sess, plain);
+		ck_assert(session.detected);
+		/* Nothing of the request is kept but the question. */
+		memset(body, ' ', strlen(body));
+		free(body);
+		det = cJSON_Parse(plain);
+		for (int k = 0; k < 2; k++) {
+			entry = cJSON_GetArrayItem(get(det, "model_settings", NULL), k);
+			ck_assert_ptr_nonnull(entry);
+			if (k == 1) {
+				snprintf(sel, sizeof(sel), "{\"selected_model\":\"%s\"}",
+					 str(entry, "model"));
+				ck_assert_int_eq(call_text(api_finetune_set_model, &env,
+							   "/api/finetune/set_model", sel, &text),
+						 200);
+				free(text);
+			}
+			ck_assert_int_eq(call_text(api_finetune_load_settings, &env,
+						   "/api/finetune/load_settings", NULL, &text),
+					 200);
+			ls = cJSON_Parse(text);
+			ck_assert_str_eq(str(ls, "selected_model"), str(entry, "model"));
+			ck_assert(cJSON_IsTrue(get(ls, "fits", NULL)));
+			assert_same_keys(get(entry, "settings", NULL),
+					 get(ls, "default_values", NULL));
+			ck_assert(cJSON_Compare(get(entry, "memory_total_bytes", NULL),
+						get(ls, "memory_total_bytes", NULL), true));
+			ck_assert(cJSON_Compare(get(entry, "utilization", NULL),
+						get(ls, "utilization", NULL), true));
+			ck_assert_str_eq(str(get(ls, "default_values", NULL), "compute_specs"),
+					 str(det, "profile"));
+			cJSON_Delete(ls);
+			free(text);
+		}
+		cJSON_Delete(det);
+		free(plain);
+		free(sess);
+	}
+}
+END_TEST
+
+/* What a route did to a copy of the session goes back onto it, and only that: a choice made
+ * off the loop lands on a session that another detect changed meanwhile, keeping that
+ * detection; a copy left as it was changes nothing. */
+START_TEST(a_copy_s_changes_go_back_onto_the_session)
+{
+	static struct api_ft_session s, before, after, want;
+
+	memset(&s, 0, sizeof(s));
+	s.detected = true;
+	snprintf(s.task, sizeof(s.task), "text-generation");
+	snprintf(s.hardware, sizeof(s.hardware), "{\"gpus\":[]}");
+	s.has_hardware = true;
+	memcpy(&before, &s, sizeof(s));
+	memcpy(&after, &s, sizeof(s));
+	snprintf(after.selected_model, sizeof(after.selected_model), "someone/custom-7b");
+	after.custom = true;
+	/* Meanwhile, on the loop: a new detection for another task. */
+	snprintf(s.task, sizeof(s.task), "summarization");
+	s.question.task = 1;
+	s.has_hardware = false;
+	memcpy(&want, &s, sizeof(s));
+	api_ft_session_apply(&s, &before, &before);
+	ck_assert_mem_eq(&s, &want, sizeof(s));
+	api_ft_session_apply(&s, &before, &after);
+	ck_assert_str_eq(s.task, "summarization");
+	ck_assert_int_eq(s.question.task, 1);
+	ck_assert(!s.has_hardware);
+	ck_assert_str_eq(s.selected_model, "someone/custom-7b");
+	ck_assert(s.custom);
+	/* A detection made on a copy is put back whole. */
+	memcpy(&before, &s, sizeof(s));
+	memcpy(&after, &s, sizeof(s));
+	snprintf(after.task, sizeof(after.task), "question-answering");
+	after.question.task = 3;
+	api_ft_session_apply(&s, &before, &after);
+	ck_assert_str_eq(s.task, "question-answering");
+	ck_assert_int_eq(s.question.task, 3);
+	ck_assert_str_eq(s.selected_model, "someone/custom-7b");
+}
+END_TEST
+
 Suite *finetune_detect_suite(void)
 {
 	Suite *s = suite_create("finetune_detect");
@@ -733,6 +878,8 @@ Suite *finetune_detect_suite(void)
 	tcase_add_test(tc, input_errors);
 	tcase_add_test(tc, cli_twin);
 	tcase_add_test(tc, a_mac_is_its_working_set);
+	tcase_add_test(tc, the_session_asks_detect_s_question_in_structs);
+	tcase_add_test(tc, a_copy_s_changes_go_back_onto_the_session);
 	suite_add_tcase(s, tc);
 	return s;
 }

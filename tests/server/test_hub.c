@@ -8,7 +8,7 @@
  * gone (a port nothing listens on). What is checked: the parameters counted from the headers
  * are the published 494,032,768; each failure is a clear error naming model.id with the
  * status openapi.yaml documents; a model looked up once resolves from the store with the
- * Hub gone.
+ * Hub gone; a lookup (REST, MCP, ModelForge's custom model) waits off the loop.
  */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -836,6 +836,144 @@ START_TEST(an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt)
 }
 END_TEST
 
+/* POSTs body to path on the daemon at port and returns the answer's status, its JSON in *j
+ * (free with cJSON_Delete). */
+static int post_json(int port, const char *path, const char *body, cJSON **j)
+{
+	struct t_resp r;
+	int status;
+
+	ck_assert_int_eq(t_http(port, "POST", path, "Content-Type: application/json\r\n", body,
+				strlen(body), &r),
+			 0);
+	status = r.status;
+	*j = cJSON_ParseWithLength(r.body, r.body_len);
+	ck_assert_msg(*j != NULL, "%s: not JSON: %s", path, r.body);
+	t_resp_free(&r);
+	return status;
+}
+
+/* GET /api/finetune/session's selected_model (NULL: none), copied, and whether it is custom. */
+static char *session_model(int port, bool *custom)
+{
+	struct t_resp r;
+	cJSON *j;
+	const cJSON *m;
+	char *id;
+
+	ck_assert_int_eq(t_http(port, "GET", "/api/finetune/session", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	j = cJSON_ParseWithLength(r.body, r.body_len);
+	ck_assert_ptr_nonnull(j);
+	m = cJSON_GetObjectItemCaseSensitive(j, "selected_model");
+	id = cJSON_IsString(m) ? strdup(m->valuestring) : NULL;
+	*custom = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "is_custom_model"));
+	cJSON_Delete(j);
+	t_resp_free(&r);
+	return id;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* ModelForge's "Use Custom Model" with a model only the Hub knows runs off the loop as REST's
+ * and MCP's lookups do: while set_custom_model waits on a stalling Hub, /healthz is answered
+ * every time (in under 50 ms as a rule), the session still shows no choice, and SIGTERM ends
+ * the daemon within 2 s rather than at the lookup's timeout. */
+START_TEST(a_modelforge_lookup_waits_off_the_loop_and_sigterm_is_prompt)
+{
+	enum {
+		PROBES = 9
+	};
+	struct t_daemon dmn;
+	struct t_resp r;
+	struct pollfd pfd;
+	char url[64], *chosen;
+	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "20000", NULL};
+	int fd, status, limit = t_under_valgrind() ? 10000 : 1000;
+	int typical = t_under_valgrind() ? 500 : 50;
+	long took[PROBES], t0, ms;
+	bool custom;
+
+	fake_start(FAKE_SLOW);
+	fake.slow_ms = 30000;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	fd = post_nowait(dmn.port, "/api/finetune/set_custom_model", NULL,
+			 "{\"repo_name\":\"" QWEN "\"}");
+	wait_hub_requests(1);
+	for (int i = 0; i < PROBES; i++) {
+		t0 = ms_now();
+		ck_assert_int_eq(t_http(dmn.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+		took[i] = ms_now() - t0;
+		ck_assert_int_eq(r.status, 200);
+		t_resp_free(&r);
+		ck_assert_msg(took[i] < limit, "GET /healthz took %ld ms", took[i]);
+	}
+	qsort(took, PROBES, sizeof(took[0]), cmp_long);
+	ck_assert_msg(took[PROBES / 2] < typical, "GET /healthz took %ld ms (median)",
+		      took[PROBES / 2]);
+	/* The choice is made when the lookup ends, not before. */
+	chosen = session_model(dmn.port, &custom);
+	ck_assert_ptr_null(chosen);
+	pfd = (struct pollfd){fd, POLLIN, 0};
+	ck_assert_msg(poll(&pfd, 1, 0) == 0, "set_custom_model was answered before the probes");
+	status = t_daemon_signal_wait(&dmn, SIGTERM, t_under_valgrind() ? 20000 : 2000, &ms);
+	ck_assert_msg(status == 0, "exit status %d after %ld ms", status, ms);
+	close(fd);
+	fake_stop();
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
+/* A custom model looked up off the loop becomes the session's choice when its answer comes
+ * back; one the Hub does not have is refused naming repo_name and leaves the choice as it
+ * was. */
+START_TEST(a_custom_model_looked_up_off_the_loop_is_chosen)
+{
+	struct t_daemon dmn;
+	char url[64], *chosen;
+	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "5000", NULL};
+	const cJSON *e;
+	cJSON *j;
+	bool custom;
+
+	fake_start(FAKE_UP);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake.port);
+	t_daemon_start(&dmn, extra);
+	ck_assert_int_eq(post_json(dmn.port, "/api/finetune/set_model",
+				   "{\"selected_model\":\"llama-3.1-8b\"}", &j),
+			 200);
+	cJSON_Delete(j);
+	ck_assert_int_eq(post_json(dmn.port, "/api/finetune/set_custom_model",
+				   "{\"repo_name\":\"nobody/no-such-model\"}", &j),
+			 422);
+	e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "field")->valuestring, "repo_name");
+	cJSON_Delete(j);
+	ck_assert_int_eq(fake.requests, 1);
+	chosen = session_model(dmn.port, &custom);
+	ck_assert_str_eq(chosen, "llama-3.1-8b");
+	free(chosen);
+	ck_assert_int_eq(post_json(dmn.port, "/api/finetune/set_custom_model",
+				   "{\"repo_name\":\"" QWEN "\"}", &j),
+			 200);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "selected_model")->valuestring, QWEN);
+	cJSON_Delete(j);
+	ck_assert_int_gt(fake.requests, 1);
+	chosen = session_model(dmn.port, &custom);
+	ck_assert_str_eq(chosen, QWEN);
+	ck_assert(custom);
+	free(chosen);
+	fake_stop();
+	t_daemon_stop(&dmn);
+}
+END_TEST
+
 /* Lookups of one id at once make one request to the Hub, and share its answer; two lookups
  * under way are the cap (the next answers 503 with Retry-After, keeping threads for store
  * writes); a failure is remembered, so asking again costs the Hub nothing. */
@@ -1004,6 +1142,8 @@ Suite *hub_suite(void)
 	tcase_add_test(tc, the_daemon_looks_ids_up_with_hub_and_keeps_them);
 	tcase_add_test(tc, a_slow_hub_holds_up_no_other_request);
 	tcase_add_test(tc, an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt);
+	tcase_add_test(tc, a_modelforge_lookup_waits_off_the_loop_and_sigterm_is_prompt);
+	tcase_add_test(tc, a_custom_model_looked_up_off_the_loop_is_chosen);
 	tcase_add_test(tc, lookups_of_one_id_are_shared_capped_and_failures_remembered);
 	tcase_add_test(tc, abandoned_lookups_give_up_and_hold_up_no_store_write);
 	tcase_add_test(tc, the_store_keeps_one_answer_per_hub_id_and_revision);
