@@ -708,6 +708,7 @@ static const char *const entry_keys[] = {
 	"source",
 	"notes",
 	"artifacts",
+	"long_context",
 };
 
 /* The first member of o whose name is none of keys, or NULL. */
@@ -822,6 +823,50 @@ static int load_artifacts(const cJSON *a, size_t i, struct model_entry *e, char 
 	return 0;
 }
 
+/* models[i].long_context: the rope scaling the model card documents beyond the trained
+ * window, as the card's config.json snippet writes it: {"rope_type": "yarn", "factor",
+ * "original_max_position_embeddings", "source": the card}. The scaled window must reach past
+ * the model's own positions, or the entry would document nothing. */
+static int load_long_context(const cJSON *o, size_t i, struct model_entry *e, char *err,
+			     size_t errlen)
+{
+	static const char *const keys[] = {"rope_type", "factor",
+					   "original_max_position_embeddings", "source"};
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "rope_type");
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "factor");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "original_max_position_embeddings");
+	const cJSON *v;
+
+	if (!cJSON_IsObject(o))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context: must be an object", i);
+	if ((v = unknown_key(o, keys, sizeof(keys) / sizeof(keys[0]))) != NULL)
+		return cat_err(err, errlen, RF_E_UNKNOWN_FIELD,
+			       "models[%zu].long_context.%.60s: unknown field", i,
+			       v->string ? v->string : "?");
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
+		return cat_err(err, errlen, RF_E_MISSING_FIELD,
+			       "models[%zu].long_context.source: the model card that documents it",
+			       i);
+	if (!cJSON_IsString(t) || strcmp(t->valuestring, "yarn") != 0)
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context.rope_type: \"yarn\"", i);
+	if (!cJSON_IsNumber(f) || !(f->valuedouble > 1 && f->valuedouble <= 64))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context.factor: a number in (1, 64]", i);
+	if (!cJSON_IsNumber(w) || w->valuedouble < 256 || w->valuedouble > MODEL_MAX_POSITIONS ||
+	    w->valuedouble != floor(w->valuedouble) ||
+	    w->valuedouble * f->valuedouble <= (double)e->arch.max_position_embeddings)
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context.original_max_position_embeddings: a "
+			       "window that the factor scales past max_position_embeddings",
+			       i);
+	e->long_ctx.type = MODEL_ROPE_YARN;
+	e->long_ctx.factor = f->valuedouble;
+	e->long_ctx.orig_ctx = (int64_t)w->valuedouble;
+	return 0;
+}
+
 static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err, size_t errlen)
 {
 	const cJSON *v, *x;
@@ -931,6 +976,9 @@ static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err
 	if (v && copy_str(v, e->source, sizeof(e->source)) < 0)
 		return cat_err(err, errlen, RF_E_INVALID_VALUE, "models[%zu].source: bad string",
 			       i);
+	v = cJSON_GetObjectItemCaseSensitive(m, "long_context");
+	if (v && (rc = load_long_context(v, i, e, err, errlen)) < 0)
+		return rc;
 	v = cJSON_GetObjectItemCaseSensitive(m, "artifacts");
 	return v ? load_artifacts(v, i, e, err, errlen) : 0;
 }
