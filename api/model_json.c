@@ -563,6 +563,30 @@ static void text_type(const char *in, char *out, size_t outlen)
 		snprintf(out, outlen, "mllama");
 }
 
+/* The positions a config reaches with the YaRN it applies itself (rope_scaling {"rope_type" or
+ * "type": "yarn", "factor", "original_max_position_embeddings"}, as Qwen's cards have users
+ * add it): vLLM derives its longest length as original x factor, and a GGUF converted from
+ * it carries the same scaling for llama.cpp. Other kinds (llama3, longrope, linear) leave
+ * max_position_embeddings as it is: it already counts them. A malformed rope_scaling is left
+ * to the runtimes; it changes no size. */
+static int64_t hf_yarn_positions(const cJSON *cfg, int64_t max_pos)
+{
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(rs, "factor");
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
+	double reach;
+
+	if (!cJSON_IsString(t))
+		t = cJSON_GetObjectItemCaseSensitive(rs, "type");
+	if (!cJSON_IsObject(rs) || !cJSON_IsString(t) || strcmp(t->valuestring, "yarn") != 0 ||
+	    !cJSON_IsNumber(f) || !(f->valuedouble > 1 && f->valuedouble <= 1024) ||
+	    !cJSON_IsNumber(o) || !(o->valuedouble >= 1 && o->valuedouble <= MODEL_MAX_POSITIONS))
+		return max_pos;
+	reach = floor(o->valuedouble) * f->valuedouble;
+	return reach > (double)max_pos && reach <= MODEL_MAX_POSITIONS ? (int64_t)reach : max_pos;
+}
+
 int model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *out, char *field,
 		       size_t fieldlen, char *msg, size_t msglen)
 {
@@ -657,6 +681,8 @@ int model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *
 		rc = map_bert(&h, &a);
 	if (rc < 0)
 		return rc;
+	if (a.max_position_embeddings > 0)
+		a.max_position_embeddings = hf_yarn_positions(h.cfg, a.max_position_embeddings);
 	rc = model_arch_validate(&a, &vfield);
 	if (rc < 0)
 		return hf_err(&h, rc, vfield ? vfield : "", "%s is out of range for this model",
