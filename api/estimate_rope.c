@@ -13,7 +13,7 @@
  * trained window itself; YaRN stretches yarn_orig_ctx, which both runtimes default to it. */
 static struct model_rope est_rope_set(const struct est *e)
 {
-	struct model_rope r = {MODEL_ROPE_NONE, 0, 0};
+	struct model_rope r = {MODEL_ROPE_NONE, 0, 0, 0};
 
 	if (!e->rq.has_rope || e->rq.rope == 0 || !e->rq.has_rope_scale)
 		return r;

@@ -851,13 +851,14 @@ static int load_artifacts(const cJSON *a, size_t i, struct model_entry *e, char 
 
 /* models[i].long_context: the rope scaling the model card documents beyond the trained
  * window, as the card's config.json snippet writes it: {"rope_type": "yarn", "factor",
- * "original_max_position_embeddings", "source": the card}. The scaled window must reach past
+ * "original_max_position_embeddings", "rope_theta" (the config's), "source": the card}. The scaled window must reach past
  * the model's own positions, or the entry would document nothing. */
 static int load_long_context(const cJSON *o, size_t i, struct model_entry *e, char *err,
 			     size_t errlen)
 {
-	static const char *const keys[] = {"rope_type", "factor",
-					   "original_max_position_embeddings", "source"};
+	static const char *const keys[] = {
+		"rope_type", "factor", "original_max_position_embeddings", "rope_theta", "source"};
+	const cJSON *th = cJSON_GetObjectItemCaseSensitive(o, "rope_theta");
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "rope_type");
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "factor");
 	const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "original_max_position_embeddings");
@@ -887,6 +888,13 @@ static int load_long_context(const cJSON *o, size_t i, struct model_entry *e, ch
 			       "models[%zu].long_context.original_max_position_embeddings: a "
 			       "window that the factor scales past max_position_embeddings",
 			       i);
+	if (!cJSON_IsNumber(th) || !(th->valuedouble >= 1 && th->valuedouble <= 1e12))
+		return cat_err(
+			err, errlen, RF_E_INVALID_VALUE,
+			"models[%zu].long_context.rope_theta: the config's rope_theta, which "
+			"vLLM's rope_parameters restate",
+			i);
+	e->long_ctx.rope_theta = th->valuedouble;
 	e->long_ctx.type = MODEL_ROPE_YARN;
 	e->long_ctx.factor = f->valuedouble;
 	e->long_ctx.orig_ctx = (int64_t)w->valuedouble;

@@ -286,7 +286,7 @@ static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, 
 {
 	struct plan_vllm_ckpt ck;
 	struct plan_rope r;
-	char json[160];
+	char json[192];
 
 	/* The planner proposes no format without a checkpoint (plan_vllm_missing). */
 	if (plan_vllm_checkpoint(c->art, c->served, ch->setup.vformat, &ck) < 0) {
@@ -303,15 +303,16 @@ static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, 
 		cmd_add(m, " --kv-cache-dtype fp8");
 	if (ch->setup.max_num_seqs > 0)
 		cmd_add(m, " --max-num-seqs %lld", (long long)ch->setup.max_num_seqs);
-	/* As Qwen's cards write it for vLLM; vLLM then allows --max-model-len up to the
-	 * original window x factor. */
+	/* vLLM's docs (Context Extension): --rope-scaling is gone; the model's rope_parameters
+	 * are overridden whole, rope_theta with them, and vLLM then allows --max-model-len up to
+	 * the original window x factor. */
 	cfg_rope(c, ch, &r);
 	if (r.need == PLAN_ROPE_SCALED) {
 		snprintf(json, sizeof(json),
-			 "{\"rope_type\":\"yarn\",\"factor\":%.1f,"
-			 "\"original_max_position_embeddings\":%lld}",
-			 r.use.factor, (long long)r.use.orig_ctx);
-		cmd_add(m, " --rope-scaling");
+			 "{\"rope_parameters\":{\"rope_type\":\"yarn\",\"factor\":%.1f,"
+			 "\"original_max_position_embeddings\":%lld,\"rope_theta\":%.0f}}",
+			 r.use.factor, (long long)r.use.orig_ctx, r.use.rope_theta);
+		cmd_add(m, " --hf-overrides");
 		cmd_word(m, json);
 	}
 }
@@ -338,7 +339,7 @@ static cJSON *cfg_settings(const struct cfg *c, const struct plan_choice *ch)
 	if (!set)
 		return NULL;
 	/* Rope scaling, only where the context needs it: the same three names for both
-	 * runtimes (vLLM's --rope-scaling carries them as rope_type, factor and
+	 * runtimes (vLLM's --hf-overrides carries them as rope_parameters' rope_type, factor and
 	 * original_max_position_embeddings). */
 	cfg_rope(c, ch, &r);
 	api_rope_settings(&r, set);

@@ -620,7 +620,8 @@ void val_check_config(const struct val_cfg *c, const struct api_plan_input *in,
 			struct model_rope r = {MODEL_ROPE_YARN, c->rope_scale,
 					       out->yarn_orig_ctx > 0 ?
 						       out->yarn_orig_ctx :
-						       in->arch->max_position_embeddings};
+						       in->arch->max_position_embeddings,
+					       0};
 			v->max_positions = plan_rope_reach(&r, in->arch->max_position_embeddings);
 		}
 		out->has_tp = c->has_tp;

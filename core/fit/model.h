@@ -239,9 +239,11 @@ enum model_rope_type {
 };
 
 struct model_rope {
-	int type;         /* enum model_rope_type; MODEL_ROPE_NONE: nothing documented */
-	double factor;    /* the documented factor, > 1 */
-	int64_t orig_ctx; /* original_max_position_embeddings: the window the factor scales */
+	int type;          /* enum model_rope_type; MODEL_ROPE_NONE: nothing documented */
+	double factor;     /* the documented factor, > 1 */
+	int64_t orig_ctx;  /* original_max_position_embeddings: the window the factor scales */
+	double rope_theta; /* the config's base frequency, which vLLM's rope_parameters override
+			      restates (it replaces the whole set); 0: not known */
 };
 
 struct model_entry {

@@ -416,7 +416,7 @@ static void check_model(struct check *k, int64_t n_ctx, int64_t par)
 	int64_t seq = n_ctx / par;
 	/* YaRN stretches yarn_orig_ctx (llama.cpp's default: the trained window). */
 	struct model_rope set = {MODEL_ROPE_YARN, c->rope_scale,
-				 c->yarn_orig_ctx > 0 ? c->yarn_orig_ctx : maxpos};
+				 c->yarn_orig_ctx > 0 ? c->yarn_orig_ctx : maxpos, 0};
 	bool scaled = c->rope_on && (c->rope_scale <= 0 || seq <= plan_rope_reach(&set, maxpos));
 	struct plan_rope d;
 	struct plan_check_finding *f;

@@ -2,7 +2,8 @@
  * Long context: whether a context fits the positions a model was trained for, needs the rope
  * scaling its model card documents (struct model_rope, YaRN for Qwen2.5 and Qwen3), or lies
  * beyond both. llama.cpp (--rope-scaling yarn --rope-scale F --yarn-orig-ctx W) and vLLM
- * (--rope-scaling '{"rope_type":"yarn",...}') apply a static factor to every request, and
+ * (--hf-overrides '{"rope_parameters":{"rope_type":"yarn",...}}') apply a static factor to
+ * every request, and
  * Qwen's cards warn that it can hurt short texts and advise a factor fitted to the context
  * (Qwen3's: 2.0 for 65,536 tokens): so scaling is set only for a context beyond the trained
  * window, with the smallest power of two up to the documented factor that reaches it.

@@ -590,9 +590,15 @@ START_TEST(catalog_loader_refuses_bad_entries)
 	"\"intermediate_size\":128,\"num_hidden_layers\":2,\"num_attention_heads\":4,"             \
 	"\"vocab_size\":100,\"max_position_embeddings\":2048},\"long_context\":{" x "}}]}"
 	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,"
-				   "\"original_max_position_embeddings\":4096,\"source\":\"card\""),
+				   "\"original_max_position_embeddings\":4096,\"rope_theta\":10000,"
+				   "\"source\":\"card\""),
 			      err, sizeof(err)),
 			 0);
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,"
+				   "\"original_max_position_embeddings\":4096,\"source\":\"card\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "long_context.rope_theta"));
 	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,"
 				   "\"original_max_position_embeddings\":4096"),
 			      err, sizeof(err)),

@@ -539,15 +539,16 @@ START_TEST(a_long_context_sets_the_cards_yarn_and_only_then)
 	assert_has(str(j, "command", NULL), " --rope-scale 2 --yarn-orig-ctx 32768");
 	ck_assert_double_eq(num(j, "settings", "rope_scale"), 2);
 	cJSON_Delete(j);
-	/* vLLM: --rope-scaling as the card writes it, and max_model_len past the config's. */
+	/* vLLM: the model's rope_parameters overridden as vLLM's Context Extension docs write it
+	 * (rope_theta restated, 1e6 in Qwen2.5-7B's config), max_model_len past the config's. */
 	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"runtime\":"
 			     "\"vllm\"," H100 "}",
 			     &j),
 			 200);
 	cmd = str(j, "command", NULL);
 	assert_has(cmd, " --max-model-len 131072 ");
-	assert_has(cmd, " --rope-scaling '{\"rope_type\":\"yarn\",\"factor\":4.0,"
-			"\"original_max_position_embeddings\":32768}'");
+	assert_has(cmd, " --hf-overrides '{\"rope_parameters\":{\"rope_type\":\"yarn\",\"factor\":"
+			"4.0,\"original_max_position_embeddings\":32768,\"rope_theta\":1000000}}'");
 	ck_assert_double_eq(num(j, "settings", "max_model_len"), 131072);
 	ck_assert_double_eq(num(j, "settings", "rope_scale"), 4);
 	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));

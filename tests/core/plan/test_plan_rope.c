@@ -7,7 +7,7 @@
 #include "core/plan/plan_rope.h"
 #include "tests/test.h"
 
-static const struct model_rope qwen_yarn = {MODEL_ROPE_YARN, 4.0, 32768};
+static const struct model_rope qwen_yarn = {MODEL_ROPE_YARN, 4.0, 32768, 1000000};
 
 static struct model_arch arch_of(int64_t max_pos)
 {
@@ -63,7 +63,7 @@ END_TEST
 START_TEST(nothing_documented_stops_at_the_trained_window)
 {
 	struct model_arch a = arch_of(131072), none = arch_of(0);
-	struct model_rope odd = {MODEL_ROPE_YARN, 3.0, 8192};
+	struct model_rope odd = {MODEL_ROPE_YARN, 3.0, 8192, 10000};
 	struct plan_rope d;
 
 	ck_assert_int_eq(plan_rope_max(&a, NULL), 131072);
