@@ -565,17 +565,20 @@ static void text_type(const char *in, char *out, size_t outlen)
 
 /* The positions a config reaches with the YaRN it applies itself (rope_scaling {"rope_type" or
  * "type": "yarn", "factor", "original_max_position_embeddings"}, as Qwen's cards have users
- * add it): vLLM derives its longest length as original x factor, and a GGUF converted from
+ * add it; rope_parameters, as transformers 5 writes the same): vLLM derives its longest length as original x factor, and a GGUF converted from
  * it carries the same scaling for llama.cpp. Other kinds (llama3, longrope, linear) leave
  * max_position_embeddings as it is: it already counts them. A malformed rope_scaling is left
  * to the runtimes; it changes no size. */
 static int64_t hf_yarn_positions(const cJSON *cfg, int64_t max_pos)
 {
-	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling");
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(rs, "factor");
-	const cJSON *o = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling"), *t, *f, *o;
 	double reach;
+
+	if (!cJSON_IsObject(rs))
+		rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_parameters");
+	t = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+	f = cJSON_GetObjectItemCaseSensitive(rs, "factor");
+	o = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
 
 	if (!cJSON_IsString(t))
 		t = cJSON_GetObjectItemCaseSensitive(rs, "type");

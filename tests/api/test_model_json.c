@@ -115,6 +115,13 @@ START_TEST(qwen_families)
 	       "\"original_max_position_embeddings\":32768,\"type\":\"yarn\"}}");
 	ck_assert_int_eq(a.max_position_embeddings, 131072);
 	ck_assert_int_eq(total_params(&a) / 10000000, 761);
+	/* transformers 5 writes it as rope_parameters, rope_theta inside. */
+	a = ok("{\"hidden_size\":3584,\"intermediate_size\":18944,\"max_position_embeddings\":32768,"
+	       "\"model_type\":\"qwen2\",\"num_attention_heads\":28,\"num_hidden_layers\":28,"
+	       "\"num_key_value_heads\":4,\"vocab_size\":152064,\"rope_parameters\":{\"factor\":2.0,"
+	       "\"original_max_position_embeddings\":32768,\"rope_type\":\"yarn\","
+	       "\"rope_theta\":1000000}}");
+	ck_assert_int_eq(a.max_position_embeddings, 65536);
 	/* Another kind, or no original window: the config's own figure. */
 	a = ok("{\"hidden_size\":3584,\"intermediate_size\":18944,\"max_position_embeddings\":32768,"
 	       "\"model_type\":\"qwen2\",\"num_attention_heads\":28,\"num_hidden_layers\":28,"
