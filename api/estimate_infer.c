@@ -78,6 +78,7 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 	}
 	if (e->rq.has_n_parallel)
 		p.n_parallel = e->rq.n_parallel;
+	p.rope_positions = est_rope(e, p.n_ctx / (p.n_parallel > 0 ? p.n_parallel : 1));
 	if (e->rq.has_kv_type) {
 		p.type_k = p.type_v = rf_gtype_from_name(api_est_kv_types[e->rq.kv_type]);
 		/* llama.cpp refuses to start with both: an explicit setting is honoured or

@@ -195,4 +195,6 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 	 * of it, and llama.cpp runs it as such. */
 	m->native_mxfp4 = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "gpt_oss") == 0;
 	m->vllm_missing = plan_vllm_missing(in->entry);
+	if (in->entry)
+		m->rope = in->entry->long_ctx;
 }

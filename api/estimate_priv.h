@@ -138,6 +138,14 @@ void est_batched_json(struct est *e, const struct speed_input *in,
 /* Fills the "speed" object of a setup that does not fit: none, and why. */
 void est_no_speed(struct est *e, cJSON *speed);
 
+/* ---- estimate_rope.c ---- */
+
+/* Says in e's assumptions how a context of seq positions per sequence stands against the
+ * model's trained positions, the rope scaling e's request sets and the scaling its card
+ * documents. Returns the positions per sequence the runtime allows: what the request's
+ * scaling reaches, else max_position_embeddings (0: the model states none). */
+int64_t est_rope(struct est *e, int64_t seq);
+
 /* ---- the three kinds of estimate: each fills root's memory, settings, serving or training
  * and speed. Return 0, or a negative rf_err with the envelope in out. ---- */
 

@@ -28,6 +28,7 @@ const char *const api_est_objectives[] = {"sft", "dpo", "orpo", NULL};
 const char *const api_est_strategies[] = {"auto",  "none", "ddp",        "zero1", "zero2",
 					  "zero3", "fsdp", "fsdp_qlora", NULL};
 const char *const api_est_offloads[] = {"none", "optimizer", "optimizer_and_params", NULL};
+const char *const api_est_ropes[] = {"none", "linear", "yarn", NULL};
 
 #define F(name, kind, field, size, lo, hi, has)                                                    \
 	{                                                                                          \
@@ -100,6 +101,9 @@ static const struct jm_field est_fields[] = {
 	F("lora_dropout", JM_DOUBLE, lora_dropout, 0, 0, 1, has_lora_dropout),
 	F("padded", JM_BOOL, padded, 0, 0, 0, has_padded),
 	F("compiled", JM_BOOL, compiled, 0, 0, 0, has_compiled),
+	E("rope_scaling", rope, has_rope, api_est_ropes),
+	F("rope_scale", JM_DOUBLE, rope_scale, 0, 1, 1024, has_rope_scale),
+	F("yarn_orig_ctx", JM_INT, yarn_orig_ctx, 0, 1, MODEL_MAX_POSITIONS, has_yarn_orig_ctx),
 };
 
 static int est_lora_targets(const cJSON *v, unsigned *out, struct api_reply *reply)
@@ -165,6 +169,34 @@ static int est_tensor_split(const cJSON *v, struct api_estimate_request *rq,
 	return 0;
 }
 
+/* Rope scaling: inference only; a factor with linear or yarn scaling, and none without;
+ * yarn's original window with yarn only. */
+static int est_rope_check(const struct api_estimate_request *r, struct api_reply *out)
+{
+	bool on = r->has_rope && r->rope != 0,
+	     yarn = on && strcmp(api_est_ropes[r->rope], "yarn") == 0;
+
+	if (r->mode != API_EST_INFERENCE &&
+	    (r->has_rope || r->has_rope_scale || r->has_yarn_orig_ctx))
+		return api_error(out, RF_E_INVALID_VALUE, "rope_scaling",
+				 "rope_scaling, rope_scale and yarn_orig_ctx apply to mode "
+				 "inference only");
+	if (on && !r->has_rope_scale)
+		return api_error(
+			out, RF_E_MISSING_FIELD, "rope_scale",
+			"rope_scaling %s needs rope_scale, the factor (4 where Qwen's card "
+			"documents YaRN x4)",
+			api_est_ropes[r->rope]);
+	if (!on && r->has_rope_scale)
+		return api_error(out, RF_E_INVALID_VALUE, "rope_scale",
+				 "rope_scale is the factor of rope_scaling linear or yarn; give "
+				 "rope_scaling too");
+	if (!yarn && r->has_yarn_orig_ctx)
+		return api_error(out, RF_E_INVALID_VALUE, "yarn_orig_ctx",
+				 "yarn_orig_ctx is YaRN's original window; give rope_scaling yarn");
+	return 0;
+}
+
 int api_estimate_request_check(struct api_estimate_request *rq, struct api_reply *out)
 {
 	const struct api_estimate_request *r = rq;
@@ -220,7 +252,7 @@ int api_estimate_request_check(struct api_estimate_request *rq, struct api_reply
 		return api_error(out, RF_E_INVALID_VALUE,
 				 r->has_runtime ? "runtime" : "concurrency",
 				 "runtime and concurrency apply to mode inference only");
-	return 0;
+	return est_rope_check(r, out);
 }
 
 void api_estimate_request_init(struct api_estimate_request *rq)

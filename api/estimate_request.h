@@ -45,6 +45,7 @@ extern const char *const api_est_attentions[]; /* attention */
 extern const char *const api_est_objectives[]; /* objective */
 extern const char *const api_est_strategies[]; /* strategy: "auto", then enum train_strategy */
 extern const char *const api_est_offloads[];   /* offload */
+extern const char *const api_est_ropes[];      /* rope_scaling: none, linear, yarn */
 
 struct api_estimate_request {
 	int mode;
@@ -83,6 +84,15 @@ struct api_estimate_request {
 	/* llama.cpp's --tensor-split: layer proportions per GPU; none given: free memory. */
 	double split[RF_MAX_DEVICES];
 	int n_split;
+	/* Rope scaling as both runtimes set it (llama.cpp --rope-scaling/--rope-scale/
+	 * --yarn-orig-ctx; vLLM --rope-scaling's rope_type, factor and
+	 * original_max_position_embeddings): the context it lets a request reach. */
+	int rope;
+	bool has_rope;
+	double rope_scale;
+	bool has_rope_scale;
+	int64_t yarn_orig_ctx;
+	bool has_yarn_orig_ctx;
 	/* Fine-tuning, added later. */
 	int train_precision, loss, attention, objective, strategy, offload;
 	bool has_loss, has_attention, has_objective, has_strategy, has_offload;

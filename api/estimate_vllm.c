@@ -224,6 +224,9 @@ int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_r
 	est_vllm_setup(e, &s);
 	s.precision = e->rq.has_precision ? vllm_precision_parse(e->rq.precision) :
 					    est_own_precision(e);
+	/* vLLM derives its longest length from the rope scaling set (original window x factor). */
+	s.max_positions = est_rope(e, s.max_model_len > 0 ? s.max_model_len :
+							    e->arch.max_position_embeddings);
 	if (e->rq.has_precision) {
 		/* as given */
 	} else if (e->quantized) {
@@ -249,10 +252,18 @@ int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_r
 				 "divide or be a multiple of the %lld KV heads",
 				 (long long)e->arch.n_heads, (long long)e->arch.n_kv_heads);
 	if (rc < 0 && field && strcmp(field, "max_model_len") == 0)
-		return api_error(out, RF_E_INVALID_VALUE, field,
-				 "max_model_len must be at most the model's %lld positions (vLLM "
-				 "refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)",
-				 (long long)e->arch.max_position_embeddings);
+		return api_error(
+			out, RF_E_INVALID_VALUE, field,
+			"max_model_len must be at most the %lld positions the model "
+			"reaches%s (vLLM refuses more unless VLLM_ALLOW_LONG_MAX_MODEL_LEN "
+			"is set)",
+			(long long)s.max_positions,
+			s.max_positions > e->arch.max_position_embeddings ?
+				" with its rope_scaling" :
+			e->entry && e->entry->long_ctx.type != MODEL_ROPE_NONE ?
+				"; its card documents YaRN (rope_scaling yarn, rope_scale, "
+				"yarn_orig_ctx) for more" :
+				"");
 	if (rc < 0 && field && strcmp(field, "model") == 0)
 		return api_error(out, RF_E_INVALID_VALUE, field,
 				 "runtime vllm estimates decoder models (with a KV cache); %s is "

@@ -563,6 +563,33 @@ static void text_type(const char *in, char *out, size_t outlen)
 		snprintf(out, outlen, "mllama");
 }
 
+/* The positions a config reaches with the YaRN it applies itself (rope_scaling {"rope_type" or
+ * "type": "yarn", "factor", "original_max_position_embeddings"}, as Qwen's cards have users
+ * add it; rope_parameters, as transformers 5 writes the same): vLLM derives its longest length as original x factor, and a GGUF converted from
+ * it carries the same scaling for llama.cpp. Other kinds (llama3, longrope, linear) leave
+ * max_position_embeddings as it is: it already counts them. A malformed rope_scaling is left
+ * to the runtimes; it changes no size. */
+static int64_t hf_yarn_positions(const cJSON *cfg, int64_t max_pos)
+{
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_scaling"), *t, *f, *o;
+	double reach;
+
+	if (!cJSON_IsObject(rs))
+		rs = cJSON_GetObjectItemCaseSensitive(cfg, "rope_parameters");
+	t = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+	f = cJSON_GetObjectItemCaseSensitive(rs, "factor");
+	o = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
+
+	if (!cJSON_IsString(t))
+		t = cJSON_GetObjectItemCaseSensitive(rs, "type");
+	if (!cJSON_IsObject(rs) || !cJSON_IsString(t) || strcmp(t->valuestring, "yarn") != 0 ||
+	    !cJSON_IsNumber(f) || !(f->valuedouble > 1 && f->valuedouble <= 1024) ||
+	    !cJSON_IsNumber(o) || !(o->valuedouble >= 1 && o->valuedouble <= MODEL_MAX_POSITIONS))
+		return max_pos;
+	reach = floor(o->valuedouble) * f->valuedouble;
+	return reach > (double)max_pos && reach <= MODEL_MAX_POSITIONS ? (int64_t)reach : max_pos;
+}
+
 int model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *out, char *field,
 		       size_t fieldlen, char *msg, size_t msglen)
 {
@@ -657,6 +684,8 @@ int model_arch_from_hf(const cJSON *cfg, const char *prefix, struct model_arch *
 		rc = map_bert(&h, &a);
 	if (rc < 0)
 		return rc;
+	if (a.max_position_embeddings > 0)
+		a.max_position_embeddings = hf_yarn_positions(h.cfg, a.max_position_embeddings);
 	rc = model_arch_validate(&a, &vfield);
 	if (rc < 0)
 		return hf_err(&h, rc, vfield ? vfield : "", "%s is out of range for this model",
@@ -708,6 +737,7 @@ static const char *const entry_keys[] = {
 	"source",
 	"notes",
 	"artifacts",
+	"long_context",
 };
 
 /* The first member of o whose name is none of keys, or NULL. */
@@ -822,6 +852,58 @@ static int load_artifacts(const cJSON *a, size_t i, struct model_entry *e, char 
 	return 0;
 }
 
+/* models[i].long_context: the rope scaling the model card documents beyond the trained
+ * window, as the card's config.json snippet writes it: {"rope_type": "yarn", "factor",
+ * "original_max_position_embeddings", "rope_theta" (the config's), "source": the card}. The scaled window must reach past
+ * the model's own positions, or the entry would document nothing. */
+static int load_long_context(const cJSON *o, size_t i, struct model_entry *e, char *err,
+			     size_t errlen)
+{
+	static const char *const keys[] = {
+		"rope_type", "factor", "original_max_position_embeddings", "rope_theta", "source"};
+	const cJSON *th = cJSON_GetObjectItemCaseSensitive(o, "rope_theta");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "rope_type");
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "factor");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "original_max_position_embeddings");
+	const cJSON *v;
+
+	if (!cJSON_IsObject(o))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context: must be an object", i);
+	if ((v = unknown_key(o, keys, sizeof(keys) / sizeof(keys[0]))) != NULL)
+		return cat_err(err, errlen, RF_E_UNKNOWN_FIELD,
+			       "models[%zu].long_context.%.60s: unknown field", i,
+			       v->string ? v->string : "?");
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
+		return cat_err(err, errlen, RF_E_MISSING_FIELD,
+			       "models[%zu].long_context.source: the model card that documents it",
+			       i);
+	if (!cJSON_IsString(t) || strcmp(t->valuestring, "yarn") != 0)
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context.rope_type: \"yarn\"", i);
+	if (!cJSON_IsNumber(f) || !(f->valuedouble > 1 && f->valuedouble <= 64))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context.factor: a number in (1, 64]", i);
+	if (!cJSON_IsNumber(w) || w->valuedouble < 256 || w->valuedouble > MODEL_MAX_POSITIONS ||
+	    w->valuedouble != floor(w->valuedouble) ||
+	    w->valuedouble * f->valuedouble <= (double)e->arch.max_position_embeddings)
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].long_context.original_max_position_embeddings: a "
+			       "window that the factor scales past max_position_embeddings",
+			       i);
+	if (!cJSON_IsNumber(th) || !(th->valuedouble >= 1 && th->valuedouble <= 1e12))
+		return cat_err(
+			err, errlen, RF_E_INVALID_VALUE,
+			"models[%zu].long_context.rope_theta: the config's rope_theta, which "
+			"vLLM's rope_parameters restate",
+			i);
+	e->long_ctx.rope_theta = th->valuedouble;
+	e->long_ctx.type = MODEL_ROPE_YARN;
+	e->long_ctx.factor = f->valuedouble;
+	e->long_ctx.orig_ctx = (int64_t)w->valuedouble;
+	return 0;
+}
+
 static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err, size_t errlen)
 {
 	const cJSON *v, *x;
@@ -931,6 +1013,9 @@ static int load_entry(const cJSON *m, size_t i, struct model_entry *e, char *err
 	if (v && copy_str(v, e->source, sizeof(e->source)) < 0)
 		return cat_err(err, errlen, RF_E_INVALID_VALUE, "models[%zu].source: bad string",
 			       i);
+	v = cJSON_GetObjectItemCaseSensitive(m, "long_context");
+	if (v && (rc = load_long_context(v, i, e, err, errlen)) < 0)
+		return rc;
 	v = cJSON_GetObjectItemCaseSensitive(m, "artifacts");
 	return v ? load_artifacts(v, i, e, err, errlen) : 0;
 }

@@ -29,10 +29,12 @@
 #include "api/plan_quality_json.h"
 #include "api/recommend.h"
 #include "api/recommend_parts.h"
+#include "api/rope_settings.h"
 #include "core/err.h"
 #include "core/fit/model.h"
 #include "core/fit/quant.h"
 #include "core/plan/plan_infer.h"
+#include "core/plan/plan_rope.h"
 #include "core/plan/plan_rank.h"
 
 const char *const rec_modes[] = {"inference", "lora", "qlora", "full", NULL};
@@ -131,7 +133,14 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 		cJSON_AddNullToObject(o, "params_b");
 	cJSON_AddBoolToObject(o, "instruct", h->chat);
 	cJSON_AddStringToObject(o, "precision", prec);
-	api_json_add(o, "settings", rec_infer_settings(s, gpus));
+	{
+		/* Past the trained window: the card's rope scaling, as /api/config writes it. */
+		struct plan_rope r;
+		cJSON *set = rec_infer_settings(s, gpus);
+		api_rope_for(&h->m->arch, &h->m->long_ctx, s, &r);
+		api_rope_settings(&r, set);
+		api_json_add(o, "settings", set);
+	}
 	est = cJSON_AddObjectToObject(o, "estimate");
 	if (est) {
 		cJSON_AddBoolToObject(est, "fits", h->best.res.fits);
@@ -241,9 +250,9 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 			stale++;
 			continue;
 		}
-		if (rq->has_min_context && m->arch.max_position_embeddings > 0 &&
-		    m->arch.max_position_embeddings < rq->min_context)
-			continue; /* the model cannot take that context */
+		if (rq->has_min_context && plan_rope_max(&m->arch, &m->long_ctx) > 0 &&
+		    plan_rope_max(&m->arch, &m->long_ctx) < rq->min_context)
+			continue; /* the model cannot take that context, even as its card scales it */
 		considered++;
 		rc = api_plan_input_set_entry(in, m);
 		if (rc == RF_E_NOMEM) {

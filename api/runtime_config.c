@@ -25,11 +25,13 @@
 #include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/plan_quality_json.h"
+#include "api/rope_settings.h"
 #include "api/runtime_config.h"
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/hw/hw.h"
 #include "core/plan/plan_infer.h"
+#include "core/plan/plan_rope.h"
 #include "core/fit/quant.h"
 
 #define CFG_DEFAULT_THREADS 4
@@ -178,6 +180,13 @@ static void cmd_word(struct cfg_cmd *m, const char *w)
 	cmd_add(m, "'");
 }
 
+/* The rope scaling ch's context needs, against the model's positions and the scaling its
+ * card documents (api_rope_for). */
+static void cfg_rope(const struct cfg *c, const struct plan_choice *ch, struct plan_rope *out)
+{
+	api_rope_for(c->in->arch, c->in->entry ? &c->in->entry->long_ctx : NULL, &ch->setup, out);
+}
+
 static int64_t cfg_ngl(const struct cfg *c, const struct plan_choice *ch)
 {
 	if (c->in->machine.n_dev == 0)
@@ -243,6 +252,7 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 {
 	const struct rf_mem_estimate *e = &ch->res.mem;
 	const struct rf_infer_params *p = &ch->setup.p;
+	struct plan_rope r;
 
 	cmd_add(m, "llama-server");
 	cfg_llama_model(c, ch, m);
@@ -265,12 +275,18 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 	 * buffers (tests/data/llama-server-args.txt). */
 	if (!p->use_mmap)
 		cmd_add(m, " --load-mode none");
+	cfg_rope(c, ch, &r);
+	if (r.need == PLAN_ROPE_SCALED)
+		cmd_add(m, " --rope-scaling yarn --rope-scale %g --yarn-orig-ctx %lld",
+			r.use.factor, (long long)r.use.orig_ctx);
 }
 
 /* vllm serve's command line for ch. */
 static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, struct cfg_cmd *m)
 {
 	struct plan_vllm_ckpt ck;
+	struct plan_rope r;
+	char json[192];
 
 	/* The planner proposes no format without a checkpoint (plan_vllm_missing). */
 	if (plan_vllm_checkpoint(c->art, c->served, ch->setup.vformat, &ck) < 0) {
@@ -287,6 +303,18 @@ static void cfg_vllm_command(const struct cfg *c, const struct plan_choice *ch, 
 		cmd_add(m, " --kv-cache-dtype fp8");
 	if (ch->setup.max_num_seqs > 0)
 		cmd_add(m, " --max-num-seqs %lld", (long long)ch->setup.max_num_seqs);
+	/* vLLM's docs (Context Extension): --rope-scaling is gone; the model's rope_parameters
+	 * are overridden whole, rope_theta with them, and vLLM then allows --max-model-len up to
+	 * the original window x factor. */
+	cfg_rope(c, ch, &r);
+	if (r.need == PLAN_ROPE_SCALED) {
+		snprintf(json, sizeof(json),
+			 "{\"rope_parameters\":{\"rope_type\":\"yarn\",\"factor\":%.1f,"
+			 "\"original_max_position_embeddings\":%lld,\"rope_theta\":%.0f}}",
+			 r.use.factor, (long long)r.use.orig_ctx, r.use.rope_theta);
+		cmd_add(m, " --hf-overrides");
+		cmd_word(m, json);
+	}
 }
 
 static void cfg_command(const struct cfg *c, const struct plan_choice *ch, cJSON *o)
@@ -306,9 +334,15 @@ static cJSON *cfg_settings(const struct cfg *c, const struct plan_choice *ch)
 	cJSON *set = cJSON_CreateObject(), *split;
 	const struct rf_infer_params *p = &ch->setup.p;
 	const struct rf_mem_estimate *e = &ch->res.mem;
+	struct plan_rope r;
 
 	if (!set)
 		return NULL;
+	/* Rope scaling, only where the context needs it: the same three names for both
+	 * runtimes (vLLM's --hf-overrides carries them as rope_parameters' rope_type, factor and
+	 * original_max_position_embeddings). */
+	cfg_rope(c, ch, &r);
+	api_rope_settings(&r, set);
 	if (ch->setup.runtime == PLAN_RT_VLLM) {
 		const char *q = plan_vllm_format_flag(ch->setup.vformat);
 		cJSON_AddNumberToObject(set, "tensor_parallel_size", ch->setup.tp);
@@ -467,6 +501,7 @@ static int cfg_estimate(const struct cfg *c, const struct plan_choice *ch, cJSON
 			struct api_reply *out)
 {
 	struct api_estimate_request rq;
+	struct plan_rope r;
 
 	api_estimate_request_init(&rq);
 	if (c->rq.has_hardware_profile) {
@@ -478,6 +513,8 @@ static int cfg_estimate(const struct cfg *c, const struct plan_choice *ch, cJSON
 		cfg_vllm_settings(ch, &rq);
 	else
 		cfg_llama_settings(c, ch, &rq);
+	cfg_rope(c, ch, &r);
+	api_rope_request(&r, &rq);
 	return api_estimate_resolved(c->env, c->in, &rq, est, out);
 }
 
@@ -599,23 +636,36 @@ static int cfg_check(struct cfg *c, struct api_reply *out)
 	return 0;
 }
 
-/* A context asked for beyond the positions the model was trained for is refused: the command
- * would need rope scaling (YaRN), which this config does not write, and llama.cpp would only
- * warn. Each sequence's share counts (llama.cpp's n_ctx is shared by n_parallel). */
+/* A context asked for beyond the longest the model reaches is refused, never cut short: the
+ * trained positions, or with the rope scaling its card documents (YaRN for Qwen2.5 and Qwen3),
+ * which the command then sets. Past that llama.cpp would only warn and answer worse. Each
+ * sequence's share counts (llama.cpp's n_ctx is shared by n_parallel). "max" is capped there
+ * by the planner. */
 static int cfg_check_positions(const struct cfg *c, struct api_reply *out)
 {
-	int64_t maxpos = c->in->arch->max_position_embeddings;
+	const struct model_rope *doc = c->in->entry ? &c->in->entry->long_ctx : NULL;
 	int64_t np = c->rq.has_n_parallel ? c->rq.n_parallel : 1;
 	int64_t each = c->rq.has_n_ctx && c->rq.n_ctx > 0 ? c->rq.n_ctx / (c->vllm ? 1 : np) : 0;
+	struct plan_rope r;
 
-	if (maxpos <= 0 || each <= maxpos)
+	plan_rope_decide(c->in->arch, doc, each, &r);
+	if (r.need != PLAN_ROPE_BEYOND)
 		return 0;
-	return api_error(out, RF_E_INVALID_VALUE, "n_ctx",
-			 "n_ctx %lld gives each sequence %lld positions, beyond the %lld the model "
-			 "was trained for (max_position_embeddings); a longer context needs rope "
-			 "scaling, which this config does not write: ask for at most %lld",
-			 (long long)c->rq.n_ctx, (long long)each, (long long)maxpos,
-			 (long long)(c->vllm ? maxpos : maxpos * np));
+	if (r.max > r.native)
+		return api_error(out, RF_E_INVALID_VALUE, "n_ctx",
+				 "n_ctx %lld gives each sequence %lld positions, beyond the %lld "
+				 "the model reaches with the YaRN scaling its card documents (x%g "
+				 "from %lld; %lld trained): ask for at most %lld",
+				 (long long)c->rq.n_ctx, (long long)each, (long long)r.max,
+				 doc->factor, (long long)doc->orig_ctx, (long long)r.native,
+				 (long long)(c->vllm ? r.max : r.max * np));
+	return api_error(
+		out, RF_E_INVALID_VALUE, "n_ctx",
+		"n_ctx %lld gives each sequence %lld positions, beyond the %lld the model "
+		"was trained for (max_position_embeddings), and its card documents no rope "
+		"scaling to go further: ask for at most %lld",
+		(long long)c->rq.n_ctx, (long long)each, (long long)r.native,
+		(long long)(c->vllm ? r.native : r.native * np));
 }
 
 /* The planner's request. */
@@ -719,8 +769,19 @@ static int cfg_nothing_fits(const struct cfg *c, struct api_reply *out)
 
 static void cfg_assumptions(struct cfg *c)
 {
+	struct plan_rope r;
+
 	for (int i = 0; i < c->in->n_assumptions; i++)
 		cfg_note(c->assumptions, "%s", c->in->assumptions[i]);
+	cfg_rope(c, &c->ans->best, &r);
+	if (r.need == PLAN_ROPE_SCALED)
+		cfg_note(c->assumptions,
+			 "rope scaling: YaRN x%g from %lld positions (reaching %lld), as the model "
+			 "card documents beyond the %lld it was trained for; set only because this "
+			 "context needs it, as a static factor can cost quality on short texts",
+			 r.use.factor, (long long)r.use.orig_ctx,
+			 (long long)plan_rope_reach(&r.use, r.native), (long long)r.native);
+
 	if (c->in->machine.threads <= 0 && !c->vllm)
 		cfg_note(c->assumptions,
 			 "n_threads: %d, as the number of physical cores is not known",

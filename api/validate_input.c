@@ -16,11 +16,13 @@
 #include "api/api.h"
 #include "api/estimate_request.h"
 #include "api/json_alloc.h"
+#include "api/jsonmap.h"
 #include "api/validate_priv.h"
 #include "core/err.h"
 #include "core/fit/model.h"
 #include "core/fit/quant.h"
 #include "core/fit/serve_vllm.h"
+#include "core/plan/plan_rope.h"
 #include "core/hw/device.h"
 #include "core/hw/hw.h"
 
@@ -94,9 +96,32 @@ static int get_bool(const cJSON *it, const char *prefix, bool *val, bool *has,
 }
 
 /* One llama.cpp setting; returns 1 when name is not a setting, 0 when taken, or an error. */
+/* Rope scaling, the same three settings for both runtimes (vLLM's --rope-scaling carries them
+ * as rope_type, factor and original_max_position_embeddings). Returns 0 or a negative rf_err
+ * when it is one of them, 1 when it is not. */
+static int val_rope_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out)
+{
+	const char *p = c->prefix, *k = it->string;
+	bool seen;
+
+	if (strcmp(k, "rope_scaling") == 0)
+		return get_enum(it, p, val_rope, &c->rope, out);
+	if (strcmp(k, "yarn_orig_ctx") == 0)
+		return get_int(it, p, 1, MODEL_MAX_POSITIONS, &c->yarn_orig_ctx, &seen, out);
+	if (strcmp(k, "rope_scale") == 0) {
+		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 1 ||
+		    it->valuedouble > 1024)
+			return bad(out, RF_E_INVALID_VALUE, p, k, "must be a number in [1, 1024]");
+		c->rope_scale = it->valuedouble;
+		return 0;
+	}
+	return 1;
+}
+
 static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out)
 {
 	const char *p = c->prefix, *k = it->string;
+	int rc;
 
 	if (strcmp(k, "n_gpu_layers") == 0)
 		return get_int(it, p, -1, 1000000, &c->n_gpu_layers, &c->has_ngl, out);
@@ -124,15 +149,8 @@ static int val_setting(struct val_cfg *c, const cJSON *it, struct api_reply *out
 		return get_enum(it, p, val_cache_types, &c->cache_k, out);
 	if (strcmp(k, "cache_type_v") == 0)
 		return get_enum(it, p, val_cache_types, &c->cache_v, out);
-	if (strcmp(k, "rope_scaling") == 0)
-		return get_enum(it, p, val_rope, &c->rope, out);
-	if (strcmp(k, "rope_scale") == 0) {
-		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 1 ||
-		    it->valuedouble > 1024)
-			return bad(out, RF_E_INVALID_VALUE, p, k, "must be a number in [1, 1024]");
-		c->rope_scale = it->valuedouble;
-		return 0;
-	}
+	if ((rc = val_rope_setting(c, it, out)) <= 0)
+		return rc;
 	if (strcmp(k, "tensor_split") == 0) {
 		const cJSON *x;
 		if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) > HW_MAX_GPUS)
@@ -178,6 +196,10 @@ static int val_vllm_setting(struct val_cfg *c, const cJSON *it, struct api_reply
 	const char *p = c->prefix, *k = it->string;
 	int64_t ignored;
 	bool seen;
+	int rc;
+
+	if ((rc = val_rope_setting(c, it, out)) <= 0)
+		return rc;
 
 	if (strcmp(k, "tensor_parallel_size") == 0)
 		return get_int(it, p, 1, VLLM_MAX_GPUS, &c->tp, &c->has_tp, out);
@@ -419,12 +441,27 @@ static void val_vllm_settings(const struct val_cfg *c, struct api_estimate_reque
 	rq->has_enforce_eager = c->has_eager;
 }
 
+/* The rope scaling for the estimate: only a whole one (a factor with linear or yarn), so that
+ * what the checks flag is not an estimator error. */
+static void val_rope_estimate(const struct val_cfg *c, struct api_estimate_request *rq)
+{
+	if (c->rope <= 0 || c->rope_scale <= 0)
+		return;
+	rq->rope = jm_choice(api_est_ropes, val_rope[c->rope]);
+	rq->has_rope = rq->rope >= 0;
+	rq->rope_scale = c->rope_scale;
+	rq->has_rope_scale = true;
+	rq->yarn_orig_ctx = c->yarn_orig_ctx;
+	rq->has_yarn_orig_ctx = c->yarn_orig_ctx > 0 && strcmp(val_rope[c->rope], "yarn") == 0;
+}
+
 void val_estimate_settings(const struct val_cfg *c, struct api_estimate_request *rq)
 {
 	const char *kv = val_kv(c);
 	const cJSON *x;
 
 	api_estimate_request_init(rq);
+	val_rope_estimate(c, rq);
 	if (c->hardware_profile) {
 		snprintf(rq->hardware_profile, sizeof(rq->hardware_profile), "%s",
 			 c->hardware_profile);
@@ -557,6 +594,8 @@ void val_check_config(const struct val_cfg *c, const struct api_plan_input *in,
 	out->rope_on = c->rope > 0;
 	out->rope_scale = c->rope_scale;
 	out->own_precision = -1;
+	out->yarn_orig_ctx =
+		c->rope > 0 && strcmp(val_rope[c->rope], "yarn") == 0 ? c->yarn_orig_ctx : 0;
 	if (c->vllm) {
 		struct vllm_setup *v = &out->v;
 		vllm_setup_default(v);
@@ -581,6 +620,15 @@ void val_check_config(const struct val_cfg *c, const struct api_plan_input *in,
 		if (c->vkv >= 0)
 			v->kv_dtype = c->vkv == 1 ? VLLM_KV_FP8 : VLLM_KV_AUTO;
 		v->enforce_eager = c->has_eager && c->enforce_eager;
+		/* vLLM allows max_model_len up to what its rope scaling reaches. */
+		if (in && out->rope_on && c->rope_scale > 0) {
+			struct model_rope r = {MODEL_ROPE_YARN, c->rope_scale,
+					       out->yarn_orig_ctx > 0 ?
+						       out->yarn_orig_ctx :
+						       in->arch->max_position_embeddings,
+					       0};
+			v->max_positions = plan_rope_reach(&r, in->arch->max_position_embeddings);
+		}
 		out->has_tp = c->has_tp;
 		out->has_pp = c->has_pp;
 		out->has_mml = c->has_mml;

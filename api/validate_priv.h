@@ -34,9 +34,10 @@ struct val_cfg {
 	bool has_ngl, has_threads, has_batch, has_ubatch, has_ctx, has_parallel, has_cpu_moe;
 	bool flash_attn, has_fa;
 	bool use_mmap, has_mmap, mlock, has_mlock, swa_full, has_swa_full;
-	int cache_k, cache_v; /* index in val_cache_types; -1: not given */
-	int rope;             /* index of none, linear, yarn; -1: not given */
-	double rope_scale;    /* <= 0: not given */
+	int cache_k, cache_v;  /* index in val_cache_types; -1: not given */
+	int rope;              /* index of none, linear, yarn; -1: not given */
+	double rope_scale;     /* <= 0: not given */
+	int64_t yarn_orig_ctx; /* <= 0: not given (the trained window) */
 	const cJSON *hardware;
 	const char *hardware_profile;
 	const cJSON *tensor_split; /* as given, checked; NULL: none */

@@ -517,7 +517,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		fa = true;
 		note(e, "a quantized V cache needs flash attention; assumed on");
 	}
-	if (a->max_position_embeddings > 0 && p->n_ctx > a->max_position_embeddings)
+	if (a->max_position_embeddings > 0 &&
+	    p->n_ctx > (p->rope_positions > 0 ? p->rope_positions : a->max_position_embeddings))
 		note(e, "n_ctx is above the model's trained context");
 	note(e, "token embeddings stay in host memory, as llama.cpp keeps them");
 	note(e, "KV cache padded to 256 cells; n_ctx is shared by the n_parallel sequences");

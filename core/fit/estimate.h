@@ -104,6 +104,8 @@ struct rf_infer_params {
 			  buffers */
 	bool mlock;    /* --mlock: the mapped pages are locked, none left for the OS to reclaim */
 	bool swa_full; /* --swa-full: sliding-window layers keep the whole context */
+	int64_t rope_positions; /* > 0: the positions the rope scaling set reaches (--rope-scaling,
+				   core/plan/plan_rope.h); 0: max_position_embeddings */
 };
 
 /* Sets llama.cpp's defaults: n_ctx 4096, n_batch 2048, n_ubatch 512, one sequence, f16 cache,

@@ -689,6 +689,32 @@ static int64_t clamp64(uint64_t v)
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+/* The positions a file reaches with the YaRN it applies itself (converted from a config.json
+ * with rope_scaling yarn): llama.cpp stretches <arch>.rope.scaling.original_context_length by
+ * .factor with no flag, as vLLM derives its longest length from the same config; max_pos
+ * when the file sets none. */
+static int64_t gguf_yarn_positions(const struct gguf_file *f, const char *arch, int64_t max_pos)
+{
+	char key[128];
+	const char *type;
+	const struct gguf_kv *fk;
+	uint64_t orig = 0;
+	double reach;
+
+	snprintf(key, sizeof(key), "%s.rope.scaling.type", arch);
+	type = gguf_get_str(f, key);
+	snprintf(key, sizeof(key), "%s.rope.scaling.factor", arch);
+	fk = gguf_find(f, key);
+	snprintf(key, sizeof(key), "%s.rope.scaling.original_context_length", arch);
+	if (!type || strcmp(type, "yarn") != 0 || !fk ||
+	    (fk->type != GGUF_T_FLOAT32 && fk->type != GGUF_T_FLOAT64) || !(fk->f > 1) ||
+	    fk->f > 1024 || gguf_get_uint(f, key, &orig) < 0 || orig == 0 ||
+	    orig > MODEL_MAX_POSITIONS)
+		return max_pos;
+	reach = (double)orig * fk->f;
+	return reach > (double)max_pos && reach <= MODEL_MAX_POSITIONS ? (int64_t)reach : max_pos;
+}
+
 int gguf_to_arch(const struct gguf_file *f, struct model_arch *out, char *field, size_t fieldlen)
 {
 	struct model_arch a;
@@ -725,6 +751,8 @@ int gguf_to_arch(const struct gguf_file *f, struct model_arch *out, char *field,
 	GET("attention.key_length", false, a.head_dim);
 	GET("attention.value_length", false, a.v_head_dim);
 	GET("context_length", false, a.max_position_embeddings);
+	if (a.max_position_embeddings > 0)
+		a.max_position_embeddings = gguf_yarn_positions(f, arch, a.max_position_embeddings);
 	GET("feed_forward_length", false, a.intermediate_size);
 	GET("expert_count", false, a.n_experts);
 	GET("expert_used_count", false, a.n_experts_per_tok);

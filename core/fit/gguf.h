@@ -119,7 +119,9 @@ const char *gguf_get_str(const struct gguf_file *f, const char *key);
  * .embedding_length, .attention.head_count(_kv), .attention.key_length / value_length,
  * .context_length, .feed_forward_length, .expert_count, .expert_used_count,
  * .expert_feed_forward_length, .attention.kv_lora_rank, .attention.sliding_window, and the
- * vocabulary from the length of tokenizer.ggml.tokens. Unknown architectures keep llama.cpp's
+ * vocabulary from the length of tokenizer.ggml.tokens. A file that applies YaRN itself
+ * (.rope.scaling.type "yarn", .factor, .original_context_length) reaches original x factor
+ * positions, which max_position_embeddings then holds where it is more. Unknown architectures keep llama.cpp's
  * architecture name as model_type. Returns 0, or RF_E_PARSE / RF_E_INVALID_VALUE with the
  * missing or bad key written to field (size fieldlen). */
 int gguf_to_arch(const struct gguf_file *f, struct model_arch *out /* OUT */, char *field,

@@ -229,6 +229,23 @@ struct model_artifacts {
 	char ckpt[MODEL_CKPTS][MODEL_ID_LEN];              /* per enum model_ckpt; "" none */
 };
 
+/* Rope scaling that a model card documents for contexts beyond the trained window, applied
+ * only when asked for (llama.cpp's --rope-scaling, vLLM's --rope-scaling): Qwen's cards add
+ * YaRN x4 from 32768 positions to 131072, and warn that a static factor can hurt short texts,
+ * so it is set only when a context needs it (core/plan/plan_rope.h). */
+enum model_rope_type {
+	MODEL_ROPE_NONE = 0,
+	MODEL_ROPE_YARN = 1,
+};
+
+struct model_rope {
+	int type;          /* enum model_rope_type; MODEL_ROPE_NONE: nothing documented */
+	double factor;     /* the documented factor, > 1 */
+	int64_t orig_ctx;  /* original_max_position_embeddings: the window the factor scales */
+	double rope_theta; /* the config's base frequency, which vLLM's rope_parameters override
+			      restates (it replaces the whole set); 0: not known */
+};
+
 struct model_entry {
 	char id[MODEL_ID_LEN]; /* exact HF id: "meta-llama/Llama-3.1-8B" */
 	char name[MODEL_ID_LEN];
@@ -245,6 +262,8 @@ struct model_entry {
 	char quality[32];
 	char source[512];
 	struct model_artifacts artifacts;
+	struct model_rope long_ctx; /* the card's rope scaling beyond the window (profile's
+				       "long_context"); type MODEL_ROPE_NONE: none */
 };
 
 struct model_catalog {

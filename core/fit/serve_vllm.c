@@ -396,6 +396,7 @@ static int resolve(const struct model_arch *a, const struct vllm_setup *s,
 {
 	const int tp = s->tensor_parallel, pp = s->pipeline_parallel;
 	const int64_t n_kv = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;
+	int64_t maxpos;
 	bool large;
 
 	if (s->precision < 0 || s->precision >= VLLM_PRECISION_COUNT)
@@ -422,12 +423,11 @@ static int resolve(const struct model_arch *a, const struct vllm_setup *s,
 	c->block_size = s->block_size > 0 ? s->block_size : VLLM_DEFAULT_BLOCK_SIZE;
 	if (c->block_size > 4096)
 		return bad(field, "block_size");
-	c->max_model_len = s->max_model_len > 0           ? s->max_model_len :
-			   a->max_position_embeddings > 0 ? a->max_position_embeddings :
-							    2048;
-	/* vLLM refuses a length beyond the model's (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN). */
-	if (c->max_model_len > MODEL_MAX_POSITIONS ||
-	    (a->max_position_embeddings > 0 && c->max_model_len > a->max_position_embeddings))
+	maxpos = s->max_positions > 0 ? s->max_positions : a->max_position_embeddings;
+	c->max_model_len = s->max_model_len > 0 ? s->max_model_len : maxpos > 0 ? maxpos : 2048;
+	/* vLLM refuses a length beyond the model's, or beyond what its rope scaling reaches
+	 * (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN). */
+	if (c->max_model_len > MODEL_MAX_POSITIONS || (maxpos > 0 && c->max_model_len > maxpos))
 		return bad(field, "max_model_len");
 	large = cuda_total(&gpus[0]) >= VLLM_LARGE_GPU_BYTES && !gpus[0].a100;
 	c->max_num_seqs = s->max_num_seqs > 0 ? s->max_num_seqs : (large ? 1024 : 256);

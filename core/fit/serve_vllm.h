@@ -85,12 +85,15 @@ struct vllm_gpu {
 #define VLLM_CUDA_RESERVED_BYTES (450LL * 1024 * 1024)
 
 struct vllm_setup {
-	int precision;                  /* enum vllm_precision */
-	int kv_dtype;                   /* enum vllm_kv_dtype */
-	int tensor_parallel;            /* >= 1 */
-	int pipeline_parallel;          /* >= 1 */
-	double gpu_memory_utilization;  /* (0, 1]; <= 0: VLLM_DEFAULT_UTILIZATION */
-	int64_t max_model_len;          /* <= 0: the model's max_position_embeddings */
+	int precision;                 /* enum vllm_precision */
+	int kv_dtype;                  /* enum vllm_kv_dtype */
+	int tensor_parallel;           /* >= 1 */
+	int pipeline_parallel;         /* >= 1 */
+	double gpu_memory_utilization; /* (0, 1]; <= 0: VLLM_DEFAULT_UTILIZATION */
+	int64_t max_model_len;         /* <= 0: the model's max_position_embeddings */
+	int64_t max_positions; /* > 0: the positions --rope-scaling reaches (its original window x
+				  factor), which vLLM allows max_model_len up to; <= 0: the
+				  model's max_position_embeddings */
 	int64_t max_num_batched_tokens; /* <= 0: vLLM's default for the GPU */
 	int64_t max_num_seqs;           /* <= 0: vLLM's default for the GPU */
 	int block_size;                 /* <= 0: VLLM_DEFAULT_BLOCK_SIZE */

@@ -13,6 +13,7 @@
 
 #include "core/err.h"
 #include "core/fit/quant.h"
+#include "core/plan/plan_rope.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -382,24 +383,63 @@ static void check_backend(struct check *k)
 		text(f->suggestion, "use backend cpu with n_gpu_layers 0");
 }
 
+/* What to do about a context of seq positions per sequence beyond the trained maxpos: the
+ * scaling the model card documents (d), else a lower n_ctx, or a factor of one's own. */
+static void ctx_suggestion(struct plan_check_finding *f, const struct plan_rope *d, int64_t seq,
+			   int64_t maxpos, int64_t par)
+{
+	if (d->need == PLAN_ROPE_SCALED)
+		text(f->suggestion,
+		     "set rope_scaling yarn with rope_scale %g and yarn_orig_ctx %lld (the YaRN "
+		     "scaling the model card documents, up to %lld positions), or lower n_ctx to "
+		     "%lld (%lld per sequence)",
+		     d->use.factor, (long long)d->use.orig_ctx, (long long)d->max,
+		     (long long)(maxpos * par), (long long)maxpos);
+	else if (d->max > maxpos)
+		text(f->suggestion,
+		     "lower n_ctx to %lld (%lld per sequence, the most the model card's YaRN "
+		     "reaches), with rope_scaling yarn, or to %lld (%lld) without",
+		     (long long)(d->max * par), (long long)d->max, (long long)(maxpos * par),
+		     (long long)maxpos);
+	else
+		text(f->suggestion,
+		     "lower n_ctx to %lld (%lld per sequence): the model card documents no rope "
+		     "scaling beyond it (rope_scaling yarn with rope_scale %.2f runs, untested)",
+		     (long long)(maxpos * par), (long long)maxpos, (double)seq / (double)maxpos);
+}
+
 /* The rules on the model's size: context and layers. */
 static void check_model(struct check *k, int64_t n_ctx, int64_t par)
 {
 	const struct plan_check_config *c = k->c;
 	int64_t maxpos = k->m->arch->max_position_embeddings, layers = n_layers(k->m->arch);
 	int64_t seq = n_ctx / par;
-	double scale = c->rope_scale > 0 ? c->rope_scale : 0;
-	bool scaled = c->rope_on && (scale <= 0 || (double)seq <= (double)maxpos * scale);
+	/* YaRN stretches yarn_orig_ctx (llama.cpp's default: the trained window). */
+	struct model_rope set = {MODEL_ROPE_YARN, c->rope_scale,
+				 c->yarn_orig_ctx > 0 ? c->yarn_orig_ctx : maxpos, 0};
+	bool scaled = c->rope_on && (c->rope_scale <= 0 || seq <= plan_rope_reach(&set, maxpos));
+	struct plan_rope d;
 	struct plan_check_finding *f;
 
+	plan_rope_decide(k->m->arch, &k->m->rope, seq, &d);
 	if (maxpos > 0 && seq > maxpos && !scaled &&
 	    (f = plan_check_add(k->a, "ctx_over_model", seq > 2 * maxpos, "n_ctx"))) {
 		text(f->message, "each sequence gets %lld tokens but the model was trained on %lld",
 		     (long long)seq, (long long)maxpos);
-		text(f->suggestion,
-		     "lower n_ctx to %lld (%lld per sequence), or set rope_scaling yarn with "
-		     "rope_scale %.2f",
-		     (long long)(maxpos * par), (long long)maxpos, (double)seq / (double)maxpos);
+		ctx_suggestion(f, &d, seq, maxpos, par);
+	}
+	/* Scaled, yet past what the model card documents: llama.cpp runs it, worse. */
+	if (maxpos > 0 && scaled && d.need == PLAN_ROPE_BEYOND &&
+	    (f = plan_check_add(k->a, "ctx_over_documented", false, "n_ctx"))) {
+		text(f->message,
+		     "each sequence gets %lld tokens, beyond the %lld %s; quality past it is "
+		     "untested",
+		     (long long)seq, (long long)d.max,
+		     d.max > maxpos ? "the model card documents with YaRN" :
+				      "the model was trained on, and its card documents no rope "
+				      "scaling");
+		text(f->suggestion, "lower n_ctx to %lld (%lld per sequence)",
+		     (long long)(d.max * par), (long long)d.max);
 	}
 	if (c->has_ngl && c->ngl > layers + 1 && c->ngl < PLAN_CHECK_NGL_ALL && layers > 0 &&
 	    (f = plan_check_add(k->a, "gpu_layers_over_model", false, "n_gpu_layers"))) {
@@ -650,14 +690,40 @@ static int check_vllm(struct check *k)
 
 	if (rc == RF_E_NOMEM)
 		return rc;
-	if (rc < 0 && field && strcmp(field, "max_model_len") == 0 && c->has_mml &&
-	    a->max_position_embeddings > 0 && c->v.max_model_len > a->max_position_embeddings &&
+	int64_t reach = c->v.max_positions > 0 ? c->v.max_positions : a->max_position_embeddings;
+	struct plan_rope d;
+
+	plan_rope_decide(a, &k->m->rope, c->v.max_model_len, &d);
+	if (rc < 0 && field && strcmp(field, "max_model_len") == 0 && c->has_mml && reach > 0 &&
+	    c->v.max_model_len > reach &&
 	    (f = plan_check_add(k->a, "ctx_over_model", true, "max_model_len"))) {
+		if (reach > a->max_position_embeddings)
+			text(f->message,
+			     "max_model_len %lld is more than the %lld positions its rope scaling "
+			     "reaches: vLLM refuses",
+			     (long long)c->v.max_model_len, (long long)reach);
+		else
+			text(f->message,
+			     "max_model_len %lld is more than the model's %lld positions: vLLM "
+			     "refuses",
+			     (long long)c->v.max_model_len, (long long)reach);
+		if (d.need == PLAN_ROPE_SCALED)
+			text(f->suggestion,
+			     "set rope_scaling yarn with rope_scale %g and yarn_orig_ctx %lld (the "
+			     "YaRN scaling the model card documents), or lower max_model_len to "
+			     "%lld",
+			     d.use.factor, (long long)d.use.orig_ctx,
+			     (long long)a->max_position_embeddings);
+		else
+			text(f->suggestion, "lower max_model_len to %lld",
+			     (long long)(d.max > 0 && d.max < reach ? d.max : reach));
+	} else if (rc == 0 && c->rope_on && d.need == PLAN_ROPE_BEYOND &&
+		   (f = plan_check_add(k->a, "ctx_over_documented", false, "max_model_len"))) {
 		text(f->message,
-		     "max_model_len %lld is more than the model's %lld positions: vLLM refuses",
-		     (long long)c->v.max_model_len, (long long)a->max_position_embeddings);
-		text(f->suggestion, "lower max_model_len to %lld",
-		     (long long)a->max_position_embeddings);
+		     "max_model_len %lld is beyond the %lld positions the model card "
+		     "documents; quality past it is untested",
+		     (long long)c->v.max_model_len, (long long)d.max);
+		text(f->suggestion, "lower max_model_len to %lld", (long long)d.max);
 	}
 	if (rc == 0)
 		vllm_memory(k, &v);

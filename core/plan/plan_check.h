@@ -65,12 +65,14 @@ struct plan_check_config {
 	const char *backend; /* NULL: not given */
 	bool has_ctx, has_ngl, has_threads, has_ubatch, has_parallel;
 	int64_t ngl, n_threads, n_batch /* 2048 unless given */, n_ubatch;
-	bool quant_given;    /* the config names its weights' format */
-	bool kv_f16;         /* the KV cache is f16 (f32 and bf16 count as f16) */
-	const char *cache_v; /* cache_type_v's name when it is quantized; NULL otherwise */
-	bool fa_on;          /* flash_attn true given */
-	bool rope_on;        /* rope_scaling linear or yarn */
-	double rope_scale;   /* <= 0: not given */
+	bool quant_given;      /* the config names its weights' format */
+	bool kv_f16;           /* the KV cache is f16 (f32 and bf16 count as f16) */
+	const char *cache_v;   /* cache_type_v's name when it is quantized; NULL otherwise */
+	bool fa_on;            /* flash_attn true given */
+	bool rope_on;          /* rope_scaling linear or yarn */
+	double rope_scale;     /* <= 0: not given */
+	int64_t yarn_orig_ctx; /* rope_scaling yarn's original window; <= 0: not given (llama.cpp
+				  takes the trained one) */
 	/* vLLM: the engine arguments (vLLM's defaults where not given; precision resolved, a
 	 * checkpoint's own quantization included) and which were given. */
 	struct vllm_setup v;

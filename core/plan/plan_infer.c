@@ -12,6 +12,7 @@
 
 #include "core/err.h"
 #include "core/fit/quant.h"
+#include "core/plan/plan_rope.h"
 
 /* The llama.cpp file types searched, best quality first: the formats GGUF repositories
  * commonly publish that the quality table rates. */
@@ -619,13 +620,15 @@ static int64_t vllm_setup(struct work *k, struct plan_setup *s)
 		}
 	}
 	seq = c.kv_cache_tokens / k->np / RF_KV_PAD * RF_KV_PAD;
-	if (seq > k->ctx_cap)
-		seq = k->ctx_cap;
 	ctx = c.kv_cache_tokens / RF_KV_PAD * RF_KV_PAD;
-	if (ctx > k->ctx_cap)
-		ctx = k->ctx_cap;
-	if (k->r->n_ctx > 0) /* asked for: each request holds it, and none is longer */
+	/* Asked for: each request holds it, and none is longer (the use case's cap is for the
+	 * context the planner chooses, not for one asked for). */
+	if (k->r->n_ctx > 0)
 		ctx = seq = seq >= fixed_ctx(k) ? fixed_ctx(k) : 0;
+	if (seq > k->ctx_cap && k->r->n_ctx <= 0)
+		seq = k->ctx_cap;
+	if (ctx > k->ctx_cap && k->r->n_ctx <= 0)
+		ctx = k->ctx_cap;
 	if (seq < (k->r->n_ctx > 0 ? 1 : PLAN_MIN_CTX))
 		return 0;
 	s->p.n_ctx = ctx;
@@ -1259,7 +1262,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	       const struct plan_quality *q, const struct plan_request *r, struct plan_answer *out)
 {
 	struct work k;
-	int64_t max_pos = m->arch->max_position_embeddings;
+	int64_t max_pos = plan_rope_max(m->arch, &m->rope);
 	bool kv_q4 = false;
 	int rc;
 

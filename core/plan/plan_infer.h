@@ -89,8 +89,10 @@ struct plan_model {
 	void *vllm_facts_ctx;
 	int fixed_ftype;   /* >= 0: the weights are a file of this type (a GGUF): the only format */
 	bool native_mxfp4; /* released with MXFP4 experts (gpt-oss): the only llama.cpp format */
-	unsigned vllm_missing; /* bits 1 << enum plan_vllm_format of the formats no checkpoint
+	unsigned vllm_missing;  /* bits 1 << enum plan_vllm_format of the formats no checkpoint
 				  exists for (plan_vllm_missing): never proposed */
+	struct model_rope rope; /* the card's rope scaling beyond the trained window (none: zero):
+				   the longest context searched is what it reaches (plan_rope.h) */
 };
 
 struct plan_request {

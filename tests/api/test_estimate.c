@@ -259,6 +259,53 @@ static const char *assumption_with(const cJSON *j, const char *needle)
 	return NULL;
 }
 
+/* Past the trained window: the estimate says so and names the card's YaRN; with it set, it
+ * says what it reaches. The KV cache is per token either way: the same bytes. */
+#define QWEN_LONG                                                                                  \
+	"{\"model\":\"qwen2.5-7b\",\"quant\":\"Q4_K_M\",\"n_ctx\":131072,\"flash_attn\":true,"     \
+	"\"hardware_profile\":\"h100-sxm\"%s}"
+START_TEST(a_context_past_the_trained_window_is_said_with_the_cards_scaling)
+{
+	cJSON *bare = run_ok(QWEN_LONG, ""), *yarn, *llama;
+	const char *a = assumption_with(bare, "beyond the 32768 the model was trained for");
+
+	ck_assert_msg(a != NULL, "no long-context assumption");
+	ck_assert_ptr_nonnull(strstr(a, "rope_scale 4, yarn_orig_ctx 32768"));
+	ck_assert_ptr_nonnull(assumption_with(bare, "above the model's trained context"));
+	yarn = run_ok(QWEN_LONG,
+		      ",\"rope_scaling\":\"yarn\",\"rope_scale\":4,\"yarn_orig_ctx\":32768");
+	ck_assert_ptr_nonnull(assumption_with(yarn, "yarn x4 from 32768 positions reaches 131072"));
+	ck_assert_ptr_null(assumption_with(yarn, "beyond the 32768"));
+	ck_assert_ptr_null(assumption_with(yarn, "above the model's trained context"));
+	ck_assert_double_eq(num(yarn, "memory.kv_cache_bytes"), num(bare, "memory.kv_cache_bytes"));
+	ck_assert_double_eq(num(yarn, "memory.kv_cache_bytes"), 131072.0 * 28 * 2 * 4 * 128 * 2);
+	/* Llama 3.1 reaches 131072 itself, and its card documents nothing further. */
+	llama = run_ok("{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\",\"n_ctx\":200000,"
+		       "\"flash_attn\":true,\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert_ptr_nonnull(assumption_with(llama, "beyond the 131072 the model reaches"));
+	cJSON_Delete(llama);
+	cJSON_Delete(yarn);
+	cJSON_Delete(bare);
+	/* A factor belongs to a scaling, and a scaling needs its factor. */
+	assert_error("{\"model\":\"qwen2.5-7b\",\"rope_scaling\":\"yarn\",\"hardware_profile\":"
+		     "\"h100-sxm\"}",
+		     422, "missing_field", "rope_scale");
+	assert_error("{\"model\":\"qwen2.5-7b\",\"rope_scale\":4,\"hardware_profile\":"
+		     "\"h100-sxm\"}",
+		     422, "invalid_value", "rope_scale");
+	/* vLLM: past the config's positions only with --rope-scaling. */
+	assert_error("{\"model\":\"Qwen/Qwen2.5-7B\",\"runtime\":\"vllm\",\"max_model_len\":131072,"
+		     "\"hardware_profile\":\"h100-sxm\"}",
+		     422, "invalid_value", "max_model_len");
+	yarn = run_ok(
+		"{\"model\":\"Qwen/Qwen2.5-7B\",\"runtime\":\"vllm\",\"max_model_len\":131072,"
+		"\"rope_scaling\":\"yarn\",\"rope_scale\":4,\"yarn_orig_ctx\":32768,"
+		"\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert_double_eq(num(yarn, "serving.max_model_len"), 131072);
+	cJSON_Delete(yarn);
+}
+END_TEST
+
 /* Described hardware that nothing measured: the CPU model's table entry gives the host's
  * bandwidth (theoretical; said in assumptions), a bandwidth the client gives wins, and a CPU
  * the table does not hold is said so. With 16 threads decoding a 1B model is bound by memory,
@@ -1501,6 +1548,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, serving_settings_are_checked_per_runtime);
 	tcase_add_test(tc, a_cpu_host_maps_once_and_repacks);
 	tcase_add_test(tc, a_described_cpu_takes_its_table_bandwidth);
+	tcase_add_test(tc, a_context_past_the_trained_window_is_said_with_the_cards_scaling);
 	tcase_add_test(tc, a_cpu_named_in_the_table_has_its_instruction_sets);
 	tcase_add_test(tc, one_mac_one_budget_through_the_route);
 	tcase_add_test(tc, unknown_names_say_what_was_meant);

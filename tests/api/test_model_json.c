@@ -106,6 +106,28 @@ START_TEST(qwen_families)
 	ck_assert(a.attn_bias && !a.attn_out_bias);
 	ck_assert_int_eq(a.swa_pattern, 0);
 	ck_assert_int_eq(total_params(&a) / 10000000, 761);
+	ck_assert_int_eq(a.max_position_embeddings, 32768);
+	/* The same config with the rope_scaling Qwen2.5-7B-Instruct's card has users add: vLLM
+	 * derives 32768 x 4 positions from it, and so does this. */
+	a = ok("{\"hidden_size\":3584,\"intermediate_size\":18944,\"max_position_embeddings\":32768,"
+	       "\"model_type\":\"qwen2\",\"num_attention_heads\":28,\"num_hidden_layers\":28,"
+	       "\"num_key_value_heads\":4,\"vocab_size\":152064,\"rope_scaling\":{\"factor\":4.0,"
+	       "\"original_max_position_embeddings\":32768,\"type\":\"yarn\"}}");
+	ck_assert_int_eq(a.max_position_embeddings, 131072);
+	ck_assert_int_eq(total_params(&a) / 10000000, 761);
+	/* transformers 5 writes it as rope_parameters, rope_theta inside. */
+	a = ok("{\"hidden_size\":3584,\"intermediate_size\":18944,\"max_position_embeddings\":32768,"
+	       "\"model_type\":\"qwen2\",\"num_attention_heads\":28,\"num_hidden_layers\":28,"
+	       "\"num_key_value_heads\":4,\"vocab_size\":152064,\"rope_parameters\":{\"factor\":2.0,"
+	       "\"original_max_position_embeddings\":32768,\"rope_type\":\"yarn\","
+	       "\"rope_theta\":1000000}}");
+	ck_assert_int_eq(a.max_position_embeddings, 65536);
+	/* Another kind, or no original window: the config's own figure. */
+	a = ok("{\"hidden_size\":3584,\"intermediate_size\":18944,\"max_position_embeddings\":32768,"
+	       "\"model_type\":\"qwen2\",\"num_attention_heads\":28,\"num_hidden_layers\":28,"
+	       "\"num_key_value_heads\":4,\"vocab_size\":152064,\"rope_scaling\":{\"factor\":4.0,"
+	       "\"rope_type\":\"yarn\"}}");
+	ck_assert_int_eq(a.max_position_embeddings, 32768);
 
 	a = ok("{\"model_type\":\"qwen2_moe\",\"hidden_size\":2048,\"intermediate_size\":5632,"
 	       "\"num_hidden_layers\":24,\"num_attention_heads\":16,\"num_key_value_heads\":16,"
@@ -569,6 +591,43 @@ START_TEST(catalog_loader_refuses_bad_entries)
 	ck_assert_int_eq(load(ART("\"ollama\":\"b\",\"source\":\"s\""), err, sizeof(err)),
 			 RF_E_UNKNOWN_FIELD);
 #undef ART
+	/* long_context: the card's YaRN, scaling past the config's positions, with its source. */
+#define LONG(x)                                                                                    \
+	"{\"models\":[{\"id\":\"a/b\",\"config\":{\"model_type\":\"llama\",\"hidden_size\":64,"    \
+	"\"intermediate_size\":128,\"num_hidden_layers\":2,\"num_attention_heads\":4,"             \
+	"\"vocab_size\":100,\"max_position_embeddings\":2048},\"long_context\":{" x "}}]}"
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,"
+				   "\"original_max_position_embeddings\":4096,\"rope_theta\":10000,"
+				   "\"source\":\"card\""),
+			      err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,"
+				   "\"original_max_position_embeddings\":4096,\"source\":\"card\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "long_context.rope_theta"));
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,"
+				   "\"original_max_position_embeddings\":4096"),
+			      err, sizeof(err)),
+			 RF_E_MISSING_FIELD);
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"dynamic\",\"factor\":4.0,"
+				   "\"original_max_position_embeddings\":4096,\"source\":\"card\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":1.0,"
+				   "\"original_max_position_embeddings\":4096,\"source\":\"card\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":2.0,"
+				   "\"original_max_position_embeddings\":256,\"source\":\"card\""),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "long_context.original_max_position_embeddings"));
+	ck_assert_int_eq(load(LONG("\"rope_type\":\"yarn\",\"factor\":4.0,\"attn_factor\":1,"
+				   "\"original_max_position_embeddings\":4096,\"source\":\"card\""),
+			      err, sizeof(err)),
+			 RF_E_UNKNOWN_FIELD);
+#undef LONG
 }
 END_TEST
 

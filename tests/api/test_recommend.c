@@ -280,6 +280,25 @@ START_TEST(min_context_filters)
 	/* Llama 2 (4096 positions) cannot take 32768 tokens. */
 	ck_assert_ptr_null(find_model(j, "meta-llama/Llama-2-7b-hf"));
 	cJSON_Delete(j);
+	/* 100000 tokens: Qwen2.5 and Qwen3 take them with the YaRN their cards document, which
+	 * the entry's settings carry (and the estimate takes back); Llama 3.1 without any;
+	 * Gemma 2 (8192, nothing documented) not at all. */
+	ck_assert_int_eq(run("{\"hardware_profile\":\"h100-sxm\",\"limit\":50,"
+			     "\"min_context\":100000}",
+			     &j),
+			 200);
+	ck_assert_int_ge(check_models(j, "\"hardware_profile\":\"h100-sxm\""), 5);
+	e = (cJSON *)find_model(j, "Qwen/Qwen2.5-14B-Instruct");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_double_eq(num(e, "settings", "n_ctx"), 100000);
+	ck_assert_str_eq(str(cJSON_GetObjectItem(e, "settings"), "rope_scaling"), "yarn");
+	ck_assert_double_eq(num(e, "settings", "rope_scale"), 4);
+	ck_assert_double_eq(num(e, "settings", "yarn_orig_ctx"), 32768);
+	e = (cJSON *)find_model(j, "meta-llama/Llama-3.1-8B-Instruct");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "settings"), "rope_scaling"));
+	ck_assert_ptr_null(find_model(j, "google/gemma-2-9b-it"));
+	cJSON_Delete(j);
 }
 END_TEST
 

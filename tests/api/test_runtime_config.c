@@ -499,6 +499,116 @@ START_TEST(vllm_on_two_4090s)
 }
 END_TEST
 
+/* Qwen2.5-7B-Instruct's card: 32,768 positions, YaRN x4 to 131,072 (profiles/models.json
+ * long_context, from huggingface.co/Qwen/Qwen2.5-7B-Instruct); Qwen3's: 40,960 in its
+ * config, YaRN from 32,768, with factor 2.0 advised for 65,536. */
+#define H100 "\"hardware_profile\":\"h100-sxm\""
+
+START_TEST(a_long_context_sets_the_cards_yarn_and_only_then)
+{
+	const char *rq =
+		"{\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"runtime\":\"llama.cpp\"," H100 "}";
+	cJSON *j;
+	const char *cmd;
+
+	ck_assert_int_eq(run(rq, &j), 200);
+	cmd = str(j, "command", NULL);
+	assert_has(cmd, "llama-server ");
+	assert_has(cmd, " -c 131072 ");
+	assert_has(cmd, " --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768");
+	ck_assert_str_eq(str(j, "settings", "rope_scaling"), "yarn");
+	ck_assert_double_eq(num(j, "settings", "rope_scale"), 4);
+	ck_assert_double_eq(num(j, "settings", "yarn_orig_ctx"), 32768);
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 131072);
+	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
+	cJSON_Delete(j);
+	/* 16k is inside the trained window: no scaling, which can cost short texts. */
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"n_ctx\":16384,\"runtime\":"
+			     "\"llama.cpp\"," H100 "}",
+			     &j),
+			 200);
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 16384);
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "rope"));
+	ck_assert_ptr_null(cJSON_GetObjectItem(get(j, "settings", NULL), "rope_scaling"));
+	cJSON_Delete(j);
+	/* Qwen3-8B at 50000: past its 40960, within x2 of 32768: the smaller factor. */
+	ck_assert_int_eq(run("{\"model\":\"qwen3-8b\",\"n_ctx\":50000,\"runtime\":"
+			     "\"llama.cpp\"," H100 "}",
+			     &j),
+			 200);
+	assert_has(str(j, "command", NULL), " --rope-scale 2 --yarn-orig-ctx 32768");
+	ck_assert_double_eq(num(j, "settings", "rope_scale"), 2);
+	cJSON_Delete(j);
+	/* vLLM: the model's rope_parameters overridden as vLLM's Context Extension docs write it
+	 * (rope_theta restated, 1e6 in Qwen2.5-7B's config), max_model_len past the config's. */
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"runtime\":"
+			     "\"vllm\"," H100 "}",
+			     &j),
+			 200);
+	cmd = str(j, "command", NULL);
+	assert_has(cmd, " --max-model-len 131072 ");
+	assert_has(cmd, " --hf-overrides '{\"rope_parameters\":{\"rope_type\":\"yarn\",\"factor\":"
+			"4.0,\"original_max_position_embeddings\":32768,\"rope_theta\":1000000}}'");
+	ck_assert_double_eq(num(j, "settings", "max_model_len"), 131072);
+	ck_assert_double_eq(num(j, "settings", "rope_scale"), 4);
+	ck_assert(cJSON_IsTrue(get(get(j, "metadata", "estimate"), "fits", NULL)));
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(long_context_reaches_the_documented_window)
+{
+	cJSON *j;
+
+	/* An H100 holds 131072 tokens of Qwen2.5-7B: long_context goes past the trained
+	 * 32768 to the card's YaRN window, with the flags. */
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"use_case\":\"long_context\","
+			     "\"runtime\":\"llama.cpp\"," H100 "}",
+			     &j),
+			 200);
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 131072);
+	assert_has(str(j, "command", NULL), "--rope-scaling yarn --rope-scale 4");
+	cJSON_Delete(j);
+	/* Llama 3.1 reaches 131072 natively (llama3 rope in its config): no flag. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"use_case\":\"long_context\","
+			     "\"runtime\":\"llama.cpp\"," H100 "}",
+			     &j),
+			 200);
+	ck_assert_double_eq(num(j, "settings", "n_ctx"), 131072);
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "rope"));
+	cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(a_context_beyond_the_model_is_refused_with_its_maximum)
+{
+	cJSON *j;
+
+	/* Llama 3.1 has 131072 positions and its card documents nothing beyond. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"n_ctx\":200000," H100 "}", &j), 422);
+	ck_assert_str_eq(str(get(j, "error", NULL), "field", NULL), "n_ctx");
+	assert_has(str(get(j, "error", NULL), "message", NULL), "at most 131072");
+	assert_has(str(get(j, "error", NULL), "message", NULL), "documents no rope scaling");
+	cJSON_Delete(j);
+	/* Gemma 2 at twice its 8192, nothing documented. */
+	ck_assert_int_eq(run("{\"model\":\"gemma-2-9b\",\"n_ctx\":16384," H100 "}", &j), 422);
+	assert_has(str(get(j, "error", NULL), "message", NULL), "at most 8192");
+	cJSON_Delete(j);
+	/* Past the card's YaRN window. */
+	ck_assert_int_eq(run("{\"model\":\"qwen2.5-7b\",\"n_ctx\":140000," H100 "}", &j), 422);
+	assert_has(str(get(j, "error", NULL), "message", NULL), "at most 131072");
+	assert_has(str(get(j, "error", NULL), "message", NULL), "x4 from 32768");
+	cJSON_Delete(j);
+	/* Each sequence's share counts: 4 x 32768 is no long context. */
+	ck_assert_int_eq(run("{\"model\":\"gemma-2-9b\",\"n_ctx\":32768,\"n_parallel\":4,"
+			     "\"runtime\":\"llama.cpp\"," H100 "}",
+			     &j),
+			 200);
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "rope"));
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(llama_8b_general_on_a_4090_takes_q8_0_at_32k)
 {
 	/* The ladder answered Q4_K_M at 8k using 6 GB of 24. */
@@ -779,6 +889,9 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, qwen3_30b_a3b_on_a_3060_keeps_its_experts_in_ram);
 	tcase_add_test(tc, qwen2_5_72b_quality_on_two_3090s);
 	tcase_add_test(tc, llama_8b_general_on_a_4090_takes_q8_0_at_32k);
+	tcase_add_test(tc, a_long_context_sets_the_cards_yarn_and_only_then);
+	tcase_add_test(tc, long_context_reaches_the_documented_window);
+	tcase_add_test(tc, a_context_beyond_the_model_is_refused_with_its_maximum);
 	tcase_add_test(tc, vllm_70b_on_one_h100);
 	tcase_add_test(tc, a_405b_on_a_1650_does_not_fit);
 	tcase_add_test(tc, two_gpus_get_a_tensor_split);

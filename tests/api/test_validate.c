@@ -386,12 +386,14 @@ START_TEST(context_and_layers_beyond_the_model)
 	ck_assert(!valid(j));
 	ck_assert_int_eq(expect(j, "ctx_over_model", true, "n_ctx", "n_ctx to"), 8192);
 	cJSON_Delete(j);
-	/* ...unless RoPE scaling stretches it; and -1 or 99 mean every layer. */
+	/* ...unless RoPE scaling stretches it, which runs; but Meta's card documents no scaling
+	 * for Llama 3, so past 8192 is a warning that says so. -1 or 99 mean every layer. */
 	j = validate("{\"model\":\"llama-3-8b\",\"n_ctx\":32768,\"rope_scaling\":\"yarn\","
 		     "\"rope_scale\":4,\"n_gpu_layers\":99,\"flash_attn\":true,"
 		     "\"hardware_profile\":\"h100-sxm\"}");
 	ck_assert(valid(j));
-	ck_assert_int_eq(n_checks(j, "warnings"), 0);
+	ck_assert_int_eq(n_checks(j, "warnings"), 1);
+	ck_assert_int_eq(expect(j, "ctx_over_documented", false, "n_ctx", "n_ctx to"), 8192);
 	cJSON_Delete(j);
 }
 END_TEST
@@ -595,6 +597,61 @@ START_TEST(a_tensor_split_that_overloads_a_gpu_is_an_error)
 }
 END_TEST
 
+/* Qwen2.5-7B: 32768 trained positions, YaRN x4 from 32768 in its card (profiles/models.json
+ * long_context). */
+START_TEST(the_cards_yarn_is_suggested_and_checked)
+{
+	cJSON *j;
+	const cJSON *f;
+
+	j = validate("{\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"flash_attn\":true,"
+		     "\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert(!valid(j)); /* four times the trained window, unscaled */
+	ck_assert_int_eq(expect(j, "ctx_over_model", true, "n_ctx", "n_ctx to"), 32768);
+	f = find(j, "ctx_over_model", true);
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(f, "suggestion")->valuestring,
+				     "rope_scale 4 and yarn_orig_ctx 32768"));
+	cJSON_Delete(j);
+	/* As the card sets it: clean. */
+	j = validate("{\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"flash_attn\":true,"
+		     "\"rope_scaling\":\"yarn\",\"rope_scale\":4,\"yarn_orig_ctx\":32768,"
+		     "\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert(valid(j));
+	ck_assert_int_eq(n_checks(j, "warnings"), 0);
+	cJSON_Delete(j);
+	/* x2 from 32768 reaches 65536, not 131072. */
+	j = validate("{\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"flash_attn\":true,"
+		     "\"rope_scaling\":\"yarn\",\"rope_scale\":2,\"yarn_orig_ctx\":32768,"
+		     "\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert(!valid(j));
+	ck_assert_ptr_nonnull(find(j, "ctx_over_model", true));
+	cJSON_Delete(j);
+	/* x8 runs, past the 131072 the card documents: a warning with that figure. */
+	j = validate("{\"model\":\"qwen2.5-7b\",\"n_ctx\":262144,\"flash_attn\":true,"
+		     "\"rope_scaling\":\"yarn\",\"rope_scale\":8,\"yarn_orig_ctx\":32768,"
+		     "\"cache_type_k\":\"q8_0\",\"cache_type_v\":\"q8_0\","
+		     "\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert_int_eq(expect(j, "ctx_over_documented", false, "n_ctx", "n_ctx to"), 131072);
+	cJSON_Delete(j);
+	/* vLLM refuses 131072 without --rope-scaling, and takes it with. */
+	j = validate("{\"runtime\":\"vllm\",\"model\":\"Qwen/Qwen2.5-7B\",\"max_model_len\":"
+		     "131072,\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert(!valid(j));
+	f = find(j, "ctx_over_model", true);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(f, "suggestion")->valuestring,
+				     "rope_scaling yarn with rope_scale 4"));
+	cJSON_Delete(j);
+	j = validate("{\"runtime\":\"vllm\",\"model\":\"Qwen/Qwen2.5-7B\",\"max_model_len\":"
+		     "131072,\"rope_scaling\":\"yarn\",\"rope_scale\":4,\"yarn_orig_ctx\":32768,"
+		     "\"hardware_profile\":\"h100-sxm\"}");
+	ck_assert(valid(j));
+	ck_assert_ptr_null(find(j, "ctx_over_model", true));
+	ck_assert_ptr_null(find(j, "ctx_over_model", false));
+	cJSON_Delete(j);
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -609,6 +666,7 @@ Suite *validate_suite(void)
 	tcase_add_test(tc, settings_checks_name_their_fields);
 	tcase_add_test(tc, use_mmap_reaches_the_estimate);
 	tcase_add_test(tc, context_and_layers_beyond_the_model);
+	tcase_add_test(tc, the_cards_yarn_is_suggested_and_checked);
 	tcase_add_test(tc, backend_must_exist_here);
 	tcase_add_test(tc, laptops_and_jetsons_get_a_thermal_warning);
 	tcase_add_test(tc, an_unknown_model_is_a_check);

@@ -91,6 +91,11 @@ static const struct {
 	{"\"model\":\"Qwen/Qwen2.5-32B\",\"runtime\":\"vllm\",\"use_case\":\"long_context\"",
 	 "\"hardware\":{\"gpus\":[{\"name\":\"RTX 4090\",\"count\":2}]}"},
 	{"\"model\":\"qwen3-30b-a3b\",\"runtime\":\"vllm\",\"use_case\":\"speed\"", A100X2},
+	/* Past the trained 32768 with the card's YaRN, which the config writes. */
+	{"\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"runtime\":\"llama.cpp\"", A100X2},
+	{"\"model\":\"qwen2.5-7b\",\"n_ctx\":131072,\"runtime\":\"vllm\"",
+	 "\"hardware_profile\":\"h100-sxm\""},
+	{"\"model\":\"qwen3-8b\",\"use_case\":\"long_context\"", A100X2},
 };
 
 /* /api/config's answer for case i, with the case's machine beside it, put to /api/validate. */
@@ -150,6 +155,12 @@ static const char *const same[] = {
 	"{\"runtime\":\"vllm\",\"model\":\"meta-llama/Llama-3.1-70B\",\"precision\":\"fp8\","
 	"\"tensor_parallel_size\":2,\"hardware\":{\"gpus\":[{\"name\":\"A100 SXM4 80GB\","
 	"\"count\":2}]}}",
+	"{\"model\":\"qwen2.5-7b\",\"quant\":\"Q4_K_M\",\"n_ctx\":131072,\"flash_attn\":true,"
+	"\"rope_scaling\":\"yarn\",\"rope_scale\":4,\"yarn_orig_ctx\":32768,"
+	"\"hardware_profile\":\"h100-sxm\"}",
+	"{\"runtime\":\"vllm\",\"model\":\"Qwen/Qwen2.5-7B\",\"max_model_len\":131072,"
+	"\"rope_scaling\":\"yarn\",\"rope_scale\":4,\"yarn_orig_ctx\":32768,"
+	"\"hardware_profile\":\"h100-sxm\"}",
 };
 
 START_TEST(the_estimate_block_is_the_estimate_routes_answer)

@@ -78,6 +78,12 @@ static void kv_str(struct gw *w, const char *key, const char *v)
 	gw_str(w, v);
 }
 
+static void kv_f32(struct gw *w, const char *key, float v)
+{
+	gw_key(w, key, GGUF_T_FLOAT32);
+	gw_raw(w, &v, sizeof(v));
+}
+
 static void gw_header(struct gw *w, uint32_t version, uint64_t n_tensors, uint64_t n_kv)
 {
 	gw_raw(w, "GGUF", 4);
@@ -675,6 +681,19 @@ START_TEST(random_corruption_never_crashes)
 }
 END_TEST
 
+/* A Qwen2.5-7B-like header of 32768 positions, with n_more keys to follow. */
+static void qwen2_header(struct gw *w, uint64_t n_more)
+{
+	gw_header(w, 3, 0, 7 + n_more);
+	kv_str(w, "general.architecture", "qwen2");
+	kv_u32(w, "qwen2.vocab_size", 152064);
+	kv_u32(w, "qwen2.feed_forward_length", 18944);
+	kv_u32(w, "qwen2.block_count", 28);
+	kv_u32(w, "qwen2.embedding_length", 3584);
+	kv_u32(w, "qwen2.attention.head_count", 28);
+	kv_u32(w, "qwen2.context_length", 32768);
+}
+
 START_TEST(architectures_from_gguf_metadata)
 {
 	struct gw w = {0};
@@ -711,6 +730,27 @@ START_TEST(architectures_from_gguf_metadata)
 	ck_assert_int_eq(model_kv_v_width(&a), 0);
 	ck_assert_int_eq(a.n_experts, 64);
 	ck_assert_int_eq(a.vocab_size, 102400);
+	gguf_free(f);
+	w.len = 0;
+
+	/* A Qwen2.5 file converted from a config with the card's YaRN: llama.cpp applies it from
+	 * the metadata, reaching 32768 x 4 positions. */
+	qwen2_header(&w, 3);
+	kv_str(&w, "qwen2.rope.scaling.type", "yarn");
+	kv_f32(&w, "qwen2.rope.scaling.factor", 4.0f);
+	kv_u32(&w, "qwen2.rope.scaling.original_context_length", 32768);
+	ck_assert_int_eq(gguf_parse(w.p, w.len, 0, &f, NULL, 0), 0);
+	ck_assert_msg(gguf_to_arch(f, &a, field, sizeof(field)) == 0, "%s", field);
+	ck_assert_int_eq(a.max_position_embeddings, 131072);
+	gguf_free(f);
+	w.len = 0;
+	/* Linear scaling: context_length already counts it. */
+	qwen2_header(&w, 2);
+	kv_str(&w, "qwen2.rope.scaling.type", "linear");
+	kv_f32(&w, "qwen2.rope.scaling.factor", 4.0f);
+	ck_assert_int_eq(gguf_parse(w.p, w.len, 0, &f, NULL, 0), 0);
+	ck_assert_int_eq(gguf_to_arch(f, &a, field, sizeof(field)), 0);
+	ck_assert_int_eq(a.max_position_embeddings, 32768);
 	gguf_free(f);
 	w.len = 0;
 
