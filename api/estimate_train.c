@@ -253,17 +253,19 @@ static void est_train_objective(struct est *e, const struct est_train_gpus *t,
 		s->batch_size = gens;
 	est_assume(e,
 		   "objective grpo: TRL's GRPOTrainer; batch_size counts completions per GPU "
-		   "(per_device_train_batch_size)%s; num_generations %lld%s; each row a prompt of "
-		   "%lld tokens (max_prompt_length%s) and a completion of %lld "
-		   "(max_completion_length%s), taken at full length; the loss on the completions",
+		   "(per_device_train_batch_size)%s",
 		   rq->has_batch_size ? "" :
-					", num_generations as none was given (one prompt's "
-					"group a micro-batch)",
-		   (long long)gens, rq->has_num_generations ? "" : " (TRL's default)",
+					", num_generations as none was given (one prompt's group a "
+					"micro-batch)");
+	est_assume(e, "num_generations %lld%s", (long long)gens,
+		   rq->has_num_generations ? "" : " (TRL's default)");
+	est_assume(e,
+		   "a row: a prompt of %lld tokens (max_prompt_length%s), a completion of %lld "
+		   "(max_completion_length%s) at full length",
 		   (long long)prompt,
 		   rq->has_max_prompt_length ? "" :
-					       ", 512 as none was given: TRL's former default; "
-					       "current TRL does not truncate prompts",
+					       ", TRL's former default; TRL now keeps whole "
+					       "prompts",
 		   (long long)s->completion_len,
 		   rq->has_max_completion_length ? "" : ", TRL's default 256");
 	est_assume(e, "beta: %g%s: %s", rq->has_beta ? rq->beta : 0.0,
@@ -273,18 +275,14 @@ static void est_train_objective(struct est *e, const struct est_train_gpus *t,
 			   "disabled for LoRA, a 16-bit copy for full fine-tuning)" :
 			   "no reference model is loaded");
 	est_assume(e,
-		   "generation: %s; the completions of one optimizer step (batch_size x "
-		   "gradient accumulation steps a GPU, TRL's steps_per_generation) are "
-		   "generated together",
+		   "generation: the completions of a step (batch_size x accumulation steps a GPU, "
+		   "TRL's steps_per_generation) together, %s",
 		   s->generation == TRAIN_GEN_TRANSFORMERS ?
-			   "model.generate in the training process (use_vllm false, TRL's "
-			   "default): its KV cache and prefill are a phase of their own, the peak "
-			   "the larger of it and training" :
+			   "by model.generate (use_vllm false, TRL's default): its KV cache and "
+			   "prefill a phase of their own" :
 		   s->generation == TRAIN_GEN_VLLM_SERVER ?
-			   "a vLLM server on other GPUs (vllm_mode server, TRL's default): "
-			   "nothing on the training GPUs; the trainer waits for it" :
-			   "vLLM colocated in the training process, holding its "
-			   "vllm_gpu_memory_utilization share of the GPU next to training");
+			   "by a vLLM server on other GPUs (vllm_mode server, TRL's default)" :
+			   "by vLLM colocated, its share of the GPU held beside training");
 	if (s->generation == TRAIN_GEN_VLLM_COLOCATE)
 		est_assume(e, "vllm_gpu_memory_utilization: %g%s%s", s->vllm_share,
 			   rq->has_vllm_share ? "" : " (TRL's default)",
