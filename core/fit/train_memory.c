@@ -71,7 +71,8 @@
  *   prefill's layer work sit next to the weights and optimizer states, and the peak is the
  *   larger of that phase and training's. A colocated vLLM engine holds its
  *   vllm_gpu_memory_utilization share of the GPU from the start, beside everything training
- *   needs; a vLLM server runs on other GPUs.
+ *   needs; a vLLM server runs on other GPUs. Under ZeRO-3 or FSDP model.generate runs on the
+ *   whole weights, gathered for it (TRL's ds3_gather_for_generation, on by default).
  * - The attention mask (train_attention_mask). Sample packing makes every row a full
  *   seq_len of whole documents; padding makes the rows of a batch one length. Eager attention
  *   and SDPA have no varlen kernel, so transformers keeps documents and padding apart with a
@@ -563,7 +564,8 @@ int64_t train_kv_bytes_per_token(const struct train_model *m)
  * prompt token the residual and the normed input (2 x hidden), q, k and v, and the FFN's
  * gate, up and their product (3 x intermediate), in 16 bits; its logits are the last
  * position's only. vLLM colocated holds its share of the GPU; with the GPU unknown, what it
- * needs: its own 16-bit weights and the cache. */
+ * needs: its own 16-bit weights and the cache. Called after the strategy has sharded the
+ * weights (r->weights_bytes per GPU). */
 static void grpo_generation(const struct train_model *m, const struct train_settings *s,
 			    struct train_memory *r)
 {
@@ -575,6 +577,19 @@ static void grpo_generation(const struct train_model *m, const struct train_sett
 	switch (s->generation) {
 	case TRAIN_GEN_TRANSFORMERS:
 		r->generation_bytes = r->kv_cache_bytes + prefill + rows * m->vocab * 4;
+		/* Sharded weights are gathered whole for generation (TRL's
+		 * ds3_gather_for_generation, on by default; FSDP's full parameters alike). */
+		if (s->strategy == TRAIN_STRATEGY_ZERO3 || s->strategy == TRAIN_STRATEGY_FSDP ||
+		    s->strategy == TRAIN_STRATEGY_FSDP_QLORA) {
+			int64_t linear = m->params_total - m->params_embedding - m->params_output;
+			int64_t whole =
+				(m->params_total - linear) * 2 +
+				(s->mode == TRAIN_QLORA ?
+					 (int64_t)((double)linear * NF4_BITS_PER_WEIGHT / 8.0) :
+					 linear * 2);
+			if (whole > r->weights_bytes)
+				r->generation_bytes += whole - r->weights_bytes;
+		}
 		break;
 	case TRAIN_GEN_VLLM_COLOCATE:
 		r->generation_bytes =

@@ -151,7 +151,7 @@ START_TEST(grpo_counts_its_completions_and_generation)
 	struct train_settings s = lora_grpo();
 	/* Keys and values, 8 heads of 128, 16 bits, 32 layers. */
 	int64_t kv_token = 32LL * 2 * 8 * 128 * 2;
-	struct train_memory g, longer, more_rows, server, colocate, need, accum;
+	struct train_memory g, longer, more_rows, server, colocate, need, accum, one, z3;
 
 	ck_assert_int_eq(train_kv_bytes_per_token(&m), kv_token);
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &g), 0);
@@ -193,6 +193,16 @@ START_TEST(grpo_counts_its_completions_and_generation)
 	s.gpu_memory_bytes = 0;
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &need), 0);
 	ck_assert_int_eq(need.generation_bytes, 2 * m.params_total + need.kv_cache_bytes);
+	/* ZeRO-3 gathers the whole 16-bit weights for model.generate. */
+	s = lora_grpo();
+	s.mode = TRAIN_FULL;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &one), 0);
+	s.strategy = TRAIN_STRATEGY_ZERO3;
+	s.n_gpus = 4;
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &z3), 0);
+	ck_assert_int_lt(z3.weights_bytes, 2 * m.params_total);
+	ck_assert_int_eq(z3.generation_bytes - one.generation_bytes,
+			 2 * m.params_total - z3.weights_bytes);
 	/* A completion longer than the row is refused. */
 	s = lora_grpo();
 	s.completion_len = s.seq_len + 1;
