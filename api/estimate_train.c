@@ -290,7 +290,10 @@ static void est_train_objective(struct est *e, const struct est_train_gpus *t,
 						     "; no GPU known: vLLM's own need (its "
 						     "16-bit weights and the KV cache) instead");
 	if (rq->has_batch_size && rq->batch_size > 0 &&
-	    (rq->batch_size * (s->grad_accum_steps > 1 ? s->grad_accum_steps : 1)) % gens != 0)
+	    (rq->batch_size * (rq->has_grad_accum ? rq->grad_accum : 1) * (t->n > 0 ? t->n : 1) *
+	     (rq->has_nodes ? rq->nodes : 1)) %
+			    gens !=
+		    0)
 		est_assume(e,
 			   "num_generations %lld must divide the completions of a step (GPUs x "
 			   "batch_size x accumulation steps), or TRL refuses the run",

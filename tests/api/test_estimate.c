@@ -1511,6 +1511,11 @@ START_TEST(preference_objectives_name_trl_defaults)
 	g16 = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\",\"num_generations\":16}", base);
 	ck_assert_int_eq((int)num(g16, "training.batch_size"), 16);
 	ck_assert(num(g16, "memory.total_bytes") > num(g8, "memory.total_bytes"));
+	/* 6 completions a step on one GPU hold no whole group of 8: TRL refuses that run. */
+	cJSON_Delete(g16);
+	g16 = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\",\"batch_size\":6}", base);
+	ck_assert_int_eq(said(g16, "num_generations 8 must divide"), 1);
+	ck_assert_int_eq(said(g8, "must divide"), 0);
 
 	ref = run_ok("%s,\"mode\":\"full\",\"objective\":\"grpo\",\"beta\":0.04,"
 		     "\"strategy\":\"none\"}",
