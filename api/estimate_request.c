@@ -24,7 +24,8 @@ const char *const api_est_vllm_kv[] = {"auto", "fp8", NULL};
 const char *const api_est_precisions[] = {"bf16", "amp", NULL};
 const char *const api_est_losses[] = {"auto", "transformers", "chunked", NULL};
 const char *const api_est_attentions[] = {"sdpa", "flash", "eager", NULL};
-const char *const api_est_objectives[] = {"sft", "dpo", "orpo", NULL};
+const char *const api_est_objectives[] = {"sft", "dpo", "orpo", "kto", "grpo", NULL};
+const char *const api_est_vllm_modes[] = {"server", "colocate", NULL};
 const char *const api_est_strategies[] = {"auto",  "none", "ddp",        "zero1", "zero2",
 					  "zero3", "fsdp", "fsdp_qlora", NULL};
 const char *const api_est_offloads[] = {"none", "optimizer", "optimizer_and_params", NULL};
@@ -104,6 +105,14 @@ static const struct jm_field est_fields[] = {
 	E("rope_scaling", rope, has_rope, api_est_ropes),
 	F("rope_scale", JM_DOUBLE, rope_scale, 0, 1, 1024, has_rope_scale),
 	F("yarn_orig_ctx", JM_INT, yarn_orig_ctx, 0, 1, MODEL_MAX_POSITIONS, has_yarn_orig_ctx),
+	F("num_generations", JM_INT, num_generations, 0, 1, 1024, has_num_generations),
+	F("max_prompt_length", JM_INT, max_prompt_length, 0, 1, 1 << 20, has_max_prompt_length),
+	F("max_completion_length", JM_INT, max_completion_length, 0, 1, 1 << 20,
+	  has_max_completion_length),
+	F("beta", JM_DOUBLE, beta, 0, 0, 1000, has_beta),
+	F("use_vllm", JM_BOOL, use_vllm, 0, 0, 0, has_use_vllm),
+	E("vllm_mode", vllm_mode, has_vllm_mode, api_est_vllm_modes),
+	F("vllm_gpu_memory_utilization", JM_DOUBLE, vllm_share, 0, 0.01, 1, has_vllm_share),
 };
 
 static int est_lora_targets(const cJSON *v, unsigned *out, struct api_reply *reply)
@@ -248,6 +257,48 @@ int api_estimate_request_check(struct api_estimate_request *rq, struct api_reply
 				"%s is a vLLM setting (add \"runtime\": \"vllm\"); llama.cpp "
 				"uses %s",
 				vllm[i].name, vllm[i].instead);
+	if (rq->mode != API_EST_INFERENCE && r->objective == API_EST_OBJECTIVE_GRPO) {
+		if (r->has_seq_len)
+			return api_error(
+				out, RF_E_INVALID_VALUE, "seq_len",
+				"with objective grpo a row is a prompt and its completion: "
+				"use max_prompt_length and max_completion_length");
+		if (!r->has_use_vllm || !r->use_vllm) {
+			if (r->has_vllm_mode || r->has_vllm_share)
+				return api_error(out, RF_E_INVALID_VALUE,
+						 r->has_vllm_mode ? "vllm_mode" :
+								    "vllm_gpu_memory_utilization",
+						 "vllm_mode and vllm_gpu_memory_utilization need "
+						 "\"use_vllm\": true");
+		} else if (r->has_vllm_share && !(r->has_vllm_mode && r->vllm_mode == 1)) {
+			return api_error(out, RF_E_INVALID_VALUE, "vllm_gpu_memory_utilization",
+					 "vllm_gpu_memory_utilization is the colocated engine's "
+					 "share (\"vllm_mode\": \"colocate\"); a vLLM server sets "
+					 "its own");
+		}
+	} else {
+		const struct {
+			bool given;
+			const char *name;
+		} grpo[] = {{r->has_num_generations, "num_generations"},
+			    {r->has_max_prompt_length, "max_prompt_length"},
+			    {r->has_max_completion_length, "max_completion_length"},
+			    {r->has_beta, "beta"},
+			    {r->has_use_vllm, "use_vllm"},
+			    {r->has_vllm_mode, "vllm_mode"},
+			    {r->has_vllm_share, "vllm_gpu_memory_utilization"}};
+		for (size_t i = 0; i < sizeof(grpo) / sizeof(grpo[0]); i++)
+			if (grpo[i].given)
+				return api_error(out, RF_E_INVALID_VALUE, grpo[i].name,
+						 "%s is a GRPO setting (\"objective\": \"grpo\" "
+						 "with a fine-tuning mode)",
+						 grpo[i].name);
+	}
+	if (rq->mode != API_EST_INFERENCE && r->objective == API_EST_OBJECTIVE_KTO &&
+	    r->has_batch_size && r->batch_size == 1)
+		return api_error(out, RF_E_INVALID_VALUE, "batch_size",
+				 "KTO needs at least 2 rows a micro-batch: its KL term pairs each "
+				 "prompt with another row's completion (TRL refuses batch size 1)");
 	if (rq->mode != API_EST_INFERENCE && (r->has_runtime || r->has_concurrency))
 		return api_error(out, RF_E_INVALID_VALUE,
 				 r->has_runtime ? "runtime" : "concurrency",

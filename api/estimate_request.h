@@ -43,6 +43,10 @@ extern const char *const api_est_precisions[]; /* precision when fine-tuning */
 extern const char *const api_est_losses[];     /* loss */
 extern const char *const api_est_attentions[]; /* attention */
 extern const char *const api_est_objectives[]; /* objective */
+extern const char *const api_est_vllm_modes[]; /* vllm_mode (GRPO's generation) */
+/* Indexes into api_est_objectives (enum train_objective's order). */
+#define API_EST_OBJECTIVE_KTO 3
+#define API_EST_OBJECTIVE_GRPO 4
 extern const char *const api_est_strategies[]; /* strategy: "auto", then enum train_strategy */
 extern const char *const api_est_offloads[];   /* offload */
 extern const char *const api_est_ropes[];      /* rope_scaling: none, linear, yarn */
@@ -106,6 +110,14 @@ struct api_estimate_request {
 	bool has_lora_dropout;
 	bool padded, has_padded;
 	bool compiled, has_compiled;
+	/* GRPO (TRL's GRPOConfig names). */
+	int64_t num_generations, max_prompt_length, max_completion_length;
+	bool has_num_generations, has_max_prompt_length, has_max_completion_length;
+	double beta, vllm_share;
+	bool has_beta, has_vllm_share;
+	bool use_vllm, has_use_vllm;
+	int vllm_mode;
+	bool has_vllm_mode;
 };
 
 /* Sets rq to a request that gives nothing (inference, every default). */

@@ -162,9 +162,16 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "zero_bucket_bytes", (double)r->bucket_bytes);
 	cJSON_AddNumberToObject(mem, "optimizer_temp_bytes", (double)r->optimizer_temp_bytes);
 	cJSON_AddNumberToObject(mem, "autocast_weights_bytes", (double)r->autocast_weights_bytes);
-	cJSON_AddNumberToObject(mem, "kv_cache_bytes", 0);
+	cJSON_AddNumberToObject(mem, "kv_cache_bytes", (double)r->kv_cache_bytes);
+	/* Only the objectives that have them (answers for SFT keep their fields). */
+	if (e->rq.has_objective && e->rq.objective != 0) {
+		cJSON_AddNumberToObject(mem, "reference_logits_bytes",
+					(double)r->reference_logits_bytes);
+		cJSON_AddNumberToObject(mem, "generation_bytes", (double)r->generation_bytes);
+	}
 	cJSON_AddNumberToObject(mem, "compute_bytes",
-				(double)(r->activations_bytes + r->logits_bytes - r->reused_bytes));
+				(double)(r->activations_bytes + r->logits_bytes +
+					 r->reference_logits_bytes - r->reused_bytes));
 	cJSON_AddNumberToObject(mem, "overhead_bytes", (double)r->overhead_bytes);
 	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
 	cJSON_AddNumberToObject(mem, "reserved_bytes", (double)r->reserved_bytes);
@@ -187,6 +194,142 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 		cJSON_AddNumberToObject(d, "budget_bytes", (double)t->budget[k]);
 		api_json_append(pd, d);
 	}
+}
+
+_Static_assert(TRAIN_OBJECTIVE_KTO == API_EST_OBJECTIVE_KTO &&
+		       TRAIN_OBJECTIVE_GRPO == API_EST_OBJECTIVE_GRPO,
+	       "api_est_objectives follows enum train_objective");
+
+/* TRL's defaults for KTO and GRPO (KTOConfig, GRPOConfig), each named in the assumptions. */
+#define KTO_DEFAULT_BATCH 2
+#define GRPO_DEFAULT_GENERATIONS 8
+#define GRPO_DEFAULT_PROMPT 512
+#define GRPO_DEFAULT_COMPLETION 256
+#define GRPO_DEFAULT_VLLM_SHARE 0.3
+
+/* The settings KTO and GRPO add to s (batch_size and seq_len already read), with the
+ * assumptions that name TRL's defaults. */
+static void est_train_objective(struct est *e, const struct est_train_gpus *t,
+				struct train_settings *s)
+{
+	const struct api_estimate_request *rq = &e->rq;
+	int64_t gens, prompt;
+
+	if (s->objective == TRAIN_OBJECTIVE_KTO) {
+		if (!rq->has_batch_size) {
+			s->batch_size = KTO_DEFAULT_BATCH;
+			est_assume(e,
+				   "batch_size: %d as none was given, the least TRL's KTOTrainer "
+				   "takes (its KL term pairs each prompt with another row's "
+				   "completion)",
+				   KTO_DEFAULT_BATCH);
+		}
+		est_assume(
+			e,
+			"objective kto: TRL's KTOTrainer; one completion a row; the KL "
+			"batch runs forward through the policy without gradients%s",
+			s->precomputed_ref_logps ?
+				"; reference log-probs precomputed (no reference model)" :
+				", and the batch and the KL batch through the reference model "
+				"(the base with the adapter disabled for LoRA, a 16-bit copy for "
+				"full fine-tuning)");
+	}
+	if (s->objective != TRAIN_OBJECTIVE_GRPO)
+		return;
+	gens = rq->has_num_generations ? rq->num_generations : GRPO_DEFAULT_GENERATIONS;
+	prompt = rq->has_max_prompt_length ? rq->max_prompt_length : GRPO_DEFAULT_PROMPT;
+	s->completion_len = rq->has_max_completion_length ? rq->max_completion_length :
+							    GRPO_DEFAULT_COMPLETION;
+	s->seq_len = prompt + s->completion_len;
+	s->grpo_reference = rq->has_beta && rq->beta > 0;
+	s->generation = !rq->has_use_vllm || !rq->use_vllm      ? TRAIN_GEN_TRANSFORMERS :
+			rq->has_vllm_mode && rq->vllm_mode == 1 ? TRAIN_GEN_VLLM_COLOCATE :
+								  TRAIN_GEN_VLLM_SERVER;
+	s->vllm_share = rq->has_vllm_share ? rq->vllm_share : GRPO_DEFAULT_VLLM_SHARE;
+	s->gpu_memory_bytes = t->n > 0 ? e->hw.gpus[t->gpu[t->largest]].memory_total_bytes : 0;
+	if (s->gpu_memory_bytes < 0)
+		s->gpu_memory_bytes = 0;
+	if (!rq->has_batch_size)
+		s->batch_size = gens;
+	est_assume(e,
+		   "objective grpo: TRL's GRPOTrainer; batch_size counts completions per GPU "
+		   "(per_device_train_batch_size)%s",
+		   rq->has_batch_size ? "" :
+					", num_generations as none was given (one prompt's group a "
+					"micro-batch)");
+	est_assume(e, "num_generations %lld%s", (long long)gens,
+		   rq->has_num_generations ? "" : " (TRL's default)");
+	est_assume(e,
+		   "a row: a prompt of %lld tokens (max_prompt_length%s), a completion of %lld "
+		   "(max_completion_length%s) at full length",
+		   (long long)prompt,
+		   rq->has_max_prompt_length ? "" :
+					       ", TRL's former default; TRL now keeps whole "
+					       "prompts",
+		   (long long)s->completion_len,
+		   rq->has_max_completion_length ? "" : ", TRL's default 256");
+	est_assume(e, "beta: %g%s: %s", rq->has_beta ? rq->beta : 0.0,
+		   rq->has_beta ? "" : " (TRL's default)",
+		   s->grpo_reference ?
+			   "a reference model scores the completions (the base with the adapter "
+			   "disabled for LoRA, a 16-bit copy for full fine-tuning)" :
+			   "no reference model is loaded");
+	est_assume(e,
+		   "generation: the completions of a step (batch_size x accumulation steps a GPU, "
+		   "TRL's steps_per_generation) together, %s",
+		   s->generation == TRAIN_GEN_TRANSFORMERS ?
+			   "by model.generate (use_vllm false, TRL's default): its KV cache and "
+			   "prefill a phase of their own" :
+		   s->generation == TRAIN_GEN_VLLM_SERVER ?
+			   "by a vLLM server on other GPUs (vllm_mode server, TRL's default)" :
+			   "by vLLM colocated, its share of the GPU held beside training");
+	if (s->generation == TRAIN_GEN_VLLM_COLOCATE)
+		est_assume(e, "vllm_gpu_memory_utilization: %g%s%s", s->vllm_share,
+			   rq->has_vllm_share ? "" : " (TRL's default)",
+			   s->gpu_memory_bytes > 0 ? "" :
+						     "; no GPU known: vLLM's own need (its "
+						     "16-bit weights and the KV cache) instead");
+	if (rq->has_batch_size && rq->batch_size > 0 &&
+	    (rq->batch_size * (rq->has_grad_accum ? rq->grad_accum : 1) * (t->n > 0 ? t->n : 1) *
+	     (rq->has_nodes ? rq->nodes : 1)) %
+			    gens !=
+		    0)
+		est_assume(e,
+			   "num_generations %lld must divide the completions of a step (GPUs x "
+			   "batch_size x accumulation steps), or TRL refuses the run",
+			   (long long)gens);
+}
+
+/* The GRPO settings the estimate used, in TRL's names, and the generation's share of a step. */
+static void est_train_grpo_json(cJSON *tr, const struct est *e, const struct train_settings *s,
+				const struct train_memory *r, const struct train_speed *sp)
+{
+	cJSON *g = cJSON_AddObjectToObject(tr, "grpo");
+
+	if (!g)
+		return;
+	cJSON_AddNumberToObject(g, "num_generations",
+				(double)(e->rq.has_num_generations ? e->rq.num_generations :
+								     GRPO_DEFAULT_GENERATIONS));
+	cJSON_AddNumberToObject(g, "max_prompt_length", (double)(s->seq_len - s->completion_len));
+	cJSON_AddNumberToObject(g, "max_completion_length", (double)s->completion_len);
+	cJSON_AddNumberToObject(g, "beta", e->rq.has_beta ? e->rq.beta : 0.0);
+	cJSON_AddBoolToObject(g, "reference_model", s->grpo_reference);
+	cJSON_AddBoolToObject(g, "use_vllm", s->generation != TRAIN_GEN_TRANSFORMERS);
+	if (s->generation != TRAIN_GEN_TRANSFORMERS)
+		cJSON_AddStringToObject(g, "vllm_mode",
+					s->generation == TRAIN_GEN_VLLM_COLOCATE ? "colocate" :
+										   "server");
+	else
+		cJSON_AddNullToObject(g, "vllm_mode");
+	if (s->generation == TRAIN_GEN_VLLM_COLOCATE)
+		cJSON_AddNumberToObject(g, "vllm_gpu_memory_utilization", s->vllm_share);
+	cJSON_AddNumberToObject(g, "generation_rows", (double)train_generation_rows(s));
+	cJSON_AddNumberToObject(g, "kv_cache_bytes", (double)r->kv_cache_bytes);
+	if (sp && sp->step_s > 0)
+		cJSON_AddNumberToObject(g, "generation_share", sp->generation_s / sp->step_s);
+	else
+		cJSON_AddNullToObject(g, "generation_share");
 }
 
 int est_training(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
@@ -238,6 +381,7 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 	s.loss = (enum train_loss)(e->rq.has_loss ? e->rq.loss : 0);
 	s.objective = (enum train_objective)(e->rq.has_objective ? e->rq.objective : 0);
 	s.precomputed_ref_logps = e->rq.has_precomputed_ref_logps && e->rq.precomputed_ref_logps;
+	est_train_objective(e, &t, &s);
 	s.grad_accum_steps = e->rq.has_grad_accum ? (int)e->rq.grad_accum : 0;
 	s.lora_dropout = s.mode != TRAIN_FULL &&
 			 (e->rq.has_lora_dropout ? e->rq.lora_dropout > 0 :
@@ -275,7 +419,7 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 				 api_est_modes[e->rq.mode], s.n_gpus);
 	one_gpu = (!want_auto && s.strategy == TRAIN_STRATEGY_NONE) || t.n <= 1;
 	budget = t.n == 0 ? -1 : one_gpu && nodes == 1 ? t.budget[t.largest] : t.min_budget;
-	if (!e->rq.has_seq_len)
+	if (!e->rq.has_seq_len && s.objective != TRAIN_OBJECTIVE_GRPO)
 		est_assume(e, "seq_len: %d as none was given", EST_DEFAULT_SEQ_LEN);
 	if (!e->rq.has_lora_rank && s.mode != TRAIN_FULL)
 		est_assume(e, "lora_rank: 16 as none was given");
@@ -469,6 +613,8 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 		cJSON_AddBoolToObject(tr, "padded", s.padded);
 		cJSON_AddBoolToObject(tr, "compiled", s.compiled);
 		cJSON_AddStringToObject(tr, "objective", api_est_objectives[s.objective]);
+		if (s.objective == TRAIN_OBJECTIVE_GRPO)
+			est_train_grpo_json(tr, e, &s, &r, tps > 0 ? &sp : NULL);
 		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
 		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
 		if (s.mode != TRAIN_FULL) {

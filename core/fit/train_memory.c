@@ -53,7 +53,26 @@
  * - Preference training: DPO and ORPO run a chosen and a rejected sequence per example (twice
  *   the tokens); DPO also runs a frozen reference model: for adapters the base with the
  *   adapter disabled (no extra weights), for full fine-tuning a second 16-bit copy, unless the
- *   reference log-probs were computed beforehand.
+ *   reference log-probs were computed beforehand. TRL runs the reference forward (no
+ *   gradients) after the policy's, while the policy's activations and logits are held: the
+ *   reference's 16-bit logits and one row's log-softmax (TRL's selective_log_softmax goes row
+ *   by row) come on top (reference_logits_bytes, Hugging Face's loss chain only).
+ * - KTO (TRL's KTOTrainer): one completion per row, desirable or not, so the tokens are SFT's;
+ *   the reference as DPO's. The KL term's mismatched batch (each prompt with another row's
+ *   completion) runs through the policy under torch.no_grad before the main forward, so it
+ *   keeps no activations: its buffers are freed before the peak, and it costs time only
+ *   (train_speed.c), as do the reference's two forwards (the batch and the KL batch).
+ * - GRPO (TRL's GRPOTrainer): a row is a prompt and one generated completion; the forward
+ *   runs over both, the logits are kept for the completion only (logits_to_keep). The
+ *   reference model (for its KL term) is loaded only for beta > 0; it scores the completions
+ *   under no_grad in the generation phase, not alongside the training forward. Generation is
+ *   a phase of its own, after the optimizer step freed the gradients (zero_grad to None): with
+ *   model.generate the batch's KV cache (prompt + completion, every layer, 16 bits) and the
+ *   prefill's layer work sit next to the weights and optimizer states, and the peak is the
+ *   larger of that phase and training's. A colocated vLLM engine holds its
+ *   vllm_gpu_memory_utilization share of the GPU from the start, beside everything training
+ *   needs; a vLLM server runs on other GPUs. Under ZeRO-3 or FSDP model.generate runs on the
+ *   whole weights, gathered for it (TRL's ds3_gather_for_generation, on by default).
  * - The attention mask (train_attention_mask). Sample packing makes every row a full
  *   seq_len of whole documents; padding makes the rows of a batch one length. Eager attention
  *   and SDPA have no varlen kernel, so transformers keeps documents and padding apart with a
@@ -366,7 +385,13 @@ static bool settings_valid(const struct train_model *m, const struct train_setti
 		return false;
 	if ((unsigned)s->optimizer >= TRAIN_OPT_COUNT ||
 	    (unsigned)s->precision > TRAIN_PRECISION_AMP ||
-	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_ORPO)
+	    (unsigned)s->loss > TRAIN_LOSS_CHUNKED || (unsigned)s->objective > TRAIN_OBJECTIVE_GRPO)
+		return false;
+	if (s->objective == TRAIN_OBJECTIVE_GRPO &&
+	    (s->completion_len < 1 || s->completion_len > s->seq_len ||
+	     (unsigned)s->generation > TRAIN_GEN_VLLM_COLOCATE || !(s->vllm_share >= 0) ||
+	     s->vllm_share > 1 || s->gpu_memory_bytes < 0 ||
+	     (double)train_generation_rows(s) * (double)s->seq_len > (double)(1LL << 28)))
 		return false;
 	if (s->batch_size * s->seq_len > (1LL << 28))
 		return false;
@@ -491,6 +516,8 @@ static int64_t held_with_room(const struct train_model *m, const struct train_se
 	       r->bucket_bytes + r->gradients_bytes + r->optimizer_temp_bytes +
 	       r->logits_bytes / LOSS_TRANSFORMERS_BYTES * (LOSS_TRANSFORMERS_BYTES - 4);
 	held = CUDA_CONTEXT_BYTES + step + (int64_t)((double)step * ALLOCATOR_SLACK);
+	if (s->objective == TRAIN_OBJECTIVE_GRPO && s->generation == TRAIN_GEN_VLLM_COLOCATE)
+		held += r->generation_bytes;
 	return held > r->total_bytes ? held : r->total_bytes;
 }
 
@@ -509,6 +536,73 @@ static int64_t eager_cache_bytes(const struct train_model *m, const struct train
 	return bytes < (double)(INT64_MAX / 4) ? (int64_t)bytes : INT64_MAX / 4;
 }
 
+bool train_has_reference(const struct train_settings *s)
+{
+	switch (s->objective) {
+	case TRAIN_OBJECTIVE_DPO:
+	case TRAIN_OBJECTIVE_KTO:
+		return !s->precomputed_ref_logps;
+	case TRAIN_OBJECTIVE_GRPO:
+		return s->grpo_reference;
+	default:
+		return false;
+	}
+}
+
+int64_t train_generation_rows(const struct train_settings *s)
+{
+	return s->batch_size * (s->grad_accum_steps > 1 ? s->grad_accum_steps : 1);
+}
+
+int64_t train_kv_bytes_per_token(const struct train_model *m)
+{
+	return m->n_layers * 2 * m->n_kv_heads * m->head_dim * 2;
+}
+
+/* GRPO's generation (see the top of this file): the KV cache of one generation batch and
+ * what holds it. model.generate's prefill runs one layer at a time without gradients: per
+ * prompt token the residual and the normed input (2 x hidden), q, k and v, and the FFN's
+ * gate, up and their product (3 x intermediate), in 16 bits; its logits are the last
+ * position's only. vLLM colocated holds its share of the GPU; with the GPU unknown, what it
+ * needs: its own 16-bit weights and the cache. Called after the strategy has sharded the
+ * weights (r->weights_bytes per GPU). */
+static void grpo_generation(const struct train_model *m, const struct train_settings *s,
+			    struct train_memory *r)
+{
+	int64_t rows = train_generation_rows(s), prompt = s->seq_len - s->completion_len;
+	int64_t q = m->n_heads * m->head_dim, kv = m->n_kv_heads * m->head_dim;
+	int64_t prefill = rows * prompt * 2 * (2 * m->hidden + q + 2 * kv + 3 * m->intermediate);
+
+	r->kv_cache_bytes = rows * s->seq_len * train_kv_bytes_per_token(m);
+	switch (s->generation) {
+	case TRAIN_GEN_TRANSFORMERS:
+		r->generation_bytes = r->kv_cache_bytes + prefill + rows * m->vocab * 4;
+		/* Sharded weights are gathered whole for generation (TRL's
+		 * ds3_gather_for_generation, on by default; FSDP's full parameters alike). */
+		if (s->strategy == TRAIN_STRATEGY_ZERO3 || s->strategy == TRAIN_STRATEGY_FSDP ||
+		    s->strategy == TRAIN_STRATEGY_FSDP_QLORA) {
+			int64_t linear = m->params_total - m->params_embedding - m->params_output;
+			int64_t whole =
+				(m->params_total - linear) * 2 +
+				(s->mode == TRAIN_QLORA ?
+					 (int64_t)((double)linear * NF4_BITS_PER_WEIGHT / 8.0) :
+					 linear * 2);
+			if (whole > r->weights_bytes)
+				r->generation_bytes += whole - r->weights_bytes;
+		}
+		break;
+	case TRAIN_GEN_VLLM_COLOCATE:
+		r->generation_bytes =
+			s->gpu_memory_bytes > 0 ?
+				(int64_t)(s->vllm_share * (double)s->gpu_memory_bytes) :
+				m->params_total * 2 + r->kv_cache_bytes;
+		break;
+	default:
+		r->generation_bytes = 0; /* a vLLM server on other GPUs */
+		break;
+	}
+}
+
 int train_memory_estimate(const struct train_model *m, const struct train_settings *s,
 			  struct train_memory *out)
 {
@@ -525,7 +619,7 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 		return rc;
 	tokens = s->batch_size * s->seq_len;
 	/* Chosen and rejected sequences go through the model together. */
-	if (s->objective != TRAIN_OBJECTIVE_SFT)
+	if (s->objective == TRAIN_OBJECTIVE_DPO || s->objective == TRAIN_OBJECTIVE_ORPO)
 		tokens *= 2;
 
 	model_states(m, s, &st);
@@ -577,17 +671,30 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 	}
 	r.activations_bytes += r.mask_bytes;
 	loss = train_loss_resolve(s->loss, s->provider);
-	if (loss == TRAIN_LOSS_TRANSFORMERS)
-		r.logits_bytes = tokens * m->vocab * LOSS_TRANSFORMERS_BYTES;
-	else
-		r.logits_bytes = tokens * m->hidden * LOSS_CHUNK_BYTES_PER_HIDDEN;
+	{
+		/* GRPO keeps the logits of the completion's positions only. */
+		int64_t scored = s->objective == TRAIN_OBJECTIVE_GRPO ?
+					 tokens / s->seq_len * s->completion_len :
+					 tokens;
+		if (loss == TRAIN_LOSS_TRANSFORMERS)
+			r.logits_bytes = scored * m->vocab * LOSS_TRANSFORMERS_BYTES;
+		else
+			r.logits_bytes = scored * m->hidden * LOSS_CHUNK_BYTES_PER_HIDDEN;
+	}
+	/* The reference's forward after the policy's (DPO, KTO): its 16-bit logits and one
+	 * row's log-softmax, freed before backward. */
+	if (train_has_reference(s) && s->objective != TRAIN_OBJECTIVE_GRPO &&
+	    loss == TRAIN_LOSS_TRANSFORMERS)
+		r.reference_logits_bytes = (tokens + s->seq_len) * m->vocab * 2;
 	/* A chunked or fused loss computes the hidden states' gradient in its forward and keeps
 	 * it, with its chunk's blocks, until backward: nothing is handed over. */
-	if (loss == TRAIN_LOSS_TRANSFORMERS)
-		r.reused_bytes = layer < r.logits_bytes ? layer : r.logits_bytes;
-	/* DPO's reference model: a second copy of the weights for full fine-tuning. */
-	if (s->objective == TRAIN_OBJECTIVE_DPO && !s->precomputed_ref_logps &&
-	    s->mode == TRAIN_FULL)
+	if (loss == TRAIN_LOSS_TRANSFORMERS) {
+		int64_t loss_phase = r.logits_bytes + r.reference_logits_bytes;
+		r.reused_bytes = layer < loss_phase ? layer : loss_phase;
+	}
+	/* The reference model: a second 16-bit copy of the weights for full fine-tuning; for
+	 * adapters the base with the adapter disabled. */
+	if (train_has_reference(s) && s->mode == TRAIN_FULL)
 		st.reference_bytes = (double)m->params_total * 2.0;
 
 	rc = train_parallel_apply(m, s, &st, &r);
@@ -597,7 +704,7 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 		r.host_bytes += r.checkpoint_bytes * train_gpus_per_node(s);
 
 	/* The step comes after backward has freed the activations and the loss. */
-	work = r.activations_bytes + r.logits_bytes - r.reused_bytes;
+	work = r.activations_bytes + r.logits_bytes + r.reference_logits_bytes - r.reused_bytes;
 	if (s->grad_accum_steps == 1) {
 		/* No gradient exists before backward: the forward and the loss peak without them,
 		 * the end of backward holds them all with the first layer's work, the step with
@@ -611,10 +718,20 @@ int train_memory_estimate(const struct train_model *m, const struct train_settin
 			work = r.optimizer_temp_bytes;
 		work += r.gradients_bytes;
 	}
+	if (s->objective == TRAIN_OBJECTIVE_GRPO)
+		grpo_generation(m, s, &r);
+	/* model.generate's phase: the KV cache and prefill beside the weights and states, no
+	 * gradients (freed by the last step's zero_grad), no activations. */
+	if (s->objective == TRAIN_OBJECTIVE_GRPO && s->generation == TRAIN_GEN_TRANSFORMERS &&
+	    r.generation_bytes > work)
+		work = r.generation_bytes;
 	r.total_bytes = r.weights_bytes + r.adapter_bytes + r.optimizer_bytes + r.reference_bytes +
 			r.bucket_bytes + work;
 	r.overhead_bytes = CUDA_CONTEXT_BYTES + (int64_t)((double)r.total_bytes * ALLOCATOR_SLACK);
 	r.total_bytes += r.overhead_bytes;
+	/* Colocated vLLM's pool is its own, held through training: no allocator slack on it. */
+	if (s->objective == TRAIN_OBJECTIVE_GRPO && s->generation == TRAIN_GEN_VLLM_COLOCATE)
+		r.total_bytes += r.generation_bytes;
 	r.reserved_bytes = r.total_bytes;
 	if (loss == TRAIN_LOSS_TRANSFORMERS)
 		r.reserved_bytes = held_with_room(m, s, &r);

@@ -57,8 +57,20 @@ enum train_loss {
 /* What is trained. */
 enum train_objective {
 	TRAIN_OBJECTIVE_SFT = 0,
-	TRAIN_OBJECTIVE_DPO, /* chosen and rejected sequences, plus a frozen reference model */
-	TRAIN_OBJECTIVE_ORPO /* chosen and rejected sequences, no reference model */
+	TRAIN_OBJECTIVE_DPO,  /* chosen and rejected sequences, plus a frozen reference model */
+	TRAIN_OBJECTIVE_ORPO, /* chosen and rejected sequences, no reference model */
+	TRAIN_OBJECTIVE_KTO,  /* TRL's KTOTrainer: unpaired rows, a reference model, and a
+				 mismatched "KL batch" run forward without gradients */
+	TRAIN_OBJECTIVE_GRPO  /* TRL's GRPOTrainer: rows are generated completions (prompt +
+				 completion), the loss on the completions; a reference model
+				 only with a KL term (beta > 0) */
+};
+
+/* Where GRPO's completions are generated (TRL's use_vllm and vllm_mode). */
+enum train_generation {
+	TRAIN_GEN_TRANSFORMERS = 0, /* model.generate in the training process (use_vllm false) */
+	TRAIN_GEN_VLLM_SERVER,      /* a vLLM server on other GPUs (trl vllm-serve) */
+	TRAIN_GEN_VLLM_COLOCATE     /* vLLM in the training process, holding its share of the GPU */
 };
 
 /* How several GPUs share the work (core/fit/train_parallel.h has the rules). */
@@ -150,6 +162,16 @@ struct train_settings {
 	 * the LoRA path and the optimizer step fuse into a few kernels, with no Python dispatch
 	 * per projection. Speed only. */
 	bool compiled;
+	/* GRPO (TRL's GRPOTrainer). batch_size counts completions per GPU
+	 * (per_device_train_batch_size) and seq_len is a prompt and its completion; the
+	 * completions of one optimizer step (batch_size x grad_accum_steps a GPU: TRL's
+	 * steps_per_generation defaults to the accumulation steps) are generated together. */
+	int64_t completion_len; /* max_completion_length, part of seq_len */
+	bool grpo_reference;    /* beta > 0: TRL loads a reference model */
+	enum train_generation generation;
+	double vllm_share;        /* colocated vLLM's vllm_gpu_memory_utilization (0..1] */
+	int64_t gpu_memory_bytes; /* the GPU's memory the share is of; 0 unknown: vLLM's own
+				     need (its 16-bit weights and the completions' KV cache) */
 };
 
 struct train_memory {
@@ -191,7 +213,29 @@ struct train_memory {
 				   more where the caching allocator keeps the optimizer step's
 				   blocks and reserves the loss's anew, or reserves eager
 				   attention's score tensors twice over (see train_memory.c) */
+	int64_t reference_logits_bytes; /* DPO and KTO: the reference's forward (no gradients)
+					   runs after the policy's, while its activations and
+					   logits are held: its 16-bit logits and one row's
+					   log-softmax (in total_bytes) */
+	int64_t kv_cache_bytes;         /* GRPO: the generated completions' KV cache (prompt +
+				   completion, every layer, 16 bits) */
+	int64_t generation_bytes;       /* GRPO: what generation holds beyond the weights and
+				   optimizer states: the KV cache and the prefill's layer work
+				   (model.generate, a phase of its own before the training
+				   forward), or colocated vLLM's share of the GPU, held all the
+				   time */
 };
+
+/* Returns whether settings s run a reference model in the training step (DPO and KTO without
+ * precomputed log-probs, GRPO with beta > 0). */
+bool train_has_reference(const struct train_settings *s);
+
+/* Returns the rows one GRPO generation batch holds per GPU: batch_size x the accumulation
+ * steps (TRL's steps_per_generation defaults to gradient_accumulation_steps). */
+int64_t train_generation_rows(const struct train_settings *s);
+
+/* Returns the KV cache bytes one token keeps over all layers (keys and values in 16 bits). */
+int64_t train_kv_bytes_per_token(const struct train_model *m);
 
 /* Estimates the peak memory of one training step on each GPU, with the strategy, offload and GPU
  * count of s (one GPU by default), and the host memory that offloading needs. batch_size is per

@@ -9,6 +9,23 @@
  *   adapters 6 x their parameters; recomputation with checkpointing one more forward.
  * So 6N (+ 8N with checkpointing) for full fine-tuning and 4N (6N) plus adapters for LoRA.
  *
+ * Preference objectives add forwards without gradients (no recomputation, no backward), each
+ * 2N + A (the policy's with its adapters' 2 x their parameters): DPO the reference's over the
+ * chosen and rejected rows; KTO (TRL's KTOTrainer) the policy's over the KL batch (each prompt
+ * with another row's completion, as long as the batch), and the reference's over the batch
+ * and the KL batch; GRPO the reference's when beta > 0. Precomputed reference log-probs drop
+ * the reference's forwards. For full fine-tuning without checkpointing KTO is 12N to SFT's
+ * 6N, DPO 8N a sequence.
+ *
+ * GRPO generates the completions of one optimizer step (batch_size x accumulation steps a
+ * GPU) before training on them: a prefill of the prompts (2N + A a token, at the training
+ * GEMMs' rate) and one decoding step per completion token, each reading the weights once and
+ * every row's KV cache at its mean length, at BANDWIDTH_EFFICIENCY of the bandwidth, or its
+ * rows' FLOPs where those take longer. model.generate reads the weights as training holds them
+ * (NF4 dequantised to 16 bits per step for QLoRA) and pays PEFT's dispatch per adapted
+ * projection and step; vLLM reads its own 16-bit copy. Completions are taken at
+ * max_completion_length, the bound (generation stops at the longest row of the batch).
+ *
  * The attention's matmuls (flash or SDPA kernels) reach a smaller share of the peak than the
  * projections' GEMMs: ATTENTION_SHARE of the class utilisation.
  *
@@ -97,13 +114,22 @@ static double matmul_params(const struct train_model *m)
 	return layer * (double)m->n_layers + h * (double)m->vocab;
 }
 
-/* The attention scores' and values' FLOPs of one token: forward, backward (twice), and the
- * forward again with checkpointing. */
+/* The forwards without gradients the objective adds to each trained token (see the top of
+ * this file). */
+static double no_grad_forwards(const struct train_settings *s)
+{
+	double ref = train_has_reference(s) ? 1.0 : 0.0;
+
+	return s->objective == TRAIN_OBJECTIVE_KTO ? 1.0 + 2.0 * ref : ref;
+}
+
+/* The attention scores' and values' FLOPs of one token: forward, backward (twice), the
+ * forward again with checkpointing, and the objective's forwards without gradients. */
 static double attention_flops_per_token(const struct train_model *m, const struct train_settings *s)
 {
 	double a =
 		2.0 * (double)(m->n_heads * m->head_dim) * (double)s->seq_len * (double)m->n_layers;
-	return a * (s->gradient_checkpointing ? 4.0 : 3.0);
+	return a * ((s->gradient_checkpointing ? 4.0 : 3.0) + no_grad_forwards(s));
 }
 
 double train_flops_per_token(const struct train_model *m, const struct train_settings *s)
@@ -111,15 +137,22 @@ double train_flops_per_token(const struct train_model *m, const struct train_set
 	double n = matmul_params(m);
 	double a =
 		2.0 * (double)(m->n_heads * m->head_dim) * (double)s->seq_len * (double)m->n_layers;
-	double fwd = 2 * n + a, flops = fwd + 2 * n + 2 * a;
+	double fwd = 2 * n + a, flops = fwd + 2 * n + 2 * a, adapters = 0;
 
-	if (s->mode == TRAIN_FULL)
+	if (s->mode == TRAIN_FULL) {
 		flops += 2 * n;
-	else
-		flops += 6.0 * (double)s->lora_rank *
-			 (double)train_lora_params_per_rank(m, s->lora_targets);
+	} else {
+		adapters = (double)s->lora_rank *
+			   (double)train_lora_params_per_rank(m, s->lora_targets);
+		flops += 6.0 * adapters;
+	}
 	if (s->gradient_checkpointing)
 		flops += fwd;
+	/* Forwards without gradients (see the top of this file): KTO's KL batch through the
+	 * policy carries its adapters. */
+	flops += fwd * no_grad_forwards(s);
+	if (s->objective == TRAIN_OBJECTIVE_KTO)
+		flops += 2.0 * adapters;
 	return flops;
 }
 
@@ -212,6 +245,41 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 	       host;
 }
 
+/* Seconds one GPU spends generating the completions of a micro-batch (GRPO; see the top of
+ * this file): the generation batch's prefill and decoding, shared by the accumulation steps
+ * it serves. */
+static double generation_seconds(const struct train_model *m, const struct train_settings *s,
+				 const struct train_memory *mem, const struct train_device *dev,
+				 double bw, double util)
+{
+	double rows = (double)train_generation_rows(s), steps = (double)s->completion_len;
+	double prompt = (double)(s->seq_len - s->completion_len), n = matmul_params(m);
+	double q = (double)(m->n_heads * m->head_dim), peak = dev->bf16_tflops * 1e12 * util;
+	double weights, kv_step, prefill, decode, host = 0;
+	int accum = s->grad_accum_steps > 1 ? s->grad_accum_steps : 1;
+
+	if (s->generation == TRAIN_GEN_TRANSFORMERS) {
+		weights = (double)(mem->weights_bytes + mem->adapter_bytes);
+		if (s->mode == TRAIN_QLORA) {
+			/* bitsandbytes dequantises every NF4 weight each step, as in training. */
+			double linear =
+				(double)(m->params_total - m->params_embedding - m->params_output);
+			weights += linear * (2.0 + 2.0);
+		}
+		if (s->mode != TRAIN_FULL && s->provider == TRAIN_PROVIDER_HUGGINGFACE)
+			host = adapted_projections(m, s->lora_targets).n * (double)m->n_layers *
+			       PEFT_HOST_S;
+	} else {
+		weights = 2.0 * (double)m->params_total;
+	}
+	/* Each row's cache at its mean length over the completion. */
+	kv_step = rows * (prompt + steps / 2.0) * (double)train_kv_bytes_per_token(m);
+	prefill = rows * prompt * (2.0 * n + 2.0 * q * prompt * (double)m->n_layers) / peak;
+	decode = fmax((weights + kv_step) / (bw * 1e9 * BANDWIDTH_EFFICIENCY),
+		      rows * 2.0 * n / peak);
+	return (prefill + steps * (decode + host)) / (double)accum;
+}
+
 int train_speed_estimate(const struct train_model *m, const struct train_settings *s,
 			 const struct train_memory *mem, const struct train_device *dev,
 			 struct train_speed *out)
@@ -224,7 +292,7 @@ int train_speed_estimate(const struct train_model *m, const struct train_setting
 
 	if (!(dev->bf16_tflops > 0) || !isfinite(dev->bf16_tflops) || dev->bf16_tflops > 1e5)
 		return RF_E_INVALID_VALUE;
-	if (s->objective != TRAIN_OBJECTIVE_SFT)
+	if (s->objective == TRAIN_OBJECTIVE_DPO || s->objective == TRAIN_OBJECTIVE_ORPO)
 		tokens *= 2;
 	bw = dev->bandwidth_gbs > 0 ? dev->bandwidth_gbs : 500.0;
 	link = dev->link_gbs > 0                           ? dev->link_gbs :
@@ -247,7 +315,9 @@ int train_speed_estimate(const struct train_model *m, const struct train_setting
 		double comm = (double)mem->comm_bytes_per_step / (link * 1e9);
 		r.comm_s = fmax(0.0, comm - COMM_OVERLAP * r.compute_s);
 	}
-	alone = r.compute_s + r.memory_s + r.offload_s;
+	if (s->objective == TRAIN_OBJECTIVE_GRPO)
+		r.generation_s = generation_seconds(m, s, mem, dev, bw, r.utilisation);
+	alone = r.compute_s + r.memory_s + r.offload_s + r.generation_s;
 	r.step_s = alone + r.comm_s;
 	r.tokens_per_s = tokens * (double)n / r.step_s;
 	r.scaling = alone / r.step_s;

@@ -5,7 +5,8 @@
  * device's dense bf16 tensor peak with fp32 accumulate times a utilisation fitted per device
  * class to published runs; plus the memory-bound parts that FLOPs miss (NF4 dequantisation
  * of every linear weight per pass, LoRA's extra reads of each adapted input, the optimizer
- * step) and, on several GPUs, the communication that backward does not hide. Pure arithmetic.
+ * step) and, on several GPUs, the communication that backward does not hide; for GRPO, the
+ * generation of the completions, bound by memory bandwidth per decoding step. Pure arithmetic.
  */
 #ifndef RIGFIT_CORE_TRAIN_SPEED_H
 #define RIGFIT_CORE_TRAIN_SPEED_H
@@ -40,9 +41,13 @@ struct train_speed {
 	double step_s;          /* one optimizer step of batch_size x seq_len per GPU */
 	double tokens_per_s;    /* all GPUs together */
 	double scaling;         /* tokens_per_s / (GPUs x one GPU's tokens_per_s alone) */
+	/* Added later. */
+	double generation_s; /* GRPO: generating the completions, per micro-batch (in step_s) */
 };
 
-/* Returns the model FLOPs of one trained token with settings s (see the top of this file). */
+/* Returns the model FLOPs of one trained token with settings s (see the top of this file),
+ * with the forwards without gradients that the objective adds: the reference's (DPO, KTO,
+ * GRPO with beta > 0) and KTO's KL batch through the policy and the reference. */
 double train_flops_per_token(const struct train_model *m, const struct train_settings *s);
 
 /* Returns the utilisation of the bf16 peak fitted for device class c with provider p: the

@@ -1523,6 +1523,89 @@ START_TEST(unsloth_is_as_much_faster_as_measured)
 }
 END_TEST
 
+/* KTO and GRPO through the route: TRL's defaults applied and named in the assumptions, the
+ * settings that belong to another objective refused by name, GRPO's memory growing with
+ * num_generations (the default batch: one prompt's group a micro-batch), beta > 0 adding the
+ * reference model's 16-bit copy, and colocated vLLM adding its share of the 80 GiB H100
+ * (profiles/devices.json h100-sxm) to what a vLLM server leaves on the GPU. */
+START_TEST(preference_objectives_name_trl_defaults)
+{
+	const char *base = "{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"h100-sxm\"";
+	cJSON *kto, *sft, *g8, *g16, *ref, *server, *colo;
+
+	kto = run_ok("%s,\"mode\":\"lora\",\"objective\":\"kto\"}", base);
+	sft = run_ok("%s,\"mode\":\"lora\",\"batch_size\":2}", base);
+	ck_assert_int_eq((int)num(kto, "training.batch_size"), 2);
+	ck_assert_int_eq(said(kto, "batch_size: 2 as none was given"), 1);
+	ck_assert_double_eq(num(kto, "memory.activations_bytes"),
+			    num(sft, "memory.activations_bytes"));
+	ck_assert(num(kto, "training.tokens_per_s") < num(sft, "training.tokens_per_s"));
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"h100-sxm\",\"mode\":\"lora\",\"objective\":\"kto\","
+		"\"batch_size\":1}",
+		422, "invalid_value", "batch_size");
+
+	g8 = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\"}", base);
+	ck_assert_int_eq((int)num(g8, "training.grpo.num_generations"), 8);
+	ck_assert_int_eq((int)num(g8, "training.batch_size"), 8);
+	ck_assert_int_eq((int)num(g8, "training.seq_len"), 512 + 256);
+	ck_assert_int_eq(said(g8, "num_generations 8 (TRL's default)"), 1);
+	ck_assert_int_eq(said(g8, "TRL's default 256"), 1);
+	ck_assert_int_eq(said(g8, "beta: 0 (TRL's default): no reference model"), 1);
+	ck_assert_int_eq(said(g8, "use_vllm false, TRL's default"), 1);
+	/* 8 rows of 768 tokens: 32 layers x 8 kv heads x 128 x 2 (k, v) x 2 bytes a token. */
+	ck_assert_double_eq(num(g8, "memory.kv_cache_bytes"), 8.0 * 768 * 32 * 8 * 128 * 2 * 2);
+	g16 = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\",\"num_generations\":16}", base);
+	ck_assert_int_eq((int)num(g16, "training.batch_size"), 16);
+	ck_assert(num(g16, "memory.total_bytes") > num(g8, "memory.total_bytes"));
+	/* 6 completions a step on one GPU hold no whole group of 8: TRL refuses that run. */
+	cJSON_Delete(g16);
+	g16 = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\",\"batch_size\":6}", base);
+	ck_assert_int_eq(said(g16, "num_generations 8 must divide"), 1);
+	ck_assert_int_eq(said(g8, "must divide"), 0);
+
+	ref = run_ok("%s,\"mode\":\"full\",\"objective\":\"grpo\",\"beta\":0.04,"
+		     "\"strategy\":\"none\"}",
+		     base);
+	ck_assert_double_eq(num(ref, "memory.reference_bytes"),
+			    2.0 * num(ref, "training.trainable_params"));
+	ck_assert(cJSON_IsTrue(
+		cJSON_GetObjectItem(item(ref, "training", "grpo"), "reference_model")));
+
+	server = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\",\"use_vllm\":true}", base);
+	colo = run_ok("%s,\"mode\":\"lora\",\"objective\":\"grpo\",\"use_vllm\":true,"
+		      "\"vllm_mode\":\"colocate\"}",
+		      base);
+	ck_assert_double_eq(num(server, "memory.generation_bytes"), 0);
+	ck_assert_double_eq_tol(num(colo, "memory.total_bytes") - num(server, "memory.total_bytes"),
+				0.3 * 80 * 1073741824.0, 1.0);
+	ck_assert_int_eq(said(colo, "vllm_gpu_memory_utilization: 0.3 (TRL's default)"), 1);
+
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"h100-sxm\",\"mode\":\"lora\",\"objective\":\"grpo\","
+		"\"seq_len\":1024}",
+		422, "invalid_value", "seq_len");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"h100-sxm\",\"mode\":\"lora\",\"num_generations\":4}",
+		422, "invalid_value", "num_generations");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"h100-sxm\",\"mode\":\"lora\",\"objective\":\"grpo\","
+		"\"vllm_mode\":\"colocate\"}",
+		422, "invalid_value", "vllm_mode");
+	assert_error(
+		"{\"model\":\"llama-3.1-8b\",\"hardware_profile\":\"h100-sxm\",\"mode\":\"lora\",\"objective\":\"grpo\","
+		"\"use_vllm\":true,\"vllm_gpu_memory_utilization\":0.5}",
+		422, "invalid_value", "vllm_gpu_memory_utilization");
+	cJSON_Delete(kto);
+	cJSON_Delete(sft);
+	cJSON_Delete(g8);
+	cJSON_Delete(g16);
+	cJSON_Delete(ref);
+	cJSON_Delete(server);
+	cJSON_Delete(colo);
+}
+END_TEST
+
 Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -1560,6 +1643,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, a_cpu_estimate_times_each_weight_type);
 	tcase_add_test(tc, a_resolved_input_answers_as_the_route_does);
 	tcase_add_test(tc, unsloth_is_as_much_faster_as_measured);
+	tcase_add_test(tc, preference_objectives_name_trl_defaults);
 	suite_add_tcase(s, tc);
 	return s;
 }
