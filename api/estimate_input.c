@@ -98,25 +98,12 @@ static int plan_input_resolve(const struct api_env *env, const cJSON *model, con
 		return rc;
 	}
 	pm = &in->machine;
-	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
-	pm->ram_total_bytes = e->hw.memory.total_bytes;
 	/* The speed's notes (a GPU of unknown bandwidth) belong to each answer, which makes
 	 * them again. */
-	e->n_resolved = e->n_assumptions;
-	est_speed_devices(env, e, &pm->speed);
-	pm->threads = pm->speed.host.threads;
-	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */
-	for (int i = 0; i < e->hw.n_gpus && pm->n_vgpu < RF_MAX_DEVICES &&
-			(strcmp(e->hw.backend, "cuda") == 0 || strcmp(e->hw.backend, "rocm") == 0);
-	     i++) {
-		const struct hw_gpu *hg = &e->hw.gpus[i];
-		struct vllm_gpu *g = &pm->vgpu[pm->n_vgpu];
-		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
-			continue;
-		g->total_bytes = hg->memory_total_bytes;
-		g->free_bytes = hg->memory_free_bytes;
-		g->a100 = strstr(hg->name, "A100") != NULL;
-		pm->n_vgpu++;
+	{
+		int n0 = e->n_assumptions;
+		est_plan_machine(env, e, pm);
+		e->n_resolved = n0;
 	}
 	plan_input_model(in);
 	in->hw = &e->hw;

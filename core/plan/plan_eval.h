@@ -26,6 +26,7 @@
 #include "core/fit/model.h"
 #include "core/fit/serve_vllm.h"
 #include "core/fit/speed.h"
+#include "core/fit/speed_calib.h"
 
 enum plan_runtime {
 	PLAN_RT_AUTO = -1, /* a request only: both where vLLM runs, else llama.cpp */
@@ -125,24 +126,41 @@ struct plan_result {
 	double gpu_util;            /* highest bytes / budget over the GPUs; -1 none known */
 	bool fits;                  /* every device and the host within budget */
 	int64_t kv_tokens;          /* vLLM: the KV cache's tokens ("GPU KV cache size") */
+	enum speed_basis decode_basis; /* llama.cpp: what decode_tps stands on (the runs recorded on
+					  the machine, plan_wsum.calib); vLLM: the roofline */
 };
 
-/* What the speed model reads of a format's weights, the same for every setup of it: the
- * repeating layers' bytes and their routed experts' (a memo per format). */
+/* What every setup of one llama.cpp format shares (a memo per format, plan_weights_sum): what
+ * the speed model reads of its weights (the repeating layers' bytes and their routed experts'),
+ * the CPU kernels' side of them on the machine's CPU, and what the runs recorded on the machine
+ * say of the model in this format (plan_wsum_calibrate; the roofline until then). */
 struct plan_wsum {
 	double layers, experts;
+	int ftype;                    /* enum rf_ftype; < 0 unknown */
+	double repacked_share;        /* share of the weights llama.cpp repacks on this CPU */
+	struct speed_cpu_mix cpu_mix; /* the weight types' kernels (rf_weights_cpu_mix) */
+	struct speed_calib_figs calib;
 };
 
-void plan_weights_sum(const struct rf_mem_weights *w, struct plan_wsum *out /* OUT */);
+/* Fills out for the weights w of model a in file type ftype on a host of repack class
+ * repack_isa (enum rf_repack_isa, plan_machine.host.repack_isa), with no calibration. */
+void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w, int ftype,
+		      int repack_isa, struct plan_wsum *out /* OUT */);
 
-/* The speed model's inputs for a model with counts mp and weights w of file type ftype,
- * placed as m says, over the hardware half already in *in. The share of the bytes read per
- * token that the GPUs hold sets gpu_fraction: with routed experts in host memory
+/* Sets out->calib from the runs c recorded on the machine (NULL: none, the roofline) for
+ * catalog model (or, outside the catalog, a model named name) in out->ftype. Returns 0, or
+ * RF_E_INVALID_VALUE (out->calib then the roofline). */
+int plan_wsum_calibrate(struct plan_wsum *out /* IN/OUT */, const struct speed_calibration *c,
+			const struct model_entry *model, const char *name);
+
+/* The speed model's inputs for a model with counts mp and weights w (their sums and CPU side
+ * in sum), placed as m says, over the hardware half already in *in. The share of the bytes
+ * read per token that the GPUs hold sets gpu_fraction: with routed experts in host memory
  * (n_cpu_moe) it is counted in bytes (the host reads only the active experts of its layers),
  * otherwise by layers. */
-void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w, int ftype,
-		      const struct rf_mem_estimate *m, const struct rf_infer_params *p,
-		      struct speed_input *in /* IN/OUT */);
+void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
+		      const struct plan_wsum *sum, const struct rf_mem_estimate *m,
+		      const struct rf_infer_params *p, struct speed_input *in /* IN/OUT */);
 
 /* The largest tensor-parallel size vLLM can run a on hw with: a power of two of the GPUs that
  * divides the attention heads and divides or is a multiple of the KV heads; 0 when vLLM does
@@ -158,18 +176,43 @@ int plan_vllm_capacity(const struct model_arch *a, const struct vllm_facts *f,
 		       struct vllm_capacity *out /* OUT */);
 
 /* Evaluates setup s of model (a, mp) with weights w (llama.cpp: the scheme's; vLLM: unused,
- * may be NULL) on hw. Returns 0 and *out, or RF_E_INVALID_VALUE with out->mem.error_field
- * naming the setting at fault. */
+ * may be NULL) on hw, with no recorded runs. Returns 0 and *out, or RF_E_INVALID_VALUE with
+ * out->mem.error_field naming the setting at fault. */
 int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
 		  const struct rf_mem_weights *w, const struct plan_machine *hw,
 		  const struct plan_setup *s, struct plan_result *out /* OUT */);
 
-/* plan_evaluate with w's sums already in hand (plan_weights_sum): what the planner calls for
- * each setup of a format. */
+/* plan_evaluate with the format's memo in hand (plan_weights_sum, plan_wsum_calibrate): what
+ * the planner calls for each setup of a format. For llama.cpp it is plan_evaluate_llama. */
 int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
 			 const struct rf_mem_weights *w, const struct plan_wsum *sum,
 			 const struct plan_machine *hw, const struct plan_setup *s,
 			 struct plan_result *out /* OUT */);
+
+/* A llama.cpp setup's speed as /api/estimate states it: each figure (enum speed_test) on the
+ * roofline and refined by the runs recorded on the machine, and decode with the whole context
+ * filled at decode's factor. */
+struct plan_llama_speed {
+	double roofline[SPEED_HISTORY_FIGURES]; /* < 0 unknown */
+	double tps[SPEED_HISTORY_FIGURES];      /* refined; < 0 unknown */
+	double factor[SPEED_HISTORY_FIGURES];   /* tps / roofline; < 0 unknown */
+	enum speed_basis basis[SPEED_HISTORY_FIGURES];
+	double decode_full_ctx; /* < 0 unknown */
+};
+
+/* The one evaluation of a llama.cpp setup, for the planner and /api/estimate alike: memory
+ * (rf_estimate_inference; s->p.n_ctx < 0 asks for the largest context that fits,
+ * rf_estimate_max_ctx, and out->mem.n_ctx holds it), single-stream decode at the start and
+ * with the context filled, refined by sum->calib, and n_parallel streams' aggregate decode.
+ * With speed not NULL, also prefill and each figure's roofline, factor and basis; with in not
+ * NULL, the speed model's inputs the figures were computed from (for the batched figures and
+ * the assumptions). Returns 0 and *out, or RF_E_INVALID_VALUE with out->mem.error_field naming
+ * the setting at fault. */
+int plan_evaluate_llama(const struct model_arch *a, const struct model_params *mp,
+			const struct rf_mem_weights *w, const struct plan_wsum *sum,
+			const struct plan_machine *hw, const struct plan_setup *s,
+			struct plan_result *out /* OUT */, struct plan_llama_speed *speed /* OUT */,
+			struct speed_input *in /* OUT */);
 
 /* The result of vLLM setup s from its capacity c (plan_vllm_capacity at s's --max-model-len):
  * memory per GPU as vLLM takes it (its pool plus the CUDA graphs), fit (vLLM starts and every

@@ -91,6 +91,12 @@ struct plan_model {
 	bool native_mxfp4; /* released with MXFP4 experts (gpt-oss): the only llama.cpp format */
 	unsigned vllm_missing; /* bits 1 << enum plan_vllm_format of the formats no checkpoint
 				  exists for (plan_vllm_missing): never proposed */
+	/* The benchmark runs recorded on the machine (NULL: none): a llama.cpp format's speed is
+	 * refined by them as /api/estimate refines it (plan_wsum_calibrate), for the catalog
+	 * model calib_model, or outside the catalog the model named calib_name. */
+	const struct speed_calibration *calib;
+	const struct model_entry *calib_model;
+	const char *calib_name;
 };
 
 struct plan_request {
