@@ -154,10 +154,48 @@ int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry
 	return 0;
 }
 
+/* The runs of a planning question's machine, and what predicts them on it. */
+struct api_plan_history {
+	struct api_history_calib cal;
+	struct est_predict pr;
+};
+
+static void plan_history_free(struct api_plan_history *h)
+{
+	if (!h)
+		return;
+	api_history_calib_free(&h->cal);
+	est_predict_free(&h->pr);
+	free(h);
+}
+
+int api_plan_input_history(const struct api_env *env, struct api_plan_input *in)
+{
+	struct api_plan_history *h = calloc(1, sizeof(*h));
+	struct api_history_query q;
+	int rc;
+
+	if (!h)
+		return RF_E_NOMEM;
+	h->pr.pm = &in->machine;
+	/* Any precision: the planner searches them; a catalog model is matched by its entry,
+	 * which a question about many models sets per model. */
+	est_history_query(in->est, in->machine.speed.backend, -1, &h->pr, &q);
+	rc = api_history_load(env, &q, &h->cal);
+	if (rc < 0) {
+		plan_history_free(h);
+		return rc;
+	}
+	plan_history_free(in->history);
+	in->history = h;
+	return 0;
+}
+
 void api_plan_input_free(struct api_plan_input *in)
 {
 	if (!in)
 		return;
+	plan_history_free(in->history);
 	est_release(in->est);
 	free(in);
 }
@@ -182,4 +220,9 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 	 * of it, and llama.cpp runs it as such. */
 	m->native_mxfp4 = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "gpt_oss") == 0;
 	m->vllm_missing = plan_vllm_missing(in->entry);
+	if (in->history) {
+		m->calib = &in->history->cal.cal;
+		m->calib_model = in->entry;
+		m->calib_name = in->est->gguf ? in->model_id : NULL;
+	}
 }

@@ -94,6 +94,8 @@ struct est_traffic {
 struct est *est_new(void);
 /* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
 void est_release(struct est *e);
+/* Computes e->fingerprint from e->hw once ("" when it cannot be). */
+void est_fingerprint(struct est *e);
 /* Adds one line to e's assumptions (at most EST_MAX_ASSUMPTIONS are kept). */
 void est_assume(struct est *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

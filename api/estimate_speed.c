@@ -115,6 +115,7 @@ void est_history_query(struct est *e, enum speed_backend backend, int ftype, str
 		       struct api_history_query *q)
 {
 	memset(q, 0, sizeof(*q));
+	est_fingerprint(e);
 	/* "history": false asks for the roofline alone (what the page compares runs with). */
 	q->fingerprint = e->rq.has_history && !e->rq.history ? NULL : e->fingerprint;
 	q->backend = backend;
