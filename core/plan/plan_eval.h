@@ -4,8 +4,13 @@
  * per device and host, the speed model's hardware half) and one full setup (runtime, weight
  * format, KV cache types, flash attention, n_ctx, GPU layers, MoE experts kept in host memory,
  * n_parallel, batch and micro-batch) go in; the memory estimate (core/fit/estimate.h) and the
- * speed (core/fit/speed.h) come out. /api/estimate answers with it, and the planner
- * (core/plan/plan_infer.h) calls it for every setup it searches, so the two never disagree.
+ * speed (core/fit/speed.h) come out. For llama.cpp that is plan_evaluate_llama, the one
+ * evaluation: /api/estimate answers with it (api/estimate_infer.c fills the structs and renders
+ * what it returns), the planner (core/plan/plan_infer.h) calls it for every setup it searches,
+ * and the predictions of recorded runs are made with it, so none of them can disagree. What a
+ * format's setups share is computed once (struct plan_wsum): the weights' sums, their CPU
+ * kernels, and what the runs recorded on the machine (core/fit/speed_calib.h) say of the model
+ * in that format, a measured speed or an efficiency on the roofline.
  *
  * vLLM is sized by core/fit/serve_vllm.h, the model of vLLM's own start-up profiling (checked
  * against its logs): the KV cache's capacity in tokens for a weight format, KV dtype,
@@ -13,7 +18,8 @@
  * once per such choice, and --max-model-len follows from it in closed form.
  *
  * Pure: no I/O. A llama.cpp setup allocates nothing: the weights of a scheme come from the
- * caller (a memo), so it costs one rf_estimate_inference and one speed_predict. A vLLM setup
+ * caller (a memo), so it costs one rf_estimate_inference and two speed_predict (three with
+ * prefill, which only /api/estimate asks for). A vLLM setup
  * allocates the tensor list vllm_capacity walks, for the time of the call.
  */
 #ifndef RIGFIT_CORE_PLAN_EVAL_H
