@@ -210,7 +210,8 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 			infer_work_free(w);
 			return api_error(out, rc, NULL, NULL);
 		}
-		(void)plan_wsum_calibrate(&w->sum, &w->cal.cal, q.entry, q.model_name);
+		(void)plan_wsum_calibrate(&w->sum, &e->arch, &e->params, &e->weights, &w->pm,
+					  &w->cal.cal, q.entry, q.model_name);
 	}
 	w->s.runtime = PLAN_RT_LLAMA_CPP;
 	w->s.ftype = e->ftype;

@@ -86,14 +86,7 @@ int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
 	if (model_arch_validate(&arch, &bad) < 0 || api_memo_params(&arch, &params) < 0 ||
 	    api_memo_weights(&arch, ftype, pr->w) < 0)
 		return RF_E_INVALID_VALUE;
-	memset(&s, 0, sizeof(s));
-	s.runtime = PLAN_RT_LLAMA_CPP;
-	s.ftype = ftype;
-	rf_infer_params_default(&s.p);
-	if (arch.max_position_embeddings > 0 && s.p.n_ctx > arch.max_position_embeddings)
-		s.p.n_ctx = arch.max_position_embeddings;
-	if (pr->pm->n_dev == 0)
-		s.p.n_gpu_layers = 0;
+	plan_llama_bench_setup(&arch, pr->pm, ftype, &s);
 	plan_weights_sum(&arch, pr->w, ftype, pr->pm->host.repack_isa, &sum);
 	rc = plan_evaluate_llama(&arch, &params, pr->w, &sum, pr->pm, &s, pr->r, &sp, NULL);
 	if (rc < 0)
@@ -177,6 +170,12 @@ int est_speed_json(struct est *e, const struct speed_input *in, const struct pla
 	}
 	for (int i = 0; i < h->n_notes; i++)
 		est_assume(e, "%s", h->notes[i]);
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		if (sp->basis[f] == SPEED_BASIS_MEASURED && sp->factor[f] > 0)
+			est_assume(e,
+				   "%s speed: the runs ran llama-bench's defaults at %.2f of their "
+				   "roofline; this setup gets that share of its own",
+				   f == SPEED_TEST_DECODE ? "decode" : "prefill", sp->factor[f]);
 	free(h);
 	return 0;
 }

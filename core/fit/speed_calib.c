@@ -89,6 +89,7 @@ int speed_calib_figures(const struct speed_calibration *c, const struct model_en
 	if (rc < 0)
 		return rc;
 	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++) {
+		out->run_roofline[f] = -1;
 		out->basis[f] = r.figure[f].basis;
 		out->value[f] = r.figure[f].basis == SPEED_BASIS_CALIBRATED ?
 					r.figure[f].efficiency :
@@ -104,6 +105,11 @@ double speed_calib_apply(const struct speed_calib_figs *figs, int f, double roof
 
 	if (figs && figs->basis[f] == SPEED_BASIS_MEASURED) {
 		*basis = SPEED_BASIS_MEASURED;
+		if (has && known(figs->run_roofline[f])) {
+			/* What the runs' own setup reached of its roofline, on this one's. */
+			*factor = figs->value[f] / figs->run_roofline[f];
+			return roofline * *factor;
+		}
 		*factor = has ? figs->value[f] / roofline : -1;
 		return figs->value[f];
 	}

@@ -9,10 +9,14 @@
  * prediction).
  *
  * Since the match depends only on which model and precision is estimated, never on its
- * settings, a figure's refinement is the same for every setup of one format: a measured speed,
- * or an efficiency times the setup's roofline. speed_calib_figures computes it once per
- * format and speed_calib_apply puts it on a setup's roofline, so that a planner searching
- * thousands of setups and /api/estimate asked about one of them give it the same speed.
+ * settings, a figure's refinement is the same for every setup of one format: an efficiency
+ * times the setup's roofline. Calibrated, it is the host's measured / predicted over the other
+ * models' runs; measured, it is the runs' speed over the roofline of the setup they ran
+ * (llama-bench's defaults, given as run_roofline), so that the setup they ran gets what was
+ * measured and another (a partial offload, a filled context) the same efficiency on its own
+ * roofline. speed_calib_figures computes it once per format and speed_calib_apply puts it on a
+ * setup's roofline, so that a planner searching thousands of setups and /api/estimate asked
+ * about one of them give it the same speed.
  * Pure: no I/O, no allocation.
  */
 #ifndef RIGFIT_CORE_SPEED_CALIB_H
@@ -59,10 +63,13 @@ struct speed_calibration {
 };
 
 /* What the runs give one format of one model: per figure (enum speed_test), the basis and
- * its value, a speed (measured) or the efficiency on the roofline (calibrated, clamped). */
+ * its value, a speed (measured) or the efficiency on the roofline (calibrated, clamped); for a
+ * measured figure, the roofline of the setup the runs ran (< 0 unknown: the speed stands for
+ * every setup). */
 struct speed_calib_figs {
 	enum speed_basis basis[SPEED_HISTORY_FIGURES];
 	double value[SPEED_HISTORY_FIGURES];
+	double run_roofline[SPEED_HISTORY_FIGURES];
 };
 
 /* Refines roofline (by enum speed_test; < 0 unknown) of catalog model (NULL: a model outside
@@ -73,14 +80,15 @@ int speed_calib_refine(const struct speed_calibration *c, const struct model_ent
 		       const char *name, int ftype, const double roofline[SPEED_HISTORY_FIGURES],
 		       struct speed_history_result *out /* OUT */, int *skipped /* OUT */);
 
-/* The refinement of every setup of (model or name, ftype) on c's machine (NULL: the roofline).
- * Returns 0 and *out, or RF_E_INVALID_VALUE. */
+/* The refinement of every setup of (model or name, ftype) on c's machine (NULL: the roofline),
+ * run_roofline unknown. Returns 0 and *out, or RF_E_INVALID_VALUE. */
 int speed_calib_figures(const struct speed_calibration *c, const struct model_entry *model,
 			const char *name, int ftype, struct speed_calib_figs *out /* OUT */);
 
 /* Puts figure f of figs on a setup's roofline (< 0 unknown): returns the speed (< 0 unknown)
- * and writes its factor over the roofline (< 0 unknown) and basis, both as speed_calib_refine
- * gives them for that roofline. */
+ * and writes its factor over the roofline (< 0 unknown) and basis. Without run_roofline they
+ * are what speed_calib_refine gives for that roofline; with it, a measured figure is that
+ * efficiency (value / run_roofline) times the roofline. */
 double speed_calib_apply(const struct speed_calib_figs *figs, int f, double roofline,
 			 double *factor /* OUT */, enum speed_basis *basis /* OUT */);
 

@@ -101,15 +101,49 @@ void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w
 		out->calib.basis[f] = SPEED_BASIS_ROOFLINE;
 }
 
-int plan_wsum_calibrate(struct plan_wsum *out, const struct speed_calibration *c,
+void plan_llama_bench_setup(const struct model_arch *a, const struct plan_machine *hw, int ftype,
+			    struct plan_setup *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->runtime = PLAN_RT_LLAMA_CPP;
+	out->ftype = ftype;
+	rf_infer_params_default(&out->p);
+	if (a->max_position_embeddings > 0 && out->p.n_ctx > a->max_position_embeddings)
+		out->p.n_ctx = a->max_position_embeddings;
+	if (hw->n_dev == 0)
+		out->p.n_gpu_layers = 0;
+}
+
+int plan_wsum_calibrate(struct plan_wsum *out, const struct model_arch *a,
+			const struct model_params *mp, const struct rf_mem_weights *w,
+			const struct plan_machine *hw, const struct speed_calibration *c,
 			const struct model_entry *model, const char *name)
 {
 	int rc = speed_calib_figures(c, model, name, out->ftype, &out->calib);
+	struct plan_llama_speed sp;
+	struct plan_setup s;
+	struct plan_wsum plain;
+	struct plan_result r;
 
-	if (rc < 0)
+	if (rc < 0) {
 		for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
 			out->calib.basis[f] = SPEED_BASIS_ROOFLINE;
-	return rc;
+		return rc;
+	}
+	if (out->calib.basis[SPEED_TEST_DECODE] != SPEED_BASIS_MEASURED &&
+	    out->calib.basis[SPEED_TEST_PREFILL] != SPEED_BASIS_MEASURED)
+		return 0;
+	/* The runs of this model and format ran llama-bench's setup: what they measured is that
+	 * setup's roofline times an efficiency, which other setups of the format share. */
+	plain = *out;
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		plain.calib.basis[f] = SPEED_BASIS_ROOFLINE;
+	plan_llama_bench_setup(a, hw, out->ftype, &s);
+	if (plan_evaluate_llama(a, mp, w, &plain, hw, &s, &r, &sp, NULL) < 0)
+		return 0; /* no roofline for it: the speed stands for every setup */
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		out->calib.run_roofline[f] = sp.roofline[f];
+	return 0;
 }
 
 void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w,

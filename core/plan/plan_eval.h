@@ -153,11 +153,21 @@ struct plan_wsum {
 void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w, int ftype,
 		      int repack_isa, struct plan_wsum *out /* OUT */);
 
-/* Sets out->calib from the runs c recorded on the machine (NULL: none, the roofline) for
- * catalog model (or, outside the catalog, a model named name) in out->ftype. Returns 0, or
- * RF_E_INVALID_VALUE (out->calib then the roofline). */
-int plan_wsum_calibrate(struct plan_wsum *out /* IN/OUT */, const struct speed_calibration *c,
+/* Sets out->calib from the runs c recorded on machine hw (NULL: none, the roofline) for
+ * catalog model (or, outside the catalog, a model named name) in out->ftype, whose
+ * architecture, counts and weights are a, mp and w: runs of it are put on the roofline of the
+ * setup they ran (plan_llama_bench_setup). Returns 0, or RF_E_INVALID_VALUE (out->calib then
+ * the roofline). */
+int plan_wsum_calibrate(struct plan_wsum *out /* IN/OUT */, const struct model_arch *a,
+			const struct model_params *mp, const struct rf_mem_weights *w,
+			const struct plan_machine *hw, const struct speed_calibration *c,
 			const struct model_entry *model, const char *name);
+
+/* The setup llama-bench runs by default, which a recorded run of model a in ftype on hw is
+ * taken to have run: every layer on the GPUs (none without one), llama.cpp's default context
+ * (within the model's), batch and cache. */
+void plan_llama_bench_setup(const struct model_arch *a, const struct plan_machine *hw, int ftype,
+			    struct plan_setup *out /* OUT */);
 
 /* The speed model's inputs for a model with counts mp and weights w (their sums and CPU side
  * in sum), placed as m says, over the hardware half already in *in. The share of the bytes

@@ -438,8 +438,8 @@ static int load_format(struct work *k, const struct plan_setup *s)
 	plan_weights_sum(k->m->arch, k->w, s->ftype, k->hw->host.repack_isa, &k->wsum);
 	/* The machine's recorded runs, as /api/estimate reads them for this model and format. */
 	if (k->m->calib)
-		(void)plan_wsum_calibrate(&k->wsum, k->m->calib, k->m->calib_model,
-					  k->m->calib_name);
+		(void)plan_wsum_calibrate(&k->wsum, k->m->arch, k->m->params, k->w, k->hw,
+					  k->m->calib, k->m->calib_model, k->m->calib_name);
 	return 0;
 }
 

@@ -222,7 +222,9 @@ START_TEST(history_moves_the_estimate_from_roofline_to_calibrated_to_measured)
 {
 	cJSON *j = estimate(LLAMA, "Q4_K_M"), *qwen = estimate(QWEN, "Q4_K_M");
 	char fp[32];
-	double roof_dec, roof_pre, qwen_dec, qwen_pre, target, calibrated, measured;
+	double roof_dec, roof_pre, qwen_dec, qwen_pre, target, calibrated, measured, roof_partial;
+	const char *partial = "{\"model\":\"" LLAMA "\",\"quant\":\"Q4_K_M\","
+			      "\"n_gpu_layers\":16," ON_3090 "}";
 
 	/* No runs: the roofline, and the store was asked once for this hardware's
    * newest runs. */
@@ -258,10 +260,7 @@ START_TEST(history_moves_the_estimate_from_roofline_to_calibrated_to_measured)
    * they were run, not with this request's partial offload. */
 	{
 		struct api_env env = env_with_store(true);
-		const char *partial = "{\"model\":\"" LLAMA "\",\"quant\":\"Q4_K_M\","
-				      "\"n_gpu_layers\":16," ON_3090 "}";
 		int n = store.n;
-		double roof_partial;
 		store.n = 0;
 		j = estimate_with(&env, partial);
 		roof_partial = speed_num(j, "decode_tokens_per_s");
@@ -291,6 +290,22 @@ START_TEST(history_moves_the_estimate_from_roofline_to_calibrated_to_measured)
 	ck_assert(fabs(calibrated - target) > fabs(measured - target));
 	ck_assert(assumes(j, "decode speed: measured", "5 recorded runs"));
 	cJSON_Delete(j);
+
+	/* The runs ran llama-bench's setup: a partial offload of the same model and precision
+	 * gets the share of its own roofline they reached of theirs, not their speed. */
+	{
+		struct api_env env = env_with_store(true);
+		j = estimate_with(&env, partial);
+		ck_assert_str_eq(speed_str(j, "decode_basis"), "measured");
+		ck_assert_msg(fabs(speed_num(j, "decode_tokens_per_s") / roof_partial -
+				   measured / roof_dec) < 1e-6,
+			      "%.2f on a roofline of %.2f; %.2f measured on %.2f",
+			      speed_num(j, "decode_tokens_per_s"), roof_partial, measured,
+			      roof_dec);
+		ck_assert(speed_num(j, "decode_tokens_per_s") < 0.8 * measured);
+		ck_assert(assumes(j, "decode speed: the runs ran llama-bench's defaults", NULL));
+		cJSON_Delete(j);
+	}
 
 	/* One wild run does not swing it. */
 	record(fp, LLAMA, "Q4_K_M", "CUDA", 10 * target, -1);

@@ -396,7 +396,8 @@ static int planned(struct api_plan_input *in, const struct grid_setting *g,
 	ck_assert_int_eq(pm.weights(pm.weights_ctx, pm.arch, s.ftype, w), 0);
 	plan_weights_sum(pm.arch, w, s.ftype, in->machine.host.repack_isa, &sum);
 	if (pm.calib)
-		ck_assert_int_eq(plan_wsum_calibrate(&sum, pm.calib, pm.calib_model, pm.calib_name),
+		ck_assert_int_eq(plan_wsum_calibrate(&sum, pm.arch, pm.params, w, &in->machine,
+						     pm.calib, pm.calib_model, pm.calib_name),
 				 0);
 	return plan_evaluate_summed(pm.arch, pm.params, w, &sum, &in->machine, &s, res);
 }

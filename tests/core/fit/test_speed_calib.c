@@ -171,6 +171,24 @@ START_TEST(the_newest_eight_other_pairs_calibrate_and_the_rest_are_left_out)
 		ck_assert(r.figure[DEC].tokens_per_s < 0);
 		ck_assert_int_eq(skipped, c.listed);
 	}
+	/* Measured on the roofline of the setup the runs ran: that setup gets their speed,
+	 * one with half its roofline half of it. */
+	{
+		struct speed_calib_figs figs;
+		enum speed_basis b;
+		double factor, want;
+		ck_assert_int_eq(speed_calib_figures(&c, &many[2], NULL, 1, &figs), 0);
+		ck_assert(figs.run_roofline[DEC] < 0);
+		want = speed_calib_apply(&figs, DEC, 80, &factor, &b);
+		ck_assert(fabs(want - 50 * 0.52) < 1e-9); /* unscaled: the speed itself */
+		figs.run_roofline[DEC] = 80;
+		ck_assert(fabs(speed_calib_apply(&figs, DEC, 80, &factor, &b) - want) < 1e-9);
+		ck_assert_int_eq(b, SPEED_BASIS_MEASURED);
+		ck_assert(fabs(speed_calib_apply(&figs, DEC, 40, &factor, &b) - want / 2) < 1e-9);
+		ck_assert(fabs(factor - want / 80) < 1e-12);
+		ck_assert(speed_calib_apply(&figs, DEC, -1, &factor, &b) == figs.value[DEC]);
+		ck_assert(factor < 0);
+	}
 	/* No calibration: the roofline. */
 	ck_assert_int_eq(speed_calib_refine(NULL, &entries[0], NULL, 1, roof, &r, &skipped), 0);
 	ck_assert(r.figure[DEC].tokens_per_s == 100 && r.figure[PRE].tokens_per_s == 1000);
