@@ -288,17 +288,16 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 			return api_error(out, rc, NULL, NULL);
 		}
 		{
-			struct est_traffic t = est_traffic_of(e, p.n_parallel);
-			/* llama-server decodes at most n_parallel slots at once. */
-			if (t.concurrency > p.n_parallel) {
+			struct plan_traffic t = est_traffic_of(e, p.n_parallel);
+			int64_t asked = t.concurrency;
+			unsigned warn = plan_llama_traffic(&p, m->n_ctx, &t);
+			if (warn & PLAN_WARN_SLOTS_FULL)
 				est_assume(
 					e,
 					"concurrency %lld is more than the %lld slots (n_parallel): "
 					"the rest wait",
-					(long long)t.concurrency, (long long)p.n_parallel);
-				t.concurrency = p.n_parallel;
-			}
-			if (t.prompt + t.output > m->n_ctx / p.n_parallel)
+					(long long)asked, (long long)p.n_parallel);
+			if (warn & PLAN_WARN_SLOT_SHORT)
 				est_assume(
 					e,
 					"a request of %lld tokens is longer than a slot's %lld cells "

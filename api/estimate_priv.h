@@ -82,11 +82,6 @@ struct est_predict {
 	struct rf_mem_weights *w; /* the predicted model's weights */
 };
 
-/* The serving traffic the batched speed is for. */
-struct est_traffic {
-	int64_t concurrency, prompt, output;
-};
-
 /* ---- estimate.c: the working state ---- */
 
 /* Returns an empty est (as calloc would give it, except the weights' per-layer arrays, which
@@ -143,11 +138,12 @@ void est_history_query(struct est *e, enum speed_backend backend, int ftype, str
 int est_speed_json(struct est *e, const struct speed_input *in, const struct plan_llama_speed *sp,
 		   const struct api_history_calib *cal, cJSON *speed);
 /* The traffic of e's request; dflt_concurrency where it gives none. */
-struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency);
-/* Adds the batched speed of traffic t to the "speed" object. */
+struct plan_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency);
+/* Adds the batched speed of traffic t (plan_batched) to the "speed" object, and what it
+ * assumed. kv_per_token is the KV bytes of one token over every layer. */
 void est_batched_json(struct est *e, const struct speed_input *in,
 		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
-		      const struct est_traffic *t, cJSON *speed);
+		      const struct plan_traffic *t, cJSON *speed);
 /* Fills the "speed" object of a setup that does not fit: none, and why. */
 void est_no_speed(struct est *e, cJSON *speed);
 

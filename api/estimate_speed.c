@@ -182,12 +182,9 @@ int est_speed_json(struct est *e, const struct speed_input *in, const struct pla
 
 /* ---- serving: batched speed ------------------------------------------------------------ */
 
-/* The traffic the batched figures are for: concurrency streams, each a prompt of prompt tokens
- * generating output tokens. */
-
-struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
+struct plan_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
 {
-	struct est_traffic t;
+	struct plan_traffic t;
 
 	t.concurrency = e->rq.has_concurrency ? e->rq.concurrency : dflt_concurrency;
 	t.prompt = e->rq.has_prompt_tokens ? e->rq.prompt_tokens : EST_DEFAULT_PROMPT_TOKENS;
@@ -203,31 +200,14 @@ struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
 	return t;
 }
 
-/* Adds the batched figures to speed: t.concurrency streams decoding together, each reading
- * its KV cache at its mean context (prompt + half the output); MoE steps read the experts the
- * batch routes to. kv_per_token is the KV bytes of one token over every layer. */
 void est_batched_json(struct est *e, const struct speed_input *in,
 		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
-		      const struct est_traffic *t, cJSON *speed)
+		      const struct plan_traffic *t, cJSON *speed)
 {
-	struct speed_batch b;
 	struct speed_batch_output o;
-	const struct model_params *mp = &e->params;
-	bool ok;
+	bool moe = false;
+	bool ok = plan_batched(&e->arch, &e->params, in, params, kv_per_token, t, &o, &moe) == 0;
 
-	memset(&b, 0, sizeof(b));
-	b.n_streams = (int)t->concurrency;
-	b.kv_bytes_per_stream = kv_per_token * ((double)t->prompt + (double)t->output / 2.0);
-	b.prompt_tokens = (double)t->prompt;
-	if (e->arch.n_experts > 1 && mp->expert > 0 && mp->total > 0 && mp->active > 0) {
-		/* in->weight_bytes holds the active share; the experts' part of all weights
-		 * scales with their share of the parameters. */
-		double all = in->weight_bytes * (double)mp->total / (double)mp->active;
-		b.expert_bytes = all * (double)mp->expert / (double)mp->total;
-		b.n_experts = (int)e->arch.n_experts;
-		b.n_experts_used = (int)e->arch.n_experts_per_tok;
-	}
-	ok = speed_batched_with(in, params, &b, &o) == 0;
 	cJSON_AddNumberToObject(speed, "concurrency", (double)t->concurrency);
 	cJSON_AddNumberToObject(speed, "prompt_tokens", (double)t->prompt);
 	cJSON_AddNumberToObject(speed, "output_tokens", (double)t->output);
@@ -247,7 +227,7 @@ void est_batched_json(struct est *e, const struct speed_input *in,
 			"batched speed: %lld streams share each step's weight pass (%.1f ms memory, "
 			"%.1f ms compute per step%s); time to first token on an idle server",
 			(long long)t->concurrency, o.memory_ms, o.compute_ms,
-			b.n_experts ? ", the experts the batch routes to" : "");
+			moe ? ", the experts the batch routes to" : "");
 	else
 		est_assume(e, "batched speed: unknown (no compute rate for prefill)");
 	if (ok && e->rq.has_usd_per_hour)

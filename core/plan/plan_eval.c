@@ -238,6 +238,42 @@ static double batched_tps(const struct model_arch *a, const struct speed_input *
 	return factor > 0 ? o.aggregate_tokens_per_s * factor : o.aggregate_tokens_per_s;
 }
 
+unsigned plan_llama_traffic(const struct rf_infer_params *p, int64_t n_ctx, struct plan_traffic *t)
+{
+	unsigned w = 0;
+
+	if (t->concurrency > p->n_parallel) {
+		t->concurrency = p->n_parallel;
+		w |= PLAN_WARN_SLOTS_FULL;
+	}
+	if (t->prompt + t->output > n_ctx / p->n_parallel)
+		w |= PLAN_WARN_SLOT_SHORT;
+	return w;
+}
+
+int plan_batched(const struct model_arch *a, const struct model_params *mp,
+		 const struct speed_input *in,
+		 const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
+		 const struct plan_traffic *t, struct speed_batch_output *out, bool *moe)
+{
+	struct speed_batch b;
+
+	memset(&b, 0, sizeof(b));
+	b.n_streams = (int)t->concurrency;
+	b.kv_bytes_per_stream = kv_per_token * ((double)t->prompt + (double)t->output / 2.0);
+	b.prompt_tokens = (double)t->prompt;
+	if (a->n_experts > 1 && mp->expert > 0 && mp->total > 0 && mp->active > 0) {
+		/* in->weight_bytes holds the active share; the experts' part of all weights
+		 * scales with their share of the parameters. */
+		double all = in->weight_bytes * (double)mp->total / (double)mp->active;
+		b.expert_bytes = all * (double)mp->expert / (double)mp->total;
+		b.n_experts = (int)a->n_experts;
+		b.n_experts_used = (int)a->n_experts_per_tok;
+	}
+	*moe = b.n_experts > 0;
+	return speed_batched_with(in, params, &b, out);
+}
+
 int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw)
 {
 	int64_t kv = a->n_kv_heads > 0 ? a->n_kv_heads : a->n_heads;

@@ -230,6 +230,36 @@ int plan_evaluate_llama(const struct model_arch *a, const struct model_params *m
 			struct plan_result *out /* OUT */, struct plan_llama_speed *speed /* OUT */,
 			struct speed_input *in /* OUT */);
 
+/* The serving traffic a setup's batched figures are for: concurrency streams, each a prompt of
+ * prompt tokens generating output tokens. */
+struct plan_traffic {
+	int64_t concurrency, prompt, output;
+};
+
+/* What a llama.cpp setup's traffic meets (bits; the estimate says each in words). */
+enum plan_llama_warning {
+	PLAN_WARN_SLOTS_FULL = 1u << 0, /* more streams than n_parallel slots: the rest wait */
+	PLAN_WARN_SLOT_SHORT = 1u << 1, /* a request is longer than a slot's cells */
+};
+
+/* Fits traffic t to llama-server's slots of setup p with n_ctx cells (the memory estimate's):
+ * at most n_parallel streams decode at once (t->concurrency is capped there). Returns the
+ * enum plan_llama_warning bits that apply. */
+unsigned plan_llama_traffic(const struct rf_infer_params *p, int64_t n_ctx,
+			    struct plan_traffic *t /* IN/OUT */);
+
+/* The batched figures of traffic t on a setup of model (a, mp) whose speed model's inputs are
+ * in (plan_evaluate_llama's, or vLLM's), with constants params: t->concurrency streams
+ * decoding together, each reading its KV cache (kv_per_token bytes a token over every layer)
+ * at its mean context (prompt + half the output); a MoE step reads the experts the batch
+ * routes to (*moe: counted). Returns 0 and *out, or RF_E_INVALID_VALUE when the batched speed
+ * cannot be known (no compute rate for prefill). */
+int plan_batched(const struct model_arch *a, const struct model_params *mp,
+		 const struct speed_input *in,
+		 const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
+		 const struct plan_traffic *t, struct speed_batch_output *out /* OUT */,
+		 bool *moe /* OUT */);
+
 /* The result of vLLM setup s from its capacity c (plan_vllm_capacity at s's --max-model-len):
  * memory per GPU as vLLM takes it (its pool plus the CUDA graphs), fit (vLLM starts and every
  * planned request holds p.n_ctx tokens), single-stream and batched speed. */
