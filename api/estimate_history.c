@@ -217,6 +217,10 @@ int api_history_load(const struct api_env *env, const struct api_history_query *
 		else
 			map_rows(env, q, &rows, out);
 		out->cal.runs = out->runs;
+		/* Any precision (a planner's): every pair was predicted, and the models with no
+		 * run of their own share one refinement. */
+		if (rc == 0 && q->ftype < 0)
+			(void)speed_calib_prepare(&out->cal);
 	}
 	if (cached)
 		api_history_cache_put(cache);

@@ -77,8 +77,9 @@ int speed_calib_refine(const struct speed_calibration *c, const struct model_ent
 	return speed_history_refine(roofline, hist, n, out);
 }
 
-int speed_calib_figures(const struct speed_calibration *c, const struct model_entry *model,
-			const char *name, int ftype, struct speed_calib_figs *out)
+/* The figures of (model or name, ftype) from the runs, walked. */
+static int figures(const struct speed_calibration *c, const struct model_entry *model,
+		   const char *name, int ftype, struct speed_calib_figs *out)
 {
 	/* A known roofline of 1: the measured figure is the speed, the calibrated one the
 	 * efficiency, neither depending on the setup. */
@@ -121,4 +122,30 @@ double speed_calib_apply(const struct speed_calib_figs *figs, int f, double roof
 	*basis = SPEED_BASIS_ROOFLINE;
 	*factor = has ? 1 : -1;
 	return has ? roofline : -1;
+}
+
+int speed_calib_prepare(struct speed_calibration *c)
+{
+	/* No run is of no model (NULL, no name): the others' figures. */
+	int rc = figures(c, NULL, NULL, -1, &c->others);
+
+	c->prepared = rc == 0;
+	return rc;
+}
+
+int speed_calib_figures(const struct speed_calibration *c, const struct model_entry *model,
+			const char *name, int ftype, struct speed_calib_figs *out)
+{
+	if (c && c->prepared) {
+		/* None of the runs is of this model and precision: no pair is left out, so the
+		 * newest pairs calibrate it as they calibrate any such model. */
+		bool own = false;
+		for (int i = 0; i < c->n_runs && !own; i++)
+			own = same_model(&c->runs[i], model, name, ftype);
+		if (!own) {
+			*out = c->others;
+			return 0;
+		}
+	}
+	return figures(c, model, name, ftype, out);
 }

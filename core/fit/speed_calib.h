@@ -54,14 +54,6 @@ struct speed_calib_pair {
 						 defaults); < 0 unknown */
 };
 
-struct speed_calibration {
-	int listed; /* runs the store returned, usable or not */
-	int n_runs;
-	const struct speed_calib_run *runs; /* n_runs, the newest first */
-	int n_pairs;
-	struct speed_calib_pair pairs[SPEED_CALIB_MAX_PAIRS];
-};
-
 /* What the runs give one format of one model: per figure (enum speed_test), the basis and
  * its value, a speed (measured) or the efficiency on the roofline (calibrated, clamped); for a
  * measured figure, the roofline of the setup the runs ran (< 0 unknown: the speed stands for
@@ -71,6 +63,22 @@ struct speed_calib_figs {
 	double value[SPEED_HISTORY_FIGURES];
 	double run_roofline[SPEED_HISTORY_FIGURES];
 };
+
+struct speed_calibration {
+	int listed; /* runs the store returned, usable or not */
+	int n_runs;
+	const struct speed_calib_run *runs; /* n_runs, the newest first */
+	int n_pairs;
+	struct speed_calib_pair pairs[SPEED_CALIB_MAX_PAIRS];
+	/* speed_calib_prepare: the figures of any model and precision none of the runs is of
+	 * (the same for all of them: the newest pairs calibrate), so that a planner searching many
+	 * models and formats refines each without walking the runs again. */
+	bool prepared;
+	struct speed_calib_figs others;
+};
+
+/* Computes c->others (speed_calib_prepare's note above). Returns 0, or RF_E_INVALID_VALUE. */
+int speed_calib_prepare(struct speed_calibration *c /* IN/OUT */);
 
 /* Refines roofline (by enum speed_test; < 0 unknown) of catalog model (NULL: a model outside
  * the catalog, matched by name; NULL too: by nothing) in precision ftype with the runs of c
