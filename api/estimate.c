@@ -100,6 +100,13 @@ static int est_quant_json(struct est *e, cJSON *model)
 	return 0;
 }
 
+void est_fingerprint(struct est *e)
+{
+	if (!e->fingerprint[0] &&
+	    hw_fingerprint(&e->hw, e->fingerprint, sizeof(e->fingerprint)) < 0)
+		e->fingerprint[0] = '\0';
+}
+
 /* The answer for e, whose model and machine are resolved and whose settings are e->rq: the
  * model and hardware blocks, then the estimate of its mode and runtime, then the assumptions.
  * Returns 0 and *result, or a negative rf_err with the envelope in out. */
@@ -109,9 +116,7 @@ static int est_answer(const struct api_env *env, struct est *e, cJSON **result,
 	cJSON *root = NULL, *model, *hw, *arr;
 	int rc;
 
-	if (!e->fingerprint[0] &&
-	    hw_fingerprint(&e->hw, e->fingerprint, sizeof(e->fingerprint)) < 0)
-		e->fingerprint[0] = '\0';
+	est_fingerprint(e);
 	root = cJSON_CreateObject();
 	if (!root) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);

@@ -61,7 +61,17 @@ struct api_plan_input {
 	const char *profile_id; /* "" when none */
 	int n_assumptions;
 	const char (*assumptions)[API_PLAN_NOTE_LEN];
+	struct api_plan_history *history; /* owned: the machine's recorded runs
+					     (api_plan_input_history); NULL: none read */
 };
+
+struct api_plan_history;
+
+/* Reads the benchmark runs recorded on in's machine from env's store, as /api/estimate reads
+ * them (api/estimate_history.h), so that the planner refines each format's speed with them as
+ * the estimate of its pick does (api_plan_model hands them on). A store that cannot be read
+ * leaves the roofline. Returns 0, or RF_E_NOMEM. */
+int api_plan_input_history(const struct api_env *env, struct api_plan_input *in);
 
 /* Resolves model (as /api/estimate's "model") and the machine (hardware, a hardware_profile id
  * or NULL for neither: this host's snapshot). Returns 0 and *out (free with

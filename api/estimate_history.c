@@ -17,14 +17,6 @@
 #include "core/hw/hw.h"
 #include "core/fit/quant.h"
 
-/* A prediction made for one (model, precision) pair of the runs. */
-struct predicted {
-	const struct model_entry *m;
-	int ftype;
-	int rc;
-	double tps[SPEED_HISTORY_FIGURES];
-};
-
 static void note(struct api_history *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void note(struct api_history *h, const char *fmt, ...)
@@ -38,89 +30,92 @@ static void note(struct api_history *h, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* What one refinement keeps while it walks the runs: the predictions made (once per distinct
- * model and precision) and the model names resolved (runs repeat a few names many times, and a
- * catalog lookup compares every id and alias). */
+/* The catalog entries of the runs' models: runs repeat a few names many times, and a catalog
+ * lookup compares every id and alias. */
 #define HISTORY_NAMES 32
-struct history_walk {
-	const struct api_env *env;
-	const struct api_history_query *q;
-	struct predicted pred[API_HISTORY_MAX_PAIRS];
-	size_t n_pred;
+struct history_names {
 	struct {
 		const char *name; /* points into the rows, which outlive the walk */
 		const struct model_entry *m;
 	} names[HISTORY_NAMES];
-	size_t n_names;
+	size_t n;
 };
-
-/* The prediction for (m, ftype), made once; NULL when API_HISTORY_MAX_PAIRS pairs were
- * predicted already. */
-static const struct predicted *predict_once(struct history_walk *w, const struct model_entry *m,
-					    int ftype)
-{
-	struct predicted *p;
-
-	for (size_t i = 0; i < w->n_pred; i++)
-		if (w->pred[i].m == m && w->pred[i].ftype == ftype)
-			return &w->pred[i];
-	if (w->n_pred >= API_HISTORY_MAX_PAIRS)
-		return NULL;
-	p = &w->pred[w->n_pred++];
-	p->m = m;
-	p->ftype = ftype;
-	p->tps[0] = p->tps[1] = -1;
-	p->rc = w->q->predict(w->q->predict_ctx, m, ftype, p->tps);
-	return p;
-}
 
 /* The catalog entry of a run's model (an id or alias, as the request's "model" resolves), or
  * NULL. */
-static const struct model_entry *resolve_once(struct history_walk *w, const char *name)
+static const struct model_entry *resolve_once(const struct api_env *env, struct history_names *w,
+					      const char *name)
 {
 	const struct model_entry *m;
 
-	for (size_t i = 0; i < w->n_names; i++)
+	for (size_t i = 0; i < w->n; i++)
 		if (strcmp(w->names[i].name, name) == 0)
 			return w->names[i].m;
-	m = w->env->models ? model_catalog_find(w->env->models, name) : NULL;
-	if (w->n_names < HISTORY_NAMES) {
-		w->names[w->n_names].name = name;
-		w->names[w->n_names++].m = m;
+	m = env->models ? model_catalog_find(env->models, name) : NULL;
+	if (w->n < HISTORY_NAMES) {
+		w->names[w->n].name = name;
+		w->names[w->n++].m = m;
 	}
 	return m;
 }
 
-/* Maps run r onto out. Returns false when the run cannot be used: another backend, a
- * precision rigfit does not know, or another model that cannot be predicted. */
-static bool match_run(struct history_walk *w, const struct api_history_row *r,
-		      struct speed_history_run *out)
+/* The index of pair (m, ftype) among c's, added when new and there is room; -1 when not. */
+static int pair_of(struct speed_calibration *c, const struct model_entry *m, int ftype)
 {
-	const struct api_history_query *q = w->q;
-	const struct model_entry *m;
-	const struct predicted *p;
+	for (int i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].model == m && c->pairs[i].ftype == ftype)
+			return i;
+	if (c->n_pairs >= SPEED_CALIB_MAX_PAIRS)
+		return -1;
+	c->pairs[c->n_pairs].model = m;
+	c->pairs[c->n_pairs].ftype = ftype;
+	c->pairs[c->n_pairs].predicted = false;
+	return c->n_pairs++;
+}
 
-	if (r->ftype < 0 || r->backend_kind == API_HISTORY_BACKEND_OTHER ||
-	    (r->backend_kind == API_HISTORY_BACKEND_KNOWN && r->backend != (int)q->backend))
-		return false;
-	memset(out, 0, sizeof(*out));
-	out->measured_tps[SPEED_TEST_DECODE] = r->measured_tps[SPEED_TEST_DECODE];
-	out->measured_tps[SPEED_TEST_PREFILL] = r->measured_tps[SPEED_TEST_PREFILL];
-	m = resolve_once(w, r->model);
-	if (r->ftype == q->ftype &&
-	    ((q->entry && m == q->entry) ||
-	     (!q->entry && q->model_name && strcasecmp(r->model, q->model_name) == 0))) {
-		out->same_model = true;
-		return true;
+/* Maps the usable rows (this backend, a precision rigfit knows) into out's runs and pairs, and
+ * predicts the pairs a refinement of q can use: of a known model and precision, every pair but
+ * the one estimated, the newest API_HISTORY_MAX_PAIRS; of any model (a GGUF's, matched by name,
+ * or a planner's search), all SPEED_CALIB_MAX_PAIRS. */
+static void map_rows(const struct api_env *env, const struct api_history_query *q,
+		     const struct api_history_rows *rows, struct api_history_calib *out)
+{
+	struct speed_calibration *c = &out->cal;
+	struct history_names w;
+	/* Only a model matched by name can have runs in a pair that is not all its own. */
+	bool capped = q->ftype >= 0 && (q->entry || !q->model_name);
+	int predicted = 0;
+
+	w.n = 0;
+	for (int i = 0; i < rows->n && c->n_runs < SPEED_CALIB_MAX_RUNS; i++) {
+		const struct api_history_row *r = &rows->rows[i];
+		struct speed_calib_run *o = &out->runs[c->n_runs];
+		if (r->ftype < 0 || r->backend_kind == API_HISTORY_BACKEND_OTHER ||
+		    (r->backend_kind == API_HISTORY_BACKEND_KNOWN && r->backend != (int)q->backend))
+			continue;
+		o->model = resolve_once(env, &w, r->model);
+		o->ftype = r->ftype;
+		o->measured_tps[SPEED_TEST_DECODE] = r->measured_tps[SPEED_TEST_DECODE];
+		o->measured_tps[SPEED_TEST_PREFILL] = r->measured_tps[SPEED_TEST_PREFILL];
+		o->name = NULL;
+		if (out->names) {
+			char *n = out->names + (size_t)c->n_runs * sizeof(r->model);
+			memcpy(n, r->model, sizeof(r->model));
+			o->name = n;
+		}
+		o->pair = o->model && q->predict ? pair_of(c, o->model, o->ftype) : -1;
+		c->n_runs++;
 	}
-	if (!m || !q->predict)
-		return false;
-	p = predict_once(w, m, r->ftype);
-	if (!p || p->rc < 0)
-		return false;
-	out->predicted_tps[SPEED_TEST_DECODE] = p->tps[SPEED_TEST_DECODE];
-	out->predicted_tps[SPEED_TEST_PREFILL] = p->tps[SPEED_TEST_PREFILL];
-	return true;
+	for (int i = 0; i < c->n_pairs; i++) {
+		struct speed_calib_pair *p = &c->pairs[i];
+		if (q->ftype >= 0 && q->entry && p->model == q->entry && p->ftype == q->ftype)
+			continue; /* the model estimated: its runs are measured, never predicted */
+		if (capped && predicted >= API_HISTORY_MAX_PAIRS)
+			break;
+		p->tps[0] = p->tps[1] = -1;
+		p->predicted = q->predict(q->predict_ctx, p->model, p->ftype, p->tps) == 0;
+		predicted++;
+	}
 }
 
 static void describe(struct api_history *h, const struct api_history_query *q)
@@ -158,15 +153,10 @@ static void describe(struct api_history *h, const struct api_history_query *q)
 		     h->skipped, h->skipped > 1 ? "s" : "", q->fingerprint, API_HISTORY_MAX_PAIRS);
 }
 
-static void roofline_only(const struct api_history_query *q, struct api_history *out)
-{
-	speed_history_refine(q->roofline, NULL, 0, &out->result);
-}
-
 /* The newest runs of q->fingerprint as rows, listed from the store. Returns 0 (rows filled),
  * RF_E_NOMEM, or 1 when the store could not be read (out says so; rows empty). */
 static int list_rows(const struct api_env *env, const struct api_history_query *q,
-		     struct api_history *out, struct api_history_rows *rows)
+		     struct api_history_calib *out, struct api_history_rows *rows)
 {
 	struct api_bench_filter f;
 	struct api_bench_run *runs = NULL;
@@ -181,8 +171,9 @@ static int list_rows(const struct api_env *env, const struct api_history_query *
 		return rc; /* out of memory is the request's failure, not a store outage */
 	if (rc < 0 || n < 0 || (n > 0 && !runs)) {
 		out->unavailable = true;
-		note(out, "speed: the benchmark history could not be read (%s); roofline only",
-		     rc < 0 ? rf_err_message(rc) : "a bad answer");
+		snprintf(out->note, sizeof(out->note),
+			 "speed: the benchmark history could not be read (%s); roofline only",
+			 rc < 0 ? rf_err_message(rc) : "a bad answer");
 		api_bench_runs_free(runs, n > 0 ? n : 0);
 		return 1;
 	}
@@ -193,20 +184,16 @@ static int list_rows(const struct api_env *env, const struct api_history_query *
 	return rc;
 }
 
-int api_history_refine(const struct api_env *env, const struct api_history_query *q,
-		       struct api_history *out)
+int api_history_load(const struct api_env *env, const struct api_history_query *q,
+		     struct api_history_calib *out)
 {
 	struct api_history_cache *cache = env->history_cache;
 	struct api_history_rows rows = {0};
-	struct speed_history_run *hist = NULL;
-	struct history_walk *w = NULL;
-	size_t n_hist = 0;
 	uint64_t version = 0;
 	bool versioned, cached = false;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	roofline_only(q, out);
 	if (!q->fingerprint || !q->fingerprint[0] || !env->store.available ||
 	    !env->store.bench_list)
 		return 0;
@@ -217,32 +204,24 @@ int api_history_refine(const struct api_env *env, const struct api_history_query
 	} else if ((rc = list_rows(env, q, out, &rows)) != 0) {
 		return rc < 0 ? rc : 0;
 	}
-	out->listed = rows.listed;
-	if (rows.listed == 0) {
-		rc = 0;
-		goto done;
-	}
-	hist = calloc((size_t)rows.n + 1, sizeof(*hist));
-	w = calloc(1, sizeof(*w));
-	if (!hist || !w) {
-		rc = RF_E_NOMEM;
-		goto done;
-	}
-	w->env = env;
-	w->q = q;
-	for (int i = 0; i < rows.n; i++)
-		if (match_run(w, &rows.rows[i], &hist[n_hist]))
-			n_hist++;
-	out->skipped = rows.listed - (int)n_hist;
-	rc = speed_history_refine(q->roofline, hist, n_hist, &out->result);
-	if (rc < 0)
-		roofline_only(q, out);
-	else
-		describe(out, q);
+	out->cal.listed = rows.listed;
 	rc = 0;
-done:
-	free(hist);
-	free(w);
+	if (rows.n > 0) {
+		size_t n = rows.n < SPEED_CALIB_MAX_RUNS ? (size_t)rows.n : SPEED_CALIB_MAX_RUNS;
+		out->runs = calloc(n, sizeof(*out->runs));
+		/* Names are compared only for a model outside the catalog. */
+		if (!q->entry && q->model_name)
+			out->names = malloc(n * sizeof(rows.rows[0].model));
+		if (!out->runs || (!q->entry && q->model_name && !out->names))
+			rc = RF_E_NOMEM;
+		else
+			map_rows(env, q, &rows, out);
+		out->cal.runs = out->runs;
+		/* Any precision (a planner's): every pair was predicted, and the models with no
+		 * run of their own share one refinement. */
+		if (rc == 0 && q->ftype < 0)
+			(void)speed_calib_prepare(&out->cal);
+	}
 	if (cached)
 		api_history_cache_put(cache);
 	else if (versioned)
@@ -250,4 +229,36 @@ done:
 	else
 		free((void *)rows.rows);
 	return rc;
+}
+
+void api_history_calib_free(struct api_history_calib *c)
+{
+	if (!c)
+		return;
+	free(c->runs);
+	free(c->names);
+	c->runs = NULL;
+	c->names = NULL;
+	c->cal.runs = NULL;
+	c->cal.n_runs = 0;
+}
+
+int api_history_refine(const struct api_history_calib *c, const struct api_history_query *q,
+		       const double roofline[SPEED_HISTORY_FIGURES], struct api_history *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (c->note[0])
+		note(out, "%s", c->note);
+	rc = speed_calib_refine(&c->cal, q->entry, q->model_name, q->ftype, roofline, &out->result,
+				&out->skipped);
+	if (rc < 0) {
+		speed_history_refine(roofline, NULL, 0, &out->result);
+		out->skipped = 0;
+		return rc;
+	}
+	if (c->cal.listed > 0)
+		describe(out, q);
+	return 0;
 }

@@ -11,23 +11,44 @@
 #include "core/err.h"
 #include "api/estimate_priv.h"
 
+/* One llama.cpp estimate's working state: the machine, the setup and its evaluation, the
+ * runs recorded on the machine. Large, so on the heap. */
+struct infer_work {
+	struct plan_machine pm;
+	struct plan_setup s;
+	struct plan_wsum sum;
+	struct plan_result res;
+	struct plan_llama_speed sp;
+	struct speed_input in;
+	struct api_history_calib cal;
+	struct est_predict pr;
+	int n_speed_notes;
+	char speed_notes[SPEED_MAX_DEVICES][EST_ASSUMPTION_LEN];
+};
+
+static void infer_work_free(struct infer_work *w)
+{
+	api_history_calib_free(&w->cal);
+	est_predict_free(&w->pr);
+	free(w);
+}
+
 int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
 {
-	struct rf_mem_device dev[RF_MAX_DEVICES];
-	struct rf_mem_host host;
 	struct rf_infer_params p;
-	struct rf_mem_estimate *m = calloc(1, sizeof(*m));
-	struct speed_input in;
+	struct infer_work *w = calloc(1, sizeof(*w));
+	const struct rf_mem_estimate *m;
 	cJSON *settings, *speed, *mem;
 	int n_dev, rc;
 
-	if (!m)
+	if (!w)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	w->pr.pm = &w->pm;
 	if (!e->gguf) {
 		const char *q = e->rq.has_quant ? e->rq.quant : EST_DEFAULT_QUANT;
 		e->ftype = rf_ftype_from_name(q);
 		if (e->ftype < 0) {
-			free(m);
+			infer_work_free(w);
 			return api_error(
 				out, RF_E_INVALID_VALUE, "quant",
 				"quant '%.20s' is not a GGUF quantization type (F16, Q8_0, "
@@ -39,7 +60,7 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 				   EST_DEFAULT_QUANT);
 		rc = api_memo_weights(&e->arch, e->ftype, &e->weights);
 		if (rc < 0) {
-			free(m);
+			infer_work_free(w);
 			if (rc == RF_E_NOMEM)
 				return api_error(out, rc, NULL, NULL);
 			return api_error(out, RF_E_INVALID_VALUE, "quant",
@@ -56,7 +77,7 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 			est_assume(e, "weights: per tensor as llama-quantize mixes %s",
 				   rf_ftype_name(e->ftype));
 	} else if (e->rq.has_quant) {
-		free(m);
+		infer_work_free(w);
 		return api_error(out, RF_E_INVALID_VALUE, "quant",
 				 "a GGUF file has its own quantization; leave quant out");
 	}
@@ -71,7 +92,7 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 	if (e->rq.has_n_ubatch)
 		p.n_ubatch = e->rq.n_ubatch;
 	if (p.n_ubatch > p.n_batch) {
-		free(m);
+		infer_work_free(w);
 		return api_error(out, RF_E_INVALID_VALUE, "n_ubatch",
 				 "n_ubatch (%lld) must not exceed n_batch (%lld)",
 				 (long long)p.n_ubatch, (long long)p.n_batch);
@@ -84,7 +105,7 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 		/* llama.cpp refuses to start with both: an explicit setting is honoured or
 		 * refused, never switched. */
 		if (e->rq.kv_type != 0 && e->rq.has_flash_attn && !e->rq.flash_attn) {
-			free(m);
+			infer_work_free(w);
 			return api_error(out, RF_E_INVALID_VALUE, "flash_attn",
 					 "a quantized V cache (kv_cache_type %s) needs flash "
 					 "attention in llama.cpp: set flash_attn true, or "
@@ -134,32 +155,44 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 			    {e->rq.has_kv_type, "cache f16"},
 			    {e->rq.has_n_gpu_layers, "n_gpu_layers all"}};
 		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) {
-			int w;
+			int k;
 			if (dflt[i].given)
 				continue;
 			if (i == 0)
-				w = snprintf(d + u, sizeof(d) - u, "%sn_ctx %lld", u ? ", " : "",
+				k = snprintf(d + u, sizeof(d) - u, "%sn_ctx %lld", u ? ", " : "",
 					     (long long)p.n_ctx);
 			else
-				w = snprintf(d + u, sizeof(d) - u, "%s%s", u ? ", " : "",
+				k = snprintf(d + u, sizeof(d) - u, "%s%s", u ? ", " : "",
 					     dflt[i].text);
-			if (w < 0 || (size_t)w >= sizeof(d) - u)
+			if (k < 0 || (size_t)k >= sizeof(d) - u)
 				break;
-			u += (size_t)w;
+			u += (size_t)k;
 		}
 		if (u)
 			est_assume(e, "llama.cpp's defaults taken: %s", d);
 	}
-	n_dev = est_devices(e, dev, &host, NULL);
+	/* The machine as the planner takes it; the speed's notes (a GPU of unknown bandwidth)
+	 * are kept for where the speed is answered. */
+	{
+		int n0 = e->n_assumptions;
+		est_plan_machine(env, e, &w->pm);
+		w->n_speed_notes = e->n_assumptions - n0;
+		if (w->n_speed_notes > SPEED_MAX_DEVICES)
+			w->n_speed_notes = SPEED_MAX_DEVICES;
+		for (int i = 0; i < w->n_speed_notes; i++)
+			memcpy(w->speed_notes[i], e->assumptions[n0 + i], EST_ASSUMPTION_LEN);
+		e->n_assumptions = n0;
+	}
+	n_dev = w->pm.n_dev;
 	if (e->rq.n_split > 0) {
 		if (e->rq.n_split > n_dev) {
-			free(m);
+			infer_work_free(w);
 			return api_error(out, RF_E_INVALID_VALUE, "tensor_split",
 					 "tensor_split has %d entries; the hardware has %d GPUs",
 					 e->rq.n_split, n_dev);
 		}
 		for (int i = 0; i < n_dev; i++)
-			dev[i].split = i < e->rq.n_split ? e->rq.split[i] : 0;
+			w->pm.dev[i].split = i < e->rq.n_split ? e->rq.split[i] : 0;
 		est_assume(e, "tensor_split: layers in the given proportions, as llama.cpp's "
 			      "--tensor-split places them");
 	}
@@ -167,23 +200,39 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 		p.n_gpu_layers = 0;
 		est_assume(e, "n_gpu_layers: 0 (no GPU to offload to)");
 	}
-	if (e->rq.has_n_ctx && e->rq.n_ctx < 0) {
-		int64_t best = 0;
-		rc = rf_estimate_max_ctx(&e->arch, &e->weights, &p, dev, n_dev, &host, &best, m);
-		p.n_ctx = best;
-	} else {
-		rc = rf_estimate_inference(&e->arch, &e->weights, &p, dev, n_dev, &host, m);
+	/* What the runs recorded on this machine say of this model and precision (read once,
+	 * each other model's run predicted on this machine). */
+	plan_weights_sum(&e->arch, &e->weights, e->ftype, w->pm.host.repack_isa, &w->sum);
+	{
+		struct api_history_query q;
+		est_history_query(e, w->pm.speed.backend, e->ftype, &w->pr, &q);
+		rc = api_history_load(env, &q, &w->cal);
+		if (rc < 0) {
+			infer_work_free(w);
+			return api_error(out, rc, NULL, NULL);
+		}
+		(void)plan_wsum_calibrate(&w->sum, &e->arch, &e->params, &e->weights, &w->pm,
+					  &w->cal.cal, q.entry, q.model_name);
 	}
+	w->s.runtime = PLAN_RT_LLAMA_CPP;
+	w->s.ftype = e->ftype;
+	w->s.p = p;
+	/* n_ctx < 0: the largest context that fits. */
+	if (e->rq.has_n_ctx && e->rq.n_ctx < 0)
+		w->s.p.n_ctx = -1;
+	rc = plan_evaluate_llama(&e->arch, &e->params, &e->weights, &w->sum, &w->pm, &w->s, &w->res,
+				 &w->sp, &w->in);
+	m = &w->res.mem;
 	if (rc < 0) {
 		const char *field = m->error_field ? m->error_field : "model";
-		free(m);
+		infer_work_free(w);
 		return api_error(out, rc == RF_E_NOMEM ? RF_E_NOMEM : RF_E_INVALID_VALUE, field,
 				 "%s is out of range for this model", field);
 	}
 	for (int i = 0; i < m->n_notes; i++)
 		est_assume(e, "%s", m->notes[i]);
 	est_assume(e, "memory: buffers as %s allocates them; CPU weight repacking for %s",
-		   RF_LLAMA_CPP_BUILD, rf_repack_isa_name(host.repack_isa));
+		   RF_LLAMA_CPP_BUILD, rf_repack_isa_name(w->pm.host.repack_isa));
 
 	mem = est_memory_json(m);
 	if (mem)
@@ -227,34 +276,29 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 			cJSON_AddNumberToObject(sv, "max_concurrency", (double)p.n_parallel);
 		}
 	}
-	est_speed_devices(env, e, &in);
-	plan_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
-	est_speed_weights(e, &in);
+	for (int i = 0; i < w->n_speed_notes; i++)
+		est_assume(e, "%s", w->speed_notes[i]);
 	speed = cJSON_AddObjectToObject(root, "speed");
 	if (speed && !m->fits) {
 		/* A setup that cannot be loaded has no speed. */
 		est_no_speed(e, speed);
 	} else if (speed) {
-		struct est_predict pr = {&in, dev, n_dev, &host, NULL, NULL};
-		rc = est_speed_json(env, e, &in, &pr, speed);
-		free(pr.m);
-		free(pr.w);
+		rc = est_speed_json(e, &w->in, &w->sp, &w->cal, speed);
 		if (rc < 0) {
-			free(m);
+			infer_work_free(w);
 			return api_error(out, rc, NULL, NULL);
 		}
 		{
-			struct est_traffic t = est_traffic_of(e, p.n_parallel);
-			/* llama-server decodes at most n_parallel slots at once. */
-			if (t.concurrency > p.n_parallel) {
+			struct plan_traffic t = est_traffic_of(e, p.n_parallel);
+			int64_t asked = t.concurrency;
+			unsigned warn = plan_llama_traffic(&p, m->n_ctx, &t);
+			if (warn & PLAN_WARN_SLOTS_FULL)
 				est_assume(
 					e,
 					"concurrency %lld is more than the %lld slots (n_parallel): "
 					"the rest wait",
-					(long long)t.concurrency, (long long)p.n_parallel);
-				t.concurrency = p.n_parallel;
-			}
-			if (t.prompt + t.output > m->n_ctx / p.n_parallel)
+					(long long)asked, (long long)p.n_parallel);
+			if (warn & PLAN_WARN_SLOT_SHORT)
 				est_assume(
 					e,
 					"a request of %lld tokens is longer than a slot's %lld cells "
@@ -262,11 +306,11 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 					(long long)(t.prompt + t.output),
 					(long long)(m->n_ctx / p.n_parallel));
 			est_batched_json(
-				e, &in, speed_fitted,
+				e, &w->in, speed_fitted,
 				m->n_ctx > 0 ? (double)m->kv_cache_bytes / (double)m->n_ctx : 0, &t,
 				speed);
 		}
 	}
-	free(m);
+	infer_work_free(w);
 	return 0;
 }

@@ -98,25 +98,12 @@ static int plan_input_resolve(const struct api_env *env, const cJSON *model, con
 		return rc;
 	}
 	pm = &in->machine;
-	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
-	pm->ram_total_bytes = e->hw.memory.total_bytes;
 	/* The speed's notes (a GPU of unknown bandwidth) belong to each answer, which makes
 	 * them again. */
-	e->n_resolved = e->n_assumptions;
-	est_speed_devices(env, e, &pm->speed);
-	pm->threads = pm->speed.host.threads;
-	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */
-	for (int i = 0; i < e->hw.n_gpus && pm->n_vgpu < RF_MAX_DEVICES &&
-			(strcmp(e->hw.backend, "cuda") == 0 || strcmp(e->hw.backend, "rocm") == 0);
-	     i++) {
-		const struct hw_gpu *hg = &e->hw.gpus[i];
-		struct vllm_gpu *g = &pm->vgpu[pm->n_vgpu];
-		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
-			continue;
-		g->total_bytes = hg->memory_total_bytes;
-		g->free_bytes = hg->memory_free_bytes;
-		g->a100 = strstr(hg->name, "A100") != NULL;
-		pm->n_vgpu++;
+	{
+		int n0 = e->n_assumptions;
+		est_plan_machine(env, e, pm);
+		e->n_resolved = n0;
 	}
 	plan_input_model(in);
 	in->hw = &e->hw;
@@ -167,10 +154,48 @@ int api_plan_input_set_entry(struct api_plan_input *in, const struct model_entry
 	return 0;
 }
 
+/* The runs of a planning question's machine, and what predicts them on it. */
+struct api_plan_history {
+	struct api_history_calib cal;
+	struct est_predict pr;
+};
+
+static void plan_history_free(struct api_plan_history *h)
+{
+	if (!h)
+		return;
+	api_history_calib_free(&h->cal);
+	est_predict_free(&h->pr);
+	free(h);
+}
+
+int api_plan_input_history(const struct api_env *env, struct api_plan_input *in)
+{
+	struct api_plan_history *h = calloc(1, sizeof(*h));
+	struct api_history_query q;
+	int rc;
+
+	if (!h)
+		return RF_E_NOMEM;
+	h->pr.pm = &in->machine;
+	/* Any precision: the planner searches them; a catalog model is matched by its entry,
+	 * which a question about many models sets per model. */
+	est_history_query(in->est, in->machine.speed.backend, -1, &h->pr, &q);
+	rc = api_history_load(env, &q, &h->cal);
+	if (rc < 0) {
+		plan_history_free(h);
+		return rc;
+	}
+	plan_history_free(in->history);
+	in->history = h;
+	return 0;
+}
+
 void api_plan_input_free(struct api_plan_input *in)
 {
 	if (!in)
 		return;
+	plan_history_free(in->history);
 	est_release(in->est);
 	free(in);
 }
@@ -197,4 +222,9 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 	m->vllm_missing = plan_vllm_missing(in->entry);
 	if (in->entry)
 		m->rope = in->entry->long_ctx;
+	if (in->history) {
+		m->calib = &in->history->cal.cal;
+		m->calib_model = in->entry;
+		m->calib_name = in->est->gguf ? in->model_id : NULL;
+	}
 }

@@ -281,25 +281,24 @@ void est_speed_devices(const struct api_env *env, struct est *e, struct speed_in
 	}
 }
 
-/* The weights' side of the CPU kernels: their type and the share llama.cpp repacks on this
- * CPU (core/fit/cpu/repack.h), which runs the interleaved kernels. */
-void est_speed_weights(const struct est *e, struct speed_input *in)
+void est_plan_machine(const struct api_env *env, struct est *e, struct plan_machine *pm)
 {
-	const struct rf_mem_weights *w = &e->weights;
-	int cls = rf_repack_isa_from_bits(e->hw.cpu.isa);
-	double all = (double)w->output_bytes, rep = (double)w->output_repack_bytes[cls];
-
-	for (int64_t l = 0; l < w->n_layer && l < MODEL_MAX_LAYERS; l++) {
-		all += (double)w->layer_bytes[l];
-		rep += (double)w->layer_repack_bytes[cls][l];
+	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
+	pm->ram_total_bytes = e->hw.memory.total_bytes;
+	est_speed_devices(env, e, &pm->speed);
+	pm->threads = pm->speed.host.threads;
+	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */
+	pm->n_vgpu = 0;
+	for (int i = 0; i < e->hw.n_gpus && pm->n_vgpu < RF_MAX_DEVICES &&
+			(strcmp(e->hw.backend, "cuda") == 0 || strcmp(e->hw.backend, "rocm") == 0);
+	     i++) {
+		const struct hw_gpu *hg = &e->hw.gpus[i];
+		struct vllm_gpu *g = &pm->vgpu[pm->n_vgpu];
+		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
+			continue;
+		g->total_bytes = hg->memory_total_bytes;
+		g->free_bytes = hg->memory_free_bytes;
+		g->a100 = strstr(hg->name, "A100") != NULL;
+		pm->n_vgpu++;
 	}
-	in->weight_ftype = e->ftype;
-	in->weight_ftype_known = e->ftype >= 0;
-	in->repacked_share = all > 0 && rep < all ? rep / all : all > 0 ? 1 : 0;
-	/* Each weight type at its own kernels' rate; without typed matrices the file type's. */
-	(void)rf_weights_cpu_mix(w, cls,
-				 e->arch.n_experts > 0 ? (double)e->arch.n_experts_per_tok /
-								 (double)e->arch.n_experts :
-							 1,
-				 &in->cpu_mix);
 }

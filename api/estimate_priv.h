@@ -31,6 +31,8 @@
 #include "core/fit/speed.h"
 #include "core/hw/hw.h"
 #include "core/hw/hw_fingerprint.h"
+#include "core/plan/plan_eval.h"
+#include "api/estimate_history.h"
 
 #define EST_MAX_ASSUMPTIONS 48
 #define EST_ASSUMPTION_LEN API_PLAN_NOTE_LEN
@@ -71,21 +73,13 @@ struct est {
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
 };
 
-/* What the predictions of recorded runs share: this estimate's hardware. The memory
- * estimate's scratch is allocated at the first prediction, so estimates without history pay
- * nothing for it. */
+/* What the predictions of recorded runs share: the machine they ran on. The scratch of a
+ * prediction is allocated at the first, so estimates without history pay nothing for it; free
+ * it with est_predict_free. */
 struct est_predict {
-	const struct speed_input *hw; /* the estimate's own inputs: their hardware half */
-	const struct rf_mem_device *dev;
-	int n_dev;
-	const struct rf_mem_host *host;
-	struct rf_mem_estimate *m;
+	const struct plan_machine *pm;
+	struct plan_result *r;
 	struct rf_mem_weights *w; /* the predicted model's weights */
-};
-
-/* The serving traffic the batched speed is for. */
-struct est_traffic {
-	int64_t concurrency, prompt, output;
 };
 
 /* ---- estimate.c: the working state ---- */
@@ -95,6 +89,8 @@ struct est_traffic {
 struct est *est_new(void);
 /* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
 void est_release(struct est *e);
+/* Computes e->fingerprint from e->hw once ("" when it cannot be). */
+void est_fingerprint(struct est *e);
 /* Adds one line to e's assumptions (at most EST_MAX_ASSUMPTIONS are kept). */
 void est_assume(struct est *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -116,8 +112,9 @@ int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *ho
 		int64_t *totals);
 /* The hardware half of the speed model's inputs for e's machine. */
 void est_speed_devices(const struct api_env *env, struct est *e, struct speed_input *in);
-/* The weights' half of the CPU kernels' inputs: type and repacked share of e's weights. */
-void est_speed_weights(const struct est *e, struct speed_input *in);
+/* Fills pm with e's machine as the planner takes it: devices and budgets (est_devices), the
+ * speed model's hardware half (est_speed_devices), threads, RAM and the GPUs vLLM can use. */
+void est_plan_machine(const struct api_env *env, struct est *e, struct plan_machine *pm /* OUT */);
 
 /* ---- estimate_speed.c ---- */
 
@@ -125,16 +122,28 @@ void est_speed_weights(const struct est *e, struct speed_input *in);
 cJSON *est_memory_json(const struct rf_mem_estimate *m);
 /* Adds v to o as name, or null when v is negative or not finite. */
 void est_num_or_null(cJSON *o, const char *name, double v);
-/* Fills the "speed" object: the roofline of in, refined by the runs recorded on this hardware.
- * Returns 0 or RF_E_NOMEM. */
-int est_speed_json(const struct api_env *env, struct est *e, const struct speed_input *in,
-		   struct est_predict *pr, cJSON *speed);
+/* api_history_predict_fn: the roofline of catalog model me in ftype on the machine of ctx (a
+ * struct est_predict), run as llama-bench runs it by default. */
+int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
+		    double tps[SPEED_HISTORY_FIGURES] /* OUT */);
+/* Frees pr's scratch. */
+void est_predict_free(struct est_predict *pr);
+/* The query of e's runs: its hardware's fingerprint (none when the request said "history":
+ * false), backend, and model and precision (ftype; < 0: any, a planner's search), predicted
+ * with pr. */
+void est_history_query(struct est *e, enum speed_backend backend, int ftype, struct est_predict *pr,
+		       struct api_history_query *q /* OUT */);
+/* Fills the "speed" object from sp (plan_evaluate_llama's figures of in) and says what they
+ * stand on: the roofline's assumptions and the runs of cal used. Returns 0 or RF_E_NOMEM. */
+int est_speed_json(struct est *e, const struct speed_input *in, const struct plan_llama_speed *sp,
+		   const struct api_history_calib *cal, cJSON *speed);
 /* The traffic of e's request; dflt_concurrency where it gives none. */
-struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency);
-/* Adds the batched speed of traffic t to the "speed" object. */
+struct plan_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency);
+/* Adds the batched speed of traffic t (plan_batched) to the "speed" object, and what it
+ * assumed. kv_per_token is the KV bytes of one token over every layer. */
 void est_batched_json(struct est *e, const struct speed_input *in,
 		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
-		      const struct est_traffic *t, cJSON *speed);
+		      const struct plan_traffic *t, cJSON *speed);
 /* Fills the "speed" object of a setup that does not fit: none, and why. */
 void est_no_speed(struct est *e, cJSON *speed);
 

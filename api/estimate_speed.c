@@ -61,22 +61,23 @@ void est_num_or_null(cJSON *o, const char *name, double v)
 		cJSON_AddNumberToObject(o, name, v);
 }
 
-/* api_history_predict_fn: the roofline of catalog model me in ftype on the estimate's
- * hardware, run as llama-bench runs it by default (every layer on the GPUs, llama.cpp's
- * default context and batch), whatever this estimate's own settings are: the run's efficiency
- * is measured against what it did. */
-static int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
-			   double tps[SPEED_HISTORY_FIGURES])
+/* The roofline of catalog model me in ftype on the machine, run as llama-bench runs it by
+ * default (every layer on the GPUs, llama.cpp's default context and batch), whatever an
+ * estimate's own settings are: the run's efficiency is measured against what it did. It is
+ * the one evaluation of a setup (plan_evaluate_llama) on the predicted model's own weights. */
+int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
+		    double tps[SPEED_HISTORY_FIGURES])
 {
 	struct est_predict *pr = ctx;
 	struct model_arch arch = me->arch;
 	struct model_params params;
-	struct rf_infer_params p;
-	struct speed_input in;
+	struct plan_setup s;
+	struct plan_wsum sum;
+	struct plan_llama_speed sp;
 	const char *bad = NULL;
 	int rc;
 
-	if (!pr->m && !(pr->m = calloc(1, sizeof(*pr->m))))
+	if (!pr->r && !(pr->r = calloc(1, sizeof(*pr->r))))
 		return RF_E_NOMEM;
 	if (!pr->w && !(pr->w = calloc(1, sizeof(*pr->w))))
 		return RF_E_NOMEM;
@@ -85,62 +86,61 @@ static int est_predict_run(void *ctx, const struct model_entry *me, int ftype,
 	if (model_arch_validate(&arch, &bad) < 0 || api_memo_params(&arch, &params) < 0 ||
 	    api_memo_weights(&arch, ftype, pr->w) < 0)
 		return RF_E_INVALID_VALUE;
-	rf_infer_params_default(&p);
-	if (arch.max_position_embeddings > 0 && p.n_ctx > arch.max_position_embeddings)
-		p.n_ctx = arch.max_position_embeddings;
-	if (pr->n_dev == 0)
-		p.n_gpu_layers = 0;
-	rc = rf_estimate_inference(&arch, pr->w, &p, pr->dev, pr->n_dev, pr->host, pr->m);
+	plan_llama_bench_setup(&arch, pr->pm, ftype, &s);
+	plan_weights_sum(&arch, pr->w, ftype, pr->pm->host.repack_isa, &sum);
+	rc = plan_evaluate_llama(&arch, &params, pr->w, &sum, pr->pm, &s, pr->r, &sp, NULL);
 	if (rc < 0)
 		return rc;
-	in = *pr->hw;
-	plan_speed_model(&params, pr->w, ftype, pr->m, &p, &in);
-	tps[SPEED_TEST_DECODE] = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
-	tps[SPEED_TEST_PREFILL] = speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL);
+	tps[SPEED_TEST_DECODE] = sp.roofline[SPEED_TEST_DECODE];
+	tps[SPEED_TEST_PREFILL] = sp.roofline[SPEED_TEST_PREFILL];
 	return 0;
 }
 
-/* Fills the "speed" object: the roofline of in, refined by the runs recorded on this hardware.
- * Returns 0 or RF_E_NOMEM. */
-int est_speed_json(const struct api_env *env, struct est *e, const struct speed_input *in,
-		   struct est_predict *pr, cJSON *speed)
+void est_predict_free(struct est_predict *pr)
 {
-	struct speed_output sp;
+	free(pr->r);
+	free(pr->w);
+	pr->r = NULL;
+	pr->w = NULL;
+}
+
+void est_history_query(struct est *e, enum speed_backend backend, int ftype, struct est_predict *pr,
+		       struct api_history_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	est_fingerprint(e);
+	/* "history": false asks for the roofline alone (what the page compares runs with). */
+	q->fingerprint = e->rq.has_history && !e->rq.history ? NULL : e->fingerprint;
+	q->backend = backend;
+	q->entry = e->entry;
+	q->model_name = e->gguf ? e->model_id : NULL;
+	q->ftype = ftype;
+	q->predict = est_predict_run;
+	q->predict_ctx = pr;
+}
+
+int est_speed_json(struct est *e, const struct speed_input *in, const struct plan_llama_speed *sp,
+		   const struct api_history_calib *cal, cJSON *speed)
+{
+	struct speed_output so;
 	struct api_history_query q;
 	struct api_history *h = calloc(1, sizeof(*h));
-	const struct speed_history_figure *dec, *pre;
-	bool known = speed_estimate(in, &sp) == 0;
-	int rc;
+	bool known = speed_estimate(in, &so) == 0;
+	enum speed_basis basis = sp->basis[SPEED_TEST_DECODE] > sp->basis[SPEED_TEST_PREFILL] ?
+					 sp->basis[SPEED_TEST_DECODE] :
+					 sp->basis[SPEED_TEST_PREFILL];
 
 	if (!h)
 		return RF_E_NOMEM;
-	memset(&q, 0, sizeof(q));
-	/* "history": false asks for the roofline alone (what the page compares runs with). */
-	q.fingerprint = e->rq.has_history && !e->rq.history ? NULL : e->fingerprint;
-	q.backend = in->backend;
-	q.entry = e->entry;
-	q.model_name = e->gguf ? e->model_id : NULL;
-	q.ftype = e->ftype;
-	q.roofline[SPEED_TEST_DECODE] = known ? sp.decode_tokens_per_s : -1;
-	q.roofline[SPEED_TEST_PREFILL] = known ? sp.prefill_tokens_per_s : -1;
-	q.predict = known ? est_predict_run : NULL;
-	q.predict_ctx = pr;
-	rc = api_history_refine(env, &q, h);
-	if (rc < 0) {
-		free(h);
-		return rc;
-	}
-	dec = &h->result.figure[SPEED_TEST_DECODE];
-	pre = &h->result.figure[SPEED_TEST_PREFILL];
-	est_num_or_null(speed, "decode_tokens_per_s", dec->tokens_per_s);
+	/* The figures are the evaluation's; the refinement again only for what it used. */
+	est_history_query(e, in->backend, e->ftype, NULL, &q);
+	(void)api_history_refine(cal, &q, sp->roofline, h);
+	est_num_or_null(speed, "decode_tokens_per_s", sp->tps[SPEED_TEST_DECODE]);
 	/* Full context scales with the start of generation: the same host, the same kernels. */
-	est_num_or_null(
-		speed, "decode_tokens_per_s_at_full_ctx",
-		known && dec->factor > 0 ? sp.decode_tokens_per_s_at_full_ctx * dec->factor : -1);
-	est_num_or_null(speed, "prefill_tokens_per_s", pre->tokens_per_s);
+	est_num_or_null(speed, "decode_tokens_per_s_at_full_ctx", sp->decode_full_ctx);
+	est_num_or_null(speed, "prefill_tokens_per_s", sp->tps[SPEED_TEST_PREFILL]);
 	if (in->backend == SPEED_BACKEND_CPU && e->hw.host_bench.measured &&
-	    strcmp(e->hw_source, "snapshot") == 0 &&
-	    strcmp(speed_basis_name(h->result.basis), "roofline") == 0) {
+	    strcmp(e->hw_source, "snapshot") == 0 && basis == SPEED_BASIS_ROOFLINE) {
 		/* No run recorded, but this host was measured (the daemon's host measurement,
 		 * once per fingerprint, kept in the store): the model stands on measured figures. */
 		const struct hw_host_bench *b = &e->hw.host_bench;
@@ -155,31 +155,36 @@ int est_speed_json(const struct api_env *env, struct est *e, const struct speed_
 			when, b->memory_bandwidth_gbs, b->threads, b->int8_gops_per_thread,
 			b->f32_gflops_per_thread, b->kernel_isa);
 	} else {
-		cJSON_AddStringToObject(speed, "basis", speed_basis_name(h->result.basis));
-		cJSON_AddStringToObject(speed, "decode_basis", speed_basis_name(dec->basis));
+		cJSON_AddStringToObject(speed, "basis", speed_basis_name(basis));
+		cJSON_AddStringToObject(speed, "decode_basis",
+					speed_basis_name(sp->basis[SPEED_TEST_DECODE]));
 	}
-	cJSON_AddStringToObject(speed, "prefill_basis", speed_basis_name(pre->basis));
+	cJSON_AddStringToObject(speed, "prefill_basis",
+				speed_basis_name(sp->basis[SPEED_TEST_PREFILL]));
 	cJSON_AddNumberToObject(speed, "runs", h->result.runs);
 	if (known) {
-		for (int i = 0; i < sp.n_assumptions; i++)
-			est_assume(e, "speed: %s", sp.assumptions[i]);
+		for (int i = 0; i < so.n_assumptions; i++)
+			est_assume(e, "speed: %s", so.assumptions[i]);
 	} else {
 		est_assume(e, "speed: no roofline for this machine (no bandwidth could be known)");
 	}
 	for (int i = 0; i < h->n_notes; i++)
 		est_assume(e, "%s", h->notes[i]);
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		if (sp->basis[f] == SPEED_BASIS_MEASURED && sp->factor[f] > 0)
+			est_assume(e,
+				   "%s speed: the runs ran llama-bench's defaults at %.2f of their "
+				   "roofline; this setup gets that share of its own",
+				   f == SPEED_TEST_DECODE ? "decode" : "prefill", sp->factor[f]);
 	free(h);
 	return 0;
 }
 
 /* ---- serving: batched speed ------------------------------------------------------------ */
 
-/* The traffic the batched figures are for: concurrency streams, each a prompt of prompt tokens
- * generating output tokens. */
-
-struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
+struct plan_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
 {
-	struct est_traffic t;
+	struct plan_traffic t;
 
 	t.concurrency = e->rq.has_concurrency ? e->rq.concurrency : dflt_concurrency;
 	t.prompt = e->rq.has_prompt_tokens ? e->rq.prompt_tokens : EST_DEFAULT_PROMPT_TOKENS;
@@ -195,31 +200,14 @@ struct est_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
 	return t;
 }
 
-/* Adds the batched figures to speed: t.concurrency streams decoding together, each reading
- * its KV cache at its mean context (prompt + half the output); MoE steps read the experts the
- * batch routes to. kv_per_token is the KV bytes of one token over every layer. */
 void est_batched_json(struct est *e, const struct speed_input *in,
 		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
-		      const struct est_traffic *t, cJSON *speed)
+		      const struct plan_traffic *t, cJSON *speed)
 {
-	struct speed_batch b;
 	struct speed_batch_output o;
-	const struct model_params *mp = &e->params;
-	bool ok;
+	bool moe = false;
+	bool ok = plan_batched(&e->arch, &e->params, in, params, kv_per_token, t, &o, &moe) == 0;
 
-	memset(&b, 0, sizeof(b));
-	b.n_streams = (int)t->concurrency;
-	b.kv_bytes_per_stream = kv_per_token * ((double)t->prompt + (double)t->output / 2.0);
-	b.prompt_tokens = (double)t->prompt;
-	if (e->arch.n_experts > 1 && mp->expert > 0 && mp->total > 0 && mp->active > 0) {
-		/* in->weight_bytes holds the active share; the experts' part of all weights
-		 * scales with their share of the parameters. */
-		double all = in->weight_bytes * (double)mp->total / (double)mp->active;
-		b.expert_bytes = all * (double)mp->expert / (double)mp->total;
-		b.n_experts = (int)e->arch.n_experts;
-		b.n_experts_used = (int)e->arch.n_experts_per_tok;
-	}
-	ok = speed_batched_with(in, params, &b, &o) == 0;
 	cJSON_AddNumberToObject(speed, "concurrency", (double)t->concurrency);
 	cJSON_AddNumberToObject(speed, "prompt_tokens", (double)t->prompt);
 	cJSON_AddNumberToObject(speed, "output_tokens", (double)t->output);
@@ -239,7 +227,7 @@ void est_batched_json(struct est *e, const struct speed_input *in,
 			"batched speed: %lld streams share each step's weight pass (%.1f ms memory, "
 			"%.1f ms compute per step%s); time to first token on an idle server",
 			(long long)t->concurrency, o.memory_ms, o.compute_ms,
-			b.n_experts ? ", the experts the batch routes to" : "");
+			moe ? ", the experts the batch routes to" : "");
 	else
 		est_assume(e, "batched speed: unknown (no compute rate for prefill)");
 	if (ok && e->rq.has_usd_per_hour)

@@ -85,7 +85,7 @@ static void est_vllm_speed(const struct api_env *env, struct est *e, const struc
 	double active = e->params.total > 0 ? (double)e->params.active / (double)e->params.total :
 					      1;
 	double fits_each;
-	struct est_traffic t;
+	struct plan_traffic t;
 	int64_t dflt;
 
 	est_speed_devices(env, e, &in);

@@ -227,6 +227,12 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 		return rc;
 	if ((rc = rec_machine(env, rq, hw, &in, out)) < 0)
 		return rc;
+	/* The runs recorded on this machine refine each model's speeds as they refine the
+	 * estimate of its pick. */
+	if ((rc = api_plan_input_history(env, in)) < 0) {
+		api_plan_input_free(in);
+		return api_error(out, rc, NULL, NULL);
+	}
 	gpus = in->machine.n_dev > 0;
 	hits = calloc(n_models + 1, sizeof(*hits));
 	order = calloc(n_models + 1, sizeof(*order));

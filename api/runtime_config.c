@@ -873,6 +873,12 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 	}
 	if ((rc = cfg_check_positions(&c, out)) < 0 || (rc = api_plan_quality(env, q, out)) < 0)
 		goto done;
+	/* The runs recorded on this machine refine the planner's speeds as they refine the
+	 * estimate of its pick (metadata.estimate). */
+	if ((rc = api_plan_input_history(env, c.in)) < 0) {
+		rc = api_error(out, rc, NULL, NULL);
+		goto done;
+	}
 	cfg_plan_request(&c);
 	cfg_release(&c);
 	api_plan_model(c.in, &pm);

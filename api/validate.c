@@ -124,6 +124,12 @@ static int val_run(const struct api_env *env, const cJSON *body, struct plan_che
 	mach.pm = &in->machine;
 	mach.hw = in->hw;
 	mach.mobile = val_mobile(env->devices, in->hw);
+	/* The runs recorded on this machine price the planner's suggestions as they price the
+	 * estimate of the config. */
+	if (!unknown && (rc = api_plan_input_history(env, in)) < 0) {
+		api_plan_input_free(in);
+		return api_error(out, rc, NULL, NULL);
+	}
 	api_plan_model(in, &pm);
 	if (c.vllm && !unknown) {
 		rc = val_vllm(env, &c, in, &mach, pc, a, &est, out);

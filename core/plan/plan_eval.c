@@ -103,20 +103,81 @@ double plan_gpu_util(const struct rf_mem_estimate *m)
 	return u;
 }
 
-void plan_weights_sum(const struct rf_mem_weights *w, struct plan_wsum *out)
+void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w, int ftype,
+		      int repack_isa, struct plan_wsum *out)
 {
-	out->layers = 0;
-	out->experts = 0;
-	for (int64_t l = 0; l < w->n_layer; l++) {
+	double all = (double)w->output_bytes, rep = (double)w->output_repack_bytes[repack_isa];
+
+	memset(out, 0, sizeof(*out));
+	for (int64_t l = 0; l < w->n_layer && l < MODEL_MAX_LAYERS; l++) {
 		out->layers += (double)w->layer_bytes[l];
 		out->experts += (double)w->layer_expert_bytes[l];
+		all += (double)w->layer_bytes[l];
+		rep += (double)w->layer_repack_bytes[repack_isa][l];
 	}
+	/* The CPU kernels: the share llama.cpp repacks on this CPU (core/fit/cpu/repack.h),
+	 * which runs the interleaved kernels, and each weight type at its own kernels' rate
+	 * (without typed matrices, the file type's). */
+	out->ftype = ftype;
+	out->repacked_share = all > 0 && rep < all ? rep / all : all > 0 ? 1 : 0;
+	(void)rf_weights_cpu_mix(
+		w, repack_isa,
+		a->n_experts > 0 ? (double)a->n_experts_per_tok / (double)a->n_experts : 1,
+		&out->cpu_mix);
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		out->calib.basis[f] = SPEED_BASIS_ROOFLINE;
 }
 
-static void speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
-			const struct plan_wsum *sum, int ftype, const struct rf_mem_estimate *m,
-			const struct rf_infer_params *p, struct speed_input *in)
+void plan_llama_bench_setup(const struct model_arch *a, const struct plan_machine *hw, int ftype,
+			    struct plan_setup *out)
 {
+	memset(out, 0, sizeof(*out));
+	out->runtime = PLAN_RT_LLAMA_CPP;
+	out->ftype = ftype;
+	rf_infer_params_default(&out->p);
+	if (a->max_position_embeddings > 0 && out->p.n_ctx > a->max_position_embeddings)
+		out->p.n_ctx = a->max_position_embeddings;
+	if (hw->n_dev == 0)
+		out->p.n_gpu_layers = 0;
+}
+
+int plan_wsum_calibrate(struct plan_wsum *out, const struct model_arch *a,
+			const struct model_params *mp, const struct rf_mem_weights *w,
+			const struct plan_machine *hw, const struct speed_calibration *c,
+			const struct model_entry *model, const char *name)
+{
+	int rc = speed_calib_figures(c, model, name, out->ftype, &out->calib);
+	struct plan_llama_speed sp;
+	struct plan_setup s;
+	struct plan_wsum plain;
+	struct plan_result r;
+
+	if (rc < 0) {
+		for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+			out->calib.basis[f] = SPEED_BASIS_ROOFLINE;
+		return rc;
+	}
+	if (out->calib.basis[SPEED_TEST_DECODE] != SPEED_BASIS_MEASURED &&
+	    out->calib.basis[SPEED_TEST_PREFILL] != SPEED_BASIS_MEASURED)
+		return 0;
+	/* The runs of this model and format ran llama-bench's setup: what they measured is that
+	 * setup's roofline times an efficiency, which other setups of the format share. */
+	plain = *out;
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		plain.calib.basis[f] = SPEED_BASIS_ROOFLINE;
+	plan_llama_bench_setup(a, hw, out->ftype, &s);
+	if (plan_evaluate_llama(a, mp, w, &plain, hw, &s, &r, &sp, NULL) < 0)
+		return 0; /* no roofline for it: the speed stands for every setup */
+	for (int f = 0; f < SPEED_HISTORY_FIGURES; f++)
+		out->calib.run_roofline[f] = sp.roofline[f];
+	return 0;
+}
+
+void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
+		      const struct plan_wsum *sum, const struct rf_mem_estimate *m,
+		      const struct rf_infer_params *p, struct speed_input *in)
+{
+	const int ftype = sum->ftype;
 	double active_share = mp->total > 0 ? (double)mp->active / (double)mp->total : 1;
 	const double layer_bytes = sum->layers, expert_bytes = sum->experts;
 
@@ -131,6 +192,10 @@ static void speed_model(const struct model_params *mp, const struct rf_mem_weigh
 	in->n_layers = (int)w->n_layer;
 	in->quantized = ftype >= 0 && ftype != RF_FT_F16 && ftype != RF_FT_BF16 &&
 			ftype != RF_FT_F32;
+	in->weight_ftype = ftype;
+	in->weight_ftype_known = ftype >= 0;
+	in->repacked_share = sum->repacked_share;
+	in->cpu_mix = sum->cpu_mix;
 	in->gpu_fraction = w->n_layer > 0 ? (double)m->n_gpu_layers / (double)w->n_layer : 0;
 	/* Prefill copies host weights once per micro-batch; with --no-mmap llama.cpp keeps them
 	 * in the GPU's pinned host buffer, mapped (the default) they are pageable. */
@@ -176,10 +241,11 @@ static void speed_model(const struct model_params *mp, const struct rf_mem_weigh
 /* Aggregate decode of the setup's n_parallel streams (speed_batched) at the start of their
  * generation, as decode_tps is one stream's (tg128): the speed does not depend on the context
  * allocated, only on the context in use, which grows alike for every setup; a single stream's
- * decode when the batched model cannot say (a device without a compute rate). */
+ * decode when the batched model cannot say (a device without a compute rate). The roofline's
+ * figure is put on the machine's recorded runs as single's was: times factor (> 0). */
 static double batched_tps(const struct model_arch *a, const struct speed_input *in,
 			  const struct speed_params *params, int64_t n, double expert_bytes,
-			  double single)
+			  double single, double factor)
 {
 	struct speed_batch b;
 	struct speed_batch_output o;
@@ -196,17 +262,43 @@ static double batched_tps(const struct model_arch *a, const struct speed_input *
 	}
 	if (speed_batched_with(in, params, &b, &o) < 0 || o.aggregate_tokens_per_s <= 0)
 		return single;
-	return o.aggregate_tokens_per_s;
+	return factor > 0 ? o.aggregate_tokens_per_s * factor : o.aggregate_tokens_per_s;
 }
 
-void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w, int ftype,
-		      const struct rf_mem_estimate *m, const struct rf_infer_params *p,
-		      struct speed_input *in)
+unsigned plan_llama_traffic(const struct rf_infer_params *p, int64_t n_ctx, struct plan_traffic *t)
 {
-	struct plan_wsum sum;
+	unsigned w = 0;
 
-	plan_weights_sum(w, &sum);
-	speed_model(mp, w, &sum, ftype, m, p, in);
+	if (t->concurrency > p->n_parallel) {
+		t->concurrency = p->n_parallel;
+		w |= PLAN_WARN_SLOTS_FULL;
+	}
+	if (t->prompt + t->output > n_ctx / p->n_parallel)
+		w |= PLAN_WARN_SLOT_SHORT;
+	return w;
+}
+
+int plan_batched(const struct model_arch *a, const struct model_params *mp,
+		 const struct speed_input *in,
+		 const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
+		 const struct plan_traffic *t, struct speed_batch_output *out, bool *moe)
+{
+	struct speed_batch b;
+
+	memset(&b, 0, sizeof(b));
+	b.n_streams = (int)t->concurrency;
+	b.kv_bytes_per_stream = kv_per_token * ((double)t->prompt + (double)t->output / 2.0);
+	b.prompt_tokens = (double)t->prompt;
+	if (a->n_experts > 1 && mp->expert > 0 && mp->total > 0 && mp->active > 0) {
+		/* in->weight_bytes holds the active share; the experts' part of all weights
+		 * scales with their share of the parameters. */
+		double all = in->weight_bytes * (double)mp->total / (double)mp->active;
+		b.expert_bytes = all * (double)mp->expert / (double)mp->total;
+		b.n_experts = (int)a->n_experts;
+		b.n_experts_used = (int)a->n_experts_per_tok;
+	}
+	*moe = b.n_experts > 0;
+	return speed_batched_with(in, params, &b, out);
 }
 
 int plan_vllm_tp(const struct model_arch *a, const struct plan_machine *hw)
@@ -315,7 +407,7 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 						 (double)c->weights_bytes_total *
 							 (double)mp->expert / (double)mp->total :
 						 0,
-					 out->decode_tps);
+					 out->decode_tps, 1);
 	in.kv_bytes_start = in.kv_bytes_full;
 	out->decode_tps_full_ctx = speed_predict(&in, params, SPEED_TEST_DECODE);
 }
@@ -340,11 +432,12 @@ int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
 		  const struct rf_mem_weights *w, const struct plan_machine *hw,
 		  const struct plan_setup *s, struct plan_result *out)
 {
-	struct plan_wsum sum = {0, 0};
+	struct plan_wsum sum;
 
-	if (s->runtime != PLAN_RT_VLLM)
-		plan_weights_sum(w, &sum);
-	return plan_evaluate_summed(a, mp, w, &sum, hw, s, out);
+	if (s->runtime == PLAN_RT_VLLM)
+		return evaluate_vllm(a, mp, hw, s, out);
+	plan_weights_sum(a, w, s->ftype, hw->host.repack_isa, &sum);
+	return plan_evaluate_llama(a, mp, w, &sum, hw, s, out, NULL, NULL);
 }
 
 int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
@@ -352,26 +445,66 @@ int plan_evaluate_summed(const struct model_arch *a, const struct model_params *
 			 const struct plan_machine *hw, const struct plan_setup *s,
 			 struct plan_result *out)
 {
-	struct speed_input in;
-	int rc;
-
 	if (s->runtime == PLAN_RT_VLLM)
 		return evaluate_vllm(a, mp, hw, s, out);
-	rc = rf_estimate_inference(a, w, &s->p, hw->dev, hw->n_dev, &hw->host, &out->mem);
+	return plan_evaluate_llama(a, mp, w, sum, hw, s, out, NULL, NULL);
+}
+
+int plan_evaluate_llama(const struct model_arch *a, const struct model_params *mp,
+			const struct rf_mem_weights *w, const struct plan_wsum *sum,
+			const struct plan_machine *hw, const struct plan_setup *s,
+			struct plan_result *out, struct plan_llama_speed *speed,
+			struct speed_input *in_out)
+{
+	struct speed_input local, *in = in_out ? in_out : &local;
+	struct rf_infer_params p = s->p;
+	double roof, factor;
+	int rc;
+
+	if (p.n_ctx < 0) {
+		int64_t best = 0;
+		rc = rf_estimate_max_ctx(a, w, &p, hw->dev, hw->n_dev, &hw->host, &best, &out->mem);
+		p.n_ctx = best;
+	} else {
+		rc = rf_estimate_inference(a, w, &p, hw->dev, hw->n_dev, &hw->host, &out->mem);
+	}
 	if (rc < 0)
 		return rc;
 	out->fits = out->mem.fits;
 	out->gpu_util = plan_gpu_util(&out->mem);
 	out->kv_tokens = 0;
-	in = hw->speed;
-	speed_model(mp, w, sum, s->ftype, &out->mem, &s->p, &in);
-	out->decode_tps = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
+	*in = hw->speed;
+	plan_speed_model(mp, w, sum, &out->mem, &p, in);
+	/* Every figure is the roofline's, put on what the runs recorded on this machine say of
+	 * this model and format (the same for all its setups). */
+	roof = speed_predict(in, speed_fitted, SPEED_TEST_DECODE);
+	out->decode_tps = speed_calib_apply(&sum->calib, SPEED_TEST_DECODE, roof, &factor,
+					    &out->decode_basis);
 	out->aggregate_tps = out->decode_tps;
-	if (s->p.n_parallel > 1)
-		out->aggregate_tps = batched_tps(a, &in, speed_fitted, s->p.n_parallel,
-						 sum->experts, out->decode_tps);
-	/* With the whole context filled: its KV bytes are read for every token. */
-	in.kv_bytes_start = in.kv_bytes_full;
-	out->decode_tps_full_ctx = speed_predict(&in, speed_fitted, SPEED_TEST_DECODE);
+	if (p.n_parallel > 1)
+		out->aggregate_tps = batched_tps(a, in, speed_fitted, p.n_parallel, sum->experts,
+						 out->decode_tps, factor);
+	if (speed) {
+		speed->roofline[SPEED_TEST_DECODE] = roof;
+		speed->tps[SPEED_TEST_DECODE] = out->decode_tps;
+		speed->factor[SPEED_TEST_DECODE] = factor;
+		speed->basis[SPEED_TEST_DECODE] = out->decode_basis;
+		speed->roofline[SPEED_TEST_PREFILL] =
+			speed_predict(in, speed_fitted, SPEED_TEST_PREFILL);
+		speed->tps[SPEED_TEST_PREFILL] = speed_calib_apply(
+			&sum->calib, SPEED_TEST_PREFILL, speed->roofline[SPEED_TEST_PREFILL],
+			&speed->factor[SPEED_TEST_PREFILL], &speed->basis[SPEED_TEST_PREFILL]);
+	}
+	/* With the whole context filled: its KV bytes are read for every token; the host runs
+	 * as it does at the start (decode's factor). */
+	{
+		double start = in->kv_bytes_start, full;
+		in->kv_bytes_start = in->kv_bytes_full;
+		full = speed_predict(in, speed_fitted, SPEED_TEST_DECODE);
+		in->kv_bytes_start = start;
+		out->decode_tps_full_ctx = factor > 0 && full > 0 ? full * factor : -1;
+	}
+	if (speed)
+		speed->decode_full_ctx = out->decode_tps_full_ctx;
 	return 0;
 }

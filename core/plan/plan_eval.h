@@ -4,8 +4,13 @@
  * per device and host, the speed model's hardware half) and one full setup (runtime, weight
  * format, KV cache types, flash attention, n_ctx, GPU layers, MoE experts kept in host memory,
  * n_parallel, batch and micro-batch) go in; the memory estimate (core/fit/estimate.h) and the
- * speed (core/fit/speed.h) come out. /api/estimate answers with it, and the planner
- * (core/plan/plan_infer.h) calls it for every setup it searches, so the two never disagree.
+ * speed (core/fit/speed.h) come out. For llama.cpp that is plan_evaluate_llama, the one
+ * evaluation: /api/estimate answers with it (api/estimate_infer.c fills the structs and renders
+ * what it returns), the planner (core/plan/plan_infer.h) calls it for every setup it searches,
+ * and the predictions of recorded runs are made with it, so none of them can disagree. What a
+ * format's setups share is computed once (struct plan_wsum): the weights' sums, their CPU
+ * kernels, and what the runs recorded on the machine (core/fit/speed_calib.h) say of the model
+ * in that format, a measured speed or an efficiency on the roofline.
  *
  * vLLM is sized by core/fit/serve_vllm.h, the model of vLLM's own start-up profiling (checked
  * against its logs): the KV cache's capacity in tokens for a weight format, KV dtype,
@@ -13,7 +18,8 @@
  * once per such choice, and --max-model-len follows from it in closed form.
  *
  * Pure: no I/O. A llama.cpp setup allocates nothing: the weights of a scheme come from the
- * caller (a memo), so it costs one rf_estimate_inference and one speed_predict. A vLLM setup
+ * caller (a memo), so it costs one rf_estimate_inference and two speed_predict (three with
+ * prefill, which only /api/estimate asks for). A vLLM setup
  * allocates the tensor list vllm_capacity walks, for the time of the call.
  */
 #ifndef RIGFIT_CORE_PLAN_EVAL_H
@@ -26,6 +32,7 @@
 #include "core/fit/model.h"
 #include "core/fit/serve_vllm.h"
 #include "core/fit/speed.h"
+#include "core/fit/speed_calib.h"
 
 enum plan_runtime {
 	PLAN_RT_AUTO = -1, /* a request only: both where vLLM runs, else llama.cpp */
@@ -135,24 +142,51 @@ struct plan_result {
 	double gpu_util;            /* highest bytes / budget over the GPUs; -1 none known */
 	bool fits;                  /* every device and the host within budget */
 	int64_t kv_tokens;          /* vLLM: the KV cache's tokens ("GPU KV cache size") */
+	enum speed_basis decode_basis; /* llama.cpp: what decode_tps stands on (the runs recorded on
+					  the machine, plan_wsum.calib); vLLM: the roofline */
 };
 
-/* What the speed model reads of a format's weights, the same for every setup of it: the
- * repeating layers' bytes and their routed experts' (a memo per format). */
+/* What every setup of one llama.cpp format shares (a memo per format, plan_weights_sum): what
+ * the speed model reads of its weights (the repeating layers' bytes and their routed experts'),
+ * the CPU kernels' side of them on the machine's CPU, and what the runs recorded on the machine
+ * say of the model in this format (plan_wsum_calibrate; the roofline until then). */
 struct plan_wsum {
 	double layers, experts;
+	int ftype;                    /* enum rf_ftype; < 0 unknown */
+	double repacked_share;        /* share of the weights llama.cpp repacks on this CPU */
+	struct speed_cpu_mix cpu_mix; /* the weight types' kernels (rf_weights_cpu_mix) */
+	struct speed_calib_figs calib;
 };
 
-void plan_weights_sum(const struct rf_mem_weights *w, struct plan_wsum *out /* OUT */);
+/* Fills out for the weights w of model a in file type ftype on a host of repack class
+ * repack_isa (enum rf_repack_isa, plan_machine.host.repack_isa), with no calibration. */
+void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w, int ftype,
+		      int repack_isa, struct plan_wsum *out /* OUT */);
 
-/* The speed model's inputs for a model with counts mp and weights w of file type ftype,
- * placed as m says, over the hardware half already in *in. The share of the bytes read per
- * token that the GPUs hold sets gpu_fraction: with routed experts in host memory
+/* Sets out->calib from the runs c recorded on machine hw (NULL: none, the roofline) for
+ * catalog model (or, outside the catalog, a model named name) in out->ftype, whose
+ * architecture, counts and weights are a, mp and w: runs of it are put on the roofline of the
+ * setup they ran (plan_llama_bench_setup). Returns 0, or RF_E_INVALID_VALUE (out->calib then
+ * the roofline). */
+int plan_wsum_calibrate(struct plan_wsum *out /* IN/OUT */, const struct model_arch *a,
+			const struct model_params *mp, const struct rf_mem_weights *w,
+			const struct plan_machine *hw, const struct speed_calibration *c,
+			const struct model_entry *model, const char *name);
+
+/* The setup llama-bench runs by default, which a recorded run of model a in ftype on hw is
+ * taken to have run: every layer on the GPUs (none without one), llama.cpp's default context
+ * (within the model's), batch and cache. */
+void plan_llama_bench_setup(const struct model_arch *a, const struct plan_machine *hw, int ftype,
+			    struct plan_setup *out /* OUT */);
+
+/* The speed model's inputs for a model with counts mp and weights w (their sums and CPU side
+ * in sum), placed as m says, over the hardware half already in *in. The share of the bytes
+ * read per token that the GPUs hold sets gpu_fraction: with routed experts in host memory
  * (n_cpu_moe) it is counted in bytes (the host reads only the active experts of its layers),
  * otherwise by layers. */
-void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w, int ftype,
-		      const struct rf_mem_estimate *m, const struct rf_infer_params *p,
-		      struct speed_input *in /* IN/OUT */);
+void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights *w,
+		      const struct plan_wsum *sum, const struct rf_mem_estimate *m,
+		      const struct rf_infer_params *p, struct speed_input *in /* IN/OUT */);
 
 /* The largest tensor-parallel size vLLM can run a on hw with: a power of two of the GPUs that
  * divides the attention heads and divides or is a multiple of the KV heads; 0 when vLLM does
@@ -168,18 +202,73 @@ int plan_vllm_capacity(const struct model_arch *a, const struct vllm_facts *f,
 		       struct vllm_capacity *out /* OUT */);
 
 /* Evaluates setup s of model (a, mp) with weights w (llama.cpp: the scheme's; vLLM: unused,
- * may be NULL) on hw. Returns 0 and *out, or RF_E_INVALID_VALUE with out->mem.error_field
- * naming the setting at fault. */
+ * may be NULL) on hw, with no recorded runs. Returns 0 and *out, or RF_E_INVALID_VALUE with
+ * out->mem.error_field naming the setting at fault. */
 int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
 		  const struct rf_mem_weights *w, const struct plan_machine *hw,
 		  const struct plan_setup *s, struct plan_result *out /* OUT */);
 
-/* plan_evaluate with w's sums already in hand (plan_weights_sum): what the planner calls for
- * each setup of a format. */
+/* plan_evaluate with the format's memo in hand (plan_weights_sum, plan_wsum_calibrate): what
+ * the planner calls for each setup of a format. For llama.cpp it is plan_evaluate_llama. */
 int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
 			 const struct rf_mem_weights *w, const struct plan_wsum *sum,
 			 const struct plan_machine *hw, const struct plan_setup *s,
 			 struct plan_result *out /* OUT */);
+
+/* A llama.cpp setup's speed as /api/estimate states it: each figure (enum speed_test) on the
+ * roofline and refined by the runs recorded on the machine, and decode with the whole context
+ * filled at decode's factor. */
+struct plan_llama_speed {
+	double roofline[SPEED_HISTORY_FIGURES]; /* < 0 unknown */
+	double tps[SPEED_HISTORY_FIGURES];      /* refined; < 0 unknown */
+	double factor[SPEED_HISTORY_FIGURES];   /* tps / roofline; < 0 unknown */
+	enum speed_basis basis[SPEED_HISTORY_FIGURES];
+	double decode_full_ctx; /* < 0 unknown */
+};
+
+/* The one evaluation of a llama.cpp setup, for the planner and /api/estimate alike: memory
+ * (rf_estimate_inference; s->p.n_ctx < 0 asks for the largest context that fits,
+ * rf_estimate_max_ctx, and out->mem.n_ctx holds it), single-stream decode at the start and
+ * with the context filled, refined by sum->calib, and n_parallel streams' aggregate decode.
+ * With speed not NULL, also prefill and each figure's roofline, factor and basis; with in not
+ * NULL, the speed model's inputs the figures were computed from (for the batched figures and
+ * the assumptions). Returns 0 and *out, or RF_E_INVALID_VALUE with out->mem.error_field naming
+ * the setting at fault. */
+int plan_evaluate_llama(const struct model_arch *a, const struct model_params *mp,
+			const struct rf_mem_weights *w, const struct plan_wsum *sum,
+			const struct plan_machine *hw, const struct plan_setup *s,
+			struct plan_result *out /* OUT */, struct plan_llama_speed *speed /* OUT */,
+			struct speed_input *in /* OUT */);
+
+/* The serving traffic a setup's batched figures are for: concurrency streams, each a prompt of
+ * prompt tokens generating output tokens. */
+struct plan_traffic {
+	int64_t concurrency, prompt, output;
+};
+
+/* What a llama.cpp setup's traffic meets (bits; the estimate says each in words). */
+enum plan_llama_warning {
+	PLAN_WARN_SLOTS_FULL = 1u << 0, /* more streams than n_parallel slots: the rest wait */
+	PLAN_WARN_SLOT_SHORT = 1u << 1, /* a request is longer than a slot's cells */
+};
+
+/* Fits traffic t to llama-server's slots of setup p with n_ctx cells (the memory estimate's):
+ * at most n_parallel streams decode at once (t->concurrency is capped there). Returns the
+ * enum plan_llama_warning bits that apply. */
+unsigned plan_llama_traffic(const struct rf_infer_params *p, int64_t n_ctx,
+			    struct plan_traffic *t /* IN/OUT */);
+
+/* The batched figures of traffic t on a setup of model (a, mp) whose speed model's inputs are
+ * in (plan_evaluate_llama's, or vLLM's), with constants params: t->concurrency streams
+ * decoding together, each reading its KV cache (kv_per_token bytes a token over every layer)
+ * at its mean context (prompt + half the output); a MoE step reads the experts the batch
+ * routes to (*moe: counted). Returns 0 and *out, or RF_E_INVALID_VALUE when the batched speed
+ * cannot be known (no compute rate for prefill). */
+int plan_batched(const struct model_arch *a, const struct model_params *mp,
+		 const struct speed_input *in,
+		 const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
+		 const struct plan_traffic *t, struct speed_batch_output *out /* OUT */,
+		 bool *moe /* OUT */);
 
 /* The result of vLLM setup s from its capacity c (plan_vllm_capacity at s's --max-model-len):
  * memory per GPU as vLLM takes it (its pool plus the CUDA graphs), fit (vLLM starts and every

@@ -434,9 +434,14 @@ static int load_format(struct work *k, const struct plan_setup *s)
 	rc = k->m->weights(k->m->weights_ctx, k->m->arch, s->ftype, k->w);
 	if (rc == RF_E_NOMEM)
 		return rc;
-	if (rc == 0)
-		plan_weights_sum(k->w, &k->wsum);
-	return rc < 0 ? 1 : 0;
+	if (rc < 0)
+		return 1;
+	plan_weights_sum(k->m->arch, k->w, s->ftype, k->hw->host.repack_isa, &k->wsum);
+	/* The machine's recorded runs, as /api/estimate reads them for this model and format. */
+	if (k->m->calib)
+		(void)plan_wsum_calibrate(&k->wsum, k->m->arch, k->m->params, k->w, k->hw,
+					  k->m->calib, k->m->calib_model, k->m->calib_name);
+	return 0;
 }
 
 /* The smallest need seen: the setup at PLAN_MIN_CTX with every layer on the GPUs. */

@@ -93,6 +93,12 @@ struct plan_model {
 				  exists for (plan_vllm_missing): never proposed */
 	struct model_rope rope; /* the card's rope scaling beyond the trained window (none: zero):
 				   the longest context searched is what it reaches (plan_rope.h) */
+	/* The benchmark runs recorded on the machine (NULL: none): a llama.cpp format's speed is
+	 * refined by them as /api/estimate refines it (plan_wsum_calibrate), for the catalog
+	 * model calib_model, or outside the catalog the model named calib_name. */
+	const struct speed_calibration *calib;
+	const struct model_entry *calib_model;
+	const char *calib_name;
 };
 
 struct plan_request {

@@ -113,3 +113,13 @@ const cJSON *t_check_find(const cJSON *answer, const char *code, bool error)
 	}
 	return NULL;
 }
+
+double t_num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	if (b)
+		v = cJSON_GetObjectItemCaseSensitive(v, b);
+	ck_assert_msg(cJSON_IsNumber(v), "%s.%s is not a number", a, b ? b : "");
+	return v->valuedouble;
+}

@@ -39,6 +39,9 @@ const struct api_tier_table *t_tiers(void);
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
 		 const char *body, cJSON **out /* OUT */);
 
+/* Returns the number o.a (b NULL) or o.a.b of an answer; fails the test when it is not one. */
+double t_num(const cJSON *o, const char *a, const char *b);
+
 /* The check of code in a POST /api/validate answer's errors (error true) or warnings, or
  * NULL. */
 const cJSON *t_check_find(const cJSON *answer, const char *code, bool error);

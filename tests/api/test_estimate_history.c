@@ -23,6 +23,10 @@
 #include "core/hw/hw.h"
 #include "core/hw/hw_profile.h"
 #include "core/fit/model.h"
+#include "core/fit/quant.h"
+#include "core/plan/plan_infer.h"
+#include "api/estimate.h"
+#include "api/runtime_config.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
@@ -218,7 +222,9 @@ START_TEST(history_moves_the_estimate_from_roofline_to_calibrated_to_measured)
 {
 	cJSON *j = estimate(LLAMA, "Q4_K_M"), *qwen = estimate(QWEN, "Q4_K_M");
 	char fp[32];
-	double roof_dec, roof_pre, qwen_dec, qwen_pre, target, calibrated, measured;
+	double roof_dec, roof_pre, qwen_dec, qwen_pre, target, calibrated, measured, roof_partial;
+	const char *partial = "{\"model\":\"" LLAMA "\",\"quant\":\"Q4_K_M\","
+			      "\"n_gpu_layers\":16," ON_3090 "}";
 
 	/* No runs: the roofline, and the store was asked once for this hardware's
    * newest runs. */
@@ -254,10 +260,7 @@ START_TEST(history_moves_the_estimate_from_roofline_to_calibrated_to_measured)
    * they were run, not with this request's partial offload. */
 	{
 		struct api_env env = env_with_store(true);
-		const char *partial = "{\"model\":\"" LLAMA "\",\"quant\":\"Q4_K_M\","
-				      "\"n_gpu_layers\":16," ON_3090 "}";
 		int n = store.n;
-		double roof_partial;
 		store.n = 0;
 		j = estimate_with(&env, partial);
 		roof_partial = speed_num(j, "decode_tokens_per_s");
@@ -287,6 +290,22 @@ START_TEST(history_moves_the_estimate_from_roofline_to_calibrated_to_measured)
 	ck_assert(fabs(calibrated - target) > fabs(measured - target));
 	ck_assert(assumes(j, "decode speed: measured", "5 recorded runs"));
 	cJSON_Delete(j);
+
+	/* The runs ran llama-bench's setup: a partial offload of the same model and precision
+	 * gets the share of its own roofline they reached of theirs, not their speed. */
+	{
+		struct api_env env = env_with_store(true);
+		j = estimate_with(&env, partial);
+		ck_assert_str_eq(speed_str(j, "decode_basis"), "measured");
+		ck_assert_msg(fabs(speed_num(j, "decode_tokens_per_s") / roof_partial -
+				   measured / roof_dec) < 1e-6,
+			      "%.2f on a roofline of %.2f; %.2f measured on %.2f",
+			      speed_num(j, "decode_tokens_per_s"), roof_partial, measured,
+			      roof_dec);
+		ck_assert(speed_num(j, "decode_tokens_per_s") < 0.8 * measured);
+		ck_assert(assumes(j, "decode speed: the runs ran llama-bench's defaults", NULL));
+		cJSON_Delete(j);
+	}
 
 	/* One wild run does not swing it. */
 	record(fp, LLAMA, "Q4_K_M", "CUDA", 10 * target, -1);
@@ -525,6 +544,160 @@ START_TEST(the_history_is_listed_once_per_store_version)
 }
 END_TEST
 
+/* The planner's pick for LLAMA on the 3090 profile, with the runs of env's store when history. */
+static void plan_pick(const struct api_env *env, bool history, struct plan_answer *ans)
+{
+	cJSON *model = cJSON_CreateString(LLAMA);
+	struct api_plan_input *in = NULL;
+	struct api_reply r = {0};
+	struct plan_request preq;
+	struct plan_model pm;
+
+	ck_assert_int_eq(api_plan_input(env, model, NULL, "NVIDIA GeForce RTX 3090", &in, &r), 0);
+	if (history)
+		ck_assert_int_eq(api_plan_input_history(env, in), 0);
+	api_plan_model(in, &pm);
+	ck_assert(history == (pm.calib != NULL));
+	plan_request_default(&preq);
+	ck_assert_int_eq(plan_infer(&pm, &in->machine, t_quality(), &preq, ans), 0);
+	ck_assert(ans->found);
+	ck_assert_int_eq(ans->best.setup.runtime, PLAN_RT_LLAMA_CPP);
+	api_plan_input_free(in);
+	cJSON_Delete(model);
+}
+
+/* /api/estimate of the planner's setup s. */
+static cJSON *estimate_setup(const struct api_env *env, const struct plan_setup *s)
+{
+	char body[512];
+	const char *kv = s->p.type_k == RF_GT_Q8_0 ? "q8_0" :
+			 s->p.type_k == RF_GT_Q4_0 ? "q4_0" :
+						     "f16";
+
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"" LLAMA "\",\"quant\":\"%s\",\"n_ctx\":%lld,\"n_batch\":%lld,"
+		 "\"n_ubatch\":%lld,\"n_parallel\":%lld,\"n_gpu_layers\":%lld,\"n_cpu_moe\":%lld,"
+		 "\"kv_cache_type\":\"%s\",\"flash_attn\":%s,\"use_mmap\":%s," ON_3090 "}",
+		 rf_ftype_name(s->ftype), (long long)s->p.n_ctx, (long long)s->p.n_batch,
+		 (long long)s->p.n_ubatch, (long long)s->p.n_parallel, (long long)s->p.n_gpu_layers,
+		 (long long)s->p.n_cpu_moe, kv, s->p.flash_attn ? "true" : "false",
+		 s->p.use_mmap ? "true" : "false");
+	return estimate_with(env, body);
+}
+
+/* /api/estimate of a config's llama.cpp settings in precision (as its answer states them). */
+static cJSON *estimate_settings(const struct api_env *env, const cJSON *precision, const cJSON *set)
+{
+	char body[512];
+
+	ck_assert(cJSON_IsString(precision));
+	snprintf(
+		body, sizeof(body),
+		"{\"model\":\"" LLAMA "\",\"quant\":\"%s\",\"n_ctx\":%.0f,\"n_batch\":%.0f,"
+		"\"n_ubatch\":%.0f,\"n_parallel\":%.0f,\"n_gpu_layers\":%.0f,\"n_cpu_moe\":%.0f,"
+		"\"kv_cache_type\":\"%s\",\"flash_attn\":%s,\"use_mmap\":%s," ON_3090 "}",
+		precision->valuestring, cJSON_GetObjectItemCaseSensitive(set, "n_ctx")->valuedouble,
+		cJSON_GetObjectItemCaseSensitive(set, "n_batch")->valuedouble,
+		cJSON_GetObjectItemCaseSensitive(set, "n_ubatch")->valuedouble,
+		cJSON_GetObjectItemCaseSensitive(set, "n_parallel")->valuedouble,
+		cJSON_GetObjectItemCaseSensitive(set, "n_gpu_layers")->valuedouble,
+		cJSON_GetObjectItemCaseSensitive(set, "n_cpu_moe")->valuedouble,
+		cJSON_GetObjectItemCaseSensitive(set, "cache_type_k")->valuestring,
+		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(set, "flash_attn")) ? "true" :
+										    "false",
+		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(set, "use_mmap")) ? "true" : "false");
+	return estimate_with(env, body);
+}
+
+START_TEST(config_plans_with_the_runs_its_estimate_states)
+{
+	struct api_env env = env_with_store(true);
+	struct plan_answer *ans = malloc(sizeof(*ans));
+	cJSON *j = estimate(QWEN, "Q4_K_M"), *cfg;
+	char fp[32], body[256];
+	double roofline_pick, calibrated_pick;
+
+	ck_assert_ptr_nonnull(ans);
+	env.quality = t_quality();
+	snprintf(fp, sizeof(fp), "%s", fingerprint_of(j));
+	/* This host runs another model at 60% of its roofline. */
+	record(fp, QWEN, "Q4_K_M", "CUDA", 0.60 * speed_num(j, "decode_tokens_per_s"),
+	       0.60 * speed_num(j, "prefill_tokens_per_s"));
+	record(fp, QWEN, "Q4_K_M", "CUDA", 0.62 * speed_num(j, "decode_tokens_per_s"),
+	       0.62 * speed_num(j, "prefill_tokens_per_s"));
+	cJSON_Delete(j);
+
+	/* Without the runs the planner prices its pick on the roofline; with them, at what the
+	 * estimate of that very setup states, to the bit, and on the same basis. */
+	plan_pick(&env, false, ans);
+	ck_assert_int_eq(ans->best.res.decode_basis, SPEED_BASIS_ROOFLINE);
+	roofline_pick = ans->best.res.decode_tps;
+	plan_pick(&env, true, ans);
+	ck_assert_int_eq(ans->best.res.decode_basis, SPEED_BASIS_CALIBRATED);
+	calibrated_pick = ans->best.res.decode_tps;
+	j = estimate_setup(&env, &ans->best.setup);
+	ck_assert_str_eq(speed_str(j, "decode_basis"), "calibrated");
+	ck_assert_msg(speed_num(j, "decode_tokens_per_s") == calibrated_pick,
+		      "estimate %.17g, planner %.17g", speed_num(j, "decode_tokens_per_s"),
+		      calibrated_pick);
+	ck_assert_msg(speed_num(j, "decode_tokens_per_s_at_full_ctx") ==
+			      ans->best.res.decode_tps_full_ctx,
+		      "full context: estimate %.17g, planner %.17g",
+		      speed_num(j, "decode_tokens_per_s_at_full_ctx"),
+		      ans->best.res.decode_tps_full_ctx);
+	ck_assert(calibrated_pick < 0.7 * roofline_pick);
+	cJSON_Delete(j);
+
+	/* Runs of the model itself in the pick's precision: every setup of that format stands on
+	 * what was measured, in the planner as in the estimate. */
+	for (int i = 0; i < 3; i++)
+		record(fp, "llama-3.1-8b", rf_ftype_name(ans->best.setup.ftype), "CUDA",
+		       0.5 * roofline_pick * (1 + 0.01 * i), -1);
+	plan_pick(&env, true, ans);
+	j = estimate_setup(&env, &ans->best.setup);
+	ck_assert_str_eq(speed_str(j, "decode_basis"),
+			 speed_basis_name(ans->best.res.decode_basis));
+	ck_assert(speed_num(j, "decode_tokens_per_s") == ans->best.res.decode_tps);
+	cJSON_Delete(j);
+
+	/* The route: what config states of its pick and of each alternative (the planner's
+	 * figures) is what /api/estimate states of that setup. */
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"" LLAMA "\",\"runtime\":\"llama.cpp\"," ON_3090 "}");
+	ck_assert_int_eq(t_route_post(api_config, &env, "/api/config", body, &cfg), 200);
+	{
+		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(cfg, "metadata"), *alt;
+		int compared = 0;
+		j = estimate_settings(&env, cJSON_GetObjectItemCaseSensitive(meta, "precision"),
+				      cJSON_GetObjectItemCaseSensitive(cfg, "settings"));
+		ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(meta,
+								     "expected_tokens_per_sec")
+					    ->valuedouble,
+				    round(speed_num(j, "decode_tokens_per_s") * 10) / 10);
+		ck_assert_str_ne(speed_str(j, "decode_basis"), "roofline");
+		cJSON_Delete(j);
+		cJSON_ArrayForEach(alt, cJSON_GetObjectItemCaseSensitive(cfg, "alternatives"))
+		{
+			const cJSON *pe = cJSON_GetObjectItemCaseSensitive(alt, "estimate");
+			if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pe, "fits")))
+				continue;
+			j = estimate_settings(&env,
+					      cJSON_GetObjectItemCaseSensitive(alt, "precision"),
+					      cJSON_GetObjectItemCaseSensitive(alt, "settings"));
+			ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(pe,
+									     "decode_tokens_per_s")
+						    ->valuedouble,
+					    round(speed_num(j, "decode_tokens_per_s") * 10) / 10);
+			cJSON_Delete(j);
+			compared++;
+		}
+		ck_assert_int_ge(compared, 1);
+	}
+	cJSON_Delete(cfg);
+	free(ans);
+}
+END_TEST
+
 Suite *estimate_history_suite(void)
 {
 	Suite *s = suite_create("estimate_history");
@@ -536,6 +709,7 @@ Suite *estimate_history_suite(void)
 	tcase_add_test(tc, a_failing_or_missing_store_leaves_the_roofline);
 	tcase_add_test(tc, runs_recorded_under_this_hosts_fingerprint_refine_its_estimates);
 	tcase_add_test(tc, the_history_is_listed_once_per_store_version);
+	tcase_add_test(tc, config_plans_with_the_runs_its_estimate_states);
 	suite_add_tcase(s, tc);
 	return s;
 }

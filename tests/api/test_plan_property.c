@@ -7,6 +7,15 @@
  * answer is_valid with no errors and no vram_over_90. For general use, no alternative the
  * answer shows dominates its choice (twice as fast, at most the quality floor's divergence
  * worse, as long).
+ *
+ * One evaluation of a llama.cpp setup: what POST /api/estimate states of a setup (memory per
+ * device and host, fit, decode at the start and with the context filled) is what the planner
+ * evaluates for the same setup (plan_evaluate_summed over the format's memo, as plan_infer
+ * calls it), to the bit, over a grid of models (dense, MoE, sliding-window, a 70B) x machines
+ * (one GPU, a GPU with layers left in RAM, two GPUs, a CPU alone, with and without its ISA) x
+ * settings (the whole model on the GPUs, a partial offload, a quantized cache, several
+ * sequences, experts kept in RAM). Before both called plan_evaluate_llama, the planner priced a
+ * host's share of the weights without their types' CPU kernels, and the two disagreed there.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -21,6 +30,9 @@
 #include "core/hw/device.h"
 #include "core/fit/model.h"
 #include "core/plan/plan_rope.h"
+#include "core/fit/estimate.h"
+#include "core/fit/quant.h"
+#include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
@@ -313,6 +325,177 @@ START_TEST(validate_suggests_the_planned_setup)
 }
 END_TEST
 
+static const char *const grid_models[] = {"llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b",
+					  "llama-3.3-70b"};
+
+static const char *const grid_machines[] = {
+	"{\"gpus\":[{\"name\":\"RTX 4090\"}],\"memory\":{\"total_bytes\":68719476736}}",
+	"{\"gpus\":[{\"name\":\"RTX 3060 12GB\"}],\"memory\":{\"total_bytes\":34359738368},"
+	"\"cpu\":{\"physical_cores\":8}}",
+	"{\"gpus\":[{\"name\":\"RTX 3090\",\"count\":2}],\"memory\":{\"total_bytes\":"
+	"137438953472}}",
+	"{\"cpu\":{\"model\":\"AMD Ryzen 9 7950X\",\"physical_cores\":16},\"memory\":{"
+	"\"total_bytes\":68719476736}}",
+	"{\"cpu\":{\"physical_cores\":8,\"isa\":[\"avx2\",\"fma\"]},\"memory\":{\"total_bytes\":"
+	"34359738368}}",
+};
+
+struct grid_setting {
+	const char *quant;
+	int64_t n_ctx, n_gpu_layers, n_cpu_moe, n_parallel;
+	const char *kv; /* kv_cache_type */
+	bool flash_attn;
+};
+
+static const struct grid_setting grid_settings[] = {
+	{"Q4_K_M", 8192, -1, 0, 1, "f16", true}, {"Q8_0", 32768, 20, 0, 1, "q8_0", true},
+	{"Q4_0", 4096, 10, 0, 4, "f16", false},  {"IQ4_XS", 16384, -1, 24, 1, "q4_0", true},
+	{"Q6_K", 2048, 0, 0, 2, "f16", true},
+};
+
+/* The estimate of setting g of model on machine, asked as a client asks it. */
+static cJSON *estimate(const struct api_env *env, const char *model, const char *machine,
+		       const struct grid_setting *g)
+{
+	char body[1024];
+	cJSON *rq, *result = NULL;
+	struct api_reply r = {0};
+
+	snprintf(body, sizeof(body),
+		 "{\"model\":\"%s\",\"quant\":\"%s\",\"n_ctx\":%lld,\"n_batch\":2048,"
+		 "\"n_ubatch\":512,\"n_parallel\":%lld,\"n_gpu_layers\":%lld,\"n_cpu_moe\":%lld,"
+		 "\"kv_cache_type\":\"%s\",\"flash_attn\":%s,\"hardware\":%s}",
+		 model, g->quant, (long long)g->n_ctx, (long long)g->n_parallel,
+		 (long long)g->n_gpu_layers, (long long)g->n_cpu_moe, g->kv,
+		 g->flash_attn ? "true" : "false", machine);
+	rq = cJSON_Parse(body);
+	ck_assert_ptr_nonnull(rq);
+	ck_assert_msg(api_estimate_object(env, rq, &result, &r) == 0, "%s: %.*s", body, (int)r.len,
+		      r.body);
+	api_reply_reset(&r);
+	cJSON_Delete(rq);
+	return result;
+}
+
+/* The planner's evaluation of the same setting on the same resolved model and machine. */
+static int planned(struct api_plan_input *in, const struct grid_setting *g,
+		   struct rf_mem_weights *w, struct plan_result *res)
+{
+	struct plan_model pm;
+	struct plan_setup s;
+	struct plan_wsum sum;
+
+	api_plan_model(in, &pm);
+	memset(&s, 0, sizeof(s));
+	s.runtime = PLAN_RT_LLAMA_CPP;
+	s.ftype = rf_ftype_from_name(g->quant);
+	rf_infer_params_default(&s.p);
+	s.p.n_ctx = g->n_ctx;
+	s.p.n_parallel = g->n_parallel;
+	s.p.n_gpu_layers = in->machine.n_dev > 0 ? g->n_gpu_layers : 0;
+	s.p.n_cpu_moe = g->n_cpu_moe;
+	s.p.type_k = s.p.type_v = rf_gtype_from_name(g->kv);
+	s.p.flash_attn = g->flash_attn;
+	ck_assert_int_eq(pm.weights(pm.weights_ctx, pm.arch, s.ftype, w), 0);
+	plan_weights_sum(pm.arch, w, s.ftype, in->machine.host.repack_isa, &sum);
+	if (pm.calib)
+		ck_assert_int_eq(plan_wsum_calibrate(&sum, pm.arch, pm.params, w, &in->machine,
+						     pm.calib, pm.calib_model, pm.calib_name),
+				 0);
+	return plan_evaluate_summed(pm.arch, pm.params, w, &sum, &in->machine, &s, res);
+}
+
+static void assert_same(const char *what, const cJSON *est, const struct plan_result *res)
+{
+	const struct rf_mem_estimate *m = &res->mem;
+	const cJSON *pd = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(est, "memory"), "per_device");
+	const cJSON *fits = cJSON_GetObjectItemCaseSensitive(est, "fits");
+	int i = 0;
+	const cJSON *d;
+
+	ck_assert_msg(cJSON_IsBool(fits) && cJSON_IsTrue(fits) == res->fits, "%s: fits", what);
+	ck_assert_msg(t_num(est, "memory", "total_bytes") == (double)m->total_bytes, "%s", what);
+	ck_assert_msg(t_num(est, "memory", "weights_bytes") == (double)m->weights_bytes, "%s",
+		      what);
+	ck_assert_msg(t_num(est, "memory", "kv_cache_bytes") == (double)m->kv_cache_bytes, "%s",
+		      what);
+	ck_assert_msg(t_num(est, "memory", "compute_bytes") == (double)m->compute_bytes, "%s",
+		      what);
+	ck_assert_msg(t_num(est, "memory", "host_bytes") == (double)m->host_bytes, "%s", what);
+	ck_assert_msg(t_num(est, "settings", "n_gpu_layers") == (double)m->n_gpu_layers, "%s",
+		      what);
+	ck_assert_msg(t_num(est, "settings", "n_ctx") == (double)m->n_ctx, "%s", what);
+	ck_assert_int_eq(cJSON_GetArraySize(pd), m->n_devices);
+	cJSON_ArrayForEach(d, pd)
+	{
+		ck_assert_msg(t_num(d, "bytes", NULL) == (double)m->per_device[i].bytes,
+			      "%s: GPU %d", what, i);
+		ck_assert_msg(t_num(d, "layers", NULL) == (double)m->per_device[i].layers, "%s",
+			      what);
+		i++;
+	}
+	if (!res->fits)
+		return; /* a setup that cannot load has no speed in the estimate */
+	ck_assert_msg(t_num(est, "speed", "decode_tokens_per_s") == res->decode_tps,
+		      "%s: decode %.17g stated, %.17g planned", what,
+		      t_num(est, "speed", "decode_tokens_per_s"), res->decode_tps);
+	ck_assert_msg(
+		t_num(est, "speed", "decode_tokens_per_s_at_full_ctx") == res->decode_tps_full_ctx,
+		"%s: full context %.17g stated, %.17g planned", what,
+		t_num(est, "speed", "decode_tokens_per_s_at_full_ctx"), res->decode_tps_full_ctx);
+}
+
+START_TEST(the_estimate_states_what_the_planner_evaluates)
+{
+	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct rf_mem_weights *w = malloc(sizeof(*w));
+	struct plan_result *res = malloc(sizeof(*res));
+	int compared = 0, fitting = 0, offloaded = 0;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_ptr_nonnull(res);
+	for (size_t a = 0; a < sizeof(grid_models) / sizeof(grid_models[0]); a++) {
+		for (size_t b = 0; b < sizeof(grid_machines) / sizeof(grid_machines[0]); b++) {
+			cJSON *model = cJSON_CreateString(grid_models[a]);
+			cJSON *hw = cJSON_Parse(grid_machines[b]);
+			struct api_plan_input *in = NULL;
+			struct api_reply r = {0};
+			ck_assert_int_eq(api_plan_input(&env, model, hw, NULL, &in, &r), 0);
+			for (size_t c = 0; c < sizeof(grid_settings) / sizeof(grid_settings[0]);
+			     c++) {
+				const struct grid_setting *g = &grid_settings[c];
+				char what[160];
+				cJSON *est;
+				if (g->n_cpu_moe > 0 && in->arch->n_experts == 0)
+					continue; /* experts in RAM: MoE only */
+				snprintf(what, sizeof(what), "%s %s on machine %zu", grid_models[a],
+					 g->quant, b);
+				est = estimate(&env, grid_models[a], grid_machines[b], g);
+				ck_assert_int_eq(planned(in, g, w, res), 0);
+				assert_same(what, est, res);
+				compared++;
+				fitting += res->fits;
+				offloaded += res->fits && res->mem.n_gpu_layers > 0 &&
+					     res->mem.n_gpu_layers < w->n_layer;
+				cJSON_Delete(est);
+			}
+			api_plan_input_free(in);
+			cJSON_Delete(model);
+			cJSON_Delete(hw);
+		}
+	}
+	/* The grid holds what differed: setups that fit with layers on the host. */
+	printf("estimate = planner: %d setups, %d fit, %d of them partly offloaded\n", compared,
+	       fitting, offloaded);
+	ck_assert_int_ge(compared, 80);
+	ck_assert_int_ge(fitting, 40);
+	ck_assert_int_ge(offloaded, 10);
+	free(w);
+	free(res);
+}
+END_TEST
+
 Suite *plan_property_suite(void)
 {
 	Suite *s = suite_create("plan_property");
@@ -323,6 +506,7 @@ Suite *plan_property_suite(void)
 	tcase_add_test(tc, every_model_on_every_device_fits_with_headroom);
 	tcase_add_test(tc, eighty_configs_pass_their_own_validate);
 	tcase_add_test(tc, validate_suggests_the_planned_setup);
+	tcase_add_test(tc, the_estimate_states_what_the_planner_evaluates);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -105,7 +105,7 @@ static void bench_eval(const char *label, const char *model, const char *hw)
 	s.p.n_ctx = 8192;
 	s.p.flash_attn = true;
 	api_memo_weights(in->arch, s.ftype, w);
-	plan_weights_sum(w, &sum);
+	plan_weights_sum(in->arch, w, s.ftype, in->machine.host.repack_isa, &sum);
 	for (int k = 0; k < 9; k++) {
 		double t0 = now_s();
 		for (int i = 0; i < n; i++) {
