@@ -402,12 +402,15 @@ START_TEST(bench_host_kernels_round_trip_the_store)
 		/* Every class has a kernel on every CPU (a plain loop at the least). */
 		ck_assert_msg(one != NULL, "no %s in %s", hw_kernel_name(k), out);
 		ck_assert(cJSON_GetObjectItem(one, "gops_per_thread")->valuedouble > 0);
-		ck_assert_double_eq(got.kernel[k].gops_per_thread,
-				    cJSON_GetObjectItem(one, "gops_per_thread")->valuedouble);
+		/* JSON prints 15 significant digits where they read back the same. */
+		ck_assert_double_eq_tol(got.kernel[k].gops_per_thread,
+					cJSON_GetObjectItem(one, "gops_per_thread")->valuedouble,
+					got.kernel[k].gops_per_thread * 1e-12);
 		ck_assert_str_eq(got.kernel[k].isa,
 				 cJSON_GetStringValue(cJSON_GetObjectItem(one, "isa")));
-		ck_assert_double_eq(got.kernel[k].avx2_gops_per_thread,
-				    cJSON_IsNumber(avx2) ? avx2->valuedouble : 0);
+		ck_assert_double_eq_tol(got.kernel[k].avx2_gops_per_thread,
+					cJSON_IsNumber(avx2) ? avx2->valuedouble : 0,
+					got.kernel[k].avx2_gops_per_thread * 1e-12);
 	}
 	rf_store_close(st);
 	cJSON_Delete(j);
