@@ -278,6 +278,13 @@ void est_speed_devices(const struct api_env *env, struct est *e, struct speed_in
 	if (e->hw.host_bench.measured) {
 		in->host.int8_gops_per_thread = e->hw.host_bench.int8_gops_per_thread;
 		in->host.f32_gflops_per_thread = e->hw.host_bench.f32_gflops_per_thread;
+		/* Per quant class: each weight type's own block dot (core/fit/cpu/speed_cpu.h). */
+		for (int k = 0; k < HW_KERNEL_N; k++) {
+			const struct hw_kernel_rate *r = &e->hw.host_bench.kernel[k];
+			in->host.cpu_kernel[k].gops_per_thread = r->gops_per_thread;
+			in->host.cpu_kernel[k].avx2_gops_per_thread = r->avx2_gops_per_thread;
+			in->host.cpu_kernel[k].isa = speed_cpu_isa_of_kernel(r->isa);
+		}
 	}
 }
 

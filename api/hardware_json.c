@@ -95,6 +95,26 @@ fail:
 	return NULL;
 }
 
+bool api_host_kernels_json(cJSON *o, const struct hw_kernel_rate *k)
+{
+	cJSON *ks = cJSON_AddObjectToObject(o, "kernels");
+
+	for (int i = 0; ks && i < HW_KERNEL_N; i++) {
+		cJSON *one;
+		if (!(k[i].gops_per_thread > 0))
+			continue;
+		one = cJSON_AddObjectToObject(ks, hw_kernel_name(i));
+		if (!one || !cJSON_AddStringToObject(one, "isa", k[i].isa) ||
+		    !cJSON_AddNumberToObject(one, "gops_per_thread", k[i].gops_per_thread) ||
+		    !(k[i].avx2_gops_per_thread > 0 ?
+			      cJSON_AddNumberToObject(one, "avx2_gops_per_thread",
+						      k[i].avx2_gops_per_thread) != NULL :
+			      cJSON_AddNullToObject(one, "avx2_gops_per_thread") != NULL))
+			return false;
+	}
+	return ks != NULL;
+}
+
 /* The host measurement (null when there is none: described hardware, --no-host-bench). */
 static bool hw_host_bench_json(cJSON *o, const struct hw_host_bench *b)
 {
@@ -111,6 +131,7 @@ static bool hw_host_bench_json(cJSON *o, const struct hw_host_bench *b)
 	       cJSON_AddNumberToObject(hb, "int8_gops_per_thread", b->int8_gops_per_thread) &&
 	       cJSON_AddNumberToObject(hb, "f32_gflops_per_thread", b->f32_gflops_per_thread) &&
 	       cJSON_AddStringToObject(hb, "kernel_isa", b->kernel_isa) &&
+	       api_host_kernels_json(hb, b->kernel) &&
 	       cJSON_AddNumberToObject(hb, "duration_ms", b->duration_ms);
 }
 

@@ -3,7 +3,9 @@
  * with one thread per physical core (what decoding on the CPU streams the weights with), and
  * the throughput of one thread in the dot-product kernels CPU inference runs: int8 (the
  * quantized types' dot products against Q8 activations) and f32 fused multiply-add (what
- * F16/BF16 weights become once converted), each with the widest instruction set the CPU has.
+ * F16/BF16 weights become once converted), each with the widest instruction set the CPU has;
+ * and per quant class (Q4_0 and Q8_0 blocks, f16, bf16) ggml's block dot with the instructions
+ * llama.cpp's CPU backend runs it with on this CPU and with AVX2's.
  *
  * Bounded: the whole run takes about budget_ms (at most a few seconds), whatever the host.
  * Used by `rigfit bench host` and by the daemon, once per hardware fingerprint, in a worker.
@@ -15,10 +17,11 @@
 
 #include "core/hw/hw.h"
 
-/* The way this build measures: 2, vector reads with the median pass and the fastest of several
- * kernel rounds (1: 64-bit reads, the mean over the slowest thread). A figure stored by an
- * older method is measured again (migration 0006). */
-#define RF_HOSTBENCH_METHOD 2
+/* The way this build measures: 3, method 2 and each quant class's kernel (hw.h enum hw_kernel,
+ * migration 0007); 2, vector reads with the median pass and the fastest of several kernel
+ * rounds (1: 64-bit reads, the mean over the slowest thread). A figure stored by an older
+ * method is measured again (migration 0006). */
+#define RF_HOSTBENCH_METHOD 3
 
 struct rf_hostbench {
 	int threads;                  /* threads the bandwidth was read with */
@@ -26,6 +29,11 @@ struct rf_hostbench {
 	double int8_gops_per_thread;  /* int8 multiply-adds x 2, per second, one thread */
 	double f32_gflops_per_thread; /* f32 FMA x 2, per second, one thread */
 	const char *kernel_isa;       /* "avx2", "sse2", "neon", "scalar" (static) */
+	struct {
+		double gops_per_thread;      /* best instructions, one thread */
+		double avx2_gops_per_thread; /* AVX2's; 0: not measured */
+		const char *isa;             /* static */
+	} kernel[HW_KERNEL_N];               /* per quant class (hw.h enum hw_kernel) */
 	double duration_ms;
 };
 

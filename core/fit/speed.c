@@ -234,6 +234,7 @@ static void host_work(const struct speed_input *in, double bytes, double f,
 	h->isa = in->host.cpu_isa;
 	h->int8_gops_per_thread = in->host.int8_gops_per_thread;
 	h->f32_gflops_per_thread = in->host.f32_gflops_per_thread;
+	memcpy(h->kernel, in->host.cpu_kernel, sizeof(h->kernel));
 	h->threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
 	w->weight_ftype = in->weight_ftype_known ? in->weight_ftype : -1;
 	w->weight_bytes = bytes * (1 - f);
@@ -435,6 +436,42 @@ static void explain_offload(const struct speed_input *in,
 		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)", 1 / t_pinned);
 }
 
+/* Names the measured kernel each weight class of w is timed with on h, when the host was
+ * measured per quant class (server/hostbench.h): "q4_legacy at the measured q4_0 block dot
+ * (avx512_vnni, 1.40x AVX2)". */
+static void host_kernel_note(const struct speed_cpu_host *h, const struct speed_cpu_work *w,
+			     struct speed_output *o)
+{
+	char list[256] = "";
+	size_t used = 0;
+	double sum = 0;
+	int only;
+
+	for (int c = 0; c < SPEED_CPU_CLASS_N; c++)
+		sum += w->mix.share[c] > 0 ? w->mix.share[c] : 0;
+	/* Without a mix of types, the file type's class stands for all (speed_cpu.c). */
+	only = sum > 0 ?
+		       -1 :
+		       speed_cpu_class_of(w->weight_ftype,
+					  w->elements > 0 ? w->weight_bytes * 8 / w->elements : 0);
+	for (int c = 0; c < SPEED_CPU_CLASS_N && used < sizeof(list); c++) {
+		double scale;
+		bool best;
+		int k = speed_cpu_class_kernel(h, c, w->weight_ftype, &scale, &best), n;
+		if (k < 0 || (only >= 0 ? c != only : !(w->mix.share[c] >= 0.005)))
+			continue;
+		n = snprintf(list + used, sizeof(list) - used,
+			     "%s%s at the measured %s dot (%s, %.2fx AVX2)", used ? ", " : "",
+			     speed_cpu_class_name(c), hw_kernel_name(k),
+			     best ? speed_cpu_isa_name(h->kernel[k].isa) : "avx2", scale);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	if (list[0])
+		note(o, "host kernels per quant class, as measured on this host: %s", list);
+}
+
 /* The CPU kernels' figures (core/fit/cpu/speed_cpu.h), for the assumptions. */
 static void explain_cpu_kernels(const struct speed_input *in, double f, struct speed_output *o)
 {
@@ -467,6 +504,7 @@ static void explain_cpu_kernels(const struct speed_input *in, double f, struct s
 	     speed_cpu_isa_name(h.isa), mix, r.int8_gops_per_thread, r.f32_gflops_per_thread,
 	     r.measured ? "as measured" : "(the AVX2 figures of the table, not measured)",
 	     r.threads, in->host.threads > 0 ? "" : " (assumed)");
+	host_kernel_note(&h, &w, o);
 	note(o,
 	     "host decode: max(bytes / bandwidth, dot products at %.1f G elements/s per thread) + "
 	     "sync per layer; prefill %.0f GFLOPS per thread (%s)",

@@ -98,6 +98,7 @@ struct speed_host {
 	int cpu_isa;                  /* enum speed_cpu_isa */
 	double int8_gops_per_thread;  /* measured AVX2 int8 dot throughput, one thread */
 	double f32_gflops_per_thread; /* measured f32 FMA dot throughput, one thread */
+	struct speed_cpu_kernel cpu_kernel[HW_KERNEL_N]; /* measured per quant class; 0: none */
 };
 
 /* Host-to-GPU copy rate assumed when the link is unknown: PCIe 4.0 x16 (31.5 GB/s) at 80%. */

@@ -1,5 +1,6 @@
 /*
- * Helpers over the plain hardware data of hw.h: initialisation, warnings, ISA names.
+ * Helpers over the plain hardware data of hw.h: initialisation, warnings, ISA and kernel class
+ * names.
  */
 #include "core/hw/hw.h"
 
@@ -20,6 +21,26 @@ const char *hw_isa_name(int i)
 	if (i < 0 || i >= HW_ISA_COUNT)
 		return NULL;
 	return hw_isa_names[i];
+}
+
+static const char *const hw_kernel_names[HW_KERNEL_N] = {
+	[HW_KERNEL_Q4_0] = "q4_0",
+	[HW_KERNEL_Q8_0] = "q8_0",
+	[HW_KERNEL_F16] = "f16",
+	[HW_KERNEL_BF16] = "bf16",
+};
+
+const char *hw_kernel_name(int k)
+{
+	return k >= 0 && k < HW_KERNEL_N ? hw_kernel_names[k] : NULL;
+}
+
+int hw_kernel_from_name(const char *name)
+{
+	for (int k = 0; name && k < HW_KERNEL_N; k++)
+		if (strcmp(name, hw_kernel_names[k]) == 0)
+			return k;
+	return -1;
 }
 
 static const char *const hw_from_profile_names[] = {

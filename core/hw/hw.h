@@ -136,6 +136,34 @@ struct hw_sources {
 /* This host's own measurement (server/hostbench.h), taken once per hardware fingerprint and
  * kept in the store: what CPU inference runs on, independent of any runtime. */
 #define HW_KERNEL_ISA_LEN 16
+
+/* The quant classes whose llama.cpp CPU kernels differ (ggml-cpu's vec_dot per type): int4
+ * blocks with a scale per 32 elements (Q4_0 and the other nibble types), int8 blocks with a
+ * scale per 32 (Q8_0), f16 converted to f32 and multiplied with FMA, bf16 (AVX512_BF16's
+ * dot where the CPU has it). */
+enum hw_kernel {
+	HW_KERNEL_Q4_0 = 0,
+	HW_KERNEL_Q8_0,
+	HW_KERNEL_F16,
+	HW_KERNEL_BF16,
+	HW_KERNEL_N
+};
+
+/* One class's dot product, one thread: with the instructions llama.cpp's CPU backend for this
+ * host runs it with (isa), and with AVX2's (the instructions the fitted efficiencies of
+ * core/fit/cpu/speed_cpu.c were measured with). gops_per_thread <= 0: not measured. */
+struct hw_kernel_rate {
+	double gops_per_thread;      /* 2 ops per element, with isa's instructions */
+	double avx2_gops_per_thread; /* the same with AVX2's; <= 0: not measured (Arm) */
+	char isa[HW_KERNEL_ISA_LEN]; /* "avx512_vnni", "avx512", "avx2", "scalar" */
+};
+
+/* Returns the class's name ("q4_0", "q8_0", "f16", "bf16"), or NULL out of range. */
+const char *hw_kernel_name(int k);
+
+/* Returns the class named name, or -1. */
+int hw_kernel_from_name(const char *name);
+
 struct hw_host_bench {
 	bool measured;                      /* false: none (described hardware, or turned off) */
 	int threads;                        /* threads the bandwidth was read with */
@@ -146,6 +174,7 @@ struct hw_host_bench {
 	double duration_ms;
 	int64_t measured_at_ms; /* Unix time in milliseconds */
 	int method; /* the way it was measured (server/hostbench.h: RF_HOSTBENCH_METHOD) */
+	struct hw_kernel_rate kernel[HW_KERNEL_N]; /* per quant class (method 3 on) */
 };
 
 struct hw_snapshot {

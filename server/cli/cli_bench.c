@@ -18,6 +18,7 @@
 
 #include "api/api.h"
 #include "api/benchmarks.h"
+#include "api/hardware_json.h"
 #include "core/err.h"
 #include "core/hw/hw_fingerprint.h"
 #include "core/hw/hw_profile.h"
@@ -43,8 +44,10 @@ const char rf_cli_bench_usage[] =
 	"the history, newest first, as GET /api/benchmarks does. --db defaults to RIGFIT_DB,\n"
 	"then ./var/rigfit.db (the daemon's database may be shared: SQLite WAL mode).\n"
 	"--format is json (default), table or summary. host measures this machine's memory\n"
-	"read bandwidth (one thread per physical core) and its int8 and f32 dot-product rates\n"
-	"per thread, in about 2 s, and prints them as JSON with the hardware fingerprint;\n"
+	"read bandwidth (one thread per physical core), its int8 and f32 dot-product rates\n"
+	"per thread and, per quant class (q4_0, q8_0, f16, bf16), the block dot llama.cpp's\n"
+	"CPU backend runs (its instructions on this CPU, and AVX2's), in about 2 s, and prints\n"
+	"them as JSON with the hardware fingerprint;\n"
 	"--save keeps them in the store for that fingerprint, replacing what the daemon measured\n"
 	"(it reads them at its next start): measure again on a quiet host when the first\n"
 	"measurement ran while the machine was busy.\n";
@@ -312,6 +315,7 @@ static int bench_host(int argc, char **argv)
 	struct rf_detect_opts opts = {.root = "/"};
 	struct hw_snapshot *s = malloc(sizeof(*s));
 	struct rf_hostbench h;
+	struct hw_host_bench hb;
 	char fp[64] = "";
 	const char *db = NULL;
 	bool save = false;
@@ -376,6 +380,8 @@ static int bench_host(int argc, char **argv)
 	cJSON_AddNumberToObject(o, "int8_gops_per_thread", h.int8_gops_per_thread);
 	cJSON_AddNumberToObject(o, "f32_gflops_per_thread", h.f32_gflops_per_thread);
 	cJSON_AddStringToObject(o, "kernel_isa", h.kernel_isa);
+	rf_hostbench_to_hw(&h, 0, &hb);
+	api_host_kernels_json(o, hb.kernel);
 	cJSON_AddNumberToObject(o, "duration_ms", h.duration_ms);
 	if (save)
 		cJSON_AddStringToObject(o, "saved_to", db);

@@ -1,6 +1,7 @@
 /*
- * This host's measurement in the store (table host_bench, migration NNNN_host_bench.sql), one
- * row per hardware fingerprint: the daemon measures a machine once and, after a restart on
+ * This host's measurement in the store (table host_bench, migration NNNN_host_bench.sql, and its
+ * quant classes in host_bench_kernel, NNNN_host_bench_kernel.sql), one row per hardware
+ * fingerprint: the daemon measures a machine once and, after a restart on
  * the same machine, reads its figures back instead of measuring again.
  */
 #ifndef RIGFIT_SERVER_STORE_STORE_HOSTBENCH_H

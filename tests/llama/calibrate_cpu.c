@@ -115,7 +115,7 @@ static FILE *open_csv(const char *src, const char *name, const char *header, cha
 
 /* Writes the jobs of file under settings set[0..n) (with a bench object when given) to
  * dir/jobs.json and runs the oracle on them. Returns its output (malloc'd) or NULL. */
-static char *run_jobs(const char *src, const char *dir, const char *file,
+static char *run_jobs(const char *src, const char *llama_dir, const char *dir, const char *file,
 		      const struct oracle_settings *set, size_t n, int threads, int pp, int tg)
 {
 	char jobs_path[4200];
@@ -155,7 +155,7 @@ static char *run_jobs(const char *src, const char *dir, const char *file,
 	}
 	fclose(f);
 	free(json);
-	out = oracle_run(src, NULL, dir, jobs_path, &code);
+	out = oracle_run(src, llama_dir, dir, jobs_path, &code);
 	if (!out)
 		fprintf(stderr, "calibrate-cpu: the oracle failed (exit %d; make deps)\n", code);
 	return out;
@@ -226,6 +226,20 @@ static int bench_host(struct speed_host *host, int *repack)
 		h.memory_bandwidth_gbs = fmax(h.memory_bandwidth_gbs, one.memory_bandwidth_gbs);
 		h.int8_gops_per_thread = fmax(h.int8_gops_per_thread, one.int8_gops_per_thread);
 		h.f32_gflops_per_thread = fmax(h.f32_gflops_per_thread, one.f32_gflops_per_thread);
+		for (int k = 0; k < HW_KERNEL_N; k++) {
+			h.kernel[k].gops_per_thread =
+				fmax(h.kernel[k].gops_per_thread, one.kernel[k].gops_per_thread);
+			h.kernel[k].avx2_gops_per_thread = fmax(h.kernel[k].avx2_gops_per_thread,
+								one.kernel[k].avx2_gops_per_thread);
+		}
+	}
+	for (int k = 0; k < HW_KERNEL_N; k++) {
+		host->cpu_kernel[k].gops_per_thread = h.kernel[k].gops_per_thread;
+		host->cpu_kernel[k].avx2_gops_per_thread = h.kernel[k].avx2_gops_per_thread;
+		host->cpu_kernel[k].isa = speed_cpu_isa_of_kernel(h.kernel[k].isa);
+		printf("host kernel %s: %.1f GOPS per thread (%s), %.1f with AVX2\n",
+		       hw_kernel_name(k), h.kernel[k].gops_per_thread, h.kernel[k].isa,
+		       h.kernel[k].avx2_gops_per_thread);
 	}
 	host->threads = threads;
 	host->bandwidth_gbs = h.memory_bandwidth_gbs;
@@ -272,37 +286,43 @@ static void format_mix(const struct speed_cpu_mix *m, char *out, size_t len)
 	}
 }
 
-static int bench_speed(const struct model_catalog *cat, const char *src, const char *dir,
-		       bool inputs_only)
+/* The CPU classes bench-cpu compares, each as one of the prebuilt's CPU backends (loaded
+ * alone, tests/core/fit/cpu/oracle.h) and the ISA class rigfit is asked about for it
+ * (hardware.cpu.isa as a user describes another machine): the host's measurement stands, its
+ * kernels taken at the class's instructions (core/fit/cpu/speed_cpu.h). */
+static const struct speed_class {
+	const char *variant;
+	int speed_isa; /* enum speed_cpu_isa */
+	int repack;    /* enum rf_repack_isa */
+	uint32_t needs;
+} speed_classes[] = {
+	{"sse42", SPEED_CPU_ISA_BASIC, RF_REPACK_NONE, 0},
+	{"haswell", SPEED_CPU_ISA_AVX2, RF_REPACK_AVX2, HW_ISA(AVX2)},
+	{"skylakex", SPEED_CPU_ISA_AVX512, RF_REPACK_AVX512, HW_ISA(AVX512F)},
+	{"zen4", SPEED_CPU_ISA_AVX512_VNNI, RF_REPACK_AVX512, HW_ISA(AVX512_VNNI)},
+	{"sapphirerapids", SPEED_CPU_ISA_AMX, RF_REPACK_AMX, HW_ISA(AMX)},
+};
+
+/* Whether name is in the comma-separated list (NULL: every class). */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] ? 1 : 0))
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return !list;
+}
+
+/* One class: every row, rigfit beside llama.cpp. Returns 0, 1 (a row failed) or 2. */
+static int bench_class(const struct model_catalog *cat, const char *src, const char *dir,
+		       const struct speed_class *sc, const char *ldir, struct speed_host host,
+		       bool inputs_only, FILE *csv, double *err_tg, double *err_pp, size_t *n)
 {
 	static const struct oracle_settings one = {1024, 512, 512, true, "F16", true, false};
-	enum {
-		N_ROWS = N(speed_ids) * N(speed_quants)
-	};
-	double err_tg[N_ROWS], err_pp[N_ROWS];
-	struct speed_host host = {0};
-	char csv_path[4200];
-	FILE *csv;
-	size_t n = 0;
-	int repack;
 
-	print_load("before");
-	if (bench_host(&host, &repack) < 0)
-		return 2;
-	/* The rows, inputs and measured figures, for the speed suite (tests/core/fit/cpu). */
-	csv = inputs_only ?
-		      NULL :
-		      open_csv(
-			      src, "cpu_speed_calibration.csv",
-			      "model,quant,ftype,threads,bandwidth_gbs,int8_gops_per_thread,"
-			      "f32_gflops_per_thread,cpu_isa,weight_bytes,elements,n_layers,"
-			      "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp,cpu_variant",
-			      csv_path, sizeof(csv_path));
-	if (!csv && !inputs_only)
-		return 2;
-	printf("%-24s %-6s %8s %8s %6s %8s %8s %6s %7s %7s %5s\n", "model", "quant", "tg rigfit",
-	       "tg llama", "error", "pp rigfit", "pp llama", "error", "MB/tok", "Melem", "rep");
-	for (size_t i = 0; i < N_ROWS; i++) {
+	host.cpu_isa = sc->speed_isa;
+	for (size_t i = 0; i < N(speed_ids) * N(speed_quants); i++) {
 		const char *id = speed_ids[i / N(speed_quants)];
 		const char *quant = speed_quants[i % N(speed_quants)];
 		const struct model_entry *e = model_catalog_find(cat, id);
@@ -313,42 +333,42 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 		cJSON *r, *sp;
 
 		if (!e)
-			goto fail;
+			return 2;
 		snprintf(file, sizeof(file), "%s/model.gguf", dir);
 		if (gguf_synth_write(file, &e->arch, rf_ftype_from_name(quant), 5, msg,
 				     sizeof(msg)) < 0 ||
-		    oracle_speed(file, &host, repack, &tg, &pp, &w, msg, sizeof(msg)) < 0) {
+		    oracle_speed(file, &host, sc->repack, &tg, &pp, &w, msg, sizeof(msg)) < 0) {
 			fprintf(stderr, "bench-cpu: %s: %s\n", e->id, msg);
-			goto fail;
+			return 2;
 		}
 		if (inputs_only) {
 			/* rigfit's side alone: what it is given and what it answers. */
 			unlink(file);
-			printf("%-24s %-6s %8.2f %8s %6s %8.2f %8s %6s %.0f %.0f %d %.4f\n", e->id,
-			       quant, tg, "-", "-", pp, "-", "-", w.weight_bytes, w.elements,
-			       w.n_layers, w.repacked_share);
+			printf("%-9s %-24s %-6s %8.2f %8s %6s %8.2f %8s %6s %.0f %.0f %d %.4f\n",
+			       sc->variant, e->id, quant, tg, "-", "-", pp, "-", "-",
+			       w.weight_bytes, w.elements, w.n_layers, w.repacked_share);
 			continue;
 		}
-		out = run_jobs(src, dir, file, &one, 1, host.threads, 128, 32);
+		out = run_jobs(src, ldir, dir, file, &one, 1, host.threads, 128, 32);
 		unlink(file);
 		if (!out)
-			goto fail;
+			return 2;
 		r = cJSON_Parse(out);
 		free(out);
 		sp = cJSON_GetObjectItemCaseSensitive(r, "speed");
 		if (!sp) {
 			fprintf(stderr, "bench-cpu: %s: no speed measured\n", e->id);
 			cJSON_Delete(r);
-			goto fail;
+			return 2;
 		}
 		/* The best of the repetitions: the others' builds only ever slow a run down. */
 		mtg = oracle_num(sp, "tg_best");
 		mpp = oracle_num(sp, "pp_best");
-		err_tg[n] = fabs(tg - mtg) / mtg;
-		err_pp[n] = fabs(pp - mpp) / mpp;
-		n++;
-		printf("%-24s %-6s %8.1f %8.1f %+5.0f%% %8.1f %8.1f %+5.0f%% %7.1f %7.1f %5.2f\n",
-		       e->id, quant, tg, mtg, 100 * (tg - mtg) / mtg, pp, mpp,
+		err_tg[*n] = fabs(tg - mtg) / mtg;
+		err_pp[*n] = fabs(pp - mpp) / mpp;
+		(*n)++;
+		printf("%-9s %-24s %-6s %8.1f %8.1f %+5.0f%% %8.1f %8.1f %+5.0f%% %7.1f %7.1f %5.2f\n",
+		       sc->variant, e->id, quant, tg, mtg, 100 * (tg - mtg) / mtg, pp, mpp,
 		       100 * (pp - mpp) / mpp, w.weight_bytes / 1e6, w.elements / 1e6,
 		       w.repacked_share);
 		format_mix(&w.mix, mix, sizeof(mix));
@@ -361,19 +381,72 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 			str_or(cJSON_GetObjectItemCaseSensitive(r, "llama_cpp"), "unknown"),
 			str_or(cJSON_GetObjectItemCaseSensitive(r, "cpu_variant"), "unknown"));
 		fflush(stdout);
+		fflush(csv);
 		cJSON_Delete(r);
+	}
+	return 0;
+}
+
+/* make bench-cpu: every class this host runs (RIGFIT_BENCH_CLASSES: a comma-separated list of
+ * the variants to run, for a shorter run), each with its own median errors. The rows go to
+ * tests/llama/cpu_speed_by_class.csv (cpu_speed_calibration.csv, which the kernel efficiencies
+ * were fitted on, is the AVX2 host's and stays as it is). */
+static int bench_speed(const struct model_catalog *cat, const char *src, const char *dir,
+		       bool inputs_only)
+{
+	enum {
+		N_ROWS = N(speed_ids) * N(speed_quants)
+	};
+	const char *only = getenv("RIGFIT_BENCH_CLASSES");
+	uint32_t bits = oracle_host_bits();
+	struct speed_host host = {0};
+	char csv_path[4200];
+	FILE *csv = NULL;
+	int repack, rc = 0;
+
+	print_load("before");
+	if (bench_host(&host, &repack) < 0)
+		return 2;
+	if (!inputs_only &&
+	    !(csv = open_csv(src, "cpu_speed_by_class.csv",
+			     "model,quant,ftype,threads,bandwidth_gbs,int8_gops_per_thread,"
+			     "f32_gflops_per_thread,cpu_isa,weight_bytes,elements,n_layers,"
+			     "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp,cpu_variant",
+			     csv_path, sizeof(csv_path))))
+		return 2;
+	printf("%-9s %-24s %-6s %8s %8s %6s %8s %8s %6s %7s %7s %5s\n", "class", "model", "quant",
+	       "tg rigfit", "tg llama", "error", "pp rigfit", "pp llama", "error", "MB/tok",
+	       "Melem", "rep");
+	for (size_t c = 0; c < N(speed_classes) && rc == 0; c++) {
+		const struct speed_class *sc = &speed_classes[c];
+		double err_tg[N_ROWS], err_pp[N_ROWS];
+		size_t n = 0;
+		char *ldir;
+
+		if ((bits & sc->needs) != sc->needs || !listed(only, sc->variant))
+			continue;
+		/* An AMX backend without the kernel's grant runs as the AVX-512 class. */
+		if (sc->speed_isa == SPEED_CPU_ISA_AMX && !oracle_amx_usable())
+			continue;
+		ldir = oracle_variant_dir(src, sc->variant);
+		if (!ldir) {
+			printf("%-9s (not in the prebuilt)\n", sc->variant);
+			continue;
+		}
+		rc = bench_class(cat, src, dir, sc, ldir, host, inputs_only, csv, err_tg, err_pp,
+				 &n);
+		free(ldir);
+		if (n > 0)
+			printf("%-9s median |error|: decode %.0f%%, prefill %.0f%% (%zu rows, "
+			       "llama.cpp pp128 and tg32, best of %d, %d threads)\n",
+			       sc->variant, 100 * median(err_tg, n), 100 * median(err_pp, n), n,
+			       SPEED_REPS, host.threads);
 	}
 	if (csv)
 		fclose(csv);
 	print_load("after");
-	printf("median |error|: decode %.0f%%, prefill %.0f%% (llama.cpp pp128 and tg32, best of "
-	       "%d, %d threads)\n",
-	       100 * median(err_tg, n), 100 * median(err_pp, n), SPEED_REPS, host.threads);
-	return 0;
-fail:
-	if (csv)
-		fclose(csv);
-	return 2;
+	(void)repack;
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -438,7 +511,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "calibrate-cpu: %s: %s\n", models[i].id, msg);
 			return 2;
 		}
-		out = run_jobs(src, dir, file, settings, N(settings), 0, 0, 0);
+		out = run_jobs(src, NULL, dir, file, settings, N(settings), 0, 0, 0);
 		if (!out)
 			return 2;
 		for (line = out; line && *line && k < N(settings); line = next, k++) {

@@ -7,12 +7,19 @@
  */
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hw/hw.h"
+#include "server/embedded.h"
 #include "server/hostbench.h"
+#include "server/store/store.h"
+#include "server/store/store_hostbench.h"
+#include "tests/core/fit/cpu/oracle.h"
 #include "tests/server/harness.h"
 #include "tests/test.h"
 
@@ -365,6 +372,161 @@ START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
 }
 END_TEST
 
+/* `rigfit bench host --save` prints each quant class's kernel (its instructions and rate, and
+ * AVX2's) and the store holds what it printed, for the fingerprint it printed. */
+START_TEST(bench_host_kernels_round_trip_the_store)
+{
+	char *dir = t_mkdtemp(), *db = t_path(dir, "k.db");
+	const char *save[] = {t_bin(),  "bench", "host", "--budget-ms", "300",
+			      "--save", "--db",  db,     NULL};
+	char *out = NULL, *err = NULL, errbuf[256];
+	struct rf_store *st = NULL;
+	struct hw_host_bench got;
+	const cJSON *ks;
+	cJSON *j;
+
+	ck_assert_int_eq(t_run(save, &out, &err, 30000), 0);
+	j = cJSON_Parse(out);
+	ck_assert_msg(j != NULL, "not JSON: %s", out);
+	ks = cJSON_GetObjectItem(j, "kernels");
+	ck_assert_ptr_nonnull(ks);
+	ck_assert_int_eq(rf_store_open(db, rf_embed_migrations, &st, errbuf, sizeof(errbuf)), 0);
+	ck_assert_int_eq(rf_store_host_bench_get(
+				 st, cJSON_GetStringValue(cJSON_GetObjectItem(j, "fingerprint")),
+				 &got),
+			 0);
+	ck_assert_int_eq(got.method, RF_HOSTBENCH_METHOD);
+	for (int k = 0; k < HW_KERNEL_N; k++) {
+		const cJSON *one = cJSON_GetObjectItem(ks, hw_kernel_name(k));
+		const cJSON *avx2 = cJSON_GetObjectItem(one, "avx2_gops_per_thread");
+		/* Every class has a kernel on every CPU (a plain loop at the least). */
+		ck_assert_msg(one != NULL, "no %s in %s", hw_kernel_name(k), out);
+		ck_assert(cJSON_GetObjectItem(one, "gops_per_thread")->valuedouble > 0);
+		/* JSON prints 15 significant digits where they read back the same. */
+		ck_assert_double_eq_tol(got.kernel[k].gops_per_thread,
+					cJSON_GetObjectItem(one, "gops_per_thread")->valuedouble,
+					got.kernel[k].gops_per_thread * 1e-12);
+		ck_assert_str_eq(got.kernel[k].isa,
+				 cJSON_GetStringValue(cJSON_GetObjectItem(one, "isa")));
+		ck_assert_double_eq_tol(got.kernel[k].avx2_gops_per_thread,
+					cJSON_IsNumber(avx2) ? avx2->valuedouble : 0,
+					got.kernel[k].avx2_gops_per_thread * 1e-12);
+	}
+	rf_store_close(st);
+	cJSON_Delete(j);
+	free(out);
+	free(err);
+	t_rmtree(dir);
+	free(dir);
+	free(db);
+}
+END_TEST
+
+/* `rigfit estimate` on this host with run_bodies' stored measurement (fabricated, in the store:
+ * the CLI reads a current one instead of measuring) and the speed it answers. */
+static cJSON *estimate_on_stored(const char *dir, const char *fp, double q4_best)
+{
+	char *db = t_path(dir, q4_best > 50 ? "fast.db" : "plain.db"), *req = t_path(dir, "r.json");
+	char *profiles = t_path(t_src_dir(), "profiles"), *out = NULL, *err = NULL;
+	const char *argv[] = {t_bin(),    "estimate", "--json",     req,      "--db", db,
+			      "--format", "json",     "--profiles", profiles, NULL};
+	const char *body = "{\"model\":\"llama-3.2-1b\",\"quant\":\"Q4_0\",\"n_ctx\":4096}";
+	struct rf_store *st = NULL;
+	struct hw_host_bench b;
+	char errbuf[256];
+	cJSON *est;
+
+	memset(&b, 0, sizeof(b));
+	b.measured = true;
+	b.threads = 2;
+	b.memory_bandwidth_gbs = 2000; /* the kernels, not memory, hold decode */
+	b.int8_gops_per_thread = 160;
+	b.f32_gflops_per_thread = 45;
+	snprintf(b.kernel_isa, sizeof(b.kernel_isa), "avx2");
+	b.duration_ms = 1500;
+	b.measured_at_ms = 1764000000000;
+	b.method = RF_HOSTBENCH_METHOD;
+	b.kernel[HW_KERNEL_Q4_0] = (struct hw_kernel_rate){q4_best, 40, "avx512_vnni"};
+	b.kernel[HW_KERNEL_Q8_0] = (struct hw_kernel_rate){60, 40, "avx512_vnni"};
+	b.kernel[HW_KERNEL_F16] = (struct hw_kernel_rate){70, 35, "avx512"};
+	b.kernel[HW_KERNEL_BF16] = (struct hw_kernel_rate){140, 18, "avx512_bf16"};
+	ck_assert_int_eq(rf_store_open(db, rf_embed_migrations, &st, errbuf, sizeof(errbuf)), 0);
+	ck_assert_int_eq(rf_store_host_bench_put(st, fp, &b), 0);
+	rf_store_close(st);
+	ck_assert_int_eq(t_write_file(req, body, strlen(body)), 0);
+	ck_assert_msg(t_run(argv, &out, &err, 60000) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "measuring") == NULL, "%s", err); /* read, not measured */
+	est = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(est);
+	free(out);
+	free(err);
+	free(db);
+	free(req);
+	free(profiles);
+	return est;
+}
+
+/* Whether the answer's assumptions hold needle. */
+static bool assumes(const cJSON *est, const char *needle)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a,
+			   cJSON_GetObjectItem(est, "assumptions")) if (cJSON_IsString(a) &&
+									strstr(a->valuestring,
+									       needle)) return true;
+	return false;
+}
+
+/* The estimate costs Q4_0 weights with the stored Q4_0 block dot, at the instructions the host's
+ * class runs: on an AVX-512 VNNI host its VNNI rate (a faster one, a faster decode), on an AVX2
+ * host its AVX2 rate (the VNNI figure does not apply), and `assumptions` names it; an Arm host
+ * has no x86 kernel to take (the table stands). Independent of which class this host is. */
+START_TEST(the_estimate_costs_each_weight_type_with_its_kernel)
+{
+	const char *bench[] = {t_bin(), "bench", "host", "--budget-ms", "300", NULL};
+	char *dir = t_mkdtemp(), *out = NULL, *err = NULL;
+	uint32_t bits = oracle_host_bits();
+	cJSON *j, *fast, *plain;
+	double dfast, dplain;
+
+	ck_assert_int_eq(t_run(bench, &out, &err, 30000), 0);
+	j = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(j);
+	unsetenv("RIGFIT_NO_HOST_BENCH");
+	fast = estimate_on_stored(dir, cJSON_GetStringValue(cJSON_GetObjectItem(j, "fingerprint")),
+				  80);
+	plain = estimate_on_stored(dir, cJSON_GetStringValue(cJSON_GetObjectItem(j, "fingerprint")),
+				   40);
+	setenv("RIGFIT_NO_HOST_BENCH", "1", 1);
+	dfast = cJSON_GetObjectItem(cJSON_GetObjectItem(fast, "speed"), "decode_tokens_per_s")
+			->valuedouble;
+	dplain = cJSON_GetObjectItem(cJSON_GetObjectItem(plain, "speed"), "decode_tokens_per_s")
+			 ->valuedouble;
+	if ((bits & HW_ISA(AVX512_VNNI)) && (bits & HW_ISA(AVX2))) {
+		ck_assert_msg(assumes(fast, "q4_legacy at the measured q4_0 dot (avx512_vnni, "
+					    "2.00x AVX2)"),
+			      "%s",
+			      cJSON_PrintUnformatted(cJSON_GetObjectItem(fast, "assumptions")));
+		ck_assert_msg(dfast > dplain * 1.2, "decode %.2f against %.2f", dfast, dplain);
+	} else if (bits & HW_ISA(AVX2)) {
+		ck_assert_msg(
+			assumes(fast, "q4_legacy at the measured q4_0 dot (avx2, 1.00x AVX2)"),
+			"%s", cJSON_PrintUnformatted(cJSON_GetObjectItem(fast, "assumptions")));
+		ck_assert_double_eq(dfast, dplain);
+	} else {
+		ck_assert(!assumes(fast, "measured q4_0 dot"));
+	}
+	cJSON_Delete(j);
+	cJSON_Delete(fast);
+	cJSON_Delete(plain);
+	free(out);
+	free(err);
+	t_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(no_host_bench_turns_it_off)
 {
 	struct t_daemon d;
@@ -396,6 +558,8 @@ Suite *hostbench_suite(void)
 	tcase_add_test(tc, bench_host_save_replaces_the_stored_figures);
 	tcase_add_test(tc, an_older_measurement_is_measured_again);
 	tcase_add_test(tc, no_host_bench_turns_it_off);
+	tcase_add_test(tc, bench_host_kernels_round_trip_the_store);
+	tcase_add_test(tc, the_estimate_costs_each_weight_type_with_its_kernel);
 	tcase_add_test(tc, the_cli_and_the_daemon_answer_from_one_measurement);
 	suite_add_tcase(s, tc);
 	return s;

@@ -84,6 +84,72 @@ START_TEST(round_trip_replace_and_reopen)
 }
 END_TEST
 
+/* Per quant class: the classes measured go in with their row and come back, a new measurement
+ * replaces them all, and a row of an older method (none of its own) still reads. */
+START_TEST(kernels_per_quant_class)
+{
+	char *dir = t_mkdtemp(), *path = t_path(dir, "rigfit.db");
+	struct rf_store *st = open_store(path);
+	struct hw_host_bench a = figures(40, 1764000000000), got;
+	sqlite3 *raw;
+
+	a.method = 3;
+	a.kernel[HW_KERNEL_Q4_0] = (struct hw_kernel_rate){61.5, 40.25, "avx512_vnni"};
+	a.kernel[HW_KERNEL_F16] = (struct hw_kernel_rate){72.0, 36.0, "avx512"};
+	a.kernel[HW_KERNEL_BF16] = (struct hw_kernel_rate){9.5, 0, "scalar"};
+	ck_assert_int_eq(rf_store_host_bench_put(st, "hw-aaaa", &a), 0);
+	ck_assert_int_eq(rf_store_host_bench_get(st, "hw-aaaa", &got), 0);
+	ck_assert_int_eq(got.method, 3);
+	ck_assert_double_eq(got.kernel[HW_KERNEL_Q4_0].gops_per_thread, 61.5);
+	ck_assert_double_eq(got.kernel[HW_KERNEL_Q4_0].avx2_gops_per_thread, 40.25);
+	ck_assert_str_eq(got.kernel[HW_KERNEL_Q4_0].isa, "avx512_vnni");
+	ck_assert_double_eq(got.kernel[HW_KERNEL_F16].gops_per_thread, 72.0);
+	ck_assert_str_eq(got.kernel[HW_KERNEL_F16].isa, "avx512");
+	ck_assert_double_eq(got.kernel[HW_KERNEL_BF16].avx2_gops_per_thread, 0);
+	ck_assert_str_eq(got.kernel[HW_KERNEL_BF16].isa, "scalar");
+	ck_assert_double_eq(got.kernel[HW_KERNEL_Q8_0].gops_per_thread, 0); /* not measured */
+	ck_assert_str_eq(got.kernel[HW_KERNEL_Q8_0].isa, "");
+	/* A new measurement replaces every class: one it did not measure is gone. */
+	a.kernel[HW_KERNEL_Q4_0] = (struct hw_kernel_rate){0};
+	a.kernel[HW_KERNEL_Q8_0] = (struct hw_kernel_rate){80, 70, "avx512_vnni"};
+	ck_assert_int_eq(rf_store_host_bench_put(st, "hw-aaaa", &a), 0);
+	ck_assert_int_eq(rf_store_host_bench_get(st, "hw-aaaa", &got), 0);
+	ck_assert_double_eq(got.kernel[HW_KERNEL_Q4_0].gops_per_thread, 0);
+	ck_assert_double_eq(got.kernel[HW_KERNEL_Q8_0].gops_per_thread, 80);
+	/* A refused class (a rate the schema's CHECK refuses) stores nothing of the row. */
+	a.kernel[HW_KERNEL_F16].avx2_gops_per_thread = 1;
+	a.kernel[HW_KERNEL_F16].isa[0] = '\0';
+	a.memory_bandwidth_gbs = 99;
+	ck_assert_int_eq(rf_store_host_bench_put(st, "hw-aaaa", &a), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(rf_store_host_bench_get(st, "hw-aaaa", &got), 0);
+	ck_assert_double_eq(got.memory_bandwidth_gbs, 40);
+	ck_assert_double_eq(got.kernel[HW_KERNEL_F16].gops_per_thread, 72.0);
+	rf_store_close(st);
+
+	/* A row as method 2 wrote it (before migration 0007): no classes, the rest as ever. */
+	ck_assert_int_eq(sqlite3_open(path, &raw), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw,
+				      "INSERT INTO host_bench (fingerprint, threads, "
+				      "memory_bandwidth_gbs, int8_gops_per_thread, "
+				      "f32_gflops_per_thread, kernel_isa, duration_ms, "
+				      "measured_at_ms, method) VALUES ('hw-old', 4, 30, 150, 40, "
+				      "'avx2', 1500, 1, 2)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(raw);
+	st = open_store(path);
+	ck_assert_int_eq(rf_store_host_bench_get(st, "hw-old", &got), 0);
+	ck_assert_int_eq(got.method, 2);
+	ck_assert_double_eq(got.int8_gops_per_thread, 150);
+	for (int k = 0; k < HW_KERNEL_N; k++)
+		ck_assert_double_eq(got.kernel[k].gops_per_thread, 0);
+	rf_store_close(st);
+	t_rmtree(dir);
+	free(dir);
+	free(path);
+}
+END_TEST
+
 START_TEST(refused_figures)
 {
 	char *dir = t_mkdtemp(), *path = t_path(dir, "rigfit.db");
@@ -120,6 +186,7 @@ Suite *store_host_bench_suite(void)
 	TCase *tc = tcase_create("store_host_bench");
 
 	tcase_add_test(tc, round_trip_replace_and_reopen);
+	tcase_add_test(tc, kernels_per_quant_class);
 	tcase_add_test(tc, refused_figures);
 	suite_add_tcase(s, tc);
 	return s;

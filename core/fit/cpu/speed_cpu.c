@@ -257,19 +257,86 @@ static double clamp01(double x)
 	return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
+int speed_cpu_isa_of_kernel(const char *name)
+{
+	if (!name)
+		return SPEED_CPU_ISA_UNSET;
+	if (strcmp(name, "avx2") == 0)
+		return SPEED_CPU_ISA_AVX2;
+	if (strcmp(name, "avx512") == 0)
+		return SPEED_CPU_ISA_AVX512;
+	/* vdpbf16ps comes with the VNNI generation (Cooper Lake, Zen 4). */
+	if (strcmp(name, "avx512_vnni") == 0 || strcmp(name, "avx512_bf16") == 0)
+		return SPEED_CPU_ISA_AVX512_VNNI;
+	return SPEED_CPU_ISA_UNSET;
+}
+
+static bool x86_with_avx2(int isa)
+{
+	return isa >= SPEED_CPU_ISA_AVX2 && isa <= SPEED_CPU_ISA_AMX;
+}
+
+int speed_cpu_class_kernel(const struct speed_cpu_host *h, int cls, int ftype, double *scale,
+			   bool *best)
+{
+	const struct speed_cpu_kernel *k;
+	int kern;
+
+	*scale = 1;
+	if (best)
+		*best = false;
+	switch (cls) {
+	case SPEED_CPU_Q4_LEGACY:
+	case SPEED_CPU_Q5_LEGACY: /* the same signed block dot, a high-bit plane added */
+		kern = HW_KERNEL_Q4_0;
+		break;
+	case SPEED_CPU_Q8_0:
+		kern = HW_KERNEL_Q8_0;
+		break;
+	case SPEED_CPU_FLOAT:
+		kern = ftype == RF_FT_BF16 ? HW_KERNEL_BF16 : HW_KERNEL_F16;
+		break;
+	default:
+		return -1;
+	}
+	k = &h->kernel[kern];
+	if (!x86_with_avx2(h->isa) || !(k->gops_per_thread > 0) || !(k->avx2_gops_per_thread > 0) ||
+	    !isfinite(k->gops_per_thread) || !isfinite(k->avx2_gops_per_thread) ||
+	    !x86_with_avx2(k->isa))
+		return -1;
+	/* A described class below the measured instructions runs AVX2's (an AVX2 backend on an
+	 * AVX-512 host: the ratio is 1). */
+	if (k->isa <= h->isa && k->isa > SPEED_CPU_ISA_AVX2) {
+		*scale = k->gops_per_thread / k->avx2_gops_per_thread;
+		if (best)
+			*best = true;
+	}
+	return kern;
+}
+
 /* Class c's decode (elements/s) and prefill (FLOP/s) rates per thread with a share rep of its
- * elements repacked: a mix of layouts runs each share at its own rate. */
-static void class_rates(int isa, int c, double rep, double int8_gops, double f32_gflops,
-			double *dec, double *pre)
+ * elements repacked: a mix of layouts runs each share at its own rate. A class whose block dot
+ * was measured on this host takes the measured factor over AVX2 in place of the table's for
+ * its decode (float weights: and prefill, tinyBLAS's FMA has the dot's width); the K-quants
+ * and i-quants run ggml's AVX2 dot on every x86 class, so measured, they keep the AVX2 rate. */
+static void class_rates(const struct speed_cpu_host *h, int c, int ftype, double rep,
+			double int8_gops, double f32_gflops, double *dec, double *pre)
 {
 	const struct class_eff *e = &class_eff[c];
-	double base_dec, base_pre;
+	double base_dec, base_pre, k = 1;
+	int isa = h->isa;
+	bool measured = speed_cpu_class_kernel(h, c, ftype, &k, NULL) >= 0;
+	bool avx2_dot = !measured && x86_with_avx2(isa) && c != SPEED_CPU_FLOAT &&
+			h->kernel[HW_KERNEL_Q4_0].avx2_gops_per_thread > 0;
 
 	if (c == SPEED_CPU_FLOAT) {
-		base_dec = f32_gflops * 1e9 / 2 * isa_scale[isa].f32;
-		base_pre = f32_gflops * 1e9 * isa_scale[isa].f32;
+		base_dec = f32_gflops * 1e9 / 2 * (measured ? k : isa_scale[isa].f32);
+		base_pre = f32_gflops * 1e9 * (measured ? k : isa_scale[isa].f32);
 	} else {
-		base_dec = int8_gops * 1e9 / 2 * isa_scale[isa].decode;
+		base_dec = int8_gops * 1e9 / 2 *
+			   (measured ? k :
+			    avx2_dot ? 1 :
+				       isa_scale[isa].decode);
 		base_pre = int8_gops * 1e9 * isa_scale[isa].prefill;
 	}
 	*dec = base_dec / ((1 - rep) / e->decode + rep / e->decode_repacked);
@@ -326,7 +393,7 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 		double dec, pre;
 		if (!(m.share[c] > 0))
 			continue;
-		class_rates(h->isa, c, m.repacked[c], r.int8_gops_per_thread,
+		class_rates(h, c, w->weight_ftype, m.repacked[c], r.int8_gops_per_thread,
 			    r.f32_gflops_per_thread, &dec, &pre);
 		t_dec += m.share[c] / dec;
 		t_pre += m.share[c] / pre;

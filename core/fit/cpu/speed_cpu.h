@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/hw/hw.h"
+
 /* The instruction-set classes that set a CPU's kernel throughput. UNSET: not described (the
  * caller built the input by hand; speed.c keeps its single GFLOPS figure). */
 enum speed_cpu_isa {
@@ -54,12 +56,22 @@ enum speed_cpu_class {
 	SPEED_CPU_CLASS_N
 };
 
+/* A quant class's measured block dot (core/hw/hw.h struct hw_kernel_rate, enum hw_kernel):
+ * its rate with the instructions of ISA class isa, and with AVX2's. Rates <= 0 or isa UNSET:
+ * not measured. */
+struct speed_cpu_kernel {
+	double gops_per_thread;
+	double avx2_gops_per_thread;
+	int isa; /* enum speed_cpu_isa the measured instructions need */
+};
+
 /* A host's kernel figures. Rates <= 0: not measured, the table's for isa apply. */
 struct speed_cpu_host {
 	int isa;                      /* enum speed_cpu_isa */
 	double int8_gops_per_thread;  /* AVX2 int8 dot (maddubs), 2 ops per multiply-add */
 	double f32_gflops_per_thread; /* f32 FMA dot, 2 ops per FMA */
 	int threads;                  /* <= 0: SPEED_CPU_DEFAULT_THREADS */
+	struct speed_cpu_kernel kernel[HW_KERNEL_N]; /* per quant class; all 0: none */
 };
 
 #define SPEED_CPU_DEFAULT_THREADS 8
@@ -103,6 +115,20 @@ int speed_cpu_isa_from_bits(uint32_t isa_bits, const char *arch);
 
 /* Returns the ISA class's name ("avx2"...). Static storage. */
 const char *speed_cpu_isa_name(int isa);
+
+/* Returns the ISA class that a measured kernel's instructions need, from its name in the host
+ * measurement ("avx2", "avx512", "avx512_vnni", "avx512_bf16"), or SPEED_CPU_ISA_UNSET. */
+int speed_cpu_isa_of_kernel(const char *name);
+
+/* Which measured kernel of h times the weights of class cls (enum speed_cpu_class) of a file of
+ * type ftype (enum rf_ftype; BF16 picks the bf16 dot for its float weights) in decode (and,
+ * for float weights, prefill): the hw.h enum hw_kernel, with *scale the kernel's rate on h's
+ * ISA class over its AVX2 rate (the factor over the fitted AVX2 efficiencies) and *best true
+ * when that is the measured instructions beyond AVX2. Returns -1 when none applies (not
+ * measured, not an x86 class with AVX2, or a class whose llama.cpp dot is the same on every
+ * x86 class: the K-quants and i-quants run AVX2's maddubs, *scale then 1 when h was measured). */
+int speed_cpu_class_kernel(const struct speed_cpu_host *h, int cls, int ftype,
+			   double *scale /* OUT */, bool *best /* OUT, optional */);
 
 /* Returns the class's name ("q4_legacy"...). Static storage. */
 const char *speed_cpu_class_name(int cls);

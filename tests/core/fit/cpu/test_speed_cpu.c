@@ -69,7 +69,10 @@ END_TEST
 
 static struct speed_cpu_host avx2_host(int threads)
 {
-	struct speed_cpu_host h = {SPEED_CPU_ISA_AVX2, 160, 45, threads};
+	struct speed_cpu_host h = {.isa = SPEED_CPU_ISA_AVX2,
+				   .int8_gops_per_thread = 160,
+				   .f32_gflops_per_thread = 45,
+				   .threads = threads};
 	return h;
 }
 
@@ -395,7 +398,7 @@ START_TEST(arm_prefill_against_published_runs)
 
 	ck_assert_msg(t != NULL, "cannot read %s", path);
 	for (int r = 0; r < t->n_rows && n < 16; r++) {
-		struct speed_cpu_host h = {SPEED_CPU_ISA_I8MM, 0, 0, 0};
+		struct speed_cpu_host h = {.isa = SPEED_CPU_ISA_I8MM};
 		struct speed_cpu_work w = {.weight_ftype = RF_FT_Q4_K_M, .repacked_share = 1};
 		const char *dev = t_csv_get(t, r, "device"), *th;
 		double params, tps;
