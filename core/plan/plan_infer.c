@@ -528,7 +528,9 @@ static int search_llama(struct work *k, bool kv_q4)
 		formats[nf++] = RF_FT_MXFP4_MOE;
 	} else {
 		for (int i = 0; i < N_LLAMA_FORMATS; i++)
-			if (plan_quality_weights(k->q, llama_formats[i]) >= 0)
+			if (plan_quality_weights(k->q, llama_formats[i]) >= 0 &&
+			    (!k->m->gguf_held || llama_formats[i] >= 64 ||
+			     (k->m->gguf_held >> llama_formats[i]) & 1))
 				formats[nf++] = llama_formats[i];
 	}
 	for (int i = 0; i < nf; i++) {
