@@ -195,4 +195,7 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 	 * of it, and llama.cpp runs it as such. */
 	m->native_mxfp4 = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "gpt_oss") == 0;
 	m->vllm_missing = plan_vllm_missing(in->entry);
+	/* llama.cpp has no Llama 3.2 Vision (mllama) architecture (llama.cpp issue 9643): no GGUF
+	 * of it loads, so only vLLM runs it. */
+	m->no_llama_cpp = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "mllama") == 0;
 }

@@ -679,21 +679,18 @@ static void cfg_release(struct cfg *c)
 	}
 }
 
-/* llama.cpp has no Llama 3.2 Vision (mllama) architecture (llama.cpp issue 9643: "architecture
- * is unsupported"); its cross-attention layers are no text model llama-server can load. Returns
- * 0, or the 422 (field runtime) when the request would run it in llama.cpp. */
-static int cfg_llama_cpp_runs(struct cfg *c, struct api_reply *out)
+/* A model llama.cpp has no architecture for (pm->no_llama_cpp: Llama 3.2 Vision, llama.cpp
+ * issue 9643 "architecture is unsupported") runs only in vLLM. Returns 0, or the 422 (field
+ * runtime) when the request would run it in llama.cpp. */
+static int cfg_llama_cpp_runs(const struct cfg *c, const struct plan_model *pm,
+			      struct api_reply *out)
 {
 	bool vllm_here = c->in->machine.n_dev > 0 && (strcmp(c->in->hw->backend, "cuda") == 0 ||
 						      strcmp(c->in->hw->backend, "rocm") == 0);
 
-	if (c->gguf || strcmp(c->in->arch->model_type, "mllama") != 0 ||
-	    c->preq.runtime == PLAN_RT_VLLM)
+	if (!pm->no_llama_cpp || c->preq.runtime == PLAN_RT_VLLM ||
+	    (c->preq.runtime == PLAN_RT_AUTO && vllm_here))
 		return 0;
-	if (c->preq.runtime == PLAN_RT_AUTO && vllm_here) {
-		c->preq.runtime = PLAN_RT_VLLM;
-		return 0;
-	}
 	return api_error(out, RF_E_INVALID_VALUE, "runtime",
 			 "llama.cpp does not run %s: it has no Llama 3.2 Vision (mllama) "
 			 "architecture, so no GGUF of it loads in llama-server; use runtime vllm "
@@ -847,9 +844,9 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 		goto done;
 	cfg_plan_request(&c);
 	cfg_release(&c);
-	if ((rc = cfg_llama_cpp_runs(&c, out)) < 0)
-		goto done;
 	api_plan_model(c.in, &pm);
+	if ((rc = cfg_llama_cpp_runs(&c, &pm, out)) < 0)
+		goto done;
 	pm.vllm_missing = plan_vllm_missing(c.art);
 	/* The commands name a published file: the file types its repositories hold. */
 	for (int i = 0; !c.gguf && c.art && i < c.art->artifacts.n_gguf; i++)

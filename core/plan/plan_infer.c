@@ -724,7 +724,7 @@ static int search(struct work *k, bool kv_q4)
 {
 	int rc = 0;
 
-	if (k->r->runtime != PLAN_RT_VLLM)
+	if (k->r->runtime != PLAN_RT_VLLM && !k->m->no_llama_cpp)
 		rc = search_llama(k, kv_q4);
 	if (rc == 0 && !kv_q4 &&
 	    (k->r->runtime == PLAN_RT_VLLM || (k->r->runtime == PLAN_RT_AUTO && k->hw->n_vgpu > 0)))

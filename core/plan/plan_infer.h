@@ -91,6 +91,8 @@ struct plan_model {
 	bool native_mxfp4; /* released with MXFP4 experts (gpt-oss): the only llama.cpp format */
 	unsigned vllm_missing; /* bits 1 << enum plan_vllm_format of the formats no checkpoint
 				  exists for (plan_vllm_missing): never proposed */
+	bool no_llama_cpp;     /* llama.cpp has no architecture for it (Llama 3.2 Vision's mllama):
+			       only vLLM is searched */
 	uint64_t gguf_held;    /* bits 1 << ft of the llama.cpp file types a published GGUF of the
 			       release holds (the catalog's repositories): only those are
 			       searched; 0: every type (none is listed, the file is made) */
