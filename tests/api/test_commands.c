@@ -394,8 +394,6 @@ static const char *const no_gguf[][2] = {
 	{"mixtral:8x22b", "not verified: as above"},
 	{"Qwen/Qwen2.5-Coder-1.5B-Instruct", "not verified: coder 1.5B GGUF"},
 	{"qwen2.5-coder:1.5b", "not verified: as above"},
-	{"Qwen/Qwen2.5-Coder-14B-Instruct", "not verified: coder 14B GGUF"},
-	{"qwen2.5-coder:14b", "not verified: as above"},
 	{"microsoft/Phi-3-mini-128k-instruct", "not verified: 128k GGUF"},
 	{"phi3:mini-128k", "not verified: as above"},
 	{"phi3:3.8b-mini-128k", "not verified: as above"},
@@ -404,12 +402,9 @@ static const char *const no_gguf[][2] = {
 	{"deepseek-v2:16b", "not verified: as above"},
 	{"deepseek-v2:lite", "not verified: as above"},
 	{"deepseek-v2:latest", "not verified: as above"},
-	{"HuggingFaceTB/SmolLM2-135M", "not verified: 135M Instruct GGUF"},
-	{"HuggingFaceTB/SmolLM2-135M-Instruct", "not verified: as above"},
-	{"smollm2:135m", "not verified: as above"},
-	{"HuggingFaceTB/SmolLM2-360M", "not verified: 360M Instruct GGUF"},
-	{"HuggingFaceTB/SmolLM2-360M-Instruct", "not verified: as above"},
-	{"smollm2:360m", "not verified: as above"},
+	{"deepseek-ai/DeepSeek-R1-0528-Qwen3-8B",
+	 "not verified: the quants of unsloth's repository"},
+	{"deepseek-r1:8b", "not verified: as above"},
 };
 
 /* The artifacts the commands for name (a name of m) must come from: the release's own when
