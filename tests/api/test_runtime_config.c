@@ -755,13 +755,13 @@ START_TEST(a_coder_alias_is_served_by_its_own_name)
 	assert_has(str(j, "command", NULL),
 		   "llama-server -hf bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:");
 	cJSON_Delete(j);
-	/* A coder release the catalog lists no GGUF of: the file the user makes, and how. */
+	/* A release the catalog lists no GGUF of (a base release): the file the user makes, and
+	 * how. */
 	ck_assert_int_eq(
-		run("{\"model\":\"qwen2.5-coder:1.5b\",\"runtime\":\"llama.cpp\"," HW_2X4090 "}",
+		run("{\"model\":\"Qwen/Qwen3-8B-Base\",\"runtime\":\"llama.cpp\"," HW_2X4090 "}",
 		    &j),
 		200);
-	assert_has(str(j, "command", NULL),
-		   "llama-server -m /path/to/Qwen2.5-Coder-1.5B-Instruct-");
+	assert_has(str(j, "command", NULL), "llama-server -m /path/to/Qwen3-8B-Base-");
 	{
 		char *t = cJSON_PrintUnformatted(get(j, "assumptions", NULL));
 		assert_has(t, "convert_hf_to_gguf.py");
