@@ -227,4 +227,7 @@ void api_plan_model(struct api_plan_input *in, struct plan_model *m)
 		m->calib_model = in->entry;
 		m->calib_name = in->est->gguf ? in->model_id : NULL;
 	}
+	/* llama.cpp has no Llama 3.2 Vision (mllama) architecture (llama.cpp issue 9643): no GGUF
+	 * of it loads, so only vLLM runs it. */
+	m->no_llama_cpp = in->gguf_ftype < 0 && strcmp(in->arch->model_type, "mllama") == 0;
 }

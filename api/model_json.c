@@ -770,14 +770,114 @@ static int copy_repo(const cJSON *v, char *dst, size_t dstlen)
 	return copy_str(v, dst, dstlen) < 0 || !is_repo_id(dst) ? RF_E_INVALID_VALUE : 0;
 }
 
+/* The formats of one release, at where ("models[i].artifacts" or one of its releases):
+ * "gguf": [{"repo", "quants"}] and "vllm": {"fp8", "awq", "gptq"}, into art. */
+static int load_formats(const cJSON *a, const char *where, struct model_artifacts *art, char *err,
+			size_t errlen)
+{
+	static const char *const ckpts[MODEL_CKPTS] = {"fp8", "awq", "gptq"};
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "gguf"), *x, *q;
+
+	if (v && (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MODEL_MAX_GGUF_REPOS))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "%s.gguf: an array of at most %d repositories", where,
+			       MODEL_MAX_GGUF_REPOS);
+	cJSON_ArrayForEach(x, v)
+	{
+		struct model_gguf_repo *g = &art->gguf[art->n_gguf];
+		const cJSON *quants = cJSON_GetObjectItemCaseSensitive(x, "quants");
+		if (!cJSON_IsObject(x) || cJSON_GetArraySize(x) != 2 ||
+		    copy_repo(cJSON_GetObjectItemCaseSensitive(x, "repo"), g->repo,
+			      sizeof(g->repo)) < 0 ||
+		    !cJSON_IsArray(quants) || cJSON_GetArraySize(quants) == 0)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "%s.gguf[%d]: {\"repo\": a repository id, "
+				       "\"quants\": [file types]}",
+				       where, art->n_gguf);
+		cJSON_ArrayForEach(q, quants)
+		{
+			int ft = cJSON_IsString(q) ? rf_ftype_from_name(q->valuestring) : -1;
+			if (ft < 0 || ft >= 64)
+				return cat_err(
+					err, errlen, RF_E_INVALID_VALUE,
+					"%s.gguf[%d].quants: a llama.cpp file type (Q4_K_M...)",
+					where, art->n_gguf);
+			g->ftypes |= (uint64_t)1 << ft;
+		}
+		art->n_gguf++;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(a, "vllm");
+	if (v && !cJSON_IsObject(v))
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "%s.vllm: an object of format: repository", where);
+	cJSON_ArrayForEach(x, v)
+	{
+		int f = -1;
+		for (int k = 0; k < MODEL_CKPTS; k++)
+			if (x->string && strcmp(x->string, ckpts[k]) == 0)
+				f = k;
+		if (f < 0 || copy_repo(x, art->ckpt[f], MODEL_ID_LEN) < 0)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "%s.vllm.%.20s: fp8, awq or gptq, each a repository id",
+				       where, x->string ? x->string : "?");
+	}
+	return 0;
+}
+
+/* models[i].artifacts.releases: [{"id", "gguf", "vllm"}], the artifacts of the other releases
+ * the entry counts (a coder, an older Instruct). Each id is one of the entry's aliases written
+ * as a Hugging Face id, once. */
+static int load_releases(const cJSON *v, size_t i, struct model_entry *e, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"id", "gguf", "vllm"};
+	const cJSON *x;
+	char where[80];
+
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MODEL_MAX_RELEASES)
+		return cat_err(err, errlen, RF_E_INVALID_VALUE,
+			       "models[%zu].artifacts.releases: an array of at most %d releases", i,
+			       MODEL_MAX_RELEASES);
+	cJSON_ArrayForEach(x, v)
+	{
+		struct model_release *r = &e->releases[e->n_releases];
+		const cJSON *bad;
+		bool known = false;
+		int rc;
+		snprintf(where, sizeof(where), "models[%zu].artifacts.releases[%d]", i,
+			 e->n_releases);
+		if (!cJSON_IsObject(x))
+			return cat_err(err, errlen, RF_E_INVALID_VALUE, "%s: must be an object",
+				       where);
+		if ((bad = unknown_key(x, keys, sizeof(keys) / sizeof(keys[0]))) != NULL)
+			return cat_err(err, errlen, RF_E_UNKNOWN_FIELD, "%s.%.60s: unknown field",
+				       where, bad->string ? bad->string : "?");
+		if (copy_repo(cJSON_GetObjectItemCaseSensitive(x, "id"), r->id, MODEL_ID_LEN) < 0)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "%s.id: a repository id is required", where);
+		for (int k = 0; k < e->n_aliases && !known; k++)
+			known = strcmp(e->aliases[k], r->id) == 0;
+		for (int k = 0; k < e->n_releases && known; k++)
+			known = strcmp(e->releases[k].id, r->id) != 0;
+		if (!known)
+			return cat_err(err, errlen, RF_E_INVALID_VALUE,
+				       "%s.id: must be one of the aliases, listed once", where);
+		rc = load_formats(x, where, &r->art, err, errlen);
+		if (rc < 0)
+			return rc;
+		e->n_releases++;
+	}
+	return 0;
+}
+
 /* models[i].artifacts: {"instruct", "gguf": [{"repo", "quants"}], "vllm": {"fp8", "awq",
- * "gptq"}, "source"}. The chat release must be a name the entry already has (its id or an
- * alias), so that every name still leads to one model. */
+ * "gptq"}, "releases", "source"}. The chat release must be a name the entry already has (its
+ * id or an alias), so that every name still leads to one model. */
 static int load_artifacts(const cJSON *a, size_t i, struct model_entry *e, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"instruct", "gguf", "vllm", "source"};
-	static const char *const ckpts[MODEL_CKPTS] = {"fp8", "awq", "gptq"};
-	const cJSON *v, *x, *q;
+	static const char *const keys[] = {"instruct", "gguf", "vllm", "releases", "source"};
+	const cJSON *v;
+	char where[48];
+	int rc;
 
 	if (!cJSON_IsObject(a))
 		return cat_err(err, errlen, RF_E_INVALID_VALUE,
@@ -803,53 +903,12 @@ static int load_artifacts(const cJSON *a, size_t i, struct model_entry *e, char 
 				       "models[%zu].artifacts.instruct: must be one of the aliases",
 				       i);
 	}
-	v = cJSON_GetObjectItemCaseSensitive(a, "gguf");
-	if (v && (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > MODEL_MAX_GGUF_REPOS))
-		return cat_err(err, errlen, RF_E_INVALID_VALUE,
-			       "models[%zu].artifacts.gguf: an array of at most %d repositories", i,
-			       MODEL_MAX_GGUF_REPOS);
-	cJSON_ArrayForEach(x, v)
-	{
-		struct model_gguf_repo *g = &e->artifacts.gguf[e->artifacts.n_gguf];
-		const cJSON *quants = cJSON_GetObjectItemCaseSensitive(x, "quants");
-		if (!cJSON_IsObject(x) || cJSON_GetArraySize(x) != 2 ||
-		    copy_repo(cJSON_GetObjectItemCaseSensitive(x, "repo"), g->repo,
-			      sizeof(g->repo)) < 0 ||
-		    !cJSON_IsArray(quants) || cJSON_GetArraySize(quants) == 0)
-			return cat_err(
-				err, errlen, RF_E_INVALID_VALUE,
-				"models[%zu].artifacts.gguf[%d]: {\"repo\": a repository id, "
-				"\"quants\": [file types]}",
-				i, e->artifacts.n_gguf);
-		cJSON_ArrayForEach(q, quants)
-		{
-			int ft = cJSON_IsString(q) ? rf_ftype_from_name(q->valuestring) : -1;
-			if (ft < 0 || ft >= 64)
-				return cat_err(err, errlen, RF_E_INVALID_VALUE,
-					       "models[%zu].artifacts.gguf[%d].quants: a llama.cpp "
-					       "file type (Q4_K_M...)",
-					       i, e->artifacts.n_gguf);
-			g->ftypes |= (uint64_t)1 << ft;
-		}
-		e->artifacts.n_gguf++;
-	}
-	v = cJSON_GetObjectItemCaseSensitive(a, "vllm");
-	if (v && !cJSON_IsObject(v))
-		return cat_err(err, errlen, RF_E_INVALID_VALUE,
-			       "models[%zu].artifacts.vllm: an object of format: repository", i);
-	cJSON_ArrayForEach(x, v)
-	{
-		int f = -1;
-		for (int k = 0; k < MODEL_CKPTS; k++)
-			if (x->string && strcmp(x->string, ckpts[k]) == 0)
-				f = k;
-		if (f < 0 || copy_repo(x, e->artifacts.ckpt[f], MODEL_ID_LEN) < 0)
-			return cat_err(err, errlen, RF_E_INVALID_VALUE,
-				       "models[%zu].artifacts.vllm.%.20s: fp8, awq or gptq, each a "
-				       "repository id",
-				       i, x->string ? x->string : "?");
-	}
-	return 0;
+	snprintf(where, sizeof(where), "models[%zu].artifacts", i);
+	rc = load_formats(a, where, &e->artifacts, err, errlen);
+	if (rc < 0)
+		return rc;
+	v = cJSON_GetObjectItemCaseSensitive(a, "releases");
+	return v ? load_releases(v, i, e, err, errlen) : 0;
 }
 
 /* models[i].long_context: the rope scaling the model card documents beyond the trained

@@ -98,7 +98,9 @@ struct cfg {
 	/* The catalog entry whose artifacts the commands name: NULL when the request named
 	 * another release (a coder, an older Instruct) than the entry's own, served as named. */
 	const struct model_entry *art;
-	const char *served; /* that release's id, or the model's */
+	const char *served;          /* that release's id, or the model's */
+	struct model_entry *release; /* owned: the entry as it serves a release the catalog lists
+					 artifacts of (model_release_entry); art points here */
 	struct plan_request preq;
 	struct plan_answer *ans;
 	cJSON *assumptions;
@@ -108,7 +110,7 @@ static void cfg_note(cJSON *arr, const char *fmt, ...) __attribute__((format(pri
 
 static void cfg_note(cJSON *arr, const char *fmt, ...)
 {
-	char buf[320];
+	char buf[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -715,9 +717,36 @@ static void cfg_release(struct cfg *c)
 			model->valuestring :
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(model, "id"));
 	const char *other = model_other_release(c->in->entry, name);
+	const struct model_release *r = model_release_find(c->in->entry, other);
 
 	c->art = other ? NULL : c->in->entry;
 	c->served = other ? other : c->in->model_id;
+	/* A release with its own artifacts in the catalog is served from them. */
+	if (r && (c->release = malloc(sizeof(*c->release))) != NULL) {
+		model_release_entry(c->in->entry, r, c->release);
+		c->art = c->release;
+		c->served = c->release->id;
+	}
+}
+
+/* A model llama.cpp has no architecture for (pm->no_llama_cpp: Llama 3.2 Vision, llama.cpp
+ * issue 9643 "architecture is unsupported") runs only in vLLM. Returns 0, or the 422 (field
+ * runtime) when the request would run it in llama.cpp. */
+static int cfg_llama_cpp_runs(const struct cfg *c, const struct plan_model *pm,
+			      struct api_reply *out)
+{
+	bool vllm_here = c->in->machine.n_dev > 0 && (strcmp(c->in->hw->backend, "cuda") == 0 ||
+						      strcmp(c->in->hw->backend, "rocm") == 0);
+
+	if (!pm->no_llama_cpp || c->preq.runtime == PLAN_RT_VLLM ||
+	    (c->preq.runtime == PLAN_RT_AUTO && vllm_here))
+		return 0;
+	return api_error(out, RF_E_INVALID_VALUE, "runtime",
+			 "llama.cpp does not run %s: it has no Llama 3.2 Vision (mllama) "
+			 "architecture, so no GGUF of it loads in llama-server; use runtime vllm "
+			 "on NVIDIA or AMD GPUs, or a vision model llama.cpp runs (gemma-3, "
+			 "Llama 4 Scout)",
+			 c->in->model_id);
 }
 
 /* The 422 when nothing fits: how much the smallest setup needs. */
@@ -803,12 +832,13 @@ static void cfg_assumptions(struct cfg *c)
 		else
 			cfg_note(
 				c->assumptions,
-				"command: the catalog lists no GGUF repository holding %s as %s; "
-				"/path/to/%s-%s.gguf stands for that file, which you supply (convert "
-				"and quantize it with llama.cpp, or download it): put its path after "
-				"-m",
+				"command: no published GGUF of %s as %s is known to the catalog; "
+				"/path/to/%s-%s.gguf stands for the file you make: python "
+				"convert_hf_to_gguf.py on the Hugging Face folder (--outtype bf16), "
+				"then llama-quantize to %s, and put its path after -m",
 				chat ? chat : c->served, cfg_precision(&c->ans->best),
-				cfg_base_name(c), cfg_precision(&c->ans->best));
+				cfg_base_name(c), cfg_precision(&c->ans->best),
+				cfg_precision(&c->ans->best));
 	}
 	if (c->vllm) {
 		cfg_note(c->assumptions,
@@ -882,7 +912,12 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 	cfg_plan_request(&c);
 	cfg_release(&c);
 	api_plan_model(c.in, &pm);
+	if ((rc = cfg_llama_cpp_runs(&c, &pm, out)) < 0)
+		goto done;
 	pm.vllm_missing = plan_vllm_missing(c.art);
+	/* The commands name a published file: the file types its repositories hold. */
+	for (int i = 0; !c.gguf && c.art && i < c.art->artifacts.n_gguf; i++)
+		pm.gguf_held |= c.art->artifacts.gguf[i].ftypes;
 	if (c.vllm && c.preq.vformat >= 0 && (pm.vllm_missing & (1u << c.preq.vformat))) {
 		rc = api_error(out, RF_E_INVALID_VALUE, "precision",
 			       "the catalog lists no %s checkpoint of %s, and vLLM loads %s only "
@@ -912,6 +947,7 @@ done:
 	cJSON_Delete(c.assumptions);
 	cJSON_Delete(body);
 	api_plan_input_free(c.in);
+	free(c.release);
 	free(c.ans);
 	free(q);
 	return rc;

@@ -674,11 +674,30 @@ static bool has_word_ci(const char *s, const char *word)
 	return false;
 }
 
+/* The name part of a Hugging Face id without the publisher's "Meta-" prefix, which Meta wrote
+ * on Llama 3 and 3.1 repositories and later dropped (the same weights answer to both). */
+static const char *release_tail(const char *id, size_t *owner_len /* OUT */)
+{
+	const char *slash = strchr(id, '/'), *t = slash ? slash + 1 : id;
+
+	*owner_len = slash ? (size_t)(slash - id) : 0;
+	return strncasecmp(t, "Meta-", 5) == 0 ? t + 5 : t;
+}
+
+/* Whether a and b spell the same release: equal ignoring ASCII case and a "Meta-" prefix. */
+static bool same_release(const char *a, const char *b)
+{
+	size_t na, nb;
+	const char *ta = release_tail(a, &na), *tb = release_tail(b, &nb);
+
+	return na == nb && strncasecmp(a, b, na) == 0 && same_name(ta, tb);
+}
+
 const char *model_other_release(const struct model_entry *m, const char *name)
 {
 	const char *chat = model_chat_id(m);
 
-	if (!m || !name || same_name(name, m->id) || (chat && same_name(name, chat)))
+	if (!m || !name || same_release(name, m->id) || (chat && same_release(name, chat)))
 		return NULL;
 	for (int k = 0; k < m->n_aliases; k++) {
 		const char *a = m->aliases[k];
@@ -692,6 +711,27 @@ const char *model_other_release(const struct model_entry *m, const char *name)
 			if (strchr(m->aliases[k], '/') && has_word_ci(m->aliases[k], "coder"))
 				return m->aliases[k];
 	return NULL;
+}
+
+const struct model_release *model_release_find(const struct model_entry *m, const char *release)
+{
+	if (!m || !release)
+		return NULL;
+	for (int i = 0; i < m->n_releases; i++)
+		if (same_name(m->releases[i].id, release))
+			return &m->releases[i];
+	return NULL;
+}
+
+void model_release_entry(const struct model_entry *m, const struct model_release *r,
+			 struct model_entry *out)
+{
+	*out = *m;
+	memcpy(out->id, r->id, sizeof(out->id));
+	out->instruct = true;
+	out->artifacts = r->art;
+	out->artifacts.instruct[0] = '\0';
+	out->n_releases = 0;
 }
 
 void model_catalog_free(struct model_catalog *c)

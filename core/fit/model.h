@@ -212,6 +212,7 @@ enum model_ckpt {
 };
 #define MODEL_CKPTS 3
 #define MODEL_MAX_GGUF_REPOS 3
+#define MODEL_MAX_RELEASES 4
 
 /* A Hugging Face repository of GGUF files and the llama.cpp file types it holds. */
 struct model_gguf_repo {
@@ -246,6 +247,14 @@ struct model_rope {
 			      restates (it replaces the whole set); 0: not known */
 };
 
+/* Another release the catalog counts with an entry (the same weights' shapes: a coder or an
+ * older Instruct of the base model) and what people download of it (profiles/models.json
+ * "artifacts": {"releases": [{"id", "gguf", "vllm"}]}). Its id is one of the entry's aliases. */
+struct model_release {
+	char id[MODEL_ID_LEN];
+	struct model_artifacts art; /* art.instruct is "": the release is the chat one */
+};
+
 struct model_entry {
 	char id[MODEL_ID_LEN]; /* exact HF id: "meta-llama/Llama-3.1-8B" */
 	char name[MODEL_ID_LEN];
@@ -264,6 +273,8 @@ struct model_entry {
 	struct model_artifacts artifacts;
 	struct model_rope long_ctx; /* the card's rope scaling beyond the window (profile's
 				       "long_context"); type MODEL_ROPE_NONE: none */
+	int n_releases;
+	struct model_release releases[MODEL_MAX_RELEASES];
 };
 
 struct model_catalog {
@@ -296,6 +307,16 @@ const char *model_ckpt_repo(const struct model_entry *m, enum model_ckpt f);
  * coder name ("qwen2.5-coder:7b") the alias of the coder release. m's artifacts are not that
  * release's. NULL when name asks for m itself (its id, chat id, or a plain alias). */
 const char *model_other_release(const struct model_entry *m, const char *name);
+
+/* Returns the release of m whose id is release (an id model_other_release returned), or NULL
+ * when the catalog lists no artifacts of it. */
+const struct model_release *model_release_find(const struct model_entry *m, const char *release);
+
+/* Writes into *out the entry as it serves release r: m's facts, with r's id as its (chat) id
+ * and r's artifacts, so that model_chat_id, model_gguf_repo_for and model_ckpt_repo answer for
+ * r. */
+void model_release_entry(const struct model_entry *m, const struct model_release *r,
+			 struct model_entry *out /* OUT */);
 
 /* Frees c and its entries. NULL is a no-op. */
 void model_catalog_free(struct model_catalog *c);

@@ -534,7 +534,9 @@ static int search_llama(struct work *k, bool kv_q4)
 		formats[nf++] = RF_FT_MXFP4_MOE;
 	} else {
 		for (int i = 0; i < N_LLAMA_FORMATS; i++)
-			if (plan_quality_weights(k->q, llama_formats[i]) >= 0)
+			if (plan_quality_weights(k->q, llama_formats[i]) >= 0 &&
+			    (!k->m->gguf_held || llama_formats[i] >= 64 ||
+			     (k->m->gguf_held >> llama_formats[i]) & 1))
 				formats[nf++] = llama_formats[i];
 	}
 	for (int i = 0; i < nf; i++) {
@@ -730,7 +732,7 @@ static int search(struct work *k, bool kv_q4)
 {
 	int rc = 0;
 
-	if (k->r->runtime != PLAN_RT_VLLM)
+	if (k->r->runtime != PLAN_RT_VLLM && !k->m->no_llama_cpp)
 		rc = search_llama(k, kv_q4);
 	if (rc == 0 && !kv_q4 &&
 	    (k->r->runtime == PLAN_RT_VLLM || (k->r->runtime == PLAN_RT_AUTO && k->hw->n_vgpu > 0)))

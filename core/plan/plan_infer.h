@@ -99,6 +99,11 @@ struct plan_model {
 	const struct speed_calibration *calib;
 	const struct model_entry *calib_model;
 	const char *calib_name;
+	bool no_llama_cpp;  /* llama.cpp has no architecture for it (Llama 3.2 Vision's mllama):
+			       only vLLM is searched */
+	uint64_t gguf_held; /* bits 1 << ft of the llama.cpp file types a published GGUF of the
+			       release holds (the catalog's repositories): only those are
+			       searched; 0: every type (none is listed, the file is made) */
 };
 
 struct plan_request {

@@ -143,7 +143,7 @@ static void word_after(const char *cmd, const char *prefix, char *out, size_t n)
  * lists for what it loads: vllm serve a checkpoint of that format (AWQ only from an AWQ
  * checkpoint; fp8 from an FP8 checkpoint or quantized on load from the chat release; bf16 the
  * chat release), llama-server -hf a GGUF repository holding that file type (else a placeholder
- * path, only where no listed repository holds it). Returns 1 when the command names a
+ * path, only where the catalog lists no repository of the release). Returns 1 when the command names a
  * repository to download. */
 static int check_artifact(const struct model_entry *m, const char *cmd, const char *prec,
 			  const char *body)
@@ -199,7 +199,7 @@ static int check_artifact(const struct model_entry *m, const char *cmd, const ch
 	word_after(cmd, "llama-server -m ", word, sizeof(word));
 	ck_assert_msg(strncmp(word, "/path/to/", 9) == 0, "a file name that is no placeholder: %s",
 		      cmd);
-	ck_assert_msg(model_gguf_repo_for(m, rf_ftype_from_name(prec)) == NULL,
+	ck_assert_msg(m->artifacts.n_gguf == 0,
 		      "a placeholder where the catalog lists a repository: %s (%s)", cmd, body);
 	return 0;
 }
@@ -353,6 +353,181 @@ START_TEST(every_command_names_a_listed_artifact)
 }
 END_TEST
 
+/* The names whose llama.cpp command on an H100 names no published GGUF, each with why. Every
+ * other catalog id and alias written as a Hugging Face id or an Ollama tag gets -hf with a
+ * repository the catalog lists for the release the name asks for. */
+static const char *const no_gguf[][2] = {
+	/* Base (pretrained) releases: no GGUF of them is published by their makers or the usual
+	 * quantizers the catalog lists; the user converts one (the assumptions say how). */
+	{"Qwen/Qwen3-0.6B-Base", "base release"},
+	{"Qwen/Qwen3-1.7B-Base", "base release"},
+	{"Qwen/Qwen3-4B-Base", "base release"},
+	{"Qwen/Qwen3-8B-Base", "base release"},
+	{"Qwen/Qwen3-14B-Base", "base release"},
+	{"Qwen/Qwen3-30B-A3B-Base", "base release"},
+	{"google/gemma-3-1b-pt", "pretrained release"},
+	{"google/gemma-3-4b-pt", "pretrained release"},
+	{"google/gemma-3-12b-pt", "pretrained release"},
+	{"google/gemma-3-27b-pt", "pretrained release"},
+	{"TinyLlama/TinyLlama_v1.1", "base release"},
+	{"zai-org/GLM-4.5-Air-Base", "base release"},
+	{"EleutherAI/pythia-2.8b", "base release of a stale family"},
+	{"huggyllama/llama-7b", "LLaMA-1 base weights"},
+	{"huggyllama/llama-13b", "LLaMA-1 base weights"},
+	{"huggyllama/llama-30b", "LLaMA-1 base weights"},
+	{"huggyllama/llama-65b", "LLaMA-1 base weights"},
+	/* Encoders: no chat GGUF; llama.cpp runs BERT-style embedders from a converted file. */
+	{"google/flan-t5-large", "encoder-decoder"},
+	{"FacebookAI/roberta-base", "encoder"},
+	{"deepset/roberta-base-squad2", "encoder"},
+	{"BAAI/bge-small-en-v1.5", "encoder (embeddings)"},
+	{"BAAI/bge-small-en", "encoder (embeddings)"},
+	/* Chat releases whose GGUF repositories could not be verified from their file lists
+	 * when the catalog was written: left out rather than guessed. */
+	{"meta-llama/Llama-2-70b-hf",
+	 "not verified: 70B chat GGUF (TheBloke's Q6_K/Q8_0 are byte splits)"},
+	{"meta-llama/Llama-2-70b-chat-hf", "not verified: as above"},
+	{"llama2:70b", "not verified: as above"},
+	{"mistralai/Mistral-Small-3.2-24B-Instruct-2506", "not verified: 3.2 GGUF"},
+	{"mistralai/Mixtral-8x22B-v0.1", "not verified: 8x22B Instruct GGUF"},
+	{"mistralai/Mixtral-8x22B-Instruct-v0.1", "not verified: as above"},
+	{"mixtral:8x22b", "not verified: as above"},
+	{"deepseek-ai/DeepSeek-R1-0528-Qwen3-8B",
+	 "not verified: the quants of unsloth's repository"},
+	{"deepseek-r1:8b", "not verified: as above"},
+};
+
+/* The artifacts the commands for name (a name of m) must come from: the release's own when
+ * the catalog lists them, none when the name asks for another release it lists nothing of,
+ * else m's. *served: the id vLLM serves unquantized. */
+static const struct model_artifacts *name_artifacts(const struct model_entry *m, const char *name,
+						    const char **served)
+{
+	const char *other = model_other_release(m, name);
+	const struct model_release *r = model_release_find(m, other);
+	const char *chat = model_chat_id(m);
+
+	*served = r ? r->id : other ? other : chat ? chat : m->id;
+	return r ? &r->art : other ? NULL : &m->artifacts;
+}
+
+/* Whether text (a JSON array of strings) has one containing word. */
+static bool notes_say(const cJSON *notes, const char *word)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, notes) if (cJSON_IsString(it) &&
+					  strstr(it->valuestring, word)) return true;
+	return false;
+}
+
+/* Every catalog id and every alias written as a Hugging Face id or an Ollama tag, on an H100:
+ * llama.cpp's command downloads a repository the catalog lists for the release the name asks
+ * for, holding the file type chosen (or the name is one of no_gguf, and the answer says how to
+ * make the file; or llama.cpp cannot run it and the answer is 422 saying so); vLLM's serves the
+ * release's own id or a checkpoint the catalog lists for it. */
+START_TEST(every_catalog_name_names_a_published_artifact)
+{
+	int hf = 0, placeholders = 0, refused = 0, vllm = 0, names = 0;
+
+	for (size_t i = 0; i < models->n; i++) {
+		const struct model_entry *m = &models->models[i];
+		for (int k = -1; k < m->n_aliases; k++) {
+			const char *name = k < 0 ? m->id : m->aliases[k];
+			const char *served;
+			const struct model_artifacts *art = name_artifacts(m, name, &served);
+			bool listed = false;
+			char body[512], word[256];
+			cJSON *a = NULL;
+			const char *cmd;
+			int st;
+			if (k >= 0 && !strchr(name, '/') && !strchr(name, ':'))
+				continue;
+			names++;
+			for (size_t n = 0; n < sizeof(no_gguf) / sizeof(no_gguf[0]); n++)
+				listed = listed || strcmp(no_gguf[n][0], name) == 0;
+			snprintf(body, sizeof(body),
+				 "{\"model\":\"%s\",\"runtime\":\"llama.cpp\","
+				 "\"hardware_profile\":\"h100-sxm\"}",
+				 name);
+			st = config(body, &a);
+			if (st != 200) {
+				const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(
+					cJSON_GetObjectItem(a, "error"), "message"));
+				ck_assert_int_eq(st, 422);
+				ck_assert_msg(msg && (strstr(msg, "no configuration fits") ||
+						      (strcmp(m->arch.model_type, "mllama") == 0 &&
+						       strstr(msg, "llama.cpp does not run"))),
+					      "%s: %s", name, msg ? msg : "?");
+				refused += strstr(msg, "does not run") != NULL;
+				cJSON_Delete(a);
+				continue;
+			}
+			cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
+			check_command(cmd, body);
+			word_after(cmd, " -hf ", word, sizeof(word));
+			if (word[0]) {
+				const char *prec = cJSON_GetStringValue(cJSON_GetObjectItem(
+					cJSON_GetObjectItem(a, "metadata"), "precision"));
+				char *colon = strchr(word, ':');
+				int ft = rf_ftype_from_name(prec);
+				bool held = false;
+				if (colon)
+					*colon = '\0';
+				ck_assert_msg(!listed, "%s is listed as having no GGUF: %s", name,
+					      cmd);
+				ck_assert_msg(art != NULL,
+					      "%s: -hf for a release with no artifacts", name);
+				for (int g = 0; g < art->n_gguf; g++)
+					held = held ||
+					       (strcmp(art->gguf[g].repo, word) == 0 && ft >= 0 &&
+						ft < 64 &&
+						(art->gguf[g].ftypes & ((uint64_t)1 << ft)));
+				ck_assert_msg(held, "%s: %s is no listed repository holding %s",
+					      name, word, prec);
+				hf++;
+			} else {
+				ck_assert_msg(listed, "%s: no published GGUF named: %s", name, cmd);
+				ck_assert_msg(notes_say(cJSON_GetObjectItem(a, "assumptions"),
+							"convert_hf_to_gguf.py"),
+					      "%s: the placeholder does not say how to make it",
+					      name);
+				placeholders++;
+			}
+			cJSON_Delete(a);
+			snprintf(body, sizeof(body),
+				 "{\"model\":\"%s\",\"runtime\":\"vllm\","
+				 "\"hardware_profile\":\"h100-sxm\"}",
+				 name);
+			if (config(body, &a) == 200) {
+				bool ok;
+				cmd = cJSON_GetStringValue(cJSON_GetObjectItem(a, "command"));
+				check_command(cmd, body);
+				word_after(cmd, "vllm serve ", word, sizeof(word));
+				ok = strcmp(word, served) == 0;
+				for (int f = 0; art && f < MODEL_CKPTS; f++)
+					ok = ok ||
+					     (art->ckpt[f][0] && strcmp(art->ckpt[f], word) == 0);
+				ck_assert_msg(
+					ok,
+					"%s: vllm serves %s, neither %s nor a listed checkpoint",
+					name, word, served);
+				vllm++;
+			}
+			cJSON_Delete(a);
+		}
+	}
+	printf("commands: %d catalog names on an H100: %d llama.cpp commands with -hf, %d "
+	       "documented placeholders, %d refused (mllama), %d vLLM commands\n",
+	       names, hf, placeholders, refused, vllm);
+	/* The list stays true: each name on it still gets a placeholder. */
+	ck_assert_int_eq(placeholders, (int)(sizeof(no_gguf) / sizeof(no_gguf[0])));
+	ck_assert_int_gt(hf, 150);
+	ck_assert_int_eq(refused, 7);
+	ck_assert_int_gt(vllm, 150);
+}
+END_TEST
+
 /* /api/recommend for chat shows the chat release of every model the catalog knows one of. */
 START_TEST(recommend_shows_the_chat_release)
 {
@@ -442,6 +617,7 @@ Suite *commands_suite(void)
 	tcase_add_test(tc, every_llama_server_command_parses);
 	tcase_add_test(tc, the_check_knows_a_wrong_flag);
 	tcase_add_test(tc, every_command_names_a_listed_artifact);
+	tcase_add_test(tc, every_catalog_name_names_a_published_artifact);
 	tcase_add_test(tc, recommend_shows_the_chat_release);
 	tcase_add_test(tc, the_artifact_check_knows_a_wrong_command);
 	suite_add_tcase(s, tc);

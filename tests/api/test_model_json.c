@@ -13,6 +13,7 @@
 #include "api/model_json.h"
 #include "core/err.h"
 #include "core/fit/model.h"
+#include "core/fit/quant.h"
 #include "tests/memory_calib.h"
 #include "tests/test.h"
 
@@ -631,6 +632,93 @@ START_TEST(catalog_loader_refuses_bad_entries)
 }
 END_TEST
 
+/* artifacts.releases: a release the entry counts (a coder of a base model) with its own
+ * repositories, found by its id and served as its own entry; a release that is no alias, one
+ * listed twice, an unknown key or a bad quant is refused with the field named. */
+START_TEST(catalog_loads_a_releases_artifacts)
+{
+#define REL(x)                                                                                     \
+	"{\"models\":[{\"id\":\"a/b\",\"aliases\":[\"a/b-Instruct\",\"a/b-Coder-Instruct\"],"      \
+	"\"config\":" CFG ",\"artifacts\":{\"instruct\":\"a/b-Instruct\",\"gguf\":[{\"repo\":"     \
+	"\"q/b-Instruct-GGUF\",\"quants\":[\"Q8_0\"]}],\"releases\":[" x "],\"source\":\"s\"}}]}"
+	static const char good[] = REL(
+		"{\"id\":\"a/b-Coder-Instruct\",\"gguf\":[{\"repo\":\"q/b-Coder-GGUF\",\"quants\":"
+		"[\"Q4_K_M\",\"Q6_K\"]}],\"vllm\":{\"awq\":\"q/b-Coder-AWQ\"}}");
+	char err[256];
+	cJSON *doc = cJSON_Parse(good);
+	struct model_catalog *c = NULL;
+	const struct model_entry *m;
+	const struct model_release *r;
+	struct model_entry view;
+
+	ck_assert_int_eq(model_catalog_from_json(doc, &c, err, sizeof(err)), 0);
+	m = model_catalog_find(c, "a/b-coder-instruct");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(m->n_releases, 1);
+	ck_assert_str_eq(model_other_release(m, "a/b-Coder-Instruct"), "a/b-Coder-Instruct");
+	r = model_release_find(m, model_other_release(m, "a/b-Coder-Instruct"));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_null(model_release_find(m, "a/b-Instruct"));
+	model_release_entry(m, r, &view);
+	ck_assert_str_eq(model_chat_id(&view), "a/b-Coder-Instruct");
+	ck_assert_str_eq(model_gguf_repo_for(&view, rf_ftype_from_name("Q6_K"))->repo,
+			 "q/b-Coder-GGUF");
+	ck_assert_ptr_null(model_gguf_repo_for(&view, rf_ftype_from_name("Q8_0")));
+	ck_assert_str_eq(model_ckpt_repo(&view, MODEL_CKPT_AWQ), "q/b-Coder-AWQ");
+	ck_assert_ptr_null(model_ckpt_repo(m, MODEL_CKPT_AWQ)); /* the entry's own: none */
+	model_catalog_free(c);
+	cJSON_Delete(doc);
+
+	ck_assert_int_eq(load(REL("{\"id\":\"a/other-Instruct\",\"gguf\":[]}"), err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "artifacts.releases[0].id"));
+	ck_assert_int_eq(
+		load(REL("{\"id\":\"a/b-Coder-Instruct\"},{\"id\":\"a/b-Coder-Instruct\"}"), err,
+		     sizeof(err)),
+		RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "releases[1].id"));
+	ck_assert_int_eq(load(REL("{\"id\":\"a/b-Coder-Instruct\",\"ollama\":\"x\"}"), err,
+			      sizeof(err)),
+			 RF_E_UNKNOWN_FIELD);
+	ck_assert_int_eq(load(REL("{\"id\":\"a/b-Coder-Instruct\",\"gguf\":[{\"repo\":\"q/c\","
+				  "\"quants\":[\"Q9_K\"]}]}"),
+			      err, sizeof(err)),
+			 RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "releases[0].gguf[0].quants"));
+	ck_assert_int_eq(load(REL("\"a/b-Coder-Instruct\""), err, sizeof(err)), RF_E_INVALID_VALUE);
+	ck_assert_int_eq(load(REL("{},{},{},{},{}"), err, sizeof(err)), RF_E_INVALID_VALUE);
+	ck_assert_ptr_nonnull(strstr(err, "at most"));
+#undef REL
+}
+END_TEST
+
+/* Meta wrote "Meta-" before Llama 3 and 3.1 repository names and later dropped it: both
+ * spellings are the release itself, not another release. */
+START_TEST(meta_spelling_is_the_same_release)
+{
+	static const char doc_text[] =
+		"{\"models\":[{\"id\":\"meta-llama/Llama-3.1-8B\",\"aliases\":["
+		"\"meta-llama/Llama-3.1-8B-Instruct\",\"meta-llama/Meta-Llama-3.1-8B\","
+		"\"meta-llama/Meta-Llama-3.1-8B-Instruct\",\"meta-llama/Llama-3.1-8B-Coder\"],"
+		"\"config\":" CFG
+		",\"artifacts\":{\"instruct\":\"meta-llama/Llama-3.1-8B-Instruct\","
+		"\"source\":\"s\"}}]}";
+	char err[256];
+	cJSON *doc = cJSON_Parse(doc_text);
+	struct model_catalog *c = NULL;
+	const struct model_entry *m;
+
+	ck_assert_int_eq(model_catalog_from_json(doc, &c, err, sizeof(err)), 0);
+	m = &c->models[0];
+	ck_assert_ptr_null(model_other_release(m, "meta-llama/Meta-Llama-3.1-8B-Instruct"));
+	ck_assert_ptr_null(model_other_release(m, "META-LLAMA/meta-llama-3.1-8b"));
+	ck_assert_str_eq(model_other_release(m, "meta-llama/Llama-3.1-8B-Coder"),
+			 "meta-llama/Llama-3.1-8B-Coder");
+	model_catalog_free(c);
+	cJSON_Delete(doc);
+}
+END_TEST
+
 START_TEST(entries_render_with_hf_names)
 {
 	struct model_catalog *c = mc_catalog_load(t_src_dir());
@@ -763,6 +851,8 @@ Suite *model_json_suite(void)
 	tcase_add_test(tc, errors_as_the_api_answers_them);
 	tcase_add_test(tc, catalog_resolution);
 	tcase_add_test(tc, catalog_loader_refuses_bad_entries);
+	tcase_add_test(tc, catalog_loads_a_releases_artifacts);
+	tcase_add_test(tc, meta_spelling_is_the_same_release);
 	tcase_add_test(tc, entries_render_with_hf_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -861,7 +861,23 @@ START_TEST(a_coder_alias_is_served_by_its_own_name)
 	ck_assert_int_eq(
 		run("{\"model\":\"qwen2.5-coder-7b\",\"runtime\":\"llama.cpp\"," HW_2X4090 "}", &j),
 		200);
-	assert_has(str(j, "command", NULL), "llama-server -m /path/to/Qwen2.5-Coder-7B-Instruct-");
+	/* From the coder's own repositories (artifacts.releases). */
+	assert_has(str(j, "command", NULL),
+		   "llama-server -hf bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:");
+	cJSON_Delete(j);
+	/* A release the catalog lists no GGUF of (a base release): the file the user makes, and
+	 * how. */
+	ck_assert_int_eq(
+		run("{\"model\":\"Qwen/Qwen3-8B-Base\",\"runtime\":\"llama.cpp\"," HW_2X4090 "}",
+		    &j),
+		200);
+	assert_has(str(j, "command", NULL), "llama-server -m /path/to/Qwen3-8B-Base-");
+	{
+		char *t = cJSON_PrintUnformatted(get(j, "assumptions", NULL));
+		assert_has(t, "convert_hf_to_gguf.py");
+		assert_has(t, "llama-quantize");
+		free(t);
+	}
 	cJSON_Delete(j);
 	/* The entry's own names keep its artifacts. */
 	ck_assert_int_eq(
@@ -870,6 +886,31 @@ START_TEST(a_coder_alias_is_served_by_its_own_name)
 		    &j),
 		200);
 	assert_has(str(j, "command", NULL), "llama-server -hf Qwen/Qwen2.5-7B-Instruct-GGUF:");
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* llama.cpp has no Llama 3.2 Vision (mllama) architecture: runtime llama.cpp is refused with
+ * the reason, no runtime on CUDA GPUs plans vLLM, and a Mac (no vLLM either) is refused. */
+START_TEST(llama_3_2_vision_is_never_given_to_llama_cpp)
+{
+	cJSON *j;
+
+	ck_assert_int_eq(
+		run("{\"model\":\"llama3.2-vision:11b\",\"runtime\":\"llama.cpp\"," HW_2X4090 "}",
+		    &j),
+		422);
+	ck_assert_str_eq(str(get(j, "error", NULL), "field", NULL), "runtime");
+	assert_has(str(get(j, "error", NULL), "message", NULL), "mllama");
+	cJSON_Delete(j);
+	ck_assert_int_eq(run("{\"model\":\"llama3.2-vision:11b\"," HW_2X4090 "}", &j), 200);
+	assert_has(str(j, "command", NULL), "vllm serve meta-llama/Llama-3.2-11B-Vision-Instruct ");
+	cJSON_Delete(j);
+	ck_assert_int_eq(run("{\"model\":\"llama3.2-vision:11b\",\"hardware\":{\"gpus\":[{\"name\":"
+			     "\"Apple M2 Max\"}],\"memory\":{\"total_bytes\":68719476736}}}",
+			     &j),
+			 422);
+	ck_assert_str_eq(str(get(j, "error", NULL), "field", NULL), "runtime");
 	cJSON_Delete(j);
 }
 END_TEST
@@ -904,6 +945,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, no_mmap_is_planned_and_written);
 	tcase_add_test(tc, a_mac_keeps_the_plan_inside_its_working_set);
 	tcase_add_test(tc, a_coder_alias_is_served_by_its_own_name);
+	tcase_add_test(tc, llama_3_2_vision_is_never_given_to_llama_cpp);
 	suite_add_tcase(s, tc);
 	return s;
 }
