@@ -230,10 +230,14 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 	plan_speed_model(&e->params, &e->weights, e->ftype, m, &p, &in);
 	est_speed_weights(e, &in);
 	speed = cJSON_AddObjectToObject(root, "speed");
-	if (speed && !m->fits) {
+	if (speed && !m->fits && m->fit_band) {
 		/* A setup that cannot be loaded has no speed. */
 		est_no_speed(e, speed);
 	} else if (speed) {
+		/* Memory not known (a CPU named without RAM): the fit is not judged, the speed is
+		 * the machine's all the same. */
+		if (!m->fits)
+			est_assume(e, "speed: as if the setup fits, as the memory is not known");
 		struct est_predict pr = {&in, dev, n_dev, &host, NULL, NULL};
 		rc = est_speed_json(env, e, &in, &pr, speed);
 		free(pr.m);

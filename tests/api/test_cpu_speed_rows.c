@@ -253,6 +253,22 @@ START_TEST(ampereone_70b_from_its_name)
 }
 END_TEST
 
+/* A CPU named without its memory: the fit is not judged (fits false), but the speed is the
+ * CPU's, where it was null. */
+START_TEST(a_cpu_named_without_memory_has_a_speed)
+{
+	cJSON *a =
+		estimate("{\"model\":\"llama-3.1-70b\",\"quant\":\"Q4_K_M\",\"hardware\":{\"cpu\":"
+			 "{\"model\":\"AmpereOne A192-32X\"}}}");
+	double tps = speed_of(a, "decode_tokens_per_s");
+
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "fits")));
+	ck_assert_msg(tps >= 3.86 / 2 && tps <= 3.86 * 2, "decode %.2f tokens/s", tps);
+	ck_assert_double_gt(speed_of(a, "prefill_tokens_per_s"), 0);
+	cJSON_Delete(a);
+}
+END_TEST
+
 /* A table CPU without a bandwidth figure is said to be in the table: the assumption names its
  * entry rather than claiming the CPU is unknown (a one-entry table: every shipped CPU entry
  * now has a figure). */
@@ -305,6 +321,7 @@ Suite *cpu_speed_rows_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, every_cpu_row_within_the_fitted_error);
 	tcase_add_test(tc, ampereone_70b_from_its_name);
+	tcase_add_test(tc, a_cpu_named_without_memory_has_a_speed);
 	tcase_add_test(tc, a_table_cpu_without_bandwidth_is_named_as_such);
 	suite_add_tcase(s, tc);
 	return s;
