@@ -279,10 +279,14 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 	for (int i = 0; i < w->n_speed_notes; i++)
 		est_assume(e, "%s", w->speed_notes[i]);
 	speed = cJSON_AddObjectToObject(root, "speed");
-	if (speed && !m->fits) {
+	if (speed && !m->fits && m->fit_band) {
 		/* A setup that cannot be loaded has no speed. */
 		est_no_speed(e, speed);
 	} else if (speed) {
+		/* Memory not known (a CPU named without RAM): the fit is not judged, the speed is
+		 * the machine's all the same. */
+		if (!m->fits)
+			est_assume(e, "speed: as if the setup fits, as the memory is not known");
 		rc = est_speed_json(e, &w->in, &w->sp, &w->cal, speed);
 		if (rc < 0) {
 			infer_work_free(w);

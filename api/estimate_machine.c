@@ -171,6 +171,24 @@ int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, stru
 				"host memory bandwidth: %.1f GB/s, the CPU table's theoretical figure for "
 				"%s (%s; devices.json entry %s), as nothing measured this host",
 				p->memory_bandwidth_gbs, e->hw.cpu.model, p->name, p->id);
+	} else if (p && p->memory_bandwidth_measured_gbs > 0) {
+		/* No theoretical figure (the bus is not published), a published measurement. */
+		e->cpu_table_bandwidth_gbs = p->memory_bandwidth_measured_gbs;
+		e->cpu_table_bandwidth_measured = true;
+		if (e->hw.n_gpus == 0)
+			est_assume(
+				e,
+				"host memory bandwidth: %.1f GB/s, a published measurement of %s "
+				"that the CPU table holds (devices.json entry %s), as its bus width "
+				"is not published and nothing measured this host",
+				p->memory_bandwidth_measured_gbs, e->hw.cpu.model, p->id);
+	} else if (p && e->hw.n_gpus == 0) {
+		est_assume(
+			e,
+			"host memory bandwidth: the CPU table's entry for %s (devices.json entry "
+			"%s) gives no bandwidth and nothing measured this host: %.1f GB/s assumed "
+			"(dual-channel DDR4-3200)",
+			e->hw.cpu.model, p->id, SPEED_ASSUMED_HOST_BANDWIDTH_GBS);
 	} else if (e->hw.n_gpus == 0) {
 		est_assume(
 			e,
@@ -269,8 +287,10 @@ void est_speed_devices(const struct api_env *env, struct est *e, struct speed_in
 	in->host.bandwidth_gbs = e->hw.cpu.memory_bandwidth_gbs;
 	in->host.bandwidth_measured = e->hw.cpu.memory_bandwidth_gbs > 0;
 	in->host.bandwidth_hostbench = in->host.bandwidth_measured && e->hw.host_bench.measured;
-	if (!(in->host.bandwidth_gbs > 0) && e->cpu_table_bandwidth_gbs > 0)
-		in->host.bandwidth_gbs = e->cpu_table_bandwidth_gbs; /* theoretical */
+	if (!(in->host.bandwidth_gbs > 0) && e->cpu_table_bandwidth_gbs > 0) {
+		in->host.bandwidth_gbs = e->cpu_table_bandwidth_gbs; /* theoretical, or published */
+		in->host.bandwidth_measured = e->cpu_table_bandwidth_measured;
+	}
 	in->host.threads = e->hw.cpu.performance_cores > 0 ? e->hw.cpu.performance_cores :
 							     e->hw.cpu.physical_cores;
 	/* The CPU's kernels: this host's measured throughput, else its ISA's table. */

@@ -65,6 +65,7 @@ struct est {
 	/* The host's memory bandwidth from the CPU table (devices.json entries of kind cpu)
 	 * when nothing measured it: theoretical GB/s, <= 0 none. */
 	double cpu_table_bandwidth_gbs;
+	bool cpu_table_bandwidth_measured;        /* that figure is a published measurement */
 	char fingerprint[HW_FINGERPRINT_LEN + 1]; /* of hw; "" when it cannot be computed */
 	int n_assumptions;
 	/* The assumptions of the model and machine as resolved, before any setup was asked

@@ -20,7 +20,9 @@
 /*
  * Fitted by speed_fit() on the calibration rows, as `make accuracy` prints them ("refitted
  * now"), rounded as printed. Rows: decode (tg128, tg512) cuda 29, metal 29, vulkan 10, rocm 2,
- * cpu 1 (a measured host bandwidth; that efficiency rests on one row); prefill (pp512) on tensor
+ * cpu 2 (one with a measured host bandwidth, the only one mem_eff rests on: a theoretical one
+ * takes SPEED_CPU_THEORETICAL_READ_SHARE, fitted on the CPU rows by their own replay,
+ * tests/api/test_cpu_speed_rows.c); prefill (pp512) on tensor
  * peaks cuda 27, vulkan 6; on vector peaks metal 23, vulkan 6, rocm 2; CPU prefill 4.
  * Not identifiable from a backend's own rows, so borrowed (speed_fit does the same): rocm and
  * the cpu per-layer cost (cuda's; the cpu has none), the quantization factors of vulkan and rocm
@@ -125,7 +127,7 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 			       .cpu_gflops_per_thread = 43.5,
 			       .host_staging_gbs = STAGING_GBS,
 			       .rows_staging = 0,
-			       .rows_decode = 1,
+			       .rows_decode = 2,
 			       .rows_tensor = 0,
 			       .rows_vector = 0,
 			       .rows_cpu_prefill = 4},
@@ -223,8 +225,12 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 
 	if (known && in->host.bandwidth_hostbench)
 		return bw * SPEED_HOST_MEASURED_READ_SHARE;
-	return bw * cpu->mem_eff *
-	       (known && in->host.bandwidth_measured ? 1.0 : SPEED_MEASURED_OVER_THEORETICAL);
+	if (known && in->host.bandwidth_measured)
+		return bw * cpu->mem_eff;
+	/* A host nothing describes keeps its conservative default (it may be a laptop, or have
+	 * one channel filled); a CPU the table names reaches the fitted share of its figure. */
+	return bw * (known ? SPEED_CPU_THEORETICAL_READ_SHARE :
+			     cpu->mem_eff * SPEED_MEASURED_OVER_THEORETICAL);
 }
 
 /* The host's share (1 - f) of a token's work, for the CPU kernels (core/fit/cpu/speed_cpu.h). */

@@ -42,10 +42,20 @@
 #define SPEED_ASSUMED_HOST_BANDWIDTH_GBS 51.2
 #define SPEED_ASSUMED_HOST_THREADS 8
 
-/* A measured host bandwidth (a STREAM-like copy) is about 60% of the theoretical peak: the
- * factor that converts the CPU efficiency, fitted against a measured bandwidth, to a
- * theoretical one (Radxa forum, "DRAM speed capped to 4266 MT/s on O6": "I'm used to seeing
- * about 60% efficiency usually"). */
+/* The share of a CPU's theoretical memory bandwidth (channels x 8 bytes x transfer rate, the
+ * CPU table's figure) that llama.cpp's decode streams weights at, fitted with the per-thread
+ * barrier cost (core/fit/cpu/speed_cpu.c) on the 29 decode rows of public CPU runs in
+ * tests/data/calibration/llamacpp_tg_pp.csv: desktop and laptop DDR4/DDR5, LPDDR4X boards,
+ * 8- and 12-channel servers, 2 to 192 threads, Ollama and llama-bench, 1B to 405B. One share
+ * fits every memory class (decode medians by class 7-20%; docs/cpu-speed.md), so the
+ * classes take the same figure. It replaces 0.40 (a measured-bandwidth efficiency fitted on
+ * one row times a forum's 60% for measured over theoretical, below), which was a third low on
+ * every class; that product stays the effective share of SPEED_ASSUMED_HOST_BANDWIDTH_GBS, the
+ * guess for a host nothing describes (20.5 GB/s). */
+#define SPEED_CPU_THEORETICAL_READ_SHARE 0.58
+/* A measured host bandwidth (a STREAM-like copy) is about 60% of the theoretical peak (Radxa
+ * forum, "DRAM speed capped to 4266 MT/s on O6": "I'm used to seeing about 60% efficiency
+ * usually"): with the measured efficiency, the default host's effective share. */
 #define SPEED_MEASURED_OVER_THEORETICAL 0.6
 /* The share of rigfit's own host measurement (server/hostbench.c) that llama.cpp's CPU kernels
  * stream weights at: it reads with the same vector loads, and make bench-cpu's F16 rows (the

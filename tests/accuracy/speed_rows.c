@@ -270,6 +270,13 @@ static void build_row(struct speed_row *row, const struct t_csv *c, int r, const
 		skip(row, "Ollama eval rate with the quantization not stated");
 		return;
 	}
+	/* A described CPU's run: the CPU table's model (cores, instruction sets, bandwidth)
+	 * replays it through the estimate (tests/api/test_cpu_speed_rows.c); this file's single
+	 * GFLOPS figure and host efficiency are not fitted on it. */
+	if (strstr(notes, "CPU-table replay")) {
+		skip(row, "replayed by tests/api/test_cpu_speed_rows.c through the CPU table");
+		return;
+	}
 	for (size_t i = 0; i < sizeof(bad_notes) / sizeof(bad_notes[0]); i++) {
 		if (strstr(notes, bad_notes[i])) {
 			char why[96];

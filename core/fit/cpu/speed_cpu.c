@@ -43,9 +43,13 @@
  * llamacpp_tg_pp.csv (Cix CP8180 with 12 threads and Radxa Dragon Q8B with 8, TinyLlama 1.1B
  * and Llama 3.2 3B in Q4_K_M, pp512, whose Q4_K and Q6_K ggml-cpu repacks on Arm:
  * 0.27-0.44 of this host's repacked AVX2 Q4_K rate per thread, median 0.36; their cores are
- * smaller than a desktop x86 core and half of them are efficiency cores). dotprod has half of
- * smmla's multiply-adds per instruction, plain NEON a third of that again; decode keeps the
- * proportions the rows give prefill (not fitted: the rows' decode is held by memory). */
+ * smaller than a desktop x86 core and half of them are efficiency cores). Arm with dotprod
+ * (no i8mm): prefill is fitted on the Radxa Dragon Q8B's two rows (Snapdragon 8cx Gen 3,
+ * Cortex-X1C and A78C, 8 threads): 0.58 of the AVX2 rate per thread, above the CP8180's i8mm
+ * figure because all eight cores are big ones (the CP8180's four little cores hold every
+ * barrier); it was 0.18, half of smmla's multiply-adds, which put the Dragon 3.2x low. Plain
+ * NEON keeps a third of dotprod's old figure; decode keeps the proportions (not fitted: the
+ * rows' decode is held by memory). */
 static const struct {
 	const char *name;
 	double decode, prefill, f32;
@@ -57,7 +61,7 @@ static const struct {
 	[SPEED_CPU_ISA_AVX512_VNNI] = {"avx512_vnni", 1.3, 2.1, 1.6},
 	[SPEED_CPU_ISA_AMX] = {"amx", 1.3, 4.2, 1.6},
 	[SPEED_CPU_ISA_NEON] = {"neon", 0.074, 0.055, 0.3},
-	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.22, 0.18, 0.4},
+	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.22, 0.58, 0.4},
 	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.22, 0.36, 0.4},
 };
 
@@ -95,10 +99,25 @@ static const struct class_eff class_eff[SPEED_CPU_CLASS_N] = {
 	[SPEED_CPU_FLOAT] = {"float", 0.374, 0.374, 0.855, 0.855, 3, 3},
 };
 
-/* The threads' synchronisation per layer per generated token, ms (fitted with the class rates
- * on all twelve rows: 16, 24 and 28 layers tell it apart from the work per element; two
- * threads: a many-core host waits longer at each barrier, a busy one much longer). */
-#define SYNC_MS_PER_LAYER 0.51
+/* The threads' synchronisation per layer per generated token: ggml's barriers after each
+ * operation, each waiting for every thread, so their cost grows with the threads: 4 us per
+ * thread per layer, fitted with SPEED_CPU_THEORETICAL_READ_SHARE (core/fit/speed.h) by least
+ * squares in log space on the 29 decode rows of public CPU runs in
+ * tests/data/calibration/llamacpp_tg_pp.csv (2 to 192 threads). Only the 3B on the 192-core
+ * AmpereOne is held by it (a 70B there is not), so that one row sets it: left out, the rest
+ * fit 2 us and that row comes out 2x fast. The make bench-cpu rows (two threads on a busy
+ * shared host) wait far longer at each barrier (0.51 ms per layer fitted there): a measured
+ * host keeps that figure. */
+#define SYNC_MS_PER_THREAD_LAYER 0.004
+#define SYNC_MS_PER_LAYER_MEASURED 0.51
+
+/* Threads beyond which more cores add little to the matrix products (shared L3 and memory,
+ * each barrier waiting for the slowest): working threads t / sqrt(1 + (t / 64)^2), all of them
+ * while few (8 threads work as 7.9). Fitted on the prefill rows of the same file; only the
+ * 32-thread Threadripper row reaches where it bites (24% high without it, 10% with it), so it
+ * is the least supported of these figures. Decode's dot products are not saturated: they wait
+ * on memory. */
+#define SATURATION_THREADS 64.0
 
 int speed_cpu_isa_from_bits(uint32_t isa, const char *arch)
 {
@@ -422,6 +441,20 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 	return 0;
 }
 
+double speed_cpu_working_threads(int threads)
+{
+	double t = threads > 0 ? threads : SPEED_CPU_DEFAULT_THREADS, q = t / SATURATION_THREADS;
+
+	return t / sqrt(1 + q * q);
+}
+
+double speed_cpu_sync_ms(int threads, bool measured)
+{
+	int t = threads > 0 ? threads : SPEED_CPU_DEFAULT_THREADS;
+
+	return measured ? SYNC_MS_PER_LAYER_MEASURED : t * SYNC_MS_PER_THREAD_LAYER;
+}
+
 double speed_cpu_decode_s(const struct speed_cpu_host *h, const struct speed_cpu_work *w,
 			  double bandwidth_gbs, bool *kernel_bound)
 {
@@ -434,7 +467,8 @@ double speed_cpu_decode_s(const struct speed_cpu_host *h, const struct speed_cpu
 	t_kernel = w->elements / ((double)r.threads * r.decode_rate);
 	if (kernel_bound)
 		*kernel_bound = t_kernel > t_mem;
-	return (t_kernel > t_mem ? t_kernel : t_mem) + w->layers * SYNC_MS_PER_LAYER * 1e-3;
+	return (t_kernel > t_mem ? t_kernel : t_mem) +
+	       w->layers * speed_cpu_sync_ms(r.threads, r.measured) * 1e-3;
 }
 
 double speed_cpu_prefill_s(const struct speed_cpu_host *h, const struct speed_cpu_work *w)
@@ -443,5 +477,5 @@ double speed_cpu_prefill_s(const struct speed_cpu_host *h, const struct speed_cp
 
 	if (speed_cpu_rates(h, w, &r) < 0 || !(w->elements > 0))
 		return -1;
-	return 2 * w->elements / ((double)r.threads * r.prefill_rate);
+	return 2 * w->elements / (speed_cpu_working_threads(r.threads) * r.prefill_rate);
 }

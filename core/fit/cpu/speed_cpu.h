@@ -152,6 +152,15 @@ int speed_cpu_mix_from_types(const double *elements, const double *repacked, int
 int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work *w,
 		    struct speed_cpu_rates *out /* OUT */);
 
+/* The threads' worth of work threads do together: all of them while few, saturating at the
+ * fitted count where more cores add little (shared caches, memory, barriers). */
+double speed_cpu_working_threads(int threads);
+
+/* The threads' synchronisation per layer per generated token, ms, for threads threads (<= 0:
+ * SPEED_CPU_DEFAULT_THREADS); measured: the host's kernels were measured (make bench-cpu's
+ * figure, fitted on that busy host). */
+double speed_cpu_sync_ms(int threads, bool measured);
+
 /* Seconds per generated token, the larger of the memory time (bytes / (bandwidth_gbs x 1e9))
  * and the kernel time; bandwidth_gbs is the rate the caller reaches (efficiency applied).
  * *kernel_bound (optional) says which. Returns a time > 0, or -1 on bad input. */

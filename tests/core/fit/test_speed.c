@@ -129,9 +129,8 @@ END_TEST
 
 START_TEST(partial_offload_puts_the_rest_on_host_bandwidth)
 {
-	const struct speed_params *cpu = &speed_fitted[SPEED_BACKEND_CPU];
 	struct speed_input all = one_gpu(), half = one_gpu();
-	double host_rate = 89.6 * cpu->mem_eff * SPEED_MEASURED_OVER_THEORETICAL;
+	double host_rate = 89.6 * SPEED_CPU_THEORETICAL_READ_SHARE;
 	double want;
 
 	half.gpu_fraction = 0.5;
