@@ -10,6 +10,7 @@
 #include "core/fit/speed.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -1095,86 +1096,61 @@ static bool expert_copy_prefill(const struct speed_obs *o)
 	       o->in.n_experts_used > 0;
 }
 
-int speed_fit_expert_skew(const struct speed_obs *obs, size_t n,
-			  const struct speed_params base[SPEED_BACKEND_COUNT], double *skew)
+/* Fits the one constant at offset field of every backend's speed_params to the observations
+ * pick selects: a grid of steps + 1 values from lo by step, minimising the sum of absolute log
+ * errors, every other constant taken from base. Returns 0 and *out, or RF_E_INVALID_VALUE when
+ * an observation is invalid or pick selects none. */
+static int fit_one(const struct speed_obs *obs, size_t n,
+		   const struct speed_params base[SPEED_BACKEND_COUNT],
+		   bool (*pick)(const struct speed_obs *), size_t field, double lo, double step,
+		   int steps, double *out)
 {
 	struct speed_params t[SPEED_BACKEND_COUNT];
 	double best = -1, best_loss = 0;
 	size_t used = 0;
 
-	if (!obs || !base || !skew)
+	if (!obs || !base || !out)
 		return RF_E_INVALID_VALUE;
 	for (size_t i = 0; i < n; i++) {
 		if (validate(&obs[i].in) < 0 || !in_range(obs[i].measured_tps, 1e-9, 1e9))
 			return RF_E_INVALID_VALUE;
-		used += expert_copy_prefill(&obs[i]);
+		used += pick(&obs[i]);
 	}
 	if (used == 0)
 		return RF_E_INVALID_VALUE;
 	memcpy(t, base, sizeof(t));
-	for (int k = 0; k <= 80; k++) {
-		double l = 0;
+	for (int k = 0; k <= steps; k++) {
+		double v = lo + k * step, l = 0;
 		for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
-			t[b].expert_skew = k * 0.05;
+			memcpy((char *)&t[b] + field, &v, sizeof(v));
 		for (size_t i = 0; i < n; i++) {
 			double est;
-			if (!expert_copy_prefill(&obs[i]))
+			if (!pick(&obs[i]))
 				continue;
 			est = speed_predict(&obs[i].in, t, SPEED_TEST_PREFILL);
 			l += est > 0 ? fabs(log(est / obs[i].measured_tps)) : 1e9;
 		}
 		if (best < 0 || l < best_loss - 1e-12) {
-			best = k * 0.05;
+			best = v;
 			best_loss = l;
 		}
 	}
-	*skew = best;
+	*out = best;
 	return 0;
-}
-
-static double staging_loss(const struct speed_obs *obs, size_t n,
-			   const struct speed_params t[SPEED_BACKEND_COUNT])
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		double est;
-		if (!offload_prefill(&obs[i]))
-			continue;
-		est = speed_predict(&obs[i].in, t, SPEED_TEST_PREFILL);
-		sum += est > 0 ? fabs(log(est / obs[i].measured_tps)) : 1e9;
-	}
-	return sum;
 }
 
 int speed_fit_staging(const struct speed_obs *obs, size_t n,
 		      const struct speed_params base[SPEED_BACKEND_COUNT], double *gbs)
 {
-	struct speed_params t[SPEED_BACKEND_COUNT];
-	double best = -1, best_loss = 0;
-	size_t used = 0;
-
-	if (!obs || !base || !gbs)
-		return RF_E_INVALID_VALUE;
-	for (size_t i = 0; i < n; i++) {
-		if (validate(&obs[i].in) < 0 || !in_range(obs[i].measured_tps, 1e-9, 1e9))
-			return RF_E_INVALID_VALUE;
-		used += offload_prefill(&obs[i]);
-	}
-	if (used == 0)
-		return RF_E_INVALID_VALUE;
-	memcpy(t, base, sizeof(t));
 	/* 0.5 to 64 GB/s in steps of 0.1, rounded as speed_fitted holds it. */
-	for (int k = 5; k <= 640; k++) {
-		double l;
-		for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
-			t[b].host_staging_gbs = k / 10.0;
-		l = staging_loss(obs, n, t);
-		if (best < 0 || l < best_loss - 1e-12) {
-			best = k / 10.0;
-			best_loss = l;
-		}
-	}
-	*gbs = best;
-	return 0;
+	return fit_one(obs, n, base, offload_prefill,
+		       offsetof(struct speed_params, host_staging_gbs), 0.5, 0.1, 635, gbs);
+}
+
+int speed_fit_expert_skew(const struct speed_obs *obs, size_t n,
+			  const struct speed_params base[SPEED_BACKEND_COUNT], double *skew)
+{
+	/* 0 (uniform) to 4 in steps of 0.05. */
+	return fit_one(obs, n, base, expert_copy_prefill,
+		       offsetof(struct speed_params, expert_skew), 0, 0.05, 80, skew);
 }

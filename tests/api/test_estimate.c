@@ -1250,19 +1250,6 @@ static int said_in(const cJSON *j, const char *text)
 	return n;
 }
 
-/* The first assumption containing text, or NULL. */
-static const char *said_text(const cJSON *j, const char *text)
-{
-	const cJSON *a;
-
-	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
-	{
-		if (cJSON_IsString(a) && strstr(a->valuestring, text))
-			return a->valuestring;
-	}
-	return NULL;
-}
-
 /* A 70B with 40 of 80 layers on a 24 GB card: prefill copies the host half once per
  * micro-batch at the link's rate, mapped (the default) or pinned (use_mmap false), twice per
  * 512-token prompt with n_ubatch 256. */
@@ -1291,7 +1278,7 @@ START_TEST(partial_offload_prefill_follows_n_ubatch_and_mmap)
 		/* The answer says how prefill follows n_ubatch: the same figures at 256 and 512
 		 * for every n_ubatch asked, rising with it. */
 		char want[96];
-		const char *a = said_text(small, "so prefill follows n_ubatch");
+		const char *a = assumption_with(small, "so prefill follows n_ubatch");
 		double t256 = 0, t512 = 0, t2048 = 0;
 		ck_assert_ptr_nonnull(a);
 		ck_assert_int_eq(sscanf(strstr(a, "prompt at "),
