@@ -519,6 +519,10 @@ int model_param_counts(const struct model_arch *a, struct model_params *out)
 		}
 	}
 	p.total += a->vision_params;
+	if (p.expert > 0) {
+		p.n_experts = a->n_experts;
+		p.n_experts_used = a->n_experts_per_tok;
+	}
 	for (int64_t il = 0; il < n_layer; il++)
 		if (per_layer[il] > p.layer_max)
 			p.layer_max = per_layer[il];

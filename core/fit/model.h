@@ -170,11 +170,13 @@ int model_tensors(const struct model_arch *a, struct rf_tensor_list *out /* OUT 
 struct model_params {
 	int64_t total;  /* every parameter, tied embeddings once */
 	int64_t active; /* used per token: routed experts counted k of E; everything else whole */
-	int64_t embedding; /* token (and position / type) embeddings */
-	int64_t output;    /* the LM head (0 when tied or absent) */
-	int64_t layers;    /* all repeating layers */
-	int64_t layer_max; /* the largest single layer */
-	int64_t expert;    /* routed-expert parameters (all experts) */
+	int64_t embedding;      /* token (and position / type) embeddings */
+	int64_t output;         /* the LM head (0 when tied or absent) */
+	int64_t layers;         /* all repeating layers */
+	int64_t layer_max;      /* the largest single layer */
+	int64_t expert;         /* routed-expert parameters (all experts) */
+	int64_t n_experts;      /* routed experts per MoE layer (the architecture's); 0: dense */
+	int64_t n_experts_used; /* routed experts each token uses */
 };
 
 /* Counts the parameters of a (validated) architecture from its tensors. Returns 0 or a negative

@@ -10,6 +10,7 @@
 #include "core/fit/speed.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,14 @@
  * 6.3 GB/s for Mixtral and 13 for Llama 2 7B. */
 #define STAGING_GBS 6.1
 #define STAGING_ROWS 8
+/* Routing concentration of the host experts a micro-batch copies (speed_expert_share), fitted
+ * by speed_fit_expert_skew() on the rows of tests/fixtures/partial_offload_prefill.csv that
+ * keep experts on the host (gpt-oss-120b with --n-cpu-moe on an RTX 3090 at -ub 256 to 8192;
+ * `make accuracy` prints them and refits it). A uniform router (0) would copy every expert
+ * from 32 tokens on and leaves the rows' rise with n_ubatch unexplained: it predicts 1.8x the
+ * measured prefill at -ub 256 and 0.9x at 4096. */
+#define EXPERT_SKEW 1.55
+#define SKEW_ROWS 5
 
 const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 	[SPEED_BACKEND_CUDA] = {.mem_eff = 0.96,
@@ -63,6 +72,8 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				.cpu_gflops_per_thread = 43.5,
 				.host_staging_gbs = STAGING_GBS,
 				.rows_staging = STAGING_ROWS,
+				.expert_skew = EXPERT_SKEW,
+				.rows_skew = SKEW_ROWS,
 				.rows_decode = 29,
 				.rows_tensor = 27,
 				.rows_vector = 0,
@@ -79,6 +90,7 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				.cpu_gflops_per_thread = 43.5,
 				.host_staging_gbs = STAGING_GBS,
 				.rows_staging = 0,
+				.expert_skew = EXPERT_SKEW,
 				.rows_decode = 2,
 				.rows_tensor = 0,
 				.rows_vector = 2,
@@ -95,6 +107,7 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				 .cpu_gflops_per_thread = 43.5,
 				 .host_staging_gbs = STAGING_GBS,
 				 .rows_staging = 0,
+				 .expert_skew = EXPERT_SKEW,
 				 .rows_decode = 29,
 				 .rows_tensor = 0,
 				 .rows_vector = 23,
@@ -111,6 +124,7 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 				  .cpu_gflops_per_thread = 43.5,
 				  .host_staging_gbs = STAGING_GBS,
 				  .rows_staging = 0,
+				  .expert_skew = EXPERT_SKEW,
 				  .rows_decode = 10,
 				  .rows_tensor = 6,
 				  .rows_vector = 6,
@@ -127,6 +141,7 @@ const struct speed_params speed_fitted[SPEED_BACKEND_COUNT] = {
 			       .cpu_gflops_per_thread = 43.5,
 			       .host_staging_gbs = STAGING_GBS,
 			       .rows_staging = 0,
+			       .expert_skew = EXPERT_SKEW,
 			       .rows_decode = 2,
 			       .rows_tensor = 0,
 			       .rows_vector = 0,
@@ -170,7 +185,10 @@ static int validate(const struct speed_input *in)
 	if (!in_range(in->weight_bytes, 1, 1e15) || !in_range(in->kv_bytes_start, 0, 1e15) ||
 	    !in_range(in->moe_batch_bytes, 0, 1e15) || !in_range(in->kv_bytes_full, 0, 1e15) ||
 	    !in_range(in->host_copy_bytes, 0, 1e15) || !in_range(in->flops_per_token, 1, 1e17) ||
-	    in->n_layers > 100000 || !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
+	    !in_range(in->host_expert_bytes, 0, 1e15) || in->n_experts < 0 ||
+	    in->n_experts > 100000 || in->n_experts_used < 0 ||
+	    in->n_experts_used > in->n_experts || in->n_layers > 100000 ||
+	    !in_range(in->gpu_fraction, 0, 1) || in->n_devices < 0 ||
 	    in->n_devices > SPEED_MAX_DEVICES)
 		return RF_E_INVALID_VALUE;
 	if (in->backend != SPEED_BACKEND_CPU && in->gpu_fraction > 0 && in->n_devices == 0)
@@ -316,9 +334,38 @@ static double host_copy_s_per_byte(const struct speed_input *in, const struct sp
 	double link = in->host.link_gbs > 0 ? in->host.link_gbs : SPEED_ASSUMED_HOST_LINK_GBS;
 	double t = 1 / (link * 1e9);
 
-	if (!in->host_pinned && p->host_staging_gbs > 0)
+	if (!in->host_pinned && in->host.no_page_lock && p->host_staging_gbs > 0)
 		t += 1 / (p->host_staging_gbs * 1e9);
 	return t;
+}
+
+double speed_expert_share(int n_experts, int n_used, double tokens, double skew)
+{
+	double h = 0, used = 0, draws;
+
+	if (n_experts <= 0 || n_used <= 0 || !(tokens > 0))
+		return 1;
+	for (int i = 1; i <= n_experts; i++)
+		h += pow(i, -skew);
+	draws = tokens * n_used;
+	for (int i = 1; i <= n_experts; i++)
+		used += 1 - pow(1 - pow(i, -skew) / h, draws);
+	return used / n_experts;
+}
+
+/* The host weights one micro-batch of a prompt copies to the GPU: the host layers, the output
+ * layer when it stays there, and of the routed experts held there only those its tokens
+ * route to. */
+static double host_copied_bytes(const struct speed_input *in, const struct speed_params *p,
+				double prompt)
+{
+	double bytes = in->host_copy_bytes > 0 ?
+			       in->host_copy_bytes :
+			       (in->weight_bytes + in->moe_batch_bytes) * (1 - gpu_frac(in));
+	double experts = in->host_expert_bytes < bytes ? in->host_expert_bytes : bytes;
+
+	return bytes - experts * (1 - speed_expert_share(in->n_experts, in->n_experts_used,
+							 ubatch_of(in, prompt), p->expert_skew));
 }
 
 /* Returns the prefill time per token of a prompt of prompt tokens, or -1 when a device holding
@@ -356,10 +403,7 @@ static double prefill_time_at(const struct speed_input *in, const struct speed_p
 		const struct speed_device *d = &in->devices[0];
 		if (d->compute_tflops <= 0 || d->compute == SPEED_COMPUTE_UNKNOWN)
 			return -1;
-		double bytes = in->host_copy_bytes > 0 ?
-				       in->host_copy_bytes :
-				       (in->weight_bytes + in->moe_batch_bytes) * (1 - f);
-		t += bytes * host_copy_s_per_byte(in, p) * per_tok;
+		t += host_copied_bytes(in, p, prompt) * host_copy_s_per_byte(in, p) * per_tok;
 		t += fl * (1 - f) / (compute_eff(p, d, in->quantized) * d->compute_tflops * 1e12);
 		if (d->compute == SPEED_COMPUTE_TENSOR && p->tensor_ceiling_tflops > 0)
 			t += fl * (1 - f) / (p->tensor_ceiling_tflops * 1e12);
@@ -424,16 +468,47 @@ static void explain_offload(const struct speed_input *in,
 	double prompt = prompt_of(in), t_pinned;
 	struct speed_input pinned = *in;
 
+	double ub_tps[3];
+	static const int ubs[3] = {256, 512, 2048};
+
 	note(o,
 	     "prefill runs the host layers on the GPU, copying their weights once per %.0f-token "
 	     "micro-batch (n_ubatch %d, %.0f per %.0f-token prompt)",
 	     ubatch_of(in, prompt), in->n_ubatch > 0 ? in->n_ubatch : SPEED_PREFILL_UBATCH,
 	     ceil(prompt / ubatch_of(in, prompt)), prompt);
+	/* How prefill follows n_ubatch, on a prompt long enough to show it. */
+	for (int i = 0; i < 3; i++) {
+		struct speed_input u = *in;
+		double t;
+		u.n_ubatch = ubs[i];
+		t = prefill_time_at(&u, params, 4096);
+		ub_tps[i] = t > 0 ? 1 / t : -1;
+	}
+	if (ub_tps[0] > 0 && ub_tps[1] > 0 && ub_tps[2] > 0)
+		note(o,
+		     "so prefill follows n_ubatch: a 4096-token prompt at %.0f tokens/s with "
+		     "n_ubatch 256, %.0f with 512, %.0f with 2048 (its compute buffer grows with it)",
+		     ub_tps[0], ub_tps[1], ub_tps[2]);
+	if (in->host_expert_bytes > 0 && in->n_experts > 0 && in->n_experts_used > 0)
+		note(o,
+		     "of the routed experts on the host a micro-batch copies only those its tokens "
+		     "use: %.0f%% at %.0f tokens (routing skew %.2f, fitted on %d rows)",
+		     100 * speed_expert_share(in->n_experts, in->n_experts_used,
+					      ubatch_of(in, prompt), p->expert_skew),
+		     ubatch_of(in, prompt), p->expert_skew, p->rows_skew);
 	pinned.host_pinned = true;
 	t_pinned = prefill_time(&pinned, params);
 	if (in->host_pinned || !(p->host_staging_gbs > 0) || t_pinned <= 0)
-		note(o, "host weights pinned (use_mmap false): copied at %.0f GB/s%s", link,
-		     in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)");
+		note(o, "host weights %s: copied at %.0f GB/s%s",
+		     in->host_pinned ? "pinned (use_mmap false)" :
+				       "mmap'd, pageable (native driver)",
+		     link, in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)");
+	else if (!in->host.no_page_lock)
+		note(o,
+		     "host weights mmap'd (pageable): a native driver copies them at the link's "
+		     "%.0f GB/s%s; under WSL they are staged at %.1f GB/s first",
+		     link, in->host.link_gbs > 0 ? "" : " (assumed: PCIe 4.0 x16 at 80%)",
+		     p->host_staging_gbs);
 	else
 		note(o,
 		     "host weights mmap'd (pageable): staged at %.1f GB/s (fitted on %d rows), "
@@ -1053,52 +1128,73 @@ int speed_fit(const struct speed_obs *obs, size_t n,
 static bool offload_prefill(const struct speed_obs *o)
 {
 	return o->test == SPEED_TEST_PREFILL && o->in.backend != SPEED_BACKEND_CPU &&
-	       o->in.n_devices > 0 && o->in.gpu_fraction < 1 && !o->in.host_pinned;
+	       o->in.n_devices > 0 && o->in.gpu_fraction < 1 && !o->in.host_pinned &&
+	       o->in.host.no_page_lock;
 }
 
-static double staging_loss(const struct speed_obs *obs, size_t n,
-			   const struct speed_params t[SPEED_BACKEND_COUNT])
+/* A prefill observation whose micro-batches copy routed experts from the host. */
+static bool expert_copy_prefill(const struct speed_obs *o)
 {
-	double sum = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		double est;
-		if (!offload_prefill(&obs[i]))
-			continue;
-		est = speed_predict(&obs[i].in, t, SPEED_TEST_PREFILL);
-		sum += est > 0 ? fabs(log(est / obs[i].measured_tps)) : 1e9;
-	}
-	return sum;
+	return o->test == SPEED_TEST_PREFILL && o->in.backend != SPEED_BACKEND_CPU &&
+	       o->in.n_devices > 0 && o->in.host_expert_bytes > 0 && o->in.n_experts > 0 &&
+	       o->in.n_experts_used > 0;
 }
 
-int speed_fit_staging(const struct speed_obs *obs, size_t n,
-		      const struct speed_params base[SPEED_BACKEND_COUNT], double *gbs)
+/* Fits the one constant at offset field of every backend's speed_params to the observations
+ * pick selects: a grid of steps + 1 values from lo by step, minimising the sum of absolute log
+ * errors, every other constant taken from base. Returns 0 and *out, or RF_E_INVALID_VALUE when
+ * an observation is invalid or pick selects none. */
+static int fit_one(const struct speed_obs *obs, size_t n,
+		   const struct speed_params base[SPEED_BACKEND_COUNT],
+		   bool (*pick)(const struct speed_obs *), size_t field, double lo, double step,
+		   int steps, double *out)
 {
 	struct speed_params t[SPEED_BACKEND_COUNT];
 	double best = -1, best_loss = 0;
 	size_t used = 0;
 
-	if (!obs || !base || !gbs)
+	if (!obs || !base || !out)
 		return RF_E_INVALID_VALUE;
 	for (size_t i = 0; i < n; i++) {
 		if (validate(&obs[i].in) < 0 || !in_range(obs[i].measured_tps, 1e-9, 1e9))
 			return RF_E_INVALID_VALUE;
-		used += offload_prefill(&obs[i]);
+		used += pick(&obs[i]);
 	}
 	if (used == 0)
 		return RF_E_INVALID_VALUE;
 	memcpy(t, base, sizeof(t));
-	/* 0.5 to 64 GB/s in steps of 0.1, rounded as speed_fitted holds it. */
-	for (int k = 5; k <= 640; k++) {
-		double l;
+	for (int k = 0; k <= steps; k++) {
+		double v = lo + k * step, l = 0;
 		for (int b = 0; b < SPEED_BACKEND_COUNT; b++)
-			t[b].host_staging_gbs = k / 10.0;
-		l = staging_loss(obs, n, t);
+			memcpy((char *)&t[b] + field, &v, sizeof(v));
+		for (size_t i = 0; i < n; i++) {
+			double est;
+			if (!pick(&obs[i]))
+				continue;
+			est = speed_predict(&obs[i].in, t, SPEED_TEST_PREFILL);
+			l += est > 0 ? fabs(log(est / obs[i].measured_tps)) : 1e9;
+		}
 		if (best < 0 || l < best_loss - 1e-12) {
-			best = k / 10.0;
+			best = v;
 			best_loss = l;
 		}
 	}
-	*gbs = best;
+	*out = best;
 	return 0;
+}
+
+int speed_fit_staging(const struct speed_obs *obs, size_t n,
+		      const struct speed_params base[SPEED_BACKEND_COUNT], double *gbs)
+{
+	/* 0.5 to 64 GB/s in steps of 0.1, rounded as speed_fitted holds it. */
+	return fit_one(obs, n, base, offload_prefill,
+		       offsetof(struct speed_params, host_staging_gbs), 0.5, 0.1, 635, gbs);
+}
+
+int speed_fit_expert_skew(const struct speed_obs *obs, size_t n,
+			  const struct speed_params base[SPEED_BACKEND_COUNT], double *skew)
+{
+	/* 0 (uniform) to 4 in steps of 0.05. */
+	return fit_one(obs, n, base, expert_copy_prefill,
+		       offsetof(struct speed_params, expert_skew), 0, 0.05, 80, skew);
 }

@@ -13,10 +13,14 @@
  *            + FLOPs / ceiling                          (tensor peaks: the kernels' own limit)
  *            + the host's share: with a GPU, llama.cpp runs batches of 32 tokens or more on
  *              it, copying the host layers' weights over the link once per micro-batch (a
- *              prompt of P tokens runs ceil(P / n_ubatch) of them); pinned weights (--no-mmap
- *              puts them in the GPU's host buffer) cross at the link rate, mmap'd (pageable)
- *              ones are first staged by the driver into a pinned buffer at host_staging_gbs;
- *              on the CPU backend, threads x GFLOPS per thread
+ *              prompt of P tokens runs ceil(P / n_ubatch) of them), so that the copies'
+ *              share of the time falls as n_ubatch grows; of the routed experts held on the
+ *              host only those the micro-batch's tokens route to cross (llama.cpp PR 15346),
+ *              a share that grows with n_ubatch (speed_expert_share: routing concentrates
+ *              on some experts, by a skew fitted to measured rows); pinned weights and, on
+ *              a native driver, mmap'd (pageable) ones cross at the link rate; where mapped
+ *              memory cannot be page-locked (WSL) the driver first stages them into a pinned
+ *              buffer at host_staging_gbs; on the CPU backend, threads x GFLOPS per thread
  *
  * A layer split over several devices runs one device after the other, so bandwidths are not
  * summed. The efficiencies, the per-layer cost and the ceilings are fitted per backend to
@@ -100,6 +104,9 @@ struct speed_host {
 	 * llama.cpp's kernels stream weights (SPEED_HOST_MEASURED_READ_SHARE of it), where a
 	 * figure another tool published takes the fitted mem_eff. Implies bandwidth_measured. */
 	bool bandwidth_hostbench;
+	/* Mapped memory cannot be page-locked (Windows Subsystem for Linux): pageable copies
+	 * to the GPU are staged by the driver at host_staging_gbs. */
+	bool no_page_lock;
 	int threads;     /* threads doing CPU work; <= 0 unknown */
 	double link_gbs; /* host to GPU copies (PCIe); <= 0 unknown */
 	/* The CPU's kernels (core/fit/cpu/speed_cpu.h): with an ISA class, host work is timed by
@@ -136,15 +143,20 @@ struct speed_input {
 	bool weight_ftype_known;      /* false: the CPU kernel family follows the bits per weight */
 	double repacked_share;        /* share of the host's weights in repacked layouts (0..1) */
 	struct speed_cpu_mix cpu_mix; /* the weight types' kernels; all 0: weight_ftype's alone */
-	double gpu_fraction;    /* share of the layers on the devices (n_gpu_layers / layers) */
-	double host_copy_bytes; /* host weights a prefill micro-batch copies to the GPU (host
+	double gpu_fraction;      /* share of the layers on the devices (n_gpu_layers / layers) */
+	double host_copy_bytes;   /* host weights a prefill micro-batch copies to the GPU (host
 				   layers, experts n_cpu_moe keeps there, a host output layer);
 				   <= 0: (weight_bytes + moe_batch_bytes) x (1 - gpu_fraction) */
-	int n_ubatch;           /* llama.cpp's micro-batch; <= 0: SPEED_PREFILL_UBATCH */
-	double prompt_tokens;   /* prompt of the prefill figure; <= 0: SPEED_PREFILL_PROMPT */
-	bool host_pinned;       /* host weights in the GPU's pinned host buffer (--no-mmap);
+	double host_expert_bytes; /* the routed experts among host_copy_bytes: a micro-batch
+				     copies only those its tokens route to (speed_expert_share) */
+	int n_experts;            /* routed experts per MoE layer; 0: dense or unknown (every
+				     host expert is copied) */
+	int n_experts_used;       /* routed experts per token */
+	int n_ubatch;             /* llama.cpp's micro-batch; <= 0: SPEED_PREFILL_UBATCH */
+	double prompt_tokens;     /* prompt of the prefill figure; <= 0: SPEED_PREFILL_PROMPT */
+	bool host_pinned;         /* host weights in the GPU's pinned host buffer (--no-mmap);
 				   false: mmap'd, pageable (llama.cpp's default) */
-	int n_devices;          /* 0 only for SPEED_BACKEND_CPU */
+	int n_devices;            /* 0 only for SPEED_BACKEND_CPU */
 	struct speed_device devices[SPEED_MAX_DEVICES];
 	struct speed_host host;
 };
@@ -168,6 +180,11 @@ struct speed_params {
 					 (mmap'd) weights into pinned memory before the copy */
 	int rows_decode, rows_tensor, rows_vector, rows_cpu_prefill;
 	int rows_staging; /* partial-offload rows host_staging_gbs was fitted on */
+	/* Routing concentration: expert i of a layer (by popularity) is chosen with weight
+	 * i^-expert_skew (0: uniform), which sets the share of host experts a micro-batch
+	 * copies (speed_expert_share). */
+	double expert_skew;
+	int rows_skew; /* rows expert_skew was fitted on */
 };
 
 /* The fitted constants, indexed by enum speed_backend (see speed.c for how they were fitted). */
@@ -264,8 +281,24 @@ int speed_fit(const struct speed_obs *obs, size_t n,
 	      const struct speed_params base[SPEED_BACKEND_COUNT],
 	      struct speed_params out[SPEED_BACKEND_COUNT] /* OUT */);
 
+/* The expected share of a layer's n_experts routed experts that tokens tokens, each using
+ * n_used of them, route to at least once, when expert i (by popularity) is chosen with
+ * weight i^-skew: (1/E) x sum_i (1 - (1 - p_i)^(tokens x n_used)). 1 for a uniform router
+ * past a few dozen tokens; with the fitted skew it keeps growing up to thousands. Returns
+ * 1 when n_experts or n_used is unknown (<= 0). */
+double speed_expert_share(int n_experts, int n_used, double tokens, double skew);
+
+/* Fits expert_skew to the n observations that copy host experts (prefill with
+ * host_expert_bytes and n_experts known), every other constant taken from base: a grid in
+ * steps of 0.05 over 0-4 minimising the sum of absolute log errors. Returns 0 and *skew, or
+ * RF_E_INVALID_VALUE when an observation is invalid or none copies host experts. */
+int speed_fit_expert_skew(const struct speed_obs *obs, size_t n,
+			  const struct speed_params base[SPEED_BACKEND_COUNT],
+			  double *skew /* OUT */);
+
 /* Fits host_staging_gbs, the one constant of a partial offload's pageable copies, to the n
- * observations (prefill with some layers on the host, mmap'd): a grid search in steps of
+ * observations (prefill with some layers on the host, mmap'd, on a host that cannot
+ * page-lock mapped memory): a grid search in steps of
  * 0.1 GB/s that minimises the sum of absolute log errors, every other constant taken from
  * base. Returns 0 and *gbs, or RF_E_INVALID_VALUE when an observation is invalid or none is a
  * partial-offload prefill of pageable weights. */

@@ -205,8 +205,14 @@ void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights
 	 * experts n_cpu_moe keeps there, and the output layer when it stays there too (its
 	 * matrix runs on the GPU like the rest; token embeddings are looked up on the host). */
 	in->host_copy_bytes = (double)m->experts_host_bytes;
-	for (int64_t l = 0; l < w->n_layer - m->n_gpu_layers && l < MODEL_MAX_LAYERS; l++)
+	in->host_expert_bytes = (double)m->experts_host_bytes;
+	for (int64_t l = 0; l < w->n_layer - m->n_gpu_layers && l < MODEL_MAX_LAYERS; l++) {
 		in->host_copy_bytes += (double)w->layer_bytes[l];
+		in->host_expert_bytes += (double)w->layer_expert_bytes[l];
+	}
+	/* Of the routed experts there, a micro-batch copies those its tokens route to. */
+	in->n_experts = mp->expert > 0 && mp->n_experts_used > 0 ? (int)mp->n_experts : 0;
+	in->n_experts_used = in->n_experts > 0 ? (int)mp->n_experts_used : 0;
 	if (!m->output_on_gpu)
 		in->host_copy_bytes += (double)w->output_bytes;
 	if (m->experts_host_bytes > 0 && in->weight_bytes > 0 && expert_bytes > 0 &&

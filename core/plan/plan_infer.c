@@ -32,10 +32,19 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define RELAXED_FLOOR 0.8
 #define UBATCH_DEFAULT 512 /* llama.cpp's -ub */
 /* The micro-batch tried where memory limits the context: half the compute buffers (their
- * activations scale with it), prompts in twice the steps. The objective weighs decode, not
- * prefill (whose speed with weights in host memory does follow n_ubatch: core/fit/speed.h),
- * so the choice is made on memory alone. */
+ * activations scale with it), prompts in twice the steps. The objective weighs decode; prefill,
+ * whose speed with weights in host memory follows n_ubatch (core/fit/speed.h), is weighed for
+ * long_context after the choice (UBATCH_PREFILL). */
 #define UBATCH_SMALL 256
+/* Where prompts are long (long_context: documents, retrieved passages, code) and the chosen
+ * setup copies host weights to the GPU once per micro-batch, a larger one copies them less
+ * often (core/fit/speed.h): n_ubatch UBATCH_PREFILL is taken when it raises the prefill of a
+ * PREFILL_PROMPT-token prompt by PREFILL_GAIN and decode stays within SPEED_TIE, moving at most
+ * UBATCH_MOVES more layers (or layers' experts) to the host for its compute buffers. */
+#define UBATCH_PREFILL 2048
+#define PREFILL_PROMPT 4096
+#define PREFILL_GAIN 1.25
+#define UBATCH_MOVES 4
 
 static const char *const use_case_names[] = {"general", "long_context", "speed", "quality"};
 
@@ -1169,6 +1178,77 @@ static int choose(struct work *k, struct plan_answer *out)
 	return 0;
 }
 
+/* Prefill of a PREFILL_PROMPT-token prompt for s with its evaluation res, on what the
+ * machine's runs say of its format (k->w and k->wsum hold s's format: finish loaded it). */
+static double long_prefill(const struct work *k, const struct plan_setup *s,
+			   const struct plan_result *res)
+{
+	struct speed_input in = k->hw->speed;
+	enum speed_basis basis;
+	double factor;
+
+	plan_speed_model(k->m->params, k->w, &k->wsum, &res->mem, &s->p, &in);
+	in.prompt_tokens = PREFILL_PROMPT;
+	return speed_calib_apply(&k->wsum.calib, SPEED_TEST_PREFILL,
+				 speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL), &factor,
+				 &basis);
+}
+
+/* Whether c's prefill copies host weights to a GPU: routed experts or layers on the host. */
+static bool crosses_link(const struct work *k, const struct plan_choice *c)
+{
+	const struct rf_mem_estimate *m = &c->res.mem;
+
+	return k->hw->n_dev > 0 && c->setup.runtime == PLAN_RT_LLAMA_CPP &&
+	       (m->experts_host_bytes > 0 ||
+		(m->n_gpu_layers > 0 && m->n_gpu_layers < model_n_layer(k->m->arch)));
+}
+
+/* long_context: c (finished) at n_ubatch UBATCH_PREFILL where that pays (see UBATCH_PREFILL),
+ * said in a note. Returns 0 or a negative rf_err. */
+static int widen_ubatch(struct work *k, struct plan_choice *c, struct plan_answer *a)
+{
+	struct plan_setup s = c->setup;
+	double pp0, pp;
+	int rc = 0;
+
+	if (k->r->use_case != PLAN_LONG_CONTEXT || s.p.n_ubatch >= UBATCH_PREFILL ||
+	    !crosses_link(k, c) || (pp0 = long_prefill(k, &c->setup, &c->res)) <= 0)
+		return 0;
+	s.p.n_ubatch = UBATCH_PREFILL;
+	if (s.p.n_batch < UBATCH_PREFILL)
+		s.p.n_batch = UBATCH_PREFILL;
+	if (s.p.n_gpu_layers < 0)
+		s.p.n_gpu_layers = c->res.mem.n_gpu_layers;
+	for (int step = 0; step <= UBATCH_MOVES; step++) {
+		if ((rc = try_setup(k, &s, false)) < 0)
+			return rc;
+		if (rc == 1)
+			break;
+		/* Room for the larger compute buffers: one more layer's experts, or one more
+		 * layer, on the host. */
+		if (s.p.n_cpu_moe > 0 && s.p.n_cpu_moe < model_n_layer(k->m->arch))
+			s.p.n_cpu_moe++;
+		else if (s.p.n_cpu_moe == 0 && s.p.n_gpu_layers > 1)
+			s.p.n_gpu_layers--;
+		else
+			return 0;
+	}
+	if (rc != 1 || k->res->aggregate_tps * (1 + SPEED_TIE) < c->res.aggregate_tps ||
+	    (pp = long_prefill(k, &s, k->res)) < PREFILL_GAIN * pp0)
+		return 0;
+	answer_note(
+		a,
+		"n_ubatch %lld -> %d, n_batch %d: long prompts copy the host weights to the GPU "
+		"in fewer micro-batches, a %d-token prompt at %.0f tokens/s where %.0f; decode "
+		"%.1f -> %.1f tokens/s",
+		(long long)c->setup.p.n_ubatch, UBATCH_PREFILL, (int)s.p.n_batch, PREFILL_PROMPT,
+		pp, pp0, c->res.aggregate_tps, k->res->aggregate_tps);
+	c->setup = s;
+	c->res = *k->res;
+	return 0;
+}
+
 /* Re-evaluates c (its memory estimate and speeds are kept in the answer). */
 static int finish(struct work *k, struct plan_choice *c)
 {
@@ -1240,7 +1320,7 @@ static void trade_notes(struct work *k, struct plan_answer *a)
 			    (double)(a->best.res.mem.per_device[0].budget_bytes -
 				     a->best.res.mem.per_device[0].bytes) /
 				    RF_GIB);
-	if (s->runtime == PLAN_RT_LLAMA_CPP && s->p.n_ubatch != UBATCH_DEFAULT)
+	if (s->runtime == PLAN_RT_LLAMA_CPP && s->p.n_ubatch < UBATCH_DEFAULT)
 		answer_note(a,
 			    "n_ubatch %d -> %lld: a smaller micro-batch shrinks the compute "
 			    "buffers, which buys context; prompts are processed in more steps",
@@ -1349,6 +1429,12 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 		rc = finish(&k, &out->best);
 		for (int i = 0; rc == 0 && i < out->n_alt; i++)
 			rc = finish(&k, &out->alt[i]);
+		if (rc == 0)
+			rc = load_format(&k, &out->best.setup);
+		if (rc == 0)
+			rc = widen_ubatch(&k, &out->best, out);
+		else if (rc == 1)
+			rc = 0;
 	}
 	if (rc == 0 && out->found) {
 		char d[PLAN_WHY_LEN];

@@ -700,7 +700,8 @@ int speed_offload_input(const struct t_csv *c, int r, const struct device_table 
 {
 	const struct device_profile *prof = NULL;
 	enum device_compute_kind kind = DEVICE_COMPUTE_UNKNOWN;
-	double size, params, active, layers, ngl, ub, prompt, mmap;
+	double size, params, active, layers, ngl, ub, prompt, mmap, wsl = 0;
+	double ncmoe = 0, expert_layer = 0, n_exp = 0, n_used = 0;
 	struct speed_input in;
 
 	if (device_resolve(t, t_csv_get(c, r, "device"), &prof) < 0 ||
@@ -725,6 +726,24 @@ int speed_offload_input(const struct t_csv *c, int r, const struct device_table 
 	in.host_pinned = mmap == 0;
 	if (t_csv_get(c, r, "link_gbs")[0] && t_csv_num(c, r, "link_gbs", &in.host.link_gbs) < 0)
 		return -1;
+	in.host.no_page_lock = t_csv_num(c, r, "wsl", &wsl) == 0 && wsl > 0;
+	if (t_csv_num(c, r, "n_cpu_moe", &ncmoe) == 0 && ncmoe > 0 &&
+	    (t_csv_num(c, r, "expert_layer_gib", &expert_layer) < 0 ||
+	     t_csv_num(c, r, "n_experts", &n_exp) < 0 ||
+	     t_csv_num(c, r, "n_experts_used", &n_used) < 0 || n_exp <= 0))
+		return -1;
+	if (ncmoe > 0) {
+		/* --n-cpu-moe: the experts of that many layers stay on the host; a token reads k
+		 * of E of them there (plan_eval.c's speed_model does the same). */
+		double host = ncmoe * expert_layer * 1024.0 * 1024.0 * 1024.0;
+		in.host_copy_bytes = in.host_expert_bytes = host;
+		in.n_experts = (int)n_exp;
+		in.n_experts_used = (int)n_used;
+		in.gpu_fraction = (in.gpu_fraction * in.weight_bytes - host * n_used / n_exp) /
+				  in.weight_bytes;
+		if (in.gpu_fraction < 0)
+			in.gpu_fraction = 0;
+	}
 	in.n_devices = 1;
 	in.devices[0].bandwidth_gbs = prof->memory_bandwidth_gbs;
 	in.devices[0].compute_tflops = device_compute_tflops(prof, &kind);
@@ -743,7 +762,7 @@ static void print_offload(FILE *f, const struct speed_rows *r, const char *src_d
 	struct t_csv *c = speed_offload_csv(src_dir);
 	struct speed_obs obs[64];
 	size_t n = 0;
-	double gbs = -1;
+	double gbs = -1, skew = -1;
 
 	if (!c) {
 		fprintf(f, "\n== speed: tests/fixtures/partial_offload_prefill.csv missing\n");
@@ -768,9 +787,16 @@ static void print_offload(FILE *f, const struct speed_rows *r, const char *src_d
 	}
 	if (speed_fit_staging(obs, n, speed_fitted, &gbs) < 0)
 		gbs = -1;
+	if (speed_fit_expert_skew(obs, n, speed_fitted, &skew) < 0)
+		skew = -1;
 	fprintf(f,
-		"pageable staging: %.1f GB/s in core/fit/speed.c, %.1f refitted now on %zu rows\n",
-		speed_fitted[SPEED_BACKEND_CUDA].host_staging_gbs, gbs, n);
+		"pageable staging (WSL rows): %.1f GB/s in core/fit/speed.c (%d rows), %.1f "
+		"refitted now\nexpert routing skew (rows copying host experts): %.2f in "
+		"core/fit/speed.c (%d rows), %.2f refitted now\n",
+		speed_fitted[SPEED_BACKEND_CUDA].host_staging_gbs,
+		speed_fitted[SPEED_BACKEND_CUDA].rows_staging, gbs,
+		speed_fitted[SPEED_BACKEND_CUDA].expert_skew,
+		speed_fitted[SPEED_BACKEND_CUDA].rows_skew, skew);
 	t_csv_free(c);
 }
 
