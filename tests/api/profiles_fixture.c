@@ -7,6 +7,11 @@
 #include <string.h>
 
 #include "api/catalog/quality.h"
+#include "api/estimate.h"
+#include "api/finetune_detect.h"
+#include "api/recommend.h"
+#include "api/runtime_config.h"
+#include "api/validate.h"
 #include "api/device_json.h"
 #include "api/model_json.h"
 #include "tests/test.h"
@@ -122,4 +127,23 @@ double t_num(const cJSON *o, const char *a, const char *b)
 		v = cJSON_GetObjectItemCaseSensitive(v, b);
 	ck_assert_msg(cJSON_IsNumber(v), "%s.%s is not a number", a, b ? b : "");
 	return v->valuedouble;
+}
+
+api_handler_fn t_route_handler(const char *route)
+{
+	static const struct {
+		const char *path;
+		api_handler_fn fn;
+	} routes[] = {
+		{"/api/estimate", api_estimate},
+		{"/api/config", api_config},
+		{"/api/recommend", api_recommend},
+		{"/api/validate", api_validate},
+		{"/api/finetune/detect", api_finetune_detect},
+	};
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(route, routes[i].path) == 0)
+			return routes[i].fn;
+	return NULL;
 }

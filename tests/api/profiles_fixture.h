@@ -39,6 +39,10 @@ const struct api_tier_table *t_tiers(void);
 int t_route_post(api_handler_fn handler, const struct api_env *env, const char *path,
 		 const char *body, cJSON **out /* OUT */);
 
+/* The handler of a planning route by its path: /api/estimate, /api/config, /api/recommend,
+ * /api/validate, /api/finetune/detect; NULL for any other. */
+api_handler_fn t_route_handler(const char *route);
+
 /* Returns the number o.a (b NULL) or o.a.b of an answer; fails the test when it is not one. */
 double t_num(const cJSON *o, const char *a, const char *b);
 

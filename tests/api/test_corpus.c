@@ -93,19 +93,6 @@ static void digest_walk(struct digest *d, const cJSON *j)
 	fnv(&d->hash, "}", 1);
 }
 
-static api_handler_fn handler_of(const char *route)
-{
-	if (strcmp(route, "/api/estimate") == 0)
-		return api_estimate;
-	if (strcmp(route, "/api/config") == 0)
-		return api_config;
-	if (strcmp(route, "/api/recommend") == 0)
-		return api_recommend;
-	if (strcmp(route, "/api/validate") == 0)
-		return api_validate;
-	return NULL;
-}
-
 /* Answers one "ROUTE BODY" line into *d; returns the status. */
 static int answer(char *line, struct digest *d)
 {
@@ -118,7 +105,7 @@ static int answer(char *line, struct digest *d)
 
 	ck_assert_ptr_nonnull(body);
 	*body++ = '\0';
-	h = handler_of(line);
+	h = t_route_handler(line);
 	ck_assert_msg(h != NULL, "unknown route %s", line);
 	status = t_route_post(h, &env, line, body, &out);
 	d->hash = 1469598103934665603ULL;
