@@ -2,7 +2,9 @@
  * The parts of POST /api/validate (api/validate.h), one role each:
  *   validate_input.c   the config as written (llama-server's or vllm serve's settings, nested
  *                      as /api/config writes them or flat) parsed strictly into struct
- *                      val_cfg, and turned into core/plan/plan_check.h's structs;
+ *                      val_cfg;
+ *   validate_setup.c   the parsed config turned into core/plan/plan_check.h's structs (the
+ *                      setup as its runtime runs it) and the estimate request it shows;
  *   validate_render.c  the findings and the planner's setup as the route's JSON;
  *   validate.c         the route: parse, resolve the model and the machine once, check in
  *                      core (plan_check), render.
@@ -22,6 +24,10 @@
 /* llama.cpp's backends and cache types, as a config names them (the index is the value). */
 extern const char *const val_backends[];
 extern const char *const val_cache_types[];
+/* The estimator's cache type for each of val_cache_types (the nearest not smaller; NULL: f32,
+ * which it does not take), and the rope scalings a config names (none, linear, yarn). */
+extern const char *const val_cache_est[];
+extern const char *const val_rope[];
 
 struct val_cfg {
 	bool nested;
