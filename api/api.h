@@ -237,7 +237,7 @@ struct api_local_model {
 	int64_t size_bytes;
 };
 
-/* How the profile routes reach the catalogs behind api_env.devices and .models, which the
+/* How the profile routes reach the catalogs behind api_env.cat.devices and .models, which the
  * process builds from the profile files and the store's custom rows. */
 struct api_profile_hooks {
 	void *ctx;
@@ -261,6 +261,37 @@ struct api_asset {
 	size_t len;
 };
 
+/* The catalogs questions are answered from: the profiles' devices, models, tiers and quality
+ * table, which the process builds at load and on reload (NULL: none loaded). */
+struct api_catalogs {
+	const struct device_table *devices; /* profiles/devices.json */
+	const struct model_catalog *models; /* profiles/models.json */
+	const struct api_tier_table *tiers; /* profiles/tiers.json */
+	const struct plan_quality *quality; /* profiles/quality.json */
+};
+
+/* How the routes read this host: model files and folders, the Hub, Ollama's store and the
+ * process's own figures (NULL: not read here). */
+struct api_io {
+	api_read_model_fn read_model; /* NULL: model files cannot be read here */
+	void *read_model_ctx;
+	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
+	void *read_model_dir_ctx;
+	/* A Hugging Face id looked up on the Hub (--hub; kind 2, path: the id) when neither the
+	 * catalog nor the HF cache knows it. NULL: no Hub is asked (the default). */
+	api_read_model_dir_fn read_hub;
+	void *read_hub_ctx;
+	/* The GGUF header of an Ollama tag in Ollama's local store (path: the reference);
+	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
+	api_read_model_fn read_ollama;
+	void *read_ollama_ctx;
+	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
+	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
+	int (*read_process)(struct api_process_stats *out);
+};
+
+/* What a route answers with: the process's state (the scan, the store, the served files, the
+ * sessions), the catalogs and the readers of this host. */
 struct api_env {
 	const char *version;
 	double uptime_s;
@@ -278,26 +309,9 @@ struct api_env {
 	int64_t last_scan_failed_ms; /* 0: never failed */
 	const char *store_error;     /* the store's last failure (one line), or NULL: none so far */
 	int64_t store_error_ms;      /* when it happened (wall clock) */
-	const struct device_table *devices; /* profiles/devices.json; NULL: none loaded */
-	const struct model_catalog *models; /* profiles/models.json; NULL: none loaded */
-	const struct api_tier_table *tiers; /* profiles/tiers.json; NULL: none loaded */
-	const struct plan_quality *quality; /* profiles/quality.json; NULL: none loaded */
-	api_read_model_fn read_model;       /* NULL: model files cannot be read here */
-	void *read_model_ctx;
-	api_read_model_dir_fn read_model_dir; /* NULL: no folder or cache is read here */
-	void *read_model_dir_ctx;
-	/* A Hugging Face id looked up on the Hub (--hub; kind 2, path: the id) when neither the
-	 * catalog nor the HF cache knows it. NULL: no Hub is asked (the default). */
-	api_read_model_dir_fn read_hub;
-	void *read_hub_ctx;
-	/* The GGUF header of an Ollama tag in Ollama's local store (path: the reference);
-	 * RF_E_NOT_FOUND when it is not pulled there. NULL: the store is not read. */
-	api_read_model_fn read_ollama;
-	void *read_ollama_ctx;
+	struct api_catalogs cat;
+	struct api_io io;
 	struct api_profile_hooks profiles; /* NULL check: custom profiles cannot be changed */
-	/* Fills the process figures of /metrics (struct api_process_stats, api/metrics.h).
-	 * Returns 0, or < 0 when they cannot be read. NULL: no process series. */
-	int (*read_process)(struct api_process_stats *out);
 	/* ModelForge's session (api/finetune_session.h), kept by the daemon; NULL: none. */
 	struct api_ft_session *session;
 	/* Free bytes of the data directory's file system (--data-dir), when known. */

@@ -182,8 +182,8 @@ int api_bench_time_parse(const char *s, int64_t *ms)
 
 const char *api_bench_model_id(const struct api_env *env, const char *name)
 {
-	const struct model_entry *e = env && env->models ? model_catalog_find(env->models, name) :
-							   NULL;
+	const struct model_entry *e =
+		env && env->cat.models ? model_catalog_find(env->cat.models, name) : NULL;
 
 	return e ? e->id : name;
 }

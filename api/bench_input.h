@@ -58,7 +58,7 @@ void api_bench_batch_free(struct api_bench_batch *b);
 /* Maps req's body to runs. The query may give model=, precision= and hardware= (a
  * fingerprint), which override what the body says (llama-bench and llama-server output carry
  * no fingerprint and, for the server, often no usable model name). Model names that the
- * catalog (env->models) knows, by id or alias, are stored as the catalog id. The hardware
+ * catalog (env->cat.models) knows, by id or alias, are stored as the catalog id. The hardware
  * fingerprint, when neither the query nor the body gives one, is the snapshot's. A run without
  * run_id gets one derived from its content ("auto-" and 32 hex digits), so that posting the
  * same output twice records it once.

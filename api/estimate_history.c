@@ -51,7 +51,7 @@ static const struct model_entry *resolve_once(const struct api_env *env, struct 
 	for (size_t i = 0; i < w->n; i++)
 		if (strcmp(w->names[i].name, name) == 0)
 			return w->names[i].m;
-	m = env->models ? model_catalog_find(env->models, name) : NULL;
+	m = env->cat.models ? model_catalog_find(env->cat.models, name) : NULL;
 	if (w->n < HISTORY_NAMES) {
 		w->names[w->n].name = name;
 		w->names[w->n++].m = m;

@@ -24,7 +24,7 @@ static void est_cpu_described(const struct api_env *env, struct est *e)
 	struct hw_describe_cpu ci;
 	const struct device_profile *p;
 
-	hw_describe_cpu(&e->hw, env->devices, &ci);
+	hw_describe_cpu(&e->hw, env->cat.devices, &ci);
 	p = ci.profile;
 	if (ci.unknown)
 		est_assume(e,
@@ -64,12 +64,12 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 		/* GPUs named without their memory, and unified memory, from the profiles. */
 		{
 			struct hw_describe_gpu info[HW_MAX_GPUS];
-			int bad = hw_describe_complete(&e->hw, env->devices, info);
+			int bad = hw_describe_complete(&e->hw, env->cat.devices, info);
 			if (bad < 0) {
 				char field[48];
 				int i = -bad - 1;
 				snprintf(field, sizeof(field), "hardware.gpus[%d].name", i);
-				return api_device_unknown(out, env->devices, field,
+				return api_device_unknown(out, env->cat.devices, field,
 							  e->hw.gpus[i].name, true);
 			}
 			for (int i = 0; i < e->hw.n_gpus && i < HW_MAX_GPUS; i++) {
@@ -94,14 +94,14 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 			}
 		}
 		hw_classify(&e->hw);
-		hw_apply_device_profiles(&e->hw, env->devices);
+		hw_apply_device_profiles(&e->hw, env->cat.devices);
 		snprintf(e->hw_source, sizeof(e->hw_source), "request");
 		return 0;
 	}
 	if (e->rq.has_hardware_profile) {
 		const struct device_profile *p = NULL;
-		int found = env->devices ?
-				    device_resolve(env->devices, e->rq.hardware_profile, &p) :
+		int found = env->cat.devices ?
+				    device_resolve(env->cat.devices, e->rq.hardware_profile, &p) :
 				    RF_E_NOT_FOUND;
 		if (found == RF_E_CONFLICT)
 			return api_error(
@@ -110,7 +110,7 @@ static int est_hardware_source(const struct api_env *env, struct est *e, const c
 				"in profiles/devices.json",
 				e->rq.hardware_profile);
 		if (found < 0 || !p)
-			return api_device_unknown(out, env->devices, "hardware_profile",
+			return api_device_unknown(out, env->cat.devices, "hardware_profile",
 						  e->rq.hardware_profile, false);
 		hw_describe_from_profile(p, &e->hw);
 		snprintf(e->hw_source, sizeof(e->hw_source), "profile");
@@ -147,9 +147,9 @@ int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, stru
 	const struct device_profile *p = NULL;
 	int rc = est_hardware_source(env, e, hw, out);
 
-	if (rc < 0 || !env->devices || !e->hw.cpu.model[0])
+	if (rc < 0 || !env->cat.devices || !e->hw.cpu.model[0])
 		return rc;
-	if (device_resolve_cpu(env->devices, e->hw.cpu.model, &p) != 0)
+	if (device_resolve_cpu(env->cat.devices, e->hw.cpu.model, &p) != 0)
 		p = NULL;
 	/* This host's scan without instruction sets (a CPU the probe could not read) has the
 	 * table's; a scan's own list is taken at its word. A described CPU was completed by
@@ -261,8 +261,8 @@ void est_speed_devices(const struct api_env *env, struct est *e, struct speed_in
 		const char *basis = NULL;
 		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
 			continue;
-		if (env->devices)
-			device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &prof);
+		if (env->cat.devices)
+			device_resolve_mem(env->cat.devices, g->name, g->memory_total_bytes, &prof);
 		sd->bandwidth_gbs = g->memory_bandwidth_gbs > 0 ?
 					    g->memory_bandwidth_gbs :
 					    device_gpu_bandwidth(prof, g->memory_bus_width_bits,

@@ -53,11 +53,11 @@ static int est_model_gguf(const struct api_env *env, struct est *e, const char *
 	uint64_t fsize = 0;
 	int rc;
 
-	if (!env->read_model)
+	if (!env->io.read_model)
 		return api_error(out, RF_E_FORBIDDEN, "model.gguf",
 				 "model files cannot be read here (start the daemon with "
 				 "--models-dir)");
-	rc = env->read_model(env->read_model_ctx, path, &buf, &len, &fsize, msg, sizeof(msg));
+	rc = env->io.read_model(env->io.read_model_ctx, path, &buf, &len, &fsize, msg, sizeof(msg));
 	if (rc < 0)
 		return api_error(out, rc, "model.gguf", "%s", msg[0] ? msg : rf_err_message(rc));
 	rc = est_model_gguf_buf(e, buf, len, fsize, "model.gguf", out);
@@ -78,8 +78,8 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 			    const char *field, struct api_reply *out)
 {
 	static const char *const sources[] = {"folder", "hf_cache", "hub"};
-	api_read_model_dir_fn read = kind == 2 ? env->read_hub : env->read_model_dir;
-	void *ctx = kind == 2 ? env->read_hub_ctx : env->read_model_dir_ctx;
+	api_read_model_dir_fn read = kind == 2 ? env->io.read_hub : env->io.read_model_dir;
+	void *ctx = kind == 2 ? env->io.read_hub_ctx : env->io.read_model_dir_ctx;
 	struct api_model_dir *d;
 	char msg[256] = "", from[160];
 	const char *base;
@@ -142,7 +142,8 @@ static int est_model_ollama_blob(const struct api_env *env, struct est *e, const
 	char *buf = NULL, msg[256] = "";
 	size_t len = 0;
 	uint64_t fsize = 0;
-	int rc = env->read_ollama(env->read_ollama_ctx, name, &buf, &len, &fsize, msg, sizeof(msg));
+	int rc = env->io.read_ollama(env->io.read_ollama_ctx, name, &buf, &len, &fsize, msg,
+				     sizeof(msg));
 
 	if (rc == RF_E_NOT_FOUND || rc == RF_E_INVALID_VALUE)
 		return RF_E_NOT_FOUND; /* not in the store: the catalog may still know it */
@@ -175,23 +176,23 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 	int rc;
 
 	/* A tag pulled into Ollama's local store is the very file Ollama runs. */
-	if (strchr(name, ':') && env->read_ollama && e->rq.mode == API_EST_INFERENCE) {
+	if (strchr(name, ':') && env->io.read_ollama && e->rq.mode == API_EST_INFERENCE) {
 		rc = est_model_ollama_blob(env, e, name, out);
 		if (rc != RF_E_NOT_FOUND)
 			return rc;
 	}
-	rc = api_model_resolve_ref(env->models, name, "model.id", out, &e->entry, tag_quant,
+	rc = api_model_resolve_ref(env->cat.models, name, "model.id", out, &e->entry, tag_quant,
 				   sizeof(tag_quant));
 
 	/* A Hugging Face id the catalog does not know may be in this host's HF cache, else (with
 	 * --hub) on the Hub. */
 	if (rc < 0 && strchr(name, '/') && !strchr(name, ':') &&
-	    (env->read_model_dir || env->read_hub)) {
+	    (env->io.read_model_dir || env->io.read_hub)) {
 		struct api_reply cache = {.status = 404};
 		int crc = RF_E_NOT_FOUND;
-		if (env->read_model_dir)
+		if (env->io.read_model_dir)
 			crc = est_model_folder(env, e, 1, name, "model.id", &cache);
-		if (crc < 0 && cache.status == 404 && env->read_hub) {
+		if (crc < 0 && cache.status == 404 && env->io.read_hub) {
 			api_reply_reset(&cache);
 			crc = est_model_folder(env, e, 2, name, "model.id", &cache);
 		}
@@ -209,7 +210,7 @@ static int est_model_by_name(const struct api_env *env, struct est *e, const cha
 	if (strchr(name, ':')) /* an Ollama name, listed among the catalog's aliases or not */
 		snprintf(e->model_source, sizeof(e->model_source), "ollama");
 	/* A catalog name that is no Ollama tag takes the estimate's own defaults. */
-	if (!strchr(name, ':') && model_catalog_find(env->models, name))
+	if (!strchr(name, ':') && model_catalog_find(env->cat.models, name))
 		return rc;
 	/* An Ollama tag (among the aliases or resolved as one): Ollama's download. */
 	if (e->rq.mode != API_EST_INFERENCE)
@@ -281,7 +282,7 @@ int est_model(const struct api_env *env, struct est *e, const cJSON *m, struct a
 		if (!cJSON_IsString(id) || !id->valuestring || !*id->valuestring)
 			return api_error(out, RF_E_INVALID_VALUE, "model.id",
 					 "model.id must be a string");
-		if (!env->models)
+		if (!env->cat.models)
 			return api_error(out, RF_E_UNAVAILABLE, "model.id",
 					 "no model catalog is loaded (profiles/models.json)");
 		snprintf(e->model_source, sizeof(e->model_source), "catalog");

@@ -53,8 +53,8 @@ static void est_train_gpus(const struct api_env *env, struct est *e, struct est_
 			continue;
 		if (g->unified_memory && e->hw.memory.total_bytes <= 0) {
 			int64_t ws = -1;
-			if (env->devices &&
-			    device_resolve_mem(env->devices, g->name, -1, &p) == 0 && p)
+			if (env->cat.devices &&
+			    device_resolve_mem(env->cat.devices, g->name, -1, &p) == 0 && p)
 				ws = device_gpu_working_set_bytes(p, g->memory_total_bytes);
 			b = ws > 0 ? ws : rf_budget_unified(g->memory_total_bytes, -1);
 			est_assume(
@@ -108,8 +108,8 @@ static double est_train_speed(const struct api_env *env, struct est *e, int gi,
 	const struct device_profile *p = NULL;
 	struct train_device d = {0};
 
-	if (env->devices)
-		device_resolve_mem(env->devices, g->name, g->memory_total_bytes, &p);
+	if (env->cat.devices)
+		device_resolve_mem(env->cat.devices, g->name, g->memory_total_bytes, &p);
 	d.device_class = plan_ft_device_class(p);
 	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
 			  p                           ? p->memory_bandwidth_gbs :

@@ -293,8 +293,9 @@ static cJSON *custom_answer(const struct api_env *env, const struct custom_req *
 		cJSON_AddNullToObject(o, "task");
 	if (c->error) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(c->error, "message");
-		const char *near =
-			env->models && !c->in ? model_catalog_suggest(env->models, r->name) : NULL;
+		const char *near = env->cat.models && !c->in ?
+					   model_catalog_suggest(env->cat.models, r->name) :
+					   NULL;
 		cJSON_AddStringToObject(o, "error",
 					cJSON_IsString(m) ? m->valuestring : "validation failed");
 		errs = cJSON_AddArrayToObject(o, "errors");

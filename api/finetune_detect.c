@@ -192,7 +192,7 @@ static int fd_listed(const struct api_env *env, const struct fd *f, const struct
 	int n = 0;
 
 	for (int i = 0; tm && i < tm->n && n < FD_MAX_LISTED; i++)
-		listed[n++] = model_catalog_find(env->models, tm->ids[i]);
+		listed[n++] = model_catalog_find(env->cat.models, tm->ids[i]);
 	return n;
 }
 
@@ -213,8 +213,8 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const struct api
 	r.packing = f->rq.has_packing && f->rq.packing;
 	r.fixed_optimizer = f->rq.has_optimizer;
 	r.optimizer = train_optimizer_from_choice(f->rq.optimizer);
-	for (size_t i = 0; i < env->models->n; i++) {
-		const struct model_entry *m = &env->models->models[i];
+	for (size_t i = 0; i < env->cat.models->n; i++) {
+		const struct model_entry *m = &env->cat.models->models[i];
 		struct model_params params;
 		struct plan_ft_model pm = {&m->arch, &params};
 		struct plan_ft_candidate *c = &list[n];
@@ -247,7 +247,7 @@ static int fd_plan_all(const struct api_env *env, struct fd *f, const struct api
 		fd_assume(f,
 			  "max_seq_length %lld: no model trains at that length on this machine; "
 			  "the longest that fits is %s at %lld tokens",
-			  (long long)r.seq_len, env->models->models[list[0].index].id,
+			  (long long)r.seq_len, env->cat.models->models[list[0].index].id,
 			  (long long)list[0].plan.best.seq_len);
 	*n_out = n;
 	return 0;
@@ -561,13 +561,13 @@ static int fd_answer(const struct api_env *env, struct fd *f, cJSON *root, struc
 	int offered = 0, rc;
 
 	/* The GPU that trains, as /api/estimate picks it (core/plan/plan_ft_machine.h). */
-	plan_ft_machine(f->hw, &f->in->machine, env->devices, &f->dev);
+	plan_ft_machine(f->hw, &f->in->machine, env->cat.devices, &f->dev);
 	tier_id = fd_tier(f, &detected);
-	tier = api_tier_find(env->tiers, tier_id);
+	tier = api_tier_find(env->cat.tiers, tier_id);
 	if (!tier)
 		return api_error(out, RF_E_UNAVAILABLE, NULL, "profiles/tiers.json has no tier %s",
 				 tier_id);
-	list = calloc(env->models->n + 1, sizeof(*list));
+	list = calloc(env->cat.models->n + 1, sizeof(*list));
 	if (!list)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	rc = fd_plan_all(env, f, tier, list, &n);
@@ -588,7 +588,7 @@ static int fd_answer(const struct api_env *env, struct fd *f, cJSON *root, struc
 	options = cJSON_AddArrayToObject(root, "possible_options");
 	per = cJSON_AddArrayToObject(root, "model_settings");
 	for (size_t i = 0; i < n && offered < FD_MAX_OFFERED; i++) {
-		const struct model_entry *m = &env->models->models[list[i].index];
+		const struct model_entry *m = &env->cat.models->models[list[i].index];
 		if (!list[i].plan.feasible)
 			break;
 		offered++;
@@ -661,9 +661,9 @@ int api_ft_detect_ask(const struct api_env *env, const struct api_ft_question *q
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	f->rq = *q;
 	f->hardware = hardware;
-	if (!env->tiers || !env->models || env->models->n == 0) {
+	if (!env->cat.tiers || !env->cat.models || env->cat.models->n == 0) {
 		rc = api_error(out, RF_E_UNAVAILABLE, NULL, "%s is not loaded",
-			       !env->tiers ? "profiles/tiers.json" : "profiles/models.json");
+			       !env->cat.tiers ? "profiles/tiers.json" : "profiles/models.json");
 		goto done;
 	}
 	rc = fd_hardware(env, f, out);

@@ -145,11 +145,11 @@ int api_finetune_session_get(const struct api_env *env, const struct api_request
 	cJSON_AddTrueToObject(o, "success");
 	add_str_or_null(o, "task", s && s->detected ? s->task : NULL);
 	add_str_or_null(o, "selected_model", s ? s->selected_model : NULL);
-	cJSON_AddBoolToObject(
-		o, "is_custom_model",
-		s && s->selected_model[0] &&
-			(s->custom ||
-			 (env->models && !model_catalog_find(env->models, s->selected_model))));
+	cJSON_AddBoolToObject(o, "is_custom_model",
+			      s && s->selected_model[0] &&
+				      (s->custom ||
+				       (env->cat.models &&
+					!model_catalog_find(env->cat.models, s->selected_model))));
 	return api_reply_cjson(out, 200, o);
 }
 

@@ -623,8 +623,8 @@ static int profile_path(const struct api_env *env, const cJSON *args, char *path
 		return -1;
 	}
 	name = id->valuestring;
-	if (env->models) {
-		const struct model_entry *e = model_catalog_find(env->models, name);
+	if (env->cat.models) {
+		const struct model_entry *e = model_catalog_find(env->cat.models, name);
 		if (e)
 			name = e->id;
 	}

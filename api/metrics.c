@@ -250,7 +250,7 @@ static void render_process(struct metrics_buf *b, const struct api_env *env)
 	};
 	struct api_process_stats p;
 
-	if (!env->read_process || env->read_process(&p) < 0)
+	if (!env->io.read_process || env->io.read_process(&p) < 0)
 		return;
 	for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++) {
 		double v = *(const double *)(const void *)((const char *)&p + series[i].offset);

@@ -54,7 +54,7 @@ void api_metrics_observe(struct api_metrics *m, const char *route, enum api_meth
 void api_metrics_set_scan(struct api_metrics *m, const struct api_scan_stats *s);
 
 /* Renders the metrics with the figures in env (version, store, and the process figures that
- * env->read_process returns, when set) as Prometheus text. Returns a malloc'd NUL-terminated string (length in *len) or NULL when out of memory. */
+ * env->io.read_process returns, when set) as Prometheus text. Returns a malloc'd NUL-terminated string (length in *len) or NULL when out of memory. */
 char *api_metrics_render(const struct api_metrics *m, const struct api_env *env,
 			 size_t *len /* OUT */);
 

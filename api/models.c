@@ -188,7 +188,7 @@ int api_models_list(const struct api_env *env, const struct api_request *req, st
 	    !(local && local->scanned_at_ms > 0 ?
 		      cJSON_AddStringToObject(root, "scanned_at", when) :
 		      cJSON_AddNullToObject(root, "scanned_at")) ||
-	    (f.catalog && !add_catalog(env->models, &f, arr)) ||
+	    (f.catalog && !add_catalog(env->cat.models, &f, arr)) ||
 	    (f.where && !add_local(local, &f, arr)) || !add_sources(local, &f, arr, root)) {
 		cJSON_Delete(root);
 		return api_error(out, RF_E_NOMEM, NULL, NULL);

@@ -8,9 +8,9 @@
 
 int api_plan_quality(const struct api_env *env, struct plan_quality *out, struct api_reply *err)
 {
-	if (!env->quality)
+	if (!env->cat.quality)
 		return api_error(err, RF_E_UNAVAILABLE, NULL,
 				 "no quality table is loaded (profiles/quality.json)");
-	*out = *env->quality;
+	*out = *env->cat.quality;
 	return 0;
 }

@@ -168,7 +168,7 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 int rec_machine(const struct api_env *env, const struct rec_request *rq, const cJSON *hw,
 		struct api_plan_input **in, struct api_reply *out)
 {
-	if (!env->models || env->models->n == 0)
+	if (!env->cat.models || env->cat.models->n == 0)
 		return api_error(out, RF_E_UNAVAILABLE, NULL,
 				 "no model catalog is loaded (profiles/models.json)");
 	/* The machine alone: each catalog model is put in with api_plan_input_set_entry. */
@@ -205,7 +205,7 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 {
 	const char *task_name = NULL;
 	unsigned task = rec_task(rq, &task_name, out);
-	size_t n_models = env->models ? env->models->n : 0, n_hits = 0, considered = 0;
+	size_t n_models = env->cat.models ? env->cat.models->n : 0, n_hits = 0, considered = 0;
 	size_t slow = 0, stale = 0, evaluated = 0;
 	const struct model_entry *named = NULL;
 	struct rec_plan_hit *hits = NULL;
@@ -248,7 +248,7 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 	if (rq->has_min_tps)
 		preq.min_tps = rq->min_tps;
 	for (size_t i = 0; i < n_models; i++) {
-		const struct model_entry *m = &env->models->models[i];
+		const struct model_entry *m = &env->cat.models->models[i];
 		struct plan_model pm;
 		if (!(m->tasks & task) || m->arch.family != MODEL_DECODER)
 			continue;

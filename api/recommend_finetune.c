@@ -57,8 +57,8 @@ static int rec_ft_plan_all(const struct api_env *env, const struct plan_ft_devic
 {
 	int n = 0;
 
-	for (size_t i = 0; i < env->models->n; i++) {
-		const struct model_entry *m = &env->models->models[i];
+	for (size_t i = 0; i < env->cat.models->n; i++) {
+		const struct model_entry *m = &env->cat.models->models[i];
 		struct model_params params;
 		struct plan_ft_model pm = {&m->arch, &params};
 		struct rec_ft_hit *h = &hits[n];
@@ -225,11 +225,11 @@ int rec_finetune(const struct api_env *env, const struct rec_request *rq, const 
 		return RF_E_INVALID_VALUE;
 	if ((rc = rec_machine(env, rq, hw, &in, out)) < 0)
 		return rc;
-	plan_ft_machine(in->hw, &in->machine, env->devices, &dev);
+	plan_ft_machine(in->hw, &in->machine, env->cat.devices, &dev);
 	r.task = rec_ft_task(task);
 	r.methods = PLAN_FT_METHOD_BIT(rec_train_mode(rq->mode));
-	hits = calloc(env->models->n + 1, sizeof(*hits));
-	order = calloc(env->models->n + 1, sizeof(*order));
+	hits = calloc(env->cat.models->n + 1, sizeof(*hits));
+	order = calloc(env->cat.models->n + 1, sizeof(*order));
 	if (!hits || !order) {
 		rc = api_error(out, RF_E_NOMEM, NULL, NULL);
 		goto done;

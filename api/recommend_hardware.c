@@ -63,7 +63,7 @@ static int rec_hw_machine(void *vctx, const struct device_profile *d, int count,
 	if (rc < 0)
 		return rc;
 	out->infer = in->machine;
-	plan_ft_machine(in->hw, &in->machine, c->env->devices, &out->ft);
+	plan_ft_machine(in->hw, &in->machine, c->env->cat.devices, &out->ft);
 	api_plan_input_free(in);
 	return 0;
 }
@@ -293,8 +293,9 @@ int rec_hardware(const struct api_env *env, const struct rec_request *rq, struct
 	/* The model, resolved once: for inference as /api/estimate resolves it for inference
 	 * (on any machine: the first device profile stands in), else for fine-tuning. */
 	if (rq->mode == REC_INFERENCE) {
-		const char *first = env->devices && env->devices->n ? env->devices->devices[0].id :
-								      NULL;
+		const char *first = env->cat.devices && env->cat.devices->n ?
+					    env->cat.devices->devices[0].id :
+					    NULL;
 		rc = first ? api_plan_input(env, rq->model, NULL, first, &in, out) :
 			     api_model_input(env, rq->model, &in, out);
 	} else {
@@ -308,7 +309,7 @@ int rec_hardware(const struct api_env *env, const struct rec_request *rq, struct
 	api_plan_model(in, &im);
 	fm.arch = in->arch;
 	fm.params = in->params;
-	rc = plan_hardware(env->devices, &im, &fm, &q, &r, rec_hw_machine, &ctx, &a);
+	rc = plan_hardware(env->cat.devices, &im, &fm, &q, &r, rec_hw_machine, &ctx, &a);
 	if (rc < 0) {
 		rc = api_error(out, rc, NULL, NULL);
 		goto done;

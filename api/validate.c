@@ -53,9 +53,9 @@ static bool val_unknown_model(const struct api_env *env, const struct val_cfg *c
 	struct plan_check_finding *k;
 	int rc;
 
-	if (!c->model_id || !env->models)
+	if (!c->model_id || !env->cat.models)
 		return false;
-	rc = api_model_resolve(env->models, c->model_id, "model.id", &tmp, &entry);
+	rc = api_model_resolve(env->cat.models, c->model_id, "model.id", &tmp, &entry);
 	api_reply_reset(&tmp);
 	if (rc >= 0 || !(k = plan_check_add(a, "unknown_model", true, "model.id")))
 		return rc < 0;
@@ -64,7 +64,7 @@ static bool val_unknown_model(const struct api_env *env, const struct val_cfg *c
 	snprintf(k->suggestion, sizeof(k->suggestion),
 		 "name one of the %zu catalog models by its id or alias (Qwen/Qwen2.5-7B-Instruct, "
 		 "llama-3.1-8b), or give model.architecture (a config.json)",
-		 env->models->n);
+		 env->cat.models->n);
 	return true;
 }
 
@@ -123,7 +123,7 @@ static int val_run(const struct api_env *env, const cJSON *body, struct plan_che
 	val_check_config(&c, unknown ? NULL : in, pc);
 	mach.pm = &in->machine;
 	mach.hw = in->hw;
-	mach.mobile = val_mobile(env->devices, in->hw);
+	mach.mobile = val_mobile(env->cat.devices, in->hw);
 	/* The runs recorded on this machine price the planner's suggestions as they price the
 	 * estimate of the config. */
 	if (!unknown && (rc = api_plan_input_history(env, in)) < 0) {

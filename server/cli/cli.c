@@ -243,18 +243,18 @@ int rf_cli_env_open(struct rf_cli_env *ce, const char *profiles, const struct rf
 	ce->snap->seq = 1;
 	ce->env.version = RIGFIT_VERSION;
 	ce->env.snapshot = ce->snap;
-	ce->env.devices = &ce->cat->table;
-	ce->env.models = ce->cat->models;
-	ce->env.tiers = ce->cat->tiers;
-	ce->env.quality = ce->cat->quality;
+	ce->env.cat.devices = &ce->cat->table;
+	ce->env.cat.models = ce->cat->models;
+	ce->env.cat.tiers = ce->cat->tiers;
+	ce->env.cat.quality = ce->cat->quality;
 	if (ce->cfg.n_models_dirs > 0) {
-		ce->env.read_model = rf_model_file_read_cfg;
-		ce->env.read_model_ctx = &ce->cfg;
+		ce->env.io.read_model = rf_model_file_read_cfg;
+		ce->env.io.read_model_ctx = &ce->cfg;
 	}
-	ce->env.read_model_dir = rf_model_dir_read_cfg;
-	ce->env.read_model_dir_ctx = &ce->cfg;
-	ce->env.read_ollama = rf_ollama_read_cfg;
-	ce->env.read_ollama_ctx = &ce->cfg;
+	ce->env.io.read_model_dir = rf_model_dir_read_cfg;
+	ce->env.io.read_model_dir_ctx = &ce->cfg;
+	ce->env.io.read_ollama = rf_ollama_read_cfg;
+	ce->env.io.read_ollama_ctx = &ce->cfg;
 	ce->req.method = API_POST;
 	ce->req.query = "";
 	ce->req.body = ce->body;

@@ -174,8 +174,8 @@ static int bench_open(struct bench_cli *b)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	b->env.version = RIGFIT_VERSION;
 	b->env.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	b->env.models = b->cat->models;
-	b->env.devices = &b->cat->table;
+	b->env.cat.models = b->cat->models;
+	b->env.cat.devices = &b->cat->table;
 	b->env.store = rf_store_api(b->store);
 	return 0;
 }

@@ -82,7 +82,7 @@ static void size_text(const cJSON *v, char *buf, size_t len)
 static void fit_text(const struct api_env *env, struct api_plan_input *in, const char *id,
 		     char *buf, size_t len)
 {
-	const struct model_entry *me = model_catalog_find(env->models, id);
+	const struct model_entry *me = model_catalog_find(env->cat.models, id);
 	struct api_estimate_request rq;
 	struct api_reply r = {0};
 	cJSON *j = NULL;
@@ -136,7 +136,7 @@ static int print_summary(const struct api_reply *r, const struct api_env *fit_en
 			       "listed\n",
 			       m->string);
 	}
-	if (fit_env && fit_env->models) {
+	if (fit_env && fit_env->cat.models) {
 		/* The machine is resolved once; a failure leaves the column at "-". */
 		struct api_reply err = {0};
 		if (api_machine_input(fit_env, NULL, NULL, &in, &err) != 0)
@@ -288,7 +288,7 @@ int rf_cli_models(int argc, char **argv)
 	}
 	aenv.version = RIGFIT_VERSION;
 	aenv.snapshot = snap;
-	aenv.models = cat ? cat->models : NULL;
+	aenv.cat.models = cat ? cat->models : NULL;
 	req.method = API_GET;
 	req.path = "/api/models";
 	req.query = query;
@@ -305,7 +305,7 @@ int rf_cli_models(int argc, char **argv)
 			cli_scan(NULL, &here->hw);
 			hw_apply_device_profiles(&here->hw, &cat->table);
 			fenv.snapshot = here;
-			fenv.devices = &cat->table;
+			fenv.cat.devices = &cat->table;
 		}
 		rc = print_summary(&reply, here ? &fenv : NULL);
 		free(here);

@@ -91,24 +91,24 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 		}
 	}
 	env->scan_interval_s = d->cfg->scan_interval_s;
-	env->devices = d->catalogs ? &d->catalogs->table : NULL;
-	env->models = d->catalogs ? d->catalogs->models : NULL;
-	env->tiers = d->catalogs ? d->catalogs->tiers : NULL;
-	env->quality = d->catalogs ? d->catalogs->quality : NULL;
+	env->cat.devices = d->catalogs ? &d->catalogs->table : NULL;
+	env->cat.models = d->catalogs ? d->catalogs->models : NULL;
+	env->cat.tiers = d->catalogs ? d->catalogs->tiers : NULL;
+	env->cat.quality = d->catalogs ? d->catalogs->quality : NULL;
 	env->profiles = rf_daemon_profile_hooks(d);
 	env->openapi_tree = d->openapi_tree;
 	env->mcp = d->mcp;
 	env->mcp_fixtures = d->cfg->mcp_conformance_fixtures;
 	if (d->cfg->n_models_dirs > 0) {
-		env->read_model = rf_model_file_read_cfg;
-		env->read_model_ctx = d->cfg;
+		env->io.read_model = rf_model_file_read_cfg;
+		env->io.read_model_ctx = d->cfg;
 	}
 	/* Folders need a models dir (checked when read); the HF cache is read by id. */
-	env->read_model_dir = rf_model_dir_read_cfg;
-	env->read_model_dir_ctx = d->cfg;
-	env->read_ollama = rf_ollama_read_cfg;
-	env->read_ollama_ctx = d->cfg;
-	env->read_process = rf_process_stats_self;
+	env->io.read_model_dir = rf_model_dir_read_cfg;
+	env->io.read_model_dir_ctx = d->cfg;
+	env->io.read_ollama = rf_ollama_read_cfg;
+	env->io.read_ollama_ctx = d->cfg;
+	env->io.read_process = rf_process_stats_self;
 	env->session = &d->session;
 	env->data_disk_known = d->data_disk_known;
 	env->data_disk_free_bytes = d->data_disk_free;
@@ -117,8 +117,8 @@ void rf_daemon_env(struct rf_daemon *d, struct api_env *env)
 	/* --hub: a stored answer serves on the loop; a lookup that needs the network runs on the
 	 * thread pool (server/daemon/http.c), bounded by --hub-timeout-ms. */
 	if (d->hub) {
-		env->read_hub = rf_hub_read;
-		env->read_hub_ctx = d->hub;
+		env->io.read_hub = rf_hub_read;
+		env->io.read_hub_ctx = d->hub;
 	}
 	api_metrics_set_scan(d->metrics, &stats);
 }

@@ -207,18 +207,18 @@ int rf_write_start(struct rf_daemon *d, const struct api_request *req, void *ctx
 		memcpy(&job->session[1], job->env.session, sizeof(*job->session));
 		job->env.session = &job->session[1];
 	}
-	if (job->env.read_hub == rf_hub_read) {
-		job->reader.hub = job->env.read_hub_ctx;
+	if (job->env.io.read_hub == rf_hub_read) {
+		job->reader.hub = job->env.io.read_hub_ctx;
 		atomic_init(&job->reader.cancelled, false);
-		job->env.read_hub = rf_hub_read_for;
-		job->env.read_hub_ctx = &job->reader;
+		job->env.io.read_hub = rf_hub_read_for;
+		job->env.io.read_hub_ctx = &job->reader;
 	}
 	job->hub_lookup = hub_lookup;
 	job->catalogs = rf_catalogs_ref(d->catalogs);
-	job->env.devices = job->catalogs ? &job->catalogs->table : NULL;
-	job->env.models = job->catalogs ? job->catalogs->models : NULL;
-	job->env.tiers = job->catalogs ? job->catalogs->tiers : NULL;
-	job->env.quality = job->catalogs ? job->catalogs->quality : NULL;
+	job->env.cat.devices = job->catalogs ? &job->catalogs->table : NULL;
+	job->env.cat.models = job->catalogs ? job->catalogs->models : NULL;
+	job->env.cat.tiers = job->catalogs ? job->catalogs->tiers : NULL;
+	job->env.cat.quality = job->catalogs ? job->catalogs->quality : NULL;
 	job->env.profiles.ctx = job;
 	job->env.profiles.check = job_hook_check;
 	job->env.profiles.changed = job_hook_changed;

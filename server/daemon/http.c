@@ -1184,22 +1184,22 @@ static enum MHD_Result on_request_done(struct rf_req *r, struct MHD_Connection *
 	if (rf_write_route(r->route, r->method))
 		return run_off_loop(r, c, &req, false);
 	if (r->route && (r->route->flags & API_ROUTE_HUB_LOOKUP)) {
-		if (env.read_hub) {
-			hub.hub = env.read_hub_ctx;
-			env.read_hub = hub_read_or_defer;
-			env.read_hub_ctx = &hub;
+		if (env.io.read_hub) {
+			hub.hub = env.io.read_hub_ctx;
+			env.io.read_hub = hub_read_or_defer;
+			env.io.read_hub_ctx = &hub;
 		}
-		if (env.read_model) {
-			env.read_model = read_model_deferred;
-			env.read_model_ctx = &hub;
+		if (env.io.read_model) {
+			env.io.read_model = read_model_deferred;
+			env.io.read_model_ctx = &hub;
 		}
-		if (env.read_model_dir) {
-			env.read_model_dir = read_model_dir_deferred;
-			env.read_model_dir_ctx = &hub;
+		if (env.io.read_model_dir) {
+			env.io.read_model_dir = read_model_dir_deferred;
+			env.io.read_model_dir_ctx = &hub;
 		}
-		if (env.read_ollama) {
-			env.read_ollama = read_model_deferred;
-			env.read_ollama_ctx = &hub;
+		if (env.io.read_ollama) {
+			env.io.read_ollama = read_model_deferred;
+			env.io.read_ollama_ctx = &hub;
 		}
 		/* A run whose answer is dropped for the thread pool must leave no trace on the
 		 * session either (set_custom_model's choice): it works on a copy. */

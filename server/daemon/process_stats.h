@@ -17,7 +17,7 @@
 int rf_process_stat_parse(const char *text, size_t len, long ticks, long page_size,
 			  double boot_time_s, struct api_process_stats *out /* OUT */);
 
-/* Reads this process's figures (api_env.read_process). Returns 0, or a negative rf_err when
+/* Reads this process's figures (api_env.io.read_process). Returns 0, or a negative rf_err when
  * /proc/self/stat cannot be read; figures that cannot be read alone are -1. */
 int rf_process_stats_self(struct api_process_stats *out /* OUT */);
 

@@ -35,8 +35,8 @@ static void setup(void)
 	memset(&env, 0, sizeof(env));
 	env.now_ms = NOW_MS;
 	env.snapshot = &snap;
-	env.models = models;
-	env.devices = &devices;
+	env.cat.models = models;
+	env.cat.devices = &devices;
 }
 
 static void teardown(void)

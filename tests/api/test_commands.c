@@ -206,8 +206,10 @@ static int check_artifact(const struct model_entry *m, const char *cmd, const ch
 
 static int config(const char *body, cJSON **out)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	struct api_request req = {.method = API_POST,
 				  .path = "/api/config",
 				  .query = "",
@@ -531,8 +533,10 @@ END_TEST
 /* /api/recommend for chat shows the chat release of every model the catalog knows one of. */
 START_TEST(recommend_shows_the_chat_release)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	cJSON *a = NULL;
 	const cJSON *it;
 	int n = 0;

@@ -96,8 +96,10 @@ static void digest_walk(struct digest *d, const cJSON *j)
 /* Answers one "ROUTE BODY" line into *d; returns the status. */
 static int answer(char *line, struct digest *d)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	char *body = strchr(line, ' ');
 	api_handler_fn h;
 	cJSON *out;

@@ -85,7 +85,7 @@ struct replayed {
 
 static cJSON *estimate(const char *body)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
 	struct api_request req = {.method = API_POST,
 				  .path = "/api/estimate",
 				  .query = "",
@@ -281,7 +281,7 @@ START_TEST(a_table_cpu_without_bandwidth_is_named_as_such)
 	static const char body[] = "{\"model\":\"llama-3.2-3b\",\"hardware\":{\"cpu\":{\"model\":"
 				   "\"Testchip 9000\"},\"memory\":{\"total_bytes\":17179869184}}}";
 	struct device_table one;
-	struct api_env env = {.version = "test", .devices = &one, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &one, .cat.models = models};
 	struct api_request req = {.method = API_POST,
 				  .path = "/api/estimate",
 				  .query = "",

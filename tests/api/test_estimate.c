@@ -40,7 +40,7 @@ static void teardown(void)
 /* Runs the handler on body; returns the status and the parsed answer in *out. */
 static int run(const char *body, cJSON **out)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
 	struct api_request req = {.method = API_POST,
 				  .path = "/api/estimate",
 				  .query = "",
@@ -1438,7 +1438,7 @@ START_TEST(a_resolved_input_answers_as_the_route_does)
 		"{\"model\": \"llama-3.1-8b\", \"quant\": \"Q4_K_M\", "
 		"\"hardware_profile\": \"jetson-agx-orin-64gb\"}",
 	};
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
 
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
 		cJSON *body = cJSON_Parse(bodies[i]), *want = NULL, *got = NULL, *other = NULL;

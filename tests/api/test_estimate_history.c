@@ -102,7 +102,7 @@ static void teardown(void)
 
 static struct api_env env_with_store(bool available)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
 
 	env.store.ctx = &store;
 	env.store.available = available;
@@ -618,7 +618,7 @@ START_TEST(config_plans_with_the_runs_its_estimate_states)
 	double roofline_pick, calibrated_pick;
 
 	ck_assert_ptr_nonnull(ans);
-	env.quality = t_quality();
+	env.cat.quality = t_quality();
 	snprintf(fp, sizeof(fp), "%s", fingerprint_of(j));
 	/* This host runs another model at 60% of its roofline. */
 	record(fp, QWEN, "Q4_K_M", "CUDA", 0.60 * speed_num(j, "decode_tokens_per_s"),

@@ -43,8 +43,10 @@ static void teardown(void)
 
 static struct api_env env_of(void)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .tiers = tiers};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.tiers = tiers};
 	return env;
 }
 

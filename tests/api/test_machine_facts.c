@@ -37,10 +37,10 @@ static void teardown(void)
 static int post(api_handler_fn fn, const char *path, const char *body, cJSON **out)
 {
 	struct api_env env = {.version = "test",
-			      .devices = &devices,
-			      .models = models,
-			      .tiers = tiers,
-			      .quality = t_quality()};
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.tiers = tiers,
+			      .cat.quality = t_quality()};
 
 	return t_route_post(fn, &env, path, body, out);
 }

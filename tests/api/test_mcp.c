@@ -52,10 +52,10 @@ static void setup(void)
 	free(root);
 	memset(&env, 0, sizeof(env));
 	env.version = "test";
-	env.devices = &devices;
-	env.models = models;
-	env.quality = t_quality();
-	env.tiers = tiers;
+	env.cat.devices = &devices;
+	env.cat.models = models;
+	env.cat.quality = t_quality();
+	env.cat.tiers = tiers;
 	env.snapshot = &snap;
 	env.openapi_tree = spec;
 }

@@ -31,7 +31,7 @@ static void teardown(void)
 /* Runs POST /api/estimate on body; returns the status and the parsed answer in *out. */
 static int estimate(const char *body, cJSON **out)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
 
 	return t_route_post(api_estimate, &env, "/api/estimate", body, out);
 }

@@ -54,8 +54,10 @@ static void teardown(void)
 
 static struct api_env env_of(void)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	return env;
 }
 
@@ -451,7 +453,7 @@ static void assert_same(const char *what, const cJSON *est, const struct plan_re
 
 START_TEST(the_estimate_states_what_the_planner_evaluates)
 {
-	struct api_env env = {.version = "test", .devices = &devices, .models = models};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
 	struct rf_mem_weights *w = malloc(sizeof(*w));
 	struct plan_result *res = malloc(sizeof(*res));
 	int compared = 0, fitting = 0, offloaded = 0;

@@ -43,8 +43,10 @@ static void teardown(void)
 
 static struct api_env test_env(void)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	return env;
 }
 
@@ -779,7 +781,7 @@ START_TEST(fine_tuning_settings_are_the_detect_planner_s)
 	struct api_env env = test_env();
 	int compared = 0;
 
-	env.tiers = t_tiers();
+	env.cat.tiers = t_tiers();
 	for (int k = 0; k < 2; k++)
 		for (int m = 0; m < 3; m++) {
 			char body[512];

@@ -54,8 +54,10 @@ static void teardown(void)
 static int run_handler(api_handler_fn handler, const char *path, const char *body, cJSON **out,
 		       char **raw)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	struct api_request req = {.method = API_POST,
 				  .path = path,
 				  .query = "",

@@ -297,10 +297,10 @@ static char *check(const cJSON *j, const char *expect)
 START_TEST(every_scenario_gets_the_experts_answer)
 {
 	struct api_env env = {.version = "test",
-			      .devices = &devices,
-			      .models = models,
-			      .quality = t_quality(),
-			      .tiers = tiers};
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality(),
+			      .cat.tiers = tiers};
 	struct scenario *all = NULL;
 	int n = load(&all), failed = 0;
 	int per_point[POINTS + 1] = {0}, gpu = 0, apple = 0, cpu = 0;

@@ -83,10 +83,10 @@ static void teardown(void)
 static struct api_env env_of(void)
 {
 	struct api_env env = {.version = "test",
-			      .devices = &devices,
-			      .models = models,
-			      .tiers = tiers,
-			      .quality = t_quality()};
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.tiers = tiers,
+			      .cat.quality = t_quality()};
 	return env;
 }
 

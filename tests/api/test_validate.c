@@ -36,8 +36,10 @@ static void teardown(void)
  * not NULL, the body as it was (malloc'd). */
 static int run_raw(const char *body, cJSON **out, char **raw)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 	struct api_request req = {.method = API_POST,
 				  .path = "/api/validate",
 				  .query = "",

@@ -35,8 +35,10 @@ static void teardown(void)
 
 static int call(api_handler_fn h, const char *path, const char *body, cJSON **out)
 {
-	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .quality = t_quality()};
+	struct api_env env = {.version = "test",
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .cat.quality = t_quality()};
 
 	return t_route_post(h, &env, path, body, out);
 }

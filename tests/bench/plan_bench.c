@@ -204,8 +204,8 @@ static void bench_sweep(const char *hw, const struct plan_quality *q, bool repor
 	long evals = 0;
 	int n = 0;
 
-	for (size_t i = 0; i < env.models->n; i++) {
-		const struct model_entry *me = &env.models->models[i];
+	for (size_t i = 0; i < env.cat.models->n; i++) {
+		const struct model_entry *me = &env.cat.models->models[i];
 		struct api_plan_input *in;
 		struct plan_model pm;
 		struct plan_request r;
@@ -251,13 +251,13 @@ int main(void)
 		fprintf(stderr, "plan_bench: cannot load profiles/ (run from the repository)\n");
 		return 1;
 	}
-	env.devices = &devices;
-	env.models = models;
+	env.cat.devices = &devices;
+	env.cat.models = models;
 	if (api_quality_from_json(quality, &q, why, sizeof(why)) < 0) {
 		fprintf(stderr, "plan_bench: %s\n", why);
 		return 1;
 	}
-	env.quality = &q;
+	env.cat.quality = &q;
 	bench_eval("8b", "llama-3.1-8b", hw4090);
 	bench_eval("70b", "llama-3.3-70b", hw3060);
 	bench_eval_vllm("8b", "llama-3.1-8b", hwh100);

@@ -203,11 +203,11 @@ static struct api_env env_of(void)
 			  .bench_list = fake_bench_list,
 			  .bench_get = fake_bench_get},
 		.scan_interval_s = 60,
-		.devices = &devices,
-		.models = few_models,
-		.tiers = tiers,
-		.quality = t_quality(),
-		.read_model = fake_read_model,
+		.cat.devices = &devices,
+		.cat.models = few_models,
+		.cat.tiers = tiers,
+		.cat.quality = t_quality(),
+		.io.read_model = fake_read_model,
 	};
 	return env;
 }

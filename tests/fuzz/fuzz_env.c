@@ -93,10 +93,10 @@ const struct api_env *fuzz_env(void)
 	env.now_ms = INT64_C(1795000000000);
 	env.snapshot = &snap;
 	env.scan_interval_s = 60;
-	env.devices = &catalogs->table;
-	env.models = catalogs->models;
-	env.tiers = catalogs->tiers;
-	env.quality = catalogs->quality;
+	env.cat.devices = &catalogs->table;
+	env.cat.models = catalogs->models;
+	env.cat.tiers = catalogs->tiers;
+	env.cat.quality = catalogs->quality;
 	env.version = "fuzz";
 	return &env;
 }

@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rf_catalogs_from_profiles(&p, &c, err, sizeof(err)) == 0) {
 		if (c->tiers) {
 			struct api_env env = *fuzz_env();
-			env.tiers = c->tiers;
+			env.cat.tiers = c->tiers;
 			ask(&env, "/api/finetune/detect", "{\"task\":\"text-generation\"}");
 		}
 		rf_catalogs_unref(c);

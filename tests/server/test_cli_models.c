@@ -114,7 +114,7 @@ static cJSON *route_models(void)
 
 	t_profiles_load(&devices, &catalog, NULL);
 	ck_assert_int_eq(rf_models_walk(&cfg, &snap.models), 0);
-	env.models = catalog;
+	env.cat.models = catalog;
 	env.snapshot = &snap;
 	ck_assert_int_eq(api_models_list(&env, &req, &r), 0);
 	j = cJSON_ParseWithLength(r.body, r.len);

@@ -354,10 +354,10 @@ static int estimate(struct rf_hub *h, int64_t now_ms, const char *id, cJSON **ou
 	char body[512];
 	struct api_env env = {.version = "test",
 			      .now_ms = now_ms,
-			      .devices = &devices,
-			      .models = models,
-			      .read_hub = h ? rf_hub_read : NULL,
-			      .read_hub_ctx = h};
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .io.read_hub = h ? rf_hub_read : NULL,
+			      .io.read_hub_ctx = h};
 
 	snprintf(body, sizeof(body), "{\"model\":{\"id\":\"%s\"},%s}", id, HW);
 	return t_route_post(api_estimate, &env, "/api/estimate", body, out);

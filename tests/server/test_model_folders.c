@@ -51,12 +51,12 @@ static void teardown(void)
 static int estimate(const char *body, cJSON **out)
 {
 	struct api_env env = {.version = "test",
-			      .devices = &devices,
-			      .models = models,
-			      .read_model_dir = rf_model_dir_read_cfg,
-			      .read_model_dir_ctx = &cfg,
-			      .read_ollama = rf_ollama_read_cfg,
-			      .read_ollama_ctx = &cfg};
+			      .cat.devices = &devices,
+			      .cat.models = models,
+			      .io.read_model_dir = rf_model_dir_read_cfg,
+			      .io.read_model_dir_ctx = &cfg,
+			      .io.read_ollama = rf_ollama_read_cfg,
+			      .io.read_ollama_ctx = &cfg};
 
 	return t_route_post(api_estimate, &env, "/api/estimate", body, out);
 }
@@ -347,7 +347,7 @@ END_TEST
 static int list_models_in(const struct api_snapshot *snap, const char *query, cJSON **out)
 {
 	struct api_env env = {
-		.version = "test", .devices = &devices, .models = models, .snapshot = snap};
+		.version = "test", .cat.devices = &devices, .cat.models = models, .snapshot = snap};
 	struct api_request req = {.method = API_GET, .path = "/api/models", .query = query};
 	struct api_reply r = {0};
 	int status;

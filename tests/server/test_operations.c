@@ -66,7 +66,7 @@ static int failing_process(struct api_process_stats *out)
 START_TEST(metrics_render_process_series_under_their_standard_names)
 {
 	struct api_metrics *m = api_metrics_new();
-	struct api_env env = {.version = "1", .read_process = fake_process};
+	struct api_env env = {.version = "1", .io.read_process = fake_process};
 	struct api_scan_stats st = {2, 1, 0.01, 1700000100.0, 1700000050.0};
 	size_t len;
 	char *text;
@@ -90,7 +90,7 @@ START_TEST(metrics_render_process_series_under_their_standard_names)
 	ck_assert_ptr_null(strstr(text, "rigfit_uptime_seconds"));
 	free(text);
 	/* A process that cannot be read shows no process series, and the rest still renders. */
-	env.read_process = failing_process;
+	env.io.read_process = failing_process;
 	text = api_metrics_render(m, &env, &len);
 	ck_assert_ptr_null(strstr(text, "process_"));
 	ck_assert_ptr_nonnull(strstr(text, "rigfit_scans_total 2\n"));

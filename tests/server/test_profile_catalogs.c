@@ -104,10 +104,10 @@ START_TEST(the_tables_are_read_at_load_and_outlive_the_files)
 	rf_profiles_free(p);
 	{
 		struct api_env env = {.version = "test",
-				      .devices = &c->table,
-				      .models = c->models,
-				      .tiers = c->tiers,
-				      .quality = c->quality};
+				      .cat.devices = &c->table,
+				      .cat.models = c->models,
+				      .cat.tiers = c->tiers,
+				      .cat.quality = c->quality};
 		ck_assert_int_eq(t_route_post(api_finetune_detect, &env, "/api/finetune/detect",
 					      "{\"task\":\"text-generation\",\"hardware_profile\":"
 					      "\"rtx-4090\",\"compute_specs\":\"mid_range\"}",
@@ -115,7 +115,7 @@ START_TEST(the_tables_are_read_at_load_and_outlive_the_files)
 				 200);
 		ck_assert_int_eq(recommend(&env), 200);
 		/* ... and the quality table is what recommend reads: without it, no answer. */
-		env.quality = NULL;
+		env.cat.quality = NULL;
 		ck_assert_int_eq(recommend(&env), 503);
 	}
 	/* tier_settings is the file's template, rendered from the struct. */
