@@ -115,6 +115,21 @@ static double stream_tps(const struct work *k, const struct plan_result *res)
 	return k->np > 1 ? res->aggregate_tps / (double)k->np : res->decode_tps;
 }
 
+static bool all_unified(const struct plan_machine *hw);
+
+/* The share of the host's budget the last evaluation holds there (the reclaimable page cache
+ * of repacked weights not counted); 0 where the host is not a pool of its own (unified memory)
+ * or its budget is not known. */
+static double host_util(const struct work *k)
+{
+	const struct rf_mem_estimate *m = &k->res->mem;
+	int64_t b = k->hw->host.budget_bytes;
+
+	if (b <= 0 || all_unified(k->hw))
+		return 0;
+	return (double)(m->host_bytes - m->host_reclaimable_bytes) / (double)b;
+}
+
 /* Evaluates s; returns 1 when it fits with headroom, 0 when not, or a negative rf_err. With
  * gpu_only, only the GPUs' headroom is asked (the offload split's bisection). */
 static int try_setup(struct work *k, const struct plan_setup *s, bool gpu_only)
@@ -126,15 +141,20 @@ static int try_setup(struct work *k, const struct plan_setup *s, bool gpu_only)
 		return rc;
 	if (k->res->gpu_util > k->max_util)
 		return 0;
+	if (!gpu_only && host_util(k) > PLAN_MAX_HOST_UTIL)
+		return 0;
 	return gpu_only || k->res->fits ? 1 : 0;
 }
 
 /* How full the fullest pool of the last evaluation is against its limit (a GPU against
- * max_util of its budget, the host against its budget): <= 1 fits. */
+ * max_util of its budget, the host against PLAN_MAX_HOST_UTIL of its budget): <= 1 fits. */
 static double fill(const struct work *k)
 {
 	double g = k->res->gpu_util / k->max_util, u = k->res->mem.utilization;
+	double h = host_util(k) / PLAN_MAX_HOST_UTIL;
 
+	if (h > g)
+		g = h;
 	return g > u ? g : u;
 }
 

@@ -11,7 +11,8 @@
  * memory for MoE models (n_cpu_moe, llama.cpp's --n-cpu-moe), n_parallel as asked, and n_ctx,
  * solved for each of the discrete choices as the largest that fits (by bisection: memory
  * grows with n_ctx). Every setup must fit with headroom: no GPU above max_gpu_util of its
- * budget (validate's vram_over_90 rule) and the host within its budget.
+ * budget (validate's vram_over_90 rule) and the host at most PLAN_MAX_HOST_UTIL of its
+ * budget (unified memory excepted: there the GPU's working set is the limit).
  *
  * The objective, by use case (the answer states it):
  *   general       best quality with n_ctx >= 8192 (or the request's), usable speed; but a
@@ -47,7 +48,10 @@
  * word: 5.2 tokens/s. */
 #define PLAN_READING_TPS 5.2
 #define PLAN_MAX_GPU_UTIL 0.90 /* the share of a GPU's budget validate warns above */
-#define PLAN_MIN_CTX 2048      /* no setup with less context is offered */
+/* The share of the host's budget a plan fills at most (the budget already leaves the OS a
+ * tenth of the RAM): a browser and an editor beside the model must not push it into swap. */
+#define PLAN_MAX_HOST_UTIL 0.90
+#define PLAN_MIN_CTX 2048 /* no setup with less context is offered */
 #define PLAN_GENERAL_CTX 8192
 #define PLAN_SHORT_CTX 4096
 /* Context general and quality write at most: long conversations and documents fit, and memory
