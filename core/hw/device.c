@@ -317,32 +317,6 @@ nomem:
 	return RF_E_NOMEM;
 }
 
-/* find_candidates over the index: the same entries in the same order (an entry counts once,
- * at its first name that matches). */
-static int find_candidates_indexed(const struct device_table *t, const char *qkey, int qsize,
-				   const struct device_profile **cands)
-{
-	const uint32_t qhash = key_hash(qkey);
-	int n = 0, last = -1;
-
-	for (size_t k = 0; k < t->n_name_keys; k++) {
-		const struct device_name_key *nk = &t->name_keys[k];
-		const struct device_profile *p;
-
-		if (nk->hash != qhash || nk->entry == last ||
-		    strcmp(t->name_keys_pool + nk->off, qkey) != 0)
-			continue;
-		p = &t->devices[nk->entry];
-		if (!size_ok(p, nk->size_gib, qsize))
-			continue;
-		if (n < MAX_CANDIDATES)
-			cands[n] = p;
-		n++;
-		last = nk->entry;
-	}
-	return n;
-}
-
 /* A name's key is the query's. */
 static bool key_is(const char *key, const char *qkey)
 {
@@ -368,15 +342,22 @@ static bool key_is_series_of(const char *key, const char *qkey)
 	return sp && strcmp(sp + 1, qkey) == 0;
 }
 
+/* Which of the index's hashes a lookup compares before it compares strings. */
+enum key_hash_filter {
+	HASH_NONE, /* every name is compared */
+	HASH_KEY,  /* the name's key hashes as qkey (key_is) */
+	HASH_TAIL, /* the key after its first word hashes as qkey (key_is_series_of) */
+};
+
 /* The entries with a name whose key matches qkey (an entry counts once, at its first name that
- * matches), in the table's order; at most MAX_CANDIDATES are stored, all are counted. With
- * by_tail, only the names whose key after its first word hashes as qkey are compared (the
- * index has that hash: key_is_series_of's lookups cost a pass over integers). */
+ * matches), in the table's order; at most MAX_CANDIDATES are stored, all are counted. With the
+ * index, filter makes a lookup a pass over integers, strings compared only where a hash
+ * matches; without it every name is normalised. */
 static int scan_names(const struct device_table *t, const char *qkey, int qsize,
-		      bool (*match)(const char *key, const char *qkey), bool by_tail,
+		      bool (*match)(const char *key, const char *qkey), enum key_hash_filter filter,
 		      const struct device_profile **cands)
 {
-	const uint32_t qhash = by_tail ? key_hash(qkey) : 0;
+	const uint32_t qhash = filter != HASH_NONE ? key_hash(qkey) : 0;
 	int n = 0, last = -1;
 
 	/* The index holds every name's key already normalised. */
@@ -384,7 +365,8 @@ static int scan_names(const struct device_table *t, const char *qkey, int qsize,
 		const struct device_name_key *nk = &t->name_keys[k];
 		const struct device_profile *p = &t->devices[nk->entry];
 
-		if ((by_tail && nk->tail_hash != qhash) || nk->entry == last ||
+		if ((filter == HASH_KEY && nk->hash != qhash) ||
+		    (filter == HASH_TAIL && nk->tail_hash != qhash) || nk->entry == last ||
 		    !match(t->name_keys_pool + nk->off, qkey) || !size_ok(p, nk->size_gib, qsize))
 			continue;
 		if (n < MAX_CANDIDATES)
@@ -415,9 +397,7 @@ static int scan_names(const struct device_table *t, const char *qkey, int qsize,
 static int find_candidates(const struct device_table *t, const char *qkey, int qsize,
 			   const struct device_profile **cands)
 {
-	if (t && t->name_keys)
-		return find_candidates_indexed(t, qkey, qsize, cands);
-	return scan_names(t, qkey, qsize, key_is, false, cands);
+	return scan_names(t, qkey, qsize, key_is, HASH_KEY, cands);
 }
 
 /* Picks the candidate whose nominal memory is closest to mem_bytes, within 15%, and clearly
@@ -479,7 +459,7 @@ static int find_forms(const struct device_table *t, const char *qkey, int qsize,
 static int find_series(const struct device_table *t, const char *qkey, int qsize,
 		       const struct device_profile **cands)
 {
-	return scan_names(t, qkey, qsize, key_is_series_of, true, cands);
+	return scan_names(t, qkey, qsize, key_is_series_of, HASH_TAIL, cands);
 }
 
 /* The entries a query names: its exact names, else its form factors, else its series. */
@@ -511,7 +491,7 @@ int device_resolve_mem(const struct device_table *t, const char *reported_name,
 	n = find_named(t, key, qsize, cands);
 	if (n == 0 && memory_total_bytes > 0) {
 		/* A name that begins parts' names ("RX 7900"): the one the memory tells. */
-		n = scan_names(t, key, qsize, key_extends, false, cands);
+		n = scan_names(t, key, qsize, key_extends, HASH_NONE, cands);
 		if (n == 0)
 			return RF_E_NOT_FOUND;
 	} else if (n == 0) {
@@ -542,7 +522,7 @@ int device_variants(const struct device_table *t, const char *name,
 	/* A name no part has, that begins several parts' names: those parts ("RX 7900": the XTX,
 	 * the XT and the GRE). Listed, never picked: the words left out tell them apart. */
 	if (n == 0)
-		n = scan_names(t, key, qsize, key_extends, false, cands);
+		n = scan_names(t, key, qsize, key_extends, HASH_NONE, cands);
 	if (n < 2)
 		return 0;
 	if (n > MAX_CANDIDATES)
