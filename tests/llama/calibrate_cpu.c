@@ -296,7 +296,7 @@ static const struct speed_class {
 	int repack;    /* enum rf_repack_isa */
 	uint32_t needs;
 } speed_classes[] = {
-	{"sse42", SPEED_CPU_ISA_BASIC, RF_REPACK_NONE, 0},
+	{"sse42", SPEED_CPU_ISA_SSE42, RF_REPACK_NONE, 0},
 	{"haswell", SPEED_CPU_ISA_AVX2, RF_REPACK_AVX2, HW_ISA(AVX2)},
 	{"skylakex", SPEED_CPU_ISA_AVX512, RF_REPACK_AVX512, HW_ISA(AVX512F)},
 	{"zen4", SPEED_CPU_ISA_AVX512_VNNI, RF_REPACK_AVX512, HW_ISA(AVX512_VNNI)},

@@ -56,6 +56,7 @@ static const struct {
 } isa_scale[SPEED_CPU_ISA_N] = {
 	[SPEED_CPU_ISA_UNSET] = {"unset", 1, 1, 1},
 	[SPEED_CPU_ISA_BASIC] = {"sse", 0.5, 0.5, 0.5},
+	[SPEED_CPU_ISA_SSE42] = {"sse42", 0, 0, 0}, /* per class: sse_class_scale */
 	[SPEED_CPU_ISA_AVX2] = {"avx2", 1, 1, 1},
 	[SPEED_CPU_ISA_AVX512] = {"avx512", 1, 1.6, 1.6},
 	[SPEED_CPU_ISA_AVX512_VNNI] = {"avx512_vnni", 1.3, 2.1, 1.6},
@@ -63,6 +64,24 @@ static const struct {
 	[SPEED_CPU_ISA_NEON] = {"neon", 0.074, 0.055, 0.3},
 	[SPEED_CPU_ISA_DOTPROD] = {"dotprod", 0.22, 0.58, 0.4},
 	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.22, 0.36, 0.4},
+};
+
+/* x86 without AVX (llama.cpp's sse42 backend): ggml's x86 kernels have an SSSE3 path for the
+ * 4-bit legacy dot alone; Q8_0, Q5_0 and the K- and i-quants run the portable C loop, and f16
+ * is converted through a table (no F16C). So one factor for the ISA cannot hold: each class's
+ * decode and prefill rate over its AVX2 rate, fitted on make bench-cpu's sse42 rows against the
+ * haswell rows of the same run on one host (tests/llama/cpu_speed_by_class.csv; the ratio of
+ * the two backends, so the host's own offset from the AVX2 fit cancels), least squares in log
+ * space with the C-loop classes sharing one factor: decode median 14%, prefill 4% over the 12
+ * rows; leaving one model out, 5% and 12%. Q5_0's C loop rebuilds the fifth bit per element:
+ * its factor comes from the one row that runs it (Qwen2.5-0.5B's Q4_K_M fallback). */
+static const struct {
+	double decode, prefill;
+} sse_class_scale[SPEED_CPU_CLASS_N] = {
+	[SPEED_CPU_Q4_LEGACY] = {0.51, 1.0}, [SPEED_CPU_Q5_LEGACY] = {0.092, 0.047},
+	[SPEED_CPU_Q8_0] = {0.35, 0.18},     [SPEED_CPU_K_LOW] = {0.35, 0.18},
+	[SPEED_CPU_K4] = {0.35, 0.18},       [SPEED_CPU_Q6_K] = {0.35, 0.18},
+	[SPEED_CPU_IQ] = {0.35, 0.18},       [SPEED_CPU_FLOAT] = {0.24, 0.092},
 };
 
 /* Per class: the share of the host's int8 (FLOAT: f32) throughput per thread that the decode
@@ -137,6 +156,13 @@ int speed_cpu_isa_from_bits(uint32_t isa, const char *arch)
 		return SPEED_CPU_ISA_DOTPROD;
 	if (arm || (isa & HW_ISA(NEON)))
 		return SPEED_CPU_ISA_NEON;
+	/* An x86 CPU whose flags were read (or that was described with its architecture) and that
+	 * has neither AVX2 nor AVX-512 (AVX alone is llama.cpp's sandybridge backend: its kernels
+	 * keep the one factor); with no architecture either, nothing is known. */
+	if (arch && !(isa & HW_ISA(AVX)) &&
+	    (strcmp(arch, "x86_64") == 0 || strcmp(arch, "amd64") == 0 ||
+	     strcmp(arch, "i686") == 0))
+		return SPEED_CPU_ISA_SSE42;
 	return SPEED_CPU_ISA_BASIC;
 }
 
@@ -348,7 +374,11 @@ static void class_rates(const struct speed_cpu_host *h, int c, int ftype, double
 	bool avx2_dot = !measured && x86_with_avx2(isa) && c != SPEED_CPU_FLOAT &&
 			h->kernel[HW_KERNEL_Q4_0].avx2_gops_per_thread > 0;
 
-	if (c == SPEED_CPU_FLOAT) {
+	if (isa == SPEED_CPU_ISA_SSE42) {
+		double unit = c == SPEED_CPU_FLOAT ? f32_gflops : int8_gops;
+		base_dec = unit * 1e9 / 2 * sse_class_scale[c].decode;
+		base_pre = unit * 1e9 * sse_class_scale[c].prefill;
+	} else if (c == SPEED_CPU_FLOAT) {
 		base_dec = f32_gflops * 1e9 / 2 * (measured ? k : isa_scale[isa].f32);
 		base_pre = f32_gflops * 1e9 * (measured ? k : isa_scale[isa].f32);
 	} else {

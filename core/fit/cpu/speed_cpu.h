@@ -32,7 +32,8 @@
  * caller built the input by hand; speed.c keeps its single GFLOPS figure). */
 enum speed_cpu_isa {
 	SPEED_CPU_ISA_UNSET = 0,
-	SPEED_CPU_ISA_BASIC, /* x86 without AVX2 (SSSE3 128-bit), or an unknown CPU */
+	SPEED_CPU_ISA_BASIC, /* a CPU whose instructions nobody described: one factor, half AVX2's */
+	SPEED_CPU_ISA_SSE42, /* x86 read or described without AVX (llama.cpp's sse42 backend) */
 	SPEED_CPU_ISA_AVX2,
 	SPEED_CPU_ISA_AVX512,
 	SPEED_CPU_ISA_AVX512_VNNI,
