@@ -148,6 +148,9 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 		cJSON_AddStringToObject(est, "fit_band",
 					e->fit_band ? e->fit_band : rf_fit_band(e->utilization));
 		cJSON_AddNumberToObject(est, "memory_total_bytes", (double)e->total_bytes);
+		/* What must stay resident: a repacked tensor's mapped pages are clean page cache. */
+		cJSON_AddNumberToObject(est, "memory_needed_bytes",
+					(double)(e->total_bytes - e->host_reclaimable_bytes));
 		cJSON_AddNumberToObject(est, "decode_tokens_per_s",
 					round(h->best.res.decode_tps * 10) / 10);
 		cJSON_AddNumberToObject(est, "kl_divergence", h->best.kld);

@@ -16,13 +16,14 @@
 
 /* How a summary line shows its value. */
 enum fmt_style {
-	FS_VAL,   /* as it is */
-	FS_GIB,   /* bytes as GiB */
-	FS_RATE,  /* tokens per second */
-	FS_PCT,   /* a 0..1 fraction as a percentage */
-	FS_NOTES, /* an array of strings or of checks {code, message, suggestion} */
-	FS_ROWS,  /* an array of objects, one line each from the command's row columns */
-	FS_FIT,   /* recommend's models: the fit table (print_fit_table) */
+	FS_VAL,      /* as it is */
+	FS_GIB,      /* bytes as GiB */
+	FS_GIB_SOME, /* bytes as GiB, left out when none */
+	FS_RATE,     /* tokens per second */
+	FS_PCT,      /* a 0..1 fraction as a percentage */
+	FS_NOTES,    /* an array of strings or of checks {code, message, suggestion} */
+	FS_ROWS,     /* an array of objects, one line each from the command's row columns */
+	FS_FIT,      /* recommend's models: the fit table (print_fit_table) */
 };
 
 struct fmt_line {
@@ -46,6 +47,7 @@ static const struct fmt_line summary_lines[] = {
 	{"estimate", "  weights", "memory.weights_bytes", FS_GIB},
 	{"estimate", "  KV cache", "memory.kv_cache_bytes", FS_GIB},
 	{"estimate", "  compute", "memory.compute_bytes", FS_GIB},
+	{"estimate", "  reclaimable", "memory.host_reclaimable_bytes", FS_GIB_SOME},
 	{"estimate", "Decode", "speed.decode_tokens_per_s", FS_RATE},
 	{"estimate", "Decode, context full", "speed.decode_tokens_per_s_at_full_ctx", FS_RATE},
 	{"estimate", "Prefill (512)", "speed.prefill_tokens_per_s", FS_RATE},
@@ -221,7 +223,7 @@ static void print_fit_table(const cJSON *arr, FILE *out)
 		const cJSON *quant = at_path(it, "settings.quant"),
 			    *ctx = at_path(it, "settings.n_ctx");
 		const cJSON *tps = at_path(it, "estimate.decode_tokens_per_s");
-		const cJSON *mem = at_path(it, "estimate.memory_total_bytes");
+		const cJSON *mem = at_path(it, "estimate.memory_needed_bytes");
 		const cJSON *band = at_path(it, "estimate.fit_band");
 		const cJSON *util = at_path(it, "estimate.utilization");
 		char p[24] = "-", c[24] = "-", t[24] = "-", g[24] = "-", f[48] = "-";
@@ -234,6 +236,8 @@ static void print_fit_table(const cJSON *arr, FILE *out)
 			ctx_text(ctx->valuedouble, c, sizeof(c));
 		if (cJSON_IsNumber(tps))
 			snprintf(t, sizeof(t), "%.1f tok/s", tps->valuedouble);
+		if (!mem)
+			mem = at_path(it, "estimate.memory_total_bytes");
 		if (cJSON_IsNumber(mem))
 			snprintf(g, sizeof(g), "%.1f GiB", mem->valuedouble / 1073741824.0);
 		if (cJSON_IsString(band) && cJSON_IsNumber(util))
@@ -271,7 +275,9 @@ static void print_summary(const cJSON *j, const char *cmd, FILE *out)
 				print_rows(v, out);
 			continue;
 		}
-		if (l->style == FS_GIB && cJSON_IsNumber(v))
+		if (l->style == FS_GIB_SOME && !(cJSON_IsNumber(v) && v->valuedouble > 0))
+			continue;
+		if ((l->style == FS_GIB || l->style == FS_GIB_SOME) && cJSON_IsNumber(v))
 			snprintf(text, sizeof(text), "%.2f GiB", v->valuedouble / 1073741824.0);
 		else if (l->style == FS_RATE && cJSON_IsNumber(v))
 			snprintf(text, sizeof(text), "%.1f tokens/s", v->valuedouble);

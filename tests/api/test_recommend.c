@@ -257,6 +257,52 @@ START_TEST(a_cpu_laptop_gets_current_chat_models_at_usable_speed)
 }
 END_TEST
 
+/* On a CPU host llama.cpp repacks Q4_K and Q4_0 tensors into a second copy; the mapped file's
+ * pages of those tensors are clean page cache the kernel takes back. Each entry states what
+ * must stay resident beside its total, and it is the estimate's total less its reclaimable
+ * bytes for the same setup (the table of rigfit recommend shows it). */
+START_TEST(a_cpu_host_states_the_memory_that_stays_resident)
+{
+	const char *hw = "\"hardware\":{\"memory\":{\"total_bytes\":34359738368},\"cpu\":{"
+			 "\"physical_cores\":8,\"isa\":[\"avx2\",\"fma\",\"f16c\"]}}";
+	struct api_env env = test_env();
+	char body[512];
+	cJSON *j, *e, *est;
+	int reclaimed = 0;
+
+	snprintf(body, sizeof(body), "{%s,\"limit\":5}", hw);
+	ck_assert_int_eq(run(body, &j), 200);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "settings");
+		double needed = num(e, "estimate", "memory_needed_bytes");
+		double total = num(e, "estimate", "memory_total_bytes");
+
+		ck_assert(needed > 0 && needed <= total);
+		reclaimed += needed < total;
+		snprintf(body, sizeof(body),
+			 "{\"model\":\"%s\",\"quant\":\"%s\",\"n_ctx\":%.0f,"
+			 "\"kv_cache_type\":\"%s\",\"n_ubatch\":%.0f,\"flash_attn\":%s,%s}",
+			 str(e, "catalog_id"), str(set, "quant"), num(e, "settings", "n_ctx"),
+			 str(set, "kv_cache_type"), num(e, "settings", "n_ubatch"),
+			 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(set, "flash_attn")) ?
+				 "true" :
+				 "false",
+			 hw);
+		ck_assert_int_eq(t_route_post(t_route_handler("/api/estimate"), &env,
+					      "/api/estimate", body, &est),
+				 200);
+		ck_assert_double_eq_tol(needed,
+					t_num(est, "memory", "total_bytes") -
+						t_num(est, "memory", "host_reclaimable_bytes"),
+					1);
+		cJSON_Delete(est);
+	}
+	ck_assert_int_ge(reclaimed, 1);
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(min_context_filters)
 {
 	cJSON *j, *e;
@@ -881,6 +927,7 @@ Suite *recommend_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, rtx_4090_inference_ranks_models_that_fit);
+	tcase_add_test(tc, a_cpu_host_states_the_memory_that_stays_resident);
 	tcase_add_test(tc, min_context_filters);
 	tcase_add_test(tc, a_cpu_laptop_gets_current_chat_models_at_usable_speed);
 	tcase_add_test(tc, qlora_on_a_gtx_1650_gives_small_models_or_a_reason);

@@ -577,6 +577,55 @@ START_TEST(the_first_answer_needs_no_arguments)
 }
 END_TEST
 
+/* The fit table's MEMORY is what must stay resident (the answer's memory_needed_bytes): on a
+ * CPU host the mapped pages of repacked tensors are page cache the kernel takes back, so the
+ * total (file and repacked copy both) would show more than the machine has at a 56% fit. */
+START_TEST(the_fit_table_shows_the_memory_that_stays_resident)
+{
+	static const char body[] =
+		"{\"limit\":3,\"hardware\":{\"memory\":{\"total_bytes\":34359738368},\"cpu\":{"
+		"\"physical_cores\":8,\"isa\":[\"avx2\",\"fma\",\"f16c\"]}}}";
+	char *dir = t_mkdtemp(), *file = t_path(dir, "body.json"), *out = NULL, *table = NULL;
+	char *profiles = t_path(t_src_dir(), "profiles");
+	const char *json[] = {"recommend", "--json",     file,     "--format",
+			      "json",      "--profiles", profiles, "--no-host-bench",
+			      NULL};
+	const char *summary[] = {"recommend", "--json",          file,
+				 "--format",  "summary",         "--profiles",
+				 profiles,    "--no-host-bench", NULL};
+	const cJSON *e;
+	cJSON *j;
+	int shown = 0;
+
+	ck_assert_int_eq(t_write_file(file, body, strlen(body)), 0);
+	ck_assert_int_eq(run(json, &out, NULL), 0);
+	ck_assert_int_eq(run(summary, &table, NULL), 0);
+	j = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(j);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "recommendations"))
+	{
+		const cJSON *est = cJSON_GetObjectItemCaseSensitive(e, "estimate");
+		double need = cJSON_GetNumberValue(
+			cJSON_GetObjectItemCaseSensitive(est, "memory_needed_bytes"));
+		double total = cJSON_GetNumberValue(
+			cJSON_GetObjectItemCaseSensitive(est, "memory_total_bytes"));
+		char gib[32];
+
+		snprintf(gib, sizeof(gib), "%.1f GiB", need / 1073741824.0);
+		ck_assert_msg(strstr(table, gib), "%s not in:\n%s", gib, table);
+		shown += need < total;
+	}
+	ck_assert_int_ge(shown, 1);
+	cJSON_Delete(j);
+	free(out);
+	free(table);
+	t_rmtree(dir);
+	free(dir);
+	free(file);
+	free(profiles);
+}
+END_TEST
+
 START_TEST(profiles_are_found_given_from_the_environment_or_beside_the_binary)
 {
 	char *root = t_mkdtemp(), *exe = t_path(root, "bin/rigfit"), *dir, *cwd;
@@ -670,6 +719,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, config_and_recommend_take_flags);
 	tcase_add_test(tc, validate_fails_a_config_that_will_not_work);
 	tcase_add_test(tc, the_first_answer_needs_no_arguments);
+	tcase_add_test(tc, the_fit_table_shows_the_memory_that_stays_resident);
 	tcase_add_test(tc, finetune_asks_the_detect_route_with_flags);
 	tcase_add_test(tc, names_are_what_the_questions_accept);
 	tcase_add_test(tc, every_printing_command_takes_each_format);
