@@ -56,7 +56,7 @@ static const struct {
 } isa_scale[SPEED_CPU_ISA_N] = {
 	[SPEED_CPU_ISA_UNSET] = {"unset", 1, 1, 1},
 	[SPEED_CPU_ISA_BASIC] = {"sse", 0.5, 0.5, 0.5},
-	[SPEED_CPU_ISA_SSE42] = {"sse42", 0, 0, 0}, /* per class: sse_class_scale */
+	[SPEED_CPU_ISA_SSE42] = {"sse42", 0, 0, 0}, /* per class: isa_class_scale */
 	[SPEED_CPU_ISA_AVX2] = {"avx2", 1, 1, 1},
 	[SPEED_CPU_ISA_AVX512] = {"avx512", 1, 1.6, 1.6},
 	[SPEED_CPU_ISA_AVX512_VNNI] = {"avx512_vnni", 1.3, 2.1, 1.6},
@@ -66,22 +66,59 @@ static const struct {
 	[SPEED_CPU_ISA_I8MM] = {"i8mm", 0.22, 0.36, 0.4},
 };
 
-/* x86 without AVX (llama.cpp's sse42 backend): ggml's x86 kernels have an SSSE3 path for the
- * 4-bit legacy dot alone; Q8_0, Q5_0 and the K- and i-quants run the portable C loop, and f16
- * is converted through a table (no F16C). So one factor for the ISA cannot hold: each class's
- * decode and prefill rate over its AVX2 rate, fitted on make bench-cpu's sse42 rows against the
- * haswell rows of the same run on one host (tests/llama/cpu_speed_by_class.csv; the ratio of
- * the two backends, so the host's own offset from the AVX2 fit cancels), least squares in log
- * space with the C-loop classes sharing one factor: decode median 14%, prefill 4% over the 12
- * rows; leaving one model out, 5% and 12%. Q5_0's C loop rebuilds the fifth bit per element:
- * its factor comes from the one row that runs it (Qwen2.5-0.5B's Q4_K_M fallback). */
+/* Per ISA class and weight class: the rate over AVX2's where one factor for the ISA does not
+ * hold, measured with llama.cpp's own backends side by side (make bench-cpu; the rows are
+ * tests/llama/cpu_speed_by_class.csv): each variant's rows against the haswell rows of the same
+ * run on one host, as ratios, so the host's own offset from the AVX2 fit cancels; least squares
+ * in log space, the classes sharing a path sharing a factor. 0: the ISA's factor (isa_scale).
+ * - sse42 (x86 without AVX): ggml's x86 kernels have an SSSE3 path for the 4-bit legacy dot
+ *   alone; Q8_0, Q5_0 and the K- and i-quants run the portable C loop, and f16 is converted
+ *   through a table (no F16C). Ratio median error decode 14%, prefill 4% over 12 rows (one
+ *   factor for the ISA: 43% and 122%); leaving one model out 5% and 12%. Q5_0's C loop
+ *   rebuilds the fifth bit per element: its factor comes from the one row that runs it
+ *   (Qwen2.5-0.5B's Q4_K_M fallback).
+ * - skylakex (AVX-512) and zen4 (AVX-512 with VNNI), prefill: the repacked 4-bit GEMMs gain
+ *   most (2.3x and 2.9x), the K-quant ones 1.45x, Q8_0's plain GEMM 1.08x and 1.29x, f16's
+ *   tinyBLAS 1.29x, where the one factor said 1.6 and 2.1 for every int8 class and the f16
+ *   block dot's measured 2x for f16 (12 and 24 rows, two runs; ratio median error 3% for both,
+ *   worst 11% and 12%). Measured on one Zen 5 class host, whose AVX-512 units are full width;
+ *   decode keeps the host's measured block dots. */
 static const struct {
 	double decode, prefill;
-} sse_class_scale[SPEED_CPU_CLASS_N] = {
-	[SPEED_CPU_Q4_LEGACY] = {0.51, 1.0}, [SPEED_CPU_Q5_LEGACY] = {0.092, 0.047},
-	[SPEED_CPU_Q8_0] = {0.35, 0.18},     [SPEED_CPU_K_LOW] = {0.35, 0.18},
-	[SPEED_CPU_K4] = {0.35, 0.18},       [SPEED_CPU_Q6_K] = {0.35, 0.18},
-	[SPEED_CPU_IQ] = {0.35, 0.18},       [SPEED_CPU_FLOAT] = {0.24, 0.092},
+} isa_class_scale[SPEED_CPU_ISA_N][SPEED_CPU_CLASS_N] = {
+	[SPEED_CPU_ISA_SSE42] =
+		{
+			[SPEED_CPU_Q4_LEGACY] = {0.51, 1.0},
+			[SPEED_CPU_Q5_LEGACY] = {0.092, 0.047},
+			[SPEED_CPU_Q8_0] = {0.35, 0.18},
+			[SPEED_CPU_K_LOW] = {0.35, 0.18},
+			[SPEED_CPU_K4] = {0.35, 0.18},
+			[SPEED_CPU_Q6_K] = {0.35, 0.18},
+			[SPEED_CPU_IQ] = {0.35, 0.18},
+			[SPEED_CPU_FLOAT] = {0.24, 0.092},
+		},
+	[SPEED_CPU_ISA_AVX512] =
+		{
+			[SPEED_CPU_Q4_LEGACY] = {0, 2.26},
+			[SPEED_CPU_Q5_LEGACY] = {0, 1.45},
+			[SPEED_CPU_Q8_0] = {0, 1.08},
+			[SPEED_CPU_K_LOW] = {0, 1.45},
+			[SPEED_CPU_K4] = {0, 1.45},
+			[SPEED_CPU_Q6_K] = {0, 1.45},
+			[SPEED_CPU_IQ] = {0, 1.45},
+			[SPEED_CPU_FLOAT] = {0, 1.29},
+		},
+	[SPEED_CPU_ISA_AVX512_VNNI] =
+		{
+			[SPEED_CPU_Q4_LEGACY] = {0, 2.86},
+			[SPEED_CPU_Q5_LEGACY] = {0, 1.45},
+			[SPEED_CPU_Q8_0] = {0, 1.29},
+			[SPEED_CPU_K_LOW] = {0, 1.45},
+			[SPEED_CPU_K4] = {0, 1.45},
+			[SPEED_CPU_Q6_K] = {0, 1.45},
+			[SPEED_CPU_IQ] = {0, 1.45},
+			[SPEED_CPU_FLOAT] = {0, 1.29},
+		},
 };
 
 /* Per class: the share of the host's int8 (FLOAT: f32) throughput per thread that the decode
@@ -374,11 +411,7 @@ static void class_rates(const struct speed_cpu_host *h, int c, int ftype, double
 	bool avx2_dot = !measured && x86_with_avx2(isa) && c != SPEED_CPU_FLOAT &&
 			h->kernel[HW_KERNEL_Q4_0].avx2_gops_per_thread > 0;
 
-	if (isa == SPEED_CPU_ISA_SSE42) {
-		double unit = c == SPEED_CPU_FLOAT ? f32_gflops : int8_gops;
-		base_dec = unit * 1e9 / 2 * sse_class_scale[c].decode;
-		base_pre = unit * 1e9 * sse_class_scale[c].prefill;
-	} else if (c == SPEED_CPU_FLOAT) {
+	if (c == SPEED_CPU_FLOAT) {
 		base_dec = f32_gflops * 1e9 / 2 * (measured ? k : isa_scale[isa].f32);
 		base_pre = f32_gflops * 1e9 * (measured ? k : isa_scale[isa].f32);
 	} else {
@@ -388,6 +421,13 @@ static void class_rates(const struct speed_cpu_host *h, int c, int ftype, double
 				       isa_scale[isa].decode);
 		base_pre = int8_gops * 1e9 * isa_scale[isa].prefill;
 	}
+	/* Where llama.cpp's backend for the ISA was measured per class, its factors over AVX2. */
+	if (isa_class_scale[isa][c].decode > 0)
+		base_dec = (c == SPEED_CPU_FLOAT ? f32_gflops : int8_gops) * 1e9 / 2 *
+			   isa_class_scale[isa][c].decode;
+	if (isa_class_scale[isa][c].prefill > 0)
+		base_pre = (c == SPEED_CPU_FLOAT ? f32_gflops : int8_gops) * 1e9 *
+			   isa_class_scale[isa][c].prefill;
 	*dec = base_dec / ((1 - rep) / e->decode + rep / e->decode_repacked);
 	*pre = base_pre / ((1 - rep) / e->prefill + rep / e->prefill_repacked);
 }
