@@ -692,10 +692,50 @@ static char *read_until_close(int fd)
  * /api/hardware on another connection is answered, and only then does the lookup end, at its
  * timeout (504 naming model.id). Were the lookup on the loop, the hardware request would wait
  * for that timeout and the estimate would be answered first. */
+static long ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* While a lookup waits on a stalling Hub, GETs path on port nine times: every one is
+ * answered with 200 within 1 s (a liveness bound that holds on a loaded host under the
+ * sanitizers), and their median within 50 ms (the issue's bound for another route's delay;
+ * valgrind: 10 s and 500 ms). */
+static void probe_while_stalled(int port, const char *path)
+{
+	enum {
+		PROBES = 9
+	};
+	long took[PROBES], t0;
+	long limit = t_under_valgrind() ? 10000 : 1000, typical = t_under_valgrind() ? 500 : 50;
+	struct t_resp r;
+
+	for (int i = 0; i < PROBES; i++) {
+		t0 = ms_now();
+		ck_assert_int_eq(t_http(port, "GET", path, NULL, NULL, 0, &r), 0);
+		took[i] = ms_now() - t0;
+		ck_assert_int_eq(r.status, 200);
+		t_resp_free(&r);
+		ck_assert_msg(took[i] < limit, "GET %s took %ld ms", path, took[i]);
+	}
+	qsort(took, PROBES, sizeof(took[0]), cmp_long);
+	ck_assert_msg(took[PROBES / 2] < typical, "GET %s took %ld ms (median)", path,
+		      took[PROBES / 2]);
+}
+
 START_TEST(a_slow_hub_holds_up_no_other_request)
 {
 	struct t_daemon dmn;
-	struct t_resp r;
 	struct pollfd pfd;
 	char url[64], req[1024], *answer;
 	const char body[] = "{\"model\":\"" QWEN "\",\"hardware\":{\"gpus\":[{\"name\":"
@@ -720,9 +760,8 @@ START_TEST(a_slow_hub_holds_up_no_other_request)
 	for (int i = 0; i < 2000 && fake.requests == 0; i++)
 		usleep(5000);
 	ck_assert_int_ge(fake.requests, 1);
-	ck_assert_int_eq(t_http(dmn.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
-	ck_assert_int_eq(r.status, 200);
-	t_resp_free(&r);
+	probe_while_stalled(dmn.port, "/api/hardware");
+	probe_while_stalled(dmn.port, "/healthz");
 	pfd = (struct pollfd){fd, POLLIN, 0};
 	ck_assert_msg(poll(&pfd, 1, 0) == 0, "the estimate was answered before the hardware");
 	answer = read_until_close(fd);
@@ -767,14 +806,6 @@ static void estimate_body(char *buf, size_t len, const char *id)
 		 id);
 }
 
-static long ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Waits up to 10 s for the fake Hub to have been asked at least n times. */
 static void wait_hub_requests(int n)
 {
@@ -784,7 +815,7 @@ static void wait_hub_requests(int n)
 }
 
 /* A tools/call of MCP whose model only the Hub knows runs off the loop as REST's does: while
- * it waits on a stalling Hub, GET /api/hardware is answered, and SIGTERM ends the daemon
+ * it waits on a stalling Hub, GET /api/hardware is answered (median within 50 ms), and SIGTERM ends the daemon
  * within 2 s rather than at the lookup's timeout. */
 START_TEST(an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt)
 {
@@ -797,8 +828,8 @@ START_TEST(an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt)
 	struct pollfd pfd;
 	char url[64], headers[256], args[512], call[1024], *sid;
 	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "20000", NULL};
-	int fd, status, limit = t_under_valgrind() ? 10000 : 1000;
-	long t0, ms;
+	int fd, status;
+	long ms;
 
 	fake_start(FAKE_SLOW);
 	fake.slow_ms = 30000;
@@ -820,11 +851,7 @@ START_TEST(an_mcp_lookup_waits_off_the_loop_and_sigterm_is_prompt)
 		 args);
 	fd = post_nowait(dmn.port, "/mcp", headers, call);
 	wait_hub_requests(1);
-	t0 = ms_now();
-	ck_assert_int_eq(t_http(dmn.port, "GET", "/api/hardware", NULL, NULL, 0, &r), 0);
-	ck_assert_int_eq(r.status, 200);
-	t_resp_free(&r);
-	ck_assert_msg(ms_now() - t0 < limit, "GET /api/hardware took %ld ms", ms_now() - t0);
+	probe_while_stalled(dmn.port, "/api/hardware");
 	pfd = (struct pollfd){fd, POLLIN, 0};
 	ck_assert_msg(poll(&pfd, 1, 0) == 0, "the tool call was answered before the hardware");
 	status = t_daemon_signal_wait(&dmn, SIGTERM, t_under_valgrind() ? 20000 : 2000, &ms);
@@ -873,30 +900,18 @@ static char *session_model(int port, bool *custom)
 	return id;
 }
 
-static int cmp_long(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* ModelForge's "Use Custom Model" with a model only the Hub knows runs off the loop as REST's
  * and MCP's lookups do: while set_custom_model waits on a stalling Hub, /healthz is answered
  * every time (in under 50 ms as a rule), the session still shows no choice, and SIGTERM ends
  * the daemon within 2 s rather than at the lookup's timeout. */
 START_TEST(a_modelforge_lookup_waits_off_the_loop_and_sigterm_is_prompt)
 {
-	enum {
-		PROBES = 9
-	};
 	struct t_daemon dmn;
-	struct t_resp r;
 	struct pollfd pfd;
 	char url[64], *chosen;
 	const char *extra[] = {"--hub", url, "--hub-timeout-ms", "20000", NULL};
-	int fd, status, limit = t_under_valgrind() ? 10000 : 1000;
-	int typical = t_under_valgrind() ? 500 : 50;
-	long took[PROBES], t0, ms;
+	int fd, status;
+	long ms;
 	bool custom;
 
 	fake_start(FAKE_SLOW);
@@ -906,17 +921,8 @@ START_TEST(a_modelforge_lookup_waits_off_the_loop_and_sigterm_is_prompt)
 	fd = post_nowait(dmn.port, "/api/finetune/set_custom_model", NULL,
 			 "{\"repo_name\":\"" QWEN "\"}");
 	wait_hub_requests(1);
-	for (int i = 0; i < PROBES; i++) {
-		t0 = ms_now();
-		ck_assert_int_eq(t_http(dmn.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
-		took[i] = ms_now() - t0;
-		ck_assert_int_eq(r.status, 200);
-		t_resp_free(&r);
-		ck_assert_msg(took[i] < limit, "GET /healthz took %ld ms", took[i]);
-	}
-	qsort(took, PROBES, sizeof(took[0]), cmp_long);
-	ck_assert_msg(took[PROBES / 2] < typical, "GET /healthz took %ld ms (median)",
-		      took[PROBES / 2]);
+	probe_while_stalled(dmn.port, "/healthz");
+	probe_while_stalled(dmn.port, "/api/hardware");
 	/* The choice is made when the lookup ends, not before. */
 	chosen = session_model(dmn.port, &custom);
 	ck_assert_ptr_null(chosen);
