@@ -237,9 +237,10 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 		elementwise += opt->step_passes * (opt->factored ?
 							   4.0 * (double)mem->trainable_params :
 							   (double)mem->optimizer_bytes);
-	else
-		plain += 2.0 * (double)(mem->weights_bytes + mem->adapter_bytes +
-					mem->gradients_bytes + mem->optimizer_bytes);
+	else /* the trained tensors only: LoRA's and QLoRA's frozen base is not stepped */
+		plain += 2.0 * ((s->mode == TRAIN_FULL ? (double)mem->weights_bytes : 0.0) +
+				(double)(mem->adapter_bytes + mem->gradients_bytes +
+					 mem->optimizer_bytes));
 	return (plain / BANDWIDTH_EFFICIENCY + elementwise / ELEMENTWISE_BANDWIDTH_EFFICIENCY +
 		lora) / (bw * 1e9) +
 	       host;

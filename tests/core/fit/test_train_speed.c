@@ -148,6 +148,52 @@ START_TEST(each_mechanism_moves_the_speed_the_right_way)
 }
 END_TEST
 
+/* The optimizer step touches what is trained: with LoRA the adapters, their gradients and
+ * states, never the frozen base, whichever optimizer steps them; with full fine-tuning the
+ * weights too. (A fused or 8-bit step used to be charged two passes over the frozen base:
+ * 32 GB a step for an 8B.) */
+START_TEST(the_step_touches_only_what_is_trained)
+{
+	static const enum train_optimizer opts[] = {TRAIN_OPT_ADAMW_FUSED, TRAIN_OPT_ADAMW_8BIT,
+						    TRAIN_OPT_PAGED_ADAMW_8BIT, TRAIN_OPT_SGD};
+	struct train_model m = t_llama31_8b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 2048,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .flash_attention = true};
+	struct train_device h100 = {
+		.bf16_tflops = 989, .bandwidth_gbs = 3350, .device_class = TRAIN_CLASS_DATACENTER};
+	struct train_memory mem;
+	struct train_speed base, heavier;
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		for (int mode = TRAIN_FULL; mode <= TRAIN_QLORA; mode++) {
+			s.optimizer = opts[i];
+			s.mode = (enum train_mode)mode;
+			s.weight_bits = mode == TRAIN_QLORA ? 4 : 16;
+			ck_assert_int_eq(train_memory_estimate(&m, &s, &mem), 0);
+			ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &h100, &base), 0);
+			/* The same run with a base twice as heavy in memory: only a trained
+			 * base's step reads it. */
+			mem.weights_bytes *= 2;
+			ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &h100, &heavier), 0);
+			if (mode == TRAIN_FULL)
+				ck_assert_msg(
+					heavier.memory_s > base.memory_s,
+					"optimizer %zu: full fine-tuning's step reads the weights",
+					i);
+			else
+				ck_assert_msg(heavier.memory_s == base.memory_s,
+					      "optimizer %zu mode %d: %.6f s vs %.6f s a step", i,
+					      mode, heavier.memory_s, base.memory_s);
+		}
+	}
+}
+END_TEST
+
 /* devices.json: every GPU with a known tensor rate has a bf16 (fp32 accumulate) peak; a
  * GeForce card's is half its FP16-accumulate rate, a workstation or data-centre card's the
  * same; Apple GPUs run bf16 at their ALU rate. */
@@ -169,6 +215,7 @@ Suite *train_speed_suite(void)
 
 	tcase_add_test(tc, reproduces_published_training_speeds);
 	tcase_add_test(tc, each_mechanism_moves_the_speed_the_right_way);
+	tcase_add_test(tc, the_step_touches_only_what_is_trained);
 	tcase_add_test(tc, devices_carry_a_bf16_training_peak);
 	suite_add_tcase(s, tc);
 	return s;
