@@ -697,6 +697,53 @@ static bool same_release(const char *a, const char *b)
 	return na == nb && strncasecmp(a, b, na) == 0 && same_name(ta, tb);
 }
 
+/* Whether the Hugging Face id's name part (no owner) begins with the letters and digits of
+ * short (an alias or an Ollama tag's model part), case, punctuation and separators ignored:
+ * "mistral-small3.2" begins "Mistral-Small-3.2-24B-Instruct-2506", not "...-3.1-...". */
+static bool release_begins_with(const char *id, const char *short_name, size_t n)
+{
+	const char *slash = strchr(id, '/'), *t = slash ? slash + 1 : id;
+	size_t i = 0;
+
+	for (; *t && i < n; t++) {
+		while (i < n && !isalnum((unsigned char)short_name[i]))
+			i++;
+		if (!isalnum((unsigned char)*t))
+			continue;
+		if (i == n || tolower((unsigned char)*t) != tolower((unsigned char)short_name[i]))
+			return i == n;
+		i++;
+	}
+	while (i < n && !isalnum((unsigned char)short_name[i]))
+		i++;
+	return i == n;
+}
+
+/* The one Hugging Face release among m's aliases whose name begins with a short name's model
+ * part (before an Ollama ":tag"), or NULL when none or several do. */
+static const char *release_of_short_name(const struct model_entry *m, const char *name)
+{
+	size_t n = strcspn(name, ":");
+	const char *found = NULL;
+
+	if (n == 0 || strchr(name, '/'))
+		return NULL;
+	/* A short name of the entry itself ("qwen3-30b-a3b") names the entry, not a later
+	 * release of it ("Qwen3-30B-A3B-Instruct-2507"). */
+	if (release_begins_with(m->id, name, n) ||
+	    (model_chat_id(m) && release_begins_with(model_chat_id(m), name, n)))
+		return NULL;
+	for (int k = 0; k < m->n_aliases; k++) {
+		const char *a = m->aliases[k];
+		if (!strchr(a, '/') || !release_begins_with(a, name, n))
+			continue;
+		if (found)
+			return NULL;
+		found = a;
+	}
+	return found;
+}
+
 const char *model_other_release(const struct model_entry *m, const char *name)
 {
 	const char *chat = model_chat_id(m);
@@ -707,6 +754,13 @@ const char *model_other_release(const struct model_entry *m, const char *name)
 		const char *a = m->aliases[k];
 		if (strchr(a, '/') && same_name(a, name))
 			return a;
+	}
+	/* A short name that spells one release ("mistral-small3.2:24b": the 2506 Instruct
+	 * release, which the catalog counts with 3.1), unless that is the chat release. */
+	{
+		const char *r = release_of_short_name(m, name);
+		if (r)
+			return r;
 	}
 	/* A coder name that is no Hugging Face id ("qwen2.5-coder:7b") asks for the coder
 	 * release, which the catalog counts with its base model. */

@@ -390,7 +390,6 @@ static const char *const no_gguf[][2] = {
 	 "not verified: 70B chat GGUF (TheBloke's Q6_K/Q8_0 are byte splits)"},
 	{"meta-llama/Llama-2-70b-chat-hf", "not verified: as above"},
 	{"llama2:70b", "not verified: as above"},
-	{"mistralai/Mistral-Small-3.2-24B-Instruct-2506", "not verified: 3.2 GGUF"},
 	{"mistralai/Mixtral-8x22B-v0.1", "not verified: 8x22B Instruct GGUF"},
 	{"mistralai/Mixtral-8x22B-Instruct-v0.1", "not verified: as above"},
 	{"mixtral:8x22b", "not verified: as above"},

@@ -933,6 +933,40 @@ START_TEST(a_coder_alias_is_served_by_its_own_name)
 }
 END_TEST
 
+/* An Ollama tag or short name that spells one release of an entry is served that release:
+ * "mistral-small3.2:24b" is the 2506 Instruct release, which the catalog counts with 3.1 (it
+ * used to serve 3.1's); 3.1's own tag keeps 3.1, and a short name of the entry itself
+ * ("qwen3-30b-a3b") is not taken for a later release that begins with it (2507). */
+START_TEST(a_short_name_is_served_the_release_it_spells)
+{
+	static const struct {
+		const char *name, *command;
+	} cases[] = {
+		{"mistral-small3.2:24b",
+		 "llama-server -hf bartowski/mistralai_Mistral-Small-3.2-24B-Instruct-2506-GGUF:"},
+		{"mistral-small-3.2",
+		 "llama-server -hf bartowski/mistralai_Mistral-Small-3.2-24B-Instruct-2506-GGUF:"},
+		{"mistral-small3.1:24b",
+		 "llama-server -hf bartowski/mistralai_Mistral-Small-3.1-24B-Instruct-2503-GGUF:"},
+	};
+	char body[512];
+	cJSON *j;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body), "{\"model\":\"%s\",\"runtime\":\"llama.cpp\",%s}",
+			 cases[i].name, HW_2X4090);
+		ck_assert_int_eq(run(body, &j), 200);
+		assert_has(str(j, "command", NULL), cases[i].command);
+		cJSON_Delete(j);
+	}
+	snprintf(body, sizeof(body), "{\"model\":\"qwen3-30b-a3b\",\"runtime\":\"vllm\",%s}",
+		 HW_2X4090);
+	ck_assert_int_eq(run(body, &j), 200);
+	ck_assert_ptr_null(strstr(str(j, "command", NULL), "2507"));
+	cJSON_Delete(j);
+}
+END_TEST
+
 /* llama.cpp has no Llama 3.2 Vision (mllama) architecture: runtime llama.cpp is refused with
  * the reason, no runtime on CUDA GPUs plans vLLM, and a Mac (no vLLM either) is refused. */
 START_TEST(llama_3_2_vision_is_never_given_to_llama_cpp)
@@ -989,6 +1023,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, no_mmap_is_planned_and_written);
 	tcase_add_test(tc, a_mac_keeps_the_plan_inside_its_working_set);
 	tcase_add_test(tc, a_coder_alias_is_served_by_its_own_name);
+	tcase_add_test(tc, a_short_name_is_served_the_release_it_spells);
 	tcase_add_test(tc, llama_3_2_vision_is_never_given_to_llama_cpp);
 	suite_add_tcase(s, tc);
 	return s;
