@@ -11,10 +11,6 @@
 
 /* ---- vLLM ------------------------------------------------------------------------------ */
 
-/* All-reduces a tensor-parallel layer adds per token (two per layer, NVLink or PCIe latency):
- * a stated figure, not a fit. */
-#define EST_VLLM_ALLREDUCE_MS 0.02
-
 static void est_vllm_setup(const struct est *e, struct vllm_setup *s)
 {
 	vllm_setup_default(s);
@@ -81,39 +77,15 @@ static void est_vllm_speed(const struct api_env *env, struct est *e, const struc
 	struct speed_input in;
 	struct speed_params params[SPEED_BACKEND_COUNT];
 	struct speed_output so;
-	struct speed_device dev;
-	double active = e->params.total > 0 ? (double)e->params.active / (double)e->params.total :
-					      1;
 	double fits_each;
 	struct plan_traffic t;
 	int64_t dflt;
 
 	est_speed_devices(env, e, &in);
-	dev = in.devices[0];
-	dev.bandwidth_gbs *= c->tensor_parallel;
-	dev.compute_tflops *= c->tensor_parallel;
-	dev.layer_share = 0;
-	in.n_devices = c->pipeline_parallel;
-	for (int i = 0; i < in.n_devices; i++)
-		in.devices[i] = dev;
-	in.weight_bytes = (double)c->weights_bytes_total * active;
-	in.moe_batch_bytes = e->params.expert > 0 ? (double)c->weights_bytes_total * (1 - active) :
-						    0;
-	in.kv_bytes_start = 0;
-	in.kv_bytes_full = (double)c->kv_bytes_per_token * c->tensor_parallel *
-			   c->pipeline_parallel * (double)c->max_model_len;
-	in.flops_per_token = 2.0 * (double)e->params.active;
-	in.n_layers = (int)model_n_layer(&e->arch);
-	in.quantized = s->precision != VLLM_BF16 && s->precision != VLLM_FP16 &&
-		       s->precision != VLLM_FP32;
-	in.gpu_fraction = 1;
-	memcpy(params, speed_fitted, sizeof(params));
-	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
-		params[b].mem_ceiling_gbs = 0;
-		params[b].mem_eff_hbm = 0; /* llama.cpp's lower HBM share is its kernels' */
-		if (c->tensor_parallel > 1)
-			params[b].layer_ms += EST_VLLM_ALLREDUCE_MS;
-	}
+	plan_vllm_speed_input(&e->arch, &e->params, &in.devices[0], c,
+			      s->precision != VLLM_BF16 && s->precision != VLLM_FP16 &&
+				      s->precision != VLLM_FP32,
+			      c->max_model_len, &in, params);
 	if (speed_estimate_with(&in, params, &so) == 0) {
 		est_num_or_null(speed, "decode_tokens_per_s", so.decode_tokens_per_s);
 		est_num_or_null(speed, "decode_tokens_per_s_at_full_ctx",

@@ -338,6 +338,41 @@ int plan_vllm_capacity(const struct model_arch *a, const struct vllm_facts *f,
 		   vllm_capacity(a, &v, hw->vgpu, hw->n_vgpu, out, NULL);
 }
 
+void plan_vllm_speed_input(const struct model_arch *a, const struct model_params *mp,
+			   const struct speed_device *dev, const struct vllm_capacity *c,
+			   bool quantized, int64_t ctx_full, struct speed_input *in,
+			   struct speed_params params[SPEED_BACKEND_COUNT])
+{
+	struct speed_device d = *dev;
+	double active = mp->total > 0 ? (double)mp->active / (double)mp->total : 1;
+
+	/* The ranks of a stage read their shards side by side (one device of tp x the bandwidth
+	 * and compute), the stages run one after the other, without llama.cpp's kernel
+	 * ceilings; each layer adds its all-reduces. */
+	d.bandwidth_gbs *= c->tensor_parallel;
+	d.compute_tflops *= c->tensor_parallel;
+	d.layer_share = 0;
+	in->n_devices = c->pipeline_parallel > 0 ? c->pipeline_parallel : 1;
+	for (int i = 0; i < in->n_devices; i++)
+		in->devices[i] = d;
+	in->weight_bytes = (double)c->weights_bytes_total * active;
+	in->moe_batch_bytes = mp->expert > 0 ? (double)c->weights_bytes_total * (1 - active) : 0;
+	in->kv_bytes_start = 0;
+	in->kv_bytes_full = (double)c->kv_bytes_per_token * c->tensor_parallel * in->n_devices *
+			    (double)ctx_full;
+	in->flops_per_token = 2.0 * (double)mp->active;
+	in->n_layers = (int)model_n_layer(a);
+	in->quantized = quantized;
+	in->gpu_fraction = 1;
+	memcpy(params, speed_fitted, sizeof(struct speed_params) * SPEED_BACKEND_COUNT);
+	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
+		params[b].mem_ceiling_gbs = 0;
+		params[b].mem_eff_hbm = 0; /* llama.cpp's lower HBM share is its kernels' */
+		if (c->tensor_parallel > 1)
+			params[b].layer_ms += PLAN_VLLM_ALLREDUCE_MS;
+	}
+}
+
 void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 		      const struct plan_machine *hw, const struct plan_setup *s,
 		      const struct vllm_capacity *c, struct plan_result *out)
@@ -347,8 +382,6 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 	struct speed_device dev = in.devices[0];
 	const int used = c->tensor_parallel * c->pipeline_parallel;
 	const int64_t per_gpu = c->requested_bytes + c->cuda_graph_bytes;
-	double active = mp->total > 0 ? (double)mp->active / (double)mp->total : 1;
-	double kv_tok = (double)c->kv_bytes_per_token * c->tensor_parallel;
 	int64_t streams = s->p.n_parallel > 0 ? s->p.n_parallel : 1;
 
 	memset(out, 0, sizeof(*out));
@@ -385,28 +418,8 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 	out->mem.fits = out->fits;
 	out->mem.fit_band = out->fits ? rf_fit_band(out->gpu_util) : "over";
 
-	/* Speed as /api/estimate gives it for vLLM: the ranks read their shards side by side,
-	 * without llama.cpp's kernel ceilings; each layer adds its all-reduces. */
-	dev.bandwidth_gbs *= c->tensor_parallel;
-	dev.compute_tflops *= c->tensor_parallel;
-	dev.layer_share = 0;
-	in.n_devices = 1;
-	in.devices[0] = dev;
-	in.weight_bytes = (double)c->weights_bytes_total * active;
-	in.moe_batch_bytes = mp->expert > 0 ? (double)c->weights_bytes_total * (1 - active) : 0;
-	in.kv_bytes_start = 0;
-	in.kv_bytes_full = kv_tok * (double)s->p.n_ctx;
-	in.flops_per_token = 2.0 * (double)mp->active;
-	in.n_layers = (int)model_n_layer(a);
-	in.quantized = s->vformat != PLAN_VLLM_BF16;
-	in.gpu_fraction = 1;
-	memcpy(params, speed_fitted, sizeof(params));
-	for (int b = 0; b < SPEED_BACKEND_COUNT; b++) {
-		params[b].mem_ceiling_gbs = 0;
-		params[b].mem_eff_hbm = 0;
-		if (c->tensor_parallel > 1)
-			params[b].layer_ms += PLAN_VLLM_ALLREDUCE_MS;
-	}
+	plan_vllm_speed_input(a, mp, &dev, c, s->vformat != PLAN_VLLM_BF16, s->p.n_ctx, &in,
+			      params);
 	out->decode_tps = speed_predict(&in, params, SPEED_TEST_DECODE);
 	out->aggregate_tps = batched_tps(a, &in, params, streams,
 					 mp->total > 0 ?

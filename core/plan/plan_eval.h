@@ -270,6 +270,14 @@ int plan_batched(const struct model_arch *a, const struct model_params *mp,
 		 const struct plan_traffic *t, struct speed_batch_output *out /* OUT */,
 		 bool *moe /* OUT */);
 
+/* The speed input and fitted parameters of vLLM engine c (its tensor- and pipeline-parallel
+ * shape) on devices like dev, with the cache full at ctx_full tokens: the one description of
+ * vLLM's speed that /api/estimate and the planner evaluate. */
+void plan_vllm_speed_input(const struct model_arch *a, const struct model_params *mp,
+			   const struct speed_device *dev, const struct vllm_capacity *c,
+			   bool quantized, int64_t ctx_full, struct speed_input *in /* OUT */,
+			   struct speed_params params[SPEED_BACKEND_COUNT] /* OUT */);
+
 /* The result of vLLM setup s from its capacity c (plan_vllm_capacity at s's --max-model-len):
  * memory per GPU as vLLM takes it (its pool plus the CUDA graphs), fit (vLLM starts and every
  * planned request holds p.n_ctx tokens), single-stream and batched speed. */

@@ -501,6 +501,100 @@ START_TEST(the_estimate_states_what_the_planner_evaluates)
 }
 END_TEST
 
+/* vLLM: /api/estimate's memory, fit and decode of a vLLM setup are the planner's evaluation of
+ * it (plan_vllm_capacity and plan_vllm_result, through the one description of vLLM's speed,
+ * plan_vllm_speed_input), over models, GPU machines, precisions, lengths and tensor-parallel
+ * sizes. The route used to build its own speed input, a second copy of the planner's. */
+START_TEST(the_vllm_estimate_states_what_the_planner_evaluates)
+{
+	static const struct {
+		const char *precision;
+		enum plan_vllm_format f;
+		int64_t len;
+		int tp;
+	} settings[] = {{"bf16", PLAN_VLLM_BF16, 8192, 1},
+			{"fp8", PLAN_VLLM_FP8, 4096, 1},
+			{"bf16", PLAN_VLLM_BF16, 4096, 2},
+			{"fp8", PLAN_VLLM_FP8, 8192, 2}};
+	static const char *const machines[] = {
+		"{\"gpus\":[{\"name\":\"H100 SXM5 80GB\",\"count\":2}]}",
+		"{\"gpus\":[{\"name\":\"RTX 3090\",\"count\":2}]}",
+	};
+	struct api_env env = {.version = "test", .cat.devices = &devices, .cat.models = models};
+	int compared = 0, fitting = 0;
+
+	for (size_t a = 0; a < sizeof(grid_models) / sizeof(grid_models[0]); a++) {
+		for (size_t b = 0; b < sizeof(machines) / sizeof(machines[0]); b++) {
+			cJSON *model = cJSON_CreateString(grid_models[a]);
+			cJSON *hw = cJSON_Parse(machines[b]);
+			struct api_plan_input *in = NULL;
+			struct api_reply r = {0};
+			ck_assert_int_eq(api_plan_input(&env, model, hw, NULL, &in, &r), 0);
+			for (size_t c = 0; c < sizeof(settings) / sizeof(settings[0]); c++) {
+				struct plan_setup s;
+				struct vllm_capacity cap;
+				struct plan_result res;
+				char body[512];
+				const char *what = body;
+				cJSON *rq, *est = NULL;
+				snprintf(
+					body, sizeof(body),
+					"{\"model\":\"%s\",\"runtime\":\"vllm\",\"precision\":"
+					"\"%s\",\"max_model_len\":%lld,\"tensor_parallel_size\":%d,"
+					"\"hardware\":%s}",
+					grid_models[a], settings[c].precision,
+					(long long)settings[c].len, settings[c].tp, machines[b]);
+				rq = cJSON_Parse(body);
+				ck_assert_msg(api_estimate_object(&env, rq, &est, &r) == 0,
+					      "%s: %.*s", body, (int)r.len, r.body);
+				api_reply_reset(&r);
+				memset(&s, 0, sizeof(s));
+				s.runtime = PLAN_RT_VLLM;
+				s.vformat = settings[c].f;
+				s.tp = settings[c].tp;
+				rf_infer_params_default(&s.p);
+				s.p.n_ctx = settings[c].len;
+				s.p.n_parallel = 1;
+				ck_assert_int_eq(plan_vllm_capacity(in->arch, NULL, &in->machine,
+								    &s, &cap),
+						 0);
+				plan_vllm_result(in->arch, in->params, &in->machine, &s, &cap,
+						 &res);
+				ck_assert_msg(t_num(est, "memory", "total_bytes") ==
+						      (double)res.mem.total_bytes,
+					      "%s: total", what);
+				ck_assert_msg(t_num(est, "memory", "kv_cache_bytes") ==
+						      (double)res.mem.kv_cache_bytes,
+					      "%s: KV", what);
+				if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(est, "fits")) &&
+				    res.fits) {
+					ck_assert_msg(t_num(est, "speed", "decode_tokens_per_s") ==
+							      res.decode_tps,
+						      "%s: decode %.17g stated, %.17g planned",
+						      what,
+						      t_num(est, "speed", "decode_tokens_per_s"),
+						      res.decode_tps);
+					ck_assert_msg(t_num(est, "speed",
+							    "decode_tokens_per_s_at_full_ctx") ==
+							      res.decode_tps_full_ctx,
+						      "%s: full context", what);
+					fitting++;
+				}
+				compared++;
+				cJSON_Delete(est);
+				cJSON_Delete(rq);
+			}
+			api_plan_input_free(in);
+			cJSON_Delete(model);
+			cJSON_Delete(hw);
+		}
+	}
+	printf("vLLM estimate = planner: %d setups, %d fit\n", compared, fitting);
+	ck_assert_int_ge(compared, 30);
+	ck_assert_int_ge(fitting, 12);
+}
+END_TEST
+
 Suite *plan_property_suite(void)
 {
 	Suite *s = suite_create("plan_property");
@@ -512,6 +606,7 @@ Suite *plan_property_suite(void)
 	tcase_add_test(tc, eighty_configs_pass_their_own_validate);
 	tcase_add_test(tc, validate_suggests_the_planned_setup);
 	tcase_add_test(tc, the_estimate_states_what_the_planner_evaluates);
+	tcase_add_test(tc, the_vllm_estimate_states_what_the_planner_evaluates);
 	suite_add_tcase(s, tc);
 	return s;
 }
