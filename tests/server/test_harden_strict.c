@@ -195,6 +195,68 @@ static size_t recv_until_close(int fd, char *out, size_t cap)
 /* A chunked body that goes on past the cap (1 MiB, plus 8 MiB read and dropped so that a
  * client that writes first can read its answer) is answered 413 with the envelope as soon as
  * it passes, while the client is still sending, instead of a close with no answer. */
+/* A FIFO (and a directory) named as a GGUF file under --models-dir, on every route that reads
+ * one: /api/estimate {"gguf"}, ModelForge's validate_custom_model and set_custom_model. Each is
+ * a clear refusal at once, not an open waiting for a writer, and /healthz is answered between
+ * them. */
+START_TEST(a_fifo_named_as_a_model_is_refused_at_once)
+{
+	struct t_daemon d;
+	struct t_resp r;
+	char *dir = t_mkdtemp(), *fifo = t_path(dir, "pipe.gguf"), *sub = t_path(dir, "sub.gguf");
+	const char *extra[] = {"--models-dir", dir, NULL};
+	const char *paths[] = {fifo, sub};
+	char body[4400];
+	long t0;
+
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	t_daemon_start(&d, extra);
+	for (int i = 0; i < 2; i++) {
+		static const char *const routes[] = {"/api/estimate",
+						     "/api/finetune/validate_custom_model",
+						     "/api/finetune/set_custom_model"};
+		for (int k = 0; k < 3; k++) {
+			cJSON *j;
+			if (k == 0)
+				snprintf(body, sizeof(body), "{\"model\":{\"gguf\":\"%s\"}}",
+					 paths[i]);
+			else
+				snprintf(body, sizeof(body), "{\"repo_name\":\"%s\"}", paths[i]);
+			t0 = mono_ms();
+			ck_assert_int_eq(t_http(d.port, "POST", routes[k],
+						"Content-Type: application/json\r\n", body,
+						strlen(body), &r),
+					 0);
+			ck_assert_msg(mono_ms() - t0 < 4000, "%s %s took %ld ms", routes[k],
+				      paths[i], mono_ms() - t0);
+			j = cJSON_Parse(r.body);
+			ck_assert_ptr_nonnull(j);
+			/* validate_custom_model answers ModelForge's {"valid": false}; the others
+			 * the error envelope. */
+			if (k == 1)
+				ck_assert_msg(r.status == 200 && cJSON_IsFalse(cJSON_GetObjectItem(
+									 j, "valid")),
+					      "%s: %d %s", routes[k], r.status, r.body);
+			else
+				ck_assert_msg(r.status >= 400 && r.status < 500 &&
+						      cJSON_GetObjectItem(j, "error"),
+					      "%s: %d %s", routes[k], r.status, r.body);
+			cJSON_Delete(j);
+			t_resp_free(&r);
+			ck_assert_int_eq(t_http(d.port, "GET", "/healthz", NULL, NULL, 0, &r), 0);
+			ck_assert_int_eq(r.status, 200);
+			t_resp_free(&r);
+		}
+	}
+	t_daemon_stop(&d);
+	t_rmtree(dir);
+	free(dir);
+	free(fifo);
+	free(sub);
+}
+END_TEST
+
 START_TEST(chunked_body_past_the_cap_gets_413_while_sending)
 {
 	struct t_daemon d;
@@ -347,6 +409,7 @@ Suite *harden_strict_suite(void)
 	tcase_set_timeout(tc, t_under_valgrind() ? 600 : 120);
 	tcase_add_test(tc, static_files_are_regular_files_streamed_from_disk);
 	tcase_add_test(tc, chunked_body_past_the_cap_gets_413_while_sending);
+	tcase_add_test(tc, a_fifo_named_as_a_model_is_refused_at_once);
 	tcase_add_test(tc, mcp_is_strict_and_shares_sessions_per_client);
 	suite_add_tcase(s, tc);
 	return s;
