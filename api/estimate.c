@@ -16,6 +16,7 @@
 #include "api/jsonmap.h"
 #include "api/model_quant.h"
 #include "api/json_alloc.h"
+#include "core/text.h"
 #include "core/err.h"
 #include "api/estimate_priv.h"
 
@@ -63,7 +64,7 @@ void est_assume(struct est *e, const char *fmt, ...)
 	if (e->n_assumptions >= EST_MAX_ASSUMPTIONS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(e->assumptions[e->n_assumptions++], EST_ASSUMPTION_LEN, fmt, ap);
+	rf_note_vformat(e->assumptions[e->n_assumptions++], EST_ASSUMPTION_LEN, fmt, ap);
 	va_end(ap);
 }
 

@@ -21,7 +21,7 @@
 struct est;
 struct api_plan_input;
 
-#define API_PLAN_NOTE_LEN 240
+#define API_PLAN_NOTE_LEN 400
 
 /* Estimates for body, an object with the fields of POST /api/estimate (model, mode, quant,
  * n_ctx..., hardware or hardware_profile). Returns 0 and the answer (the route's JSON as a

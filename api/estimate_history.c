@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "api/history_cache.h"
+#include "core/text.h"
 #include "core/err.h"
 #include "core/hw/hw.h"
 #include "core/fit/quant.h"
@@ -26,7 +27,7 @@ static void note(struct api_history *h, const char *fmt, ...)
 	if (h->n_notes >= API_HISTORY_NOTES)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(h->notes[h->n_notes++], API_HISTORY_NOTE_LEN, fmt, ap);
+	rf_note_vformat(h->notes[h->n_notes++], API_HISTORY_NOTE_LEN, fmt, ap);
 	va_end(ap);
 }
 

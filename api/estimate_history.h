@@ -25,7 +25,7 @@
  * predicted, so that an estimate with history stays within a small multiple of one without. */
 #define API_HISTORY_MAX_PAIRS SPEED_CALIB_PAIRS
 #define API_HISTORY_NOTES 4
-#define API_HISTORY_NOTE_LEN 240
+#define API_HISTORY_NOTE_LEN 400
 
 /* Predicts decode and prefill tokens per second (by enum speed_test; < 0 unknown) of catalog
  * model m in GGUF file type ftype (enum rf_ftype) on the estimated hardware with the

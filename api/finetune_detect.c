@@ -34,6 +34,7 @@
 #include "api/json_print.h"
 #include "api/jsonmap.h"
 #include "api/model_memo.h"
+#include "core/text.h"
 #include "core/hw/classify.h"
 #include "core/hw/device.h"
 #include "core/err.h"
@@ -50,7 +51,7 @@
 #define FD_MAX_OFFERED 8
 #define FD_MAX_SEQ 131072
 #define FD_MAX_ASSUMPTIONS 24
-#define FD_ASSUMPTION_LEN 256
+#define FD_ASSUMPTION_LEN 400
 
 enum fd_task {
 	FD_TEXT_GENERATION,
@@ -113,7 +114,7 @@ static void fd_assume(struct fd *f, const char *fmt, ...)
 	if (f->n_assumptions >= FD_MAX_ASSUMPTIONS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(f->assumptions[f->n_assumptions++], FD_ASSUMPTION_LEN, fmt, ap);
+	rf_note_vformat(f->assumptions[f->n_assumptions++], FD_ASSUMPTION_LEN, fmt, ap);
 	va_end(ap);
 }
 

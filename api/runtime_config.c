@@ -27,6 +27,7 @@
 #include "api/plan_quality_json.h"
 #include "api/rope_settings.h"
 #include "api/runtime_config.h"
+#include "core/text.h"
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/hw/hw.h"
@@ -114,7 +115,7 @@ static void cfg_note(cJSON *arr, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	rf_note_vformat(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	api_json_append(arr, cJSON_CreateString(buf));
 }

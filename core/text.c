@@ -1,8 +1,11 @@
 /*
- * Line and key/value walking over length-delimited text (see text.h).
+ * Line and key/value walking over length-delimited text, and notes cut to their buffers (see
+ * text.h).
  */
 #include "core/text.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 void rf_lines_init(struct rf_lines *it, const char *text, size_t len)
@@ -76,4 +79,25 @@ void rf_span_copy(struct rf_span s, char *dst, size_t dstlen)
 	if (n)
 		memcpy(dst, s.p, n);
 	dst[n] = '\0';
+}
+
+static _Atomic unsigned long notes_cut;
+
+void rf_note_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!buf || len == 0)
+		return;
+	n = vsnprintf(buf, len, fmt, ap);
+	if (n >= 0 && (size_t)n < len)
+		return;
+	if (len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	atomic_fetch_add(&notes_cut, 1);
+}
+
+unsigned long rf_notes_cut(void)
+{
+	return atomic_load(&notes_cut);
 }

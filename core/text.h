@@ -5,6 +5,7 @@
 #ifndef RIGFIT_CORE_TEXT_H
 #define RIGFIT_CORE_TEXT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -35,5 +36,11 @@ bool rf_span_eq(struct rf_span s, const char *word);
 
 /* Copies s into dst (size dstlen), cutting it to fit, always NUL-terminating. */
 void rf_span_copy(struct rf_span s, char *dst, size_t dstlen);
+
+/* Formats one note (an assumption, a planner's line) into buf (size len). A note too long for
+ * its buffer ends in "..." rather than mid-word unnoticed, and is counted: rf_notes_cut()
+ * returns how many were cut in this process, which the tests hold at zero. */
+void rf_note_vformat(char *buf, size_t len, const char *fmt, va_list ap);
+unsigned long rf_notes_cut(void);
 
 #endif

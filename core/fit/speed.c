@@ -7,6 +7,7 @@
  * them anomalous, memory-pressure limited, of large spread or run with a non-default setting
  * (KV cache in host RAM) are left out; devices are resolved through profiles/devices.json.
  */
+#include "core/text.h"
 #include "core/fit/speed.h"
 
 #include <math.h>
@@ -452,7 +453,7 @@ static void note(struct speed_output *o, const char *fmt, ...)
 	if (o->n_assumptions >= SPEED_MAX_ASSUMPTIONS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(o->assumptions[o->n_assumptions], SPEED_ASSUMPTION_LEN, fmt, ap);
+	rf_note_vformat(o->assumptions[o->n_assumptions], SPEED_ASSUMPTION_LEN, fmt, ap);
 	va_end(ap);
 	o->n_assumptions++;
 }

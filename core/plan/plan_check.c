@@ -3,6 +3,7 @@
  * machine; the memory rules evaluate the config's setup and ask the planner's searches for the
  * numbers of their suggestions; the planner's own setup closes every memory finding.
  */
+#include "core/text.h"
 #include "core/plan/plan_check.h"
 
 #include <math.h>
@@ -59,7 +60,7 @@ static void text(char *dst, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(dst, PLAN_CHECK_TEXT, fmt, ap);
+	rf_note_vformat(dst, PLAN_CHECK_TEXT, fmt, ap);
 	va_end(ap);
 }
 

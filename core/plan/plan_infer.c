@@ -3,6 +3,7 @@
  * the offload split for each, keep every setup that fits, then choose by the use case's
  * objective and keep the Pareto front.
  */
+#include "core/text.h"
 #include "core/plan/plan_infer.h"
 
 #include <stdarg.h>
@@ -1018,7 +1019,7 @@ static void answer_note(struct plan_answer *a, const char *fmt, ...)
 	if (a->n_notes >= PLAN_MAX_NOTES)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(a->notes[a->n_notes++], PLAN_NOTE_LEN, fmt, ap);
+	rf_note_vformat(a->notes[a->n_notes++], PLAN_NOTE_LEN, fmt, ap);
 	va_end(ap);
 }
 

@@ -62,7 +62,7 @@
 #define PLAN_WHY_LEN 200
 #define PLAN_OBJECTIVE_LEN 320
 #define PLAN_MAX_NOTES 8
-#define PLAN_NOTE_LEN 240
+#define PLAN_NOTE_LEN 400
 
 enum plan_use_case {
 	PLAN_GENERAL = 0,

@@ -27,6 +27,7 @@
 #include "api/validate.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
+#include "core/text.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
@@ -176,6 +177,7 @@ START_TEST(corpus_answers_unchanged)
 	const char *rec = getenv("RIGFIT_CORPUS_RECORD");
 	struct digest d = {0};
 	char **ans;
+	unsigned long cut;
 
 	ck_assert_uint_ge(nreq, CORPUS_MIN);
 	if (rec && *rec) {
@@ -186,6 +188,7 @@ START_TEST(corpus_answers_unchanged)
 	}
 	ans = read_lines("answers.txt", &atext, &nans);
 	ck_assert_uint_eq(nans, nreq);
+	cut = rf_notes_cut();
 	for (size_t i = 0; i < nreq; i++) {
 		char *p = ans[i], *end;
 		char what[96];
@@ -209,6 +212,9 @@ START_TEST(corpus_answers_unchanged)
 		checked += n;
 	}
 	ck_assert_uint_gt(checked, 0);
+	/* Every assumption and note whole: none cut to its buffer. */
+	ck_assert_msg(rf_notes_cut() == cut, "%lu notes were cut to their buffers",
+		      rf_notes_cut() - cut);
 	free(d.nums);
 	free(ans);
 	free(atext);

@@ -39,6 +39,7 @@
 #include "api/validate.h"
 #include "core/hw/device.h"
 #include "core/fit/model.h"
+#include "core/text.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/test.h"
 
@@ -304,6 +305,7 @@ START_TEST(every_scenario_gets_the_experts_answer)
 	struct scenario *all = NULL;
 	int n = load(&all), failed = 0;
 	int per_point[POINTS + 1] = {0}, gpu = 0, apple = 0, cpu = 0;
+	unsigned long cut = rf_notes_cut();
 
 	for (int i = 0; i < n; i++) {
 		const struct scenario *s = &all[i];
@@ -349,6 +351,9 @@ START_TEST(every_scenario_gets_the_experts_answer)
 		fprintf(stderr, " %d:%d", p, per_point[p]);
 	fprintf(stderr, "; %d expectation(s) failed\n", failed);
 	ck_assert_msg(failed == 0, "%d expectation(s) failed (listed above)", failed);
+	/* Every assumption and note of every answer whole: none cut to its buffer. */
+	ck_assert_msg(rf_notes_cut() == cut, "%lu notes were cut to their buffers",
+		      rf_notes_cut() - cut);
 	ck_assert_msg(n >= SCENARIOS_MIN, "%d scenarios, at least %d wanted", n, SCENARIOS_MIN);
 	for (int p = 1; p <= POINTS; p++)
 		ck_assert_msg(per_point[p] > 0, "no scenario covers point %d", p);

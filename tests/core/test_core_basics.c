@@ -2,6 +2,7 @@
  * Unit tests for core's foundations: the error table, checked number parsing and the
  * text walker.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -98,6 +99,34 @@ START_TEST(lines_and_key_values_stay_inside_the_buffer)
 }
 END_TEST
 
+static void note(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rf_note_vformat(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* A note that fits is written whole and not counted; one that does not ends in "..." and is
+ * counted, so a test over many answers can hold the count at zero. */
+START_TEST(a_note_cut_to_its_buffer_says_so_and_is_counted)
+{
+	char buf[16];
+	unsigned long before = rf_notes_cut();
+
+	note(buf, sizeof(buf), "%s %d", "fits", 12);
+	ck_assert_str_eq(buf, "fits 12");
+	ck_assert_uint_eq(rf_notes_cut(), before);
+	note(buf, sizeof(buf), "%s", "a sentence longer than sixteen bytes");
+	ck_assert_str_eq(buf, "a sentence l...");
+	ck_assert_uint_eq(rf_notes_cut(), before + 1);
+	note(buf, sizeof(buf), "%s", "exactly 15 byte");
+	ck_assert_str_eq(buf, "exactly 15 byte");
+	ck_assert_uint_eq(rf_notes_cut(), before + 1);
+}
+END_TEST
+
 Suite *core_basics_suite(void)
 {
 	Suite *s = suite_create("core_basics");
@@ -107,6 +136,7 @@ Suite *core_basics_suite(void)
 	tcase_add_test(tc, parse_u64_accepts_digits_only_and_enforces_max);
 	tcase_add_test(tc, parse_double_rejects_junk_inf_nan_and_out_of_range);
 	tcase_add_test(tc, lines_and_key_values_stay_inside_the_buffer);
+	tcase_add_test(tc, a_note_cut_to_its_buffer_says_so_and_is_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }
