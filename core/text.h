@@ -40,7 +40,8 @@ void rf_span_copy(struct rf_span s, char *dst, size_t dstlen);
 /* Formats one note (an assumption, a planner's line) into buf (size len). A note too long for
  * its buffer ends in "..." rather than mid-word unnoticed, and is counted: rf_notes_cut()
  * returns how many were cut in this process, which the tests hold at zero. */
-void rf_note_vformat(char *buf, size_t len, const char *fmt, va_list ap);
+void rf_note_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 unsigned long rf_notes_cut(void);
 
 #endif

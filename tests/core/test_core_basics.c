@@ -99,7 +99,7 @@ START_TEST(lines_and_key_values_stay_inside_the_buffer)
 }
 END_TEST
 
-static void note(char *buf, size_t len, const char *fmt, ...)
+static __attribute__((format(printf, 3, 4))) void note(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
