@@ -28,6 +28,7 @@ enum field_kind {
 	F_FP16,    /* "tensor" | "vector" */
 	F_WSET,    /* the working-set rule object */
 	F_ISA,     /* array of hw.h instruction-set names */
+	F_ACORES,  /* {alias: cores}: read after the aliases (take_alias_cores) */
 };
 
 struct field {
@@ -62,6 +63,7 @@ static const struct field fields[] = {
 	{"compute_capability", F_CC, OFF(compute_capability), SZ(compute_capability), 0, false},
 	{"gpu_cores", F_INT, OFF(gpu_cores), 0, 100000, false},
 	{"cpu_cores", F_INT, OFF(cpu_cores), 0, 100000, false},
+	{"alias_cores", F_ACORES, 0, 0, 100000, false},
 	{"isa", F_ISA, 0, 0, 0, false},
 	{"usd_per_hour", F_NUM, OFF(usd_per_hour), 0, 1e5, false},
 	{"gpu_working_set", F_WSET, 0, 0, 0, false},
@@ -333,8 +335,40 @@ static int take_field(const struct field *f, const cJSON *item, struct device_pr
 		return take_working_set(item, p, entry, err, errlen);
 	case F_ISA:
 		return take_isa(item, p, entry, err, errlen);
+	case F_ACORES:
+		return 0; /* after the loop: the aliases it names may come later */
 	}
 	return RF_E_INTERNAL;
+}
+
+/* "alias_cores": {"EPYC 9554": 64, ...}: the cores of the part each named alias is; every key
+ * must be one of the entry's aliases. */
+static int take_alias_cores(const cJSON *item, struct device_profile *p, int entry, char *err,
+			    size_t errlen)
+{
+	const cJSON *m;
+
+	if (!cJSON_IsObject(item))
+		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+			    "alias_cores must be an object of alias: cores");
+	cJSON_ArrayForEach(m, item)
+	{
+		int k = 0;
+		while (k < p->n_aliases && (!m->string || strcmp(p->aliases[k], m->string) != 0))
+			k++;
+		if (k == p->n_aliases)
+			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+				    "alias_cores names '%.64s', which is not one of its aliases",
+				    m->string ? m->string : "");
+		if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
+		    floor(m->valuedouble) != m->valuedouble || m->valuedouble < 1 ||
+		    m->valuedouble > 100000)
+			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+				    "alias_cores.%.64s must be an integer from 1 to 100000",
+				    m->string);
+		p->alias_cores[k] = (int)m->valuedouble;
+	}
+	return 0;
 }
 
 static int take_entry(const cJSON *obj, struct device_profile *p, int entry, char *err,
@@ -385,7 +419,8 @@ static int take_entry(const cJSON *obj, struct device_profile *p, int entry, cha
 	if (p->fp16_tflops <= 0 && p->fp16_kind != DEVICE_FP16_UNKNOWN)
 		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
 			    "fp16_kind is given without fp16_tflops");
-	return 0;
+	m = cJSON_GetObjectItemCaseSensitive(obj, "alias_cores");
+	return m ? take_alias_cores(m, p, entry, err, errlen) : 0;
 }
 
 int api_device_table_from_json(const cJSON *doc, struct device_table *out, char *err, size_t errlen)

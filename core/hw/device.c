@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "core/err.h"
@@ -594,6 +595,33 @@ int device_resolve_cpu(const struct device_table *t, const char *model,
 		return RF_E_NOT_FOUND;
 	*out = p;
 	return 0;
+}
+
+int device_cpu_cores(const struct device_profile *p, const char *model)
+{
+	char buf[DEVICE_NAME_LEN];
+	size_t best = 0;
+	int cores = 0;
+
+	if (!p)
+		return 0;
+	if (p->cpu_cores > 0)
+		return p->cpu_cores;
+	snprintf(buf, sizeof(buf), "%s", model ? model : "");
+	for (int k = 0; k < p->n_aliases && k < DEVICE_MAX_ALIASES; k++) {
+		size_t n = strlen(p->aliases[k]);
+		char *hit = n > best && p->alias_cores[k] > 0 ? find_nocase(buf, p->aliases[k]) :
+								NULL;
+		/* A whole word: "EPYC 9554" in "AMD EPYC 9554 64-Core", not in "EPYC 95540". */
+		while (hit && (isalnum((unsigned char)hit[n]) ||
+			       (hit > buf && isalnum((unsigned char)hit[-1]))))
+			hit = find_nocase(hit + 1, p->aliases[k]);
+		if (hit) {
+			best = n;
+			cores = p->alias_cores[k];
+		}
+	}
+	return cores;
 }
 
 struct name_key {

@@ -82,6 +82,9 @@ struct device_profile {
 	char compute_capability[DEVICE_CC_LEN]; /* NVIDIA "8.9"; empty otherwise */
 	int gpu_cores;                          /* Apple GPU cores; 0 unknown */
 	int cpu_cores;                          /* 0 unknown */
+	/* CPUs: the cores of the part each alias names, where one entry covers a family of parts
+	 * ("EPYC 9554": 64 of the Genoa entry); 0 unknown. */
+	int alias_cores[DEVICE_MAX_ALIASES];
 	/* CPUs: the instruction sets the chip has (hw.h HW_ISA() bits), which pick llama.cpp's
 	 * kernels and buffers; 0 unknown. A CPU described by name takes them from here. */
 	uint32_t isa;
@@ -90,6 +93,10 @@ struct device_profile {
 	char source[DEVICE_TEXT_LEN];
 	char notes[DEVICE_TEXT_LEN];
 };
+
+/* The cores of the part model names: the entry's cpu_cores, else those of the longest alias
+ * with a core count that model contains as a whole word (case ignored), else 0. */
+int device_cpu_cores(const struct device_profile *p, const char *model);
 
 /* One name of an entry (its id, name or an alias) as device_normalize keys it. */
 struct device_name_key {

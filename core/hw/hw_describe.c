@@ -79,8 +79,11 @@ void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
 		d.isa_from_table = true;
 	}
 	if (p) {
-		d.cores = p->cpu_cores > 0 ? p->cpu_cores : name_cores(s->cpu.model);
-		d.cores_from_name = p->cpu_cores <= 0 && d.cores > 0;
+		d.cores = device_cpu_cores(p, s->cpu.model);
+		if (d.cores <= 0) {
+			d.cores = name_cores(s->cpu.model);
+			d.cores_from_name = d.cores > 0;
+		}
 		if (d.cores > 0)
 			s->cpu.physical_cores = d.cores;
 	}
