@@ -608,6 +608,11 @@ int device_cpu_cores(const struct device_profile *p, const char *model)
 	if (p->cpu_cores > 0)
 		return p->cpu_cores;
 	snprintf(buf, sizeof(buf), "%s", model ? model : "");
+	/* /proc/cpuinfo's "Intel(R) Xeon(R) Platinum 8480+": the marks go, the words stay. */
+	for (char *c;
+	     (c = find_nocase(buf, "(R)")) != NULL || (c = find_nocase(buf, "(TM)")) != NULL;)
+		memmove(c, c + (c[1] == 'R' || c[1] == 'r' ? 3 : 4),
+			strlen(c + (c[1] == 'R' || c[1] == 'r' ? 3 : 4)) + 1);
 	for (int k = 0; k < p->n_aliases && k < DEVICE_MAX_ALIASES; k++) {
 		size_t n = strlen(p->aliases[k]);
 		char *hit = n > best && p->alias_cores[k] > 0 ? find_nocase(buf, p->aliases[k]) :

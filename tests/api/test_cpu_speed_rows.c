@@ -18,6 +18,7 @@
 #include "api/device_json.h"
 #include "api/estimate.h"
 #include "core/hw/device.h"
+#include "core/hw/hw_describe.h"
 #include "tests/api/profiles_fixture.h"
 #include "tests/csv.h"
 #include "tests/test.h"
@@ -265,14 +266,16 @@ END_TEST
 /* A server part named by its model number alone gets the cores of that part from the family
  * entry (alias_cores), so "EPYC 9554" runs as /proc/cpuinfo's "AMD EPYC 9554 64-Core
  * Processor" does: the same decode (Phi-4 Q4_K_M: 13.5 tokens/s before, from a guessed
- * thread count, where 28.7 was measured on 64 cores). */
+ * thread count, where 28.7 was measured on 64 cores); a Xeon, whose name carries no count,
+ * gets its part's too, however /proc/cpuinfo marks it. */
 START_TEST(a_server_part_named_by_number_has_its_cores)
 {
 	static const char *const names[] = {"EPYC 9554", "AMD EPYC 9554 64-Core Processor",
-					    "AMD EPYC 9554"};
-	double tps[3];
+					    "AMD EPYC 9554", "Xeon Platinum 8480+",
+					    "Intel(R) Xeon(R) Platinum 8480+"};
+	double tps[5];
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		char body[512];
 		cJSON *a;
 		snprintf(body, sizeof(body),
@@ -285,6 +288,17 @@ START_TEST(a_server_part_named_by_number_has_its_cores)
 	}
 	ck_assert_double_eq(tps[0], tps[1]);
 	ck_assert_double_eq(tps[2], tps[1]);
+	/* Intel writes no core count in the name: the entry's alias gives the 8480+'s 56. */
+	ck_assert_double_eq(tps[3], tps[4]);
+	{
+		struct hw_snapshot *hw = malloc(sizeof(*hw));
+		ck_assert_ptr_nonnull(hw);
+		hw_snapshot_init(hw);
+		snprintf(hw->cpu.model, sizeof(hw->cpu.model), "%s", names[4]);
+		hw_describe_cpu(hw, &devices, NULL);
+		ck_assert_int_eq(hw->cpu.physical_cores, 56);
+		free(hw);
+	}
 	ck_assert_msg(tps[0] >= 28.74 / 1.5, "decode %.2f tokens/s (28.74 measured)", tps[0]);
 }
 END_TEST
@@ -323,6 +337,8 @@ START_TEST(alias_cores_must_name_an_alias)
 	p = &one.devices[0];
 	ck_assert_int_eq(device_cpu_cores(p, "Vendor Part A Processor"), 12);
 	ck_assert_int_eq(device_cpu_cores(p, "part a"), 12);
+	/* /proc/cpuinfo's trademark marks are no part of the name. */
+	ck_assert_int_eq(device_cpu_cores(p, "Vendor(R) Part A(TM) CPU"), 12);
 	/* A whole word only: another part whose name begins the same is not this one. */
 	ck_assert_int_eq(device_cpu_cores(p, "Part A2"), 0);
 	ck_assert_int_eq(device_cpu_cores(p, "Part AB"), 0);
