@@ -15,6 +15,7 @@
 
 #include "api/api.h"
 #include "core/fit/estimate.h"
+#include "core/plan/plan_train_eval.h"
 
 /* What is estimated: inference, or fine-tuning with a method. */
 enum api_est_mode {
@@ -25,7 +26,7 @@ enum api_est_mode {
 };
 
 /* The largest fine-tuning batch_size (and what "max" searches up to). */
-#define API_EST_MAX_BATCH 4096
+#define API_EST_MAX_BATCH PLAN_TRAIN_MAX_BATCH
 
 enum api_est_runtime {
 	API_EST_RT_LLAMA_CPP,

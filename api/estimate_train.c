@@ -1,7 +1,9 @@
 /*
  * A fine-tuning estimate (api/estimate_priv.h): full, LoRA or QLoRA memory per GPU with the
- * strategy and GPU count (core/plan/plan_strategy.h), the run's speed and cost.
+ * strategy and GPU count, the run's speed and cost, as core/plan/plan_train_eval.h evaluates
+ * them; this file fills its request and words its answer.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/json_alloc.h"
@@ -11,7 +13,7 @@
 #include "core/plan/plan_ft_machine.h"
 #include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
-#include "core/plan/plan_strategy.h"
+#include "core/plan/plan_train_eval.h"
 #include "api/estimate_priv.h"
 
 /* ---- fine-tuning ------------------------------------------------------------------------- */
@@ -27,13 +29,9 @@ static void est_train_model(const struct est *e, struct train_model *t)
  * Unified memory gets one budget however the machine was described: the GPU's working-set
  * share of RAM, taking the GPU's memory as the RAM when the request gave no host memory. */
 struct est_train_gpus {
-	int n;
+	struct plan_train_gpus g;
 	int gpu[RF_MAX_DEVICES]; /* index into hw.gpus */
-	int64_t budget[RF_MAX_DEVICES];
-	int largest;         /* position in gpu[] of the largest budget */
-	int64_t min_budget;  /* the smallest budget of all */
-	int64_t host_budget; /* RAM of one node the run may use; < 0 unknown */
-	bool apple;          /* a GPU runs Metal (MPS) */
+	bool apple;              /* a GPU runs Metal (MPS) */
 };
 
 static void est_train_gpus(const struct api_env *env, struct est *e, struct est_train_gpus *t)
@@ -43,8 +41,8 @@ static void est_train_gpus(const struct api_env *env, struct est *e, struct est_
 	int n = est_devices(e, dev, &host, NULL), k = 0;
 
 	memset(t, 0, sizeof(*t));
-	t->host_budget = host.budget_bytes;
-	t->min_budget = -1;
+	t->g.host_budget = host.budget_bytes;
+	t->g.min_budget = -1;
 	for (int i = 0; i < e->hw.n_gpus && k < n; i++) {
 		const struct hw_gpu *g = &e->hw.gpus[i];
 		const struct device_profile *p = NULL;
@@ -68,78 +66,69 @@ static void est_train_gpus(const struct api_env *env, struct est *e, struct est_
 			t->apple = true;
 		/* On unified memory the "host" is the GPU's own memory: offloading frees nothing. */
 		if (g->unified_memory)
-			t->host_budget = -1;
+			t->g.host_budget = -1;
 		t->gpu[k] = i;
-		t->budget[k] = b;
-		if (b > t->budget[t->largest])
-			t->largest = k;
-		if (t->min_budget < 0 || b < t->min_budget)
-			t->min_budget = b;
+		t->g.budget[k] = b;
+		if (b > t->g.budget[t->g.largest])
+			t->g.largest = k;
+		if (t->g.min_budget < 0 || b < t->g.min_budget)
+			t->g.min_budget = b;
 		k++;
 	}
-	t->n = k;
+	t->g.n = k;
 }
 
-/* Estimates s on the GPUs of t: with strategy auto (want_auto) the cheapest placement that
- * fits, else s as given. Writes the settings used and the estimate; returns 1 when it fits
- * the GPUs' (and, when known, the host's) memory, 0 when not, or a negative error. */
-static int est_train_fit(const struct train_model *tm, const struct train_settings *s,
-			 bool want_auto, int64_t budget, int64_t host_budget,
-			 struct train_settings *used, struct train_memory *r)
-{
-	int rc;
-
-	if (want_auto)
-		return plan_strategy_auto(tm, s, budget, host_budget, used, r);
-	*used = *s;
-	rc = train_memory_estimate(tm, s, r);
-	if (rc < 0)
-		return rc;
-	train_page_optimizer(s, budget, r);
-	return r->total_bytes <= budget && (host_budget < 0 || r->host_bytes <= host_budget);
-}
-
-/* The training speed on the GPU at hw.gpus[gi], as tokens/s of the whole run; < 0 unknown. */
-static double est_train_speed(const struct api_env *env, struct est *e, int gi,
-			      const struct train_model *tm, const struct train_settings *s,
-			      const struct train_memory *r, struct train_speed *sp)
+/* The figures of the GPU at hw.gpus[gi] the training speed is computed for; *fp16 says that
+ * its FP16 peak stands in for an unknown bf16 one. */
+static void est_train_device(const struct api_env *env, const struct est *e, int gi,
+			     struct train_device *d, bool *fp16)
 {
 	const struct hw_gpu *g = &e->hw.gpus[gi];
 	const struct device_profile *p = NULL;
-	struct train_device d = {0};
 
+	memset(d, 0, sizeof(*d));
+	*fp16 = false;
 	if (env->cat.devices)
 		device_resolve_mem(env->cat.devices, g->name, g->memory_total_bytes, &p);
-	d.device_class = plan_ft_device_class(p);
-	d.bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
-			  p                           ? p->memory_bandwidth_gbs :
-							-1;
+	d->device_class = plan_ft_device_class(p);
+	d->bandwidth_gbs = g->memory_bandwidth_gbs > 0 ? g->memory_bandwidth_gbs :
+			   p                           ? p->memory_bandwidth_gbs :
+							 -1;
 	if (p && p->bf16_tflops > 0) {
-		d.bf16_tflops = p->bf16_tflops;
+		d->bf16_tflops = p->bf16_tflops;
 	} else if (g->fp16_tflops > 0) {
-		d.bf16_tflops = g->fp16_tflops;
+		d->bf16_tflops = g->fp16_tflops;
+		*fp16 = true;
+	}
+}
+
+/* Says what the training speed a stands on, on the GPU of figures d at hw.gpus[gi]. */
+static void est_train_speed_notes(struct est *e, int gi, const struct train_device *d, bool fp16,
+				  const struct plan_train_answer *a)
+{
+	const struct hw_gpu *g = &e->hw.gpus[gi];
+
+	if (fp16)
 		est_assume(e,
 			   "training speed: %s has no known bf16 (fp32 accumulate) peak; its FP16 "
 			   "figure %.0f TFLOPS is used, which overstates GeForce cards 2x",
 			   g->name, g->fp16_tflops);
-	}
-	if (train_speed_estimate(tm, s, r, &d, sp) < 0) {
+	if (!a->speed_known) {
 		est_assume(e, "training speed: unknown (no bf16 peak known for %s)", g->name);
-		return -1;
+		return;
 	}
 	est_assume(
 		e,
 		"training speed: %.3g FLOPs per token at %.0f%% of %.0f bf16 TFLOPS (fitted to "
 		"published runs for %s cards)%s",
-		sp->flops_per_token, sp->utilisation * 100, d.bf16_tflops,
-		d.device_class == TRAIN_CLASS_WORKSTATION ? "workstation" :
-		d.device_class == TRAIN_CLASS_DATACENTER  ? "data-centre" :
-		d.device_class == TRAIN_CLASS_CONSUMER    ? "consumer" :
-							    "consumer (no figure for this class)",
-		s->provider == TRAIN_PROVIDER_UNSLOTH ?
+		a->speed.flops_per_token, a->speed.utilisation * 100, d->bf16_tflops,
+		d->device_class == TRAIN_CLASS_WORKSTATION ? "workstation" :
+		d->device_class == TRAIN_CLASS_DATACENTER  ? "data-centre" :
+		d->device_class == TRAIN_CLASS_CONSUMER    ? "consumer" :
+							     "consumer (no figure for this class)",
+		a->s.provider == TRAIN_PROVIDER_UNSLOTH ?
 			"; Unsloth's fused kernels drop PEFT's memory-bound work, at the same GEMM rate" :
 			"");
-	return sp->tokens_per_s;
 }
 
 static void est_train_memory_json(cJSON *root, const struct train_memory *r, const struct est *e,
@@ -176,22 +165,22 @@ static void est_train_memory_json(cJSON *root, const struct train_memory *r, con
 	cJSON_AddNumberToObject(mem, "total_bytes", (double)r->total_bytes);
 	cJSON_AddNumberToObject(mem, "reserved_bytes", (double)r->reserved_bytes);
 	cJSON_AddNumberToObject(mem, "host_bytes", (double)r->host_bytes);
-	if (t->host_budget >= 0)
-		cJSON_AddNumberToObject(mem, "host_budget_bytes", (double)t->host_budget);
+	if (t->g.host_budget >= 0)
+		cJSON_AddNumberToObject(mem, "host_budget_bytes", (double)t->g.host_budget);
 	else
 		cJSON_AddNullToObject(mem, "host_budget_bytes");
 	pd = cJSON_AddArrayToObject(mem, "per_device");
 	/* One node's GPUs: the others hold the same. */
-	for (int k = 0; pd && k < t->n; k++) {
+	for (int k = 0; pd && k < t->g.n; k++) {
 		cJSON *d;
-		if (one_gpu && k != t->largest)
+		if (one_gpu && k != t->g.largest)
 			continue;
 		d = cJSON_CreateObject();
 		if (!d)
 			break;
 		cJSON_AddStringToObject(d, "device", e->hw.gpus[t->gpu[k]].name);
 		cJSON_AddNumberToObject(d, "bytes", (double)r->total_bytes);
-		cJSON_AddNumberToObject(d, "budget_bytes", (double)t->budget[k]);
+		cJSON_AddNumberToObject(d, "budget_bytes", (double)t->g.budget[k]);
 		api_json_append(pd, d);
 	}
 }
@@ -246,7 +235,7 @@ static void est_train_objective(struct est *e, const struct est_train_gpus *t,
 			rq->has_vllm_mode && rq->vllm_mode == 1 ? TRAIN_GEN_VLLM_COLOCATE :
 								  TRAIN_GEN_VLLM_SERVER;
 	s->vllm_share = rq->has_vllm_share ? rq->vllm_share : GRPO_DEFAULT_VLLM_SHARE;
-	s->gpu_memory_bytes = t->n > 0 ? e->hw.gpus[t->gpu[t->largest]].memory_total_bytes : 0;
+	s->gpu_memory_bytes = t->g.n > 0 ? e->hw.gpus[t->gpu[t->g.largest]].memory_total_bytes : 0;
 	if (s->gpu_memory_bytes < 0)
 		s->gpu_memory_bytes = 0;
 	if (!rq->has_batch_size)
@@ -290,8 +279,8 @@ static void est_train_objective(struct est *e, const struct est_train_gpus *t,
 						     "; no GPU known: vLLM's own need (its "
 						     "16-bit weights and the KV cache) instead");
 	if (rq->has_batch_size && rq->batch_size > 0 &&
-	    (rq->batch_size * (rq->has_grad_accum ? rq->grad_accum : 1) * (t->n > 0 ? t->n : 1) *
-	     (rq->has_nodes ? rq->nodes : 1)) %
+	    (rq->batch_size * (rq->has_grad_accum ? rq->grad_accum : 1) *
+	     (t->g.n > 0 ? t->g.n : 1) * (rq->has_nodes ? rq->nodes : 1)) %
 			    gens !=
 		    0)
 		est_assume(e,
@@ -332,18 +321,177 @@ static void est_train_grpo_json(cJSON *tr, const struct est *e, const struct tra
 		cJSON_AddNullToObject(g, "generation_share");
 }
 
+/* Words and renders the answer a of a fine-tuning estimate on the GPUs of t (the largest's
+ * figures dev, its FP16 peak standing in for bf16 when fp16): memory, fit, training and what
+ * each stands on. Returns 0. */
+static int est_train_render(struct est *e, cJSON *root, const struct est_train_gpus *t,
+			    const struct train_device *dev, bool fp16,
+			    const struct plan_train_answer *a)
+{
+	cJSON *tr;
+
+	if (t->g.n == 0)
+		est_assume(e,
+			   "no GPU known: the memory is what one GPU of unlimited memory needs for "
+			   "the whole run, with no sharding or offload assumed "
+			   "(training.unlimited_gpu); POST /api/recommend with \"for\": "
+			   "\"hardware\" names the cards that hold it");
+	if (a->s.packing)
+		est_assume(
+			e,
+			"packing: every row is seq_len tokens of whole documents, all counted in "
+			"tokens_per_s");
+	else
+		est_assume(
+			e,
+			"packing: off; tokens_per_s counts every position up to seq_len, padding "
+			"included (packing: true counts only real tokens); padded: %s%s",
+			a->s.padded ? "true" : "false",
+			e->rq.has_padded ? "" :
+			a->s.padded      ? " (several rows a micro-batch, padded to the longest)" :
+					   " (one row a micro-batch)");
+	if (a->s.provider == TRAIN_PROVIDER_HUGGINGFACE) {
+		enum train_attention_mask mk = train_attention_mask(&a->s);
+		est_assume(
+			e, "attention mask: %s",
+			mk == TRAIN_MASK_EAGER ?
+				"eager attention adds one 4D mask (batch x seq x seq in the "
+				"embedding's dtype, attention_mask_bytes) to every layer's scores" :
+			mk == TRAIN_MASK_SDPA ?
+				"packed or padded rows give SDPA a 4D boolean mask "
+				"(attention_mask_bytes), which every layer converts to q's dtype and "
+				"keeps, with k and v repeated to every head (attention flash, "
+				"flash-attention's varlen kernel, needs none)" :
+			a->s.varlen_attention ? "none (flash-attention's varlen kernel)" :
+						"none (SDPA on unpadded rows takes is_causal)");
+	}
+
+	if (a->mem.reserved_bytes > a->mem.total_bytes)
+		est_assume(
+			e,
+			"reserved: a GPU with room to spare shows %.1f GiB held (reserved_bytes): "
+			"%s; with less room it gives them back, and %.1f GiB (total_bytes) is what "
+			"the run needs",
+			(double)a->mem.reserved_bytes / 1073741824.0,
+			a->s.flash_attention ?
+				"from the second step PyTorch keeps the optimizer step's "
+				"blocks and reserves the loss's anew" :
+				"PyTorch reserves eager attention's score tensors twice "
+				"over, as the layers' other requests split the cached ones",
+			(double)a->mem.total_bytes / 1073741824.0);
+	est_train_memory_json(root, &a->mem, e, t, a->one_gpu);
+	cJSON_AddBoolToObject(root, "fits", a->fits);
+	if (a->budget > 0) {
+		cJSON_AddNumberToObject(root, "utilization", a->utilization);
+		cJSON_AddStringToObject(root, "fit_band", rf_fit_band(a->utilization));
+		if (t->g.host_budget >= 0 && a->mem.host_bytes > t->g.host_budget)
+			est_assume(e,
+				   "fits: the GPUs hold it, but host memory does not (%.1f GiB "
+				   "needed per node, %.1f GiB available)",
+				   (double)a->mem.host_bytes / (double)RF_GIB,
+				   (double)t->g.host_budget / (double)RF_GIB);
+		else if (t->g.host_budget < 0 && a->mem.host_bytes > 0)
+			est_assume(e, "fits: host memory not known; %.1f GiB per node needed",
+				   (double)a->mem.host_bytes / (double)RF_GIB);
+	} else {
+		cJSON_AddNullToObject(root, "utilization");
+		cJSON_AddNullToObject(root, "fit_band");
+		est_assume(e, "fits: no GPU with a known memory size; training needs one");
+	}
+	if (t->g.n > 0)
+		est_train_speed_notes(e, t->gpu[t->g.largest], dev, fp16, a);
+	else
+		est_assume(e, "training speed: unknown (no GPU)");
+
+	tr = cJSON_AddObjectToObject(root, "training");
+	if (tr) {
+		cJSON_AddStringToObject(tr, "mode", api_est_modes[e->rq.mode]);
+		cJSON_AddStringToObject(tr, "provider", api_est_providers[a->s.provider]);
+		cJSON_AddStringToObject(tr, "optimizer",
+					train_optimizer_info(a->s.optimizer)->name);
+		cJSON_AddBoolToObject(tr, "optimizer_default", !e->rq.has_optimizer);
+		/* No GPU known: the memory is one GPU's of unlimited size (what the run needs). */
+		cJSON_AddBoolToObject(tr, "unlimited_gpu", t->g.n == 0);
+		if (a->s.mode == TRAIN_FULL || a->s.provider == TRAIN_PROVIDER_HUGGINGFACE)
+			cJSON_AddStringToObject(tr, "precision",
+						api_est_precisions[a->s.precision]);
+		cJSON_AddStringToObject(
+			tr, "loss", api_est_losses[train_loss_resolve(a->s.loss, a->s.provider)]);
+		cJSON_AddStringToObject(tr, "attention",
+					!a->s.flash_attention ? "eager" :
+					a->s.varlen_attention ? "flash" :
+								"sdpa");
+		cJSON_AddBoolToObject(tr, "packing", a->s.packing);
+		cJSON_AddBoolToObject(tr, "padded", a->s.padded);
+		cJSON_AddBoolToObject(tr, "compiled", a->s.compiled);
+		cJSON_AddStringToObject(tr, "objective", api_est_objectives[a->s.objective]);
+		if (a->s.objective == TRAIN_OBJECTIVE_GRPO)
+			est_train_grpo_json(tr, e, &a->s, &a->mem,
+					    a->tokens_per_s > 0 ? &a->speed : NULL);
+		cJSON_AddNumberToObject(tr, "batch_size", (double)a->s.batch_size);
+		cJSON_AddNumberToObject(tr, "seq_len", (double)a->s.seq_len);
+		if (a->s.mode != TRAIN_FULL) {
+			cJSON_AddNumberToObject(tr, "lora_rank", (double)a->s.lora_rank);
+			cJSON_AddNumberToObject(tr, "lora_dropout",
+						e->rq.has_lora_dropout ? e->rq.lora_dropout :
+						a->s.lora_dropout      ? 0.05 :
+									 0.0);
+		}
+		cJSON_AddBoolToObject(tr, "gradient_checkpointing", a->s.gradient_checkpointing);
+		if (a->s.grad_accum_steps > 0)
+			cJSON_AddNumberToObject(tr, "gradient_accumulation_steps",
+						(double)a->s.grad_accum_steps);
+		else
+			cJSON_AddNullToObject(tr, "gradient_accumulation_steps");
+		cJSON_AddNumberToObject(tr, "trainable_params", (double)a->mem.trainable_params);
+		cJSON_AddStringToObject(tr, "strategy", train_strategy_name(a->s.strategy));
+		cJSON_AddStringToObject(tr, "offload", train_offload_name(a->s.offload));
+		cJSON_AddNumberToObject(tr, "n_gpus", (double)a->mem.n_gpus);
+		cJSON_AddNumberToObject(tr, "nodes", (double)a->nodes);
+		cJSON_AddNumberToObject(tr, "comm_bytes_per_step",
+					(double)a->mem.comm_bytes_per_step);
+		est_num_or_null(tr, "tokens_per_s", a->tokens_per_s);
+		if (a->tokens_per_s > 0) {
+			cJSON_AddNumberToObject(tr, "flops_per_token", a->speed.flops_per_token);
+			cJSON_AddNumberToObject(tr, "utilisation", a->speed.utilisation);
+			cJSON_AddNumberToObject(tr, "scaling_efficiency", a->speed.scaling);
+		}
+		if (a->hours_per_epoch >= 0) {
+			cJSON_AddNumberToObject(tr, "hours_per_epoch", a->hours_per_epoch);
+			cJSON_AddNumberToObject(tr, "epochs", a->epochs);
+			cJSON_AddNumberToObject(tr, "total_hours", a->total_hours);
+			est_num_or_null(tr, "cost_usd", a->cost_usd);
+		} else {
+			cJSON_AddNullToObject(tr, "hours_per_epoch");
+			cJSON_AddNullToObject(tr, "total_hours");
+			cJSON_AddNullToObject(tr, "cost_usd");
+		}
+	}
+	if (a->mem.n_gpus > 1)
+		est_assume(e, "strategy: %s%s over %d GPUs on %lld node(s)%s",
+			   train_strategy_name(a->s.strategy),
+			   a->s.offload ? (a->s.offload == TRAIN_OFFLOAD_OPTIMIZER ?
+						   " with the optimizer on "
+						   "the host" :
+						   " with optimizer and weights "
+						   "on the host") :
+					  "",
+			   a->mem.n_gpus, (long long)a->nodes,
+			   a->strategy_auto ? " (the cheapest that fits)" : "");
+	return 0;
+}
+
 int est_training(const struct api_env *env, struct est *e, cJSON *root, struct api_reply *out)
 {
 	struct train_model tm;
-	struct train_settings s = {0}, used;
-	struct train_memory r;
-	struct train_speed sp;
+	struct plan_train_request q = {0};
+	struct plan_train_answer *a;
+	struct train_settings s = {0};
+	struct train_device dev;
 	struct est_train_gpus t;
-	int64_t budget, nodes = e->rq.has_nodes ? e->rq.nodes : 1;
-	bool want_auto = !e->rq.has_strategy || e->rq.strategy == 0, one_gpu;
-	cJSON *tr;
-	double tps = -1;
-	int fits, rc;
+	int64_t nodes = e->rq.has_nodes ? e->rq.nodes : 1;
+	bool fp16 = false;
+	int rc;
 
 	est_train_gpus(env, e, &t);
 	est_train_model(e, &tm);
@@ -393,32 +541,35 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 	s.padded = e->rq.has_padded ? e->rq.padded && !s.packing : train_default_padded(&s);
 	s.compiled = e->rq.has_compiled && e->rq.compiled;
 	/* Without a GPU nothing is spread: the answer is fits false. */
-	s.nodes = t.n > 0 ? (int)nodes : 1;
-	s.n_gpus = (int)(t.n > 0 ? t.n * nodes : 1);
-	if (t.n * nodes > EST_MAX_TRAIN_GPUS)
+	s.nodes = t.g.n > 0 ? (int)nodes : 1;
+	s.n_gpus = (int)(t.g.n > 0 ? t.g.n * nodes : 1);
+	if (t.g.n * nodes > EST_MAX_TRAIN_GPUS)
 		return api_error(out, RF_E_INVALID_VALUE, "nodes",
 				 "%lld GPUs in all (%d per node x %lld nodes); at most %d",
-				 (long long)(t.n * nodes), t.n, (long long)nodes,
+				 (long long)(t.g.n * nodes), t.g.n, (long long)nodes,
 				 EST_MAX_TRAIN_GPUS);
 	s.offload = (enum train_offload)(e->rq.has_offload ? e->rq.offload : 0);
-	if (!want_auto) {
+	q.strategy_auto = !e->rq.has_strategy || e->rq.strategy == 0;
+	if (!q.strategy_auto)
 		s.strategy = (enum train_strategy)(e->rq.strategy - 1);
-	} else if (e->rq.has_offload && s.offload != TRAIN_OFFLOAD_NONE) {
-		/* Offloading is ZeRO-3's (FSDP-QLoRA's for a 4-bit base). */
-		s.strategy = s.mode == TRAIN_QLORA ? TRAIN_STRATEGY_FSDP_QLORA :
-						     TRAIN_STRATEGY_ZERO3;
-		want_auto = false;
+	q.s = s;
+	q.offload_given = e->rq.has_offload;
+	q.max_seq_len = e->rq.has_seq_len && e->rq.seq_len < 0;
+	q.max_batch = e->rq.has_batch_size && e->rq.batch_size < 0;
+	q.padded_given = e->rq.has_padded;
+	q.max_positions = e->arch.max_position_embeddings;
+	q.nodes = nodes;
+	q.gpus = t.g;
+	q.dataset_tokens = e->rq.has_dataset_tokens ? e->rq.dataset_tokens : -1;
+	q.epochs = e->rq.has_epochs ? e->rq.epochs : -1;
+	q.usd_per_hour = e->rq.has_usd_per_hour ? e->rq.usd_per_hour : -1;
+	if (t.g.n > 0) {
+		est_train_device(env, e, t.gpu[t.g.largest], &dev, &fp16);
+		q.dev = &dev;
 	}
-	if (train_parallel_check(&s) < 0)
-		return api_error(out, RF_E_INVALID_VALUE,
-				 e->rq.has_offload ? "offload" : "strategy",
-				 "strategy %s with offload %s cannot run %s fine-tuning on %d GPUs "
-				 "(fsdp_qlora needs qlora; optimizer offload a ZeRO stage or FSDP; "
-				 "parameter offload zero3, fsdp or fsdp_qlora)",
-				 train_strategy_name(s.strategy), train_offload_name(s.offload),
-				 api_est_modes[e->rq.mode], s.n_gpus);
-	one_gpu = (!want_auto && s.strategy == TRAIN_STRATEGY_NONE) || t.n <= 1;
-	budget = t.n == 0 ? -1 : one_gpu && nodes == 1 ? t.budget[t.largest] : t.min_budget;
+	/* The settings are worded as the run places them (an offload asked for is ZeRO-3's). */
+	plan_train_placement(&q);
+	s = q.s;
 	if (!e->rq.has_seq_len && s.objective != TRAIN_OBJECTIVE_GRPO)
 		est_assume(e, "seq_len: %d as none was given", EST_DEFAULT_SEQ_LEN);
 	if (!e->rq.has_lora_rank && s.mode != TRAIN_FULL)
@@ -463,217 +614,28 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 			"chunked/fused cross-entropy (no full logits)" :
 			"transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient), "
 			"whose memory the layers' backward reuses");
-
-	/* "max": the largest value that fits, by bisection over the monotonic estimate. */
-	if ((e->rq.has_seq_len && e->rq.seq_len < 0) ||
-	    (e->rq.has_batch_size && e->rq.batch_size < 0)) {
-		bool seq = e->rq.has_seq_len && e->rq.seq_len < 0;
-		int64_t lo = 0, hi = seq ? (e->arch.max_position_embeddings > 0 ?
-						    e->arch.max_position_embeddings :
-						    131072) :
-					   API_EST_MAX_BATCH;
-		if (budget < 0)
-			return api_error(out, RF_E_INVALID_VALUE, seq ? "seq_len" : "batch_size",
-					 "\"max\" needs a GPU with a known memory size");
-		if (seq && e->rq.has_batch_size && e->rq.batch_size < 0)
-			return api_error(out, RF_E_INVALID_VALUE, "batch_size",
-					 "only one of seq_len and batch_size can be \"max\"");
-		while (lo < hi) {
-			int64_t mid = lo + (hi - lo + 1) / 2;
-			struct train_settings c = s;
-			if (seq)
-				c.seq_len = mid;
-			else
-				c.batch_size = mid;
-			if (!e->rq.has_padded)
-				c.padded = train_default_padded(&c);
-			if (est_train_fit(&tm, &c, want_auto, budget, t.host_budget, &used, &r) ==
-			    1)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		if (seq)
-			s.seq_len = lo > 0 ? lo : 1;
-		else
-			s.batch_size = lo > 0 ? lo : 1;
-		if (!e->rq.has_padded)
-			s.padded = train_default_padded(&s);
-	}
-	/* No GPU known: the answer is what one GPU needs to hold the whole run; no sharding or
-	 * offload is picked for hardware that is not there (the most frugal of them would read
-	 * as the need). */
-	if (t.n == 0) {
-		if (want_auto) {
-			s.strategy = TRAIN_STRATEGY_NONE;
-			s.offload = TRAIN_OFFLOAD_NONE;
-		}
-		want_auto = false;
-		est_assume(e,
-			   "no GPU known: the memory is what one GPU of unlimited memory needs for "
-			   "the whole run, with no sharding or offload assumed "
-			   "(training.unlimited_gpu); POST /api/recommend with \"for\": "
-			   "\"hardware\" names the cards that hold it");
-	}
-	fits = est_train_fit(&tm, &s, want_auto,
-			     budget >= 0 ? budget :
-			     t.n == 0    ? INT64_MAX / 4 :
-					   0,
-			     t.host_budget, &used, &r);
-	if (fits < 0)
-		return api_error(out, RF_E_INVALID_VALUE, "seq_len",
-				 "the settings are out of range for this model");
-	s = used;
-	one_gpu = one_gpu || s.strategy == TRAIN_STRATEGY_NONE;
-	if (s.packing)
-		est_assume(
-			e,
-			"packing: every row is seq_len tokens of whole documents, all counted in "
-			"tokens_per_s");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return api_error(out, RF_E_NOMEM, NULL, NULL);
+	rc = plan_train_evaluate(&tm, &q, a);
+	if (rc < 0 && a->error == PLAN_TRAIN_E_STRATEGY)
+		rc = api_error(out, RF_E_INVALID_VALUE, e->rq.has_offload ? "offload" : "strategy",
+			       "strategy %s with offload %s cannot run %s fine-tuning on %d GPUs "
+			       "(fsdp_qlora needs qlora; optimizer offload a ZeRO stage or FSDP; "
+			       "parameter offload zero3, fsdp or fsdp_qlora)",
+			       train_strategy_name(a->s.strategy), train_offload_name(a->s.offload),
+			       api_est_modes[e->rq.mode], a->s.n_gpus);
+	else if (rc == 0)
+		rc = est_train_render(e, root, &t, &dev, fp16, a);
+	else if (a->error == PLAN_TRAIN_E_MAX_NO_GPU)
+		rc = api_error(out, RF_E_INVALID_VALUE, q.max_seq_len ? "seq_len" : "batch_size",
+			       "\"max\" needs a GPU with a known memory size");
+	else if (a->error == PLAN_TRAIN_E_MAX_BOTH)
+		rc = api_error(out, RF_E_INVALID_VALUE, "batch_size",
+			       "only one of seq_len and batch_size can be \"max\"");
 	else
-		est_assume(
-			e,
-			"packing: off; tokens_per_s counts every position up to seq_len, padding "
-			"included (packing: true counts only real tokens); padded: %s%s",
-			s.padded ? "true" : "false",
-			e->rq.has_padded ? "" :
-			s.padded         ? " (several rows a micro-batch, padded to the longest)" :
-					   " (one row a micro-batch)");
-	if (s.provider == TRAIN_PROVIDER_HUGGINGFACE) {
-		enum train_attention_mask mk = train_attention_mask(&s);
-		est_assume(
-			e, "attention mask: %s",
-			mk == TRAIN_MASK_EAGER ?
-				"eager attention adds one 4D mask (batch x seq x seq in the "
-				"embedding's dtype, attention_mask_bytes) to every layer's scores" :
-			mk == TRAIN_MASK_SDPA ?
-				"packed or padded rows give SDPA a 4D boolean mask "
-				"(attention_mask_bytes), which every layer converts to q's dtype and "
-				"keeps, with k and v repeated to every head (attention flash, "
-				"flash-attention's varlen kernel, needs none)" :
-			s.varlen_attention ? "none (flash-attention's varlen kernel)" :
-					     "none (SDPA on unpadded rows takes is_causal)");
-	}
-
-	if (r.reserved_bytes > r.total_bytes)
-		est_assume(
-			e,
-			"reserved: a GPU with room to spare shows %.1f GiB held (reserved_bytes): "
-			"%s; with less room it gives them back, and %.1f GiB (total_bytes) is what "
-			"the run needs",
-			(double)r.reserved_bytes / 1073741824.0,
-			s.flash_attention ?
-				"from the second step PyTorch keeps the optimizer step's "
-				"blocks and reserves the loss's anew" :
-				"PyTorch reserves eager attention's score tensors twice "
-				"over, as the layers' other requests split the cached ones",
-			(double)r.total_bytes / 1073741824.0);
-	est_train_memory_json(root, &r, e, &t, one_gpu);
-	cJSON_AddBoolToObject(root, "fits", budget >= 0 && fits == 1);
-	if (budget > 0) {
-		double u = (double)r.total_bytes / (double)budget;
-		cJSON_AddNumberToObject(root, "utilization", u);
-		cJSON_AddStringToObject(root, "fit_band", rf_fit_band(u));
-		if (t.host_budget >= 0 && r.host_bytes > t.host_budget)
-			est_assume(e,
-				   "fits: the GPUs hold it, but host memory does not (%.1f GiB "
-				   "needed per node, %.1f GiB available)",
-				   (double)r.host_bytes / (double)RF_GIB,
-				   (double)t.host_budget / (double)RF_GIB);
-		else if (t.host_budget < 0 && r.host_bytes > 0)
-			est_assume(e, "fits: host memory not known; %.1f GiB per node needed",
-				   (double)r.host_bytes / (double)RF_GIB);
-	} else {
-		cJSON_AddNullToObject(root, "utilization");
-		cJSON_AddNullToObject(root, "fit_band");
-		est_assume(e, "fits: no GPU with a known memory size; training needs one");
-	}
-	if (t.n > 0)
-		tps = est_train_speed(env, e, t.gpu[t.largest], &tm, &s, &r, &sp);
-	else
-		est_assume(e, "training speed: unknown (no GPU)");
-
-	tr = cJSON_AddObjectToObject(root, "training");
-	if (tr) {
-		cJSON_AddStringToObject(tr, "mode", api_est_modes[e->rq.mode]);
-		cJSON_AddStringToObject(tr, "provider", api_est_providers[s.provider]);
-		cJSON_AddStringToObject(tr, "optimizer", train_optimizer_info(s.optimizer)->name);
-		cJSON_AddBoolToObject(tr, "optimizer_default", !e->rq.has_optimizer);
-		/* No GPU known: the memory is one GPU's of unlimited size (what the run needs). */
-		cJSON_AddBoolToObject(tr, "unlimited_gpu", t.n == 0);
-		if (s.mode == TRAIN_FULL || s.provider == TRAIN_PROVIDER_HUGGINGFACE)
-			cJSON_AddStringToObject(tr, "precision", api_est_precisions[s.precision]);
-		cJSON_AddStringToObject(tr, "loss",
-					api_est_losses[train_loss_resolve(s.loss, s.provider)]);
-		cJSON_AddStringToObject(tr, "attention",
-					!s.flash_attention ? "eager" :
-					s.varlen_attention ? "flash" :
-							     "sdpa");
-		cJSON_AddBoolToObject(tr, "packing", s.packing);
-		cJSON_AddBoolToObject(tr, "padded", s.padded);
-		cJSON_AddBoolToObject(tr, "compiled", s.compiled);
-		cJSON_AddStringToObject(tr, "objective", api_est_objectives[s.objective]);
-		if (s.objective == TRAIN_OBJECTIVE_GRPO)
-			est_train_grpo_json(tr, e, &s, &r, tps > 0 ? &sp : NULL);
-		cJSON_AddNumberToObject(tr, "batch_size", (double)s.batch_size);
-		cJSON_AddNumberToObject(tr, "seq_len", (double)s.seq_len);
-		if (s.mode != TRAIN_FULL) {
-			cJSON_AddNumberToObject(tr, "lora_rank", (double)s.lora_rank);
-			cJSON_AddNumberToObject(tr, "lora_dropout",
-						e->rq.has_lora_dropout ? e->rq.lora_dropout :
-						s.lora_dropout         ? 0.05 :
-									 0.0);
-		}
-		cJSON_AddBoolToObject(tr, "gradient_checkpointing", s.gradient_checkpointing);
-		if (s.grad_accum_steps > 0)
-			cJSON_AddNumberToObject(tr, "gradient_accumulation_steps",
-						(double)s.grad_accum_steps);
-		else
-			cJSON_AddNullToObject(tr, "gradient_accumulation_steps");
-		cJSON_AddNumberToObject(tr, "trainable_params", (double)r.trainable_params);
-		cJSON_AddStringToObject(tr, "strategy", train_strategy_name(s.strategy));
-		cJSON_AddStringToObject(tr, "offload", train_offload_name(s.offload));
-		cJSON_AddNumberToObject(tr, "n_gpus", (double)r.n_gpus);
-		cJSON_AddNumberToObject(tr, "nodes", (double)nodes);
-		cJSON_AddNumberToObject(tr, "comm_bytes_per_step", (double)r.comm_bytes_per_step);
-		est_num_or_null(tr, "tokens_per_s", tps);
-		if (tps > 0) {
-			cJSON_AddNumberToObject(tr, "flops_per_token", sp.flops_per_token);
-			cJSON_AddNumberToObject(tr, "utilisation", sp.utilisation);
-			cJSON_AddNumberToObject(tr, "scaling_efficiency", sp.scaling);
-		}
-		if (tps > 0 && e->rq.has_dataset_tokens) {
-			double hours = e->rq.dataset_tokens / tps / 3600.0;
-			double epochs = e->rq.has_epochs ? e->rq.epochs : 1.0;
-			cJSON_AddNumberToObject(tr, "hours_per_epoch", hours);
-			cJSON_AddNumberToObject(tr, "epochs", epochs);
-			cJSON_AddNumberToObject(tr, "total_hours", hours * epochs);
-			/* usd_per_hour is per GPU: the run pays for every GPU it uses. */
-			if (e->rq.has_usd_per_hour)
-				cJSON_AddNumberToObject(tr, "cost_usd",
-							hours * epochs * e->rq.usd_per_hour *
-								(double)r.n_gpus);
-			else
-				cJSON_AddNullToObject(tr, "cost_usd");
-		} else {
-			cJSON_AddNullToObject(tr, "hours_per_epoch");
-			cJSON_AddNullToObject(tr, "total_hours");
-			cJSON_AddNullToObject(tr, "cost_usd");
-		}
-	}
-	if (r.n_gpus > 1)
-		est_assume(e, "strategy: %s%s over %d GPUs on %lld node(s)%s",
-			   train_strategy_name(s.strategy),
-			   s.offload ? (s.offload == TRAIN_OFFLOAD_OPTIMIZER ?
-						" with the optimizer on "
-						"the host" :
-						" with optimizer and weights "
-						"on the host") :
-				       "",
-			   r.n_gpus, (long long)nodes,
-			   want_auto ? " (the cheapest that fits)" : "");
-	rc = 0;
+		rc = api_error(out, RF_E_INVALID_VALUE, "seq_len",
+			       "the settings are out of range for this model");
+	free(a);
 	return rc;
 }
-
-/* Reads "lora_targets": PEFT module names, or "all-linear". */
