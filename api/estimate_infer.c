@@ -17,9 +17,7 @@ struct infer_work {
 	struct plan_machine pm;
 	struct plan_setup s;
 	struct plan_wsum sum;
-	struct plan_result res;
-	struct plan_llama_speed sp;
-	struct speed_input in;
+	struct plan_est_answer a;
 	struct api_history_calib cal;
 	struct est_predict pr;
 	int n_speed_notes;
@@ -173,16 +171,7 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 	}
 	/* The machine as the planner takes it; the speed's notes (a GPU of unknown bandwidth)
 	 * are kept for where the speed is answered. */
-	{
-		int n0 = e->n_assumptions;
-		est_plan_machine(env, e, &w->pm);
-		w->n_speed_notes = e->n_assumptions - n0;
-		if (w->n_speed_notes > SPEED_MAX_DEVICES)
-			w->n_speed_notes = SPEED_MAX_DEVICES;
-		for (int i = 0; i < w->n_speed_notes; i++)
-			memcpy(w->speed_notes[i], e->assumptions[n0 + i], EST_ASSUMPTION_LEN);
-		e->n_assumptions = n0;
-	}
+	w->n_speed_notes = est_plan_machine_held(env, e, &w->pm, w->speed_notes);
 	n_dev = w->pm.n_dev;
 	if (e->rq.n_split > 0) {
 		if (e->rq.n_split > n_dev) {
@@ -220,9 +209,19 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 	/* n_ctx < 0: the largest context that fits. */
 	if (e->rq.has_n_ctx && e->rq.n_ctx < 0)
 		w->s.p.n_ctx = -1;
-	rc = plan_evaluate_llama(&e->arch, &e->params, &e->weights, &w->sum, &w->pm, &w->s, &w->res,
-				 &w->sp, &w->in);
-	m = &w->res.mem;
+	{
+		const struct plan_est_request q = {.kind = PLAN_EST_LLAMA_CPP,
+						   .detail = true,
+						   .traffic = est_traffic_ask(e),
+						   .u.llama = &w->s};
+		const struct plan_est_context x = {.a = &e->arch,
+						   .mp = &e->params,
+						   .w = &e->weights,
+						   .sum = &w->sum,
+						   .hw = &w->pm};
+		rc = plan_estimate(&q, &x, &w->a);
+	}
+	m = &w->a.res.mem;
 	if (rc < 0) {
 		const char *field = m->error_field ? m->error_field : "model";
 		infer_work_free(w);
@@ -287,32 +286,28 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 		 * the machine's all the same. */
 		if (!m->fits)
 			est_assume(e, "speed: as if the setup fits, as the memory is not known");
-		rc = est_speed_json(e, &w->in, &w->sp, &w->cal, speed);
+		rc = est_speed_json(e, &w->a, &w->cal, speed);
 		if (rc < 0) {
 			infer_work_free(w);
 			return api_error(out, rc, NULL, NULL);
 		}
 		{
-			struct plan_traffic t = est_traffic_of(e, p.n_parallel);
-			int64_t asked = t.concurrency;
-			unsigned warn = plan_llama_traffic(&p, m->n_ctx, &t);
-			if (warn & PLAN_WARN_SLOTS_FULL)
+			const struct plan_serving *sv = &w->a.serving;
+			est_traffic_note(e, &sv->t);
+			if (sv->warn & PLAN_WARN_SLOTS_FULL)
 				est_assume(
 					e,
 					"concurrency %lld is more than the %lld slots (n_parallel): "
 					"the rest wait",
-					(long long)asked, (long long)p.n_parallel);
-			if (warn & PLAN_WARN_SLOT_SHORT)
+					(long long)sv->asked, (long long)p.n_parallel);
+			if (sv->warn & PLAN_WARN_SLOT_SHORT)
 				est_assume(
 					e,
 					"a request of %lld tokens is longer than a slot's %lld cells "
 					"(n_ctx / n_parallel)",
-					(long long)(t.prompt + t.output),
+					(long long)(sv->t.prompt + sv->t.output),
 					(long long)(m->n_ctx / p.n_parallel));
-			est_batched_json(
-				e, &w->in, speed_fitted,
-				m->n_ctx > 0 ? (double)m->kv_cache_bytes / (double)m->n_ctx : 0, &t,
-				speed);
+			est_serving_json(e, sv, speed);
 		}
 	}
 	infer_work_free(w);

@@ -308,24 +308,46 @@ void est_speed_devices(const struct api_env *env, struct est *e, struct speed_in
 	}
 }
 
+int est_vllm_gpus(const struct est *e, struct vllm_gpu *g, int max)
+{
+	int n = 0;
+
+	if (strcmp(e->hw.backend, "cuda") != 0 && strcmp(e->hw.backend, "rocm") != 0)
+		return 0;
+	for (int i = 0; i < e->hw.n_gpus && n < max; i++) {
+		const struct hw_gpu *hg = &e->hw.gpus[i];
+		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
+			continue;
+		g[n].total_bytes = hg->memory_total_bytes;
+		g[n].free_bytes = hg->memory_free_bytes;
+		g[n].a100 = strstr(hg->name, "A100") != NULL;
+		n++;
+	}
+	return n;
+}
+
 void est_plan_machine(const struct api_env *env, struct est *e, struct plan_machine *pm)
 {
 	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
 	pm->ram_total_bytes = e->hw.memory.total_bytes;
 	est_speed_devices(env, e, &pm->speed);
 	pm->threads = pm->speed.host.threads;
-	/* vLLM runs on CUDA and ROCm GPUs (as est_vllm takes them). */
-	pm->n_vgpu = 0;
-	for (int i = 0; i < e->hw.n_gpus && pm->n_vgpu < RF_MAX_DEVICES &&
-			(strcmp(e->hw.backend, "cuda") == 0 || strcmp(e->hw.backend, "rocm") == 0);
-	     i++) {
-		const struct hw_gpu *hg = &e->hw.gpus[i];
-		struct vllm_gpu *g = &pm->vgpu[pm->n_vgpu];
-		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
-			continue;
-		g->total_bytes = hg->memory_total_bytes;
-		g->free_bytes = hg->memory_free_bytes;
-		g->a100 = strstr(hg->name, "A100") != NULL;
-		pm->n_vgpu++;
-	}
+	pm->host_measured = e->hw.host_bench.measured && strcmp(e->hw_source, "snapshot") == 0;
+	/* vLLM runs on CUDA and ROCm GPUs. */
+	pm->n_vgpu = est_vllm_gpus(e, pm->vgpu, RF_MAX_DEVICES);
+}
+
+int est_plan_machine_held(const struct api_env *env, struct est *e, struct plan_machine *pm,
+			  char notes[SPEED_MAX_DEVICES][EST_ASSUMPTION_LEN])
+{
+	int n0 = e->n_assumptions, n;
+
+	est_plan_machine(env, e, pm);
+	n = e->n_assumptions - n0;
+	if (n > SPEED_MAX_DEVICES)
+		n = SPEED_MAX_DEVICES;
+	for (int i = 0; i < n; i++)
+		memcpy(notes[i], e->assumptions[n0 + i], EST_ASSUMPTION_LEN);
+	e->n_assumptions = n0;
+	return n;
 }

@@ -10,7 +10,9 @@
  *   estimate_input.c    the resolver as the planning routes take it (api_plan_input)
  *   estimate_infer.c    llama.cpp inference      estimate_vllm.c   vLLM serving
  *   estimate_train.c    fine-tuning              estimate_speed.c  the speed block, history
- * The arithmetic is core's (core/fit, core/plan); these files map it to and from JSON.
+ * The arithmetic and the decisions are core's: each kind of estimate fills a request of the one
+ * estimate (plan_estimate, core/plan/plan_estimate.h), asks it, and renders its answer, wording
+ * the assumptions; these files map it to and from JSON.
  */
 #ifndef RIGFIT_API_ESTIMATE_PRIV_H
 #define RIGFIT_API_ESTIMATE_PRIV_H
@@ -31,7 +33,7 @@
 #include "core/fit/speed.h"
 #include "core/hw/hw.h"
 #include "core/hw/hw_fingerprint.h"
-#include "core/plan/plan_eval.h"
+#include "core/plan/plan_estimate.h"
 #include "api/estimate_history.h"
 
 #define EST_MAX_ASSUMPTIONS 48
@@ -40,9 +42,6 @@
 #define EST_DEFAULT_SEQ_LEN 2048
 /* GPUs of one fine-tuning run, all nodes together (core/fit/train_parallel.c's cap). */
 #define EST_MAX_TRAIN_GPUS 4096
-/* Serving traffic assumed for the batched speed when the request does not say: a chat turn. */
-#define EST_DEFAULT_PROMPT_TOKENS 512
-#define EST_DEFAULT_OUTPUT_TOKENS 256
 
 /* Everything one estimate works on; large, so it lives on the heap. */
 struct est {
@@ -116,6 +115,14 @@ void est_speed_devices(const struct api_env *env, struct est *e, struct speed_in
 /* Fills pm with e's machine as the planner takes it: devices and budgets (est_devices), the
  * speed model's hardware half (est_speed_devices), threads, RAM and the GPUs vLLM can use. */
 void est_plan_machine(const struct api_env *env, struct est *e, struct plan_machine *pm /* OUT */);
+/* est_plan_machine, holding back what it says of the machine's speed (a GPU of unknown
+ * bandwidth) for where the speed is answered: at most SPEED_MAX_DEVICES lines into notes.
+ * Returns their number. */
+int est_plan_machine_held(const struct api_env *env, struct est *e, struct plan_machine *pm,
+			  char notes[SPEED_MAX_DEVICES][EST_ASSUMPTION_LEN] /* OUT */);
+/* Fills g with the GPUs vLLM can use on e's machine (CUDA or ROCm, at most max); returns
+ * their number. */
+int est_vllm_gpus(const struct est *e, struct vllm_gpu *g, int max);
 
 /* ---- estimate_speed.c ---- */
 
@@ -134,17 +141,18 @@ void est_predict_free(struct est_predict *pr);
  * with pr. */
 void est_history_query(struct est *e, enum speed_backend backend, int ftype, struct est_predict *pr,
 		       struct api_history_query *q /* OUT */);
-/* Fills the "speed" object from sp (plan_evaluate_llama's figures of in) and says what they
- * stand on: the roofline's assumptions and the runs of cal used. Returns 0 or RF_E_NOMEM. */
-int est_speed_json(struct est *e, const struct speed_input *in, const struct plan_llama_speed *sp,
+/* Fills the "speed" object from a llama.cpp setup's answer a (plan_estimate with detail) and
+ * says what its figures stand on: the roofline's assumptions, this host's measurement and the
+ * runs of cal used. Returns 0 or RF_E_NOMEM. */
+int est_speed_json(struct est *e, const struct plan_est_answer *a,
 		   const struct api_history_calib *cal, cJSON *speed);
-/* The traffic of e's request; dflt_concurrency where it gives none. */
-struct plan_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency);
-/* Adds the batched speed of traffic t (plan_batched) to the "speed" object, and what it
- * assumed. kv_per_token is the KV bytes of one token over every layer. */
-void est_batched_json(struct est *e, const struct speed_input *in,
-		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
-		      const struct plan_traffic *t, cJSON *speed);
+/* The serving traffic e's request asks about (what it leaves out: 0). */
+struct plan_traffic_ask est_traffic_ask(const struct est *e);
+/* Says the traffic t stands on the defaults of a chat turn, where e's request gave none. */
+void est_traffic_note(struct est *e, const struct plan_traffic *t);
+/* Adds the batched speed of serving sv (plan_estimate's) to the "speed" object, and what it
+ * assumed. */
+void est_serving_json(struct est *e, const struct plan_serving *sv, cJSON *speed);
 /* Fills the "speed" object of a setup that does not fit: none, and why. */
 void est_no_speed(struct est *e, cJSON *speed);
 

@@ -119,28 +119,23 @@ void est_history_query(struct est *e, enum speed_backend backend, int ftype, str
 	q->predict_ctx = pr;
 }
 
-int est_speed_json(struct est *e, const struct speed_input *in, const struct plan_llama_speed *sp,
+int est_speed_json(struct est *e, const struct plan_est_answer *a,
 		   const struct api_history_calib *cal, cJSON *speed)
 {
-	struct speed_output so;
+	const struct plan_llama_speed *sp = &a->speed;
 	struct api_history_query q;
 	struct api_history *h = calloc(1, sizeof(*h));
-	bool known = speed_estimate(in, &so) == 0;
-	enum speed_basis basis = sp->basis[SPEED_TEST_DECODE] > sp->basis[SPEED_TEST_PREFILL] ?
-					 sp->basis[SPEED_TEST_DECODE] :
-					 sp->basis[SPEED_TEST_PREFILL];
 
 	if (!h)
 		return RF_E_NOMEM;
 	/* The figures are the evaluation's; the refinement again only for what it used. */
-	est_history_query(e, in->backend, e->ftype, NULL, &q);
+	est_history_query(e, a->in.backend, e->ftype, NULL, &q);
 	(void)api_history_refine(cal, &q, sp->roofline, h);
 	est_num_or_null(speed, "decode_tokens_per_s", sp->tps[SPEED_TEST_DECODE]);
 	/* Full context scales with the start of generation: the same host, the same kernels. */
 	est_num_or_null(speed, "decode_tokens_per_s_at_full_ctx", sp->decode_full_ctx);
 	est_num_or_null(speed, "prefill_tokens_per_s", sp->tps[SPEED_TEST_PREFILL]);
-	if (in->backend == SPEED_BACKEND_CPU && e->hw.host_bench.measured &&
-	    strcmp(e->hw_source, "snapshot") == 0 && basis == SPEED_BASIS_ROOFLINE) {
+	if (a->measured_host) {
 		/* No run recorded, but this host was measured (the daemon's host measurement,
 		 * once per fingerprint, kept in the store): the model stands on measured figures. */
 		const struct hw_host_bench *b = &e->hw.host_bench;
@@ -155,16 +150,16 @@ int est_speed_json(struct est *e, const struct speed_input *in, const struct pla
 			when, b->memory_bandwidth_gbs, b->threads, b->int8_gops_per_thread,
 			b->f32_gflops_per_thread, b->kernel_isa);
 	} else {
-		cJSON_AddStringToObject(speed, "basis", speed_basis_name(basis));
+		cJSON_AddStringToObject(speed, "basis", speed_basis_name(a->basis));
 		cJSON_AddStringToObject(speed, "decode_basis",
 					speed_basis_name(sp->basis[SPEED_TEST_DECODE]));
 	}
 	cJSON_AddStringToObject(speed, "prefill_basis",
 				speed_basis_name(sp->basis[SPEED_TEST_PREFILL]));
 	cJSON_AddNumberToObject(speed, "runs", h->result.runs);
-	if (known) {
-		for (int i = 0; i < so.n_assumptions; i++)
-			est_assume(e, "speed: %s", so.assumptions[i]);
+	if (a->so_ok) {
+		for (int i = 0; i < a->so.n_assumptions; i++)
+			est_assume(e, "speed: %s", a->so.assumptions[i]);
 	} else {
 		est_assume(e, "speed: no roofline for this machine (no bandwidth could be known)");
 	}
@@ -182,55 +177,54 @@ int est_speed_json(struct est *e, const struct speed_input *in, const struct pla
 
 /* ---- serving: batched speed ------------------------------------------------------------ */
 
-struct plan_traffic est_traffic_of(struct est *e, int64_t dflt_concurrency)
+struct plan_traffic_ask est_traffic_ask(const struct est *e)
 {
-	struct plan_traffic t;
+	struct plan_traffic_ask t;
 
-	t.concurrency = e->rq.has_concurrency ? e->rq.concurrency : dflt_concurrency;
-	t.prompt = e->rq.has_prompt_tokens ? e->rq.prompt_tokens : EST_DEFAULT_PROMPT_TOKENS;
-	t.output = e->rq.has_output_tokens ? e->rq.output_tokens : EST_DEFAULT_OUTPUT_TOKENS;
-	if (t.concurrency < 1)
-		t.concurrency = 1;
+	t.concurrency = e->rq.has_concurrency ? e->rq.concurrency : 0;
+	t.prompt = e->rq.has_prompt_tokens ? e->rq.prompt_tokens : 0;
+	t.output = e->rq.has_output_tokens ? e->rq.output_tokens : 0;
+	t.usd_per_hour = e->rq.has_usd_per_hour ? e->rq.usd_per_hour : -1;
+	return t;
+}
+
+void est_traffic_note(struct est *e, const struct plan_traffic *t)
+{
 	if (!e->rq.has_prompt_tokens || !e->rq.has_output_tokens)
 		est_assume(
 			e,
 			"serving traffic: %lld-token prompts generating %lld tokens (defaults of a "
 			"chat turn where not given)",
-			(long long)t.prompt, (long long)t.output);
-	return t;
+			(long long)t->prompt, (long long)t->output);
 }
 
-void est_batched_json(struct est *e, const struct speed_input *in,
-		      const struct speed_params params[SPEED_BACKEND_COUNT], double kv_per_token,
-		      const struct plan_traffic *t, cJSON *speed)
+void est_serving_json(struct est *e, const struct plan_serving *sv, cJSON *speed)
 {
-	struct speed_batch_output o;
-	bool moe = false;
-	bool ok = plan_batched(&e->arch, &e->params, in, params, kv_per_token, t, &o, &moe) == 0;
+	const struct plan_traffic *t = &sv->t;
 
 	cJSON_AddNumberToObject(speed, "concurrency", (double)t->concurrency);
 	cJSON_AddNumberToObject(speed, "prompt_tokens", (double)t->prompt);
 	cJSON_AddNumberToObject(speed, "output_tokens", (double)t->output);
-	est_num_or_null(speed, "aggregate_decode_tokens_per_s", ok ? o.aggregate_tokens_per_s : -1);
+	est_num_or_null(speed, "aggregate_decode_tokens_per_s",
+			sv->ok ? sv->b.aggregate_tokens_per_s : -1);
 	est_num_or_null(speed, "per_stream_decode_tokens_per_s",
-			ok ? o.per_stream_tokens_per_s : -1);
-	est_num_or_null(speed, "time_to_first_token_s", ok ? o.time_to_first_token_s : -1);
-	if (ok && e->rq.has_usd_per_hour)
+			sv->ok ? sv->b.per_stream_tokens_per_s : -1);
+	est_num_or_null(speed, "time_to_first_token_s", sv->ok ? sv->b.time_to_first_token_s : -1);
+	if (sv->ok && e->rq.has_usd_per_hour)
 		cJSON_AddNumberToObject(speed, "usd_per_million_tokens",
-					e->rq.usd_per_hour / (o.aggregate_tokens_per_s * 3600) *
-						1e6);
+					sv->usd_per_million_tokens);
 	else
 		cJSON_AddNullToObject(speed, "usd_per_million_tokens");
-	if (ok)
+	if (sv->ok)
 		est_assume(
 			e,
 			"batched speed: %lld streams share each step's weight pass (%.1f ms memory, "
 			"%.1f ms compute per step%s); time to first token on an idle server",
-			(long long)t->concurrency, o.memory_ms, o.compute_ms,
-			moe ? ", the experts the batch routes to" : "");
+			(long long)t->concurrency, sv->b.memory_ms, sv->b.compute_ms,
+			sv->moe ? ", the experts the batch routes to" : "");
 	else
 		est_assume(e, "batched speed: unknown (no compute rate for prefill)");
-	if (ok && e->rq.has_usd_per_hour)
+	if (sv->ok && e->rq.has_usd_per_hour)
 		est_assume(e,
 			   "usd_per_million_tokens: usd_per_hour over the aggregate output at "
 			   "concurrency %lld",

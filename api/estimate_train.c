@@ -1,7 +1,8 @@
 /*
  * A fine-tuning estimate (api/estimate_priv.h): full, LoRA or QLoRA memory per GPU with the
- * strategy and GPU count, the run's speed and cost, as core/plan/plan_train_eval.h evaluates
- * them; this file fills its request and words its answer.
+ * strategy and GPU count, the run's speed and cost, as the one estimate (plan_estimate,
+ * core/plan/plan_estimate.h, over core/plan/plan_train_eval.h) evaluates them; this file fills
+ * its request and words its answer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 #include "core/plan/plan_ft_machine.h"
 #include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
-#include "core/plan/plan_train_eval.h"
 #include "api/estimate_priv.h"
 
 /* ---- fine-tuning ------------------------------------------------------------------------- */
@@ -485,7 +485,8 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 {
 	struct train_model tm;
 	struct plan_train_request q = {0};
-	struct plan_train_answer *a;
+	struct plan_est_answer *ans;
+	const struct plan_train_answer *a;
 	struct train_settings s = {0};
 	struct train_device dev;
 	struct est_train_gpus t;
@@ -614,10 +615,15 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 			"chunked/fused cross-entropy (no full logits)" :
 			"transformers' chain (16-bit logits, fp32 upcast, log-softmax, gradient), "
 			"whose memory the layers' backward reuses");
-	a = calloc(1, sizeof(*a));
-	if (!a)
+	ans = calloc(1, sizeof(*ans));
+	if (!ans)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	rc = plan_train_evaluate(&tm, &q, a);
+	{
+		const struct plan_est_request eq = {.kind = PLAN_EST_TRAIN, .u.train = q};
+		const struct plan_est_context x = {.a = &e->arch, .mp = &e->params, .tm = &tm};
+		rc = plan_estimate(&eq, &x, ans);
+	}
+	a = &ans->train;
 	if (rc < 0 && a->error == PLAN_TRAIN_E_STRATEGY)
 		rc = api_error(out, RF_E_INVALID_VALUE, e->rq.has_offload ? "offload" : "strategy",
 			       "strategy %s with offload %s cannot run %s fine-tuning on %d GPUs "
@@ -636,6 +642,6 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 	else
 		rc = api_error(out, RF_E_INVALID_VALUE, "seq_len",
 			       "the settings are out of range for this model");
-	free(a);
+	free(ans);
 	return rc;
 }

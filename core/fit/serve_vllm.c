@@ -587,3 +587,35 @@ int vllm_capacity_with(const struct model_arch *a, const struct vllm_facts *f,
 	*out = c;
 	return 0;
 }
+
+/* The vLLM weight format a quantised checkpoint loads as. */
+static int precision_of_checkpoint(const struct hfq_config *q)
+{
+	switch (q->method) {
+	case HFQ_AWQ:
+		return VLLM_AWQ;
+	case HFQ_GPTQ:
+		return q->bits == 8 ? VLLM_INT8 : VLLM_GPTQ;
+	case HFQ_BNB_4BIT:
+		return VLLM_BNB4;
+	case HFQ_BNB_8BIT:
+		return VLLM_INT8;
+	case HFQ_FP8:
+		return VLLM_FP8;
+	case HFQ_COMPRESSED:
+		if (q->bits == 8)
+			return q->float_weights ? VLLM_FP8 : VLLM_INT8;
+		return VLLM_GPTQ; /* W4A16 runs on the same Marlin kernels */
+	case HFQ_MXFP4:
+		return VLLM_MXFP4;
+	default:
+		return VLLM_BF16;
+	}
+}
+
+int vllm_precision_own(const struct model_arch *a, const struct hfq_config *q)
+{
+	if (q)
+		return precision_of_checkpoint(q);
+	return strcmp(a->llm_arch, "gpt-oss") == 0 ? VLLM_MXFP4 : VLLM_BF16;
+}

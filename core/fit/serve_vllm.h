@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/fit/hf_quant.h"
 #include "core/fit/model.h"
 
 #define VLLM_MAX_GPUS 64
@@ -68,6 +69,11 @@ enum vllm_kv_dtype {
 int vllm_precision_parse(const char *name);
 /* Returns the canonical name of p ("bf16"), or "unknown". Static storage. */
 const char *vllm_precision_name(int p);
+
+/* Returns the precision (enum vllm_precision) vLLM loads a checkpoint of model a in: what its
+ * quantization_config q says (NULL: none, a plain checkpoint), else the model's own weights,
+ * MXFP4 for gpt-oss's experts and bf16 for the rest. */
+int vllm_precision_own(const struct model_arch *a, const struct hfq_config *q);
 
 /* Returns the bytes one weight of a linear layer (an expert's when expert) takes in precision p,
  * scales and zero points included; 2 for an unknown p. */

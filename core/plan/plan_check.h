@@ -29,6 +29,7 @@
 
 #include "core/fit/serve_vllm.h"
 #include "core/hw/hw.h"
+#include "core/plan/plan_estimate.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 

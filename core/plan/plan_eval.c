@@ -373,16 +373,16 @@ void plan_vllm_speed_input(const struct model_arch *a, const struct model_params
 	}
 }
 
-void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
-		      const struct plan_machine *hw, const struct plan_setup *s,
-		      const struct vllm_capacity *c, struct plan_result *out)
+void plan_vllm_figures(const struct model_arch *a, const struct model_params *mp,
+		       const struct plan_machine *hw, const struct vllm_capacity *c, bool quantized,
+		       int64_t n_ctx, int64_t streams, int64_t seq_ctx, struct plan_result *out,
+		       struct speed_input *in_out, struct speed_params *params_out)
 {
 	struct speed_params params[SPEED_BACKEND_COUNT];
 	struct speed_input in = hw->speed;
 	struct speed_device dev = in.devices[0];
 	const int used = c->tensor_parallel * c->pipeline_parallel;
 	const int64_t per_gpu = c->requested_bytes + c->cuda_graph_bytes;
-	int64_t streams = s->p.n_parallel > 0 ? s->p.n_parallel : 1;
 
 	memset(out, 0, sizeof(*out));
 	out->mem.weights_bytes = c->weights_bytes_total;
@@ -391,7 +391,7 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 	out->mem.overhead_bytes = (c->non_torch_bytes + c->cuda_graph_bytes) * used;
 	out->mem.total_bytes = per_gpu * used;
 	out->mem.n_devices = used < RF_MAX_DEVICES ? used : RF_MAX_DEVICES;
-	out->mem.n_ctx = s->p.n_ctx;
+	out->mem.n_ctx = n_ctx;
 	out->mem.n_gpu_layers = model_n_layer(a);
 	out->mem.output_on_gpu = true;
 	for (int i = 0; i < out->mem.n_devices; i++) {
@@ -412,14 +412,16 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 	out->kv_tokens = c->kv_cache_tokens;
 	/* vLLM starts, one request may fill --max-model-len, and the planned requests hold
 	 * their planned length together (vLLM queues or preempts beyond that). */
-	out->fits = c->fits && c->kv_cache_tokens >= s->p.n_ctx &&
-		    c->kv_cache_tokens >=
-			    streams * (s->vllm_seq_ctx > 0 ? s->vllm_seq_ctx : s->p.n_ctx);
+	out->fits = c->fits && c->kv_cache_tokens >= n_ctx &&
+		    c->kv_cache_tokens >= streams * (seq_ctx > 0 ? seq_ctx : n_ctx);
 	out->mem.fits = out->fits;
 	out->mem.fit_band = out->fits ? rf_fit_band(out->gpu_util) : "over";
 
-	plan_vllm_speed_input(a, mp, &dev, c, s->vformat != PLAN_VLLM_BF16, s->p.n_ctx, &in,
-			      params);
+	plan_vllm_speed_input(a, mp, &dev, c, quantized, n_ctx, &in, params);
+	if (in_out)
+		*in_out = in;
+	if (params_out)
+		memcpy(params_out, params, sizeof(params));
 	out->decode_tps = speed_predict(&in, params, SPEED_TEST_DECODE);
 	out->aggregate_tps = batched_tps(a, &in, params, streams,
 					 mp->total > 0 ?
@@ -431,42 +433,13 @@ void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 	out->decode_tps_full_ctx = speed_predict(&in, params, SPEED_TEST_DECODE);
 }
 
-static int evaluate_vllm(const struct model_arch *a, const struct model_params *mp,
-			 const struct plan_machine *hw, const struct plan_setup *s,
-			 struct plan_result *out)
+void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
+		      const struct plan_machine *hw, const struct plan_setup *s,
+		      const struct vllm_capacity *c, struct plan_result *out)
 {
-	struct vllm_capacity c;
-	int rc = plan_vllm_capacity(a, NULL, hw, s, &c);
-
-	if (rc < 0) {
-		memset(out, 0, sizeof(*out));
-		out->mem.error_field = "model";
-		return rc;
-	}
-	plan_vllm_result(a, mp, hw, s, &c, out);
-	return 0;
-}
-
-int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
-		  const struct rf_mem_weights *w, const struct plan_machine *hw,
-		  const struct plan_setup *s, struct plan_result *out)
-{
-	struct plan_wsum sum;
-
-	if (s->runtime == PLAN_RT_VLLM)
-		return evaluate_vllm(a, mp, hw, s, out);
-	plan_weights_sum(a, w, s->ftype, hw->host.repack_isa, &sum);
-	return plan_evaluate_llama(a, mp, w, &sum, hw, s, out, NULL, NULL);
-}
-
-int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
-			 const struct rf_mem_weights *w, const struct plan_wsum *sum,
-			 const struct plan_machine *hw, const struct plan_setup *s,
-			 struct plan_result *out)
-{
-	if (s->runtime == PLAN_RT_VLLM)
-		return evaluate_vllm(a, mp, hw, s, out);
-	return plan_evaluate_llama(a, mp, w, sum, hw, s, out, NULL, NULL);
+	plan_vllm_figures(a, mp, hw, c, s->vformat != PLAN_VLLM_BF16, s->p.n_ctx,
+			  s->p.n_parallel > 0 ? s->p.n_parallel : 1, s->vllm_seq_ctx, out, NULL,
+			  NULL);
 }
 
 int plan_evaluate_llama(const struct model_arch *a, const struct model_params *mp,

@@ -5,9 +5,10 @@
  * format, KV cache types, flash attention, n_ctx, GPU layers, MoE experts kept in host memory,
  * n_parallel, batch and micro-batch) go in; the memory estimate (core/fit/estimate.h) and the
  * speed (core/fit/speed.h) come out. For llama.cpp that is plan_evaluate_llama, the one
- * evaluation: /api/estimate answers with it (api/estimate_infer.c fills the structs and renders
- * what it returns), the planner (core/plan/plan_infer.h) calls it for every setup it searches,
- * and the predictions of recorded runs are made with it, so none of them can disagree. What a
+ * evaluation, and for vLLM plan_vllm_figures over the capacity; both are asked through the one
+ * estimate, plan_estimate (core/plan/plan_estimate.h), by /api/estimate and by the planner
+ * (core/plan/plan_infer.h) for every setup it searches, and the predictions of recorded runs
+ * are made with plan_evaluate_llama, so none of them can disagree. What a
  * format's setups share is computed once (struct plan_wsum): the weights' sums, their CPU
  * kernels, and what the runs recorded on the machine (core/fit/speed_calib.h) say of the model
  * in that format, a measured speed or an efficiency on the roofline.
@@ -110,7 +111,11 @@ struct plan_machine {
 	struct rf_mem_host host;
 	struct speed_input speed; /* the hardware half: backend, devices, host */
 	int threads;              /* physical (performance) cores; 0 unknown */
-	int64_t ram_total_bytes;  /* the host's RAM; <= 0 unknown */
+	/* The host's figures are this host's own measurement (the machine is this host's
+	 * snapshot, measured once per fingerprint): a CPU setup with no run recorded stands on
+	 * it (plan_estimate's basis "measured_host"). */
+	bool host_measured;
+	int64_t ram_total_bytes; /* the host's RAM; <= 0 unknown */
 	/* The GPUs vLLM can use (CUDA or ROCm); 0: vLLM does not run on this machine. */
 	int n_vgpu;
 	struct vllm_gpu vgpu[RF_MAX_DEVICES];
@@ -201,20 +206,6 @@ int plan_vllm_capacity(const struct model_arch *a, const struct vllm_facts *f,
 		       const struct plan_machine *hw, const struct plan_setup *s,
 		       struct vllm_capacity *out /* OUT */);
 
-/* Evaluates setup s of model (a, mp) with weights w (llama.cpp: the scheme's; vLLM: unused,
- * may be NULL) on hw, with no recorded runs. Returns 0 and *out, or RF_E_INVALID_VALUE with
- * out->mem.error_field naming the setting at fault. */
-int plan_evaluate(const struct model_arch *a, const struct model_params *mp,
-		  const struct rf_mem_weights *w, const struct plan_machine *hw,
-		  const struct plan_setup *s, struct plan_result *out /* OUT */);
-
-/* plan_evaluate with the format's memo in hand (plan_weights_sum, plan_wsum_calibrate): what
- * the planner calls for each setup of a format. For llama.cpp it is plan_evaluate_llama. */
-int plan_evaluate_summed(const struct model_arch *a, const struct model_params *mp,
-			 const struct rf_mem_weights *w, const struct plan_wsum *sum,
-			 const struct plan_machine *hw, const struct plan_setup *s,
-			 struct plan_result *out /* OUT */);
-
 /* A llama.cpp setup's speed as /api/estimate states it: each figure (enum speed_test) on the
  * roofline and refined by the runs recorded on the machine, and decode with the whole context
  * filled at decode's factor. */
@@ -284,6 +275,16 @@ void plan_vllm_speed_input(const struct model_arch *a, const struct model_params
 void plan_vllm_result(const struct model_arch *a, const struct model_params *mp,
 		      const struct plan_machine *hw, const struct plan_setup *s,
 		      const struct vllm_capacity *c, struct plan_result *out /* OUT */);
+
+/* plan_vllm_result for an engine given by its parts: weights quantized (not 16 or 32-bit),
+ * --max-model-len n_ctx, streams planned requests of seq_ctx tokens each (<= 0: n_ctx). With
+ * in and params not NULL, also the speed model's inputs and constants the figures are of
+ * (SPEED_BACKEND_COUNT of them). */
+void plan_vllm_figures(const struct model_arch *a, const struct model_params *mp,
+		       const struct plan_machine *hw, const struct vllm_capacity *c, bool quantized,
+		       int64_t n_ctx, int64_t streams, int64_t seq_ctx,
+		       struct plan_result *out /* OUT */, struct speed_input *in /* OUT */,
+		       struct speed_params *params /* OUT */);
 
 /* The highest bytes / budget over the GPUs of m; -1 when no GPU budget is known. */
 double plan_gpu_util(const struct rf_mem_estimate *m);

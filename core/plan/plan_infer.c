@@ -13,6 +13,7 @@
 
 #include "core/err.h"
 #include "core/fit/quant.h"
+#include "core/plan/plan_estimate.h"
 #include "core/plan/plan_rope.h"
 
 /* The llama.cpp file types searched, best quality first: the formats GGUF repositories
@@ -80,9 +81,10 @@ struct work {
 	const struct plan_machine *hw;
 	const struct plan_quality *q;
 	const struct plan_request *r;
-	struct rf_mem_weights *w; /* the current format's weights */
-	struct plan_wsum wsum;    /* and their sums */
-	struct plan_result *res;  /* scratch */
+	struct rf_mem_weights *w;    /* the current format's weights */
+	struct plan_wsum wsum;       /* and their sums */
+	struct plan_est_answer *ans; /* scratch: the one estimate's answer */
+	struct plan_result *res;     /* its result (&ans->res) */
 	int evaluated;
 	struct cand *c;
 	int n;
@@ -131,11 +133,30 @@ static double host_util(const struct work *k)
 	return (double)(m->host_bytes - m->host_reclaimable_bytes) / (double)b;
 }
 
+/* Evaluates s into k->res with the one estimate (plan_estimate): a llama.cpp setup over the
+ * current format's weights and their sums, a vLLM setup over its capacity c (sized already;
+ * NULL: sized for the call). Returns 0 or a negative rf_err. */
+static int evaluate(struct work *k, const struct plan_setup *s, const struct vllm_capacity *c)
+{
+	struct plan_est_request q = {.kind = PLAN_EST_LLAMA_CPP};
+	const struct plan_est_context x = {
+		.a = k->m->arch, .mp = k->m->params, .w = k->w, .sum = &k->wsum, .hw = k->hw};
+
+	if (s->runtime == PLAN_RT_VLLM) {
+		q.kind = PLAN_EST_VLLM;
+		q.u.vllm.setup = s;
+		q.u.vllm.cap = c;
+	} else {
+		q.u.llama = s;
+	}
+	return plan_estimate(&q, &x, k->ans);
+}
+
 /* Evaluates s; returns 1 when it fits with headroom, 0 when not, or a negative rf_err. With
  * gpu_only, only the GPUs' headroom is asked (the offload split's bisection). */
 static int try_setup(struct work *k, const struct plan_setup *s, bool gpu_only)
 {
-	int rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, s, k->res);
+	int rc = evaluate(k, s, NULL);
 
 	k->evaluated++;
 	if (rc < 0)
@@ -312,8 +333,7 @@ static int64_t slowest_split(struct work *k, struct plan_setup *s, bool experts,
 			s->p.n_cpu_moe = mid;
 		else
 			s->p.n_gpu_layers = mid;
-		rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, s,
-					  k->res);
+		rc = evaluate(k, s, NULL);
 		k->evaluated++;
 		if (rc < 0)
 			return rc == -1 ? -2 : rc;
@@ -481,8 +501,7 @@ static void note_need(struct work *k, const struct plan_setup *base)
 
 	s.p.n_ctx = PLAN_MIN_CTX;
 	s.p.n_gpu_layers = k->hw->n_dev > 0 ? -1 : 0;
-	if (plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, &s, k->res) ==
-		    0 &&
+	if (evaluate(k, &s, NULL) == 0 &&
 	    (k->min_total < 0 || k->res->mem.total_bytes < k->min_total))
 		k->min_total = k->res->mem.total_bytes;
 }
@@ -670,7 +689,7 @@ static int64_t vllm_setup(struct work *k, struct plan_setup *s)
 		return 0;
 	s->p.n_ctx = ctx;
 	s->vllm_seq_ctx = seq;
-	plan_vllm_result(k->m->arch, k->m->params, k->hw, s, &c, k->res);
+	(void)evaluate(k, s, &c);
 	if (!k->res->fits)
 		return 0;
 	record(k, s, seq);
@@ -1278,15 +1297,17 @@ static int finish(struct work *k, struct plan_choice *c)
 
 	if (c->setup.runtime == PLAN_RT_VLLM && (vc = vcap_of(k, &c->setup)) != NULL) {
 		/* The cache is sized before the length is checked: the same capacity. */
-		plan_vllm_result(k->m->arch, k->m->params, k->hw, &c->setup, vc, &c->res);
+		(void)evaluate(k, &c->setup, vc);
+		c->res = *k->res;
 		return 0;
 	}
 	rc = load_format(k, &c->setup);
 	if (rc != 0)
 		return rc < 0 ? rc : RF_E_INTERNAL;
-	rc = plan_evaluate_summed(k->m->arch, k->m->params, k->w, &k->wsum, k->hw, &c->setup,
-				  &c->res);
+	rc = evaluate(k, &c->setup, NULL);
 	k->evaluated++;
+	if (rc == 0)
+		c->res = *k->res;
 	return rc;
 }
 
@@ -1412,7 +1433,8 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	if (k.ctx_cap < PLAN_MIN_CTX)
 		k.ctx_cap = PLAN_MIN_CTX;
 	k.w = malloc(sizeof(*k.w));
-	k.res = malloc(sizeof(*k.res));
+	k.ans = malloc(sizeof(*k.ans));
+	k.res = k.ans ? &k.ans->res : NULL;
 	k.c = malloc(sizeof(*k.c) * MAX_CANDS);
 	k.vkey = malloc(sizeof(*k.vkey) * MAX_VCAPS);
 	k.vf = calloc(1, sizeof(*k.vf));
@@ -1484,7 +1506,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	out->evaluated = k.evaluated;
 	out->min_total_bytes = k.min_total;
 	free(k.w);
-	free(k.res);
+	free(k.ans);
 	free(k.vkey);
 	free(k.vcap);
 	vllm_facts_free(k.vf);
@@ -1509,11 +1531,12 @@ static int one_setup(struct work *k, const struct plan_model *m, const struct pl
 	k->max_util = max_util;
 	k->np = s->p.n_parallel > 0 ? s->p.n_parallel : 1;
 	k->w = malloc(sizeof(*k->w));
-	k->res = malloc(sizeof(*k->res));
+	k->ans = malloc(sizeof(*k->ans));
+	k->res = k->ans ? &k->ans->res : NULL;
 	rc = !k->w || !k->res ? RF_E_NOMEM : load_format(k, s);
 	if (rc != 0) {
 		free(k->w);
-		free(k->res);
+		free(k->ans);
 		return rc == 1 ? RF_E_INVALID_VALUE : rc;
 	}
 	return 0;
@@ -1533,7 +1556,7 @@ int64_t plan_largest_ctx(const struct plan_model *m, const struct plan_machine *
 		return rc;
 	ctx = solve_ctx(&k, &t, lo, hi);
 	free(k.w);
-	free(k.res);
+	free(k.ans);
 	return ctx;
 }
 
@@ -1557,6 +1580,6 @@ int64_t plan_most_gpu_layers(const struct plan_model *m, const struct plan_machi
 		v = rc < 0 ? rc : (rc == 1 ? v : -1);
 	}
 	free(k.w);
-	free(k.res);
+	free(k.ans);
 	return v;
 }

@@ -32,6 +32,7 @@
 #include "core/plan/plan_rope.h"
 #include "core/fit/estimate.h"
 #include "core/fit/quant.h"
+#include "core/plan/plan_estimate.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 #include "tests/api/profiles_fixture.h"

@@ -28,6 +28,7 @@
 #include "core/hw/device.h"
 #include "core/fit/model.h"
 #include "core/fit/serve_vllm.h"
+#include "core/plan/plan_estimate.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 

@@ -18,6 +18,7 @@
 #include "core/fit/serve_vllm.h"
 #include "core/hw/hw.h"
 #include "core/plan/plan_check.h"
+#include "core/plan/plan_estimate.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 #include "tests/api/profiles_fixture.h"

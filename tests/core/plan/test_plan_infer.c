@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "core/fit/estimate.h"
 #include "core/fit/model.h"
+#include "core/plan/plan_estimate.h"
 #include "core/plan/plan_eval.h"
 #include "core/plan/plan_infer.h"
 #include "core/plan/plan_quality.h"
