@@ -22,6 +22,7 @@
 #include "core/fit/quant.h"
 #include "core/fit/serve_vllm.h"
 #include "tests/api/profiles_fixture.h"
+#include "tests/core/plan/plan_fixtures.h"
 #include "tests/test.h"
 
 static struct plan_quality quality;
@@ -35,24 +36,6 @@ static int weights_fn(void *ctx, const struct model_arch *a, int ft, struct rf_m
 {
 	(void)ctx;
 	return rf_weights_from_scheme(a, ft, -1, out);
-}
-
-/* A small llama: 8 layers of 512, GQA 8/2, 32k context. */
-static void tiny_dense(struct model_arch *a)
-{
-	const char *bad = NULL;
-
-	model_arch_init(a);
-	strcpy(a->model_type, "llama");
-	strcpy(a->llm_arch, "llama");
-	a->hidden_size = 512;
-	a->n_layers = 8;
-	a->n_heads = 8;
-	a->n_kv_heads = 2;
-	a->intermediate_size = 1536;
-	a->vocab_size = 32000;
-	a->max_position_embeddings = 32768;
-	ck_assert_int_eq(model_arch_validate(a, &bad), 0);
 }
 
 /* A small MoE: 6 layers of 1024, 32 experts of which 4 per token (~0.6 B parameters). */
@@ -75,36 +58,6 @@ static void tiny_moe(struct model_arch *a)
 	a->vocab_size = 32000;
 	a->max_position_embeddings = 16384;
 	ck_assert_int_eq(model_arch_validate(a, &bad), 0);
-}
-
-/* One CUDA GPU with budget gpu bytes (all free) and host RAM of host bytes; vLLM does not run
- * on it (vllm_machine adds it). */
-static void machine(struct plan_machine *m, int64_t gpu, int64_t host)
-{
-	memset(m, 0, sizeof(*m));
-	m->n_dev = 1;
-	strcpy(m->dev[0].name, "cuda0");
-	m->dev[0].free_bytes = gpu;
-	m->dev[0].budget_bytes = gpu;
-	m->dev_total_bytes[0] = gpu;
-	m->host.budget_bytes = host;
-	m->speed.backend = SPEED_BACKEND_CUDA;
-	m->speed.n_devices = 1;
-	m->speed.devices[0].bandwidth_gbs = 360;
-	m->speed.devices[0].compute_tflops = 50;
-	m->speed.devices[0].compute = SPEED_COMPUTE_TENSOR;
-	m->speed.host.bandwidth_gbs = 50;
-	m->speed.host.threads = 8;
-	m->threads = 8;
-}
-
-/* The same machine with vLLM: the GPU's total memory as NVML reports it. */
-static void vllm_machine(struct plan_machine *m, int64_t gpu, int64_t host)
-{
-	machine(m, gpu, host);
-	m->n_vgpu = 1;
-	m->vgpu[0].total_bytes = gpu;
-	m->vgpu[0].free_bytes = -1;
 }
 
 /* The counts of a, its weights in file type ft and llama.cpp's default setup of them. */
@@ -372,9 +325,9 @@ START_TEST(dense_every_use_case_beats_brute_force)
 	struct model_arch a;
 	struct plan_machine hw;
 
-	tiny_dense(&a);
+	t_tiny_dense(&a);
 	/* 96 MiB of GPU: F16 (~110 MiB) only with layers on the host. */
-	machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
+	t_gpu_machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
 	for (int uc = 0; uc < PLAN_USE_CASES; uc++)
 		plan_and_brute(&a, &hw, (enum plan_use_case)uc, 5, false, 1024);
 }
@@ -385,8 +338,8 @@ START_TEST(dense_with_a_binding_speed_floor)
 	struct model_arch a;
 	struct plan_machine hw;
 
-	tiny_dense(&a);
-	machine(&hw, 64 * RF_MIB, 2 * RF_GIB);
+	t_tiny_dense(&a);
+	t_gpu_machine(&hw, 64 * RF_MIB, 2 * RF_GIB);
 	/* A floor that layers on the host cannot reach: partial offloads drop out. */
 	plan_and_brute(&a, &hw, PLAN_GENERAL, 2000, false, 1024);
 	plan_and_brute(&a, &hw, PLAN_LONG_CONTEXT, 2000, false, 1024);
@@ -400,7 +353,7 @@ START_TEST(moe_experts_in_ram_beat_brute_force)
 
 	tiny_moe(&a);
 	/* Q8_0 is ~650 MiB: a 400 MiB GPU holds attention, the head and some experts. */
-	machine(&hw, 400 * RF_MIB, 4 * RF_GIB);
+	t_gpu_machine(&hw, 400 * RF_MIB, 4 * RF_GIB);
 	plan_and_brute(&a, &hw, PLAN_GENERAL, 5, true, 1024);
 	plan_and_brute(&a, &hw, PLAN_LONG_CONTEXT, 5, true, 1024);
 }
@@ -418,7 +371,7 @@ START_TEST(n_cpu_moe_moves_the_expert_bytes_to_the_host)
 
 	ck_assert(w && r0 && r3);
 	tiny_moe(&a);
-	machine(&hw, 4 * RF_GIB, 8 * RF_GIB);
+	t_gpu_machine(&hw, 4 * RF_GIB, 8 * RF_GIB);
 	format_setup(&a, &mp, w, RF_FT_Q8_0, &s);
 	ck_assert_int_eq(plan_evaluate(&a, &mp, w, &hw, &s, r0), 0);
 	s.p.n_cpu_moe = 3;
@@ -459,9 +412,9 @@ START_TEST(the_evaluator_is_the_estimator)
 	struct plan_setup s;
 
 	ck_assert(w && e && r);
-	tiny_dense(&a);
+	t_tiny_dense(&a);
 	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
-	machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
+	t_gpu_machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
 	ck_assert_int_eq(rf_weights_from_scheme(&a, RF_FT_Q4_K_M, -1, w), 0);
 	memset(&s, 0, sizeof(s));
 	s.ftype = RF_FT_Q4_K_M;
@@ -493,10 +446,10 @@ START_TEST(vllm_is_sized_by_its_capacity_model)
 	int64_t len;
 
 	ck_assert_ptr_nonnull(r);
-	tiny_dense(&a);
+	t_tiny_dense(&a);
 	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
 	/* vLLM captures its CUDA graphs (about 1 GiB) beyond its share: a GPU of 12 GiB. */
-	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	t_vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
 	memset(&s, 0, sizeof(s));
 	s.runtime = PLAN_RT_VLLM;
 	s.vformat = PLAN_VLLM_FP8;
@@ -553,9 +506,9 @@ START_TEST(both_runtimes_beat_brute_force)
 	struct plan_machine hw;
 	struct space sp;
 
-	tiny_dense(&a);
+	t_tiny_dense(&a);
 	/* 12 GiB: vLLM's reserves (CUDA's, the graphs, profiling) leave it room too. */
-	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	t_vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
 	for (int uc = 0; uc < PLAN_USE_CASES; uc++) {
 		sp = plan_and_brute_np(&a, &hw, (enum plan_use_case)uc, 5, false, 2048, 1);
 		ck_assert_int_gt(sp.feasible_rt[PLAN_RT_VLLM], 0);
@@ -578,9 +531,9 @@ START_TEST(vllm_length_is_not_split_by_the_users)
 	const struct plan_setup *s;
 
 	ck_assert_ptr_nonnull(ans);
-	tiny_dense(&a);
+	t_tiny_dense(&a);
 	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
-	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	t_vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
 	plan_request_default(&r);
 	r.use_case = PLAN_GENERAL;
 	r.runtime = PLAN_RT_VLLM;
@@ -610,8 +563,8 @@ START_TEST(concurrent_streams_beat_brute_force)
 	struct plan_machine hw;
 	struct space sp;
 
-	tiny_dense(&a);
-	vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
+	t_tiny_dense(&a);
+	t_vllm_machine(&hw, 12 * RF_GIB, 16 * RF_GIB);
 	/* Eight sequences: contexts per sequence, the objective's speed is all of them together. */
 	sp = plan_and_brute_np(&a, &hw, PLAN_GENERAL, 5, false, 2048, 8);
 	ck_assert_int_gt(sp.feasible_rt[PLAN_RT_VLLM], 0);
@@ -631,8 +584,8 @@ START_TEST(a_smaller_ubatch_frees_compute_buffer)
 	struct plan_result *r512 = malloc(sizeof(*r512)), *r256 = malloc(sizeof(*r256));
 
 	ck_assert(w && r512 && r256);
-	tiny_dense(&a);
-	machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
+	t_tiny_dense(&a);
+	t_gpu_machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
 	format_setup(&a, &mp, w, RF_FT_Q4_K_M, &s);
 	s.p.flash_attn = true;
 	s.p.n_ctx = 8192;
@@ -699,9 +652,9 @@ START_TEST(nothing_fits_says_what_it_needs)
 	struct plan_answer *ans = malloc(sizeof(*ans));
 
 	ck_assert_ptr_nonnull(ans);
-	tiny_dense(&a);
+	t_tiny_dense(&a);
 	ck_assert_int_eq(model_param_counts(&a, &mp), 0);
-	machine(&hw, 8 * RF_MIB, 16 * RF_MIB);
+	t_gpu_machine(&hw, 8 * RF_MIB, 16 * RF_MIB);
 	plan_request_default(&r);
 	ck_assert_int_eq(plan_infer(&m, &hw, &quality, &r, ans), 0);
 	ck_assert(!ans->found);
