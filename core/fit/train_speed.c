@@ -195,6 +195,40 @@ static struct adapted adapted_projections(const struct train_model *m, unsigned 
 	return a;
 }
 
+/* The optimizer step's bytes on one GPU, added to *plain (kernels that read and write each
+ * tensor once) and *elementwise (separate element-wise passes). The step touches what is
+ * trained and what this GPU steps: the adapters, their gradients and states for LoRA and
+ * QLoRA, never the frozen base, whichever optimizer; for full fine-tuning the weights too.
+ * Under ZeRO or FSDP each GPU steps its shard (1/n of the trained weights; the states and
+ * gradients are already per GPU in mem); with the optimizer offloaded the host steps and the
+ * GPU only moves the tensors (offload_s). Foreach AdamW makes step_passes over its states,
+ * Adafactor over fp32 copies of the gradients it steps, unless compiled into one kernel; a
+ * fused or 8-bit step reads and writes each tensor once (core/fit/train_optimizer.c). */
+static void step_seconds(const struct train_model *m, const struct train_settings *s,
+			 const struct train_memory *mem, double *plain, double *elementwise)
+{
+	const struct train_optimizer_info *opt = train_optimizer_info(s->optimizer);
+	bool sharded = s->strategy != TRAIN_STRATEGY_NONE && s->strategy != TRAIN_STRATEGY_DDP;
+	double share = sharded && mem->n_gpus > 1 ? 1.0 / (double)mem->n_gpus : 1.0;
+	double weights = 0.0;
+
+	if (!opt || s->offload != TRAIN_OFFLOAD_NONE)
+		return;
+	/* The trained weights this GPU writes: the whole model on one GPU or under DDP; its
+	 * 16-bit shard under ZeRO and FSDP (an fp32 master is in the optimizer's bytes), never
+	 * the layers FSDP gathers for compute. */
+	if (s->mode == TRAIN_FULL)
+		weights = sharded ? 2.0 * (double)m->params_total * share :
+				    (double)mem->weights_bytes;
+	if (opt->step_passes > 0 && !s->compiled)
+		*elementwise += opt->step_passes *
+				(opt->factored ? 4.0 * (double)mem->trainable_params * share :
+						 (double)mem->optimizer_bytes);
+	else
+		*plain += 2.0 * (weights + (double)(mem->adapter_bytes + mem->gradients_bytes +
+						    mem->optimizer_bytes));
+}
+
 /* Seconds per step of the memory-bound kernels on one GPU (see the top of this file). */
 static double memory_seconds(const struct train_model *m, const struct train_settings *s,
 			     const struct train_memory *mem, double tokens, double bw)
@@ -203,7 +237,6 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 	double host = 0, layer_tokens = (double)m->n_layers * tokens;
 	double rows = tokens / (double)s->seq_len;
 	struct adapted a = adapted_projections(m, s->lora_targets);
-	const struct train_optimizer_info *opt = train_optimizer_info(s->optimizer);
 
 	if (s->mode == TRAIN_QLORA) {
 		double linear = (double)(m->params_total - m->params_embedding - m->params_output);
@@ -230,17 +263,7 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 	if (!s->flash_attention)
 		elementwise += rows * (double)m->n_heads * (double)s->seq_len * (double)s->seq_len *
 			       (double)m->n_layers * (s->gradient_checkpointing ? 74.0 : 52.0);
-	/* The optimizer step: separate element-wise kernels over the states (foreach AdamW) or
-	 * over fp32 copies of the gradients (Adafactor), unless compiled into one; a fused or
-	 * 8-bit step reads and writes each tensor once (core/fit/train_optimizer.c). */
-	if (opt && opt->step_passes > 0 && !s->compiled)
-		elementwise += opt->step_passes * (opt->factored ?
-							   4.0 * (double)mem->trainable_params :
-							   (double)mem->optimizer_bytes);
-	else /* the trained tensors only: LoRA's and QLoRA's frozen base is not stepped */
-		plain += 2.0 * ((s->mode == TRAIN_FULL ? (double)mem->weights_bytes : 0.0) +
-				(double)(mem->adapter_bytes + mem->gradients_bytes +
-					 mem->optimizer_bytes));
+	step_seconds(m, s, mem, &plain, &elementwise);
 	return (plain / BANDWIDTH_EFFICIENCY + elementwise / ELEMENTWISE_BANDWIDTH_EFFICIENCY +
 		lora) / (bw * 1e9) +
 	       host;

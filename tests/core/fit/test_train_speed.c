@@ -194,6 +194,96 @@ START_TEST(the_step_touches_only_what_is_trained)
 }
 END_TEST
 
+/* The speed of s on an H100 SXM, with its memory estimate. */
+static struct train_speed h100_speed(const struct train_model *m, const struct train_settings *s)
+{
+	static const struct train_device h100 = {
+		.bf16_tflops = 989, .bandwidth_gbs = 3350, .device_class = TRAIN_CLASS_DATACENTER};
+	struct train_memory mem;
+	struct train_speed sp;
+
+	ck_assert_int_eq(train_memory_estimate(m, s, &mem), 0);
+	ck_assert_int_eq(train_speed_estimate(m, s, &mem, &h100, &sp), 0);
+	return sp;
+}
+
+/* The same holds for every optimizer, foreach AdamW's and Adafactor's separate passes
+ * included, on a base that is larger for real: a vocabulary twice as wide doubles the frozen
+ * embedding and head and leaves the adapters as they are. A LoRA or QLoRA step costs the same
+ * on either; full fine-tuning trains the wider embedding and steps more. */
+START_TEST(no_optimizer_steps_a_frozen_base)
+{
+	struct train_model m = t_llama31_8b(), wide = m;
+	struct train_settings s = {.batch_size = 1,
+				   .seq_len = 2048,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .flash_attention = true};
+	struct train_memory mem, wide_mem;
+	struct train_speed base, wider;
+
+	wide.vocab *= 2;
+	wide.params_total += wide.params_embedding + wide.params_output;
+	wide.params_embedding *= 2;
+	wide.params_output *= 2;
+	for (int o = 0; o < TRAIN_OPT_COUNT; o++) {
+		for (int mode = TRAIN_FULL; mode <= TRAIN_QLORA; mode++) {
+			s.optimizer = (enum train_optimizer)o;
+			s.mode = (enum train_mode)mode;
+			s.weight_bits = mode == TRAIN_QLORA ? 4 : 16;
+			ck_assert_int_eq(train_memory_estimate(&m, &s, &mem), 0);
+			ck_assert_int_eq(train_memory_estimate(&wide, &s, &wide_mem), 0);
+			ck_assert_int_gt(wide_mem.weights_bytes, mem.weights_bytes);
+			base = h100_speed(&m, &s);
+			wider = h100_speed(&wide, &s);
+			if (mode == TRAIN_FULL)
+				ck_assert_msg(wider.memory_s > base.memory_s,
+					      "optimizer %d: full fine-tuning steps the embedding",
+					      o);
+			else
+				ck_assert_msg(wider.memory_s == base.memory_s,
+					      "optimizer %d mode %d: %.6f s vs %.6f s a step", o,
+					      mode, wider.memory_s, base.memory_s);
+		}
+	}
+}
+END_TEST
+
+/* Under ZeRO or FSDP each GPU steps its shard, whatever the optimizer (Adafactor's fp32
+ * copies of the gradients included); with the optimizer on the host the GPU steps nothing,
+ * and one GPU or DDP steps everything, as before. */
+START_TEST(a_sharded_step_is_the_shards)
+{
+	struct train_model m = t_llama31_8b();
+	struct train_settings s = {.mode = TRAIN_FULL,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 2048,
+				   .gradient_checkpointing = true,
+				   .flash_attention = true};
+	struct train_speed one, ddp, fsdp, offloaded;
+
+	for (int o = 0; o < TRAIN_OPT_COUNT; o++) {
+		s.optimizer = (enum train_optimizer)o;
+		s.strategy = TRAIN_STRATEGY_NONE;
+		s.n_gpus = 1;
+		s.offload = TRAIN_OFFLOAD_NONE;
+		one = h100_speed(&m, &s);
+		s.strategy = TRAIN_STRATEGY_DDP;
+		s.n_gpus = 8;
+		ddp = h100_speed(&m, &s);
+		ck_assert_double_eq_tol(ddp.memory_s, one.memory_s, 1e-12);
+		s.strategy = TRAIN_STRATEGY_FSDP;
+		fsdp = h100_speed(&m, &s);
+		ck_assert_msg(fsdp.memory_s < 0.5 * one.memory_s, "optimizer %d: %.4f s vs %.4f s",
+			      o, fsdp.memory_s, one.memory_s);
+		s.offload = TRAIN_OFFLOAD_OPTIMIZER;
+		offloaded = h100_speed(&m, &s);
+		ck_assert_double_lt(offloaded.memory_s, fsdp.memory_s);
+	}
+}
+END_TEST
+
 /* devices.json: every GPU with a known tensor rate has a bf16 (fp32 accumulate) peak; a
  * GeForce card's is half its FP16-accumulate rate, a workstation or data-centre card's the
  * same; Apple GPUs run bf16 at their ALU rate. */
@@ -216,6 +306,8 @@ Suite *train_speed_suite(void)
 	tcase_add_test(tc, reproduces_published_training_speeds);
 	tcase_add_test(tc, each_mechanism_moves_the_speed_the_right_way);
 	tcase_add_test(tc, the_step_touches_only_what_is_trained);
+	tcase_add_test(tc, no_optimizer_steps_a_frozen_base);
+	tcase_add_test(tc, a_sharded_step_is_the_shards);
 	tcase_add_test(tc, devices_carry_a_bf16_training_peak);
 	suite_add_tcase(s, tc);
 	return s;
