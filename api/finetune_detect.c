@@ -420,7 +420,9 @@ static const char *fd_none_reason(const struct fd *f)
 	if (f->dev.backend == PLAN_FT_BACKEND_NONE)
 		return "no GPU with a known memory size: rigfit estimates fine-tuning on a GPU only; "
 		       "training on the CPU is possible for the smallest models but very slow and "
-		       "not estimated here";
+		       "not estimated here. POST /api/estimate with a model and a fine-tuning mode "
+		       "answers what one GPU needs (training.unlimited_gpu), and POST "
+		       "/api/recommend with \"for\": \"hardware\" the cards that hold it";
 	if (f->rq.has_method && f->rq.method == TRAIN_QLORA &&
 	    f->dev.backend != PLAN_FT_BACKEND_CUDA && f->dev.backend != PLAN_FT_BACKEND_ROCM)
 		return f->dev.backend == PLAN_FT_BACKEND_METAL ?

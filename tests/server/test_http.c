@@ -919,6 +919,113 @@ START_TEST(nfd_file_and_gpu_gauges_follow_the_scan)
 }
 END_TEST
 
+/* POSTs body to path on port and returns the parsed 200 answer. */
+static cJSON *post_ok(int port, const char *path, const char *body)
+{
+	struct t_resp r;
+	cJSON *j;
+
+	ck_assert_int_eq(t_http(port, "POST", path, JSON_HDR, body, strlen(body), &r), 0);
+	ck_assert_msg(r.status == 200, "%s: %d %s", path, r.status, r.body);
+	j = cJSON_Parse(r.body);
+	ck_assert_ptr_nonnull(j);
+	t_resp_free(&r);
+	return j;
+}
+
+/* Runs the CLI with args and returns its parsed JSON answer. */
+static cJSON *cli_json(const char *const *args)
+{
+	const char *argv[24];
+	char *out = NULL, *err = NULL;
+	cJSON *j;
+	int n = 0;
+
+	argv[n++] = t_bin();
+	while (args[n - 1] && n < 23) {
+		argv[n] = args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	ck_assert_msg(t_run(argv, &out, &err, 30000) == 0, "%s", err ? err : "");
+	j = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(j);
+	free(out);
+	free(err);
+	return j;
+}
+
+/* A host without a GPU (a laptop with Intel graphics only): POST /api/estimate for an 8B QLoRA
+ * answers what one GPU needs, the same bytes as one H100 asked for with no strategy, with no
+ * sharding or offload picked for GPUs that are not there (it once picked fsdp_qlora with
+ * offload and reported 5.0 GB); `rigfit estimate` answers the same, and /api/finetune/detect
+ * and `rigfit finetune` agree: no plan, no strategy, one GPU. */
+START_TEST(no_gpu_here_is_one_gpus_need_on_every_route)
+{
+	struct t_daemon d;
+	char *root = t_path(t_src_dir(), "tests/fixtures/machines/intel-i7-1165g7-laptop");
+	char *profiles = t_path(t_src_dir(), "profiles");
+	const char *extra[] = {"--root", root, "--profiles", profiles, NULL};
+	const char *est_args[] = {"estimate", "llama-3.1-8b", "--mode",          "qlora",
+				  "--root",   root,           "--profiles",      profiles,
+				  "--format", "json",         "--no-host-bench", NULL};
+	const char *ft_args[] = {"finetune",        "--task",   "text-generation",
+				 "--root",          root,       "--profiles",
+				 profiles,          "--format", "json",
+				 "--no-host-bench", NULL};
+	cJSON *route, *cli, *h100, *ft, *ft_cli;
+	const cJSON *t;
+
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	route = post_ok(d.port, "/api/estimate", "{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\"}");
+	h100 = post_ok(d.port, "/api/estimate",
+		       "{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\",\"hardware_profile\":"
+		       "\"h100-sxm\",\"strategy\":\"none\"}");
+	t = cJSON_GetObjectItem(route, "training");
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(t, "strategy")), "none");
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(t, "offload")), "none");
+	ck_assert_int_eq(cJSON_GetObjectItem(t, "n_gpus")->valueint, 1);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(t, "unlimited_gpu")));
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(route, "fits")));
+	ck_assert_double_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(route, "memory"), "total_bytes")
+				    ->valuedouble,
+			    cJSON_GetObjectItem(cJSON_GetObjectItem(h100, "memory"), "total_bytes")
+				    ->valuedouble);
+	ck_assert_double_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(route, "memory"), "host_bytes")->valuedouble,
+		0);
+	cli = cli_json(est_args);
+	ck_assert(cJSON_Compare(cJSON_GetObjectItem(cli, "memory"),
+				cJSON_GetObjectItem(route, "memory"), true));
+	ck_assert(cJSON_Compare(cJSON_GetObjectItem(cli, "training"), t, true));
+
+	ft = post_ok(d.port, "/api/finetune/detect", "{\"task\":\"text-generation\"}");
+	ft_cli = cli_json(ft_args);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(ft, "estimate")));
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(ft, "settings")));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(ft, "possible_models")), 0);
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(ft, "plan"), "n_gpus")->valueint,
+			 1);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(ft, "plan"), "method")));
+	ck_assert(cJSON_Compare(cJSON_GetObjectItem(ft_cli, "plan"),
+				cJSON_GetObjectItem(ft, "plan"), true));
+	/* Detect points to the estimate's answer for one GPU. */
+	ck_assert_ptr_nonnull(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(ft, "explanation")),
+				     "training.unlimited_gpu"));
+	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(ft_cli, "explanation")),
+			 cJSON_GetStringValue(cJSON_GetObjectItem(ft, "explanation")));
+	cJSON_Delete(route);
+	cJSON_Delete(cli);
+	cJSON_Delete(h100);
+	cJSON_Delete(ft);
+	cJSON_Delete(ft_cli);
+	t_daemon_stop(&d);
+	free(root);
+	free(profiles);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
 	Suite *s = suite_create("http");
@@ -958,6 +1065,7 @@ Suite *http_suite(void)
 	tcase_add_test(own, cli_rejects_bad_input_with_one_line);
 	tcase_add_test(own, cli_detect_json_is_the_hardware_object);
 	tcase_add_test(own, api_hardware_is_the_cli_json_for_the_same_machine);
+	tcase_add_test(own, no_gpu_here_is_one_gpus_need_on_every_route);
 	tcase_add_test(own, a_hung_probe_never_delays_a_request);
 	tcase_add_test(own, estimate_over_http_is_the_cli_answer_and_model_files_are_gated);
 	tcase_add_test(own, nfd_file_and_gpu_gauges_follow_the_scan);
