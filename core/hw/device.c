@@ -216,6 +216,8 @@ void device_table_clear(struct device_table *t)
 	free(t->devices);
 	free(t->name_keys);
 	free(t->name_keys_pool);
+	free(t->hash_buckets);
+	free(t->tail_buckets);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -257,6 +259,60 @@ static uint32_t key_hash(const char *key)
 		h *= 16777619u;
 	}
 	return h;
+}
+
+/* The bucket of hash h in buckets (n a power of two): the one holding h's first name, or the
+ * empty one where it would go. keys' hashes are read with which (hash or tail_hash). */
+static size_t bucket_of(const uint32_t *buckets, size_t n, const struct device_name_key *keys,
+			bool tail, uint32_t h)
+{
+	size_t b = h & (n - 1);
+
+	while (buckets[b] != DEVICE_KEY_NONE &&
+	       (tail ? keys[buckets[b]].tail_hash : keys[buckets[b]].hash) != h)
+		b = (b + 1) & (n - 1);
+	return b;
+}
+
+/* Links keys of equal hash (and of equal tail_hash) in index order and fills t's buckets with
+ * each hash's first name. Returns 0 or RF_E_NOMEM (t unchanged). */
+static int hash_buckets_build(struct device_name_key *keys, size_t n_keys, struct device_table *t)
+{
+	size_t n = 16;
+	uint32_t *by_hash, *by_tail;
+
+	if (n_keys >= DEVICE_KEY_NONE / 4)
+		return RF_E_NOMEM;
+	while (n < 2 * n_keys + 1)
+		n *= 2;
+	by_hash = malloc(n * sizeof(*by_hash));
+	by_tail = malloc(n * sizeof(*by_tail));
+	if (!by_hash || !by_tail) {
+		free(by_hash);
+		free(by_tail);
+		return RF_E_NOMEM;
+	}
+	memset(by_hash, 0xff, n * sizeof(*by_hash));
+	memset(by_tail, 0xff, n * sizeof(*by_tail));
+	/* From the last name back, so that each bucket ends holding its hash's first name and
+	 * each name links to the next one after it. */
+	for (size_t k = n_keys; k-- > 0;) {
+		size_t b = bucket_of(by_hash, n, keys, false, keys[k].hash);
+		keys[k].next_same_hash = by_hash[b];
+		by_hash[b] = (uint32_t)k;
+		keys[k].next_same_tail = DEVICE_KEY_NONE;
+		if (keys[k].tail_hash == 0)
+			continue;
+		b = bucket_of(by_tail, n, keys, true, keys[k].tail_hash);
+		keys[k].next_same_tail = by_tail[b];
+		by_tail[b] = (uint32_t)k;
+	}
+	free(t->hash_buckets);
+	free(t->tail_buckets);
+	t->hash_buckets = by_hash;
+	t->tail_buckets = by_tail;
+	t->n_buckets = n;
+	return 0;
 }
 
 int device_table_index(struct device_table *t)
@@ -306,6 +362,8 @@ int device_table_index(struct device_table *t)
 			used += len;
 		}
 	}
+	if (hash_buckets_build(keys, n_keys, t) < 0)
+		goto nomem;
 	free(t->name_keys);
 	free(t->name_keys_pool);
 	t->name_keys = keys;
@@ -361,11 +419,21 @@ static int scan_names(const struct device_table *t, const char *qkey, int qsize,
 	const uint32_t qhash = filter != HASH_NONE ? key_hash(qkey) : 0;
 	int n = 0, last = -1;
 
-	/* The index holds every name's key already normalised. */
-	for (size_t k = 0; t && t->name_keys && k < t->n_name_keys; k++) {
+	/* The index holds every name's key already normalised; with a hash to filter by, only
+	 * the names of that hash are visited, in index order, through the buckets. */
+	size_t k = 0;
+	if (t && t->name_keys && filter != HASH_NONE) {
+		const uint32_t *buckets = filter == HASH_TAIL ? t->tail_buckets : t->hash_buckets;
+		k = buckets[bucket_of(buckets, t->n_buckets, t->name_keys, filter == HASH_TAIL,
+				      qhash)];
+	}
+	while (t && t->name_keys && k < t->n_name_keys) {
 		const struct device_name_key *nk = &t->name_keys[k];
 		const struct device_profile *p = &t->devices[nk->entry];
 
+		k = filter == HASH_KEY  ? nk->next_same_hash :
+		    filter == HASH_TAIL ? nk->next_same_tail :
+					  k + 1;
 		if ((filter == HASH_KEY && nk->hash != qhash) ||
 		    (filter == HASH_TAIL && nk->tail_hash != qhash) || nk->entry == last ||
 		    !match(t->name_keys_pool + nk->off, qkey) || !size_ok(p, nk->size_gib, qsize))

@@ -105,7 +105,12 @@ struct device_name_key {
 	size_t off;    /* the key: a NUL-terminated string at name_keys_pool + off */
 	uint32_t hash; /* of the key (FNV-1a): a lookup compares strings only where it matches */
 	uint32_t tail_hash; /* of the key after its first word ("4090" of "rtx 4090"); 0: one word */
+	/* The next name (a higher index) with the same hash, and with the same tail_hash;
+	 * DEVICE_KEY_NONE: none. A lookup walks these from device_table's buckets. */
+	uint32_t next_same_hash, next_same_tail;
 };
+
+#define DEVICE_KEY_NONE UINT32_MAX
 
 /* A loaded devices.json: n entries in devices (malloc'd by the loader, freed by
  * device_table_clear). name_keys, when device_table_index built them, hold every entry's
@@ -116,6 +121,11 @@ struct device_table {
 	struct device_name_key *name_keys; /* NULL: not indexed (names normalised per lookup) */
 	size_t n_name_keys;
 	char *name_keys_pool;
+	/* Open-addressed tables of the names' hashes: a bucket holds the lowest index of the
+	 * names with one hash (hash_buckets) or tail_hash (tail_buckets), DEVICE_KEY_NONE when
+	 * empty; n_buckets is a power of two above twice n_name_keys. */
+	uint32_t *hash_buckets, *tail_buckets;
+	size_t n_buckets;
 };
 
 /* Sets every number of p to unknown and every string to empty. */

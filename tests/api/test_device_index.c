@@ -2,7 +2,8 @@
  * The name index of a device table (device_table_index): the shipped devices.json, indexed as
  * the loader leaves it, resolves every name, id and alias of every entry (as given, with a
  * vendor prefix, with a memory size, in other case) to the same entry and the same error as
- * the same table without the index, with and without a reported memory size.
+ * the same table without the index, with and without a reported memory size; so do bare model
+ * numbers, which the index finds through its hash buckets.
  */
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,14 @@ START_TEST(index_answers_as_the_plain_table)
 			}
 		}
 	}
+	/* Bare model numbers (the series and form-factor lookups) and a CPU's name. */
+	static const char *const bare[] = {"4090",   "A6000",         "M2",
+					   "MI300X", "H100",          "RX 7900",
+					   "7900",   "Ryzen 9 7950X", "Intel Core i7-8650U"};
+	for (size_t b = 0; b < sizeof(bare) / sizeof(bare[0]); b++)
+		for (size_t m = 0; m < sizeof(mems) / sizeof(mems[0]); m++)
+			agree(&idx, &plain, bare[b], mems[m]);
+	ck_assert_int_eq(agree(&idx, &plain, "4090", -1), 0);
 	/* Names no entry has. */
 	agree(&idx, &plain, "RTX 4090 D", -1);
 	agree(&idx, &plain, "Quantum Accelerator 9000", 24LL << 30);
