@@ -70,6 +70,7 @@ struct est {
 	/* The assumptions of the model and machine as resolved, before any setup was asked
 	 * about: where api_estimate_resolved starts each answer. */
 	int n_resolved;
+	/* Last: est_new leaves them as they were; only the first n_assumptions are read. */
 	char assumptions[EST_MAX_ASSUMPTIONS][EST_ASSUMPTION_LEN];
 };
 
@@ -85,7 +86,8 @@ struct est_predict {
 /* ---- estimate.c: the working state ---- */
 
 /* Returns an empty est (as calloc would give it, except the weights' per-layer arrays, which
- * rf_mem_weights_reset leaves for their producer), or NULL when out of memory. */
+ * rf_mem_weights_reset leaves for their producer, and the assumptions' text past
+ * n_assumptions 0), or NULL when out of memory. */
 struct est *est_new(void);
 /* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
 void est_release(struct est *e);

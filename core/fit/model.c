@@ -602,13 +602,20 @@ const char *model_task_name(unsigned bit)
 	return NULL;
 }
 
+static inline unsigned char ascii_lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
 /* Exact equality ignoring ASCII case (never locale-dependent). */
 static bool same_name(const char *a, const char *b)
 {
-	for (; *a && *b; a++, b++)
-		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+	const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+
+	for (; *x && *y; x++, y++)
+		if (*x != *y && ascii_lower(*x) != ascii_lower(*y))
 			return false;
-	return *a == *b;
+	return *x == *y;
 }
 
 const struct model_entry *model_catalog_find(const struct model_catalog *c, const char *name)
