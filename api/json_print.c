@@ -32,7 +32,7 @@ static bool jb_room(struct jbuf *b, size_t n)
 		return false;
 	if (b->len + n + 1 <= b->cap)
 		return true;
-	cap = b->cap ? b->cap : 256;
+	cap = b->cap ? b->cap : 4096; /* most answers fit: no growing on the way */
 	while (cap < b->len + n + 1)
 		cap *= 2;
 	np = realloc(b->p, cap);
