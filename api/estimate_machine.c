@@ -1,8 +1,8 @@
 /*
  * Which machine an estimate is about (api/estimate_priv.h): this host's snapshot, a described
- * one ("hardware") or a device profile ("hardware_profile"); the CPU table's figures where
- * nothing measured the host; the devices and budgets the memory estimate takes, and the
- * hardware half of the speed model.
+ * one ("hardware") or a device profile ("hardware_profile"), with the CPU table's figures where
+ * nothing measured the host. What the estimate and the planners take of that machine (devices,
+ * budgets, the speed model's hardware half) is core's: core/plan/plan_machine.h.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "core/hw/hw_describe.h"
 #include "core/hw/hw_profile.h"
+#include "core/plan/plan_machine.h"
 #include "api/estimate_priv.h"
 
 /* ---- the machine ------------------------------------------------------------------------ */
@@ -199,155 +200,39 @@ int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, stru
 	return rc;
 }
 
-/* The devices an estimate may use: every GPU that runs the backend (not Intel iGPUs). */
-int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host, int64_t *totals)
+/* ---- the machine as core takes it -------------------------------------------------------- */
+
+void est_machine_source(struct est *e, const struct api_env *env, struct plan_machine_source *m)
 {
-	int n = 0;
-	int64_t ram_total = e->hw.memory.total_bytes, ram_avail = e->hw.memory.available_bytes;
-	int64_t limit = e->hw.host.container.cgroup_memory_limit_bytes;
-
-	for (int i = 0; i < e->hw.n_gpus && n < RF_MAX_DEVICES; i++) {
-		const struct hw_gpu *g = &e->hw.gpus[i];
-		struct rf_mem_device *d = &dev[n];
-		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
-			continue;
-		memset(d, 0, sizeof(*d));
-		snprintf(d->name, sizeof(d->name), "%s%d", e->hw.backend, n);
-		d->unified = g->unified_memory;
-		d->free_bytes = g->memory_free_bytes >= 0 ? g->memory_free_bytes :
-							    g->memory_total_bytes;
-		if (g->unified_memory)
-			d->budget_bytes = ram_total > 0 ? rf_budget_unified(ram_total, ram_avail) :
-							  rf_budget_device(d->free_bytes,
-									   g->memory_total_bytes);
-		else
-			d->budget_bytes = rf_budget_device(d->free_bytes, g->memory_total_bytes);
-		/* A unified GPU never has more than its working set (the probe's total). */
-		if (g->unified_memory && d->budget_bytes > g->memory_total_bytes)
-			d->budget_bytes = g->memory_total_bytes;
-		d->overhead_bytes = rf_backend_overhead_bytes(e->hw.backend);
-		if (totals)
-			totals[n] = g->memory_total_bytes;
-		n++;
-	}
-	host->budget_bytes = ram_avail >= 0 ? rf_budget_host(ram_avail, ram_total, limit, -1) : -1;
-	host->repack_isa = rf_repack_isa_from_bits(e->hw.cpu.isa);
-	return n;
-}
-
-/* ---- inference --------------------------------------------------------------------------- */
-
-static enum speed_backend est_backend(const char *b)
-{
-	enum speed_backend sb = SPEED_BACKEND_CPU;
-	speed_backend_parse(b, &sb);
-	return sb;
-}
-
-/* The hardware half of the speed model's inputs: backend, devices and host of e's machine.
- * Resolving the device profiles is the costly part, so it is done once per estimate. */
-void est_speed_devices(const struct api_env *env, struct est *e, struct speed_input *in)
-{
-	int nd = 0;
-
-	memset(in, 0, sizeof(*in));
-	in->backend = est_backend(e->hw.backend);
-	for (int i = 0;
-	     i < e->hw.n_gpus && nd < SPEED_MAX_DEVICES && in->backend != SPEED_BACKEND_CPU; i++) {
-		const struct hw_gpu *g = &e->hw.gpus[i];
-		const struct device_profile *prof = NULL;
-		enum device_compute_kind kind = DEVICE_COMPUTE_UNKNOWN;
-		struct speed_device *sd = &in->devices[nd];
-		const char *basis = NULL;
-		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
-			continue;
-		if (env->cat.devices)
-			device_resolve_mem(env->cat.devices, g->name, g->memory_total_bytes, &prof);
-		sd->bandwidth_gbs = g->memory_bandwidth_gbs > 0 ?
-					    g->memory_bandwidth_gbs :
-					    device_gpu_bandwidth(prof, g->memory_bus_width_bits,
-								 g->max_memory_clock_mhz, &basis);
-		if (basis && strcmp(basis, "assumed") == 0)
-			est_assume(e, "speed: %s has no known bandwidth; %.0f GB/s assumed",
-				   g->name, sd->bandwidth_gbs);
-		sd->compute_tflops = prof ? device_compute_tflops(prof, &kind) : g->fp16_tflops;
-		sd->compute = kind == DEVICE_COMPUTE_TENSOR ? SPEED_COMPUTE_TENSOR :
-			      kind == DEVICE_COMPUTE_UNKNOWN && !prof && g->fp16_tflops > 0 ?
-							      SPEED_COMPUTE_TENSOR :
-			      kind == DEVICE_COMPUTE_UNKNOWN ? SPEED_COMPUTE_UNKNOWN :
-							       SPEED_COMPUTE_VECTOR;
-		sd->tensor_units_unrated = kind == DEVICE_COMPUTE_VECTOR_NO_TENSOR;
-		sd->hbm = device_hbm_class(prof);
-		sd->pro = device_pro_class(prof);
-		nd++;
-	}
-	in->n_devices = nd;
-	if (nd == 0)
-		in->backend = SPEED_BACKEND_CPU;
-	in->host.bandwidth_gbs = e->hw.cpu.memory_bandwidth_gbs;
-	in->host.bandwidth_measured = e->hw.cpu.memory_bandwidth_gbs > 0;
-	in->host.bandwidth_hostbench = in->host.bandwidth_measured && e->hw.host_bench.measured;
-	if (!(in->host.bandwidth_gbs > 0) && e->cpu_table_bandwidth_gbs > 0) {
-		in->host.bandwidth_gbs = e->cpu_table_bandwidth_gbs; /* theoretical, or published */
-		in->host.bandwidth_measured = e->cpu_table_bandwidth_measured;
-	}
-	in->host.threads = e->hw.cpu.performance_cores > 0 ? e->hw.cpu.performance_cores :
-							     e->hw.cpu.physical_cores;
-	/* The CPU's kernels: this host's measured throughput, else its ISA's table. */
-	in->host.cpu_isa = speed_cpu_isa_from_bits(e->hw.cpu.isa, e->hw.cpu.arch);
-	if (e->hw.host_bench.measured) {
-		in->host.int8_gops_per_thread = e->hw.host_bench.int8_gops_per_thread;
-		in->host.f32_gflops_per_thread = e->hw.host_bench.f32_gflops_per_thread;
-		/* Per quant class: each weight type's own block dot (core/fit/cpu/speed_cpu.h). */
-		for (int k = 0; k < HW_KERNEL_N; k++) {
-			const struct hw_kernel_rate *r = &e->hw.host_bench.kernel[k];
-			in->host.cpu_kernel[k].gops_per_thread = r->gops_per_thread;
-			in->host.cpu_kernel[k].avx2_gops_per_thread = r->avx2_gops_per_thread;
-			in->host.cpu_kernel[k].isa = speed_cpu_isa_of_kernel(r->isa);
-		}
-	}
-}
-
-int est_vllm_gpus(const struct est *e, struct vllm_gpu *g, int max)
-{
-	int n = 0;
-
-	if (strcmp(e->hw.backend, "cuda") != 0 && strcmp(e->hw.backend, "rocm") != 0)
-		return 0;
-	for (int i = 0; i < e->hw.n_gpus && n < max; i++) {
-		const struct hw_gpu *hg = &e->hw.gpus[i];
-		if (strcmp(hg->vendor, "intel") == 0 || hg->memory_total_bytes <= 0)
-			continue;
-		g[n].total_bytes = hg->memory_total_bytes;
-		g[n].free_bytes = hg->memory_free_bytes;
-		g[n].a100 = strstr(hg->name, "A100") != NULL;
-		n++;
-	}
-	return n;
+	m->hw = &e->hw;
+	m->devices = env->cat.devices;
+	m->cpu_table_bandwidth_gbs = e->cpu_table_bandwidth_gbs;
+	m->cpu_table_bandwidth_measured = e->cpu_table_bandwidth_measured;
+	m->this_host = strcmp(e->hw_source, "snapshot") == 0;
 }
 
 void est_plan_machine(const struct api_env *env, struct est *e, struct plan_machine *pm)
 {
-	pm->n_dev = est_devices(e, pm->dev, &pm->host, pm->dev_total_bytes);
-	pm->ram_total_bytes = e->hw.memory.total_bytes;
-	est_speed_devices(env, e, &pm->speed);
-	pm->threads = pm->speed.host.threads;
-	pm->host_measured = e->hw.host_bench.measured && strcmp(e->hw_source, "snapshot") == 0;
-	/* vLLM runs on CUDA and ROCm GPUs. */
-	pm->n_vgpu = est_vllm_gpus(e, pm->vgpu, RF_MAX_DEVICES);
+	struct plan_machine_source m;
+	struct plan_machine_notes notes = {.n = 0};
+
+	est_machine_source(e, env, &m);
+	plan_machine_build(&m, pm, &notes);
+	for (int i = 0; i < notes.n; i++)
+		est_assume(e, "%s", notes.line[i]);
 }
 
 int est_plan_machine_held(const struct api_env *env, struct est *e, struct plan_machine *pm,
-			  char notes[SPEED_MAX_DEVICES][EST_ASSUMPTION_LEN])
+			  char held[SPEED_MAX_DEVICES][EST_ASSUMPTION_LEN])
 {
-	int n0 = e->n_assumptions, n;
+	struct plan_machine_source m;
+	struct plan_machine_notes notes = {.n = 0};
+	int n;
 
-	est_plan_machine(env, e, pm);
-	n = e->n_assumptions - n0;
-	if (n > SPEED_MAX_DEVICES)
-		n = SPEED_MAX_DEVICES;
+	est_machine_source(e, env, &m);
+	plan_machine_build(&m, pm, &notes);
+	n = notes.n < SPEED_MAX_DEVICES ? notes.n : SPEED_MAX_DEVICES;
 	for (int i = 0; i < n; i++)
-		memcpy(notes[i], e->assumptions[n0 + i], EST_ASSUMPTION_LEN);
-	e->n_assumptions = n0;
+		memcpy(held[i], notes.line[i], EST_ASSUMPTION_LEN);
 	return n;
 }

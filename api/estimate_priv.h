@@ -34,6 +34,7 @@
 #include "core/hw/hw.h"
 #include "core/hw/hw_fingerprint.h"
 #include "core/plan/plan_estimate.h"
+#include "core/plan/plan_machine.h"
 #include "api/estimate_history.h"
 
 #define EST_MAX_ASSUMPTIONS 48
@@ -108,23 +109,18 @@ int est_model(const struct api_env *env, struct est *e, const cJSON *m, struct a
  * host's snapshot, with the CPU table's figures where nothing measured them. Returns 0, or a
  * negative rf_err with the envelope in out. */
 int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, struct api_reply *out);
-/* Fills dev (and totals, when not NULL) with the devices an estimate may use, host with the
- * host's budget; returns the number of devices. */
-int est_devices(struct est *e, struct rf_mem_device *dev, struct rf_mem_host *host,
-		int64_t *totals);
-/* The hardware half of the speed model's inputs for e's machine. */
-void est_speed_devices(const struct api_env *env, struct est *e, struct speed_input *in);
-/* Fills pm with e's machine as the planner takes it: devices and budgets (est_devices), the
- * speed model's hardware half (est_speed_devices), threads, RAM and the GPUs vLLM can use. */
+/* What core takes of e's machine (core/plan/plan_machine.h): its snapshot, the device
+ * profiles and the CPU table's bandwidth. */
+void est_machine_source(struct est *e, const struct api_env *env,
+			struct plan_machine_source *m /* OUT */);
+/* Fills pm with e's machine as the planner takes it (plan_machine_build); what that says of
+ * the machine goes to e's assumptions. */
 void est_plan_machine(const struct api_env *env, struct est *e, struct plan_machine *pm /* OUT */);
-/* est_plan_machine, holding back what it says of the machine's speed (a GPU of unknown
- * bandwidth) for where the speed is answered: at most SPEED_MAX_DEVICES lines into notes.
- * Returns their number. */
+/* est_plan_machine, holding back what it says of the machine (a GPU of unknown bandwidth) for
+ * where the speed is answered: at most SPEED_MAX_DEVICES lines into notes, not into e's
+ * assumptions. Returns their number. */
 int est_plan_machine_held(const struct api_env *env, struct est *e, struct plan_machine *pm,
 			  char notes[SPEED_MAX_DEVICES][EST_ASSUMPTION_LEN] /* OUT */);
-/* Fills g with the GPUs vLLM can use on e's machine (CUDA or ROCm, at most max); returns
- * their number. */
-int est_vllm_gpus(const struct est *e, struct vllm_gpu *g, int max);
 
 /* ---- estimate_speed.c ---- */
 

@@ -25,9 +25,8 @@ static void est_train_model(const struct est *e, struct train_model *t)
 	plan_ft_train_model(&m, t);
 }
 
-/* The GPUs a training run may use (those est_devices counts, in its order) with their budgets.
- * Unified memory gets one budget however the machine was described: the GPU's working-set
- * share of RAM, taking the GPU's memory as the RAM when the request gave no host memory. */
+/* The GPUs a training run may use with their budgets (core/plan/plan_machine.h): g, the index
+ * of each into hw.gpus, and whether one runs Metal (MPS). */
 struct est_train_gpus {
 	struct plan_train_gpus g;
 	int gpu[RF_MAX_DEVICES]; /* index into hw.gpus */
@@ -36,46 +35,13 @@ struct est_train_gpus {
 
 static void est_train_gpus(const struct api_env *env, struct est *e, struct est_train_gpus *t)
 {
-	struct rf_mem_device dev[RF_MAX_DEVICES];
-	struct rf_mem_host host;
-	int n = est_devices(e, dev, &host, NULL), k = 0;
+	struct plan_machine_source m;
+	struct plan_machine_notes notes = {.n = 0};
 
-	memset(t, 0, sizeof(*t));
-	t->g.host_budget = host.budget_bytes;
-	t->g.min_budget = -1;
-	for (int i = 0; i < e->hw.n_gpus && k < n; i++) {
-		const struct hw_gpu *g = &e->hw.gpus[i];
-		const struct device_profile *p = NULL;
-		int64_t b = dev[k].budget_bytes;
-		if (strcmp(g->vendor, "intel") == 0 || g->memory_total_bytes <= 0)
-			continue;
-		if (g->unified_memory && e->hw.memory.total_bytes <= 0) {
-			int64_t ws = -1;
-			if (env->cat.devices &&
-			    device_resolve_mem(env->cat.devices, g->name, -1, &p) == 0 && p)
-				ws = device_gpu_working_set_bytes(p, g->memory_total_bytes);
-			b = ws > 0 ? ws : rf_budget_unified(g->memory_total_bytes, -1);
-			est_assume(
-				e,
-				"%s: unified memory; %.1f GiB of its %.0f GiB taken as the GPU's "
-				"working set",
-				g->name, (double)b / (double)RF_GIB,
-				(double)g->memory_total_bytes / (double)RF_GIB);
-		}
-		if (strcmp(g->vendor, "apple") == 0 || strcmp(e->hw.backend, "metal") == 0)
-			t->apple = true;
-		/* On unified memory the "host" is the GPU's own memory: offloading frees nothing. */
-		if (g->unified_memory)
-			t->g.host_budget = -1;
-		t->gpu[k] = i;
-		t->g.budget[k] = b;
-		if (b > t->g.budget[t->g.largest])
-			t->g.largest = k;
-		if (t->g.min_budget < 0 || b < t->g.min_budget)
-			t->g.min_budget = b;
-		k++;
-	}
-	t->g.n = k;
+	est_machine_source(e, env, &m);
+	plan_machine_train_gpus(&m, &t->g, t->gpu, &t->apple, &notes);
+	for (int i = 0; i < notes.n; i++)
+		est_assume(e, "%s", notes.line[i]);
 }
 
 /* The figures of the GPU at hw.gpus[gi] the training speed is computed for; *fp16 says that

@@ -238,7 +238,7 @@ int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_r
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	n = est_vllm_gpus(e, w->g, VLLM_MAX_GPUS);
+	n = plan_machine_vllm_gpus(&e->hw, w->g, VLLM_MAX_GPUS);
 	w->q.kind = PLAN_EST_VLLM;
 	w->q.detail = true;
 	w->q.traffic = est_traffic_ask(e);
