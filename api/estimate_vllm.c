@@ -204,7 +204,6 @@ static int est_vllm_refused(const struct est *e, const struct vllm_setup *s, int
 
 /* One vLLM estimate's working state. Large, so on the heap. */
 struct vllm_work {
-	struct vllm_gpu g[VLLM_MAX_GPUS];
 	struct plan_machine pm;
 	struct plan_est_request q;
 	struct plan_est_answer a;
@@ -238,12 +237,13 @@ int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_r
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
-	n = plan_machine_vllm_gpus(&e->hw, w->g, VLLM_MAX_GPUS);
+	/* The machine's GPUs (vLLM's, up to an engine's most) are the planner's; its speed notes
+	 * are said where the speed is. */
+	w->n_speed_notes = est_plan_machine_held(env, e, &w->pm, w->speed_notes);
+	n = w->pm.n_vgpu;
 	w->q.kind = PLAN_EST_VLLM;
 	w->q.detail = true;
 	w->q.traffic = est_traffic_ask(e);
-	w->q.u.vllm.gpus = w->g;
-	w->q.u.vllm.n_gpus = n;
 	s = &w->q.u.vllm.engine;
 	est_vllm_setup(e, s);
 	s->precision = e->rq.has_precision ? vllm_precision_parse(e->rq.precision) :
@@ -262,8 +262,6 @@ int est_vllm(const struct api_env *env, struct est *e, cJSON *root, struct api_r
 	} else {
 		est_assume(e, "precision: bf16 (the checkpoint's dtype) as none was given");
 	}
-	/* The machine's speed notes are said where the speed is. */
-	w->n_speed_notes = est_plan_machine_held(env, e, &w->pm, w->speed_notes);
 	x.a = &e->arch;
 	x.mp = &e->params;
 	x.hw = &w->pm;

@@ -116,9 +116,10 @@ struct plan_machine {
 	 * it (plan_estimate's basis "measured_host"). */
 	bool host_measured;
 	int64_t ram_total_bytes; /* the host's RAM; <= 0 unknown */
-	/* The GPUs vLLM can use (CUDA or ROCm); 0: vLLM does not run on this machine. */
+	/* The GPUs vLLM can use (CUDA or ROCm), as many as one engine may span (tensor times
+	 * pipeline parallel); 0: vLLM does not run on this machine. */
 	int n_vgpu;
-	struct vllm_gpu vgpu[RF_MAX_DEVICES];
+	struct vllm_gpu vgpu[VLLM_MAX_GPUS];
 };
 
 /* One setup. p holds llama.cpp's settings (n_ctx: the cells all n_parallel sequences share).

@@ -190,7 +190,7 @@ void plan_machine_build(const struct plan_machine_source *m, struct plan_machine
 	pm->threads = pm->speed.host.threads;
 	pm->host_measured = m->hw->host_bench.measured && m->this_host;
 	/* vLLM runs on CUDA and ROCm GPUs. */
-	pm->n_vgpu = plan_machine_vllm_gpus(m->hw, pm->vgpu, RF_MAX_DEVICES);
+	pm->n_vgpu = plan_machine_vllm_gpus(m->hw, pm->vgpu, VLLM_MAX_GPUS);
 }
 
 void plan_machine_train_gpus(const struct plan_machine_source *m, struct plan_train_gpus *t,

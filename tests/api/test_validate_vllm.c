@@ -281,6 +281,36 @@ START_TEST(tensor_parallel_must_divide_the_heads_and_fit_the_gpus)
 }
 END_TEST
 
+/* An engine over more GPUs than llama.cpp splits over (16): validate sees the GPUs that the
+ * estimate sees (up to an engine's 64), so 8 x 3 on 24 H100s is valid, with the estimate's
+ * own figures, and 8 x 4 is 8 GPUs short. */
+START_TEST(an_engine_over_24_gpus_is_validated_on_all_24)
+{
+	const char *many = "\"hardware\":{\"gpus\":[{\"name\":\"NVIDIA H100 80GB HBM3\","
+			   "\"memory_total_bytes\":85899345920,\"count\":24}]}";
+	cJSON *j = validate_cfg("meta-llama/Llama-3.1-405B-Instruct",
+				"\"tensor_parallel_size\":8,\"pipeline_parallel_size\":3,"
+				"\"max_model_len\":8192",
+				many);
+	const cJSON *est = cJSON_GetObjectItem(j, "estimate");
+	const cJSON *k;
+
+	ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(j, "is_valid")), "%s",
+		      str_of(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "errors"), 0), "message"));
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(est, "fits")));
+	ck_assert_int_eq(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(est, "hardware"), "gpus")->valueint, 24);
+	cJSON_Delete(j);
+	j = validate_cfg("meta-llama/Llama-3.1-405B-Instruct",
+			 "\"tensor_parallel_size\":8,\"pipeline_parallel_size\":4,"
+			 "\"max_model_len\":8192",
+			 many);
+	k = expect_error(j, "parallel_over_gpus", "settings.pipeline_parallel_size");
+	ck_assert_ptr_nonnull(strstr(str_of(k, "message"), "has 24"));
+	cJSON_Delete(j);
+}
+END_TEST
+
 /* An AWQ checkpoint of Qwen2.5-7B (its config.json) with the quantization q. */
 #define QWEN_AWQ_WITH(q)                                                                           \
 	"{\"runtime\":\"vllm\",\"model\":{\"architecture\":{\"model_type\":\"qwen2\","             \
@@ -432,6 +462,7 @@ Suite *validate_vllm_suite(void)
 	tcase_add_test(tc, a_70b_in_bf16_on_one_24gb_card_does_not_start);
 	tcase_add_test(tc, max_model_len_above_the_kv_capacity_names_the_capacity);
 	tcase_add_test(tc, tensor_parallel_must_divide_the_heads_and_fit_the_gpus);
+	tcase_add_test(tc, an_engine_over_24_gpus_is_validated_on_all_24);
 	tcase_add_test(tc, a_quantization_needs_a_checkpoint_in_that_format);
 	tcase_add_test(tc, utilization_above_free_memory_is_refused);
 	tcase_add_test(tc, headroom_and_parse_errors);
