@@ -94,6 +94,10 @@ struct rf_daemon {
 	uint64_t started_ns; /* uv_hrtime at start */
 	int64_t started_ms;  /* wall clock at start */
 	int in_flight;       /* requests between URI and completion */
+	/* When the last request completed, and whether any has since the heap was last given
+	 * back to the system (http.c: trim_when_idle). */
+	uint64_t last_done_ns;
+	bool heap_dirty;
 	bool stopping;
 	uint64_t stop_deadline_ns;
 	bool scan_abandoned; /* a hung scan was left behind at shutdown */

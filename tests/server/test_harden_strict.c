@@ -6,8 +6,10 @@
  * used to hold a copy); GET /mcp is a 405 whatever serves /; a chunked body that keeps coming
  * past the body cap gets its 413 envelope instead of a silent close; and POST /mcp refuses
  * invalid UTF-8 and trailing bytes as REST does, and shares its sessions out per client
- * address, so that an initialize flood from one address logs no other address out. Every wait
- * is bounded; the memory check compares the daemon with itself before the readers came.
+ * address, so that an initialize flood from one address logs no other address out; an idle
+ * daemon gives the heap a burst of requests freed back to the system. Every wait is bounded;
+ * the memory checks compare the daemon with itself before the readers came, and after the
+ * burst.
  */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -401,6 +403,58 @@ START_TEST(mcp_is_strict_and_shares_sessions_per_client)
 }
 END_TEST
 
+/* A burst of planning requests leaves the heap holding what they freed; once the daemon has
+ * been idle for a second it gives those pages back to the system (server/daemon/http.c). The
+ * release binary: the sanitizers' allocator keeps its own pools whatever the daemon asks. */
+START_TEST(an_idle_daemon_gives_its_freed_heap_back)
+{
+	const char *rel = getenv("RIGFIT_REL_BIN");
+	static const char rec[] = "{\"limit\":5}", cfg[] = "{\"model\":{\"id\":\"qwen2.5-7b\"}}";
+	char profiles[4096];
+	const char *extra[] = {"--profiles", profiles, "--no-host-bench", NULL};
+	struct t_daemon d;
+	struct t_resp r;
+	long loaded, idle;
+
+	if (t_under_valgrind())
+		return; /* valgrind's allocator, as the sanitizers' */
+	ck_assert_msg(rel && *rel && access(rel, X_OK) == 0,
+		      "the release binary is not built (make build/rigfit, or set RIGFIT_REL_BIN)");
+	snprintf(profiles, sizeof(profiles), "%s/profiles", t_src_dir());
+	setenv("RIGFIT_BIN", rel, 1);
+	t_daemon_start(&d, extra);
+	t_wait_scan(d.port);
+	for (int i = 0; i < 20; i++) {
+		ck_assert_int_eq(t_http(d.port, "POST", "/api/recommend",
+					"Content-Type: application/json\r\n", rec, sizeof(rec) - 1,
+					&r),
+				 0);
+		ck_assert_msg(r.status == 200, "recommend: %d %s", r.status, r.body);
+		t_resp_free(&r);
+		ck_assert_int_eq(t_http(d.port, "POST", "/api/config",
+					"Content-Type: application/json\r\n", cfg, sizeof(cfg) - 1,
+					&r),
+				 0);
+		ck_assert_int_eq(r.status, 200);
+		t_resp_free(&r);
+	}
+	loaded = rss_kb(d.pid);
+	usleep(1800 * 1000);
+	idle = rss_kb(d.pid);
+	printf("idle trim: VmRSS %ld KiB after 40 planning requests, %ld KiB idle 1.8 s later\n",
+	       loaded, idle);
+	ck_assert_msg(idle <= loaded - 256, "VmRSS %ld KiB after the burst, %ld KiB idle", loaded,
+		      idle);
+	/* Still serving, from the same heap. */
+	ck_assert_int_eq(t_http(d.port, "POST", "/api/config", "Content-Type: application/json\r\n",
+				cfg, sizeof(cfg) - 1, &r),
+			 0);
+	ck_assert_int_eq(r.status, 200);
+	t_resp_free(&r);
+	t_daemon_stop(&d);
+}
+END_TEST
+
 Suite *harden_strict_suite(void)
 {
 	Suite *s = suite_create("harden_strict");
@@ -411,6 +465,7 @@ Suite *harden_strict_suite(void)
 	tcase_add_test(tc, chunked_body_past_the_cap_gets_413_while_sending);
 	tcase_add_test(tc, a_fifo_named_as_a_model_is_refused_at_once);
 	tcase_add_test(tc, mcp_is_strict_and_shares_sessions_per_client);
+	tcase_add_test(tc, an_idle_daemon_gives_its_freed_heap_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
