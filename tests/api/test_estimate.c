@@ -557,13 +557,15 @@ END_TEST
  * square roots of its moments in the step where the fused one holds nothing; "adamw" is the
  * earlier name of adamw_torch; a misspelt one is refused with the name meant; an 8-bit one on
  * an Apple GPU is refused. */
+#define OPTIMIZER_REQUEST                                                                          \
+	"{\"model\":\"llama-3.2-1b\",\"mode\":\"full\",\"seq_len\":512,"                           \
+	"\"hardware_profile\":\"h100-sxm\"%s}"
 START_TEST(the_optimizer_is_named_and_modelled)
 {
-	static const char *const base = "{\"model\":\"llama-3.2-1b\",\"mode\":\"full\","
-					"\"seq_len\":512,\"hardware_profile\":\"h100-sxm\"%s}";
-	cJSON *fused = run_ok(base, ""), *foreach = run_ok(base, ",\"optimizer\":\"adamw_torch\"");
-	cJSON *alias = run_ok(base, ",\"optimizer\":\"adamw\"");
-	cJSON *uns = run_ok(base, ",\"provider\":\"unsloth\"");
+	cJSON *fused = run_ok(OPTIMIZER_REQUEST, ""),
+	      *foreach = run_ok(OPTIMIZER_REQUEST, ",\"optimizer\":\"adamw_torch\"");
+	cJSON *alias = run_ok(OPTIMIZER_REQUEST, ",\"optimizer\":\"adamw\"");
+	cJSON *uns = run_ok(OPTIMIZER_REQUEST, ",\"provider\":\"unsloth\"");
 	cJSON *j;
 	const char *msg;
 
@@ -606,6 +608,7 @@ START_TEST(the_optimizer_is_named_and_modelled)
 		     422, "invalid_value", "optimizer");
 }
 END_TEST
+#undef OPTIMIZER_REQUEST
 
 /* Fine-tuning with no GPU in sight answers what one GPU needs: no sharding or offload is
  * picked for GPUs that are not there, and it does not claim to fit. */
