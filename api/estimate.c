@@ -29,15 +29,17 @@ struct est *est_new(void)
 {
 	struct est *e = atomic_exchange(&est_spare, NULL);
 	const size_t w_at = offsetof(struct est, weights), w_end = w_at + sizeof(e->weights);
+	const size_t hw_at = offsetof(struct est, hw), hw_end = hw_at + sizeof(e->hw);
 	const size_t notes_at = offsetof(struct est, assumptions);
 
 	if (!e && !(e = malloc(sizeof(*e))))
 		return NULL;
-	/* The assumptions are the last field and are read up to n_assumptions only: they are
-	 * not cleared (19 KiB a request). */
+	/* Not cleared: the machine, which est_hardware writes whole before anything reads it
+	 * (37 KiB), and the assumptions, the last field, read up to n_assumptions only (19 KiB). */
 	memset(e, 0, w_at);
 	rf_mem_weights_reset(&e->weights);
-	memset((char *)e + w_end, 0, notes_at - w_end);
+	memset((char *)e + w_end, 0, hw_at - w_end);
+	memset((char *)e + hw_end, 0, notes_at - hw_end);
 	e->ftype = -1;
 	return e;
 }

@@ -36,6 +36,7 @@ static struct api_plan_input *plan_input_new(bool training)
 		return NULL;
 	}
 	in->est = e;
+	hw_snapshot_init(&e->hw); /* no machine yet: api_model_input resolves none */
 	e->rq.mode = training ? API_EST_LORA : API_EST_INFERENCE;
 	return in;
 }

@@ -87,8 +87,8 @@ struct est_predict {
 /* ---- estimate.c: the working state ---- */
 
 /* Returns an empty est (as calloc would give it, except the weights' per-layer arrays, which
- * rf_mem_weights_reset leaves for their producer, and the assumptions' text past
- * n_assumptions 0), or NULL when out of memory. */
+ * rf_mem_weights_reset leaves for their producer, the machine hw, which est_hardware writes
+ * whole, and the assumptions' text past n_assumptions 0), or NULL when out of memory. */
 struct est *est_new(void);
 /* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
 void est_release(struct est *e);
