@@ -35,14 +35,17 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define UBATCH_DEFAULT 512 /* llama.cpp's -ub */
 /* The micro-batch tried where memory limits the context: half the compute buffers (their
  * activations scale with it), prompts in twice the steps. The objective weighs decode; prefill,
- * whose speed with weights in host memory follows n_ubatch (core/fit/speed.h), is weighed for
- * long_context after the choice (UBATCH_PREFILL). */
+ * whose speed with weights in host memory follows n_ubatch (core/fit/speed.h), is weighed
+ * after the choice (widen_ubatch). */
 #define UBATCH_SMALL 256
-/* Where prompts are long (long_context: documents, retrieved passages, code) and the chosen
- * setup copies host weights to the GPU once per micro-batch, a larger one copies them less
- * often (core/fit/speed.h): n_ubatch UBATCH_PREFILL is taken when it raises the prefill of a
- * PREFILL_PROMPT-token prompt by PREFILL_GAIN and decode stays within SPEED_TIE, moving at most
- * UBATCH_MOVES more layers (or layers' experts) to the host for its compute buffers. */
+/* Where the chosen setup copies host weights to the GPU once per micro-batch, a larger one
+ * copies them less often (core/fit/speed.h). After the choice, n_ubatch is widened where that
+ * raises the prefill of the use case's prompt by PREFILL_GAIN and decode stays within
+ * SPEED_TIE, moving at most UBATCH_MOVES more layers (or layers' experts) to the host for its
+ * compute buffers: for long_context (documents, retrieved passages, code) to UBATCH_PREFILL,
+ * judged on a PREFILL_PROMPT-token prompt; for general and quality (chat: short prompts, a
+ * small micro-batch leaves more experts on the GPU) back to llama.cpp's default, judged on a
+ * prompt of that many tokens. speed keeps the micro-batch its decode chose. */
 #define UBATCH_PREFILL 2048
 #define PREFILL_PROMPT 4096
 #define PREFILL_GAIN 1.25
@@ -1218,17 +1221,17 @@ static int choose(struct work *k, struct plan_answer *out)
 	return 0;
 }
 
-/* Prefill of a PREFILL_PROMPT-token prompt for s with its evaluation res, on what the
- * machine's runs say of its format (k->w and k->wsum hold s's format: finish loaded it). */
+/* Prefill of a prompt-token prompt for s with its evaluation res, on what the machine's runs
+ * say of its format (k->w and k->wsum hold s's format: finish loaded it). */
 static double long_prefill(const struct work *k, const struct plan_setup *s,
-			   const struct plan_result *res)
+			   const struct plan_result *res, int64_t prompt)
 {
 	struct speed_input in = k->hw->speed;
 	enum speed_basis basis;
 	double factor;
 
 	plan_speed_model(k->m->params, k->w, &k->wsum, &res->mem, &s->p, &in);
-	in.prompt_tokens = PREFILL_PROMPT;
+	in.prompt_tokens = prompt;
 	return speed_calib_apply(&k->wsum.calib, SPEED_TEST_PREFILL,
 				 speed_predict(&in, speed_fitted, SPEED_TEST_PREFILL), &factor,
 				 &basis);
@@ -1244,22 +1247,26 @@ static bool crosses_link(const struct work *k, const struct plan_choice *c)
 		(m->n_gpu_layers > 0 && m->n_gpu_layers < model_n_layer(k->m->arch)));
 }
 
-/* long_context: c (finished) at n_ubatch UBATCH_PREFILL where that pays (see UBATCH_PREFILL),
- * said in a note. Returns 0 or a negative rf_err. */
+/* c (finished) at the use case's wider n_ubatch where that pays (see UBATCH_PREFILL), said in
+ * a note. Returns 0 or a negative rf_err. */
 static int widen_ubatch(struct work *k, struct plan_choice *c, struct plan_answer *a)
 {
 	struct plan_setup s = c->setup;
+	const bool long_prompts = k->r->use_case == PLAN_LONG_CONTEXT;
+	const int target = long_prompts ? UBATCH_PREFILL : UBATCH_DEFAULT;
+	const int prompt = long_prompts ? PREFILL_PROMPT : UBATCH_DEFAULT;
 	double pp0, pp;
 	int rc = 0;
 
-	if (k->r->use_case != PLAN_LONG_CONTEXT || s.p.n_ubatch >= UBATCH_PREFILL ||
-	    !crosses_link(k, c) || (pp0 = long_prefill(k, &c->setup, &c->res)) <= 0)
+	if (k->r->use_case == PLAN_SPEED || s.p.n_ubatch >= target || !crosses_link(k, c) ||
+	    (pp0 = long_prefill(k, &c->setup, &c->res, prompt)) <= 0)
 		return 0;
-	s.p.n_ubatch = UBATCH_PREFILL;
-	if (s.p.n_batch < UBATCH_PREFILL)
-		s.p.n_batch = UBATCH_PREFILL;
+	s.p.n_ubatch = target;
+	if (s.p.n_batch < target)
+		s.p.n_batch = target;
+	/* "All" as llama.cpp counts them: the repeating layers and the output layer. */
 	if (s.p.n_gpu_layers < 0)
-		s.p.n_gpu_layers = c->res.mem.n_gpu_layers;
+		s.p.n_gpu_layers = c->res.mem.n_gpu_layers + (c->res.mem.output_on_gpu ? 1 : 0);
 	for (int step = 0; step <= UBATCH_MOVES; step++) {
 		if ((rc = try_setup(k, &s, false)) < 0)
 			return rc;
@@ -1275,15 +1282,14 @@ static int widen_ubatch(struct work *k, struct plan_choice *c, struct plan_answe
 			return 0;
 	}
 	if (rc != 1 || k->res->aggregate_tps * (1 + SPEED_TIE) < c->res.aggregate_tps ||
-	    (pp = long_prefill(k, &s, k->res)) < PREFILL_GAIN * pp0)
+	    (pp = long_prefill(k, &s, k->res, prompt)) < PREFILL_GAIN * pp0)
 		return 0;
-	answer_note(
-		a,
-		"n_ubatch %lld -> %d, n_batch %d: long prompts copy the host weights to the GPU "
-		"in fewer micro-batches, a %d-token prompt at %.0f tokens/s where %.0f; decode "
-		"%.1f -> %.1f tokens/s",
-		(long long)c->setup.p.n_ubatch, UBATCH_PREFILL, (int)s.p.n_batch, PREFILL_PROMPT,
-		pp, pp0, c->res.aggregate_tps, k->res->aggregate_tps);
+	answer_note(a,
+		    "n_ubatch %lld -> %d, n_batch %d: prompts copy the host weights to the GPU in "
+		    "fewer micro-batches, a %d-token prompt at %.0f tokens/s where %.0f; decode "
+		    "%.1f -> %.1f tokens/s",
+		    (long long)c->setup.p.n_ubatch, target, (int)s.p.n_batch, prompt, pp, pp0,
+		    c->res.aggregate_tps, k->res->aggregate_tps);
 	c->setup = s;
 	c->res = *k->res;
 	return 0;
