@@ -5,6 +5,7 @@
 #include "core/fit/estimate.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/err.h"
@@ -501,9 +502,16 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	if (n_dev < 0 || n_dev > RF_MAX_DEVICES || (n_dev > 0 && !dev))
 		return bad(out, "devices");
 
+	/* Cleared but for the devices past n_dev, which are read up to n_devices only (the
+	 * planner estimates thousands of setups a request; per_device is most of *e). */
+	{
+		const size_t dev_at = offsetof(struct rf_mem_estimate, per_device);
+		const size_t after_dev = dev_at + sizeof(e->per_device);
+		memset(e, 0, dev_at + (size_t)n_dev * sizeof(e->per_device[0]));
+		memset((char *)e + after_dev, 0, sizeof(*e) - after_dev);
+	}
 	/* Sizes llama.cpp settles on: cells padded, the micro-batch within the batch and the
 	 * context, windowed layers holding n_swa per sequence plus one micro-batch. */
-	memset(e, 0, sizeof(*e));
 	cells = pad(p->n_ctx, RF_KV_PAD);
 	n_tok = min64(min64(p->n_ubatch, p->n_batch), cells);
 	cells_swa = cells;

@@ -228,7 +228,7 @@ struct rf_mem_estimate {
 	int64_t n_cpu_moe;    /* layers whose routed experts are in host memory */
 	bool output_on_gpu;
 	int n_devices;
-	struct rf_mem_device_use per_device[RF_MAX_DEVICES];
+	struct rf_mem_device_use per_device[RF_MAX_DEVICES]; /* past n_devices: not written */
 	bool fits;          /* every budget holds its need; false when no budget is known */
 	double utilization; /* highest need / budget over the devices and the host; < 0: none known */
 	const char *fit_band;    /* "comfortable", "tight", "over"; NULL when no budget is known */

@@ -467,6 +467,21 @@ struct rates_memo {
 };
 static _Thread_local struct rates_memo rates_memo;
 
+/* Whether hosts a and b have the same figures, field by field (their padding is not theirs to
+ * compare). */
+static bool same_host(const struct speed_cpu_host *a, const struct speed_cpu_host *b)
+{
+	if (a->isa != b->isa || a->int8_gops_per_thread != b->int8_gops_per_thread ||
+	    a->f32_gflops_per_thread != b->f32_gflops_per_thread || a->threads != b->threads)
+		return false;
+	for (int k = 0; k < HW_KERNEL_N; k++)
+		if (a->kernel[k].gops_per_thread != b->kernel[k].gops_per_thread ||
+		    a->kernel[k].avx2_gops_per_thread != b->kernel[k].avx2_gops_per_thread ||
+		    a->kernel[k].isa != b->kernel[k].isa)
+			return false;
+	return true;
+}
+
 /* The bits per weight work_mix reads when w has no mix, else 0. */
 static double mix_free_bpw(const struct speed_cpu_work *w)
 {
@@ -493,8 +508,7 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 	bpw = mix_free_bpw(w);
 	if (memo->valid && memo->ftype == w->weight_ftype &&
 	    memo->repacked_share == w->repacked_share && memo->bpw == bpw &&
-	    memcmp(&memo->h, h, sizeof(*h)) == 0 &&
-	    memcmp(&memo->mix, &w->mix, sizeof(w->mix)) == 0) {
+	    same_host(&memo->h, h) && memcmp(&memo->mix, &w->mix, sizeof(w->mix)) == 0) {
 		*out = memo->r;
 		return 0;
 	}
