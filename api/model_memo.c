@@ -1,7 +1,7 @@
 /*
  * The memo of parameter counts and scheme weights (see model_memo.h): a fixed table of slots
- * keyed by a hash of the architecture's bytes, the bytes themselves and the file type, under
- * one mutex. A slot keeps the weights compactly (only the layers the model has, in a malloc'd
+ * keyed by a hash of the architecture's bytes, the bytes themselves and the file type, found
+ * through buckets of that hash, under one mutex. A slot keeps the weights compactly (only the layers the model has, in a malloc'd
  * array) and writes them back as rf_weights_from_scheme does, except that the per-layer arrays
  * are written up to n_layer only (see model_memo.h).
  * Work on a miss is done outside the lock; two threads missing the same key at once both
@@ -24,6 +24,7 @@
 struct memo_slot {
 	bool used;
 	uint64_t hash; /* of arch's bytes */
+	int32_t next;  /* the next used slot in this one's hash bucket; -1: none */
 	int ftype;     /* MEMO_PARAMS_ONLY or the file type of the weights */
 	struct model_arch arch;
 	struct model_params params;
@@ -56,17 +57,43 @@ struct memo_vllm_slot {
 };
 static struct memo_vllm_slot memo_vllm[MEMO_VLLM_SLOTS];
 static size_t memo_vllm_next;
-/* memo_slots[i].hash of the used slots, 0 for the others: a lookup scans these 8 KiB, not the
- * slots themselves. */
-static uint64_t memo_hashes[API_MODEL_MEMO_SLOTS];
+/* The used slots by their hash: the first slot of each bucket (-1: none), the rest chained
+ * through next. A lookup walks one bucket (the formats memoized of one architecture, and
+ * whatever shares its bucket), not every slot: the planner looks up a format's weights for
+ * every model and format it weighs. */
+#define MEMO_BUCKETS (2 * API_MODEL_MEMO_SLOTS)
+static int32_t memo_buckets[MEMO_BUCKETS];
 static size_t memo_next; /* the slot the next insertion replaces */
 static mtx_t memo_mtx;
 static once_flag memo_once = ONCE_FLAG_INIT;
 static bool memo_mtx_ok;
 
+static void memo_buckets_clear(void)
+{
+	for (size_t b = 0; b < MEMO_BUCKETS; b++)
+		memo_buckets[b] = -1;
+}
+
 static void memo_init(void)
 {
+	memo_buckets_clear();
 	memo_mtx_ok = mtx_init(&memo_mtx, mtx_plain) == thrd_success;
+}
+
+static size_t bucket_of(uint64_t hash)
+{
+	return (size_t)(hash ^ (hash >> 32)) & (MEMO_BUCKETS - 1);
+}
+
+/* Takes used slot i out of its bucket's chain. Call with the lock held. */
+static void memo_unlink(int32_t i)
+{
+	int32_t *at = &memo_buckets[bucket_of(memo_slots[i].hash)];
+
+	while (*at >= 0 && *at != i)
+		at = &memo_slots[*at].next;
+	if (*at == i)
+		*at = memo_slots[i].next;
 }
 
 /* FNV-1a over the architecture's bytes. */
@@ -101,12 +128,9 @@ static bool memo_lock(void)
  * MEMO_PARAMS_ONLY (every slot has the counts). Call with the lock held. */
 static const struct memo_slot *memo_find(const struct model_arch *a, uint64_t hash, int ftype)
 {
-	for (size_t i = 0; i < API_MODEL_MEMO_SLOTS; i++) {
-		const struct memo_slot *s;
-		if (memo_hashes[i] != hash)
-			continue;
-		s = &memo_slots[i];
-		if (s->used && (ftype == MEMO_PARAMS_ONLY || s->ftype == ftype) &&
+	for (int32_t i = memo_buckets[bucket_of(hash)]; i >= 0; i = memo_slots[i].next) {
+		const struct memo_slot *s = &memo_slots[i];
+		if (s->hash == hash && (ftype == MEMO_PARAMS_ONLY || s->ftype == ftype) &&
 		    memcmp(&s->arch, a, sizeof(*a)) == 0)
 			return s;
 	}
@@ -150,14 +174,17 @@ static void memo_put(const struct model_arch *a, uint64_t hash, int ftype,
 		free(types);
 		return;
 	}
-	memo_hashes[memo_next] = hash;
 	s = &memo_slots[memo_next];
-	memo_next = (memo_next + 1) % API_MODEL_MEMO_SLOTS;
+	if (s->used)
+		memo_unlink((int32_t)memo_next);
 	free(s->layer_bytes);
 	free(s->types);
 	memset(s, 0, sizeof(*s));
 	s->used = true;
 	s->hash = hash;
+	s->next = memo_buckets[bucket_of(hash)];
+	memo_buckets[bucket_of(hash)] = (int32_t)memo_next;
+	memo_next = (memo_next + 1) % API_MODEL_MEMO_SLOTS;
 	s->ftype = ftype;
 	memcpy(&s->arch, a, sizeof(*a));
 	s->params = *params;
@@ -333,8 +360,8 @@ void api_memo_clear(void)
 		free(memo_slots[i].layer_bytes);
 		free(memo_slots[i].types);
 		memset(&memo_slots[i], 0, sizeof(memo_slots[i]));
-		memo_hashes[i] = 0;
 	}
+	memo_buckets_clear();
 	memo_next = 0;
 	mtx_unlock(&memo_mtx);
 }
