@@ -574,7 +574,10 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	 * fall, so that device only moves forward with the layer. */
 	for (int64_t il = 0, first = 0; il <= n_layer; il++) {
 		int d = -1;
-		if (il >= i_gpu_start && il - i_gpu_start < act) {
+		/* One GPU holds every offloaded layer (its cum is 1, above every position). */
+		if (il >= i_gpu_start && il - i_gpu_start < act && n_dev == 1) {
+			d = 0;
+		} else if (il >= i_gpu_start && il - i_gpu_start < act) {
 			double x = (double)(il - i_gpu_start) / (double)act;
 			while (first < n_dev && !(cum[first] > x))
 				first++;
@@ -605,7 +608,7 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 										       cells) :
 				     0;
 		/* Cross-attention layers hold one image's vision tokens per sequence. */
-		if (model_layer_is_cross(a, il))
+		if (a->n_cross_attn_layers > 0 && model_layer_is_cross(a, il))
 			kv = kv_cell * a->cross_attn_tokens * p->n_parallel;
 		e->kv_cache_bytes += kv;
 		e->weights_bytes += (int64_t)w->layer_bytes[il];
