@@ -454,50 +454,12 @@ static void work_mix(const struct speed_cpu_work *w, struct speed_cpu_mix *m)
 	m->repacked[c] = clamp01(w->repacked_share);
 }
 
-/* The last rates worked out on this thread, with what they depend on: the host, the mix (or,
- * without one, the file type, its repacked share and bits per weight). The planner asks for
- * the same host and format for every setup it weighs; only the bytes and layers differ. */
-struct rates_memo {
-	bool valid;
-	struct speed_cpu_host h;
-	struct speed_cpu_mix mix;
-	int ftype;
-	double repacked_share, bpw;
-	struct speed_cpu_rates r;
-};
-static _Thread_local struct rates_memo rates_memo;
-
-/* Whether hosts a and b have the same figures, field by field (their padding is not theirs to
- * compare). */
-static bool same_host(const struct speed_cpu_host *a, const struct speed_cpu_host *b)
-{
-	if (a->isa != b->isa || a->int8_gops_per_thread != b->int8_gops_per_thread ||
-	    a->f32_gflops_per_thread != b->f32_gflops_per_thread || a->threads != b->threads)
-		return false;
-	for (int k = 0; k < HW_KERNEL_N; k++)
-		if (a->kernel[k].gops_per_thread != b->kernel[k].gops_per_thread ||
-		    a->kernel[k].avx2_gops_per_thread != b->kernel[k].avx2_gops_per_thread ||
-		    a->kernel[k].isa != b->kernel[k].isa)
-			return false;
-	return true;
-}
-
-/* The bits per weight work_mix reads when w has no mix, else 0. */
-static double mix_free_bpw(const struct speed_cpu_work *w)
-{
-	for (int c = 0; c < SPEED_CPU_CLASS_N; c++)
-		if (finite_nonneg(w->mix.share[c]) && w->mix.share[c] > 0)
-			return 0;
-	return w->elements > 0 ? w->weight_bytes * 8 / w->elements : 0;
-}
-
 int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work *w,
 		    struct speed_cpu_rates *out)
 {
-	struct rates_memo *memo = &rates_memo;
 	struct speed_cpu_rates r;
 	struct speed_cpu_mix m;
-	double t_dec = 0, t_pre = 0, top = -1, bpw;
+	double t_dec = 0, t_pre = 0, top = -1;
 	bool measured;
 
 	if (!h || !w || !out || h->isa <= SPEED_CPU_ISA_UNSET || h->isa >= SPEED_CPU_ISA_N ||
@@ -505,13 +467,6 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 	    !finite_nonneg(w->layers) || !isfinite(w->repacked_share) ||
 	    !isfinite(h->int8_gops_per_thread) || !isfinite(h->f32_gflops_per_thread))
 		return RF_E_INVALID_VALUE;
-	bpw = mix_free_bpw(w);
-	if (memo->valid && memo->ftype == w->weight_ftype &&
-	    memo->repacked_share == w->repacked_share && memo->bpw == bpw &&
-	    same_host(&memo->h, h) && memcmp(&memo->mix, &w->mix, sizeof(w->mix)) == 0) {
-		*out = memo->r;
-		return 0;
-	}
 	memset(&r, 0, sizeof(r));
 	work_mix(w, &m);
 	/* The host measurement runs the AVX2 kernels; on an AVX2 host they are the anchor
@@ -553,13 +508,6 @@ int speed_cpu_rates(const struct speed_cpu_host *h, const struct speed_cpu_work 
 	if (r.rows_prefill < 0)
 		r.rows_prefill = class_eff[r.cls].rows_prefill;
 	*out = r;
-	memo->h = *h;
-	memo->mix = w->mix;
-	memo->ftype = w->weight_ftype;
-	memo->repacked_share = w->repacked_share;
-	memo->bpw = bpw;
-	memo->r = r;
-	memo->valid = true;
 	return 0;
 }
 
