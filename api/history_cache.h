@@ -4,7 +4,8 @@
  * tagged with the store's version of the benchmarks (api_store.bench_version). While the
  * version is unchanged, an estimate reuses the rows instead of listing and copying up to
  * API_HISTORY_LIMIT runs again; any commit to the database (a run stored or deleted here, or by
- * another process) changes the version, and the next estimate lists afresh.
+ * another process) changes the version, and the next estimate lists afresh (the daemon reads
+ * the version once per turn of its event loop: see rf_store_turn).
  *
  * A few fingerprints are kept (the host's own and some described machines), the least recently
  * used replaced. The daemon guards it with a mutex: its write jobs run estimates on the thread

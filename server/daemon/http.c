@@ -28,6 +28,7 @@
 #include "server/daemon/daemon_priv.h"
 #include "server/models/hub.h"
 #include "server/log.h"
+#include "server/store/store_bench.h"
 #include "server/daemon/static_files.h"
 
 /* Bodies that keep coming after the 1 MiB cap are read and dropped up to this much more, so
@@ -1353,10 +1354,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 /* Runs MHD's pending work; called when its epoll fd is readable or its timeout expires. */
+/* One turn of the HTTP server: the requests that arrived together are answered. */
 static void mhd_run(struct rf_daemon *d)
 {
-	if (d->mhd)
-		MHD_run(d->mhd);
+	if (!d->mhd)
+		return;
+	rf_store_turn(d->store);
+	MHD_run(d->mhd);
 }
 
 static void on_mhd_poll(uv_poll_t *h, int status, int events)

@@ -29,14 +29,22 @@ int rf_store_bench_insert(struct rf_store *st, const struct api_bench_run *run,
 int rf_store_bench_list(struct rf_store *st, const struct api_bench_filter *f,
 			struct api_bench_run **runs /* OUT */, int *n /* OUT */);
 
-/* Reads the run with row id id into a malloc'd one-element array *run (free with
- * api_bench_runs_free(*run, 1)). Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
 /* The version of the benchmark runs (see api_store.bench_version): the opening's epoch and
  * SQLite's PRAGMA data_version of the reading connection, which changes on every commit by
- * another connection (the writing one included). Returns 0 and *version, or a negative
- * rf_err. */
+ * another connection (the writing one included). On the event loop's thread, the figure read
+ * in one turn (rf_store_turn) serves the rest of that turn; every other caller reads it
+ * afresh. Returns 0 and *version, or a negative rf_err. */
 int rf_store_bench_version(struct rf_store *st, uint64_t *version /* OUT */);
 
+/* Begins a turn of the event loop on the calling thread (the daemon calls it before each run
+ * of the HTTP server): the requests of one turn arrived together, and reading the version once
+ * for all of them spares a read transaction (two file locks) per request. A commit by this
+ * daemon is answered in a later turn than the one it completed in, so its client's next
+ * request always sees it; a commit by another process is seen from the next turn on. */
+void rf_store_turn(struct rf_store *st);
+
+/* Reads the run with row id id into a malloc'd one-element array *run (free with
+ * api_bench_runs_free(*run, 1)). Returns 0, RF_E_NOT_FOUND or a negative rf_err. */
 int rf_store_bench_get(struct rf_store *st, int64_t id, struct api_bench_run **run /* OUT */);
 
 /* Deletes the run with row id id. Returns 0, RF_E_NOT_FOUND or a negative rf_err. */

@@ -10,7 +10,10 @@
 #ifndef RIGFIT_SERVER_STORE_STORE_PRIV_H
 #define RIGFIT_SERVER_STORE_STORE_PRIV_H
 
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include "server/store/store.h"
 
@@ -38,6 +41,13 @@ struct rf_store {
 	sqlite3_stmt *bench_data_version;
 	char bench_none_fp[API_BENCH_ID_LEN + 1];
 	int64_t bench_none_dv;
+	/* The event loop's turns (rf_store_turn): the loop thread, the number of its current
+	 * turn (0: none yet, every version read afresh) and the data_version read during
+	 * turn bench_dv_turn, which that thread reuses until its next turn. */
+	pthread_t loop_thread;
+	_Atomic uint64_t turn;
+	uint64_t bench_dv_turn;
+	int64_t bench_dv;
 	/* Which opening of a database this handle is (process-wide, from 1): a reopened store's
 	 * data_version starts afresh, so the benchmarks' version (rf_store_bench_version) pairs
 	 * it with this. */

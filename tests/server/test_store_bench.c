@@ -5,6 +5,7 @@
  * CHECKs surfacing as RF_E_INVALID_VALUE, a NULL store, and the api_store wiring. A raw
  * sqlite3 connection witnesses what is on disk.
  */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -448,6 +449,58 @@ START_TEST(test_version_follows_every_write)
 }
 END_TEST
 
+struct version_read {
+	struct rf_store *st;
+	uint64_t v;
+	int rc;
+};
+
+static void *read_version(void *arg)
+{
+	struct version_read *r = arg;
+
+	r->rc = rf_store_bench_version(r->st, &r->v);
+	return NULL;
+}
+
+/* In one turn of the event loop the loop's thread reads the version once: a commit by another
+ * connection shows from its next turn on, and any other thread reads afresh meanwhile. */
+START_TEST(test_version_read_once_per_turn)
+{
+	char *dir, *path;
+	struct rf_store *st = open_fresh(&dir, &path), *other = NULL;
+	struct api_bench_run r = make_run("t-1", "m", "hw-a", 0, 5),
+			     r2 = make_run("t-2", "m", "hw-a", 1, 6);
+	struct version_read pool = {st, 0, -1};
+	uint64_t v0, v1, v2;
+	pthread_t t;
+	char err[256];
+
+	rf_store_turn(NULL); /* no store: nothing */
+	rf_store_turn(st);
+	ck_assert_int_eq(rf_store_bench_version(st, &v0), 0);
+	ck_assert_int_eq(rf_store_open(path, rf_embed_migrations, &other, err, sizeof(err)), 0);
+	insert_ok(other, &r, false);
+	ck_assert_int_eq(rf_store_bench_version(st, &v1), 0);
+	ck_assert(v1 == v0); /* the same turn */
+	ck_assert_int_eq(pthread_create(&t, NULL, read_version, &pool), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(pool.rc, 0);
+	ck_assert(pool.v != v0); /* not the loop's thread: afresh */
+	rf_store_turn(st);
+	ck_assert_int_eq(rf_store_bench_version(st, &v1), 0);
+	ck_assert(v1 != v0);
+	ck_assert(v1 == pool.v);
+	/* This handle's own write, seen from the next turn (its reply is sent in one). */
+	insert_ok(st, &r2, false);
+	rf_store_turn(st);
+	ck_assert_int_eq(rf_store_bench_version(st, &v2), 0);
+	ck_assert(v2 != v1);
+	rf_store_close(other);
+	close_fresh(st, dir, path);
+}
+END_TEST
+
 Suite *bench_store_suite(void)
 {
 	Suite *s = suite_create("bench_store");
@@ -461,6 +514,7 @@ Suite *bench_store_suite(void)
 	tcase_add_test(tc, test_locked_is_unavailable);
 	tcase_add_test(tc, test_no_run_memory_never_goes_stale);
 	tcase_add_test(tc, test_version_follows_every_write);
+	tcase_add_test(tc, test_version_read_once_per_turn);
 	suite_add_tcase(s, tc);
 	return s;
 }
