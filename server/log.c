@@ -2,7 +2,8 @@
  * stderr logging (see log.h). Lines are assembled in a buffer and written at once so that
  * lines from the loop and the scan worker never interleave mid-line. When stderr is the
  * journal, each line starts with its syslog priority as "<N>" (sd-daemon(3)) and leaves the
- * time to the journal, so `journalctl -p warning` finds the warnings.
+ * time to the journal, so `journalctl -p warning` finds the warnings. The loop holds its
+ * info and debug lines for one turn (rf_log_hold) and writes them with one call.
  */
 #include "server/log.h"
 
@@ -17,6 +18,38 @@
 
 static atomic_int rf_log_level_cur = RF_LOG_INFO;
 static atomic_bool rf_log_journal = false;
+
+/* The lines a thread holds (rf_log_hold): whole lines, written together at the release. */
+#define LOG_HELD_MAX 16384
+static _Thread_local struct {
+	bool holding;
+	size_t len;
+	char text[LOG_HELD_MAX];
+} held;
+
+static void log_write(const char *text, size_t n)
+{
+	if (n && write(STDERR_FILENO, text, n) < 0) {
+		/* Nowhere left to report a failing stderr. */
+	}
+}
+
+static void held_flush(void)
+{
+	log_write(held.text, held.len);
+	held.len = 0;
+}
+
+void rf_log_hold(void)
+{
+	held.holding = true;
+}
+
+void rf_log_release(void)
+{
+	held_flush();
+	held.holding = false;
+}
 
 bool rf_log_stream_is_journal(const char *journal_stream, int fd)
 {
@@ -79,7 +112,15 @@ void rf_log(enum rf_log_level level, const char *fmt, ...)
 		if ((unsigned char)line[i] < 0x20)
 			line[i] = '?';
 	line[n++] = '\n';
-	if (write(STDERR_FILENO, line, n) < 0) {
-		/* Nowhere left to report a failing stderr. */
+	if (!held.holding) {
+		log_write(line, n);
+		return;
 	}
+	if (held.len + n > sizeof(held.text))
+		held_flush();
+	memcpy(held.text + held.len, line, n);
+	held.len += n;
+	/* A warning or an error is written at once, after what came before it. */
+	if (level <= RF_LOG_WARN)
+		held_flush();
 }

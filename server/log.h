@@ -1,6 +1,6 @@
 /*
  * Logging: one line per event on stderr, "TIME LEVEL message", filtered by --log-level.
- * Safe to call from the scan worker thread (each line is written with one write call).
+ * Safe to call from the scan worker thread (each line is written whole, with one write call).
  */
 #ifndef RIGFIT_SERVER_LOG_H
 #define RIGFIT_SERVER_LOG_H
@@ -20,6 +20,13 @@ bool rf_log_stream_is_journal(const char *journal_stream, int fd);
 
 /* Sets the most verbose level that is printed. */
 void rf_log_set_level(enum rf_log_level level);
+
+/* Holds the calling thread's info and debug lines (the access log's, under load one per
+ * request) until rf_log_release, which writes them with one write call; a warning or an error
+ * writes them at once, followed by itself. The daemon's loop holds them for one turn of its
+ * HTTP server, so at most one turn's lines wait, and only in memory. */
+void rf_log_hold(void);
+void rf_log_release(void);
 
 /* Writes one line at level when the level is enabled. */
 void rf_log(enum rf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

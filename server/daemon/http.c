@@ -1360,7 +1360,9 @@ static void mhd_run(struct rf_daemon *d)
 	if (!d->mhd)
 		return;
 	rf_store_turn(d->store);
+	rf_log_hold();
 	MHD_run(d->mhd);
+	rf_log_release();
 }
 
 static void on_mhd_poll(uv_poll_t *h, int status, int events)

@@ -192,6 +192,66 @@ START_TEST(log_lines_carry_journal_priorities_when_stderr_is_the_journal)
 }
 END_TEST
 
+/* Held lines wait for the release and go out together, in order; a warning takes what was
+ * held out before itself at once. */
+START_TEST(held_log_lines_go_out_together_at_the_release)
+{
+	char *dir = t_mkdtemp(), *file = t_path(dir, "log"), *text;
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(STDERR_FILENO);
+
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, STDERR_FILENO);
+	unsetenv("JOURNAL_STREAM"); /* the plain format */
+	rf_log_init();
+	rf_log_set_level(RF_LOG_DEBUG);
+	rf_log_hold();
+	rf_log_info("first");
+	rf_log_debug("second");
+	text = t_read_file(file, NULL);
+	ck_assert_str_eq(text, ""); /* held */
+	free(text);
+	rf_log_warn("third");
+	text = t_read_file(file, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "info  first\n"));
+	ck_assert_ptr_nonnull(strstr(text, "debug second\n"));
+	ck_assert_ptr_nonnull(strstr(text, "warn  third\n"));
+	ck_assert(strstr(text, "first") < strstr(text, "second"));
+	ck_assert(strstr(text, "second") < strstr(text, "third"));
+	free(text);
+	rf_log_info("fourth");
+	rf_log_release();
+	rf_log_info("fifth"); /* not held: at once */
+	text = t_read_file(file, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "info  fourth\n"));
+	ck_assert_ptr_nonnull(strstr(text, "info  fifth\n"));
+	free(text);
+	/* More than the buffer holds: nothing lost, nothing out of order. */
+	rf_log_hold();
+	for (int i = 0; i < 400; i++)
+		rf_log_info("line %03d of a long turn ..........................................",
+			    i);
+	rf_log_release();
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(fd);
+	rf_log_set_level(RF_LOG_INFO);
+	text = t_read_file(file, NULL);
+	{
+		const char *at = text;
+		char want[32];
+		for (int i = 0; i < 400; i++) {
+			snprintf(want, sizeof(want), "line %03d of", i);
+			at = strstr(at, want);
+			ck_assert_msg(at != NULL, "%s missing or out of order", want);
+		}
+	}
+	free(text);
+	t_rmtree(dir);
+	free(dir);
+	free(file);
+}
+END_TEST
+
 START_TEST(the_daemon_logs_priorities_to_the_journal)
 {
 	char *dir = t_mkdtemp(), *log = t_path(dir, "log"), *db = t_path(dir, "db");
@@ -247,6 +307,7 @@ Suite *operations_suite(void)
 	tcase_add_test(tc, metrics_render_process_series_under_their_standard_names);
 	tcase_add_test(tc, the_daemon_reports_its_own_process_and_scan_time);
 	tcase_add_test(tc, log_lines_carry_journal_priorities_when_stderr_is_the_journal);
+	tcase_add_test(tc, held_log_lines_go_out_together_at_the_release);
 	tcase_add_test(tc, the_daemon_logs_priorities_to_the_journal);
 	suite_add_tcase(s, tc);
 	return s;
