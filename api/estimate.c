@@ -216,7 +216,8 @@ int api_estimate_resolved(const struct api_env *env, struct api_plan_input *in,
 	return est_answer(env, e, result, out);
 }
 
-int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+static int estimate_route(const struct api_env *env, const struct api_request *req,
+			  struct api_reply *out)
 {
 	cJSON *body = NULL, *result = NULL;
 	char *json;
@@ -234,4 +235,15 @@ int api_estimate(const struct api_env *env, const struct api_request *req, struc
 		return api_error(out, RF_E_NOMEM, NULL, NULL);
 	api_reply_json(out, 200, json);
 	return 0;
+}
+
+int api_estimate(const struct api_env *env, const struct api_request *req, struct api_reply *out)
+{
+	int rc;
+
+	/* The request's tree, the answer's and their strings live for this call only. */
+	api_json_arena_begin();
+	rc = estimate_route(env, req, out);
+	api_json_arena_end();
+	return rc;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/json_alloc.h"
 #include "core/err.h"
 
 struct jbuf {
@@ -382,7 +383,7 @@ char *api_json_print(const cJSON *item)
 		/* Whatever this printer does not handle (an invalid item, a raw item without text,
 		 * nesting deeper than cJSON parses, no memory) is cJSON's to decide. */
 		free(b.p);
-		return cJSON_PrintUnformatted(item);
+		return api_json_owned(cJSON_PrintUnformatted(item));
 	}
 	b.p[b.len] = '\0';
 	return b.p;

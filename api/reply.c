@@ -45,18 +45,26 @@ void api_reply_reset(struct api_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The envelope of last resort, used when even building the error fails for lack of memory. */
+static const char api_nomem_body[] =
+	"{\"error\":{\"code\":\"out_of_memory\",\"message\":\"the server is out of memory\"}}";
+
 void api_reply_json(struct api_reply *r, int status, char *json)
 {
 	api_reply_reset(r);
 	r->status = status;
 	r->content_type = "application/json";
+	/* A body printed by cJSON inside a request's arena is copied out of it. */
+	if (json && api_json_arena_owns(json) && !(json = api_json_owned(json))) {
+		api_json_note_failed_alloc();
+		r->status = rf_err_status(RF_E_NOMEM);
+		r->borrowed_body = api_nomem_body;
+		r->len = sizeof(api_nomem_body) - 1;
+		return;
+	}
 	r->body = json;
 	r->len = json ? strlen(json) : 0;
 }
-
-/* The envelope of last resort, used when even building the error fails for lack of memory. */
-static const char api_nomem_body[] =
-	"{\"error\":{\"code\":\"out_of_memory\",\"message\":\"the server is out of memory\"}}";
 
 int api_error(struct api_reply *r, int err, const char *field, const char *fmt, ...)
 {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json_alloc.h"
 #include "tests/test.h"
 
 int main(void)
@@ -24,6 +25,8 @@ int main(void)
 			shard);
 		return 2;
 	}
+	/* The product's cJSON allocator (and its request arenas), as the daemon installs it. */
+	api_json_init();
 #define SUITE(fn)                                                                                  \
 	if ((!only || !*only || strncmp(only, #fn, strlen(only)) == 0) &&                          \
 	    index++ % shard_n == shard_i) {                                                        \

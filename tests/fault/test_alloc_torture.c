@@ -26,6 +26,7 @@
 
 #include "api/api.h"
 #include "api/estimate.h"
+#include "api/json_alloc.h"
 #include "api/model_memo.h"
 #include "api/hardware_json.h"
 #include "api/metrics.h"
@@ -404,6 +405,7 @@ static void dispatch(const struct api_env *env, const struct torture_req *t, str
 	 * makes the same allocations. */
 	api_memo_clear();
 	api_estimate_spare_free();
+	api_json_arena_free();
 	struct api_request req = {.method = t->method,
 				  .path = t->path,
 				  .query = t->query,
