@@ -258,34 +258,56 @@ static void jb_number(struct jbuf *b, const cJSON *item)
 	jb_put(b, num, (size_t)n);
 }
 
+/* Whether any of the 8 bytes of x needs escaping in a JSON string: a control character
+ * (< 0x20), '"' or '\\'. A zero byte counts as a control character. */
+static bool jb_word_special(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	const uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+	/* A byte below 0x20, or zero after the xor: its high bit is set in each test (bytes
+	 * with the high bit set themselves are masked out by ~x, ~q and ~bs). */
+	uint64_t t = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs);
+
+	return (t & highs) != 0;
+}
+
 static void jb_string(struct jbuf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t run = 0;
+	const unsigned char *p = (const unsigned char *)s, *end;
+	size_t len;
 
-	jb_char(b, '"');
 	if (!s) {
-		jb_char(b, '"');
+		jb_put(b, "\"\"", 2);
 		return;
 	}
-	for (;; p++) {
-		unsigned char c = *p;
+	len = strlen(s);
+	end = p + len;
+	/* Most strings need no escape: room for them whole, then runs copied at once. */
+	if (!jb_room(b, len + 2))
+		return;
+	b->p[b->len++] = '"';
+	while (p < end) {
+		const unsigned char *run = p;
 		char esc[6];
 		size_t n = 2;
-		if (c >= 32 && c != '"' && c != '\\') {
-			run++;
-			continue;
+		uint64_t w;
+		while (end - p >= 8) {
+			memcpy(&w, p, 8);
+			if (jb_word_special(w))
+				break;
+			p += 8;
 		}
-		jb_put(b, (const char *)p - run, run);
-		run = 0;
-		if (!c)
+		while (p < end && *p >= 32 && *p != '"' && *p != '\\')
+			p++;
+		jb_put(b, (const char *)run, (size_t)(p - run));
+		if (p == end)
 			break;
 		esc[0] = '\\';
-		switch (c) {
+		switch (*p) {
 		case '"':
 		case '\\':
-			esc[1] = (char)c;
+			esc[1] = (char)*p;
 			break;
 		case '\b':
 			esc[1] = 'b';
@@ -306,11 +328,12 @@ static void jb_string(struct jbuf *b, const char *s)
 			esc[1] = 'u';
 			esc[2] = '0';
 			esc[3] = '0';
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 15];
 			n = 6;
 		}
 		jb_put(b, esc, n);
+		p++;
 	}
 	jb_char(b, '"');
 }

@@ -172,6 +172,33 @@ START_TEST(strings_and_keys_with_every_byte)
 }
 END_TEST
 
+/* The printer reads plain text eight bytes at a time: an escape at every offset of strings of
+ * every length up to three words, among ASCII and UTF-8 bytes and bytes just around the
+ * escaped ones, prints as cJSON prints it. */
+START_TEST(escapes_at_every_offset_of_a_word)
+{
+	static const char specials[] = {'"', '\\', '\x01', '\x1f', '\n', '\x7f',
+					' ', '!',  '#',    '[',    ']',  '\xc3'};
+	static const char fill[] = "ab\xc3\xa9!#[]~ z\x80\xff";
+	char s[32];
+
+	for (size_t len = 0; len <= 24; len++)
+		for (size_t at = 0; at <= len; at++)
+			for (size_t k = 0; k < sizeof(specials); k++) {
+				cJSON *str;
+				for (size_t i = 0; i < len; i++)
+					s[i] = fill[(i + k) % (sizeof(fill) - 1)];
+				if (at < len)
+					s[at] = specials[k];
+				s[len] = '\0';
+				str = cJSON_CreateString(s);
+				ck_assert_ptr_nonnull(str);
+				same(str);
+				cJSON_Delete(str);
+			}
+}
+END_TEST
+
 START_TEST(trees_of_every_kind)
 {
 	const char *doc =
@@ -227,6 +254,7 @@ Suite *json_print_suite(void)
 	tcase_add_test(tc, numbers_as_cjson_prints_them);
 	tcase_add_test(tc, fractions_written_without_printf);
 	tcase_add_test(tc, strings_and_keys_with_every_byte);
+	tcase_add_test(tc, escapes_at_every_offset_of_a_word);
 	tcase_add_test(tc, trees_of_every_kind);
 	tcase_add_test(tc, what_cjson_cannot_print_stays_unprintable);
 	suite_add_tcase(s, tc);
