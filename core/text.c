@@ -4,6 +4,8 @@
  */
 #include "core/text.h"
 
+#include "core/format.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,7 +91,7 @@ void rf_note_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 
 	if (!buf || len == 0)
 		return;
-	n = vsnprintf(buf, len, fmt, ap);
+	n = rf_vformat(buf, len, fmt, ap);
 	if (n >= 0 && (size_t)n < len)
 		return;
 	if (len > 4)
