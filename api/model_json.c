@@ -1131,6 +1131,8 @@ int model_catalog_from_json(const cJSON *doc, struct model_catalog **out, char *
 		model_catalog_free(c);
 		return rc;
 	}
+	/* Without the index (no memory for it) names are found by walking the models. */
+	(void)model_catalog_index(c);
 	*out = c;
 	return 0;
 }

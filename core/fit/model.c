@@ -618,10 +618,71 @@ static bool same_name(const char *a, const char *b)
 	return *x == *y;
 }
 
+/* FNV-1a over the name's bytes, ASCII case folded: equal for names same_name calls equal. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ ascii_lower(*p)) * 16777619u;
+	return h;
+}
+
+int model_catalog_index(struct model_catalog *c)
+{
+	struct model_name_key *keys;
+	uint32_t *buckets;
+	size_t n_keys = 0, k = 0, n_buckets = 16;
+
+	if (!c)
+		return RF_E_INVALID_VALUE;
+	for (size_t i = 0; i < c->n; i++)
+		n_keys += 1 + (size_t)c->models[i].n_aliases;
+	while (n_buckets < 2 * n_keys)
+		n_buckets *= 2;
+	keys = malloc((n_keys ? n_keys : 1) * sizeof(*keys));
+	buckets = calloc(n_buckets, sizeof(*buckets));
+	if (!keys || !buckets || n_keys >= UINT32_MAX) {
+		free(keys);
+		free(buckets);
+		return RF_E_NOMEM;
+	}
+	/* In model order, each model's id before its aliases: along a probe sequence the first
+	 * name that matches is the one a walk of the models would meet first. */
+	for (size_t i = 0; i < c->n; i++)
+		for (int a = -1; a < c->models[i].n_aliases; a++) {
+			const char *name = a < 0 ? c->models[i].id : c->models[i].aliases[a];
+			size_t b;
+			keys[k].hash = name_hash(name);
+			keys[k].model = (uint32_t)i;
+			keys[k].name = name;
+			for (b = keys[k].hash & (n_buckets - 1); buckets[b];
+			     b = (b + 1) & (n_buckets - 1))
+				;
+			buckets[b] = (uint32_t)++k;
+		}
+	free(c->keys);
+	free(c->buckets);
+	c->keys = keys;
+	c->buckets = buckets;
+	c->n_buckets = n_buckets;
+	return 0;
+}
+
 const struct model_entry *model_catalog_find(const struct model_catalog *c, const char *name)
 {
 	if (!c || !name || !*name)
 		return NULL;
+	if (c->buckets) {
+		const uint32_t h = name_hash(name);
+		for (size_t b = h & (c->n_buckets - 1); c->buckets[b];
+		     b = (b + 1) & (c->n_buckets - 1)) {
+			const struct model_name_key *key = &c->keys[c->buckets[b] - 1];
+			if (key->hash == h && same_name(key->name, name))
+				return &c->models[key->model];
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		const struct model_entry *e = &c->models[i];
 		if (same_name(e->id, name))
@@ -803,6 +864,8 @@ void model_catalog_free(struct model_catalog *c)
 {
 	if (!c)
 		return;
+	free(c->keys);
+	free(c->buckets);
 	free(c->models);
 	free(c);
 }

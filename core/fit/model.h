@@ -279,14 +279,32 @@ struct model_entry {
 	struct model_release releases[MODEL_MAX_RELEASES];
 };
 
+/* One name of the catalog (an id or an alias) in its index. */
+struct model_name_key {
+	uint32_t hash;    /* of the name, ASCII case folded */
+	uint32_t model;   /* index into models */
+	const char *name; /* into the model's entry */
+};
+
 struct model_catalog {
 	size_t n;
 	struct model_entry *models; /* owned; free with model_catalog_free */
+	/* The names' index (model_catalog_index): keys in model order, and an open-addressed
+	 * table of n_buckets (a power of two) holding key index + 1 (0: empty). NULL: none yet,
+	 * and model_catalog_find walks the models. */
+	struct model_name_key *keys;
+	uint32_t *buckets;
+	size_t n_buckets;
 };
 
 /* Finds the model whose id or one of whose aliases equals name, ignoring ASCII case. Never
  * matches a part of a name. Returns the entry or NULL. */
 const struct model_entry *model_catalog_find(const struct model_catalog *c, const char *name);
+
+/* Indexes c's names, so that model_catalog_find hashes the name instead of comparing it with
+ * every id and alias. Call once the models are all in (and again after any change to them).
+ * Returns 0, or RF_E_NOMEM (c then stays as it was, found by walking). */
+int model_catalog_index(struct model_catalog *c);
 
 /* Returns the id or alias of c closest to a mistyped name (core/suggest.h's typo rule), or
  * NULL when none is close or name is one of them. */

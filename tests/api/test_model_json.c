@@ -4,6 +4,7 @@
  * missing fields named in the error; and the catalog: exact ids and aliases, any case, never a
  * substring, unknown names a 422 naming the request field.
  */
+#include <ctype.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,6 +503,46 @@ START_TEST(catalog_resolution)
 }
 END_TEST
 
+/* The loaded catalog is indexed, and the index finds what a walk of the models finds: every
+ * id and alias in any ASCII case, and nothing for a name cut short, lengthened or unknown. */
+START_TEST(the_name_index_finds_what_the_walk_finds)
+{
+	struct model_catalog *c = mc_catalog_load(t_src_dir());
+	struct model_catalog walk;
+	char name[MODEL_ID_LEN + 8];
+	size_t names = 0;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(c->buckets);
+	walk = *c;
+	walk.buckets = NULL; /* the same models, found by walking */
+	walk.keys = NULL;
+	for (size_t i = 0; i < c->n; i++)
+		for (int a = -1; a < c->models[i].n_aliases; a++) {
+			const char *n = a < 0 ? c->models[i].id : c->models[i].aliases[a];
+			size_t len = strlen(n);
+			ck_assert_ptr_eq(model_catalog_find(c, n), &c->models[i]);
+			ck_assert_ptr_eq(model_catalog_find(&walk, n), &c->models[i]);
+			for (size_t k = 0; k <= len; k++)
+				name[k] = (char)(k % 2 ? toupper((unsigned char)n[k]) :
+							 tolower((unsigned char)n[k]));
+			ck_assert_ptr_eq(model_catalog_find(c, name), &c->models[i]);
+			snprintf(name, sizeof(name), "%s-x", n);
+			ck_assert_ptr_eq(model_catalog_find(c, name),
+					 model_catalog_find(&walk, name));
+			snprintf(name, sizeof(name), "%.*s", (int)(len - 1), n);
+			ck_assert_ptr_eq(model_catalog_find(c, name),
+					 model_catalog_find(&walk, name));
+			names++;
+		}
+	ck_assert_uint_gt(names, c->n);
+	ck_assert_ptr_null(model_catalog_find(c, "no-such-model"));
+	ck_assert_ptr_null(model_catalog_find(c, ""));
+	ck_assert_ptr_null(model_catalog_find(c, NULL));
+	model_catalog_free(c);
+}
+END_TEST
+
 static int load(const char *json, char *err, size_t errlen)
 {
 	cJSON *doc = cJSON_Parse(json);
@@ -850,6 +891,7 @@ Suite *model_json_suite(void)
 	tcase_add_test(tc, bad_fields_are_named);
 	tcase_add_test(tc, errors_as_the_api_answers_them);
 	tcase_add_test(tc, catalog_resolution);
+	tcase_add_test(tc, the_name_index_finds_what_the_walk_finds);
 	tcase_add_test(tc, catalog_loader_refuses_bad_entries);
 	tcase_add_test(tc, catalog_loads_a_releases_artifacts);
 	tcase_add_test(tc, meta_spelling_is_the_same_release);
