@@ -9,6 +9,7 @@
 #include "api/json_alloc.h"
 #include "api/model_memo.h"
 #include "core/err.h"
+#include "core/format.h"
 #include "api/estimate_priv.h"
 
 /* One llama.cpp estimate's working state: the machine, the setup and its evaluation, the
@@ -157,11 +158,11 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 			if (dflt[i].given)
 				continue;
 			if (i == 0)
-				k = snprintf(d + u, sizeof(d) - u, "%sn_ctx %lld", u ? ", " : "",
-					     (long long)p.n_ctx);
+				k = rf_format(d + u, sizeof(d) - u, "%sn_ctx %lld", u ? ", " : "",
+					      (long long)p.n_ctx);
 			else
-				k = snprintf(d + u, sizeof(d) - u, "%s%s", u ? ", " : "",
-					     dflt[i].text);
+				k = rf_format(d + u, sizeof(d) - u, "%s%s", u ? ", " : "",
+					      dflt[i].text);
 			if (k < 0 || (size_t)k >= sizeof(d) - u)
 				break;
 			u += (size_t)k;

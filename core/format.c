@@ -220,3 +220,14 @@ int rf_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 		return n;
 	}
 }
+
+int rf_format(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = rf_vformat(buf, len, fmt, ap);
+	va_end(ap);
+	return n;
+}

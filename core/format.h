@@ -17,4 +17,7 @@
 int rf_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
+/* As snprintf, through rf_vformat. */
+int rf_format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -7,6 +7,8 @@
  */
 #include "server/log.h"
 
+#include "core/format.h"
+
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -102,7 +104,7 @@ void rf_log(enum rf_log_level level, const char *fmt, ...)
 		n += w > 0 ? (size_t)w : 0;
 	}
 	va_start(ap, fmt);
-	w = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	w = rf_vformat(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
 	if (w < 0)
 		w = 0;

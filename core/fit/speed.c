@@ -18,6 +18,7 @@
 
 #include "core/fit/cpu/speed_cpu.h"
 #include "core/err.h"
+#include "core/format.h"
 
 /*
  * Fitted by speed_fit() on the calibration rows, as `make accuracy` prints them ("refitted
@@ -542,10 +543,10 @@ static void host_kernel_note(const struct speed_cpu_host *h, const struct speed_
 		int k = speed_cpu_class_kernel(h, c, w->weight_ftype, &scale, &best), n;
 		if (k < 0 || (only >= 0 ? c != only : !(w->mix.share[c] >= 0.005)))
 			continue;
-		n = snprintf(list + used, sizeof(list) - used,
-			     "%s%s at the measured %s dot (%s, %.2fx AVX2)", used ? ", " : "",
-			     speed_cpu_class_name(c), hw_kernel_name(k),
-			     best ? speed_cpu_isa_name(h->kernel[k].isa) : "avx2", scale);
+		n = rf_format(list + used, sizeof(list) - used,
+			      "%s%s at the measured %s dot (%s, %.2fx AVX2)", used ? ", " : "",
+			      speed_cpu_class_name(c), hw_kernel_name(k),
+			      best ? speed_cpu_isa_name(h->kernel[k].isa) : "avx2", scale);
 		if (n < 0)
 			break;
 		used += (size_t)n;
@@ -571,15 +572,15 @@ static void explain_cpu_kernels(const struct speed_input *in, double f, struct s
 		int k;
 		if (!(w.mix.share[c] >= 0.005))
 			continue;
-		k = snprintf(mix + used, sizeof(mix) - used, "%s%s %.0f%%%s", used ? ", " : "",
-			     speed_cpu_class_name(c), 100 * w.mix.share[c],
-			     w.mix.repacked[c] >= 0.5 ? " repacked" : "");
+		k = rf_format(mix + used, sizeof(mix) - used, "%s%s %.0f%%%s", used ? ", " : "",
+			      speed_cpu_class_name(c), 100 * w.mix.share[c],
+			      w.mix.repacked[c] >= 0.5 ? " repacked" : "");
 		if (k < 0)
 			break;
 		used += (size_t)k;
 	}
 	if (!mix[0])
-		snprintf(mix, sizeof(mix), "%s", speed_cpu_class_name(r.cls));
+		rf_format(mix, sizeof(mix), "%s", speed_cpu_class_name(r.cls));
 	note(o,
 	     "host kernels (%s; weights %s): %.0f int8 GOPS and %.0f f32 GFLOPS per thread %s x "
 	     "%d threads%s",
