@@ -257,11 +257,13 @@ static double host_rate_gbs(const struct speed_input *in, const struct speed_par
 static void host_work(const struct speed_input *in, double bytes, double f,
 		      struct speed_cpu_host *h, struct speed_cpu_work *w)
 {
-	h->isa = in->host.cpu_isa;
-	h->int8_gops_per_thread = in->host.int8_gops_per_thread;
-	h->f32_gflops_per_thread = in->host.f32_gflops_per_thread;
-	memcpy(h->kernel, in->host.cpu_kernel, sizeof(h->kernel));
-	h->threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
+	if (h) {
+		h->isa = in->host.cpu_isa;
+		h->int8_gops_per_thread = in->host.int8_gops_per_thread;
+		h->f32_gflops_per_thread = in->host.f32_gflops_per_thread;
+		memcpy(h->kernel, in->host.cpu_kernel, sizeof(h->kernel));
+		h->threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
+	}
 	w->weight_ftype = in->weight_ftype_known ? in->weight_ftype : -1;
 	w->weight_bytes = bytes * (1 - f);
 	w->elements = in->flops_per_token / 2 * (1 - f);
@@ -276,8 +278,27 @@ static double mem_eff_of(const struct speed_params *p, const struct speed_device
 	return d->hbm && p->mem_eff_hbm > 0 ? p->mem_eff_hbm : p->mem_eff;
 }
 
+/* The host kernels' rates for in's weights where they do not follow the sizes, into *r: the
+ * several decode times of one answer (at another KV size, another batch's weights) then share
+ * them. NULL where each decode time computes its own (no host share, no mix, bad input). */
+static const struct speed_cpu_rates *host_rates(const struct speed_input *in,
+						struct speed_cpu_rates *r)
+{
+	struct speed_cpu_host h;
+	struct speed_cpu_work w;
+	double f = gpu_frac(in);
+
+	if (!(f < 1) || in->host.cpu_isa == SPEED_CPU_ISA_UNSET)
+		return NULL;
+	host_work(in, in->weight_bytes, f, &h, &w);
+	if (speed_cpu_rates_sized(&w) || speed_cpu_rates(&h, &w, r) < 0)
+		return NULL;
+	return r;
+}
+
+/* Seconds per generated token with kv_bytes of KV cache read; rates: host_rates(in) or NULL. */
 static double decode_time(const struct speed_input *in, const struct speed_params *params,
-			  double kv_bytes)
+			  double kv_bytes, const struct speed_cpu_rates *rates)
 {
 	const struct speed_params *p = &params[in->backend];
 	const struct speed_params *cpu = &params[SPEED_BACKEND_CPU];
@@ -294,8 +315,9 @@ static double decode_time(const struct speed_input *in, const struct speed_param
 		/* Memory or the dot products, whichever holds the host longer. */
 		struct speed_cpu_host h;
 		struct speed_cpu_work w;
-		host_work(in, bytes, f, &h, &w);
-		t += speed_cpu_decode_s(&h, &w, host_rate_gbs(in, cpu), NULL);
+		host_work(in, bytes, f, rates ? NULL : &h, &w);
+		t += rates ? speed_cpu_decode_s_rated(rates, &w, host_rate_gbs(in, cpu), NULL) :
+			     speed_cpu_decode_s(&h, &w, host_rate_gbs(in, cpu), NULL);
 	} else if (f < 1) {
 		t += bytes * (1 - f) / (host_rate_gbs(in, cpu) * 1e9);
 	}
@@ -440,8 +462,32 @@ double speed_predict(const struct speed_input *in,
 	if (!params || validate(in) < 0)
 		return -1;
 	t = test == SPEED_TEST_PREFILL ? prefill_time(in, params) :
-					 decode_time(in, params, in->kv_bytes_start);
+					 decode_time(in, params, in->kv_bytes_start, NULL);
 	return t > 0 ? 1.0 / t : -1;
+}
+
+void speed_predict_decode_span(const struct speed_input *in,
+			       const struct speed_params params[SPEED_BACKEND_COUNT],
+			       double *at_start, double *at_full)
+{
+	struct speed_cpu_rates r;
+	const struct speed_cpu_rates *rates;
+	double t;
+
+	if (!params || validate(in) < 0) {
+		/* Each on its own: one of the two may still be valid. */
+		struct speed_input full = *in;
+		full.kv_bytes_start = in->kv_bytes_full;
+		*at_start = speed_predict(in, params, SPEED_TEST_DECODE);
+		*at_full = speed_predict(&full, params, SPEED_TEST_DECODE);
+		return;
+	}
+	/* validate checks both KV sizes alike: in with the full one at the start is valid too. */
+	rates = host_rates(in, &r);
+	t = decode_time(in, params, in->kv_bytes_start, rates);
+	*at_start = t > 0 ? 1.0 / t : -1;
+	t = decode_time(in, params, in->kv_bytes_full, rates);
+	*at_full = t > 0 ? 1.0 / t : -1;
 }
 
 static void note(struct speed_output *o, const char *fmt, ...)
@@ -695,6 +741,8 @@ int speed_estimate_with(const struct speed_input *in,
 {
 	struct speed_output o;
 	const struct speed_params *p;
+	struct speed_cpu_rates rates_of_in;
+	const struct speed_cpu_rates *rates;
 	double t;
 	int rc = validate(in);
 
@@ -703,8 +751,9 @@ int speed_estimate_with(const struct speed_input *in,
 	p = &params[in->backend];
 	memset(&o, 0, sizeof(o));
 	o.basis = "roofline";
-	o.decode_tokens_per_s = 1.0 / decode_time(in, params, in->kv_bytes_start);
-	o.decode_tokens_per_s_at_full_ctx = 1.0 / decode_time(in, params, in->kv_bytes_full);
+	rates = host_rates(in, &rates_of_in);
+	o.decode_tokens_per_s = 1.0 / decode_time(in, params, in->kv_bytes_start, rates);
+	o.decode_tokens_per_s_at_full_ctx = 1.0 / decode_time(in, params, in->kv_bytes_full, rates);
 	t = prefill_time(in, params);
 	o.prefill_tokens_per_s = t > 0 ? 1.0 / t : -1;
 	if (gpu_frac(in) > 0) {
@@ -743,6 +792,8 @@ int speed_batched_with(const struct speed_input *in,
 {
 	struct speed_input step_in;
 	struct speed_batch_output o;
+	struct speed_cpu_rates rates_of_in;
+	const struct speed_cpu_rates *rates;
 	double n, dense, share = 1, t_mem, t_mem1, t_pp, t_c, prompt;
 
 	if (validate(in) < 0 || !params || !b || !out || b->n_streams < 1 || b->n_streams > 65536 ||
@@ -769,11 +820,13 @@ int speed_batched_with(const struct speed_input *in,
 		if (step_in.weight_bytes < 1)
 			step_in.weight_bytes = 1;
 	}
-	t_mem = decode_time(&step_in, params, n * b->kv_bytes_per_stream);
-	t_mem1 = decode_time(in, params, b->kv_bytes_per_stream);
+	/* step_in differs from in in its weights' bytes only: the same host rates. */
+	rates = host_rates(in, &rates_of_in);
+	t_mem = decode_time(&step_in, params, n * b->kv_bytes_per_stream, rates);
+	t_mem1 = decode_time(in, params, b->kv_bytes_per_stream, rates);
 	/* A 512-token prefill reads the weights once: what is left of its time per token is
 	 * the compute a token adds to a step. */
-	t_c = t_pp - decode_time(in, params, 0) / 512.0;
+	t_c = t_pp - decode_time(in, params, 0, rates) / 512.0;
 	if (t_c < 0)
 		t_c = 0;
 	prompt = b->prompt_tokens > 0 ? b->prompt_tokens : 512;

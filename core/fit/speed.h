@@ -225,6 +225,13 @@ int speed_estimate_with(const struct speed_input *in,
 double speed_predict(const struct speed_input *in,
 		     const struct speed_params params[SPEED_BACKEND_COUNT], enum speed_test test);
 
+/* Decode tokens per second with the KV cache of the start (in->kv_bytes_start) and of the whole
+ * context (in->kv_bytes_full): what speed_predict gives for in and for in with kv_bytes_start
+ * set to kv_bytes_full, the host's kernel rates computed once for both. */
+void speed_predict_decode_span(const struct speed_input *in,
+			       const struct speed_params params[SPEED_BACKEND_COUNT],
+			       double *at_start /* OUT */, double *at_full /* OUT */);
+
 /* Batched decode: n_streams sequences generating together (llama-server with n_parallel
  * slots busy, vLLM's running batch). One step produces one token per stream: the weights are
  * read once per step (for MoE, the union of the experts the streams route to), each stream's

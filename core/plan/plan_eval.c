@@ -450,7 +450,7 @@ int plan_evaluate_llama(const struct model_arch *a, const struct model_params *m
 {
 	struct speed_input local, *in = in_out ? in_out : &local;
 	struct rf_infer_params p = s->p;
-	double roof, factor;
+	double roof, full, factor;
 	int rc;
 
 	if (p.n_ctx < 0) {
@@ -469,7 +469,7 @@ int plan_evaluate_llama(const struct model_arch *a, const struct model_params *m
 	plan_speed_model(mp, w, sum, &out->mem, &p, in);
 	/* Every figure is the roofline's, put on what the runs recorded on this machine say of
 	 * this model and format (the same for all its setups). */
-	roof = speed_predict(in, speed_fitted, SPEED_TEST_DECODE);
+	speed_predict_decode_span(in, speed_fitted, &roof, &full);
 	out->decode_tps = speed_calib_apply(&sum->calib, SPEED_TEST_DECODE, roof, &factor,
 					    &out->decode_basis);
 	out->aggregate_tps = out->decode_tps;
@@ -489,13 +489,7 @@ int plan_evaluate_llama(const struct model_arch *a, const struct model_params *m
 	}
 	/* With the whole context filled: its KV bytes are read for every token; the host runs
 	 * as it does at the start (decode's factor). */
-	{
-		double start = in->kv_bytes_start, full;
-		in->kv_bytes_start = in->kv_bytes_full;
-		full = speed_predict(in, speed_fitted, SPEED_TEST_DECODE);
-		in->kv_bytes_start = start;
-		out->decode_tps_full_ctx = factor > 0 && full > 0 ? full * factor : -1;
-	}
+	out->decode_tps_full_ctx = factor > 0 && full > 0 ? full * factor : -1;
 	if (speed)
 		speed->decode_full_ctx = out->decode_tps_full_ctx;
 	return 0;

@@ -525,20 +525,40 @@ double speed_cpu_sync_ms(int threads, bool measured)
 	return measured ? SYNC_MS_PER_LAYER_MEASURED : t * SYNC_MS_PER_THREAD_LAYER;
 }
 
+bool speed_cpu_rates_sized(const struct speed_cpu_work *w)
+{
+	double sum = 0;
+
+	for (int c = 0; c < SPEED_CPU_CLASS_N; c++)
+		sum += finite_nonneg(w->mix.share[c]) ? w->mix.share[c] : 0;
+	return !(sum > 0);
+}
+
+double speed_cpu_decode_s_rated(const struct speed_cpu_rates *r, const struct speed_cpu_work *w,
+				double bandwidth_gbs, bool *kernel_bound)
+{
+	double t_mem, t_kernel;
+
+	/* What speed_cpu_rates refuses of a work's sizes. */
+	if (!(bandwidth_gbs > 0) || !isfinite(bandwidth_gbs) || !finite_nonneg(w->weight_bytes) ||
+	    !finite_nonneg(w->elements) || !finite_nonneg(w->layers))
+		return -1;
+	t_mem = w->weight_bytes / (bandwidth_gbs * 1e9);
+	t_kernel = w->elements / ((double)r->threads * r->decode_rate);
+	if (kernel_bound)
+		*kernel_bound = t_kernel > t_mem;
+	return (t_kernel > t_mem ? t_kernel : t_mem) +
+	       w->layers * speed_cpu_sync_ms(r->threads, r->measured) * 1e-3;
+}
+
 double speed_cpu_decode_s(const struct speed_cpu_host *h, const struct speed_cpu_work *w,
 			  double bandwidth_gbs, bool *kernel_bound)
 {
 	struct speed_cpu_rates r;
-	double t_mem, t_kernel;
 
 	if (!(bandwidth_gbs > 0) || !isfinite(bandwidth_gbs) || speed_cpu_rates(h, w, &r) < 0)
 		return -1;
-	t_mem = w->weight_bytes / (bandwidth_gbs * 1e9);
-	t_kernel = w->elements / ((double)r.threads * r.decode_rate);
-	if (kernel_bound)
-		*kernel_bound = t_kernel > t_mem;
-	return (t_kernel > t_mem ? t_kernel : t_mem) +
-	       w->layers * speed_cpu_sync_ms(r.threads, r.measured) * 1e-3;
+	return speed_cpu_decode_s_rated(&r, w, bandwidth_gbs, kernel_bound);
 }
 
 double speed_cpu_prefill_s(const struct speed_cpu_host *h, const struct speed_cpu_work *w)

@@ -171,4 +171,14 @@ double speed_cpu_decode_s(const struct speed_cpu_host *h, const struct speed_cpu
 /* Seconds per prompt token of a batch of prompt tokens. Returns a time > 0, or -1. */
 double speed_cpu_prefill_s(const struct speed_cpu_host *h, const struct speed_cpu_work *w);
 
+/* Whether w's rates follow its sizes: only a work without a mix, whose class its bits per
+ * weight choose. Any other work's rates are those of its host and mix, whatever its bytes,
+ * elements and layers: a caller timing one mix at several sizes computes them once. */
+bool speed_cpu_rates_sized(const struct speed_cpu_work *w);
+
+/* speed_cpu_decode_s with r, the rates of w's host and mix (speed_cpu_rates of a work of the
+ * same mix; w not sized). */
+double speed_cpu_decode_s_rated(const struct speed_cpu_rates *r, const struct speed_cpu_work *w,
+				double bandwidth_gbs, bool *kernel_bound /* OUT, optional */);
+
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/fit/quant.h"
 #include "core/fit/speed.h"
 #include "tests/test.h"
 
@@ -173,6 +174,54 @@ START_TEST(kv_reads_at_full_context_slow_decode)
 	ck_assert_double_gt(out.decode_tokens_per_s, out.decode_tokens_per_s_at_full_ctx);
 	ck_assert_double_lt(out.decode_tokens_per_s_at_full_ctx, out.decode_tokens_per_s * 0.7);
 	ck_assert_str_eq(out.basis, "roofline");
+}
+END_TEST
+
+/* The decode span (start and whole context, the host's rates computed once) is exactly the
+ * two predictions it stands for: on a GPU, split with the host (with a mix of weight types and
+ * without), on the host alone, and with one of the two KV sizes invalid. */
+START_TEST(the_decode_span_is_two_predictions)
+{
+	struct speed_input cases[6];
+	int n = 0;
+
+	cases[n] = one_gpu();
+	cases[n++].kv_bytes_full = 4 * GB;
+	for (int mixed = 0; mixed < 2; mixed++) {
+		struct speed_input in = one_gpu();
+		in.gpu_fraction = 0.4;
+		in.kv_bytes_start = 0.1 * GB;
+		in.kv_bytes_full = 2 * GB;
+		in.host.bandwidth_gbs = 80;
+		in.host.threads = 8;
+		in.host.cpu_isa = SPEED_CPU_ISA_AVX2;
+		in.weight_ftype_known = true;
+		in.weight_ftype = RF_FT_Q4_K_M;
+		in.repacked_share = 0.5;
+		if (mixed) {
+			in.cpu_mix.share[SPEED_CPU_K4] = 0.8;
+			in.cpu_mix.repacked[SPEED_CPU_K4] = 1;
+			in.cpu_mix.share[SPEED_CPU_Q6_K] = 0.2;
+		}
+		cases[n++] = in;
+		in.gpu_fraction = 0;
+		in.n_devices = 0;
+		in.backend = SPEED_BACKEND_CPU;
+		cases[n++] = in;
+	}
+	cases[n] = cases[1];
+	cases[n++].kv_bytes_start = -1; /* invalid: the full context's still predicted */
+	for (int i = 0; i < n; i++) {
+		struct speed_input full = cases[i];
+		double start, whole;
+		full.kv_bytes_start = full.kv_bytes_full;
+		speed_predict_decode_span(&cases[i], speed_fitted, &start, &whole);
+		ck_assert_msg(start == decode(&cases[i]), "case %d: %.17g", i, start);
+		ck_assert_msg(whole == decode(&full), "case %d: %.17g", i, whole);
+		ck_assert(i == n - 1 ? start == -1 : start > 0);
+		ck_assert(whole > 0);
+		ck_assert(whole <= start || i == n - 1);
+	}
 }
 END_TEST
 
@@ -918,6 +967,7 @@ Suite *speed_suite(void)
 	tcase_add_test(model, a_layer_split_runs_devices_in_turn);
 	tcase_add_test(model, partial_offload_puts_the_rest_on_host_bandwidth);
 	tcase_add_test(model, kv_reads_at_full_context_slow_decode);
+	tcase_add_test(model, the_decode_span_is_two_predictions);
 	tcase_add_test(model, prefill_is_flops_over_throughput_with_a_kernel_ceiling);
 	tcase_add_test(model, moe_prefill_reads_the_experts_its_micro_batch_routes_to);
 	tcase_add_test(model, cpu_backend_uses_the_host_only);

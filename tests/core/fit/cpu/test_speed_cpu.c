@@ -175,6 +175,49 @@ START_TEST(a_mix_runs_each_type_at_its_rate)
 }
 END_TEST
 
+/* A mix's rates are its host's and its mix's, whatever its sizes: computed for one size, they
+ * time every other size as speed_cpu_decode_s does, bit for bit. A work without a mix is
+ * sized (its bits per weight choose its class) and is left to speed_cpu_decode_s. */
+START_TEST(a_mix_is_rated_once_for_every_size)
+{
+	struct speed_cpu_host h = avx2_host(8);
+	struct speed_cpu_work w = {.weight_ftype = RF_FT_Q4_K_M, .repacked_share = 0.5};
+	struct speed_cpu_rates r;
+	double el[RF_GT_COUNT] = {0}, rep[RF_GT_COUNT] = {0};
+	static const double sizes[][3] = {{4.4e9, 7.6e9, 28}, {1, 1, 1},          {3e11, 7e11, 80},
+					  {0.5e9, 2e9, 0.5},  {4.4e9, 0, 28},     {0, 7.6e9, 0},
+					  {NAN, 1e9, 1},      {1e9, INFINITY, 1}, {1e9, 1e9, -1}};
+
+	ck_assert(speed_cpu_rates_sized(&w));
+	el[RF_GT_Q4_K] = 0.78e9;
+	rep[RF_GT_Q4_K] = 0.6e9;
+	el[RF_GT_Q6_K] = 0.22e9;
+	ck_assert_int_eq(speed_cpu_mix_from_types(el, rep, RF_GT_COUNT, &w.mix), 0);
+	ck_assert(!speed_cpu_rates_sized(&w));
+	w.weight_bytes = 4.4e9;
+	w.elements = 7.6e9;
+	w.layers = 28;
+	ck_assert_int_eq(speed_cpu_rates(&h, &w, &r), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (double bw = 5; bw < 2000; bw *= 7) {
+			struct speed_cpu_work sized = w;
+			bool k1 = false, k2 = true;
+			double t1, t2;
+			sized.weight_bytes = sizes[i][0];
+			sized.elements = sizes[i][1];
+			sized.layers = sizes[i][2];
+			t1 = speed_cpu_decode_s(&h, &sized, bw, &k1);
+			t2 = speed_cpu_decode_s_rated(&r, &sized, bw, &k2);
+			ck_assert_msg(t1 == t2, "size %zu at %.0f GB/s: %.17g, rated %.17g", i, bw,
+				      t1, t2);
+			if (t1 > 0)
+				ck_assert(k1 == k2);
+		}
+	ck_assert(speed_cpu_decode_s_rated(&r, &w, 0, NULL) < 0);
+	ck_assert(speed_cpu_decode_s_rated(&r, &w, NAN, NULL) < 0);
+}
+END_TEST
+
 /* The weights' mix as the estimate builds it: a token multiplies only the routed experts it
  * picks, and only the repacked share of a type runs the repacked kernels. */
 START_TEST(the_weights_mix_counts_active_experts)
@@ -526,6 +569,7 @@ Suite *speed_cpu_suite(void)
 	tcase_add_test(tc, kernel_families);
 	tcase_add_test(tc, decode_is_the_slower_of_memory_and_kernels);
 	tcase_add_test(tc, a_mix_runs_each_type_at_its_rate);
+	tcase_add_test(tc, a_mix_is_rated_once_for_every_size);
 	tcase_add_test(tc, the_weights_mix_counts_active_experts);
 	tcase_add_test(tc, prefill_by_isa_and_table);
 	tcase_add_test(tc, bad_input);
