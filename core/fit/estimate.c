@@ -413,7 +413,7 @@ static void copy_name(char *dst, const char *src)
  * the file's ends are outside the span), without mmap only the copy is kept. A tied head that
  * is repacked is a copy of token_embd in both cases. */
 static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct rf_infer_params *p,
-				   int isa, const int *layer_dev, bool output_on_host,
+				   int isa, int64_t host_end, bool output_on_host,
 				   struct rf_mem_estimate *e)
 {
 	int64_t orig = 0, extra = 0, edge = 0, before = e->weights_host_bytes;
@@ -421,9 +421,8 @@ static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct 
 
 	if (isa <= RF_REPACK_NONE || isa >= RF_REPACK_N)
 		isa = RF_REPACK_NONE;
-	for (int64_t il = 0; il < w->n_layer && isa != RF_REPACK_NONE; il++) {
-		if (layer_dev[il] >= 0)
-			continue;
+	/* The host's layers are the first host_end. */
+	for (int64_t il = 0; il < host_end && il < w->n_layer && isa != RF_REPACK_NONE; il++) {
 		orig += (int64_t)w->layer_repack_bytes[isa][il];
 		extra += (int64_t)(amx ? w->layer_amx_bytes[il] : w->layer_repack_bytes[isa][il]);
 	}
@@ -455,6 +454,63 @@ static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct 
 			"IQ4_XS rows with their packing extras");
 	if (p->mlock && p->use_mmap)
 		note(e, "mlock: the mapped file is locked in RAM (needs RLIMIT_MEMLOCK)");
+}
+
+/* The weights of layers [lo, hi), each layer's bytes counted whole as the per-layer sums
+ * count them. */
+static int64_t range_bytes(const uint64_t *layer_bytes, int64_t lo, int64_t hi)
+{
+	int64_t sum = 0;
+
+	for (int64_t il = lo; il < hi; il++)
+		sum += (int64_t)layer_bytes[il];
+	return sum;
+}
+
+/* What the KV cache of one layer holds (kv_cell bytes a cell): cells, or cells_swa for a
+ * sliding-window layer; a cross-attention layer one image's tokens per sequence; a layer past
+ * the model's (an encoder-decoder's) nothing. */
+struct kv_rule {
+	const struct model_arch *a;
+	bool has_swa;
+	int64_t kv_cell, cells, cells_swa, n_parallel;
+};
+
+static int64_t layer_kv(const struct kv_rule *r, int64_t il)
+{
+	const struct model_arch *a = r->a;
+	int64_t kv = il < a->n_layers ?
+			     r->kv_cell * (r->has_swa && model_layer_is_swa(a, il) ? r->cells_swa :
+										     r->cells) :
+			     0;
+
+	if (a->n_cross_attn_layers > 0 && model_layer_is_cross(a, il))
+		kv = r->kv_cell * a->cross_attn_tokens * r->n_parallel;
+	return kv;
+}
+
+/* The KV bytes of layers [lo, hi): layer_kv summed, counted by the window pattern where no
+ * layer is cross-attention (model_layer_is_swa: layer il is windowed when il % n < n - 1, so
+ * [0, x) holds x / n global layers). */
+static int64_t range_kv(const struct kv_rule *r, int64_t lo, int64_t hi)
+{
+	const struct model_arch *a = r->a;
+	int64_t n, global, sum = 0;
+
+	if (a->n_cross_attn_layers > 0) {
+		for (int64_t il = lo; il < hi; il++)
+			sum += layer_kv(r, il);
+		return sum;
+	}
+	if (hi > a->n_layers)
+		hi = a->n_layers;
+	if (hi <= lo)
+		return 0;
+	n = hi - lo;
+	if (!r->has_swa)
+		return r->kv_cell * r->cells * n;
+	global = a->swa_pattern == 1 ? 0 : hi / a->swa_pattern - lo / a->swa_pattern;
+	return r->kv_cell * (r->cells * global + r->cells_swa * (n - global));
 }
 
 static int bad(struct rf_mem_estimate *out, const char *field)
@@ -601,31 +657,35 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 	err_kind = kv_cell_bytes(a, p, &kv_cell);
 	if (err_kind)
 		return bad(out, err_kind == 1 ? "cache_type_k" : "cache_type_v");
-	for (int64_t il = 0; il < n_layer; il++) {
-		/* Encoder-decoder models cache only the decoder's layers. */
-		int64_t kv = il < a->n_layers ?
-				     kv_cell * (has_swa && model_layer_is_swa(a, il) ? cells_swa :
-										       cells) :
-				     0;
-		/* Cross-attention layers hold one image's vision tokens per sequence. */
-		if (a->n_cross_attn_layers > 0 && model_layer_is_cross(a, il))
-			kv = kv_cell * a->cross_attn_tokens * p->n_parallel;
-		e->kv_cache_bytes += kv;
-		e->weights_bytes += (int64_t)w->layer_bytes[il];
-		if (layer_dev[il] < 0) {
-			e->weights_host_bytes += (int64_t)w->layer_bytes[il];
-			e->kv_host_bytes += kv;
+	/* Layer by layer where the layer lives, summed over the runs of layers one place holds:
+	 * the host's first host_end, then each GPU's consecutive share. Encoder-decoder models
+	 * cache only the decoder's layers; cross-attention layers hold one image's vision tokens
+	 * per sequence (layer_kv). */
+	{
+		const struct kv_rule kr = {a, has_swa, kv_cell, cells, cells_swa, p->n_parallel};
+		const int64_t host_end = min64(i_gpu_start, n_layer);
+		e->kv_cache_bytes = range_kv(&kr, 0, n_layer);
+		e->weights_bytes = range_bytes(w->layer_bytes, 0, n_layer);
+		if (host_end > 0) {
+			e->weights_host_bytes += range_bytes(w->layer_bytes, 0, host_end);
+			e->kv_host_bytes += range_kv(&kr, 0, host_end);
 			host_layers = true;
-		} else {
-			struct rf_mem_device_use *u = &e->per_device[layer_dev[il]];
+		}
+		for (int64_t lo = host_end, hi; lo < n_layer; lo = hi) {
+			struct rf_mem_device_use *u = &e->per_device[layer_dev[lo]];
+			for (hi = lo + 1; hi < n_layer && layer_dev[hi] == layer_dev[lo]; hi++)
+				;
+			u->layers += hi - lo;
+			u->weights_bytes += range_bytes(w->layer_bytes, lo, hi);
+			u->kv_bytes += range_kv(&kr, lo, hi);
+			e->n_gpu_layers += hi - lo;
 			/* --n-cpu-moe: the layer runs on its GPU, its routed experts from host
 			 * memory (llama.cpp places them with a buffer-type override). */
-			int64_t ex = il < p->n_cpu_moe ? (int64_t)w->layer_expert_bytes[il] : 0;
-			u->layers++;
-			u->weights_bytes += (int64_t)w->layer_bytes[il] - ex;
-			u->kv_bytes += kv;
-			e->n_gpu_layers++;
-			if (ex > 0) {
+			for (int64_t il = lo; il < hi && il < p->n_cpu_moe; il++) {
+				int64_t ex = (int64_t)w->layer_expert_bytes[il];
+				if (ex <= 0)
+					continue;
+				u->weights_bytes -= ex;
 				e->weights_host_bytes += ex;
 				e->experts_host_bytes += ex;
 				e->n_cpu_moe++;
@@ -646,8 +706,8 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		e->per_device[out_dev].weights_bytes += (int64_t)w->output_bytes;
 		e->output_on_gpu = true;
 	}
-	host_weights_by_buffer(w, p, host ? host->repack_isa : RF_REPACK_NONE, layer_dev,
-			       out_dev < 0, e);
+	host_weights_by_buffer(w, p, host ? host->repack_isa : RF_REPACK_NONE,
+			       min64(i_gpu_start, n_layer), out_dev < 0, e);
 
 	/* Compute buffers: one per GPU that holds layers, one on the host. */
 	{

@@ -274,6 +274,85 @@ START_TEST(split_over_two_gpus)
 }
 END_TEST
 
+/* Where each layer lives, counted layer by layer in the test: the host's first n_layer - ngl
+ * layers, each GPU's run after them, the routed experts of the first n_cpu_moe on the host.
+ * The estimate sums runs of layers (and counts a window pattern's layers); every KV and
+ * weight figure must be the per-layer sum, for window patterns of 1 (none), 2 and 6, an MoE
+ * and every n_gpu_layers on one and two GPUs. */
+START_TEST(runs_of_layers_add_up_as_each_layer_does)
+{
+	static const char *const models[] = {"llama-3.1-8b", "gemma-2-9b", "gemma-3-27b-it",
+					     "gpt-oss-20b"};
+
+	for (size_t mi = 0; mi < sizeof(models) / sizeof(models[0]); mi++) {
+		const struct model_entry *e = model(models[mi]);
+		struct rf_mem_weights *w = weights(e, "Q4_K_M");
+		const int64_t n_layer = w->n_layer;
+		struct rf_mem_device d[2] = {gpu("CUDA0", 80), gpu("CUDA1", 40)};
+		struct rf_infer_params p;
+		struct rf_mem_estimate m;
+
+		rf_infer_params_default(&p);
+		p.n_ctx = 16384;
+		for (int n_dev = 1; n_dev <= 2; n_dev++)
+			for (int64_t ngl = 0; ngl <= n_layer + 1; ngl++)
+				for (int moe = 0; moe < 2; moe++) {
+					int64_t host_end = n_layer - ngl < 0 ? 0 : n_layer - ngl;
+					int64_t units = 0, host_units = 0, dev_units = 0;
+					int64_t dev_w = 0, ex_host = 0, kv_cell;
+					p.n_gpu_layers = ngl;
+					p.n_cpu_moe = moe ? 5 : 0;
+					ck_assert_int_eq(rf_estimate_inference(&e->arch, w, &p, d,
+									       n_dev, NULL, &m),
+							 0);
+					for (int64_t il = 0; il < n_layer; il++) {
+						int64_t u =
+							il < e->arch.n_layers ?
+								(model_layer_is_swa(&e->arch, il) ?
+									 m.kv_cells_swa :
+									 m.n_ctx) :
+								0;
+						int64_t ex =
+							il < p.n_cpu_moe ?
+								(int64_t)w->layer_expert_bytes[il] :
+								0;
+						units += u;
+						if (il < host_end) {
+							host_units += u;
+						} else {
+							dev_units += u;
+							dev_w += (int64_t)w->layer_bytes[il] - ex;
+							ex_host += ex;
+						}
+					}
+					ck_assert_int_gt(units, 0);
+					kv_cell = m.kv_cache_bytes / units;
+					ck_assert_int_eq(kv_cell * units, m.kv_cache_bytes);
+					ck_assert_int_eq(m.kv_host_bytes, kv_cell * host_units);
+					ck_assert_int_eq(
+						m.per_device[0].kv_bytes +
+							(n_dev > 1 ? m.per_device[1].kv_bytes : 0),
+						kv_cell * dev_units);
+					ck_assert_int_eq(m.n_gpu_layers, n_layer - host_end);
+					ck_assert_int_eq(m.experts_host_bytes, ex_host);
+					ck_assert_int_eq(
+						m.per_device[0].weights_bytes +
+							(n_dev > 1 ? m.per_device[1].weights_bytes :
+								     0) -
+							(m.output_on_gpu ?
+								 (int64_t)w->output_bytes :
+								 0),
+						dev_w);
+					ck_assert_int_eq(
+						m.per_device[0].layers +
+							(n_dev > 1 ? m.per_device[1].layers : 0),
+						n_layer - host_end);
+				}
+		free(w);
+	}
+}
+END_TEST
+
 START_TEST(n_ctx_max_is_monotonic)
 {
 	const struct model_entry *e = model("llama-3.1-8b");
@@ -707,6 +786,7 @@ Suite *estimate_memory_suite(void)
 	tcase_add_test(tc, q4_k_m_mix_of_llama_3_8b);
 	tcase_add_test(tc, partial_offload);
 	tcase_add_test(tc, split_over_two_gpus);
+	tcase_add_test(tc, runs_of_layers_add_up_as_each_layer_does);
 	tcase_add_test(tc, n_ctx_max_is_monotonic);
 	tcase_add_test(tc, kv_cache_types);
 	tcase_add_test(tc, mla_keeps_one_latent_row);
