@@ -36,6 +36,7 @@
 #include "core/plan/plan_infer.h"
 #include "core/plan/plan_rope.h"
 #include "core/plan/plan_rank.h"
+#include "core/format.h"
 
 const char *const rec_modes[] = {"inference", "lora", "qlora", "full", NULL};
 static const char *const rec_targets[] = {"models", "hardware", NULL};
@@ -156,14 +157,14 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 		cJSON_AddNumberToObject(est, "kl_divergence", h->best.kld);
 	}
 	cJSON_AddNumberToObject(o, "score", h->score.score);
-	snprintf(why, sizeof(why),
-		 "%s (%.2fB params) at %s, n_ctx %lld: quality %.1f (10 x log2(1 + %.2f) - 100 x "
-		 "KLD %.4f) + speed %.1f (%.1f decode tokens/s) + headroom %.1f (%.0f%% of the "
-		 "memory used) = %.1f. %s",
-		 h->shown, h->m->params_b > 0 ? h->m->params_b : 1, prec, (long long)s->p.n_ctx,
-		 h->score.quality, h->m->params_b > 0 ? h->m->params_b : 1, h->best.kld,
-		 h->score.speed, h->best.res.decode_tps, h->score.headroom, e->utilization * 100,
-		 h->score.score, h->best.why);
+	rf_format(why, sizeof(why),
+		  "%s (%.2fB params) at %s, n_ctx %lld: quality %.1f (10 x log2(1 + %.2f) - 100 x "
+		  "KLD %.4f) + speed %.1f (%.1f decode tokens/s) + headroom %.1f (%.0f%% of the "
+		  "memory used) = %.1f. %s",
+		  h->shown, h->m->params_b > 0 ? h->m->params_b : 1, prec, (long long)s->p.n_ctx,
+		  h->score.quality, h->m->params_b > 0 ? h->m->params_b : 1, h->best.kld,
+		  h->score.speed, h->best.res.decode_tps, h->score.headroom, e->utilization * 100,
+		  h->score.score, h->best.why);
 	cJSON_AddStringToObject(o, "why", why);
 	return o;
 }
@@ -288,8 +289,8 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 		hits[n_hits].shown = chat && model_chat_id(m) ? model_chat_id(m) : m->id;
 		hits[n_hits].chat = chat && model_chat_id(m) != NULL;
 		hits[n_hits].best = ans->best;
-		snprintf(hits[n_hits].objective, sizeof(hits[n_hits].objective), "%s",
-			 ans->objective);
+		rf_format(hits[n_hits].objective, sizeof(hits[n_hits].objective), "%s",
+			  ans->objective);
 		plan_rank_inference(m->params_b, ans->best.kld, ans->best.res.decode_tps,
 				    ans->best.res.mem.utilization, &hits[n_hits].score);
 		order[n_hits].id = m->id;

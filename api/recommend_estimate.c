@@ -16,6 +16,7 @@
 #include "core/fit/quant.h"
 #include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
+#include "core/format.h"
 
 int rec_estimate(const struct api_env *env, struct api_plan_input *in,
 		 const struct api_estimate_request *rq, cJSON **answer)
@@ -75,7 +76,7 @@ void rec_infer_request(const struct plan_setup *s, bool gpus, bool gguf,
 	rq->has_mode = true;
 	rq->mode = API_EST_INFERENCE;
 	if (!gguf && rf_ftype_name(s->ftype)) { /* a GGUF file has its own quantization */
-		snprintf(rq->quant, sizeof(rq->quant), "%s", rf_ftype_name(s->ftype));
+		rf_format(rq->quant, sizeof(rq->quant), "%s", rf_ftype_name(s->ftype));
 		rq->has_quant = true;
 	}
 	rq->n_ctx = s->p.n_ctx;

@@ -21,6 +21,7 @@
 #include "core/err.h"
 #include "core/plan/plan_ft_machine.h"
 #include "core/plan/plan_rank.h"
+#include "core/format.h"
 
 /* One model planned. */
 struct rec_ft_hit {
@@ -139,16 +140,16 @@ static cJSON *rec_ft_entry_json(const struct rec_ft_hit *h, cJSON *estimate)
 	api_json_add(o, "estimate", estimate);
 	cJSON_AddBoolToObject(o, "preferred", rec_ft_preferred(h));
 	cJSON_AddNumberToObject(o, "score", h->score.score);
-	snprintf(why, sizeof(why),
-		 "%s (%.2fB params), %s in %s at seq_len %lld, micro-batch %lld x %lld steps: "
-		 "quality "
-		 "%.1f (10 x log2(1 + %.2f)) + speed %.1f (%.1f training tokens/s) + headroom "
-		 "%.1f (%.0f%% of the memory used) = %.1f.",
-		 h->m->id, params, plan_ft_method_name(s->mode), rec_ft_precision(s),
-		 (long long)s->seq_len, (long long)s->batch_size, (long long)s->grad_accum,
-		 h->score.quality, params, h->score.speed,
-		 s->tokens_per_s > 0 ? s->tokens_per_s : 0, h->score.headroom,
-		 h->utilization >= 0 ? h->utilization * 100 : 100, h->score.score);
+	rf_format(why, sizeof(why),
+		  "%s (%.2fB params), %s in %s at seq_len %lld, micro-batch %lld x %lld steps: "
+		  "quality "
+		  "%.1f (10 x log2(1 + %.2f)) + speed %.1f (%.1f training tokens/s) + headroom "
+		  "%.1f (%.0f%% of the memory used) = %.1f.",
+		  h->m->id, params, plan_ft_method_name(s->mode), rec_ft_precision(s),
+		  (long long)s->seq_len, (long long)s->batch_size, (long long)s->grad_accum,
+		  h->score.quality, params, h->score.speed,
+		  s->tokens_per_s > 0 ? s->tokens_per_s : 0, h->score.headroom,
+		  h->utilization >= 0 ? h->utilization * 100 : 100, h->score.score);
 	cJSON_AddStringToObject(o, "why", why);
 	return o;
 }

@@ -21,6 +21,7 @@
 #include "core/fit/train_parallel.h"
 #include "core/plan/plan_ft_machine.h"
 #include "core/plan/plan_hardware.h"
+#include "core/format.h"
 
 /* What the machine resolver of the sweep works with. */
 struct rec_hw_ctx {
@@ -138,17 +139,18 @@ static cJSON *rec_hw_entry_json(const struct rec_request *rq, const struct plan_
 		cJSON_AddNullToObject(o, "usd_per_hour");
 	if (h->usd_per_million >= 0) {
 		cJSON_AddNumberToObject(o, "usd_per_million_tokens", h->usd_per_million);
-		snprintf(cost, sizeof(cost), "; at $%.2f per device-hour, $%.2f per million tokens",
-			 h->usd_per_hour, h->usd_per_million);
+		rf_format(cost, sizeof(cost),
+			  "; at $%.2f per device-hour, $%.2f per million tokens", h->usd_per_hour,
+			  h->usd_per_million);
 	} else {
 		cJSON_AddNullToObject(o, "usd_per_million_tokens");
 	}
-	snprintf(why, sizeof(why),
-		 "%d x %s (%.0f GiB each) hold%s %s %s using %.0f%% of the memory, at %.1f %s "
-		 "tokens/s%s (system RAM assumed large enough).",
-		 h->count, h->device->name, h->device->memory_gib, h->count == 1 ? "s" : "",
-		 model_id, rec_modes[rq->mode], u, h->tokens_per_s > 0 ? h->tokens_per_s : 0,
-		 rq->mode == REC_INFERENCE ? "decode" : "training", cost);
+	rf_format(why, sizeof(why),
+		  "%d x %s (%.0f GiB each) hold%s %s %s using %.0f%% of the memory, at %.1f %s "
+		  "tokens/s%s (system RAM assumed large enough).",
+		  h->count, h->device->name, h->device->memory_gib, h->count == 1 ? "s" : "",
+		  model_id, rec_modes[rq->mode], u, h->tokens_per_s > 0 ? h->tokens_per_s : 0,
+		  rq->mode == REC_INFERENCE ? "decode" : "training", cost);
 	cJSON_AddStringToObject(o, "why", why);
 	return o;
 }
@@ -191,11 +193,11 @@ static void rec_hw_assumptions(const struct rec_request *rq, cJSON *root)
 				    "else the fewest with offload; SoCs one"));
 	api_json_append(as, cJSON_CreateString("system RAM assumed large enough: twice the GPUs' "
 					       "memory, at least 64 GiB (SoCs: their own memory)"));
-	snprintf(line, sizeof(line),
-		 "usd_per_million_tokens = usd_per_hour x count / (tokens_per_s x 3600) x 1e6; "
-		 "usd_per_hour per device from its profile%s",
-		 rq->has_usd_per_hour ? ", else the request's" :
-					" (none known: give usd_per_hour)");
+	rf_format(line, sizeof(line),
+		  "usd_per_million_tokens = usd_per_hour x count / (tokens_per_s x 3600) x 1e6; "
+		  "usd_per_hour per device from its profile%s",
+		  rq->has_usd_per_hour ? ", else the request's" :
+					 " (none known: give usd_per_hour)");
 	api_json_append(as, cJSON_CreateString(line));
 }
 

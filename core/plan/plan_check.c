@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "core/fit/quant.h"
 #include "core/plan/plan_rope.h"
+#include "core/format.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -40,7 +41,7 @@ struct plan_check_finding *plan_check_add(struct plan_check_answer *a, const cha
 	k->code = code;
 	k->error = error;
 	if (field)
-		snprintf(k->field, sizeof(k->field), "%s", field);
+		rf_format(k->field, sizeof(k->field), "%s", field);
 	return k;
 }
 
@@ -202,8 +203,8 @@ static int check_split(struct check *k, const struct rf_mem_weights *w,
 	}
 	for (int i = 0; i < m->n_devices; i++) {
 		double b = (double)m->per_device[i].budget_bytes;
-		int n = snprintf(ratio + used, sizeof(ratio) - used, "%s%.0f", used ? ":" : "",
-				 min_budget > 0 && b > 0 ? 10.0 * b / min_budget : 0.0);
+		int n = rf_format(ratio + used, sizeof(ratio) - used, "%s%.0f", used ? ":" : "",
+				  min_budget > 0 && b > 0 ? 10.0 * b / min_budget : 0.0);
 		if (n < 0 || (size_t)n >= sizeof(ratio) - used)
 			break;
 		used += (size_t)n;
@@ -764,8 +765,8 @@ static int add_plan(struct check *k)
 		struct plan_check_finding *f = &k->a->f[i];
 		size_t n = strlen(f->suggestion);
 		if (planned_code(f->code))
-			snprintf(f->suggestion + n, sizeof(f->suggestion) - n, "; or %s",
-				 k->a->plan_line);
+			rf_format(f->suggestion + n, sizeof(f->suggestion) - n, "; or %s",
+				  k->a->plan_line);
 	}
 	return 0;
 }

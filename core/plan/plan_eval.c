@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/fit/quant.h"
 #include "core/fit/serve_vllm.h"
+#include "core/format.h"
 
 const char *plan_vllm_format_flag(enum plan_vllm_format f)
 {
@@ -397,7 +398,7 @@ void plan_vllm_figures(const struct model_arch *a, const struct model_params *mp
 	for (int i = 0; i < out->mem.n_devices; i++) {
 		struct rf_mem_device_use *d = &out->mem.per_device[i];
 		if (i < hw->n_dev)
-			snprintf(d->device, sizeof(d->device), "%s", hw->dev[i].name);
+			rf_format(d->device, sizeof(d->device), "%s", hw->dev[i].name);
 		d->layers = model_n_layer(a) / c->pipeline_parallel;
 		d->output = true;
 		d->weights_bytes = c->weights_bytes;

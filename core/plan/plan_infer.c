@@ -15,6 +15,7 @@
 #include "core/fit/quant.h"
 #include "core/plan/plan_estimate.h"
 #include "core/plan/plan_rope.h"
+#include "core/format.h"
 
 /* The llama.cpp file types searched, best quality first: the formats GGUF repositories
  * commonly publish that the quality table rates. */
@@ -994,29 +995,29 @@ static void describe(const struct work *k, const struct plan_choice *c, char *bu
 	const struct plan_setup *s = &c->setup;
 	const struct rf_mem_estimate *m = &c->res.mem;
 	bool vllm = s->runtime == PLAN_RT_VLLM;
-	int n = vllm ? snprintf(buf, len, "vLLM %s, %s KV, TP %d, %.0f%% of the GPU",
-				format_name(s), s->p.type_k != RF_GT_F16 ? "fp8" : "bf16", s->tp,
-				s->vllm_util * 100) :
-		       snprintf(buf, len, "%s, %s KV", format_name(s), kv_name(s->p.type_k));
+	int n = vllm ? rf_format(buf, len, "vLLM %s, %s KV, TP %d, %.0f%% of the GPU",
+				 format_name(s), s->p.type_k != RF_GT_F16 ? "fp8" : "bf16", s->tp,
+				 s->vllm_util * 100) :
+		       rf_format(buf, len, "%s, %s KV", format_name(s), kv_name(s->p.type_k));
 
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (vllm) {
 		/* nothing on the host */
 	} else if (s->p.n_cpu_moe > 0)
-		n += snprintf(buf + n, len - (size_t)n, ", experts of %lld layers in RAM",
-			      (long long)s->p.n_cpu_moe);
+		n += rf_format(buf + n, len - (size_t)n, ", experts of %lld layers in RAM",
+			       (long long)s->p.n_cpu_moe);
 	else if (k->hw->n_dev > 0 && s->p.n_gpu_layers >= 0)
-		n += snprintf(buf + n, len - (size_t)n, ", %lld of %lld layers on the GPU",
-			      (long long)m->n_gpu_layers, (long long)model_n_layer(k->m->arch));
+		n += rf_format(buf + n, len - (size_t)n, ", %lld of %lld layers on the GPU",
+			       (long long)m->n_gpu_layers, (long long)model_n_layer(k->m->arch));
 	if (n > 0 && (size_t)n < len && s->p.n_parallel > 1)
-		n += snprintf(buf + n, len - (size_t)n,
-			      ": %lld streams of %lld tokens, %.1f tok/s together, KLD %.4f",
-			      (long long)s->p.n_parallel, (long long)c->ctx, c->res.aggregate_tps,
-			      c->kld);
+		n += rf_format(buf + n, len - (size_t)n,
+			       ": %lld streams of %lld tokens, %.1f tok/s together, KLD %.4f",
+			       (long long)s->p.n_parallel, (long long)c->ctx, c->res.aggregate_tps,
+			       c->kld);
 	else if (n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, ": %lld tokens, %.1f tok/s, KLD %.4f",
-			 (long long)c->ctx, c->res.decode_tps, c->kld);
+		rf_format(buf + n, len - (size_t)n, ": %lld tokens, %.1f tok/s, KLD %.4f",
+			  (long long)c->ctx, c->res.decode_tps, c->kld);
 }
 
 static void why_alt(const struct work *k, const struct plan_choice *best, struct plan_choice *a)
@@ -1028,7 +1029,7 @@ static void why_alt(const struct work *k, const struct plan_choice *best, struct
 									    "a different trade";
 
 	describe(k, a, d, sizeof(d));
-	snprintf(a->why, sizeof(a->why), "%s than the choice: %s", gain, d);
+	rf_format(a->why, sizeof(a->why), "%s than the choice: %s", gain, d);
 }
 
 static void answer_note(struct plan_answer *a, const char *fmt, ...)
@@ -1057,9 +1058,9 @@ static void runtime_text(const struct work *k, const struct plan_choice *w,
 		runtime_name(w->setup.runtime == PLAN_RT_VLLM ? PLAN_RT_LLAMA_CPP : PLAN_RT_VLLM);
 
 	if (!o) {
-		snprintf(a->runtime_why, sizeof(a->runtime_why),
-			 "%s: no %s setup meets the objective's context, speed and quality here",
-			 wn, on);
+		rf_format(a->runtime_why, sizeof(a->runtime_why),
+			  "%s: no %s setup meets the objective's context, speed and quality here",
+			  wn, on);
 		return;
 	}
 	for (int step = 0; step < N_STEPS - 2; step++) {
@@ -1067,29 +1068,29 @@ static void runtime_text(const struct work *k, const struct plan_choice *w,
 		if (crit_near(r, k->q, c, crit_value(r, c, o), crit_value(r, c, w), false))
 			continue;
 		if (c == C_KLD)
-			snprintf(a->runtime_why, sizeof(a->runtime_why),
-				 "%s: better quality, %s (KLD %.4f) against %s's best, %s (KLD "
-				 "%.4f)",
-				 wn, format_name(&w->setup), w->kld, on, format_name(&o->setup),
-				 o->kld);
+			rf_format(a->runtime_why, sizeof(a->runtime_why),
+				  "%s: better quality, %s (KLD %.4f) against %s's best, %s (KLD "
+				  "%.4f)",
+				  wn, format_name(&w->setup), w->kld, on, format_name(&o->setup),
+				  o->kld);
 		else if (c == C_TPS)
-			snprintf(a->runtime_why, sizeof(a->runtime_why),
-				 "%s: faster, %s at %.1f tokens/s%s against %s's best, %s at %.1f",
-				 wn, format_name(&w->setup), w->res.aggregate_tps,
-				 k->np > 1 ? " over all streams" : "", on, format_name(&o->setup),
-				 o->res.aggregate_tps);
+			rf_format(a->runtime_why, sizeof(a->runtime_why),
+				  "%s: faster, %s at %.1f tokens/s%s against %s's best, %s at %.1f",
+				  wn, format_name(&w->setup), w->res.aggregate_tps,
+				  k->np > 1 ? " over all streams" : "", on, format_name(&o->setup),
+				  o->res.aggregate_tps);
 		else
-			snprintf(
+			rf_format(
 				a->runtime_why, sizeof(a->runtime_why),
 				"%s: more context, %s at %lld tokens against %s's best, %s at %lld",
 				wn, format_name(&w->setup), (long long)w->ctx, on,
 				format_name(&o->setup), (long long)o->ctx);
 		return;
 	}
-	snprintf(a->runtime_why, sizeof(a->runtime_why),
-		 "%s: %s's best (%s) is no better on quality, speed or context, and llama.cpp "
-		 "takes only the memory it needs, can run layers from RAM and is one GGUF file",
-		 wn, on, format_name(&o->setup));
+	rf_format(a->runtime_why, sizeof(a->runtime_why),
+		  "%s: %s's best (%s) is no better on quality, speed or context, and llama.cpp "
+		  "takes only the memory it needs, can run layers from RAM and is one GGUF file",
+		  wn, on, format_name(&o->setup));
 }
 
 static void objective_text(const struct work *k, struct plan_answer *a)
@@ -1099,25 +1100,25 @@ static void objective_text(const struct work *k, struct plan_answer *a)
 	char head[120];
 
 	if (r->use_case == PLAN_LONG_CONTEXT)
-		snprintf(head, sizeof(head), "the longest context at %s-class quality or better",
-			 floor ? floor : "?");
+		rf_format(head, sizeof(head), "the longest context at %s-class quality or better",
+			  floor ? floor : "?");
 	else if (r->use_case == PLAN_SPEED)
-		snprintf(head, sizeof(head), "the fastest decode at %s-class quality or better",
-			 floor ? floor : "?");
+		rf_format(head, sizeof(head), "the fastest decode at %s-class quality or better",
+			  floor ? floor : "?");
 	else if (r->use_case == PLAN_GENERAL)
-		snprintf(head, sizeof(head),
-			 "the best quality (llama.cpp KL divergence), unless a setup twice as "
-			 "fast is at most %.4f worse",
-			 dominance_margin(k->q));
+		rf_format(head, sizeof(head),
+			  "the best quality (llama.cpp KL divergence), unless a setup twice as "
+			  "fast is at most %.4f worse",
+			  dominance_margin(k->q));
 	else
-		snprintf(head, sizeof(head), "the best quality (llama.cpp KL divergence)");
-	snprintf(a->objective, sizeof(a->objective),
-		 "%s: %s with n_ctx >= %lld%s and decode >= %.1f tokens/s%s, every GPU at most "
-		 "%.0f%% of its budget%s",
-		 plan_use_case_name(r->use_case), head, (long long)a->ctx_target,
-		 k->np > 1 ? " per sequence" : "", a->floor_tps, k->np > 1 ? " per stream" : "",
-		 k->max_util * 100,
-		 k->searched[PLAN_RT_VLLM] ? " (vLLM: within --gpu-memory-utilization)" : "");
+		rf_format(head, sizeof(head), "the best quality (llama.cpp KL divergence)");
+	rf_format(a->objective, sizeof(a->objective),
+		  "%s: %s with n_ctx >= %lld%s and decode >= %.1f tokens/s%s, every GPU at most "
+		  "%.0f%% of its budget%s",
+		  plan_use_case_name(r->use_case), head, (long long)a->ctx_target,
+		  k->np > 1 ? " per sequence" : "", a->floor_tps, k->np > 1 ? " per stream" : "",
+		  k->max_util * 100,
+		  k->searched[PLAN_RT_VLLM] ? " (vLLM: within --gpu-memory-utilization)" : "");
 }
 
 /* Chooses among k's candidates into out. */
@@ -1488,7 +1489,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 	if (rc == 0 && out->found) {
 		char d[PLAN_WHY_LEN];
 		describe(&k, &out->best, d, sizeof(d));
-		snprintf(out->best.why, sizeof(out->best.why), "%s", d);
+		rf_format(out->best.why, sizeof(out->best.why), "%s", d);
 		for (int i = 0; i < out->n_alt; i++)
 			why_alt(&k, &out->best, &out->alt[i]);
 		trade_notes(&k, out);

@@ -10,6 +10,7 @@
 #include "core/fit/cpu/repack.h"
 #include "core/fit/cpu/speed_cpu.h"
 #include "core/text.h"
+#include "core/format.h"
 
 static void note(struct plan_machine_notes *notes, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -61,7 +62,7 @@ int plan_machine_devices(const struct hw_snapshot *hw, const struct device_table
 		if (!plan_machine_gpu_used(g))
 			continue;
 		memset(d, 0, sizeof(*d));
-		snprintf(d->name, sizeof(d->name), "%s%d", hw->backend, n);
+		rf_format(d->name, sizeof(d->name), "%s%d", hw->backend, n);
 		d->unified = g->unified_memory;
 		d->free_bytes = g->memory_free_bytes >= 0 ? g->memory_free_bytes :
 							    g->memory_total_bytes;
