@@ -406,6 +406,17 @@ static void copy_name(char *dst, const char *src)
 	dst[n] = '\0';
 }
 
+/* The weights of layers [lo, hi), each layer's bytes counted whole as the per-layer sums
+ * count them. */
+static int64_t range_bytes(const uint64_t *layer_bytes, int64_t lo, int64_t hi)
+{
+	int64_t sum = 0;
+
+	for (int64_t il = lo; il < hi; il++)
+		sum += (int64_t)layer_bytes[il];
+	return sum;
+}
+
 /* Splits the host's weights by llama.cpp's buffers. Weights the CPU backend repacks get a
  * copy in the extra buffer (AMX's packed rows a little larger); with mmap the file's span of
  * the tensors kept in the plain buffer stays mapped beside it (the originals of repacked
@@ -422,9 +433,11 @@ static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct 
 	if (isa <= RF_REPACK_NONE || isa >= RF_REPACK_N)
 		isa = RF_REPACK_NONE;
 	/* The host's layers are the first host_end. */
-	for (int64_t il = 0; il < host_end && il < w->n_layer && isa != RF_REPACK_NONE; il++) {
-		orig += (int64_t)w->layer_repack_bytes[isa][il];
-		extra += (int64_t)(amx ? w->layer_amx_bytes[il] : w->layer_repack_bytes[isa][il]);
+	if (host_end > w->n_layer)
+		host_end = w->n_layer;
+	if (isa != RF_REPACK_NONE) {
+		orig = range_bytes(w->layer_repack_bytes[isa], 0, host_end);
+		extra = amx ? range_bytes(w->layer_amx_bytes, 0, host_end) : orig;
 	}
 	if (output_on_host && isa != RF_REPACK_NONE) {
 		extra += (int64_t)(amx ? w->output_amx_bytes : w->output_repack_bytes[isa]);
@@ -454,17 +467,6 @@ static void host_weights_by_buffer(const struct rf_mem_weights *w, const struct 
 			"IQ4_XS rows with their packing extras");
 	if (p->mlock && p->use_mmap)
 		note(e, "mlock: the mapped file is locked in RAM (needs RLIMIT_MEMLOCK)");
-}
-
-/* The weights of layers [lo, hi), each layer's bytes counted whole as the per-layer sums
- * count them. */
-static int64_t range_bytes(const uint64_t *layer_bytes, int64_t lo, int64_t hi)
-{
-	int64_t sum = 0;
-
-	for (int64_t il = lo; il < hi; il++)
-		sum += (int64_t)layer_bytes[il];
-	return sum;
 }
 
 /* What the KV cache of one layer holds (kv_cell bytes a cell): cells, or cells_swa for a
@@ -626,23 +628,26 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 		if (total_split <= 0 && n_dev > 1)
 			note(e, "layers split across GPUs in proportion to their free memory");
 	}
-	/* The first device whose cumulative share exceeds the layer's position: cum does not
-	 * fall, so that device only moves forward with the layer. */
-	for (int64_t il = 0, first = 0; il <= n_layer; il++) {
-		int d = -1;
-		/* One GPU holds every offloaded layer (its cum is 1, above every position). */
-		if (il >= i_gpu_start && il - i_gpu_start < act && n_dev == 1) {
-			d = 0;
-		} else if (il >= i_gpu_start && il - i_gpu_start < act) {
-			double x = (double)(il - i_gpu_start) / (double)act;
-			while (first < n_dev && !(cum[first] > x))
-				first++;
-			d = first < n_dev ? (int)first : n_dev - 1;
+	/* The layers below i_gpu_start stay on the host. One GPU holds every offloaded layer
+	 * (its cum is 1, above every position); over several, a layer goes to the first device
+	 * whose cumulative share exceeds its position: cum does not fall, so that device only
+	 * moves forward with the layer. */
+	if (n_dev == 1) {
+		out_dev = n_layer >= i_gpu_start && n_layer - i_gpu_start < act ? 0 : -1;
+	} else {
+		for (int64_t il = i_gpu_start, first = 0; il <= n_layer; il++) {
+			int d = -1;
+			if (il - i_gpu_start < act) {
+				double x = (double)(il - i_gpu_start) / (double)act;
+				while (first < n_dev && !(cum[first] > x))
+					first++;
+				d = first < n_dev ? (int)first : n_dev - 1;
+			}
+			if (il < n_layer)
+				layer_dev[il] = d;
+			else
+				out_dev = d;
 		}
-		if (il < n_layer)
-			layer_dev[il] = d;
-		else
-			out_dev = d;
 	}
 
 	c = compute_parts(a, n_tok, cells, cells_swa, fa);
@@ -672,9 +677,11 @@ int rf_estimate_inference(const struct model_arch *a, const struct rf_mem_weight
 			host_layers = true;
 		}
 		for (int64_t lo = host_end, hi; lo < n_layer; lo = hi) {
-			struct rf_mem_device_use *u = &e->per_device[layer_dev[lo]];
-			for (hi = lo + 1; hi < n_layer && layer_dev[hi] == layer_dev[lo]; hi++)
-				;
+			struct rf_mem_device_use *u =
+				&e->per_device[n_dev == 1 ? 0 : layer_dev[lo]];
+			hi = n_dev == 1 ? n_layer : lo + 1;
+			while (hi < n_layer && layer_dev[hi] == layer_dev[lo])
+				hi++;
 			u->layers += hi - lo;
 			u->weights_bytes += range_bytes(w->layer_bytes, lo, hi);
 			u->kv_bytes += range_kv(&kr, lo, hi);
