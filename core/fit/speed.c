@@ -290,10 +290,24 @@ static const struct speed_cpu_rates *host_rates(const struct speed_input *in,
 
 	if (!(f < 1) || in->host.cpu_isa == SPEED_CPU_ISA_UNSET)
 		return NULL;
+	if (in->host_rates_known)
+		return &in->host_rates;
 	host_work(in, in->weight_bytes, f, &h, &w);
 	if (speed_cpu_rates_sized(&w) || speed_cpu_rates(&h, &w, r) < 0)
 		return NULL;
 	return r;
+}
+
+bool speed_host_rates(const struct speed_input *in, struct speed_cpu_rates *out)
+{
+	struct speed_cpu_host h;
+	struct speed_cpu_work w;
+
+	if (!in || !out || in->host.cpu_isa == SPEED_CPU_ISA_UNSET)
+		return false;
+	/* The rates do not follow the sizes: the whole weights, on the host alone. */
+	host_work(in, in->weight_bytes, 0, &h, &w);
+	return !speed_cpu_rates_sized(&w) && speed_cpu_rates(&h, &w, out) == 0;
 }
 
 /* Seconds per generated token with kv_bytes of KV cache read; rates: host_rates(in) or NULL. */
@@ -434,8 +448,9 @@ static double prefill_time_at(const struct speed_input *in, const struct speed_p
 	} else if (f < 1 && in->host.cpu_isa != SPEED_CPU_ISA_UNSET) {
 		struct speed_cpu_host h;
 		struct speed_cpu_work w;
-		host_work(in, in->weight_bytes, f, &h, &w);
-		t += speed_cpu_prefill_s(&h, &w);
+		host_work(in, in->weight_bytes, f, in->host_rates_known ? NULL : &h, &w);
+		t += in->host_rates_known ? speed_cpu_prefill_s_rated(&in->host_rates, &w) :
+					    speed_cpu_prefill_s(&h, &w);
 	} else if (f < 1) {
 		int threads = in->host.threads > 0 ? in->host.threads : SPEED_ASSUMED_HOST_THREADS;
 		t += fl * (1 - f) / ((double)threads * cpu->cpu_gflops_per_thread * 1e9);

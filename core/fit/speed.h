@@ -143,6 +143,12 @@ struct speed_input {
 	bool weight_ftype_known;      /* false: the CPU kernel family follows the bits per weight */
 	double repacked_share;        /* share of the host's weights in repacked layouts (0..1) */
 	struct speed_cpu_mix cpu_mix; /* the weight types' kernels; all 0: weight_ftype's alone */
+	/* The host kernels' rates of this host, weight type and mix (speed_host_rates), when the
+	 * caller worked them out once for many inputs (a planner's format); false: worked out
+	 * where a time needs them. Whoever changes host, weight_ftype, repacked_share or cpu_mix
+	 * clears it. */
+	bool host_rates_known;
+	struct speed_cpu_rates host_rates;
 	double gpu_fraction;      /* share of the layers on the devices (n_gpu_layers / layers) */
 	double host_copy_bytes;   /* host weights a prefill micro-batch copies to the GPU (host
 				   layers, experts n_cpu_moe keeps there, a host output layer);
@@ -224,6 +230,12 @@ int speed_estimate_with(const struct speed_input *in,
  * cannot be known (prefill without a compute rate). No assumptions are collected. */
 double speed_predict(const struct speed_input *in,
 		     const struct speed_params params[SPEED_BACKEND_COUNT], enum speed_test test);
+
+/* The host kernels' rates of in (its host, weight type, repacked share and mix) into *out,
+ * where they do not follow the sizes timed (a mix is given) and the host has an ISA class:
+ * then true, and an input with them in host_rates (host_rates_known) times the same as one
+ * without. */
+bool speed_host_rates(const struct speed_input *in, struct speed_cpu_rates *out /* OUT */);
 
 /* Decode tokens per second with the KV cache of the start (in->kv_bytes_start) and of the whole
  * context (in->kv_bytes_full): what speed_predict gives for in and for in with kv_bytes_start

@@ -129,6 +129,19 @@ void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w
 		out->calib.basis[f] = SPEED_BASIS_ROOFLINE;
 }
 
+void plan_wsum_rates(struct plan_wsum *sum, const struct plan_machine *hw)
+{
+	/* The host as plan_speed_model gives it to a setup of this format. */
+	struct speed_input in = hw->speed;
+
+	in.weight_ftype = sum->ftype;
+	in.weight_ftype_known = sum->ftype >= 0;
+	in.repacked_share = sum->repacked_share;
+	in.cpu_mix = sum->cpu_mix;
+	in.host_rates_known = false;
+	sum->host_rates_known = speed_host_rates(&in, &sum->host_rates);
+}
+
 void plan_llama_bench_setup(const struct model_arch *a, const struct plan_machine *hw, int ftype,
 			    struct plan_setup *out)
 {
@@ -197,6 +210,9 @@ void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights
 	in->weight_ftype_known = ftype >= 0;
 	in->repacked_share = sum->repacked_share;
 	in->cpu_mix = sum->cpu_mix;
+	in->host_rates_known = sum->host_rates_known;
+	if (sum->host_rates_known)
+		in->host_rates = sum->host_rates;
 	in->gpu_fraction = w->n_layer > 0 ? (double)m->n_gpu_layers / (double)w->n_layer : 0;
 	/* Prefill copies host weights once per micro-batch; with --no-mmap llama.cpp keeps them
 	 * in the GPU's pinned host buffer, mapped (the default) they are pageable. */
@@ -205,11 +221,16 @@ void plan_speed_model(const struct model_params *mp, const struct rf_mem_weights
 	/* What a micro-batch copies: the first layers llama.cpp leaves on the host, whole, the
 	 * experts n_cpu_moe keeps there, and the output layer when it stays there too (its
 	 * matrix runs on the GPU like the rest; token embeddings are looked up on the host). */
-	in->host_copy_bytes = (double)m->experts_host_bytes;
-	in->host_expert_bytes = (double)m->experts_host_bytes;
-	for (int64_t l = 0; l < w->n_layer - m->n_gpu_layers && l < MODEL_MAX_LAYERS; l++) {
-		in->host_copy_bytes += (double)w->layer_bytes[l];
-		in->host_expert_bytes += (double)w->layer_expert_bytes[l];
+	{
+		/* Summed in integers: every partial sum is below 2^53 bytes, so each is the double
+		 * a running sum of doubles would hold. */
+		int64_t copy = m->experts_host_bytes, experts = m->experts_host_bytes;
+		for (int64_t l = 0; l < w->n_layer - m->n_gpu_layers && l < MODEL_MAX_LAYERS; l++) {
+			copy += (int64_t)w->layer_bytes[l];
+			experts += (int64_t)w->layer_expert_bytes[l];
+		}
+		in->host_copy_bytes = (double)copy;
+		in->host_expert_bytes = (double)experts;
 	}
 	/* Of the routed experts there, a micro-batch copies those its tokens route to. */
 	in->n_experts = mp->expert > 0 && mp->n_experts_used > 0 ? (int)mp->n_experts : 0;

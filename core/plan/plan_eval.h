@@ -162,12 +162,20 @@ struct plan_wsum {
 	double repacked_share;        /* share of the weights llama.cpp repacks on this CPU */
 	struct speed_cpu_mix cpu_mix; /* the weight types' kernels (rf_weights_cpu_mix) */
 	struct speed_calib_figs calib;
+	/* The host kernels' rates of this format on the machine (plan_wsum_rates), the same for
+	 * every setup of it; false: each speed works them out. */
+	bool host_rates_known;
+	struct speed_cpu_rates host_rates;
 };
 
 /* Fills out for the weights w of model a in file type ftype on a host of repack class
  * repack_isa (enum rf_repack_isa, plan_machine.host.repack_isa), with no calibration. */
 void plan_weights_sum(const struct model_arch *a, const struct rf_mem_weights *w, int ftype,
 		      int repack_isa, struct plan_wsum *out /* OUT */);
+
+/* Works out the host kernels' rates of sum's format on machine hw once (speed_host_rates),
+ * for plan_speed_model to hand to every setup's speed. */
+void plan_wsum_rates(struct plan_wsum *sum /* IN/OUT */, const struct plan_machine *hw);
 
 /* Sets out->calib from the runs c recorded on machine hw (NULL: none, the roofline) for
  * catalog model (or, outside the catalog, a model named name) in out->ftype, whose

@@ -491,6 +491,7 @@ static int load_format(struct work *k, const struct plan_setup *s)
 	if (rc < 0)
 		return 1;
 	plan_weights_sum(k->m->arch, k->w, s->ftype, k->hw->host.repack_isa, &k->wsum);
+	plan_wsum_rates(&k->wsum, k->hw);
 	/* The machine's recorded runs, as /api/estimate reads them for this model and format. */
 	if (k->m->calib)
 		(void)plan_wsum_calibrate(&k->wsum, k->m->arch, k->m->params, k->w, k->hw,

@@ -561,11 +561,20 @@ double speed_cpu_decode_s(const struct speed_cpu_host *h, const struct speed_cpu
 	return speed_cpu_decode_s_rated(&r, w, bandwidth_gbs, kernel_bound);
 }
 
+double speed_cpu_prefill_s_rated(const struct speed_cpu_rates *r, const struct speed_cpu_work *w)
+{
+	/* What speed_cpu_rates refuses of a work's sizes, and no work at all. */
+	if (!finite_nonneg(w->weight_bytes) || !finite_nonneg(w->elements) ||
+	    !finite_nonneg(w->layers) || !(w->elements > 0))
+		return -1;
+	return 2 * w->elements / (speed_cpu_working_threads(r->threads) * r->prefill_rate);
+}
+
 double speed_cpu_prefill_s(const struct speed_cpu_host *h, const struct speed_cpu_work *w)
 {
 	struct speed_cpu_rates r;
 
-	if (speed_cpu_rates(h, w, &r) < 0 || !(w->elements > 0))
+	if (speed_cpu_rates(h, w, &r) < 0)
 		return -1;
-	return 2 * w->elements / (speed_cpu_working_threads(r.threads) * r.prefill_rate);
+	return speed_cpu_prefill_s_rated(&r, w);
 }

@@ -176,6 +176,9 @@ double speed_cpu_prefill_s(const struct speed_cpu_host *h, const struct speed_cp
  * elements and layers: a caller timing one mix at several sizes computes them once. */
 bool speed_cpu_rates_sized(const struct speed_cpu_work *w);
 
+/* speed_cpu_prefill_s with r, the rates of w's host and mix (w not sized). */
+double speed_cpu_prefill_s_rated(const struct speed_cpu_rates *r, const struct speed_cpu_work *w);
+
 /* speed_cpu_decode_s with r, the rates of w's host and mix (speed_cpu_rates of a work of the
  * same mix; w not sized). */
 double speed_cpu_decode_s_rated(const struct speed_cpu_rates *r, const struct speed_cpu_work *w,

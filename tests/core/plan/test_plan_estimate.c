@@ -177,6 +177,86 @@ START_TEST(training_without_a_gpu_is_one_gpus_need)
 }
 END_TEST
 
+/* A format's host kernel rates worked out once (plan_wsum_rates) give every setup the figures
+ * it gets when each speed works them out: a GPU with every split toward the host, and a host
+ * alone fast enough for its kernels to bound decode; one stream and several, every figure
+ * equal. */
+START_TEST(a_formats_host_rates_time_every_setup_alike)
+{
+	struct model_arch a;
+	struct model_params mp;
+	struct plan_machine hw;
+	struct rf_mem_weights *w = malloc(sizeof(*w));
+	struct plan_result *r1 = malloc(sizeof(*r1)), *r2 = malloc(sizeof(*r2));
+	struct plan_llama_speed sp1, sp2;
+	struct plan_wsum each, once;
+	struct plan_setup s;
+	int kernel_bound = 0;
+
+	ck_assert(w && r1 && r2);
+	tiny_llama(&a, &mp);
+	ck_assert_int_eq(rf_weights_from_scheme(&a, RF_FT_Q4_K_M, -1, w), 0);
+	for (int gpu = 1; gpu >= 0; gpu--) {
+		t_gpu_machine(&hw, 2 * RF_GIB, 8 * RF_GIB);
+		hw.speed.host.cpu_isa = SPEED_CPU_ISA_AVX2;
+		if (!gpu) {
+			hw.n_dev = 0;
+			hw.speed.n_devices = 0;
+			hw.speed.backend = SPEED_BACKEND_CPU;
+			hw.speed.host.bandwidth_gbs = 2000; /* the kernels bound decode */
+		}
+		plan_weights_sum(&a, w, RF_FT_Q4_K_M, hw.host.repack_isa, &each);
+		once = each;
+		ck_assert(!each.host_rates_known);
+		plan_wsum_rates(&once, &hw);
+		ck_assert(once.host_rates_known);
+		for (int ngl = 0; ngl <= (gpu ? (int)a.n_layers + 1 : 0); ngl++)
+			for (int np = 1; np <= 4; np *= 4) {
+				memset(&s, 0, sizeof(s));
+				s.ftype = RF_FT_Q4_K_M;
+				rf_infer_params_default(&s.p);
+				s.p.n_ctx = 8192;
+				s.p.n_gpu_layers = ngl;
+				s.p.n_parallel = np;
+				ck_assert_int_eq(plan_evaluate_llama(&a, &mp, w, &each, &hw, &s, r1,
+								     &sp1, NULL),
+						 0);
+				ck_assert_int_eq(plan_evaluate_llama(&a, &mp, w, &once, &hw, &s, r2,
+								     &sp2, NULL),
+						 0);
+				ck_assert(r1->decode_tps > 0);
+				ck_assert(r1->decode_tps == r2->decode_tps);
+				ck_assert(r1->decode_tps_full_ctx == r2->decode_tps_full_ctx);
+				ck_assert(r1->aggregate_tps == r2->aggregate_tps);
+				ck_assert(sp1.tps[SPEED_TEST_PREFILL] ==
+					  sp2.tps[SPEED_TEST_PREFILL]);
+				ck_assert(sp1.roofline[SPEED_TEST_PREFILL] > 0);
+				/* Kernel-bound: a faster kernel would be faster. */
+				if (!gpu) {
+					struct plan_wsum faster = once;
+					faster.host_rates.decode_rate *= 2;
+					faster.host_rates.prefill_rate *= 2;
+					ck_assert_int_eq(plan_evaluate_llama(&a, &mp, w, &faster,
+									     &hw, &s, r2, &sp2,
+									     NULL),
+							 0);
+					kernel_bound += r2->decode_tps > r1->decode_tps &&
+							sp2.tps[SPEED_TEST_PREFILL] >
+								sp1.tps[SPEED_TEST_PREFILL];
+				}
+			}
+	}
+	ck_assert_int_eq(kernel_bound, 2); /* the host's rates were the ones used */
+	/* No ISA class for the host: nothing to work out. */
+	hw.speed.host.cpu_isa = SPEED_CPU_ISA_UNSET;
+	plan_wsum_rates(&once, &hw);
+	ck_assert(!once.host_rates_known);
+	free(w);
+	free(r1);
+	free(r2);
+}
+END_TEST
+
 Suite *plan_estimate_suite(void)
 {
 	Suite *s = suite_create("plan_estimate");
@@ -185,6 +265,7 @@ Suite *plan_estimate_suite(void)
 	tcase_add_test(tc, llama_figures_are_the_evaluation_and_slots_hold_the_traffic);
 	tcase_add_test(tc, vllm_runs_what_its_cache_holds_whole);
 	tcase_add_test(tc, training_without_a_gpu_is_one_gpus_need);
+	tcase_add_test(tc, a_formats_host_rates_time_every_setup_alike);
 	suite_add_tcase(s, tc);
 	return s;
 }
