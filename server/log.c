@@ -79,6 +79,39 @@ void rf_log_set_level(enum rf_log_level level)
 	atomic_store(&rf_log_level_cur, (int)level);
 }
 
+/* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ LEVEL " for ts into line (room for 40); returns its
+ * length. The seconds' part is formatted once per second per thread. */
+static size_t log_stamp(char *line, const struct timespec *ts, const char *level)
+{
+	static _Thread_local time_t stamp_sec = -1;
+	static _Thread_local char stamp[32];
+	static _Thread_local size_t stamp_len;
+	long ms = ts->tv_nsec / 1000000L;
+	size_t n, k;
+
+	if (ts->tv_sec != stamp_sec) {
+		struct tm tm;
+		gmtime_r(&ts->tv_sec, &tm);
+		stamp_len = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+		stamp_sec = ts->tv_sec;
+	}
+	memcpy(line, stamp, stamp_len);
+	n = stamp_len;
+	line[n++] = '.';
+	line[n++] = (char)('0' + ms / 100 % 10);
+	line[n++] = (char)('0' + ms / 10 % 10);
+	line[n++] = (char)('0' + ms % 10);
+	line[n++] = 'Z';
+	line[n++] = ' ';
+	/* The level left-aligned in five columns, as "%-5s" writes it. */
+	for (k = 0; level[k]; k++)
+		line[n++] = level[k];
+	for (; k < 5; k++)
+		line[n++] = ' ';
+	line[n++] = ' ';
+	return n;
+}
+
 void rf_log(enum rf_log_level level, const char *fmt, ...)
 {
 	static const char *const names[] = {"error", "warn", "info", "debug"};
@@ -86,7 +119,6 @@ void rf_log(enum rf_log_level level, const char *fmt, ...)
 	static const char priorities[] = {'3', '4', '6', '7'};
 	char line[2048];
 	struct timespec ts;
-	struct tm tm;
 	size_t n;
 	va_list ap;
 	int w;
@@ -97,11 +129,7 @@ void rf_log(enum rf_log_level level, const char *fmt, ...)
 		n = (size_t)snprintf(line, sizeof(line), "<%c>", priorities[level]);
 	} else {
 		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-		w = snprintf(line + n, sizeof(line) - n, ".%03ldZ %-5s ", ts.tv_nsec / 1000000L,
-			     names[level]);
-		n += w > 0 ? (size_t)w : 0;
+		n = log_stamp(line, &ts, names[level]);
 	}
 	va_start(ap, fmt);
 	w = rf_vformat(line + n, sizeof(line) - n - 1, fmt, ap);
