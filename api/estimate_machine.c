@@ -150,6 +150,11 @@ int est_hardware(const struct api_env *env, struct est *e, const cJSON *hw, stru
 
 	if (rc < 0 || !env->cat.devices || !e->hw.cpu.model[0])
 		return rc;
+	/* The table adds nothing to a machine with its instruction sets and a measured
+	 * bandwidth. */
+	if ((e->hw.cpu.isa != 0 || strcmp(e->hw_source, "request") == 0) &&
+	    e->hw.cpu.memory_bandwidth_gbs > 0)
+		return rc;
 	if (device_resolve_cpu(env->cat.devices, e->hw.cpu.model, &p) != 0)
 		p = NULL;
 	/* This host's scan without instruction sets (a CPU the probe could not read) has the

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/format.h"
 #include "core/suggest.h"
 #include "core/numparse.h"
 
@@ -512,7 +513,7 @@ static int find_forms(const struct device_table *t, const char *qkey, int qsize,
 		const struct device_profile *one[MAX_CANDIDATES];
 		int k;
 
-		if (snprintf(key, sizeof(key), "%s %s", qkey, device_forms[f]) >= (int)sizeof(key))
+		if (rf_format(key, sizeof(key), "%s %s", qkey, device_forms[f]) >= (int)sizeof(key))
 			return 0;
 		k = find_candidates(t, key, qsize, one);
 		for (int i = 0; i < k && i < MAX_CANDIDATES && n < MAX_CANDIDATES; i++)
@@ -643,7 +644,7 @@ int device_resolve_cpu(const struct device_table *t, const char *model,
 
 	if (!t || !model || !model[0] || !out)
 		return RF_E_INVALID_VALUE;
-	snprintf(buf, sizeof(buf), "%s", model);
+	rf_format(buf, sizeof(buf), "%s", model);
 	for (size_t i = 0; i < sizeof(cut_at) / sizeof(cut_at[0]); i++)
 		if ((c = find_nocase(buf, cut_at[i])) != NULL)
 			*c = '\0';
@@ -675,7 +676,7 @@ int device_cpu_cores(const struct device_profile *p, const char *model)
 		return 0;
 	if (p->cpu_cores > 0)
 		return p->cpu_cores;
-	snprintf(buf, sizeof(buf), "%s", model ? model : "");
+	rf_format(buf, sizeof(buf), "%s", model ? model : "");
 	/* /proc/cpuinfo's "Intel(R) Xeon(R) Platinum 8480+": the marks go, the words stay. */
 	for (char *c;
 	     (c = find_nocase(buf, "(R)")) != NULL || (c = find_nocase(buf, "(TM)")) != NULL;)
