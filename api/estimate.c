@@ -31,12 +31,17 @@ struct est *est_new(void)
 	const size_t w_at = offsetof(struct est, weights), w_end = w_at + sizeof(e->weights);
 	const size_t hw_at = offsetof(struct est, hw), hw_end = hw_at + sizeof(e->hw);
 	const size_t notes_at = offsetof(struct est, assumptions);
+	const size_t fi_at = offsetof(struct est, folder_info),
+		     fi_end = fi_at + sizeof(e->folder_info);
 
 	if (!e && !(e = malloc(sizeof(*e))))
 		return NULL;
 	/* Not cleared: the machine, which est_hardware writes whole before anything reads it
-	 * (37 KiB), and the assumptions, the last field, read up to n_assumptions only (19 KiB). */
-	memset(e, 0, w_at);
+	 * (37 KiB), the assumptions, the last field, read up to n_assumptions only (19 KiB), and
+	 * the folder's origin, written whole with has_checkpoint, which guards every read of it
+	 * (12 KiB). */
+	memset(e, 0, fi_at);
+	memset((char *)e + fi_end, 0, w_at - fi_end);
 	rf_mem_weights_reset(&e->weights);
 	memset((char *)e + w_end, 0, hw_at - w_end);
 	memset((char *)e + hw_end, 0, notes_at - hw_end);

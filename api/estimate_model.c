@@ -100,6 +100,8 @@ static int est_model_folder(const struct api_env *env, struct est *e, int kind, 
 		e->has_checkpoint = true;
 		e->quantized = e->checkpoint.quantized;
 		e->quant = e->checkpoint.quant;
+		/* est_new leaves the origin as it was: written whole here. */
+		memset(&e->folder_info, 0, sizeof(e->folder_info));
 		snprintf(e->folder_info.where, sizeof(e->folder_info.where), "%s", d->where);
 		snprintf(e->folder_info.revision, sizeof(e->folder_info.revision), "%s",
 			 d->revision);

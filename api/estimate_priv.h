@@ -54,8 +54,10 @@ struct est {
 	char model_source[16]; /* catalog, ollama, architecture, gguf, folder, hf_cache, hub */
 	bool has_checkpoint;   /* a Hugging Face folder: the census of its safetensors */
 	struct api_checkpoint checkpoint;
-	struct api_model_dir folder_info; /* where/revision only: config and headers freed */
-	bool quantized;                   /* config.json has a quantization_config */
+	/* where/revision only: config and headers freed. Valid with has_checkpoint only (est_new
+	 * leaves it as it was). */
+	struct api_model_dir folder_info;
+	bool quantized; /* config.json has a quantization_config */
 	struct hfq_config quant;
 	struct gguf_file *gguf;
 	int ftype;
@@ -88,7 +90,8 @@ struct est_predict {
 
 /* Returns an empty est (as calloc would give it, except the weights' per-layer arrays, which
  * rf_mem_weights_reset leaves for their producer, the machine hw, which est_hardware writes
- * whole, and the assumptions' text past n_assumptions 0), or NULL when out of memory. */
+ * whole, folder_info, written with has_checkpoint, and the assumptions' text past
+ * n_assumptions 0), or NULL when out of memory. */
 struct est *est_new(void);
 /* Frees e's GGUF header and keeps e for the next est_new (or frees it). NULL is a no-op. */
 void est_release(struct est *e);
