@@ -62,3 +62,21 @@ bench_wrk() {
 bench_rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
 }
+
+# Prints how many TCP connections (IPv4) with local port $1 the server still holds open:
+# established, or closed by the client and not yet by the server (CLOSE_WAIT) (/proc/net/tcp).
+bench_open_conns() {
+	awk -v port="$(printf '%04X' "$1")" 'NR > 1 {
+		split($2, a, ":"); if (a[2] == port && ($4 == "01" || $4 == "08")) n++ }
+		END { print n + 0 }' /proc/net/tcp
+}
+
+# Waits (at most 0.5 s, in 20 ms steps) until the server holds no connection on port $1: a
+# load's client has gone and the daemon has closed its side.
+bench_wait_closed() {
+	i=0
+	while [ "$(bench_open_conns "$1")" -gt 0 ] && [ $i -lt 25 ]; do
+		sleep 0.02
+		i=$((i + 1))
+	done
+}
