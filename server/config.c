@@ -248,6 +248,30 @@ static void config_defaults(struct rf_config *cfg)
 	cfg->log_level = RF_LOG_INFO;
 }
 
+int rf_long_option_inexact(int first, int argc, char **argv, const struct option *longopts)
+{
+	for (int i = first; i < argc; i++) {
+		const char *arg = argv[i];
+		size_t n;
+		int k;
+		if (strcmp(arg, "--") == 0)
+			break;
+		if (arg[0] != '-' || arg[1] != '-')
+			continue;
+		n = strcspn(arg + 2, "=");
+		for (k = 0; longopts && longopts[k].name; k++)
+			if (strlen(longopts[k].name) == n &&
+			    strncmp(longopts[k].name, arg + 2, n) == 0)
+				break;
+		if (!longopts || !longopts[k].name)
+			return i;
+		/* A value given as the next word is not an option, whatever it looks like. */
+		if (longopts[k].has_arg == required_argument && !arg[2 + n])
+			i++;
+	}
+	return -1;
+}
+
 int rf_config_parse(int argc, char **argv, struct rf_config *cfg, char *err, size_t errlen)
 {
 	const size_t n_opts = sizeof(opts) / sizeof(opts[0]);
@@ -288,6 +312,12 @@ int rf_config_parse(int argc, char **argv, struct rf_config *cfg, char *err, siz
 		optind = 0;
 		opterr = 0;
 		rc = 0;
+		c = rf_long_option_inexact(1, argc + 1, args, longopts);
+		if (c >= 0) {
+			snprintf(err, errlen, "unknown option '%.60s' (see rigfit serve --help)",
+				 args[c]);
+			rc = RF_E_INVALID_VALUE;
+		}
 		while (rc == 0 && (c = getopt_long(argc + 1, args, ":", longopts, NULL)) != -1) {
 			const char *arg = args[optind - 1];
 			if (c == ':') {

@@ -60,6 +60,14 @@ struct rf_config {
 	bool mcp_conformance_fixtures;
 };
 
+struct option;
+
+/* The index in argv[first..argc) of the first long option ("--name" or "--name=value", up to a
+ * "--" that ends the options) that names none of longopts in full, or -1 when each does.
+ * getopt_long takes an unambiguous prefix ("--lis" for "--listen") silently; the daemon and the
+ * CLI refuse one. A value given as the word after an option that requires one is skipped. */
+int rf_long_option_inexact(int first, int argc, char **argv, const struct option *longopts);
+
 /* Fills cfg with the defaults, then RIGFIT_* environment variables, then the flags in
  * argv[0..argc) (argv[0] is the first flag, not the program name). Does not read the token
  * file (see rf_config_load_token). Returns 0, or RF_E_INVALID_VALUE with a one-line message in

@@ -77,6 +77,16 @@ int cli_getopt_error(const char *name, int c, char **argv, const struct option *
 	return cli_usage_error("%s: unknown option '%.60s' (see rigfit help %s)", name, arg, name);
 }
 
+int cli_long_options_exact(const char *name, int argc, char **argv, const struct option *longopts)
+{
+	int i = rf_long_option_inexact(1, argc, argv, longopts);
+
+	if (i < 0)
+		return 0;
+	optind = i + 1; /* where cli_getopt_error reads the option */
+	return cli_getopt_error(name, '?', argv, longopts);
+}
+
 int cli_profiles_dir(const char *given, char *out, size_t outlen)
 {
 	char exe[4096], err[600];
@@ -321,6 +331,8 @@ static int cmd_detect(int argc, char **argv)
 	opts.nvml_lib = getenv("RIGFIT_NVML_LIB");
 	opts.nvidia_smi = getenv("RIGFIT_NVIDIA_SMI");
 	opts.sysctl = getenv("RIGFIT_SYSCTL");
+	if (cli_long_options_exact("detect", argc, argv, longopts) != 0)
+		return 2;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -431,6 +443,8 @@ static int cmd_healthcheck(int argc, char **argv)
 	uint64_t timeout_ms = 2000, wait_s = 0;
 	struct timespec t0, now;
 
+	if (cli_long_options_exact("healthcheck", argc, argv, longopts) != 0)
+		return 2;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -510,6 +524,8 @@ static int cmd_version(int argc, char **argv)
 	enum cli_format fmt = CLI_FMT_SUMMARY;
 	int c;
 
+	if (cli_long_options_exact("version", argc, argv, longopts) != 0)
+		return 2;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {

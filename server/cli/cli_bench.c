@@ -117,6 +117,8 @@ static int bench_args(struct bench_cli *b, int argc, char **argv, const char *na
 
 	for (int k = 0; params[k] && n < 15; k++, n++)
 		longopts[n] = (struct option){params[k], required_argument, NULL, O_PARAM + k};
+	if (cli_long_options_exact(name, argc, argv, longopts) != 0)
+		return 2;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {

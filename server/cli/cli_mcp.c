@@ -52,6 +52,8 @@ int rf_cli_mcp(int argc, char **argv)
 
 	memset(&ce, 0, sizeof(ce));
 	opts.root = getenv("RIGFIT_ROOT");
+	if (cli_long_options_exact("mcp", argc, argv, longopts) != 0)
+		return 2;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {

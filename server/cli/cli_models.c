@@ -216,6 +216,8 @@ int rf_cli_models(int argc, char **argv)
 	if ((env = getenv("RIGFIT_OLLAMA_MODELS")) &&
 	    !dir_set(cfg->ollama_models, sizeof(cfg->ollama_models), env))
 		goto usage_long;
+	if (cli_long_options_exact("models", argc, argv, longopts) != 0)
+		goto out;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {

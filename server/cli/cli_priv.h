@@ -78,6 +78,11 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * 2. */
 int cli_getopt_error(const char *name, int c, char **argv, const struct option *longopts);
 
+/* Checks that every long option in argv names one of longopts in full: getopt_long takes an
+ * unambiguous prefix ("--model" for "--models-dir") silently, where a user meant another
+ * flag. Returns 0, or 2 after cli_getopt_error's message for the first that does not. */
+int cli_long_options_exact(const char *name, int argc, char **argv, const struct option *longopts);
+
 /* Finds the profile directory (--profiles given, RIGFIT_PROFILES, beside the binary,
  * ./profiles) into out. Returns 0, or 1 after saying that none was found. */
 int cli_profiles_dir(const char *given, char *out /* OUT */, size_t outlen);

@@ -152,6 +152,7 @@ enum {
 	OPT_REQUEST,
 	OPT_DB,
 	OPT_NO_HOST_BENCH,
+	OPT_MODEL,        /* --model M: the positional MODEL, for a question that takes one */
 	OPT_FIELD = 0x100 /* + the field's index */
 };
 
@@ -199,8 +200,8 @@ int cli_question_help(const char *name, FILE *out)
 		"body\n(flags override its fields).%s\n\n",
 		q->path,
 		q->model_field ?
-			"\nMODEL is an id or alias of the profiles' models.json, or a .gguf "
-			"file under --models-dir." :
+			"\nMODEL (or --model MODEL) is an id or alias of the profiles' models.json, "
+			"or a .gguf file under --models-dir." :
 			"");
 	for (const struct cli_field *f = q->fields; f->flag; f++) {
 		char left[48];
@@ -347,6 +348,7 @@ static int model_apply(cJSON *body, const char *field, const char *model)
 struct question_args {
 	const char *input; /* the body's file, "-", or NULL */
 	const char *model;
+	bool model_flag;                /* model came from --model */
 	const char *values[MAX_FIELDS]; /* the flags' values, by field index */
 	size_t n_values;
 	enum cli_format format;
@@ -359,7 +361,7 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 			  const char **root)
 {
 	size_t nf = fields_count(q->fields);
-	struct option longopts[N_COMMON + MAX_FIELDS + 1];
+	struct option longopts[N_COMMON + MAX_FIELDS + 2];
 	int c, rc;
 
 	memset(longopts, 0, sizeof(longopts));
@@ -371,6 +373,12 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 										 required_argument;
 		longopts[N_COMMON + i].val = OPT_FIELD + (int)i;
 	}
+	/* A question about one MODEL takes it as --model too, as people type it. */
+	if (q->model_field)
+		longopts[N_COMMON + (nf < MAX_FIELDS ? nf : MAX_FIELDS)] =
+			(struct option){"model", required_argument, NULL, OPT_MODEL};
+	if ((rc = cli_long_options_exact(q->name, argc, argv, longopts)) != 0)
+		return rc;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":j:f:", longopts, NULL)) != -1) {
@@ -403,6 +411,14 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 		case OPT_NO_HOST_BENCH:
 			a->no_host_bench = true;
 			break;
+		case OPT_MODEL:
+			if (a->model)
+				return cli_usage_error(
+					"%s: one MODEL, given once (see rigfit help %s)", q->name,
+					q->name);
+			a->model = optarg;
+			a->model_flag = true;
+			break;
 		default:
 			if (c >= OPT_FIELD && c < OPT_FIELD + (int)nf) {
 				a->values[c - OPT_FIELD] = optarg ? optarg : "true";
@@ -417,6 +433,11 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 			a->input = argv[i];
 		else if (q->model_field && !a->model)
 			a->model = argv[i];
+		else if (q->model_field && a->model_flag)
+			return cli_usage_error(
+				"%s: one MODEL, given once: '%.60s' and '%.60s' (see "
+				"rigfit help %s)",
+				q->name, a->model, argv[i], q->name);
 		else
 			return cli_usage_error(
 				"%s: unexpected argument '%.60s' (see rigfit help %s)", q->name,

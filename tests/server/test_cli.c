@@ -417,6 +417,31 @@ START_TEST(every_printing_command_takes_each_format)
 }
 END_TEST
 
+/* --model MODEL asks what the positional MODEL asks, for estimate and config. */
+START_TEST(model_as_a_flag_is_the_positional_model)
+{
+	static const char *const pairs[][2][8] = {
+		{{"estimate", "llama-3.1-8b", "--quant", "Q8_0", "--format", "json", NULL},
+		 {"estimate", "--model", "llama-3.1-8b", "--quant", "Q8_0", "--format", "json",
+		  NULL}},
+		{{"config", "qwen2.5-7b", "--gpu", "RTX 4090", "--format", "json", NULL},
+		 {"config", "--gpu", "RTX 4090", "--model=qwen2.5-7b", "--format", "json", NULL}},
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		char *a = NULL, *b = NULL, *ea = NULL, *eb = NULL;
+		ck_assert_msg(run_bulk(pairs[i][0], &a, &ea) == 0, "%s", ea);
+		ck_assert_msg(run_bulk(pairs[i][1], &b, &eb) == 0, "%s", eb);
+		ck_assert_ptr_nonnull(strstr(a, "\"model\""));
+		ck_assert_str_eq(a, b);
+		free(a);
+		free(b);
+		free(ea);
+		free(eb);
+	}
+}
+END_TEST
+
 START_TEST(bad_options_are_one_line_usage_errors)
 {
 	static const char *const cases[][6] = {
@@ -436,6 +461,14 @@ START_TEST(bad_options_are_one_line_usage_errors)
 		{"estimat", "llama-3.1-8b", NULL, NULL, NULL, "did you mean 'estimate'?"},
 		{"estimate", "llama-3.1-8b", "--ctxx", "8", NULL, "did you mean '--ctx'?"},
 		{"models", "--sorce", "catalog", NULL, NULL, "did you mean '--source'?"},
+		/* A prefix of a flag is not that flag: getopt_long would take "--mod" for
+		 * "--mode" and "--model" for "--models-dir". */
+		{"estimate", "llama-3.1-8b", "--mod", "qlora", NULL, "did you mean '--mode'?"},
+		{"models", "--model", "x", NULL, NULL, "unknown option '--model'"},
+		{"detect", "--form", "json", NULL, NULL, "unknown option '--form'"},
+		{"serve", "--lis", "127.0.0.1:0", NULL, NULL, "unknown option '--lis'"},
+		{"estimate", "llama-3.1-8b", "--model", "qwen2.5-7b", NULL,
+		 "one MODEL, given once"},
 		{"help", "vaildate", NULL, NULL, NULL, "did you mean 'validate'?"},
 		{"frobnicate", NULL, NULL, NULL, NULL, "unknown command 'frobnicate' (try"},
 	};
@@ -724,6 +757,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, names_are_what_the_questions_accept);
 	tcase_add_test(tc, every_printing_command_takes_each_format);
 	tcase_add_test(tc, bad_options_are_one_line_usage_errors);
+	tcase_add_test(tc, model_as_a_flag_is_the_positional_model);
 	tcase_add_test(tc, the_scan_says_so_on_a_terminal_only);
 	tcase_add_test(tc, profiles_are_found_given_from_the_environment_or_beside_the_binary);
 	tcase_add_test(tc, a_binary_without_profiles_says_so);
