@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -201,7 +202,7 @@ int cli_question_help(const char *name, FILE *out)
 		q->path,
 		q->model_field ?
 			"\nMODEL (or --model MODEL) is an id or alias of the profiles' models.json, "
-			"or a .gguf file under --models-dir." :
+			"or a .gguf file (read from its folder, or from under --models-dir)." :
 			"");
 	for (const struct cli_field *f = q->fields; f->flag; f++) {
 		char left[48];
@@ -349,6 +350,7 @@ struct question_args {
 	const char *input; /* the body's file, "-", or NULL */
 	const char *model;
 	bool model_flag;                /* model came from --model */
+	char gguf_path[PATH_MAX];       /* a .gguf MODEL made absolute */
 	const char *values[MAX_FIELDS]; /* the flags' values, by field index */
 	size_t n_values;
 	enum cli_format format;
@@ -442,6 +444,29 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 			return cli_usage_error(
 				"%s: unexpected argument '%.60s' (see rigfit help %s)", q->name,
 				argv[i], q->name);
+	}
+	/* A .gguf file named on the command line: its path made absolute (the route takes only
+	 * absolute ones), and read from its own folder unless --models-dir says where model files
+	 * may be read (the daemon's rule). */
+	if (a->model && strlen(a->model) > 5 &&
+	    strcmp(a->model + strlen(a->model) - 5, ".gguf") == 0) {
+		char cwd[PATH_MAX];
+		const char *slash;
+		size_t n;
+		if (a->model[0] != '/' && !realpath(a->model, a->gguf_path) &&
+		    (!getcwd(cwd, sizeof(cwd)) ||
+		     snprintf(a->gguf_path, sizeof(a->gguf_path), "%s/%s", cwd, a->model) >=
+			     (int)sizeof(a->gguf_path)))
+			return cli_usage_error("%s: the path '%.60s' is too long", q->name,
+					       a->model);
+		if (a->model[0] != '/')
+			a->model = a->gguf_path;
+		slash = strrchr(a->model, '/');
+		n = slash == a->model ? 1 : (size_t)(slash - a->model);
+		if (ce->cfg.n_models_dirs == 0 && n < sizeof(ce->cfg.models_dirs[0])) {
+			snprintf(ce->cfg.models_dirs[0], n + 1, "%s", a->model);
+			ce->cfg.n_models_dirs = 1;
+		}
 	}
 	return 0;
 }

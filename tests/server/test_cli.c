@@ -417,6 +417,36 @@ START_TEST(every_printing_command_takes_each_format)
 }
 END_TEST
 
+/* A .gguf named on the command line is read from its own folder; --models-dir, when given,
+ * is the rule, as the daemon's. */
+START_TEST(a_gguf_on_the_command_line_is_read_from_its_folder)
+{
+	char *gguf = t_path(t_src_dir(), "tests/fuzz/corpus/gguf/llama-tiny.gguf");
+	char *missing = t_path(t_src_dir(), "tests/fuzz/corpus/gguf/no-such.gguf");
+	char *out = NULL, *err = NULL;
+	const char *here[] = {"estimate", gguf, "--format", "json", NULL};
+	const char *elsewhere[] = {"estimate", gguf, "--models-dir", "/tmp", NULL};
+	const char *gone[] = {"estimate", missing, NULL};
+
+	ck_assert_msg(run(here, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(strstr(out, "\"source\":\"gguf\""));
+	free(out);
+	free(err);
+	out = err = NULL;
+	ck_assert_int_eq(run(elsewhere, &out, &err), 2);
+	assert_one_line(err, "not inside a models directory");
+	free(out);
+	free(err);
+	out = err = NULL;
+	ck_assert_int_eq(run(gone, &out, &err), 2);
+	assert_one_line(err, "does not exist");
+	free(out);
+	free(err);
+	free(gguf);
+	free(missing);
+}
+END_TEST
+
 /* --model MODEL asks what the positional MODEL asks, for estimate and config. */
 START_TEST(model_as_a_flag_is_the_positional_model)
 {
@@ -758,6 +788,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, every_printing_command_takes_each_format);
 	tcase_add_test(tc, bad_options_are_one_line_usage_errors);
 	tcase_add_test(tc, model_as_a_flag_is_the_positional_model);
+	tcase_add_test(tc, a_gguf_on_the_command_line_is_read_from_its_folder);
 	tcase_add_test(tc, the_scan_says_so_on_a_terminal_only);
 	tcase_add_test(tc, profiles_are_found_given_from_the_environment_or_beside_the_binary);
 	tcase_add_test(tc, a_binary_without_profiles_says_so);
