@@ -577,6 +577,11 @@ START_TEST(the_artifact_check_knows_a_wrong_command)
 
 	ck_assert(phi && l8);
 	ck_assert_ptr_null(model_ckpt_repo(phi, MODEL_CKPT_AWQ));
+	/* Each wrong command runs in a child that a failed check must end. Without Check's own
+	 * fork (CK_FORK=no, as make valgrind runs), a failed check does not end the child: it
+	 * goes on as the test runner. The sanitizer build, which forks, runs this test. */
+	if (getenv("CK_FORK") && strcmp(getenv("CK_FORK"), "no") == 0)
+		return;
 	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
 		pid_t pid = fork();
 		int st = 0;
