@@ -224,6 +224,16 @@ START_TEST(held_log_lines_go_out_together_at_the_release)
 	text = t_read_file(file, NULL);
 	ck_assert_ptr_nonnull(strstr(text, "info  fourth\n"));
 	ck_assert_ptr_nonnull(strstr(text, "info  fifth\n"));
+	/* Every line stamped "YYYY-MM-DDTHH:MM:SS.mmmZ " in UTC, as strftime and %03ld wrote it. */
+	for (const char *line = text; *line; line = strchr(line, '\n') + 1) {
+		int y, mo, d, h, mi, sec, ms;
+		char z, sp;
+		ck_assert_int_eq(sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c%c", &y, &mo, &d, &h,
+					&mi, &sec, &ms, &z, &sp),
+				 9);
+		ck_assert(z == 'Z' && sp == ' ' && line[23] == 'Z');
+		ck_assert(y >= 2024 && mo >= 1 && mo <= 12 && ms >= 0 && ms <= 999);
+	}
 	free(text);
 	/* More than the buffer holds: nothing lost, nothing out of order. */
 	rf_log_hold();
