@@ -281,23 +281,6 @@ static double mem_eff_of(const struct speed_params *p, const struct speed_device
 /* The host kernels' rates for in's weights where they do not follow the sizes, into *r: the
  * several decode times of one answer (at another KV size, another batch's weights) then share
  * them. NULL where each decode time computes its own (no host share, no mix, bad input). */
-static const struct speed_cpu_rates *host_rates(const struct speed_input *in,
-						struct speed_cpu_rates *r)
-{
-	struct speed_cpu_host h;
-	struct speed_cpu_work w;
-	double f = gpu_frac(in);
-
-	if (!(f < 1) || in->host.cpu_isa == SPEED_CPU_ISA_UNSET)
-		return NULL;
-	if (in->host_rates_known)
-		return &in->host_rates;
-	host_work(in, in->weight_bytes, f, &h, &w);
-	if (speed_cpu_rates_sized(&w) || speed_cpu_rates(&h, &w, r) < 0)
-		return NULL;
-	return r;
-}
-
 bool speed_host_rates(const struct speed_input *in, struct speed_cpu_rates *out)
 {
 	struct speed_cpu_host h;
@@ -308,6 +291,20 @@ bool speed_host_rates(const struct speed_input *in, struct speed_cpu_rates *out)
 	/* The rates do not follow the sizes: the whole weights, on the host alone. */
 	host_work(in, in->weight_bytes, 0, &h, &w);
 	return !speed_cpu_rates_sized(&w) && speed_cpu_rates(&h, &w, out) == 0;
+}
+
+/* The host kernels' rates for in's weights where they do not follow the sizes: the caller's
+ * (host_rates_known), else worked out into *r; the several decode times of one answer (at
+ * another KV size, another batch's weights) then share them. NULL where each decode time
+ * computes its own (no host share, no mix, bad input). */
+static const struct speed_cpu_rates *host_rates(const struct speed_input *in,
+						struct speed_cpu_rates *r)
+{
+	if (!(gpu_frac(in) < 1) || in->host.cpu_isa == SPEED_CPU_ISA_UNSET)
+		return NULL;
+	if (in->host_rates_known)
+		return &in->host_rates;
+	return speed_host_rates(in, r) ? r : NULL;
 }
 
 /* Seconds per generated token with kv_bytes of KV cache read; rates: host_rates(in) or NULL. */
