@@ -67,7 +67,7 @@ void plan_request_default(struct plan_request *r)
 	r->ftype = -1;
 	r->vformat = -1;
 	r->n_parallel = 1;
-	r->min_tps = PLAN_MIN_TPS;
+	r->min_tps = 0;      /* the use case's floor */
 	r->max_gpu_util = 0; /* the runtime's */
 }
 
@@ -98,9 +98,12 @@ struct work {
 	double floor_kld; /* long_context and speed: the quality floor; < 0 none */
 	double best_kld;  /* the best divergence meeting every constraint so far; < 0 none */
 	bool moe;
-	bool searched[2]; /* the runtimes searched (enum plan_runtime) */
-	int64_t np;       /* the sequences planned to run together */
-	bool no_walk;     /* long_context: only the edge of the splits toward the host */
+	bool searched[2];  /* the runtimes searched (enum plan_runtime) */
+	int64_t np;        /* the sequences planned to run together */
+	bool no_walk;      /* long_context: only the edge of the splits toward the host */
+	bool interactive;  /* general: the choice is held to an interactive tier (choose) */
+	double q4_fastest; /* general, not interactive: the fastest setup at the quality floor's
+			      class with the context asked (0: none) */
 	/* vLLM's capacity of each (format, KV dtype, share) searched: the answer's setups are
 	 * finished from them, without walking the model's tensors again. */
 	struct vllm_facts *vf; /* what vLLM loads of the model, summed once for every capacity */
@@ -815,6 +818,7 @@ enum crit {
 	C_CTX, /* higher is better (up to the use case's cap); long_context: within CTX_TIE */
 	C_RT,  /* equal on the rest: llama.cpp, which takes only the memory it needs, runs
 		  layers from RAM and is one GGUF file */
+	C_CTX_MAX, /* the most context, exactly (up to the use case's cap) */
 };
 
 static double crit_value(const struct plan_request *r, enum crit c, const struct plan_choice *x)
@@ -822,53 +826,69 @@ static double crit_value(const struct plan_request *r, enum crit c, const struct
 	return c == C_KLD ? -kld_of(x) :
 	       c == C_TPS ? x->res.aggregate_tps :
 	       c == C_RT  ? (x->setup.runtime == PLAN_RT_LLAMA_CPP ? 1.0 : 0.0) :
-			    (double)ctx_of(r, x);
+			    (double)ctx_of(r, x); /* C_CTX, C_CTX_MAX */
 }
 
 /* Whether v is within the criterion's tolerance of the best value top. */
-static bool crit_near(const struct plan_request *r, const struct plan_quality *q, enum crit c,
-		      double v, double top, bool last)
+static bool crit_near(const struct work *k, enum crit c, double v, double top, bool last)
 {
+	const struct plan_quality *q = k->q;
+
 	if (last)
 		return v >= top;
 	if (c == C_KLD)
 		return v >= top - q->tie_kld;
 	if (c == C_TPS)
 		return v * (1 + SPEED_TIE) >= top;
-	if (c == C_RT)
+	if (c == C_RT || c == C_CTX_MAX)
 		return v >= top;
-	return r->use_case == PLAN_LONG_CONTEXT ? v * (1 + CTX_TIE) >= top : v >= top;
+	return k->r->use_case == PLAN_LONG_CONTEXT || k->interactive ? v * (1 + CTX_TIE) >= top :
+								       v >= top;
 }
 
-/* The use cases' criteria, in order: the last, the exact speed, settles what is left. */
-#define N_STEPS 5
+/* The use cases' criteria, in order: the first three are the objective's (the runtime's verdict
+ * names the first that tells two setups apart); the last, the exact speed, settles what is
+ * left. */
+#define N_STEPS 6
+#define N_OBJECTIVE_STEPS 3
 static const enum crit orders[PLAN_USE_CASES][N_STEPS] = {
-	[PLAN_GENERAL] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS},
-	[PLAN_LONG_CONTEXT] = {C_CTX, C_KLD, C_TPS, C_RT, C_TPS},
-	[PLAN_SPEED] = {C_TPS, C_KLD, C_CTX, C_RT, C_TPS},
-	[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS},
+	[PLAN_GENERAL] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS, C_TPS},
+	[PLAN_LONG_CONTEXT] = {C_CTX, C_KLD, C_TPS, C_RT, C_TPS, C_TPS},
+	[PLAN_SPEED] = {C_TPS, C_KLD, C_CTX, C_RT, C_TPS, C_TPS},
+	[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS, C_TPS},
 };
+/* general at interactive speed: every setup left keeps up with the user, so context (up to
+ * general's cap, within 5%) comes before speed beyond that; among speeds within 5%, the most
+ * context exactly (32768, not 32000 a hair faster). */
+static const enum crit interactive_order[N_STEPS] = {C_KLD, C_CTX, C_TPS, C_RT, C_CTX_MAX, C_TPS};
+
+/* The criteria of k's choice, in order. */
+static const enum crit *order_of(const struct work *k)
+{
+	return k->interactive ? interactive_order : orders[k->r->use_case];
+}
 
 /* The objective's choice among the candidates flagged in eligible (keep is scratch): each
  * criterion, in the use case's order, keeps those within its tolerance of the best still in;
  * the exact speed settles what is left. Tolerances are measured from the best, not pairwise,
  * so the choice never drifts along a chain of near-ties. Returns the index or -1. */
-static int select_best(const struct plan_request *r, const struct plan_quality *q,
-		       const struct plan_choice *all, int na, const bool *eligible, bool *keep)
+static int select_best(const struct work *k, const struct plan_choice *all, int na,
+		       const bool *eligible, bool *keep)
 {
+	const struct plan_request *r = k->r;
 	int pick = -1;
 
 	for (int i = 0; i < na; i++)
 		keep[i] = eligible[i];
 	for (int step = 0; step < N_STEPS; step++) {
-		enum crit c = orders[r->use_case][step];
+		enum crit c = order_of(k)[step];
 		double top = -1e300;
 		for (int i = 0; i < na; i++)
 			if (keep[i] && crit_value(r, c, &all[i]) > top)
 				top = crit_value(r, c, &all[i]);
 		for (int i = 0; i < na; i++)
-			if (keep[i] && !crit_near(r, q, c, crit_value(r, c, &all[i]), top,
-						  step == N_STEPS - 1))
+			if (keep[i] &&
+			    !crit_near(k, c, crit_value(r, c, &all[i]), top, step == N_STEPS - 1))
 				keep[i] = false;
 	}
 	for (int i = 0; i < na && pick < 0; i++)
@@ -891,11 +911,11 @@ static bool dominates(const struct plan_request *r, const struct plan_choice *a,
  * until none does. Quality bought with speed nobody would pay is not bought: Q8_0 mostly in RAM
  * gives way to Q4_K_M on the GPU at twice the speed. Not for the quality use case, whose user
  * asked for quality whatever the speed. scratch holds na flags. */
-static int undominated(const struct plan_request *r, const struct plan_quality *q,
-		       const struct plan_choice *all, int na, const bool *eligible, bool *keep,
-		       bool *scratch, int best)
+static int undominated(const struct work *k, const struct plan_choice *all, int na,
+		       const bool *eligible, bool *keep, bool *scratch, int best)
 {
-	double margin = dominance_margin(q);
+	const struct plan_request *r = k->r;
+	double margin = dominance_margin(k->q);
 
 	while (best >= 0 && r->use_case != PLAN_QUALITY) {
 		bool any = false;
@@ -905,7 +925,7 @@ static int undominated(const struct plan_request *r, const struct plan_quality *
 		}
 		if (!any)
 			break;
-		best = select_best(r, q, all, na, scratch, keep);
+		best = select_best(k, all, na, scratch, keep);
 	}
 	return best;
 }
@@ -1064,9 +1084,9 @@ static void runtime_text(const struct work *k, const struct plan_choice *w,
 			  wn, on);
 		return;
 	}
-	for (int step = 0; step < N_STEPS - 2; step++) {
-		enum crit c = orders[r->use_case][step];
-		if (crit_near(r, k->q, c, crit_value(r, c, o), crit_value(r, c, w), false))
+	for (int step = 0; step < N_OBJECTIVE_STEPS; step++) {
+		enum crit c = order_of(k)[step];
+		if (crit_near(k, c, crit_value(r, c, o), crit_value(r, c, w), false))
 			continue;
 		if (c == C_KLD)
 			rf_format(a->runtime_why, sizeof(a->runtime_why),
@@ -1098,7 +1118,7 @@ static void objective_text(const struct work *k, struct plan_answer *a)
 {
 	const struct plan_request *r = k->r;
 	const char *floor = rf_ftype_name(k->q->floor_ftype);
-	char head[120];
+	char head[200];
 
 	if (r->use_case == PLAN_LONG_CONTEXT)
 		rf_format(head, sizeof(head), "the longest context at %s-class quality or better",
@@ -1108,8 +1128,9 @@ static void objective_text(const struct work *k, struct plan_answer *a)
 			  floor ? floor : "?");
 	else if (r->use_case == PLAN_GENERAL)
 		rf_format(head, sizeof(head),
-			  "the best quality (llama.cpp KL divergence), unless a setup twice as "
+			  "the best quality (llama.cpp KL divergence)%s, unless a setup twice as "
 			  "fast is at most %.4f worse",
+			  a->interactive ? " at interactive speed, then the most context" : "",
 			  dominance_margin(k->q));
 	else
 		rf_format(head, sizeof(head), "the best quality (llama.cpp KL divergence)");
@@ -1137,14 +1158,38 @@ static int choose(struct work *k, struct plan_answer *out)
 		n.tps = PLAN_READING_TPS;
 	if (r->n_ctx > 0)
 		n.ctx = fixed_ctx(k);
-	/* Relax, in order, what no setup can meet: the context target, then the speed floor
-	 * (to 80% of the fastest setup that meets the rest), then the quality floor. */
+	/* Relax, in order, what no setup can meet: the context target, then (after general's
+	 * interactive floor is set) the speed floor (to 80% of the fastest setup that meets the
+	 * rest), then the quality floor. */
 	if (!any_meets(k, &n) && r->n_ctx == 0) {
 		struct need m = n;
 		m.ctx = 0;
 		if (most_ctx(k, &m) > 0) {
 			n.ctx = most_ctx(k, &m);
 			out->ctx_short = true;
+		}
+	}
+	/* general asks interactive speed where a setup at the quality floor's class reaches it
+	 * with the context that can be had: a better quant that the user waits on is not a better answer. */
+	k->interactive = false;
+	k->q4_fastest = 0;
+	if (r->use_case == PLAN_GENERAL && r->min_tps <= 0) {
+		static const double tiers[] = {PLAN_FLUENT_TPS, PLAN_INTERACTIVE_TPS};
+		for (size_t t = 0; t < sizeof(tiers) / sizeof(tiers[0]) && !k->interactive; t++) {
+			struct need m = {n.ctx, plan_quality_floor(k->q), tiers[t]};
+			if (any_meets(k, &m)) {
+				k->interactive = true;
+				n.tps = tiers[t];
+			}
+		}
+		out->interactive = k->interactive;
+		/* Out of reach: as near it as that quality allows; a better quant at a fraction
+		 * of the speed is not bought (Q8_0 at 6 tokens/s where Q4_K_M runs at 11). */
+		if (!k->interactive) {
+			struct need m = {n.ctx, plan_quality_floor(k->q), 0};
+			k->q4_fastest = fastest(k, &m);
+			if (k->q4_fastest * RELAXED_FLOOR > n.tps)
+				n.tps = k->q4_fastest * RELAXED_FLOOR;
 		}
 	}
 	if (!any_meets(k, &n)) {
@@ -1182,8 +1227,8 @@ static int choose(struct work *k, struct plan_answer *out)
 			to_choice(&k->c[i], &all[na++]);
 	for (int i = 0; i < na; i++)
 		elig[i] = true;
-	best = select_best(r, k->q, all, na, elig, keep);
-	best = undominated(r, k->q, all, na, elig, keep, scratch, best);
+	best = select_best(k, all, na, elig, keep);
+	best = undominated(k, all, na, elig, keep, scratch, best);
 	/* The Pareto front over quality, speed and context. */
 	for (int i = 0; i < na; i++) {
 		bool dominated = false;
@@ -1206,12 +1251,12 @@ static int choose(struct work *k, struct plan_answer *out)
 		int other;
 		for (int i = 0; i < na; i++)
 			elig[i] = all[i].setup.runtime != all[best].setup.runtime;
-		other = select_best(r, k->q, all, na, elig, keep);
+		other = select_best(k, all, na, elig, keep);
 		runtime_text(k, &all[best], other >= 0 ? &all[other] : NULL, out);
 	}
 	/* The front's best PLAN_MAX_ALTS by the objective, in its order. */
 	while (out->n_alt < PLAN_MAX_ALTS && nfront > 0) {
-		int pick = select_best(r, k->q, all, na, front, keep);
+		int pick = select_best(k, all, na, front, keep);
 		if (pick < 0)
 			break;
 		front[pick] = false;
@@ -1387,6 +1432,15 @@ static void trade_notes(struct work *k, struct plan_answer *a)
 			    "headroom; the rest run from host RAM",
 			    (long long)a->best.res.mem.n_gpu_layers,
 			    (long long)a->best.res.mem.n_gpu_layers, (long long)n_layer);
+	if (k->r->use_case == PLAN_GENERAL && k->r->min_tps <= 0 && !a->interactive &&
+	    !a->below_floor)
+		answer_note(a,
+			    "speed: no setup at %s-class quality or better reaches interactive "
+			    "speed (%.0f tokens/s) here (the fastest: %.1f); the best quality at "
+			    "%.1f tokens/s or more",
+			    rf_ftype_name(k->q->floor_ftype) ? rf_ftype_name(k->q->floor_ftype) :
+							       "?",
+			    PLAN_INTERACTIVE_TPS, k->q4_fastest, a->floor_tps);
 	if (a->below_floor)
 		answer_note(a,
 			    "speed: no setup reaches %.1f tokens/s here; this is the best within "

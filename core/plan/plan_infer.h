@@ -15,16 +15,20 @@
  * budget (unified memory excepted: there the GPU's working set is the limit).
  *
  * The objective, by use case (the answer states it):
- *   general       best quality with n_ctx >= 8192 (or the request's), usable speed; but a
- *                 setup twice as fast, at most the quality floor's divergence worse and as
- *                 long, wins over it (Q4_K_M on the GPU over Q8_0 mostly in RAM);
+ *   general       best quality with n_ctx >= 8192 (or the request's) at interactive speed
+ *                 (PLAN_FLUENT_TPS, else PLAN_INTERACTIVE_TPS) where a setup at the quality
+ *                 floor's class or better reaches it, then the most context; else best
+ *                 quality at 80% of the fastest such setup's speed, or usable speed if
+ *                 more; and a setup twice as fast, at most the
+ *                 quality floor's divergence worse and as long, wins over the best (Q4_K_M
+ *                 on the GPU over Q8_0 mostly in RAM);
  *   long_context  the longest n_ctx at Q4_K_M-class quality or better, usable speed;
  *   speed         the fastest with n_ctx >= 4096 at Q4_K_M-class quality or better;
  *   quality       best quality with n_ctx >= 4096 at reading speed or faster.
  * Quality is the quality table's divergence (ties within tie_kld); general and quality break
  * ties by speed (within 5%), then context; long_context by quality, then speed; speed by
- * quality, then context. "Usable" is min_tokens_per_s of decode (default 5). When no setup reaches the
- * floor, the floor becomes 80% of the fastest setup that meets the rest, and the answer says
+ * quality, then context. "Usable" is min_tokens_per_s of decode (default 5; given, it is the floor of
+ * every use case, general's interactive speed included). When no setup reaches the floor, the floor becomes 80% of the fastest setup that meets the rest, and the answer says
  * so (below_floor).
  *
  * The answer: the chosen setup and the Pareto front over quality, speed and context among the
@@ -47,6 +51,15 @@
  * "How many words do we read per minute?", J. Memory and Language 109), at 1.3 tokens per
  * word: 5.2 tokens/s. */
 #define PLAN_READING_TPS 5.2
+/* Interactive speed: what general (chat and coding) asks where a setup at the quality floor's
+ * class or better reaches it, the higher first. A reply is skimmed rather than read word by
+ * word, and skimming runs at 2-3x reading speed (Rayner et al. 2016, "So Much to Read, So
+ * Little Time", Psychological Science in the Public Interest 17(1): 400-700 words a minute,
+ * and comprehension falls apart beyond about 900): 700 words a minute at 1.3 tokens per word
+ * is 15 tokens/s, 900 is 20. At 20 no reader waits on the model; at 15 a skimming one keeps
+ * up; below, the user waits. */
+#define PLAN_FLUENT_TPS 20.0
+#define PLAN_INTERACTIVE_TPS 15.0
 #define PLAN_MAX_GPU_UTIL 0.90 /* the share of a GPU's budget validate warns above */
 /* The share of the host's budget a plan fills at most (the budget already leaves the OS a
  * tenth of the RAM): a browser and an editor beside the model must not push it into swap. */
@@ -120,7 +133,8 @@ struct plan_request {
 	int64_t n_parallel;        /* sequences served together; >= 1: the context targets are each
 				sequence's, the speed objective their aggregate (batched decode),
 				the speed floor what each one sees */
-	double min_tps;            /* usable decode speed; <= 0: PLAN_MIN_TPS */
+	double min_tps;            /* the decode floor asked; <= 0: the use case's (general:
+				interactive speed where reachable, else PLAN_MIN_TPS) */
 	double max_gpu_util;       /* headroom; <= 0: PLAN_MAX_GPU_UTIL (vLLM: 1, its own share) */
 	bool choice_only;          /* no alternatives wanted: formats that cannot be chosen are not
 			     evaluated at all (a catalog sweep) */
@@ -129,7 +143,7 @@ struct plan_request {
 };
 
 /* Sets the defaults: general, llama.cpp, every format, the use case's context, one sequence,
- * PLAN_MIN_TPS, PLAN_MAX_GPU_UTIL. */
+ * the use case's speed floor, PLAN_MAX_GPU_UTIL. */
 void plan_request_default(struct plan_request *r /* OUT */);
 
 struct plan_choice {
@@ -149,9 +163,12 @@ struct plan_answer {
 	struct plan_choice alt[PLAN_MAX_ALTS]; /* the Pareto front, best first, without best */
 	int evaluated;                         /* setups put to the evaluator */
 	bool below_floor;                      /* nothing reached the speed floor (see above) */
-	double floor_tps;                      /* the floor applied */
-	int64_t ctx_target;                    /* the least n_ctx the objective asked for */
-	bool ctx_short;                        /* nothing fitted ctx_target: the best fitted less */
+	/* general: a setup at the quality floor's class reached PLAN_FLUENT_TPS or
+	 * PLAN_INTERACTIVE_TPS, which became the floor (false: the usable floor applied) */
+	bool interactive;
+	double floor_tps;   /* the floor applied */
+	int64_t ctx_target; /* the least n_ctx the objective asked for */
+	bool ctx_short;     /* nothing fitted ctx_target: the best fitted less */
 	char objective[PLAN_OBJECTIVE_LEN];
 	/* Both runtimes searched: which won and why, against the other's best ("" otherwise). */
 	char runtime_why[PLAN_NOTE_LEN];

@@ -211,9 +211,10 @@ START_TEST(rtx_4090_inference_ranks_models_that_fit)
 			 5);
 	ck_assert_str_eq(str(j, "task"), "text-generation");
 	/* The objective stated is the one the recommendations were planned under: general use's
-	 * context and the usable speed, whatever the catalog's last model made of them. */
+	 * context and, on a 4090, its fluent speed, whatever the catalog's last model made of
+	 * them. */
 	ck_assert_msg(strstr(str(j, "objective"), "n_ctx >= 8192") &&
-			      strstr(str(j, "objective"), "decode >= 5.0 tokens/s"),
+			      strstr(str(j, "objective"), "decode >= 20.0 tokens/s"),
 		      "%s", str(j, "objective"));
 	cJSON_Delete(j);
 }

@@ -8,6 +8,7 @@
  * llama.cpp's measurements do, and the relaxations (speed floor, context) are said.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,9 @@ struct space {
 	long feasible, feasible_rt[2];
 	enum plan_runtime best_runtime;
 	double best_agg;
+	/* the fastest stream of a fitting point at the quality floor's class or better with the
+	 * answer's context: what general's interactive floor is reached by */
+	double q4_tps;
 	/* general: every feasible point, for the dominance checks (see check_dominance) */
 	struct point {
 		double kld, tps;
@@ -121,6 +125,39 @@ static void check_dominance(const struct space *sp)
 	}
 }
 
+/* General with no floor asked: the floor is the highest interactive tier a setup at the
+ * quality floor's class reaches, else 80% of the fastest such setup's speed or the usable
+ * speed if more (5% of slack either way for the splits the planner and the brute force try
+ * differently). */
+static void check_interactive(const struct space *sp)
+{
+	static const double tiers[] = {PLAN_FLUENT_TPS, PLAN_INTERACTIVE_TPS};
+	double want = 0;
+
+	for (size_t t = 0; t < 2 && want == 0; t++) {
+		if (sp->q4_tps >= tiers[t] * 1.05)
+			want = tiers[t];
+		else if (sp->q4_tps >= tiers[t] / 1.05)
+			return; /* too close to tell */
+	}
+	if (want > 0) {
+		ck_assert_msg(sp->ans->floor_tps == want && sp->ans->interactive,
+			      "the fastest Q4_K_M-class setup decodes at %.1f tokens/s; the floor "
+			      "applied is %.1f",
+			      sp->q4_tps, sp->ans->floor_tps);
+		return;
+	}
+	/* Out of reach: 80% of the fastest such setup, at least the usable speed. */
+	want = 0.8 * sp->q4_tps > PLAN_MIN_TPS ? 0.8 * sp->q4_tps : PLAN_MIN_TPS;
+	ck_assert(!sp->ans->interactive);
+	if (!sp->ans->below_floor)
+		ck_assert_msg(sp->ans->floor_tps >= want / 1.05 &&
+				      sp->ans->floor_tps <= want * 1.05,
+			      "the fastest Q4_K_M-class setup decodes at %.1f tokens/s; the floor "
+			      "applied is %.1f, not %.1f",
+			      sp->q4_tps, sp->ans->floor_tps, want);
+}
+
 /* What one stream sees while all of the request's run. */
 static double per_stream(const struct space *sp, const struct plan_result *res)
 {
@@ -151,6 +188,10 @@ static void check_point(struct space *sp, const struct plan_setup *s, const stru
 	int64_t ctx = s->runtime == PLAN_RT_VLLM ? s->p.n_ctx : s->p.n_ctx / sp->r->n_parallel;
 	double tps = res->aggregate_tps, best_tps = b->res.aggregate_tps;
 
+	if (res->fits && (s->runtime == PLAN_RT_VLLM || res->gpu_util <= PLAN_MAX_GPU_UTIL) &&
+	    ctx >= sp->ans->ctx_target && kld >= 0 && kld <= plan_quality_floor(&quality) &&
+	    per_stream(sp, res) > sp->q4_tps)
+		sp->q4_tps = per_stream(sp, res);
 	if (!meets(sp, s, res, kld, ctx))
 		return;
 	sp->feasible++;
@@ -305,6 +346,8 @@ static struct space plan_and_brute_np(const struct model_arch *a, const struct p
 		      plan_use_case_name(uc));
 	if (uc == PLAN_GENERAL)
 		check_dominance(&sp);
+	if (uc == PLAN_GENERAL && min_tps <= 0)
+		check_interactive(&sp);
 	free(sp.pts);
 	sp.pts = NULL;
 	sp.ans = NULL;
@@ -343,6 +386,55 @@ START_TEST(dense_with_a_binding_speed_floor)
 	/* A floor that layers on the host cannot reach: partial offloads drop out. */
 	plan_and_brute(&a, &hw, PLAN_GENERAL, 2000, false, 1024);
 	plan_and_brute(&a, &hw, PLAN_LONG_CONTEXT, 2000, false, 1024);
+}
+END_TEST
+
+START_TEST(general_asks_interactive_speed_where_reachable)
+{
+	/* The GPU's bandwidth sweeps the tiny model's speeds across the tiers: fluent where a
+	 * Q4_K_M-class setup reaches 20 tokens/s, interactive at 15, else near the fastest such
+	 * setup, and the usable floor where that is slower still. Each outcome is checked against
+	 * the brute force (check_interactive) and each occurs. */
+	static const double gbs[] = {360, 1.2, 0.5, 0.2, 0.15};
+	struct model_arch a;
+	struct plan_machine hw;
+	int seen[4] = {0, 0, 0, 0};
+
+	t_tiny_dense(&a);
+	for (size_t i = 0; i < sizeof(gbs) / sizeof(gbs[0]); i++) {
+		struct model_params mp;
+		struct plan_model m = {
+			.arch = &a, .params = &mp, .weights = weights_fn, .fixed_ftype = -1};
+		struct plan_request r;
+		struct plan_answer *ans = malloc(sizeof(*ans));
+
+		t_gpu_machine(&hw, 96 * RF_MIB, 2 * RF_GIB);
+		hw.speed.devices[0].bandwidth_gbs = gbs[i];
+		hw.speed.host.bandwidth_gbs = gbs[i] / 8;
+		plan_and_brute(&a, &hw, PLAN_GENERAL, 0, false, 1024);
+		ck_assert_ptr_nonnull(ans);
+		ck_assert_int_eq(model_param_counts(&a, &mp), 0);
+		plan_request_default(&r);
+		ck_assert_int_eq(plan_infer(&m, &hw, &quality, &r, ans), 0);
+		printf("  %.2f GB/s: floor %.1f, %s at %.1f tok/s\n", gbs[i], ans->floor_tps,
+		       rf_ftype_name(ans->best.setup.ftype), ans->best.res.decode_tps);
+		seen[ans->floor_tps >= PLAN_FLUENT_TPS     ? 0 :
+		     ans->interactive                      ? 1 :
+		     ans->floor_tps > PLAN_MIN_TPS * 1.001 ? 2 :
+							     3]++;
+		if (ans->interactive) {
+			ck_assert(strstr(ans->objective, "at interactive speed"));
+		} else {
+			int said = 0;
+			for (int n = 0; n < ans->n_notes; n++)
+				said += strstr(ans->notes[n], "reaches interactive speed") != NULL;
+			ck_assert_int_eq(said, 1);
+		}
+		free(ans);
+	}
+	ck_assert_msg(seen[0] && seen[1] && seen[2] && seen[3],
+		      "fluent %d, interactive %d, near the fastest %d, usable %d", seen[0], seen[1],
+		      seen[2], seen[3]);
 }
 END_TEST
 
@@ -674,6 +766,7 @@ Suite *plan_infer_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, dense_every_use_case_beats_brute_force);
 	tcase_add_test(tc, dense_with_a_binding_speed_floor);
+	tcase_add_test(tc, general_asks_interactive_speed_where_reachable);
 	tcase_add_test(tc, moe_experts_in_ram_beat_brute_force);
 	tcase_add_test(tc, n_cpu_moe_moves_the_expert_bytes_to_the_host);
 	tcase_add_test(tc, the_evaluator_is_the_estimator);
