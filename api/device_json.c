@@ -28,7 +28,7 @@ enum field_kind {
 	F_FP16,    /* "tensor" | "vector" */
 	F_WSET,    /* the working-set rule object */
 	F_ISA,     /* array of hw.h instruction-set names */
-	F_ACORES,  /* {alias: cores}: read after the aliases (take_alias_cores) */
+	F_ACORES,  /* {alias: cores}: read after the aliases (take_alias_counts) */
 };
 
 struct field {
@@ -64,6 +64,7 @@ static const struct field fields[] = {
 	{"gpu_cores", F_INT, OFF(gpu_cores), 0, 100000, false},
 	{"cpu_cores", F_INT, OFF(cpu_cores), 0, 100000, false},
 	{"alias_cores", F_ACORES, 0, 0, 100000, false},
+	{"alias_performance_cores", F_ACORES, 0, 0, 100000, false},
 	{"isa", F_ISA, 0, 0, 0, false},
 	{"usd_per_hour", F_NUM, OFF(usd_per_hour), 0, 1e5, false},
 	{"gpu_working_set", F_WSET, 0, 0, 0, false},
@@ -341,16 +342,17 @@ static int take_field(const struct field *f, const cJSON *item, struct device_pr
 	return RF_E_INTERNAL;
 }
 
-/* "alias_cores": {"EPYC 9554": 64, ...}: the cores of the part each named alias is; every key
- * must be one of the entry's aliases. */
-static int take_alias_cores(const cJSON *item, struct device_profile *p, int entry, char *err,
-			    size_t errlen)
+/* "alias_cores": {"EPYC 9554": 64, ...}: the cores of the part each named alias is, and
+ * "alias_performance_cores" ({"Core i9-13900K": 8, ...}) of those its performance cores; every
+ * key must be one of the entry's aliases, a performance count one with cores, at most them. */
+static int take_alias_counts(const cJSON *item, const char *field, int *counts,
+			     struct device_profile *p, int entry, char *err, size_t errlen)
 {
 	const cJSON *m;
 
 	if (!cJSON_IsObject(item))
 		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
-			    "alias_cores must be an object of alias: cores");
+			    "%s must be an object of alias: cores", field);
 	cJSON_ArrayForEach(m, item)
 	{
 		int k = 0;
@@ -358,15 +360,20 @@ static int take_alias_cores(const cJSON *item, struct device_profile *p, int ent
 			k++;
 		if (k == p->n_aliases)
 			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
-				    "alias_cores names '%.64s', which is not one of its aliases",
+				    "%s names '%.64s', which is not one of its aliases", field,
 				    m->string ? m->string : "");
 		if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
 		    floor(m->valuedouble) != m->valuedouble || m->valuedouble < 1 ||
 		    m->valuedouble > 100000)
 			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
-				    "alias_cores.%.64s must be an integer from 1 to 100000",
+				    "%s.%.64s must be an integer from 1 to 100000", field,
 				    m->string);
-		p->alias_cores[k] = (int)m->valuedouble;
+		if (counts != p->alias_cores &&
+		    (p->alias_cores[k] <= 0 || m->valuedouble > p->alias_cores[k]))
+			return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+				    "%s.%.64s must be at most the part's alias_cores", field,
+				    m->string);
+		counts[k] = (int)m->valuedouble;
 	}
 	return 0;
 }
@@ -420,7 +427,12 @@ static int take_entry(const cJSON *obj, struct device_profile *p, int entry, cha
 		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
 			    "fp16_kind is given without fp16_tflops");
 	m = cJSON_GetObjectItemCaseSensitive(obj, "alias_cores");
-	return m ? take_alias_cores(m, p, entry, err, errlen) : 0;
+	rc = m ? take_alias_counts(m, "alias_cores", p->alias_cores, p, entry, err, errlen) : 0;
+	m = cJSON_GetObjectItemCaseSensitive(obj, "alias_performance_cores");
+	if (rc == 0 && m)
+		rc = take_alias_counts(m, "alias_performance_cores", p->alias_performance_cores, p,
+				       entry, err, errlen);
+	return rc;
 }
 
 int api_device_table_from_json(const cJSON *doc, struct device_table *out, char *err, size_t errlen)

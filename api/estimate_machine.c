@@ -49,6 +49,11 @@ static void est_cpu_described(const struct api_env *env, struct est *e)
 		est_assume(e, "cpu.physical_cores: %d, as %s, replace the %d given", ci.cores,
 			   ci.cores_from_name ? "the model name states" : "the CPU table has",
 			   ci.cores_given);
+	if (ci.performance_cores > 0)
+		est_assume(e,
+			   "cpu: %s is hybrid, %d performance and %d efficiency cores (CPU table); "
+			   "llama.cpp's default threads are the performance cores",
+			   e->hw.cpu.model, ci.performance_cores, ci.cores - ci.performance_cores);
 }
 
 static int est_hardware_source(const struct api_env *env, struct est *e, const cJSON *hw,

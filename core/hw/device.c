@@ -666,16 +666,14 @@ int device_resolve_cpu(const struct device_table *t, const char *model,
 	return 0;
 }
 
-int device_cpu_cores(const struct device_profile *p, const char *model)
+/* The index of the longest alias with a core count that model contains as a whole word
+ * (case ignored), or -1. */
+static int cpu_part_alias(const struct device_profile *p, const char *model)
 {
 	char buf[DEVICE_NAME_LEN];
 	size_t best = 0;
-	int cores = 0;
+	int part = -1;
 
-	if (!p)
-		return 0;
-	if (p->cpu_cores > 0)
-		return p->cpu_cores;
 	rf_format(buf, sizeof(buf), "%s", model ? model : "");
 	/* /proc/cpuinfo's "Intel(R) Xeon(R) Platinum 8480+": the marks go, the words stay. */
 	for (char *c;
@@ -692,10 +690,32 @@ int device_cpu_cores(const struct device_profile *p, const char *model)
 			hit = find_nocase(hit + 1, p->aliases[k]);
 		if (hit) {
 			best = n;
-			cores = p->alias_cores[k];
+			part = k;
 		}
 	}
-	return cores;
+	return part;
+}
+
+int device_cpu_cores(const struct device_profile *p, const char *model)
+{
+	int k;
+
+	if (!p)
+		return 0;
+	if (p->cpu_cores > 0)
+		return p->cpu_cores;
+	k = cpu_part_alias(p, model);
+	return k >= 0 ? p->alias_cores[k] : 0;
+}
+
+int device_cpu_performance_cores(const struct device_profile *p, const char *model)
+{
+	int k;
+
+	if (!p || p->cpu_cores > 0)
+		return 0;
+	k = cpu_part_alias(p, model);
+	return k >= 0 ? p->alias_performance_cores[k] : 0;
 }
 
 struct name_key {

@@ -85,6 +85,10 @@ struct device_profile {
 	/* CPUs: the cores of the part each alias names, where one entry covers a family of parts
 	 * ("EPYC 9554": 64 of the Genoa entry); 0 unknown. */
 	int alias_cores[DEVICE_MAX_ALIASES];
+	/* CPUs: of those, the performance cores of a hybrid part (Intel's P-cores: "Core
+	 * i9-13900K": 8 of 24), the threads llama.cpp runs by default; 0: not hybrid or
+	 * unknown. */
+	int alias_performance_cores[DEVICE_MAX_ALIASES];
 	/* CPUs: the instruction sets the chip has (hw.h HW_ISA() bits), which pick llama.cpp's
 	 * kernels and buffers; 0 unknown. A CPU described by name takes them from here. */
 	uint32_t isa;
@@ -97,6 +101,10 @@ struct device_profile {
 /* The cores of the part model names: the entry's cpu_cores, else those of the longest alias
  * with a core count that model contains as a whole word (case ignored), else 0. */
 int device_cpu_cores(const struct device_profile *p, const char *model);
+
+/* The performance cores of the hybrid part model names (the alias device_cpu_cores takes);
+ * 0 when the part is not hybrid or its split is not known. */
+int device_cpu_performance_cores(const struct device_profile *p, const char *model);
 
 /* One name of an entry (its id, name or an alias) as device_normalize keys it. */
 struct device_name_key {

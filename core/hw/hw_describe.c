@@ -86,6 +86,12 @@ void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
 		}
 		if (d.cores > 0)
 			s->cpu.physical_cores = d.cores;
+		/* A hybrid part: llama.cpp's threads are its performance cores. */
+		d.performance_cores = device_cpu_performance_cores(p, s->cpu.model);
+		if (d.performance_cores > 0 && d.performance_cores <= d.cores) {
+			s->cpu.performance_cores = d.performance_cores;
+			s->cpu.efficiency_cores = d.cores - d.performance_cores;
+		}
 	}
 	if (info)
 		*info = d;

@@ -30,11 +30,12 @@ struct hw_describe_gpu {
 struct hw_describe_cpu {
 	const struct device_profile *profile; /* the CPU table's entry, or NULL */
 	bool unknown;                         /* the CPU is named and the table does not hold it */
-	uint32_t isa_given;   /* the instruction sets as described (HW_ISA() bits; 0: none) */
-	bool isa_from_table;  /* the CPU now has the table's sets (filled or replaced) */
-	int cores_given;      /* physical cores as described (<= 0: none) */
-	int cores;            /* the count now from the table or the model name; 0: none */
-	bool cores_from_name; /* that count is the model name's ("8-Core Processor") */
+	uint32_t isa_given;    /* the instruction sets as described (HW_ISA() bits; 0: none) */
+	bool isa_from_table;   /* the CPU now has the table's sets (filled or replaced) */
+	int cores_given;       /* physical cores as described (<= 0: none) */
+	int cores;             /* the count now from the table or the model name; 0: none */
+	bool cores_from_name;  /* that count is the model name's ("8-Core Processor") */
+	int performance_cores; /* of those, a hybrid part's performance cores; 0: none known */
 };
 
 /* Completes the CPU of s from t's CPU entries by its model name (device_resolve_cpu): a CPU

@@ -303,6 +303,64 @@ START_TEST(a_server_part_named_by_number_has_its_cores)
 }
 END_TEST
 
+/* Desktop, laptop and server families name their parts' cores too, so a part named without
+ * the "16-Core Processor" AMD writes in /proc/cpuinfo is not run on a guessed 4 or 8 threads;
+ * Intel's hybrid parts name their performance cores as well, the threads llama.cpp takes by
+ * default, which the estimate runs on. */
+START_TEST(desktop_and_laptop_parts_have_their_cores)
+{
+	static const struct {
+		const char *model;
+		int cores, performance;
+	} parts[] = {
+		{"AMD Ryzen 9 7950X", 16, 0},
+		{"AMD Ryzen 9 7950X3D 16-Core Processor", 16, 0},
+		{"AMD Ryzen 5 5600X", 6, 0},
+		{"Ryzen 9 9900X", 12, 0},
+		{"AMD Ryzen 7 7840U", 8, 0},
+		{"AMD Ryzen 9 7900X", 12, 0},
+		{"13th Gen Intel(R) Core(TM) i9-13900K", 24, 8},
+		{"12th Gen Intel(R) Core(TM) i7-1260P", 12, 4},
+		{"Intel(R) Core(TM) Ultra 7 155H", 16, 6},
+		{"Intel(R) Core(TM) Ultra 7 258V", 8, 4},
+		{"AMD EPYC 9965", 192, 0},
+		{"Intel(R) Xeon(R) 6980P", 128, 0},
+		{"12th Gen Intel(R) Core(TM) i5-12400", 6, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		struct hw_snapshot *hw = malloc(sizeof(*hw));
+		ck_assert_ptr_nonnull(hw);
+		hw_snapshot_init(hw);
+		snprintf(hw->cpu.model, sizeof(hw->cpu.model), "%s", parts[i].model);
+		hw_describe_cpu(hw, &devices, NULL);
+		ck_assert_msg(hw->cpu.physical_cores == parts[i].cores &&
+				      hw->cpu.performance_cores == parts[i].performance,
+			      "%s: %d cores (%d performance), not %d (%d)", parts[i].model,
+			      hw->cpu.physical_cores, hw->cpu.performance_cores, parts[i].cores,
+			      parts[i].performance);
+		free(hw);
+	}
+	{
+		/* The estimate runs a named 13900K on its 8 performance cores. */
+		cJSON *a = estimate("{\"model\":\"llama-3.2-3b\",\"quant\":\"Q4_K_M\","
+				    "\"hardware\":{\"cpu\":{\"model\":\"Intel Core i9-13900K\"},"
+				    "\"memory\":{\"total_bytes\":68719476736}}}");
+		const cJSON *n;
+		int said = 0;
+		cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(a, "assumptions"))
+			said += strstr(n->valuestring, "per thread as") == NULL &&
+				strstr(n->valuestring, " x 8 threads") != NULL;
+		ck_assert_int_eq(said, 1);
+		said = 0;
+		cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(a, "assumptions")) said +=
+			strstr(n->valuestring, "8 performance and 16 efficiency cores") != NULL;
+		ck_assert_int_eq(said, 1);
+		cJSON_Delete(a);
+	}
+}
+END_TEST
+
 /* alias_cores names the entry's own aliases with whole core counts; anything else is a load
  * error naming the entry. */
 START_TEST(alias_cores_must_name_an_alias)
@@ -342,7 +400,39 @@ START_TEST(alias_cores_must_name_an_alias)
 	/* A whole word only: another part whose name begins the same is not this one. */
 	ck_assert_int_eq(device_cpu_cores(p, "Part A2"), 0);
 	ck_assert_int_eq(device_cpu_cores(p, "Part AB"), 0);
+	ck_assert_int_eq(device_cpu_performance_cores(p, "Part A"), 0);
 	device_table_clear(&one);
+
+	/* alias_performance_cores: of a part with cores, at most them. */
+	{
+		static const char *const bad_perf[] = {"{\"Part A\":13}", "{\"Part A2\":4}",
+						       "{\"Part B\":4}", "{\"Part A\":0}"};
+		for (size_t i = 0; i < sizeof(bad_perf) / sizeof(bad_perf[0]); i++) {
+			snprintf(doc, sizeof(doc),
+				 "{\"version\":1,\"source\":\"test\",\"devices\":[{\"id\":\"fam\","
+				 "\"vendor\":\"generic\",\"name\":\"Family\",\"aliases\":[\"Part "
+				 "A\",\"Part A2\"],\"alias_cores\":{\"Part A\":12},"
+				 "\"alias_performance_cores\":%s,\"kind\":\"cpu\",\"unified\":true,"
+				 "\"source\":\"test\"}]}",
+				 bad_perf[i]);
+			j = cJSON_Parse(doc);
+			ck_assert_int_lt(api_device_table_from_json(j, &one, err, sizeof(err)), 0);
+			ck_assert_msg(strstr(err, "alias_performance_cores") && strstr(err, "fam"),
+				      "%s", err);
+			cJSON_Delete(j);
+		}
+		snprintf(doc, sizeof(doc),
+			 "{\"version\":1,\"source\":\"test\",\"devices\":[{\"id\":\"fam\","
+			 "\"vendor\":\"generic\",\"name\":\"Family\",\"aliases\":[\"Part A\"],"
+			 "\"alias_performance_cores\":{\"Part A\":4},\"alias_cores\":{\"Part "
+			 "A\":12},\"kind\":\"cpu\",\"unified\":true,\"source\":\"test\"}]}");
+		j = cJSON_Parse(doc);
+		ck_assert_int_eq(api_device_table_from_json(j, &one, err, sizeof(err)), 0);
+		cJSON_Delete(j);
+		ck_assert_int_eq(device_cpu_cores(&one.devices[0], "Part A"), 12);
+		ck_assert_int_eq(device_cpu_performance_cores(&one.devices[0], "Part A"), 4);
+		device_table_clear(&one);
+	}
 }
 END_TEST
 
@@ -401,6 +491,7 @@ Suite *cpu_speed_rows_suite(void)
 	tcase_add_test(tc, a_cpu_named_without_memory_has_a_speed);
 	tcase_add_test(tc, a_table_cpu_without_bandwidth_is_named_as_such);
 	tcase_add_test(tc, a_server_part_named_by_number_has_its_cores);
+	tcase_add_test(tc, desktop_and_laptop_parts_have_their_cores);
 	tcase_add_test(tc, alias_cores_must_name_an_alias);
 	suite_add_tcase(s, tc);
 	return s;

@@ -156,12 +156,14 @@ START_TEST(a_table_cpu_has_the_table_facts)
 	struct hw_snapshot *s = cpu_host("AMD Ryzen 9 7950X 16-Core Processor", HW_ISA(AVX2), 4);
 	struct hw_snapshot *g = cpu_host("AWS Graviton3", 0, 8);
 	struct hw_snapshot *u = cpu_host("AMD EPYC 9999 Weird", HW_ISA(AVX2), 12);
+	struct hw_snapshot *n = cpu_host("Intel Xeon Sapphire Rapids 48-Core", 0, 8);
 	struct hw_describe_cpu d;
 
 	hw_describe_cpu(s, &devices, &d);
 	ck_assert_ptr_nonnull(d.profile);
 	ck_assert_str_eq(d.profile->id, "amd-ryzen-7000-desktop");
-	ck_assert(!d.unknown && d.isa_from_table && d.cores_from_name);
+	/* The part's cores, from the family entry (alias_cores). */
+	ck_assert(!d.unknown && d.isa_from_table && !d.cores_from_name);
 	ck_assert_uint_eq(d.isa_given, HW_ISA(AVX2));
 	ck_assert_int_eq(d.cores_given, 4);
 	ck_assert_uint_eq(s->cpu.isa, zen4);
@@ -176,6 +178,12 @@ START_TEST(a_table_cpu_has_the_table_facts)
 	ck_assert_int_eq(g->cpu.physical_cores, 64);
 	ck_assert(g->cpu.isa & HW_ISA(I8MM));
 
+	/* A family name with no part: the count the name states. */
+	hw_describe_cpu(n, &devices, &d);
+	ck_assert_ptr_nonnull(d.profile);
+	ck_assert(d.cores_from_name);
+	ck_assert_int_eq(n->cpu.physical_cores, 48);
+
 	hw_describe_cpu(u, &devices, &d);
 	ck_assert(d.unknown);
 	ck_assert_ptr_null(d.profile);
@@ -184,6 +192,7 @@ START_TEST(a_table_cpu_has_the_table_facts)
 	free(s);
 	free(g);
 	free(u);
+	free(n);
 }
 END_TEST
 
