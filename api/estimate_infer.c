@@ -169,6 +169,18 @@ int est_inference(const struct api_env *env, struct est *e, cJSON *root, struct 
 		}
 		if (u)
 			est_assume(e, "llama.cpp's defaults taken: %s", d);
+		/* The pinned llama-server's own defaults are -c 0, -np auto and --fit on (common/
+		 * arg.cpp, common/fit.cpp): a different answer, said so that it is not a surprise. */
+		if (!e->rq.has_n_ctx && !e->rq.has_n_parallel &&
+		    e->arch.max_position_embeddings > 0)
+			est_assume(
+				e,
+				"n_ctx %lld is this estimate's default: llama-server started "
+				"without -c and -np sizes one KV cache for 4 slots of the model's "
+				"%lld tokens and --fit shrinks it to the free memory less 1 GiB (not "
+				"below 4096); pass -c %lld -np 1 to run what is estimated here",
+				(long long)p.n_ctx, (long long)e->arch.max_position_embeddings,
+				(long long)p.n_ctx);
 	}
 	/* The machine as the planner takes it; the speed's notes (a GPU of unknown bandwidth)
 	 * are kept for where the speed is answered. */

@@ -117,6 +117,47 @@ static void assert_error(const char *body, int status, const char *code, const c
 	cJSON_Delete(j);
 }
 
+/* Counts the answer's assumptions that contain text. */
+static int said_in(const cJSON *j, const char *text)
+{
+	const cJSON *a;
+	int n = 0;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
+	{
+		n += cJSON_IsString(a) && strstr(a->valuestring, text) != NULL;
+	}
+	return n;
+}
+
+/* An estimate that takes rigfit's n_ctx says how the pinned llama-server's own defaults (-c 0,
+ * -np auto, --fit on: common/arg.cpp, common/fit.cpp) would differ and how to run the
+ * estimated setup; one that sets n_ctx or n_parallel runs as estimated and is not told. */
+START_TEST(the_servers_own_defaults_are_said)
+{
+	static const char *const given[] = {
+		"{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\",\"n_ctx\":8192,"
+		"\"hardware_profile\":\"rtx-4090\"}",
+		"{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\",\"n_parallel\":2,"
+		"\"hardware_profile\":\"rtx-4090\"}"};
+	cJSON *j;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"quant\":\"Q4_K_M\","
+			     "\"hardware_profile\":\"rtx-4090\"}",
+			     &j),
+			 200);
+	ck_assert_int_eq(said_in(j, "4 slots of the model's 131072 tokens and --fit shrinks it"),
+			 1);
+	ck_assert_int_eq(said_in(j, "pass -c 4096 -np 1"), 1);
+	cJSON_Delete(j);
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		ck_assert_int_eq(run(given[i], &j), 200);
+		ck_assert_int_eq(said_in(j, "--fit shrinks"), 0);
+		cJSON_Delete(j);
+	}
+}
+END_TEST
+
 /* An Unsloth dynamic quant by name: sized by its own mix (between Q4_K_M's experts and its
  * published 17.72 GB file for Qwen3-30B-A3B), echoed, and said to be modelled. */
 START_TEST(an_unsloth_dynamic_quant_by_name)
@@ -1297,19 +1338,6 @@ START_TEST(llama_cpp_slots_give_an_aggregate_speed)
 }
 END_TEST
 
-/* Counts the answer's assumptions that contain text. */
-static int said_in(const cJSON *j, const char *text)
-{
-	const cJSON *a;
-	int n = 0;
-
-	cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "assumptions"))
-	{
-		n += cJSON_IsString(a) && strstr(a->valuestring, text) != NULL;
-	}
-	return n;
-}
-
 /* A 70B with 40 of 80 layers on a 24 GB card: prefill copies the host half once per
  * micro-batch at the link's rate, mapped (the default) or pinned (use_mmap false), twice per
  * 512-token prompt with n_ubatch 256. */
@@ -1629,6 +1657,7 @@ Suite *estimate_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, reproduces_llama_cpp_buffers_through_the_route);
 	tcase_add_test(tc, an_unsloth_dynamic_quant_by_name);
+	tcase_add_test(tc, the_servers_own_defaults_are_said);
 	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);
