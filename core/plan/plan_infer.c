@@ -1033,7 +1033,8 @@ static void describe(const struct work *k, const struct plan_choice *c, char *bu
 			       (long long)m->n_gpu_layers, (long long)model_n_layer(k->m->arch));
 	if (n > 0 && (size_t)n < len && s->p.n_parallel > 1)
 		n += rf_format(buf + n, len - (size_t)n,
-			       ": %lld streams of %lld tokens, %.1f tok/s together, KLD %.4f",
+			       ": %lld streams of %lld tokens, %.1f tok/s together at the start, "
+			       "KLD %.4f",
 			       (long long)s->p.n_parallel, (long long)c->ctx, c->res.aggregate_tps,
 			       c->kld);
 	else if (n > 0 && (size_t)n < len)
