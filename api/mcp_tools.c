@@ -43,7 +43,7 @@ static const struct mcp_tool mcp_tool_table[] = {
 	 "{\"task\": \"chat\"}."},
 	{"write_runtime_config", "Write a runtime config", "runtimeConfig", API_POST, "/api/config",
 	 "A llama.cpp (or vLLM) runtime config for a model here, for a use case (general, "
-	 "long_context, speed, quality): the largest settings that fit, the downgrades taken and "
+	 "long_context, speed, quality, coding): the largest settings that fit, the downgrades taken and "
 	 "the command line. Example: {\"model\": {\"id\": \"qwen2.5-7b\"}, \"use_case\": "
 	 "\"general\"}."},
 	{"validate_config", "Validate a runtime config", "validateConfig", API_POST,

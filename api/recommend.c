@@ -88,13 +88,14 @@ unsigned rec_task(const struct rec_request *rq, const char **name, struct api_re
 		api_error(out, RF_E_INVALID_VALUE, "use_case", "give task or use_case, not both");
 		return 0;
 	}
-	if (strcmp(t, "chat") == 0 || strcmp(t, "general") == 0)
+	if (strcmp(t, "chat") == 0 || strcmp(t, "general") == 0 || strcmp(t, "coding") == 0)
 		t = "text-generation";
 	bit = model_task_from_name(t);
 	if (!bit) {
 		api_error(out, RF_E_INVALID_VALUE, field,
 			  "unknown task '%.48s'; use text-generation, summarization, "
-			  "question-answering, extractive-question-answering, chat or general",
+			  "question-answering, extractive-question-answering, chat, general or "
+			  "coding",
 			  t);
 		return 0;
 	}
@@ -247,6 +248,9 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 	}
 	plan_request_default(&preq);
 	preq.choice_only = true;
+	/* coding: text generation planned for coding (plan_infer.h) */
+	if (rq->has_use_case && strcmp(rq->use_case, "coding") == 0)
+		preq.use_case = PLAN_CODING;
 	if (rq->has_min_context)
 		preq.n_ctx = rq->min_context;
 	if (rq->has_min_tps)

@@ -43,7 +43,8 @@ enum cfg_runtime {
 	CFG_VLLM
 };
 
-static const char *const cfg_use_cases[] = {"general", "long_context", "speed", "quality", NULL};
+static const char *const cfg_use_cases[] = {"general", "long_context", "speed",
+					    "quality", "coding",       NULL};
 static const char *const cfg_runtimes[] = {"llama.cpp", "vllm", NULL};
 
 struct cfg_request {

@@ -43,7 +43,8 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
  * copies them less often (core/fit/speed.h). After the choice, n_ubatch is widened where that
  * raises the prefill of the use case's prompt by PREFILL_GAIN and decode stays within
  * SPEED_TIE, moving at most UBATCH_MOVES more layers (or layers' experts) to the host for its
- * compute buffers: for long_context (documents, retrieved passages, code) to UBATCH_PREFILL,
+ * compute buffers: for long_context and coding (documents, retrieved passages, code) to
+ * UBATCH_PREFILL,
  * judged on a PREFILL_PROMPT-token prompt; for general and quality (chat: short prompts, a
  * small micro-batch leaves more experts on the GPU) back to llama.cpp's default, judged on a
  * prompt of that many tokens. speed keeps the micro-batch its decode chose. */
@@ -52,11 +53,17 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define PREFILL_GAIN 1.25
 #define UBATCH_MOVES 4
 
-static const char *const use_case_names[] = {"general", "long_context", "speed", "quality"};
+static const char *const use_case_names[] = {"general", "long_context", "speed", "quality",
+					     "coding"};
 
 const char *plan_use_case_name(enum plan_use_case u)
 {
 	return u >= 0 && u < PLAN_USE_CASES ? use_case_names[u] : "unknown";
+}
+
+bool plan_use_case_interactive(enum plan_use_case u)
+{
+	return u == PLAN_GENERAL || u == PLAN_CODING;
 }
 
 void plan_request_default(struct plan_request *r)
@@ -548,7 +555,7 @@ static bool hopeless(const struct work *k, double kld)
 		return false;
 	if (uc == PLAN_QUALITY)
 		return kld > k->best_kld + k->q->tie_kld;
-	return uc == PLAN_GENERAL && kld > k->best_kld + dominance_margin(k->q);
+	return plan_use_case_interactive(uc) && kld > k->best_kld + dominance_margin(k->q);
 }
 
 /* Whether weights of file type ft cannot fit whatever the split: 90% of the parameters at
@@ -856,6 +863,7 @@ static const enum crit orders[PLAN_USE_CASES][N_STEPS] = {
 	[PLAN_LONG_CONTEXT] = {C_CTX, C_KLD, C_TPS, C_RT, C_TPS, C_TPS},
 	[PLAN_SPEED] = {C_TPS, C_KLD, C_CTX, C_RT, C_TPS, C_TPS},
 	[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS, C_TPS},
+	[PLAN_CODING] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS, C_TPS},
 };
 /* general at interactive speed: every setup left keeps up with the user, so context (up to
  * general's cap, within 5%) comes before speed beyond that; among speeds within 5%, the most
@@ -1127,7 +1135,7 @@ static void objective_text(const struct work *k, struct plan_answer *a)
 	else if (r->use_case == PLAN_SPEED)
 		rf_format(head, sizeof(head), "the fastest decode at %s-class quality or better",
 			  floor ? floor : "?");
-	else if (r->use_case == PLAN_GENERAL)
+	else if (plan_use_case_interactive(r->use_case))
 		rf_format(head, sizeof(head),
 			  "the best quality (llama.cpp KL divergence)%s, unless a setup twice as "
 			  "fast is at most %.4f worse",
@@ -1174,7 +1182,7 @@ static int choose(struct work *k, struct plan_answer *out)
 	 * with the context that can be had: a better quant that the user waits on is not a better answer. */
 	k->interactive = false;
 	k->q4_fastest = 0;
-	if (r->use_case == PLAN_GENERAL && r->min_tps <= 0) {
+	if (plan_use_case_interactive(r->use_case) && r->min_tps <= 0) {
 		static const double tiers[] = {PLAN_FLUENT_TPS, PLAN_INTERACTIVE_TPS};
 		for (size_t t = 0; t < sizeof(tiers) / sizeof(tiers[0]) && !k->interactive; t++) {
 			struct need m = {n.ctx, plan_quality_floor(k->q), tiers[t]};
@@ -1300,7 +1308,8 @@ static bool crosses_link(const struct work *k, const struct plan_choice *c)
 static int widen_ubatch(struct work *k, struct plan_choice *c, struct plan_answer *a)
 {
 	struct plan_setup s = c->setup;
-	const bool long_prompts = k->r->use_case == PLAN_LONG_CONTEXT;
+	const bool long_prompts = k->r->use_case == PLAN_LONG_CONTEXT ||
+				  k->r->use_case == PLAN_CODING;
 	const int target = long_prompts ? UBATCH_PREFILL : UBATCH_DEFAULT;
 	const int prompt = long_prompts ? PREFILL_PROMPT : UBATCH_DEFAULT;
 	double pp0, pp;
@@ -1433,7 +1442,7 @@ static void trade_notes(struct work *k, struct plan_answer *a)
 			    "headroom; the rest run from host RAM",
 			    (long long)a->best.res.mem.n_gpu_layers,
 			    (long long)a->best.res.mem.n_gpu_layers, (long long)n_layer);
-	if (k->r->use_case == PLAN_GENERAL && k->r->min_tps <= 0 && !a->interactive &&
+	if (plan_use_case_interactive(k->r->use_case) && k->r->min_tps <= 0 && !a->interactive &&
 	    !a->below_floor)
 		answer_note(a,
 			    "speed: no setup at %s-class quality or better reaches interactive "
@@ -1482,6 +1491,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 			      -1;
 	k.best_kld = -1;
 	k.ctx_target = r->use_case == PLAN_QUALITY || r->use_case == PLAN_SPEED ? PLAN_SHORT_CTX :
+		       r->use_case == PLAN_CODING                               ? PLAN_CODING_CTX :
 										  PLAN_GENERAL_CTX;
 	k.ctx_cap = r->use_case == PLAN_LONG_CONTEXT || r->n_ctx < 0 ?
 			    (max_pos > 0 ? max_pos : (1 << 20)) :

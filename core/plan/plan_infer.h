@@ -22,6 +22,8 @@
  *                 more; and a setup twice as fast, at most the
  *                 quality floor's divergence worse and as long, wins over the best (Q4_K_M
  *                 on the GPU over Q8_0 mostly in RAM);
+ *   coding        general's objective with n_ctx >= 16384, and its prompts are long: the
+ *                 micro-batch widened for a 4096-token prompt as long_context's is;
  *   long_context  the longest n_ctx at Q4_K_M-class quality or better, usable speed;
  *   speed         the fastest with n_ctx >= 4096 at Q4_K_M-class quality or better;
  *   quality       best quality with n_ctx >= 4096 at reading speed or faster.
@@ -66,6 +68,9 @@
 #define PLAN_MAX_HOST_UTIL 0.90
 #define PLAN_MIN_CTX 2048 /* no setup with less context is offered */
 #define PLAN_GENERAL_CTX 8192
+/* coding: the files an assistant reads with the conversation (Continue's and aider's default
+ * windows are of this order) */
+#define PLAN_CODING_CTX 16384
 #define PLAN_SHORT_CTX 4096
 /* Context general and quality write at most: long conversations and documents fit, and memory
  * beyond it is better spent on quality (long_context takes all there is). */
@@ -82,8 +87,12 @@ enum plan_use_case {
 	PLAN_LONG_CONTEXT,
 	PLAN_SPEED,
 	PLAN_QUALITY,
+	PLAN_CODING,
 	PLAN_USE_CASES
 };
+
+/* Whether u is one of the chat-like use cases held to interactive speed (general, coding). */
+bool plan_use_case_interactive(enum plan_use_case u);
 
 /* Returns the use case's name ("long_context"). */
 const char *plan_use_case_name(enum plan_use_case u);

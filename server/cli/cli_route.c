@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,6 +38,8 @@ enum cli_field_kind {
 	CF_FALSE,      /* a switch that sets its field false (--no-mmap: use_mmap false) */
 	CF_GPU,        /* hardware.gpus[0].name: a GPU completed from its device profile */
 	CF_GPU_COUNT,  /* hardware.gpus[0].count */
+	CF_CPU,        /* hardware.cpu.model: a CPU completed from the CPU table */
+	CF_RAM,        /* hardware.memory.total_bytes, given in GiB */
 };
 
 struct cli_field {
@@ -63,6 +66,9 @@ struct cli_question {
 		{"gpu", "hardware", CF_GPU, "NAME",                                                \
 		 "answer for this GPU (a device profile's name, e.g. \"RTX 4090\")"},              \
 		{"gpu-count", "hardware", CF_GPU_COUNT, "N", "how many of --gpu"},                 \
+		{"cpu", "hardware", CF_CPU, "NAME",                                                \
+		 "answer for this CPU (its model name, e.g. \"Ryzen 7 7700X\")"},                  \
+		{"ram", "hardware", CF_RAM, "GIB", "with this much RAM, in GiB (e.g. 64)"},        \
 	{                                                                                          \
 		NULL, NULL, CF_STR, NULL, NULL                                                     \
 	}
@@ -89,7 +95,7 @@ static const struct cli_field estimate_fields[] = {
 };
 
 static const struct cli_field config_fields[] = {
-	{"use-case", "use_case", CF_STR, "U", "general, long_context, speed or quality"},
+	{"use-case", "use_case", CF_STR, "U", "general, coding, long_context, speed or quality"},
 	{"runtime", "runtime", CF_STR, "R", "llama.cpp (default) or vllm"},
 	{"quant", "precision", CF_STR, "Q", "weight type to use"},
 	{"ctx", "n_ctx", CF_NUM_OR_MAX, "N|max", "context in tokens"},
@@ -100,7 +106,7 @@ static const struct cli_field config_fields[] = {
 
 static const struct cli_field recommend_fields[] = {
 	{"task", "task", CF_STR, "T", "text-generation, summarization, ..."},
-	{"use-case", "use_case", CF_STR, "U", "general, long_context, speed or quality"},
+	{"use-case", "use_case", CF_STR, "U", "general, coding, long_context, speed or quality"},
 	{"mode", "mode", CF_STR, "M", "inference, lora, qlora or full"},
 	{"limit", "limit", CF_NUM, "N", "at most N answers"},
 	{"min-context", "min_context", CF_NUM, "N", "only setups with at least N tokens"},
@@ -248,6 +254,23 @@ static cJSON *first_gpu(cJSON *body)
 	return cJSON_IsObject(g) ? g : NULL;
 }
 
+/* Returns the object hardware.<key> of body, made when missing, or NULL. */
+static cJSON *hardware_part(cJSON *body, const char *key)
+{
+	cJSON *hw = cJSON_GetObjectItemCaseSensitive(body, "hardware"), *o;
+
+	if (!cJSON_IsObject(hw)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(body, "hardware");
+		hw = cJSON_AddObjectToObject(body, "hardware");
+	}
+	o = cJSON_GetObjectItemCaseSensitive(hw, key);
+	if (!cJSON_IsObject(o)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(hw, key);
+		o = cJSON_AddObjectToObject(hw, key);
+	}
+	return o;
+}
+
 /* Replaces key of obj with item (consumed). Returns 0 or -1 when out of memory. */
 static int set_item(cJSON *obj, const char *key, cJSON *item)
 {
@@ -273,6 +296,7 @@ static int field_apply(cJSON *body, const char *cmd, const struct cli_field *f, 
 	switch (f->kind) {
 	case CF_STR:
 	case CF_GPU:
+	case CF_CPU:
 		if (!*v || strlen(v) > 256)
 			return cli_usage_error("%s: --%s needs a value of 1 to 256 characters", cmd,
 					       f->flag);
@@ -292,6 +316,13 @@ static int field_apply(cJSON *body, const char *cmd, const struct cli_field *f, 
 					       v);
 		item = cJSON_CreateNumber(d);
 		break;
+	case CF_RAM:
+		if (rf_parse_double(v, strlen(v), 0.001, 1048576, &d) < 0)
+			return cli_usage_error("%s: --%s expects GiB from 0.001 to 1048576, not "
+					       "'%.40s'",
+					       cmd, f->flag, v);
+		item = cJSON_CreateNumber(floor(d * 1073741824.0));
+		break;
 	case CF_FALSE:
 		item = cJSON_CreateFalse();
 		break;
@@ -308,6 +339,11 @@ static int field_apply(cJSON *body, const char *cmd, const struct cli_field *f, 
 	if (f->kind == CF_GPU || f->kind == CF_GPU_COUNT) {
 		cJSON_DeleteItemFromObjectCaseSensitive(body, "hardware_profile");
 		return set_item(first_gpu(body), f->kind == CF_GPU ? "name" : "count", item) < 0;
+	}
+	if (f->kind == CF_CPU || f->kind == CF_RAM) {
+		cJSON_DeleteItemFromObjectCaseSensitive(body, "hardware_profile");
+		return set_item(hardware_part(body, f->kind == CF_CPU ? "cpu" : "memory"),
+				f->kind == CF_CPU ? "model" : "total_bytes", item) < 0;
 	}
 	return set_item(body, f->field, item) < 0;
 }

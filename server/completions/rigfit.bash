@@ -25,7 +25,7 @@ _rigfit()
 		if [ "$kind" = gpus ]; then COMPREPLY=("${COMPREPLY[@]// /\\ }"); fi
 		return 0 ;;
 	--format) mapfile -t COMPREPLY < <(compgen -W "summary json table nfd" -- "$cur"); return ;;
-	--use-case) mapfile -t COMPREPLY < <(compgen -W "general long_context speed quality" -- "$cur"); return ;;
+	--use-case) mapfile -t COMPREPLY < <(compgen -W "general coding long_context speed quality" -- "$cur"); return ;;
 	--mode) mapfile -t COMPREPLY < <(compgen -W "inference lora qlora full" -- "$cur"); return ;;
 	--log-level) mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur"); return ;;
 	--kv-cache-type) mapfile -t COMPREPLY < <(compgen -W "f16 q8_0 q4_0" -- "$cur"); return ;;

@@ -222,6 +222,53 @@ START_TEST(config_and_recommend_take_flags)
 }
 END_TEST
 
+/* --cpu and --ram describe the host as a body's hardware.cpu.model and
+ * hardware.memory.total_bytes do (a GPU with RAM beside it for a partial offload, or a CPU
+ * alone), answer for answer; a bad --ram is a usage error. */
+START_TEST(cpu_and_ram_flags_describe_the_host)
+{
+	char *dir = t_mkdtemp(), *profiles = t_path(t_src_dir(), "profiles");
+	char *req = t_path(dir, "req.json"), *a = NULL, *b = NULL, *err = NULL;
+	static const char body[] =
+		"{\"model\":\"llama-3.3-70b\",\"use_case\":\"long_context\",\"hardware\":{"
+		"\"gpus\":[{\"name\":\"RTX 3060 12GB\"}],\"cpu\":{\"model\":\"Ryzen 7 7700X\"},"
+		"\"memory\":{\"total_bytes\":68719476736}}}";
+	const char *by_flags[] = {"config",       "llama-3.3-70b", "--use-case",
+				  "long_context", "--gpu",         "RTX 3060 12GB",
+				  "--cpu",        "Ryzen 7 7700X", "--ram",
+				  "64",           "--profiles",    profiles,
+				  "--format",     "json",          NULL};
+	const char *by_body[] = {"config", "--json",   req,    "--profiles",
+				 profiles, "--format", "json", NULL};
+	const char *bad[] = {"config", "llama-3.3-70b", "--ram", "0", "--profiles", profiles, NULL};
+	cJSON *j;
+
+	ck_assert_int_eq(t_write_file(req, body, sizeof(body) - 1), 0);
+	ck_assert_msg(run(by_flags, &a, &err) == 0, "%s", err);
+	free(err);
+	ck_assert_msg(run(by_body, &b, &err) == 0, "%s", err);
+	free(err);
+	ck_assert_str_eq(a, b);
+	/* With the RAM known the 70B is split between the GPU and the host. */
+	j = cJSON_Parse(a);
+	ck_assert_ptr_nonnull(j);
+	ck_assert(strstr(cJSON_GetObjectItem(j, "command")->valuestring, "-t 8 ") != NULL);
+	ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "n_gpu_layers")
+			  ->valuedouble < 80);
+	cJSON_Delete(j);
+	free(a);
+	free(b);
+	ck_assert_int_eq(run(bad, &a, &err), 2);
+	assert_one_line(err, "--ram");
+	free(a);
+	free(err);
+	t_rmtree(dir);
+	free(dir);
+	free(req);
+	free(profiles);
+}
+END_TEST
+
 /* finetune is POST /api/finetune/detect asked with flags: text generation unless --task says
  * otherwise, the same JSON as the route's body, and one-line errors naming the field. */
 START_TEST(finetune_asks_the_detect_route_with_flags)
@@ -787,6 +834,7 @@ Suite *cli_suite(void)
 	tcase_add_test(tc, every_command_answers_help);
 	tcase_add_test(tc, flags_ask_the_same_question_as_the_body);
 	tcase_add_test(tc, config_and_recommend_take_flags);
+	tcase_add_test(tc, cpu_and_ram_flags_describe_the_host);
 	tcase_add_test(tc, validate_fails_a_config_that_will_not_work);
 	tcase_add_test(tc, the_first_answer_needs_no_arguments);
 	tcase_add_test(tc, the_fit_table_shows_the_memory_that_stays_resident);

@@ -209,7 +209,7 @@ static void check_point(struct space *sp, const struct plan_setup *s, const stru
 			      s->vformat, (long long)s->p.n_gpu_layers, tps, best_tps);
 		break;
 	default:
-		if (sp->r->use_case == PLAN_GENERAL) {
+		if (plan_use_case_interactive(sp->r->use_case)) {
 			/* Better quality may lose to a much faster setup: check_dominance. */
 			if (sp->n_pts == sp->cap_pts) {
 				sp->cap_pts = sp->cap_pts ? 2 * sp->cap_pts : 1024;
@@ -344,9 +344,9 @@ static struct space plan_and_brute_np(const struct model_arch *a, const struct p
 	brute(&sp, experts);
 	ck_assert_msg(sp.feasible > 0, "%s: brute force found nothing feasible",
 		      plan_use_case_name(uc));
-	if (uc == PLAN_GENERAL)
+	if (plan_use_case_interactive(uc))
 		check_dominance(&sp);
-	if (uc == PLAN_GENERAL && min_tps <= 0)
+	if (plan_use_case_interactive(uc) && min_tps <= 0)
 		check_interactive(&sp);
 	free(sp.pts);
 	sp.pts = NULL;
@@ -394,7 +394,7 @@ START_TEST(general_asks_interactive_speed_where_reachable)
 	/* The GPU's bandwidth sweeps the tiny model's speeds across the tiers: fluent where a
 	 * Q4_K_M-class setup reaches 20 tokens/s, interactive at 15, else near the fastest such
 	 * setup, and the usable floor where that is slower still. Each outcome is checked against
-	 * the brute force (check_interactive) and each occurs. */
+	 * the brute force (check_interactive), for coding too, and each occurs. */
 	static const double gbs[] = {360, 1.2, 0.5, 0.2, 0.15};
 	struct model_arch a;
 	struct plan_machine hw;
@@ -412,6 +412,7 @@ START_TEST(general_asks_interactive_speed_where_reachable)
 		hw.speed.devices[0].bandwidth_gbs = gbs[i];
 		hw.speed.host.bandwidth_gbs = gbs[i] / 8;
 		plan_and_brute(&a, &hw, PLAN_GENERAL, 0, false, 1024);
+		plan_and_brute(&a, &hw, PLAN_CODING, 0, false, 1024);
 		ck_assert_ptr_nonnull(ans);
 		ck_assert_int_eq(model_param_counts(&a, &mp), 0);
 		plan_request_default(&r);
