@@ -14,15 +14,15 @@ _rigfit()
 		return
 	fi
 	case $prev in
-	--model|--quant|--gpu|--hardware-profile|--task)
+	--model|--quant|--gpu|--cpu|--hardware-profile|--task)
 		# The names the catalogs hold (`rigfit names`), one per line; GPU names have spaces.
 		local kind IFS=$'\n'
 		case $prev in
-		--model) kind=models ;; --quant) kind=quants ;; --gpu) kind=gpus ;;
+		--model) kind=models ;; --quant) kind=quants ;; --gpu) kind=gpus ;; --cpu) kind=cpus ;;
 		--hardware-profile) kind=profiles ;; --task) kind=tasks ;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$("$bin" names "$kind" 2>/dev/null)" -- "$cur")
-		if [ "$kind" = gpus ]; then COMPREPLY=("${COMPREPLY[@]// /\\ }"); fi
+		if [ "$kind" = gpus ] || [ "$kind" = cpus ]; then COMPREPLY=("${COMPREPLY[@]// /\\ }"); fi
 		return 0 ;;
 	--format) mapfile -t COMPREPLY < <(compgen -W "summary json table nfd" -- "$cur"); return ;;
 	--use-case) mapfile -t COMPREPLY < <(compgen -W "general coding long_context speed quality" -- "$cur"); return ;;

@@ -321,6 +321,7 @@ START_TEST(names_are_what_the_questions_accept)
 	const char *models[] = {"names", "models", "--profiles", profiles, NULL};
 	const char *gpus[] = {"names", "gpus", "--profiles", profiles, NULL};
 	const char *quants[] = {"names", "quants", NULL};
+	const char *cpus[] = {"names", "cpus", "--profiles", profiles, NULL};
 	const char *bad[] = {"names", "colours", NULL};
 	int n = 0;
 
@@ -334,6 +335,16 @@ START_TEST(names_are_what_the_questions_accept)
 	free(err);
 	ck_assert_msg(run(gpus, &out, &err) == 0, "%s", err);
 	ck_assert_ptr_nonnull(strstr(out, "RTX 4090\n"));
+	free(out);
+	free(err);
+	/* CPU names are --cpu's, not --gpu's. */
+	ck_assert_msg(run(cpus, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(strstr(out, "Ryzen 7 7700X\n"));
+	ck_assert_ptr_null(strstr(out, "RTX 4090\n"));
+	free(out);
+	free(err);
+	ck_assert_msg(run(gpus, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(out, "Ryzen 7 7700X\n"));
 	free(out);
 	free(err);
 	ck_assert_msg(run(quants, &out, &err) == 0, "%s", err);
