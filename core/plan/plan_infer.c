@@ -108,9 +108,9 @@ struct work {
 	bool searched[2];  /* the runtimes searched (enum plan_runtime) */
 	int64_t np;        /* the sequences planned to run together */
 	bool no_walk;      /* long_context: only the edge of the splits toward the host */
-	bool interactive;  /* general: the choice is held to an interactive tier (choose) */
-	double q4_fastest; /* general, not interactive: the fastest setup at the quality floor's
-			      class with the context asked (0: none) */
+	bool interactive;  /* general, coding: the choice is held to an interactive tier (choose) */
+	double q4_fastest; /* general, coding, not interactive: the fastest setup at the quality
+			      floor's class with the context asked (0: none) */
 	/* vLLM's capacity of each (format, KV dtype, share) searched: the answer's setups are
 	 * finished from them, without walking the model's tensors again. */
 	struct vllm_facts *vf; /* what vLLM loads of the model, summed once for every capacity */
@@ -822,7 +822,8 @@ static int64_t ctx_of(const struct plan_request *r, const struct plan_choice *c)
 enum crit {
 	C_KLD, /* lower is better; within tie_kld of the best is equal */
 	C_TPS, /* higher is better (all streams together); within SPEED_TIE of the best is equal */
-	C_CTX, /* higher is better (up to the use case's cap); long_context: within CTX_TIE */
+	C_CTX, /* higher is better (up to the use case's cap); long_context and an interactive
+		  choice: within CTX_TIE */
 	C_RT,  /* equal on the rest: llama.cpp, which takes only the memory it needs, runs
 		  layers from RAM and is one GGUF file */
 	C_CTX_MAX, /* the most context, exactly (up to the use case's cap) */
@@ -865,8 +866,8 @@ static const enum crit orders[PLAN_USE_CASES][N_STEPS] = {
 	[PLAN_QUALITY] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS, C_TPS},
 	[PLAN_CODING] = {C_KLD, C_TPS, C_CTX, C_RT, C_TPS, C_TPS},
 };
-/* general at interactive speed: every setup left keeps up with the user, so context (up to
- * general's cap, within 5%) comes before speed beyond that; among speeds within 5%, the most
+/* general and coding at interactive speed: every setup left keeps up with the user, so context
+ * (up to the use case's cap, within 5%) comes before speed beyond that; among speeds within 5%, the most
  * context exactly (32768, not 32000 a hair faster). */
 static const enum crit interactive_order[N_STEPS] = {C_KLD, C_CTX, C_TPS, C_RT, C_CTX_MAX, C_TPS};
 
@@ -1178,8 +1179,9 @@ static int choose(struct work *k, struct plan_answer *out)
 			out->ctx_short = true;
 		}
 	}
-	/* general asks interactive speed where a setup at the quality floor's class reaches it
-	 * with the context that can be had: a better quant that the user waits on is not a better answer. */
+	/* general and coding ask interactive speed where a setup at the quality floor's class
+	 * reaches it with the context that can be had: a better quant that the user waits on is
+	 * not a better answer. */
 	k->interactive = false;
 	k->q4_fastest = 0;
 	if (plan_use_case_interactive(r->use_case) && r->min_tps <= 0) {
