@@ -9,6 +9,7 @@
 
 #include "api/json_alloc.h"
 #include "core/err.h"
+#include "core/numparse.h"
 #include "core/hw/hw_profile.h"
 #include "core/plan/plan_finetune.h"
 #include "core/plan/plan_ft_machine.h"
@@ -73,6 +74,10 @@ static void est_train_speed_notes(struct est *e, int gi, const struct train_devi
 				  const struct plan_train_answer *a)
 {
 	const struct hw_gpu *g = &e->hw.gpus[gi];
+	double cc = 0;
+	bool no_bf16 = rf_parse_double(g->compute_capability, strlen(g->compute_capability), 0, 100,
+				       &cc) == 0 &&
+		       cc < 8;
 
 	if (fp16)
 		est_assume(e,
@@ -83,11 +88,14 @@ static void est_train_speed_notes(struct est *e, int gi, const struct train_devi
 		est_assume(e, "training speed: unknown (no bf16 peak known for %s)", g->name);
 		return;
 	}
+	/* Before compute capability 8.0 (Ampere) an NVIDIA GPU has no bf16 tensor cores: the
+	 * run is fp16 with fp32 accumulate, the figure the profile holds for it. */
 	est_assume(
 		e,
-		"training speed: %.3g FLOPs per token at %.0f%% of %.0f bf16 TFLOPS (fitted to "
+		"training speed: %.3g FLOPs per token at %.0f%% of %.0f %s TFLOPS (fitted to "
 		"published runs for %s cards)%s",
 		a->speed.flops_per_token, a->speed.utilisation * 100, d->bf16_tflops,
+		no_bf16 ? "fp16" : "bf16",
 		d->device_class == TRAIN_CLASS_WORKSTATION ? "workstation" :
 		d->device_class == TRAIN_CLASS_DATACENTER  ? "data-centre" :
 		d->device_class == TRAIN_CLASS_CONSUMER    ? "consumer" :

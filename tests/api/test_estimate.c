@@ -158,6 +158,28 @@ START_TEST(the_servers_own_defaults_are_said)
 }
 END_TEST
 
+/* A GPU without bf16 tensor cores (before compute capability 8.0) trains in fp16: the speed
+ * note names the precision the run uses, and the plan's peak is that one's. */
+START_TEST(a_t4_trains_in_fp16_and_says_so)
+{
+	cJSON *j;
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\","
+			     "\"hardware_profile\":\"tesla-t4\"}",
+			     &j),
+			 200);
+	ck_assert_int_eq(said_in(j, "fp16 TFLOPS"), 1);
+	ck_assert_int_eq(said_in(j, "bf16 TFLOPS"), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\","
+			     "\"hardware_profile\":\"rtx-4090\"}",
+			     &j),
+			 200);
+	ck_assert_int_eq(said_in(j, "bf16 TFLOPS"), 1);
+	cJSON_Delete(j);
+}
+END_TEST
+
 /* An Unsloth dynamic quant by name: sized by its own mix (between Q4_K_M's experts and its
  * published 17.72 GB file for Qwen3-30B-A3B), echoed, and said to be modelled. */
 START_TEST(an_unsloth_dynamic_quant_by_name)
@@ -1658,6 +1680,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, reproduces_llama_cpp_buffers_through_the_route);
 	tcase_add_test(tc, an_unsloth_dynamic_quant_by_name);
 	tcase_add_test(tc, the_servers_own_defaults_are_said);
+	tcase_add_test(tc, a_t4_trains_in_fp16_and_says_so);
 	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);
