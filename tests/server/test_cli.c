@@ -222,13 +222,32 @@ START_TEST(config_and_recommend_take_flags)
 }
 END_TEST
 
+/* Runs the command asked with flags and with the request body it stands for, asserts that both
+ * answer the same bytes, and returns that answer parsed. */
+static cJSON *same_answer(const char *const *by_flags, const char *const *by_body)
+{
+	char *a = NULL, *b = NULL, *err = NULL;
+	cJSON *j;
+
+	ck_assert_msg(run(by_flags, &a, &err) == 0, "%s", err);
+	free(err);
+	ck_assert_msg(run(by_body, &b, &err) == 0, "%s", err);
+	free(err);
+	ck_assert_str_eq(a, b);
+	j = cJSON_Parse(a);
+	ck_assert_ptr_nonnull(j);
+	free(a);
+	free(b);
+	return j;
+}
+
 /* --cpu and --ram describe the host as a body's hardware.cpu.model and
  * hardware.memory.total_bytes do (a GPU with RAM beside it for a partial offload, or a CPU
  * alone), answer for answer; a bad --ram is a usage error. */
 START_TEST(cpu_and_ram_flags_describe_the_host)
 {
 	char *dir = t_mkdtemp(), *profiles = t_path(t_src_dir(), "profiles");
-	char *req = t_path(dir, "req.json"), *a = NULL, *b = NULL, *err = NULL;
+	char *req = t_path(dir, "req.json"), *a = NULL, *err = NULL;
 	static const char body[] =
 		"{\"model\":\"llama-3.3-70b\",\"use_case\":\"long_context\",\"hardware\":{"
 		"\"gpus\":[{\"name\":\"RTX 3060 12GB\"}],\"cpu\":{\"model\":\"Ryzen 7 7700X\"},"
@@ -244,20 +263,12 @@ START_TEST(cpu_and_ram_flags_describe_the_host)
 	cJSON *j;
 
 	ck_assert_int_eq(t_write_file(req, body, sizeof(body) - 1), 0);
-	ck_assert_msg(run(by_flags, &a, &err) == 0, "%s", err);
-	free(err);
-	ck_assert_msg(run(by_body, &b, &err) == 0, "%s", err);
-	free(err);
-	ck_assert_str_eq(a, b);
 	/* With the RAM known the 70B is split between the GPU and the host. */
-	j = cJSON_Parse(a);
-	ck_assert_ptr_nonnull(j);
+	j = same_answer(by_flags, by_body);
 	ck_assert(strstr(cJSON_GetObjectItem(j, "command")->valuestring, "-t 8 ") != NULL);
 	ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "n_gpu_layers")
 			  ->valuedouble < 80);
 	cJSON_Delete(j);
-	free(a);
-	free(b);
 	ck_assert_int_eq(run(bad, &a, &err), 2);
 	assert_one_line(err, "--ram");
 	free(a);
@@ -274,7 +285,7 @@ END_TEST
 START_TEST(finetune_asks_the_detect_route_with_flags)
 {
 	char *dir = t_mkdtemp(), *profiles = t_path(t_src_dir(), "profiles");
-	char *req = t_path(dir, "req.json"), *a = NULL, *b = NULL, *err = NULL;
+	char *req = t_path(dir, "req.json"), *err = NULL;
 	const char *body = "{\"task\":\"text-generation\",\"method\":\"lora\","
 			   "\"max_seq_length\":4096,\"hardware\":{\"gpus\":[{\"name\":\"RTX 3060 "
 			   "12GB\"}]}}";
@@ -287,12 +298,7 @@ START_TEST(finetune_asks_the_detect_route_with_flags)
 	cJSON *j;
 
 	ck_assert_int_eq(t_write_file(req, body, strlen(body)), 0);
-	ck_assert_msg(run(flags, &a, &err) == 0, "%s", err);
-	free(err);
-	ck_assert_msg(run(json, &b, &err) == 0, "%s", err);
-	free(err);
-	ck_assert_str_eq(a, b);
-	j = cJSON_Parse(a);
+	j = same_answer(flags, json);
 	ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")), "text-generation");
 	ck_assert_str_eq(cJSON_GetStringValue(
 				 cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "method")),
@@ -301,8 +307,6 @@ START_TEST(finetune_asks_the_detect_route_with_flags)
 		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "max_seq_length")->valueint,
 		4096);
 	cJSON_Delete(j);
-	free(a);
-	free(b);
 	ck_assert_int_eq(run(bad, NULL, &err), 2);
 	assert_one_line(err, "task");
 	free(err);

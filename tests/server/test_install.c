@@ -292,6 +292,8 @@ START_TEST(the_bash_completion_completes_commands_flags_and_values)
 		{"config qwen2.5-7b-i", 2, "qwen2.5-7b-instruct\n"},
 		{"estimate x --hardware-profile rtx-4090-l", 4, "rtx-4090-laptop\n"},
 		{"estimate x --gpu 'RTX 4090 L'", 4, "RTX\\ 4090\\ Laptop\n"},
+		{"config x --cpu 'Ryzen 7 7800'", 4, "Ryzen\\ 7\\ 7800X3D\n"},
+		{"config m --use-case cod", 4, "coding\n"},
 	};
 	char *profiles = t_path(t_src_dir(), "profiles");
 

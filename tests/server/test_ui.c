@@ -203,9 +203,12 @@ START_TEST(page_follows_the_users_choices)
 
 	if (t_under_valgrind())
 		return;
-	dom = page_ready_at("/?model=meta-llama/Llama-3.1-405B&quant=Q8_0&gpu=RTX%203060%2012GB");
+	dom = page_ready_at("/?model=meta-llama/Llama-3.1-405B&quant=Q8_0&gpu=RTX%203060%2012GB"
+			    "&use_case=coding");
 	ck_assert_msg(strstr(dom, "data-fits=\"false\"") != NULL, "a 405B fits a 3060");
 	ck_assert_msg(strstr(dom, "id=\"no-config\"") != NULL, "no word on the config");
+	/* The use case picked (coding, one of the select's) is the one the config is for. */
+	ck_assert_msg(strstr(dom, "No coding configuration") != NULL, "not the coding use case");
 	free(dom);
 	dom = page_ready_at("/?model=llama-3.1-8b&quant=Q8_0&ctx=16384&gpu=RTX%204090");
 	ck_assert_msg(strstr(dom, "data-fits=\"true\"") != NULL, "no fit");
