@@ -43,8 +43,6 @@ enum cfg_runtime {
 	CFG_VLLM
 };
 
-static const char *const cfg_use_cases[] = {"general", "long_context", "speed",
-					    "quality", "coding",       NULL};
 static const char *const cfg_runtimes[] = {"llama.cpp", "vllm", NULL};
 
 struct cfg_request {
@@ -78,7 +76,7 @@ struct cfg_request {
 static const struct jm_field cfg_fields[] = {
 	{"model", JM_ANY, 0, 0, 0, 0, true, 0, NULL},
 	{"hardware", JM_ANY, 0, 0, 0, 0, false, 0, NULL},
-	E("use_case", use_case, has_use_case, cfg_use_cases),
+	E("use_case", use_case, has_use_case, plan_use_case_names),
 	F("precision", JM_STRING, precision, sizeof(((struct cfg_request *)0)->precision), 0, 0,
 	  has_precision),
 	F("n_ctx", JM_INT_OR_MAX, n_ctx, 0, 1, 1 << 24, has_n_ctx),
@@ -560,7 +558,7 @@ static cJSON *cfg_answer(struct cfg *c, cJSON *est)
 			cJSON_AddStringToObject(meta, "hardware_profile", c->in->profile_id);
 		else
 			cJSON_AddNullToObject(meta, "hardware_profile");
-		cJSON_AddStringToObject(meta, "use_case", cfg_use_cases[c->rq.use_case]);
+		cJSON_AddStringToObject(meta, "use_case", plan_use_case_name(c->rq.use_case));
 		cJSON_AddStringToObject(meta, "precision", cfg_precision(best));
 		if (est)
 			speed = cJSON_GetObjectItemCaseSensitive(

@@ -696,26 +696,20 @@ static int cpu_part_alias(const struct device_profile *p, const char *model)
 	return part;
 }
 
-int device_cpu_cores(const struct device_profile *p, const char *model)
+int device_cpu_cores(const struct device_profile *p, const char *model, int *performance)
 {
 	int k;
 
+	if (performance)
+		*performance = 0;
 	if (!p)
 		return 0;
 	if (p->cpu_cores > 0)
 		return p->cpu_cores;
 	k = cpu_part_alias(p, model);
+	if (k >= 0 && performance)
+		*performance = p->alias_performance_cores[k];
 	return k >= 0 ? p->alias_cores[k] : 0;
-}
-
-int device_cpu_performance_cores(const struct device_profile *p, const char *model)
-{
-	int k;
-
-	if (!p || p->cpu_cores > 0)
-		return 0;
-	k = cpu_part_alias(p, model);
-	return k >= 0 ? p->alias_performance_cores[k] : 0;
 }
 
 struct name_key {

@@ -99,12 +99,11 @@ struct device_profile {
 };
 
 /* The cores of the part model names: the entry's cpu_cores, else those of the longest alias
- * with a core count that model contains as a whole word (case ignored), else 0. */
-int device_cpu_cores(const struct device_profile *p, const char *model);
-
-/* The performance cores of the hybrid part model names (the alias device_cpu_cores takes);
- * 0 when the part is not hybrid or its split is not known. */
-int device_cpu_performance_cores(const struct device_profile *p, const char *model);
+ * with a core count that model contains as a whole word (case ignored), else 0. With
+ * performance, also writes that part's performance cores there (0: not hybrid, or the split
+ * is not known). */
+int device_cpu_cores(const struct device_profile *p, const char *model,
+		     int *performance /* OUT, may be NULL */);
 
 /* One name of an entry (its id, name or an alias) as device_normalize keys it. */
 struct device_name_key {

@@ -79,7 +79,7 @@ void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
 		d.isa_from_table = true;
 	}
 	if (p) {
-		d.cores = device_cpu_cores(p, s->cpu.model);
+		d.cores = device_cpu_cores(p, s->cpu.model, &d.performance_cores);
 		if (d.cores <= 0) {
 			d.cores = name_cores(s->cpu.model);
 			d.cores_from_name = d.cores > 0;
@@ -87,7 +87,6 @@ void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
 		if (d.cores > 0)
 			s->cpu.physical_cores = d.cores;
 		/* A hybrid part: llama.cpp's threads are its performance cores. */
-		d.performance_cores = device_cpu_performance_cores(p, s->cpu.model);
 		if (d.performance_cores > 0 && d.performance_cores <= d.cores) {
 			s->cpu.performance_cores = d.performance_cores;
 			s->cpu.efficiency_cores = d.cores - d.performance_cores;

@@ -53,12 +53,14 @@ static const int llama_formats[] = {RF_FT_F16,    RF_FT_Q8_0,   RF_FT_Q6_K,   RF
 #define PREFILL_GAIN 1.25
 #define UBATCH_MOVES 4
 
-static const char *const use_case_names[] = {"general", "long_context", "speed", "quality",
-					     "coding"};
+const char *const plan_use_case_names[PLAN_USE_CASES + 1] = {
+	[PLAN_GENERAL] = "general", [PLAN_LONG_CONTEXT] = "long_context",
+	[PLAN_SPEED] = "speed",     [PLAN_QUALITY] = "quality",
+	[PLAN_CODING] = "coding",   [PLAN_USE_CASES] = NULL};
 
 const char *plan_use_case_name(enum plan_use_case u)
 {
-	return u >= 0 && u < PLAN_USE_CASES ? use_case_names[u] : "unknown";
+	return u >= 0 && u < PLAN_USE_CASES ? plan_use_case_names[u] : "unknown";
 }
 
 bool plan_use_case_interactive(enum plan_use_case u)

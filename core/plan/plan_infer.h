@@ -94,6 +94,9 @@ enum plan_use_case {
 /* Whether u is one of the chat-like use cases held to interactive speed (general, coding). */
 bool plan_use_case_interactive(enum plan_use_case u);
 
+/* The use cases' names, in the enum's order, NULL-terminated (a request's "use_case"). */
+extern const char *const plan_use_case_names[PLAN_USE_CASES + 1];
+
 /* Returns the use case's name ("long_context"). */
 const char *plan_use_case_name(enum plan_use_case u);
 

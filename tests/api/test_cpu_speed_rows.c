@@ -393,14 +393,18 @@ START_TEST(alias_cores_must_name_an_alias)
 	ck_assert_int_eq(api_device_table_from_json(j, &one, err, sizeof(err)), 0);
 	cJSON_Delete(j);
 	p = &one.devices[0];
-	ck_assert_int_eq(device_cpu_cores(p, "Vendor Part A Processor"), 12);
-	ck_assert_int_eq(device_cpu_cores(p, "part a"), 12);
+	ck_assert_int_eq(device_cpu_cores(p, "Vendor Part A Processor", NULL), 12);
+	ck_assert_int_eq(device_cpu_cores(p, "part a", NULL), 12);
 	/* /proc/cpuinfo's trademark marks are no part of the name. */
-	ck_assert_int_eq(device_cpu_cores(p, "Vendor(R) Part A(TM) CPU"), 12);
+	ck_assert_int_eq(device_cpu_cores(p, "Vendor(R) Part A(TM) CPU", NULL), 12);
 	/* A whole word only: another part whose name begins the same is not this one. */
-	ck_assert_int_eq(device_cpu_cores(p, "Part A2"), 0);
-	ck_assert_int_eq(device_cpu_cores(p, "Part AB"), 0);
-	ck_assert_int_eq(device_cpu_performance_cores(p, "Part A"), 0);
+	ck_assert_int_eq(device_cpu_cores(p, "Part A2", NULL), 0);
+	ck_assert_int_eq(device_cpu_cores(p, "Part AB", NULL), 0);
+	{
+		int perf = -1;
+		ck_assert_int_eq(device_cpu_cores(p, "Part A", &perf), 12);
+		ck_assert_int_eq(perf, 0);
+	}
 	device_table_clear(&one);
 
 	/* alias_performance_cores: of a part with cores, at most them. */
@@ -429,8 +433,11 @@ START_TEST(alias_cores_must_name_an_alias)
 		j = cJSON_Parse(doc);
 		ck_assert_int_eq(api_device_table_from_json(j, &one, err, sizeof(err)), 0);
 		cJSON_Delete(j);
-		ck_assert_int_eq(device_cpu_cores(&one.devices[0], "Part A"), 12);
-		ck_assert_int_eq(device_cpu_performance_cores(&one.devices[0], "Part A"), 4);
+		{
+			int perf = 0;
+			ck_assert_int_eq(device_cpu_cores(&one.devices[0], "Part A", &perf), 12);
+			ck_assert_int_eq(perf, 4);
+		}
 		device_table_clear(&one);
 	}
 }
