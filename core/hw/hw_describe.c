@@ -164,6 +164,13 @@ int hw_describe_complete(struct hw_snapshot *s, const struct device_table *t,
 			hw_strlcpy(g->vendor, p->vendor, sizeof(g->vendor));
 			lower(g->vendor);
 		}
+		/* What the part is, as a profile named by id would give it (a T4 named "T4" has
+		 * compute capability 7.5, and so no bf16 tensor cores, as "tesla-t4" has). */
+		if (p && !g->compute_capability[0])
+			hw_strlcpy(g->compute_capability, p->compute_capability,
+				   sizeof(g->compute_capability));
+		if (p && !g->architecture[0])
+			hw_strlcpy(g->architecture, p->architecture, sizeof(g->architecture));
 		if (p && p->unified)
 			g->unified_memory = true;
 		d.profile = p;

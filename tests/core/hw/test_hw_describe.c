@@ -132,6 +132,27 @@ START_TEST(a_mac_named_with_its_size_is_that_mac)
 }
 END_TEST
 
+/* A GPU named by name is the part its profile describes, as one named by profile id is:
+ * compute capability and architecture included (a T4's 7.5, so no bf16); what a scan or the
+ * request gave is kept. */
+START_TEST(a_named_gpu_has_its_profiles_architecture)
+{
+	struct hw_snapshot *s = mac("T4", -1, -1, false);
+	struct hw_snapshot *given = mac("RTX 4090", 24 * GIB, -1, false);
+
+	ck_assert_int_eq(hw_describe_complete(s, &devices, NULL), 0);
+	ck_assert_str_eq(s->gpus[0].compute_capability, "7.5");
+	ck_assert_str_eq(s->gpus[0].architecture, "Turing");
+	hw_strlcpy(given->gpus[0].compute_capability, "8.6",
+		   sizeof(given->gpus[0].compute_capability));
+	ck_assert_int_eq(hw_describe_complete(given, &devices, NULL), 0);
+	ck_assert_str_eq(given->gpus[0].compute_capability, "8.6");
+	ck_assert_str_eq(given->gpus[0].architecture, "Ada Lovelace");
+	free(s);
+	free(given);
+}
+END_TEST
+
 /* A machine with only a CPU called model, listing isa and cores (<= 0: none). */
 static struct hw_snapshot *cpu_host(const char *model, uint32_t isa, int cores)
 {
@@ -206,6 +227,7 @@ Suite *hw_describe_suite(void)
 	tcase_add_test(tc, a_profile_becomes_one_machine);
 	tcase_add_test(tc, a_gpu_no_profile_knows_needs_its_memory);
 	tcase_add_test(tc, a_mac_named_with_its_size_is_that_mac);
+	tcase_add_test(tc, a_named_gpu_has_its_profiles_architecture);
 	tcase_add_test(tc, a_table_cpu_has_the_table_facts);
 	suite_add_tcase(s, tc);
 	return s;
