@@ -59,6 +59,7 @@ static const struct field fields[] = {
 	{"fp16_kind", F_FP16, 0, 0, 0, false},
 	{"fp32_tflops", F_NUM, OFF(fp32_tflops), 0, 1e6, false},
 	{"bf16_tflops", F_NUM, OFF(bf16_tflops), 0, 1e6, false},
+	{"sustained_gemm_tflops", F_NUM, OFF(sustained_gemm_tflops), 0, 1e6, false},
 	{"architecture", F_STR, OFF(architecture), SZ(architecture), 0, false},
 	{"compute_capability", F_CC, OFF(compute_capability), SZ(compute_capability), 0, false},
 	{"gpu_cores", F_INT, OFF(gpu_cores), 0, 100000, false},
@@ -426,6 +427,9 @@ static int take_entry(const cJSON *obj, struct device_profile *p, int entry, cha
 	if (p->fp16_tflops <= 0 && p->fp16_kind != DEVICE_FP16_UNKNOWN)
 		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
 			    "fp16_kind is given without fp16_tflops");
+	if (p->sustained_gemm_tflops > 0 && !(p->fp16_tflops >= p->sustained_gemm_tflops))
+		return fail(err, errlen, RF_E_INVALID_VALUE, entry, p->id,
+			    "sustained_gemm_tflops needs fp16_tflops, at least as large");
 	m = cJSON_GetObjectItemCaseSensitive(obj, "alias_cores");
 	rc = m ? take_alias_counts(m, "alias_cores", p->alias_cores, p, entry, err, errlen) : 0;
 	m = cJSON_GetObjectItemCaseSensitive(obj, "alias_performance_cores");
@@ -539,6 +543,7 @@ cJSON *api_device_to_cjson(const struct device_profile *p)
 			      p->fp16_kind == DEVICE_FP16_TENSOR ? "tensor" : "vector") != NULL) &&
 	     add_num(o, "fp32_tflops", p->fp32_tflops) &&
 	     add_num(o, "bf16_tflops", p->bf16_tflops) &&
+	     add_num(o, "sustained_gemm_tflops", p->sustained_gemm_tflops) &&
 	     cJSON_AddStringToObject(o, "architecture", p->architecture) &&
 	     cJSON_AddStringToObject(o, "compute_capability", p->compute_capability) &&
 	     add_num(o, "usd_per_hour", p->usd_per_hour) &&

@@ -45,16 +45,22 @@ static void est_train_gpus(const struct api_env *env, struct est *e, struct est_
 		est_assume(e, "%s", notes.line[i]);
 }
 
-/* The figures of the GPU at hw.gpus[gi] the training speed is computed for; *fp16 says that
- * its FP16 peak stands in for an unknown bf16 one. */
+/* Where the peak a training speed stands on comes from. */
+struct est_train_peak {
+	bool fp16;     /* the GPU's FP16 peak stands in for an unknown bf16 one */
+	double quoted; /* the peak as quoted, where a power limit's held rate replaced it; else 0 */
+};
+
+/* The figures of the GPU at hw.gpus[gi] the training speed is computed for, and *pk where its
+ * peak comes from. */
 static void est_train_device(const struct api_env *env, const struct est *e, int gi,
-			     struct train_device *d, bool *fp16)
+			     struct train_device *d, struct est_train_peak *pk)
 {
 	const struct hw_gpu *g = &e->hw.gpus[gi];
 	const struct device_profile *p = NULL;
 
 	memset(d, 0, sizeof(*d));
-	*fp16 = false;
+	memset(pk, 0, sizeof(*pk));
 	if (env->cat.devices)
 		device_resolve_mem(env->cat.devices, g->name, g->memory_total_bytes, &p);
 	d->device_class = plan_ft_device_class(p);
@@ -65,12 +71,17 @@ static void est_train_device(const struct api_env *env, const struct est *e, int
 		d->bf16_tflops = p->bf16_tflops;
 	} else if (g->fp16_tflops > 0) {
 		d->bf16_tflops = g->fp16_tflops;
-		*fp16 = true;
+		pk->fp16 = true;
+	}
+	if (device_held_tflops(p, d->bf16_tflops) < d->bf16_tflops) {
+		pk->quoted = d->bf16_tflops;
+		d->bf16_tflops = device_held_tflops(p, d->bf16_tflops);
 	}
 }
 
 /* Says what the training speed a stands on, on the GPU of figures d at hw.gpus[gi]. */
-static void est_train_speed_notes(struct est *e, int gi, const struct train_device *d, bool fp16,
+static void est_train_speed_notes(struct est *e, int gi, const struct train_device *d,
+				  const struct est_train_peak *pk,
 				  const struct plan_train_answer *a)
 {
 	const struct hw_gpu *g = &e->hw.gpus[gi];
@@ -79,7 +90,7 @@ static void est_train_speed_notes(struct est *e, int gi, const struct train_devi
 				       &cc) == 0 &&
 		       cc < 8;
 
-	if (fp16)
+	if (pk->fp16)
 		est_assume(e,
 			   "training speed: %s has no known bf16 (fp32 accumulate) peak; its FP16 "
 			   "figure %.0f TFLOPS is used, which overstates GeForce cards 2x",
@@ -103,6 +114,14 @@ static void est_train_speed_notes(struct est *e, int gi, const struct train_devi
 		a->s.provider == TRAIN_PROVIDER_UNSLOTH ?
 			"; Unsloth's fused kernels drop PEFT's memory-bound work, at the same GEMM rate" :
 			"");
+	if (pk->quoted > 0)
+		est_assume(e,
+			   "training speed: %s's power limit holds its clocks below the boost its "
+			   "%.0f TFLOPS peak is quoted at; a continuous GEMM was measured at %.0f, "
+			   "%.0f%% of the %.0f TFLOPS its clocks hold, the share cards that keep "
+			   "their boost reach",
+			   g->name, pk->quoted, d->bf16_tflops * DEVICE_GEMM_SHARE_HELD,
+			   DEVICE_GEMM_SHARE_HELD * 100, d->bf16_tflops);
 }
 
 static void est_train_memory_json(cJSON *root, const struct train_memory *r, const struct est *e,
@@ -299,7 +318,7 @@ static void est_train_grpo_json(cJSON *tr, const struct est *e, const struct tra
  * figures dev, its FP16 peak standing in for bf16 when fp16): memory, fit, training and what
  * each stands on. Returns 0. */
 static int est_train_render(struct est *e, cJSON *root, const struct est_train_gpus *t,
-			    const struct train_device *dev, bool fp16,
+			    const struct train_device *dev, const struct est_train_peak *pk,
 			    const struct plan_train_answer *a)
 {
 	cJSON *tr;
@@ -373,7 +392,7 @@ static int est_train_render(struct est *e, cJSON *root, const struct est_train_g
 		est_assume(e, "fits: no GPU with a known memory size; training needs one");
 	}
 	if (t->g.n > 0)
-		est_train_speed_notes(e, t->gpu[t->g.largest], dev, fp16, a);
+		est_train_speed_notes(e, t->gpu[t->g.largest], dev, pk, a);
 	else
 		est_assume(e, "training speed: unknown (no GPU)");
 
@@ -465,7 +484,7 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 	struct train_device dev;
 	struct est_train_gpus t;
 	int64_t nodes = e->rq.has_nodes ? e->rq.nodes : 1;
-	bool fp16 = false;
+	struct est_train_peak pk = {0};
 	int rc;
 
 	est_train_gpus(env, e, &t);
@@ -539,7 +558,7 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 	q.epochs = e->rq.has_epochs ? e->rq.epochs : -1;
 	q.usd_per_hour = e->rq.has_usd_per_hour ? e->rq.usd_per_hour : -1;
 	if (t.g.n > 0) {
-		est_train_device(env, e, t.gpu[t.g.largest], &dev, &fp16);
+		est_train_device(env, e, t.gpu[t.g.largest], &dev, &pk);
 		q.dev = &dev;
 	}
 	/* The settings are worded as the run places them (an offload asked for is ZeRO-3's). */
@@ -606,7 +625,7 @@ int est_training(const struct api_env *env, struct est *e, cJSON *root, struct a
 			       train_strategy_name(a->s.strategy), train_offload_name(a->s.offload),
 			       api_est_modes[e->rq.mode], a->s.n_gpus);
 	else if (rc == 0)
-		rc = est_train_render(e, root, &t, &dev, fp16, a);
+		rc = est_train_render(e, root, &t, &dev, &pk, a);
 	else if (a->error == PLAN_TRAIN_E_MAX_NO_GPU)
 		rc = api_error(out, RF_E_INVALID_VALUE, q.max_seq_len ? "seq_len" : "batch_size",
 			       "\"max\" needs a GPU with a known memory size");

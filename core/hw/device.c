@@ -176,6 +176,7 @@ void device_profile_init(struct device_profile *p)
 	p->fp16_kind = DEVICE_FP16_UNKNOWN;
 	p->fp32_tflops = -1;
 	p->bf16_tflops = -1;
+	p->sustained_gemm_tflops = -1;
 	p->usd_per_hour = -1;
 }
 
@@ -873,6 +874,16 @@ double device_compute_tflops(const struct device_profile *p, enum device_compute
 		*kind = has_tensor_units(p) ? DEVICE_COMPUTE_VECTOR_NO_TENSOR :
 					      DEVICE_COMPUTE_VECTOR;
 	return v;
+}
+
+double device_held_tflops(const struct device_profile *p, double peak)
+{
+	double held;
+
+	if (!p || !(p->sustained_gemm_tflops > 0) || !(peak > 0))
+		return peak;
+	held = p->sustained_gemm_tflops / DEVICE_GEMM_SHARE_HELD;
+	return held < peak ? held : peak;
 }
 
 int64_t device_gpu_working_set_bytes(const struct device_profile *p, int64_t ram_bytes)

@@ -78,6 +78,10 @@ struct device_profile {
 	 * apart from fp16_tflops, which for GeForce cards is the FP16-accumulate rate; < 0
 	 * unknown. */
 	double bf16_tflops;
+	/* The rate a continuous large dense fp16 GEMM was measured at, where the board's power
+	 * limit holds the clocks far below the boost the peaks are quoted at (a 70 W T4: 24 of
+	 * 65 TFLOPS); < 0 not known, the card holds its clocks. device_held_tflops uses it. */
+	double sustained_gemm_tflops;
 	char architecture[DEVICE_SHORT_LEN];
 	char compute_capability[DEVICE_CC_LEN]; /* NVIDIA "8.9"; empty otherwise */
 	int gpu_cores;                          /* Apple GPU cores; 0 unknown */
@@ -226,6 +230,16 @@ bool device_pro_class(const struct device_profile *p);
 
 double device_compute_tflops(const struct device_profile *p,
 			     enum device_compute_kind *kind /* OUT */);
+
+/* The share of the tensor peak cuBLAS's large fp16 GEMMs reach on a card that holds its clocks
+ * (an L20: 105-115 of 119.5 TFLOPS, DefTruth/CUDA-Learn-Notes hgemm/README.md). */
+#define DEVICE_GEMM_SHARE_HELD 0.9
+
+/* Returns the dense 16-bit peak, peak, that a long run of GEMMs (training) can be rated at on
+ * p: peak itself, or, where a power limit holds the clocks down (sustained_gemm_tflops known),
+ * the peak those clocks give, sustained_gemm_tflops / DEVICE_GEMM_SHARE_HELD, if lower. A
+ * class utilisation fitted on cards that hold their clocks then applies to it alike. */
+double device_held_tflops(const struct device_profile *p, double peak);
 
 /* Returns the bytes of unified memory the GPU of p may use on a machine with ram_bytes of RAM
  * (the working-set rule), or -1 when p has no such rule or ram_bytes <= 0. */

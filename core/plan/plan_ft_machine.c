@@ -106,6 +106,9 @@ void plan_ft_machine(const struct hw_snapshot *hw, const struct plan_machine *pm
 		d->tflops = device_compute_tflops(p, &kind);
 	}
 	d->bf16_tflops = p && p->bf16_tflops > 0 ? p->bf16_tflops : train->fp16_tflops;
+	/* A run of GEMMs holds only the clocks the card's power limit allows (device_held_tflops). */
+	d->tflops = device_held_tflops(p, d->tflops);
+	d->bf16_tflops = device_held_tflops(p, d->bf16_tflops);
 	/* Several GPUs share a run only where their memory is their own (not Apple's unified
 	 * memory, one device in any case). */
 	if (train->unified_memory) {

@@ -180,6 +180,45 @@ START_TEST(a_t4_trains_in_fp16_and_says_so)
 }
 END_TEST
 
+/* A 70 W T4 trains at the clocks its power limit holds: the speed stands on the peak those
+ * clocks give (24 TFLOPS measured in a continuous GEMM, over the 90% share a GEMM reaches on a
+ * card that holds its boost), not the 65 quoted, and says so. The card named by name and by
+ * profile id is the same card: the same speed and the same words. */
+START_TEST(a_t4_trains_at_the_clocks_its_power_limit_holds)
+{
+	cJSON *by_id, *by_name, *big;
+	char line[160];
+
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\","
+			     "\"hardware_profile\":\"tesla-t4\"}",
+			     &by_id),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\","
+			     "\"hardware\":{\"gpus\":[{\"name\":\"T4\"}]}}",
+			     &by_name),
+			 200);
+	snprintf(line, sizeof(line), "of %.0f fp16 TFLOPS", 24 / 0.9);
+	ck_assert_int_eq(said_in(by_id, line), 1);
+	ck_assert_int_eq(said_in(by_id, "power limit holds its clocks"), 1);
+	ck_assert_int_eq(said_in(by_name, line), 1);
+	ck_assert_int_eq(said_in(by_name, "power limit holds its clocks"), 1);
+	ck_assert_double_eq(num(by_id, "training.tokens_per_s"),
+			    num(by_name, "training.tokens_per_s"));
+	/* An A10 (150 W, 125 TFLOPS quoted, no held rate known) is rated at its peak, and so
+	 * trains faster than the T4 by more than its bandwidth's 2x alone would give. */
+	ck_assert_int_eq(run("{\"model\":\"llama-3.1-8b\",\"mode\":\"qlora\","
+			     "\"hardware_profile\":\"a10\"}",
+			     &big),
+			 200);
+	ck_assert_int_eq(said_in(big, "power limit"), 0);
+	ck_assert_double_gt(num(big, "training.tokens_per_s"),
+			    3 * num(by_id, "training.tokens_per_s"));
+	cJSON_Delete(by_id);
+	cJSON_Delete(by_name);
+	cJSON_Delete(big);
+}
+END_TEST
+
 /* An Unsloth dynamic quant by name: sized by its own mix (between Q4_K_M's experts and its
  * published 17.72 GB file for Qwen3-30B-A3B), echoed, and said to be modelled. */
 START_TEST(an_unsloth_dynamic_quant_by_name)
@@ -1681,6 +1720,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, an_unsloth_dynamic_quant_by_name);
 	tcase_add_test(tc, the_servers_own_defaults_are_said);
 	tcase_add_test(tc, a_t4_trains_in_fp16_and_says_so);
+	tcase_add_test(tc, a_t4_trains_at_the_clocks_its_power_limit_holds);
 	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);

@@ -403,6 +403,33 @@ START_TEST(compute_rate_and_working_set)
 }
 END_TEST
 
+/* A long run of GEMMs is rated at the clocks a card holds: its peak, or where its power limit
+ * holds the clocks down (a 70 W T4: 24 TFLOPS measured in a continuous GEMM), the peak those
+ * clocks give, measured / DEVICE_GEMM_SHARE_HELD. */
+START_TEST(held_rate_under_a_power_limit)
+{
+	const struct device_profile *p = NULL;
+	struct device_profile q;
+
+	ck_assert_int_eq(device_resolve(shipped_table(), "Tesla T4", &p), 0);
+	ck_assert_double_eq(p->sustained_gemm_tflops, 24);
+	ck_assert_double_eq_tol(device_held_tflops(p, p->bf16_tflops), 24 / 0.9, 1e-9);
+	ck_assert_double_eq_tol(device_held_tflops(p, p->fp16_tflops), 24 / 0.9, 1e-9);
+	/* A lower figure than the held one is kept (a peak given for another precision). */
+	ck_assert_double_eq(device_held_tflops(p, 20), 20);
+	ck_assert_double_eq(device_held_tflops(p, -1), -1);
+	/* A card that holds its clocks, and none known: the peak as given. */
+	ck_assert_int_eq(device_resolve(shipped_table(), "RTX 4090", &p), 0);
+	ck_assert_double_lt(p->sustained_gemm_tflops, 0);
+	ck_assert_double_eq(device_held_tflops(p, p->bf16_tflops), p->bf16_tflops);
+	ck_assert_double_eq(device_held_tflops(NULL, 100), 100);
+	/* A measurement near the peak changes nothing. */
+	q = *p;
+	q.sustained_gemm_tflops = q.bf16_tflops * 0.95;
+	ck_assert_double_eq(device_held_tflops(&q, q.bf16_tflops), q.bf16_tflops);
+}
+END_TEST
+
 /* Loads a devices.json text; returns the loader's rc, the message in err. */
 static int load_text(const char *text, struct device_table *t, char *err, size_t errlen)
 {
@@ -445,6 +472,14 @@ START_TEST(json_errors_name_the_file_entry_and_field)
 		{DOC(ENTRY_HEAD "\"fp16_tflops\":100," ENTRY_TAIL), RF_E_MISSING_FIELD,
 		 "devices.json: entry 1 (x-1): fp16_kind is missing (fp16_tflops needs \"tensor\" or "
 		 "\"vector\")"},
+		{DOC(ENTRY_HEAD "\"sustained_gemm_tflops\":24," ENTRY_TAIL), RF_E_INVALID_VALUE,
+		 "devices.json: entry 1 (x-1): sustained_gemm_tflops needs fp16_tflops, at least as "
+		 "large"},
+		{DOC(ENTRY_HEAD "\"fp16_tflops\":20,\"fp16_kind\":\"tensor\","
+				"\"sustained_gemm_tflops\":24," ENTRY_TAIL),
+		 RF_E_INVALID_VALUE,
+		 "devices.json: entry 1 (x-1): sustained_gemm_tflops needs fp16_tflops, at least as "
+		 "large"},
 		{DOC(ENTRY_HEAD "\"compute_capability\":\"8\"," ENTRY_TAIL), RF_E_INVALID_VALUE,
 		 "devices.json: entry 1 (x-1): compute_capability must look like \"8.9\""},
 		{DOC(ENTRY_HEAD "\"isa\":[\"avx2\",\"avx1024\"]," ENTRY_TAIL), RF_E_INVALID_VALUE,
@@ -534,6 +569,7 @@ START_TEST(json_round_trip_of_an_entry)
 	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "usd_per_hour")));
 	/* The renderer's nulls and empty strings are not all valid input: drop them. */
 	cJSON_DeleteItemFromObject(o, "usd_per_hour");
+	cJSON_DeleteItemFromObject(o, "sustained_gemm_tflops");
 	cJSON_DeleteItemFromObject(o, "notes");
 	arr = cJSON_AddArrayToObject(doc, "devices");
 	cJSON_AddItemToArray(arr, o);
@@ -631,6 +667,7 @@ Suite *device_suite(void)
 	tcase_add_test(tc, shipped_table_is_large_unique_and_every_alias_resolves_to_its_entry);
 	tcase_add_test(tc, every_device_of_the_calibration_files_is_present);
 	tcase_add_test(tc, compute_rate_and_working_set);
+	tcase_add_test(tc, held_rate_under_a_power_limit);
 	tcase_add_test(tc, json_errors_name_the_file_entry_and_field);
 	tcase_add_test(tc, json_caps_on_entries_strings_and_aliases);
 	tcase_add_test(tc, json_round_trip_of_an_entry);
