@@ -48,6 +48,26 @@ static int64_t unified_without_ram(const struct hw_gpu *g, const struct device_t
 	return ws;
 }
 
+/* The budget of unified GPU g on a machine with ram_total bytes of RAM (ram_avail available):
+ * macOS's rule on a Mac (which the Apple profiles restate to four places); elsewhere the
+ * profile's working-set rule (a Jetson's: what Linux sees less what the OS holds), else
+ * macOS's as the default; what other processes already use comes out of it. */
+static int64_t unified_with_ram(const struct hw_gpu *g, const struct device_table *devices,
+				int64_t ram_total, int64_t ram_avail)
+{
+	const struct device_profile *p = NULL;
+	int64_t ws = -1;
+
+	if (devices && strcmp(g->vendor, "apple") != 0 &&
+	    device_resolve_mem(devices, g->name, -1, &p) == 0 && p)
+		ws = device_gpu_working_set_bytes(p, ram_total);
+	if (ws <= 0)
+		return rf_budget_unified(ram_total, ram_avail);
+	if (ram_avail >= 0 && ram_avail < ram_total && ram_avail < ws)
+		ws = ram_avail;
+	return ws;
+}
+
 int plan_machine_devices(const struct hw_snapshot *hw, const struct device_table *devices,
 			 struct rf_mem_device *dev, struct rf_mem_host *host, int64_t *totals,
 			 struct plan_machine_notes *notes)
@@ -69,8 +89,9 @@ int plan_machine_devices(const struct hw_snapshot *hw, const struct device_table
 		/* Unified memory has one budget however the machine was described: the GPU's
 		 * working-set share of the RAM. */
 		if (g->unified_memory)
-			d->budget_bytes = ram_total > 0 ? rf_budget_unified(ram_total, ram_avail) :
-							  unified_without_ram(g, devices, notes);
+			d->budget_bytes =
+				ram_total > 0 ? unified_with_ram(g, devices, ram_total, ram_avail) :
+						unified_without_ram(g, devices, notes);
 		else
 			d->budget_bytes = rf_budget_device(d->free_bytes, g->memory_total_bytes);
 		/* A unified GPU never has more than its working set (the probe's total). */
@@ -82,6 +103,11 @@ int plan_machine_devices(const struct hw_snapshot *hw, const struct device_table
 		n++;
 	}
 	host->budget_bytes = ram_avail >= 0 ? rf_budget_host(ram_avail, ram_total, limit, -1) : -1;
+	if (limit > 0 && (ram_total <= 0 || limit < ram_total))
+		note(notes,
+		     "host memory: the container's limit of %.1f GiB (cgroup) bounds the plan, not "
+		     "the host's RAM; past it the kernel's OOM killer stops the server",
+		     (double)limit / (double)RF_GIB);
 	host->repack_isa = rf_repack_isa_from_bits(hw->cpu.isa);
 	return n;
 }

@@ -153,6 +153,22 @@ START_TEST(a_named_gpu_has_its_profiles_architecture)
 }
 END_TEST
 
+/* A Jetson named by name shares its module's RAM: its GPU's memory is what Linux sees less what
+ * the OS holds at idle (the profile's rule from its tegrastats), not the 64 GiB on the box. */
+START_TEST(a_jetson_has_what_linux_leaves_it)
+{
+	struct hw_snapshot *s = mac("Jetson AGX Orin 64GB", -1, -1, false);
+	struct hw_describe_gpu info[HW_MAX_GPUS];
+
+	ck_assert_int_eq(hw_describe_complete(s, &devices, info), 0);
+	ck_assert(info[0].working_set);
+	ck_assert(s->gpus[0].unified_memory);
+	ck_assert_int_eq(s->memory.total_bytes, 64 * GIB);
+	ck_assert_int_eq(s->gpus[0].memory_total_bytes, (int64_t)(64.0 * GIB * 0.9215));
+	free(s);
+}
+END_TEST
+
 /* A machine with only a CPU called model, listing isa and cores (<= 0: none). */
 static struct hw_snapshot *cpu_host(const char *model, uint32_t isa, int cores)
 {
@@ -228,6 +244,7 @@ Suite *hw_describe_suite(void)
 	tcase_add_test(tc, a_gpu_no_profile_knows_needs_its_memory);
 	tcase_add_test(tc, a_mac_named_with_its_size_is_that_mac);
 	tcase_add_test(tc, a_named_gpu_has_its_profiles_architecture);
+	tcase_add_test(tc, a_jetson_has_what_linux_leaves_it);
 	tcase_add_test(tc, a_table_cpu_has_the_table_facts);
 	suite_add_tcase(s, tc);
 	return s;

@@ -89,6 +89,74 @@ START_TEST(unified_memory_has_one_budget_for_every_planner)
 }
 END_TEST
 
+/* A unified GPU that is not a Mac (a Jetson) takes its profile's working set of the RAM, not
+ * macOS's rule, whether the RAM is described or not; what is already in use comes out of it,
+ * and every planner sees the same budget. */
+START_TEST(a_jetsons_budget_is_its_profiles_share_of_the_ram)
+{
+	struct hw_snapshot hw;
+	struct device_table t = {0};
+	struct device_profile p;
+	struct plan_machine_source m = {.hw = &hw, .devices = &t};
+	struct plan_machine pm;
+	struct plan_train_gpus tg;
+	int idx[RF_MAX_DEVICES];
+	bool apple;
+	const int64_t gib = RF_GIB;
+
+	one_profile_table(&t, &p);
+	p.working_set.up_to_gib = 64;
+	p.working_set.fraction_at_or_below = p.working_set.fraction_above = 0.92;
+	hw_snapshot_init(&hw);
+	snprintf(hw.backend, sizeof(hw.backend), "%s", "cuda");
+	gpu(&hw, "nvidia", "SoC X1", 64 * gib, 64 * gib, true);
+	hw.memory.total_bytes = 64 * gib;
+	hw.memory.available_bytes = 64 * gib;
+	plan_machine_build(&m, &pm, NULL);
+	ck_assert_int_eq(pm.dev[0].budget_bytes, (int64_t)(64.0 * (double)gib * 0.92));
+	plan_machine_train_gpus(&m, &tg, idx, &apple, NULL);
+	ck_assert_int_eq(tg.budget[0], pm.dev[0].budget_bytes);
+	ck_assert(!apple);
+	/* 20 GiB already in use: what is left, below the share. */
+	hw.memory.available_bytes = 44 * gib;
+	plan_machine_build(&m, &pm, NULL);
+	ck_assert_int_eq(pm.dev[0].budget_bytes, 44 * gib);
+	/* A Mac keeps macOS's rule even where a profile restates it. */
+	snprintf(hw.gpus[0].vendor, sizeof(hw.gpus[0].vendor), "%s", "apple");
+	hw.memory.available_bytes = 64 * gib;
+	plan_machine_build(&m, &pm, NULL);
+	ck_assert_int_eq(pm.dev[0].budget_bytes, 48 * gib);
+}
+END_TEST
+
+/* In a container the cgroup's limit bounds the host's budget and a note says so; a limit at or
+ * above the RAM says nothing. */
+START_TEST(a_containers_limit_is_said_to_bound_the_plan)
+{
+	struct hw_snapshot hw;
+	struct plan_machine_source m = {.hw = &hw, .devices = NULL};
+	struct plan_machine pm;
+	struct plan_machine_notes notes = {.n = 0};
+	const int64_t gib = RF_GIB;
+	bool said = false;
+
+	hw_snapshot_init(&hw);
+	snprintf(hw.backend, sizeof(hw.backend), "%s", "cpu");
+	hw.memory.total_bytes = hw.memory.available_bytes = 64 * gib;
+	hw.host.container.cgroup_memory_limit_bytes = 8 * gib;
+	plan_machine_build(&m, &pm, &notes);
+	ck_assert_int_le(pm.host.budget_bytes, 8 * gib);
+	for (int i = 0; i < notes.n; i++)
+		said |= strstr(notes.line[i], "container's limit of 8.0 GiB") != NULL;
+	ck_assert(said);
+	hw.host.container.cgroup_memory_limit_bytes = 64 * gib;
+	notes.n = 0;
+	plan_machine_build(&m, &pm, &notes);
+	for (int i = 0; i < notes.n; i++)
+		ck_assert_ptr_null(strstr(notes.line[i], "container"));
+}
+END_TEST
+
 START_TEST(discrete_gpus_budget_their_free_memory_and_igpus_are_left_out)
 {
 	struct hw_snapshot hw;
@@ -167,6 +235,8 @@ Suite *plan_machine_suite(void)
 	TCase *tc = tcase_create("machine");
 
 	tcase_add_test(tc, unified_memory_has_one_budget_for_every_planner);
+	tcase_add_test(tc, a_jetsons_budget_is_its_profiles_share_of_the_ram);
+	tcase_add_test(tc, a_containers_limit_is_said_to_bound_the_plan);
 	tcase_add_test(tc, discrete_gpus_budget_their_free_memory_and_igpus_are_left_out);
 	tcase_add_test(tc, the_cpu_tables_bandwidth_stands_in_only_for_no_measurement);
 	suite_add_tcase(s, tc);
