@@ -169,6 +169,12 @@ static int est_vllm_refused(const struct est *e, const struct vllm_setup *s, int
 {
 	if (rc == RF_E_NOMEM)
 		return api_error(out, rc, NULL, NULL);
+	if (field && strcmp(field, "gpus") == 0 && n_gpus == 0) {
+		char why[PLAN_NOTE_LEN];
+		if (plan_machine_vllm_unable(&e->hw, why, sizeof(why)))
+			return api_error(out, RF_E_INVALID_VALUE, "runtime",
+					 "%s; use runtime llama.cpp", why);
+	}
 	if (field && strcmp(field, "gpus") == 0)
 		return api_error(out, RF_E_INVALID_VALUE, "tensor_parallel_size",
 				 "tensor_parallel_size x pipeline_parallel_size = %d GPUs; the "

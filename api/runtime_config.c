@@ -32,6 +32,7 @@
 #include "core/fit/estimate.h"
 #include "core/hw/hw.h"
 #include "core/plan/plan_infer.h"
+#include "core/plan/plan_machine.h"
 #include "core/plan/plan_rope.h"
 #include "core/fit/quant.h"
 
@@ -926,6 +927,14 @@ int api_config(const struct api_env *env, const struct api_request *req, struct 
 			       c.served,
 			       plan_vllm_format_flag((enum plan_vllm_format)c.preq.vformat));
 		goto done;
+	}
+	if (c.preq.runtime == PLAN_RT_VLLM) {
+		char why[PLAN_NOTE_LEN];
+		if (plan_machine_vllm_unable(c.in->hw, why, sizeof(why))) {
+			rc = api_error(out, RF_E_INVALID_VALUE, "runtime",
+				       "%s; use runtime llama.cpp", why);
+			goto done;
+		}
 	}
 	rc = plan_infer(&pm, &c.in->machine, q, &c.preq, c.ans);
 	if (rc < 0) {

@@ -9,8 +9,9 @@
 
 #include "core/fit/cpu/repack.h"
 #include "core/fit/cpu/speed_cpu.h"
-#include "core/text.h"
 #include "core/format.h"
+#include "core/numparse.h"
+#include "core/text.h"
 
 static void note(struct plan_machine_notes *notes, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -189,12 +190,45 @@ void plan_machine_speed(const struct plan_machine_source *m, struct speed_input 
 	}
 }
 
+/* vLLM's CUDA kernels need compute capability 7.0 or newer (vLLM's GPU installation docs:
+ * "compute capability 7.0 or higher"): a Pascal card (P100, GTX 10 series, a Jetson TX2)
+ * cannot start it. An unknown capability is not held against the card. */
+static bool vllm_too_old(const struct hw_gpu *g)
+{
+	double cc = 0;
+
+	return strcmp(g->vendor, "nvidia") == 0 && g->compute_capability[0] &&
+	       rf_parse_double(g->compute_capability, strlen(g->compute_capability), 0, 100, &cc) ==
+		       0 &&
+	       cc < 7.0;
+}
+
+bool plan_machine_vllm_unable(const struct hw_snapshot *hw, char *why, size_t len)
+{
+	for (int i = 0; i < hw->n_gpus; i++) {
+		const struct hw_gpu *g = &hw->gpus[i];
+		if (plan_machine_gpu_used(g) && vllm_too_old(g)) {
+			rf_format(
+				why, len,
+				"vLLM needs NVIDIA GPUs of compute capability 7.0 or newer (its GPU "
+				"installation requirements); %s is %s",
+				g->name, g->compute_capability);
+			return true;
+		}
+	}
+	return false;
+}
+
 int plan_machine_vllm_gpus(const struct hw_snapshot *hw, struct vllm_gpu *g, int max)
 {
 	int n = 0;
 
 	if (strcmp(hw->backend, "cuda") != 0 && strcmp(hw->backend, "rocm") != 0)
 		return 0;
+	/* vLLM takes every GPU it sees: one it cannot run on stops it. */
+	for (int i = 0; i < hw->n_gpus; i++)
+		if (plan_machine_gpu_used(&hw->gpus[i]) && vllm_too_old(&hw->gpus[i]))
+			return 0;
 	for (int i = 0; i < hw->n_gpus && n < max; i++) {
 		const struct hw_gpu *hg = &hw->gpus[i];
 		if (!plan_machine_gpu_used(hg))

@@ -157,6 +157,29 @@ START_TEST(a_containers_limit_is_said_to_bound_the_plan)
 }
 END_TEST
 
+/* vLLM runs on NVIDIA GPUs of compute capability 7.0 and newer: a Pascal card (or one among
+ * several) leaves it no GPU; an unknown capability is not held against a card. */
+START_TEST(vllm_needs_compute_capability_seven)
+{
+	struct hw_snapshot hw;
+	struct vllm_gpu g[4];
+	const int64_t gib = RF_GIB;
+
+	hw_snapshot_init(&hw);
+	snprintf(hw.backend, sizeof(hw.backend), "%s", "cuda");
+	gpu(&hw, "nvidia", "Tesla V100", 16 * gib, 16 * gib, false);
+	snprintf(hw.gpus[0].compute_capability, sizeof(hw.gpus[0].compute_capability), "7.0");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 1);
+	gpu(&hw, "nvidia", "Tesla P100", 16 * gib, 16 * gib, false);
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 2);
+	snprintf(hw.gpus[1].compute_capability, sizeof(hw.gpus[1].compute_capability), "6.0");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 0);
+	hw.n_gpus = 1;
+	snprintf(hw.gpus[0].compute_capability, sizeof(hw.gpus[0].compute_capability), "6.2");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 0);
+}
+END_TEST
+
 START_TEST(discrete_gpus_budget_their_free_memory_and_igpus_are_left_out)
 {
 	struct hw_snapshot hw;
@@ -237,6 +260,7 @@ Suite *plan_machine_suite(void)
 	tcase_add_test(tc, unified_memory_has_one_budget_for_every_planner);
 	tcase_add_test(tc, a_jetsons_budget_is_its_profiles_share_of_the_ram);
 	tcase_add_test(tc, a_containers_limit_is_said_to_bound_the_plan);
+	tcase_add_test(tc, vllm_needs_compute_capability_seven);
 	tcase_add_test(tc, discrete_gpus_budget_their_free_memory_and_igpus_are_left_out);
 	tcase_add_test(tc, the_cpu_tables_bandwidth_stands_in_only_for_no_measurement);
 	suite_add_tcase(s, tc);
