@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/fit/quant.h"
+#include "core/plan/plan_machine.h"
 #include "core/plan/plan_rope.h"
 #include "core/format.h"
 
@@ -571,8 +572,13 @@ bool plan_check_vllm_layout(const struct model_arch *a, const struct plan_check_
 	struct plan_check_finding *f = NULL;
 
 	if (n == 0 && (f = plan_check_add(out, "backend_unavailable", true, "runtime"))) {
-		text(f->message, "vLLM needs CUDA or ROCm GPUs; this machine's backend is %s",
-		     hw->hw->backend[0] ? hw->hw->backend : "none");
+		char why[PLAN_NOTE_LEN];
+		if (plan_machine_vllm_unable(hw->hw, why, sizeof(why)))
+			text(f->message, "%s", why);
+		else
+			text(f->message,
+			     "vLLM needs CUDA or ROCm GPUs; this machine's backend is %s",
+			     hw->hw->backend[0] ? hw->hw->backend : "none");
 		text(f->suggestion, "use runtime llama.cpp (POST /api/config plans it here)");
 		out->layout_refused = true;
 		return true;

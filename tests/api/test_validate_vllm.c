@@ -448,6 +448,13 @@ START_TEST(headroom_and_parse_errors)
 		     "\"hardware_profile\":\"apple-m3\"}");
 	k = expect_error(j, "backend_unavailable", "runtime");
 	cJSON_Delete(j);
+	/* A Pascal card: CUDA, but vLLM needs compute capability 7.0; the finding says so. */
+	j = validate("{\"runtime\":\"vllm\",\"model\":\"Qwen/Qwen2.5-7B\",\"settings\":{},"
+		     "\"hardware_profile\":\"tesla-p100-pcie-16gb\"}");
+	k = expect_error(j, "backend_unavailable", "runtime");
+	ck_assert_ptr_nonnull(strstr(str_of(k, "message"), "compute capability 7.0 or newer"));
+	ck_assert_ptr_nonnull(strstr(str_of(k, "message"), "is 6.0"));
+	cJSON_Delete(j);
 }
 END_TEST
 
