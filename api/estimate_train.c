@@ -15,6 +15,7 @@
 #include "core/plan/plan_ft_machine.h"
 #include "core/fit/train_optimizer.h"
 #include "core/fit/train_parallel.h"
+#include "core/fit/train_speed.h"
 #include "api/estimate_priv.h"
 
 /* ---- fine-tuning ------------------------------------------------------------------------- */
@@ -114,6 +115,23 @@ static void est_train_speed_notes(struct est *e, int gi, const struct train_devi
 		a->s.provider == TRAIN_PROVIDER_UNSLOTH ?
 			"; Unsloth's fused kernels drop PEFT's memory-bound work, at the same GEMM rate" :
 			"");
+	if (e->arch.n_experts > 1 && a->s.mode != TRAIN_FULL &&
+	    a->s.provider == TRAIN_PROVIDER_HUGGINGFACE && !a->s.compiled &&
+	    (a->s.lora_targets == 0 ||
+	     (a->s.lora_targets & (TRAIN_LORA_GATE | TRAIN_LORA_UP | TRAIN_LORA_DOWN)))) {
+		struct train_model tm;
+		est_train_model(e, &tm);
+		est_assume(
+			e,
+			"training speed: the Hugging Face MoE block loops over the %.0f experts "
+			"of %lld a micro-batch of %lld tokens reaches, and PEFT dispatches each "
+			"one's adapted projections (about %.0f us each a pass), which outweighs "
+			"the GEMMs; Unsloth's fused path, or LoRA on attention only, does not pay it",
+			train_experts_hit(&tm, (double)a->s.batch_size * (double)a->s.seq_len),
+			(long long)e->arch.n_experts,
+			(long long)a->s.batch_size * (long long)a->s.seq_len,
+			TRAIN_PEFT_HOST_S * 1e6);
+	}
 	if (pk->quoted > 0)
 		est_assume(e,
 			   "training speed: %s's power limit holds its clocks below the boost its "

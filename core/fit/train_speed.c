@@ -41,7 +41,14 @@
  *   gradient and reads the dropped input for A's (4a), undoes the dropout (5a) and adds into
  *   the input's gradient (6a): 22a + 20b, 10a fewer without dropout, the forward's again
  *   with checkpointing. Each adapted projection also costs PEFT's Python and autograd
- *   dispatch per pass (PEFT_HOST_S), which short sequences feel.
+ *   dispatch per pass (TRAIN_PEFT_HOST_S), which short sequences feel.
+ * - A mixture of experts in Hugging Face's block: it loops over the experts a micro-batch's
+ *   tokens reach (train_experts_hit; all 128 of Qwen3-30B-A3B at 2048 tokens) and PEFT wraps
+ *   each expert's linear layers, so the dispatch counts every reached expert's adapted
+ *   projections, and each token's traffic its experts_per_tok experts'. That is why MoE LoRA
+ *   under transformers and PEFT runs at a few percent of the GPU (QwenLM/Qwen3 issue 736,
+ *   LLaMA-Factory issue 8038, transformers PR 40016: under 20% MFU). Unsloth's fused path
+ *   pays only the extra reads of each token's experts' inputs.
  * - torch's AdamW (foreach) makes about ten passes over each parameter's state: lerp of the
  *   first moment, scale and addcmul of the second, weight decay, its square root, two scalar
  *   ops on that, and addcdiv into the weight: 20 element accesses a parameter in the
@@ -93,8 +100,6 @@
  * torch's foreach AdamW and eager attention's score tensors (H200 fit, above). */
 #define LORA_BANDWIDTH_EFFICIENCY 0.25
 #define ELEMENTWISE_BANDWIDTH_EFFICIENCY 0.43
-/* PEFT's host time an adapted projection and pass (Python and autograd dispatch). */
-#define PEFT_HOST_S 160e-6
 /* Collective bandwidth per GPU when the request gives none: NVLink in data-centre nodes,
  * PCIe through the host otherwise, and 200 Gb/s between nodes. */
 #define LINK_NVLINK_GBS 200.0
@@ -165,22 +170,44 @@ double train_utilisation(enum train_device_class c, enum train_provider p)
 	return u;
 }
 
-/* The adapted projections of one layer: their inputs' and outputs' widths summed, and how many
- * there are. */
+/* The adapted projections of one layer as a token and a micro-batch meet them: their inputs'
+ * and outputs' widths summed over what one token passes through (in, out), and how many
+ * adapted modules the micro-batch calls (n). */
 struct adapted {
 	double in, out, n;
 };
 
-static struct adapted adapted_projections(const struct train_model *m, unsigned targets)
+double train_experts_hit(const struct train_model *m, double tokens)
+{
+	double e = (double)m->n_experts, k = (double)m->n_experts_per_tok;
+
+	if (m->n_experts <= 1 || m->n_experts_per_tok <= 0)
+		return 1.0;
+	if (k >= e || !(tokens > 0))
+		return tokens > 0 ? e : 0.0;
+	return e * (1.0 - pow(1.0 - k / e, tokens));
+}
+
+/* For a mixture of experts the FFN projections are each expert's: PEFT wraps every expert's
+ * linear layers, a token passes through its experts_per_tok of them, and the Hugging Face
+ * block loops over the experts the micro-batch's tokens_mb tokens reach (train_experts_hit),
+ * calling each one's adapted projections. */
+static struct adapted adapted_projections(const struct train_model *m, unsigned targets,
+					  double tokens_mb)
 {
 	double h = (double)m->hidden, i = (double)m->intermediate;
 	double q = (double)(m->n_heads * m->head_dim), kv = (double)(m->n_kv_heads * m->head_dim);
+	bool moe = m->n_experts > 1 && m->n_experts_per_tok > 0;
+	double per_token = moe ? (double)m->n_experts_per_tok : 1.0;
+	double called = moe ? train_experts_hit(m, tokens_mb) : 1.0;
 	const struct {
 		unsigned bit;
 		double in, out;
-	} proj[] = {{TRAIN_LORA_Q, h, q},   {TRAIN_LORA_K, h, kv},   {TRAIN_LORA_V, h, kv},
-		    {TRAIN_LORA_O, q, h},   {TRAIN_LORA_GATE, h, i}, {TRAIN_LORA_UP, h, i},
-		    {TRAIN_LORA_DOWN, i, h}};
+		bool expert;
+	} proj[] = {{TRAIN_LORA_Q, h, q, false},   {TRAIN_LORA_K, h, kv, false},
+		    {TRAIN_LORA_V, h, kv, false},  {TRAIN_LORA_O, q, h, false},
+		    {TRAIN_LORA_GATE, h, i, true}, {TRAIN_LORA_UP, h, i, true},
+		    {TRAIN_LORA_DOWN, i, h, true}};
 	struct adapted a = {0, 0, 0};
 
 	if (targets == 0)
@@ -188,9 +215,9 @@ static struct adapted adapted_projections(const struct train_model *m, unsigned 
 	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++) {
 		if (!(targets & proj[k].bit) || (proj[k].bit == TRAIN_LORA_GATE && !m->gated_ffn))
 			continue;
-		a.in += proj[k].in;
-		a.out += proj[k].out;
-		a.n += 1;
+		a.in += proj[k].in * (proj[k].expert ? per_token : 1.0);
+		a.out += proj[k].out * (proj[k].expert ? per_token : 1.0);
+		a.n += proj[k].expert ? called : 1.0;
 	}
 	return a;
 }
@@ -236,7 +263,7 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 	double passes = s->gradient_checkpointing ? 3.0 : 2.0, plain = 0, lora = 0, elementwise = 0;
 	double host = 0, layer_tokens = (double)m->n_layers * tokens;
 	double rows = tokens / (double)s->seq_len;
-	struct adapted a = adapted_projections(m, s->lora_targets);
+	struct adapted a = adapted_projections(m, s->lora_targets, tokens);
 
 	if (s->mode == TRAIN_QLORA) {
 		double linear = (double)(m->params_total - m->params_embedding - m->params_output);
@@ -250,7 +277,7 @@ static double memory_seconds(const struct train_model *m, const struct train_set
 		if (s->gradient_checkpointing)
 			lora += ((7.0 - 5.0 * drop) * a.in + 12.0 * a.out) * layer_tokens;
 		lora /= LORA_BANDWIDTH_EFFICIENCY;
-		host = a.n * (double)m->n_layers * passes * PEFT_HOST_S;
+		host = a.n * (double)m->n_layers * passes * TRAIN_PEFT_HOST_S;
 	} else if (s->mode != TRAIN_FULL) {
 		/* Unsloth's fused LoRA kernels, or a compiled LoRA path: one more read of each
 		 * adapted input a pass. */
@@ -291,8 +318,8 @@ static double generation_seconds(const struct train_model *m, const struct train
 			weights += linear * (2.0 + 2.0);
 		}
 		if (s->mode != TRAIN_FULL && s->provider == TRAIN_PROVIDER_HUGGINGFACE)
-			host = adapted_projections(m, s->lora_targets).n * (double)m->n_layers *
-			       PEFT_HOST_S;
+			host = adapted_projections(m, s->lora_targets, rows).n *
+			       (double)m->n_layers * TRAIN_PEFT_HOST_S;
 	} else {
 		weights = 2.0 * (double)m->params_total;
 	}

@@ -55,6 +55,15 @@ double train_flops_per_token(const struct train_model *m, const struct train_set
  * work around them, train_speed_estimate). */
 double train_utilisation(enum train_device_class c, enum train_provider p);
 
+/* PEFT's host time an adapted module and pass (Python and autograd dispatch), fitted with the
+ * rest on our H200 runs (see train_speed.c). */
+#define TRAIN_PEFT_HOST_S 160e-6
+
+/* The experts of one MoE layer that a micro-batch of tokens reaches, each token routed to
+ * n_experts_per_tok of n_experts at random: E x (1 - (1 - k/E)^tokens); 1 for a dense model.
+ * The Hugging Face block runs (and PEFT dispatches) each of them separately. */
+double train_experts_hit(const struct train_model *m, double tokens);
+
 /* Estimates the throughput of settings s whose memory estimate is mem (for the GPU count,
  * communication and offloaded bytes) on devices like dev. Returns 0 and fills *out, or
  * RF_E_INVALID_VALUE when the device's peak is unknown or an input is out of range. */

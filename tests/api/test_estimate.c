@@ -219,6 +219,29 @@ START_TEST(a_t4_trains_at_the_clocks_its_power_limit_holds)
 }
 END_TEST
 
+/* A mixture of experts fine-tuned with LoRA under Hugging Face pays the block's expert loop and
+ * says so; Unsloth's fused path does not, and is many times faster. */
+START_TEST(moe_lora_under_hugging_face_says_it_loops_over_experts)
+{
+	cJSON *hf, *un;
+
+	ck_assert_int_eq(run("{\"model\":\"Qwen/Qwen3-30B-A3B\",\"mode\":\"lora\","
+			     "\"provider\":\"huggingface\",\"hardware_profile\":\"h100-sxm\"}",
+			     &hf),
+			 200);
+	ck_assert_int_eq(run("{\"model\":\"Qwen/Qwen3-30B-A3B\",\"mode\":\"lora\","
+			     "\"provider\":\"unsloth\",\"hardware_profile\":\"h100-sxm\"}",
+			     &un),
+			 200);
+	ck_assert_int_eq(said_in(hf, "MoE block loops over the 128 experts of 128"), 1);
+	ck_assert_int_eq(said_in(un, "MoE block loops"), 0);
+	ck_assert_double_gt(num(un, "training.tokens_per_s"),
+			    10 * num(hf, "training.tokens_per_s"));
+	cJSON_Delete(hf);
+	cJSON_Delete(un);
+}
+END_TEST
+
 /* An Unsloth dynamic quant by name: sized by its own mix (between Q4_K_M's experts and its
  * published 17.72 GB file for Qwen3-30B-A3B), echoed, and said to be modelled. */
 START_TEST(an_unsloth_dynamic_quant_by_name)
@@ -1721,6 +1744,7 @@ Suite *estimate_suite(void)
 	tcase_add_test(tc, the_servers_own_defaults_are_said);
 	tcase_add_test(tc, a_t4_trains_in_fp16_and_says_so);
 	tcase_add_test(tc, a_t4_trains_at_the_clocks_its_power_limit_holds);
+	tcase_add_test(tc, moe_lora_under_hugging_face_says_it_loops_over_experts);
 	tcase_add_test(tc, splits_over_described_gpus_and_finds_the_largest_context);
 	tcase_add_test(tc, fine_tuning_fits_max_and_time_and_cost);
 	tcase_add_test(tc, fine_tuning_spreads_over_gpus_with_a_stated_strategy);

@@ -54,6 +54,48 @@ static double tps(const struct train_model *m, const struct train_settings *s,
 	return sp.tokens_per_s;
 }
 
+/* A mixture of experts through the Hugging Face block: it loops over the experts a micro-batch
+ * reaches and PEFT dispatches each one's adapted projections, so LoRA on every linear layer of
+ * Qwen3-30B-A3B pays (4 + 3 x 128) adapted modules a layer and pass, each PEFT_HOST_S
+ * (160 us); adapting attention only, or Unsloth's fused path, does not. */
+START_TEST(experts_go_through_the_hugging_face_loop)
+{
+	struct train_model m = t_qwen3_30b_a3b(), dense = t_llama31_8b();
+	struct train_settings s = {.mode = TRAIN_LORA,
+				   .weight_bits = 16,
+				   .batch_size = 1,
+				   .seq_len = 2048,
+				   .lora_rank = 16,
+				   .gradient_checkpointing = true,
+				   .optimizer = TRAIN_OPT_ADAMW,
+				   .flash_attention = true};
+	struct train_device h100 = {
+		.bf16_tflops = 989, .bandwidth_gbs = 3350, .device_class = TRAIN_CLASS_DATACENTER};
+	struct train_memory mem;
+	struct train_speed sp;
+	double hit = train_experts_hit(&m, 2048), all, attention, unsloth;
+
+	ck_assert_double_eq(train_experts_hit(&dense, 2048), 1);
+	ck_assert_double_eq_tol(train_experts_hit(&m, 1), 8, 1e-9);
+	ck_assert_double_eq(train_experts_hit(&m, 0), 0);
+	ck_assert_double_gt(hit, 127.9);
+	ck_assert_double_le(hit, 128);
+	/* 16 tokens reach 128 x (1 - (15/16)^16) = 82.4 of them. */
+	ck_assert_double_eq_tol(train_experts_hit(&m, 16), 82.4225, 1e-3);
+	ck_assert_int_eq(train_memory_estimate(&m, &s, &mem), 0);
+	ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &h100, &sp), 0);
+	ck_assert_double_ge(sp.memory_s, (4 + 3 * hit) * 48 * 3 * 160e-6);
+	all = sp.tokens_per_s;
+	s.lora_targets = TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V | TRAIN_LORA_O;
+	attention = tps(&m, &s, &h100);
+	ck_assert_msg(attention > 10 * all, "attention only %.0f, all-linear %.0f", attention, all);
+	s.lora_targets = 0;
+	s.provider = TRAIN_PROVIDER_UNSLOTH;
+	unsloth = tps(&m, &s, &h100);
+	ck_assert_msg(unsloth > 10 * all, "Unsloth %.0f, Hugging Face %.0f", unsloth, all);
+}
+END_TEST
+
 START_TEST(each_mechanism_moves_the_speed_the_right_way)
 {
 	struct train_model m = t_llama31_8b();
@@ -305,6 +347,7 @@ Suite *train_speed_suite(void)
 
 	tcase_add_test(tc, reproduces_published_training_speeds);
 	tcase_add_test(tc, each_mechanism_moves_the_speed_the_right_way);
+	tcase_add_test(tc, experts_go_through_the_hugging_face_loop);
 	tcase_add_test(tc, the_step_touches_only_what_is_trained);
 	tcase_add_test(tc, no_optimizer_steps_a_frozen_base);
 	tcase_add_test(tc, a_sharded_step_is_the_shards);

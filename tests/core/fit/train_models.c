@@ -32,3 +32,21 @@ struct train_model t_llama31_70b(void)
 				.gated_ffn = true};
 	return m;
 }
+
+struct train_model t_qwen3_30b_a3b(void)
+{
+	struct train_model m = {.params_total = 30532000000LL,
+				.params_embedding = 151936LL * 2048,
+				.params_output = 151936LL * 2048,
+				.n_layers = 48,
+				.hidden = 2048,
+				.intermediate = 768,
+				.n_heads = 32,
+				.n_kv_heads = 4,
+				.head_dim = 128,
+				.vocab = 151936,
+				.gated_ffn = true,
+				.n_experts = 128,
+				.n_experts_per_tok = 8};
+	return m;
+}

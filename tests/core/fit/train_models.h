@@ -9,5 +9,8 @@
 
 struct train_model t_llama31_8b(void);
 struct train_model t_llama31_70b(void);
+/* Qwen/Qwen3-30B-A3B config.json: 128 experts of width 768, 8 a token, 48 layers
+ * (tests/data/calibration/model_arch.csv). */
+struct train_model t_qwen3_30b_a3b(void);
 
 #endif
