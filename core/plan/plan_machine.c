@@ -192,29 +192,70 @@ void plan_machine_speed(const struct plan_machine_source *m, struct speed_input 
 
 /* vLLM's CUDA kernels need compute capability 7.0 or newer (vLLM's GPU installation docs:
  * "compute capability 7.0 or higher"): a Pascal card (P100, GTX 10 series, a Jetson TX2)
- * cannot start it. An unknown capability is not held against the card. */
-static bool vllm_too_old(const struct hw_gpu *g)
+ * cannot start it. Its ROCm build runs on the gfx targets its ROCm requirements list; an RX
+ * 6800 (gfx1030) or an MI100 (gfx908) cannot start it. An unknown capability or target is not
+ * held against the card. */
+static const char *const vllm_rocm_targets[] = {"gfx90a",  "gfx942",  "gfx950",  "gfx1100",
+						"gfx1101", "gfx1150", "gfx1151", "gfx1200",
+						"gfx1201", NULL};
+
+/* The gfx target an AMD architecture names ("RDNA 2 (gfx1030)", "gfx90a"), into out; false
+ * when it names none. */
+static bool gfx_target(const char *arch, char *out, size_t len)
+{
+	const char *p = strstr(arch, "gfx");
+	size_t n = 3;
+
+	if (!p || len < 2)
+		return false;
+	while (p[n] && ((p[n] >= '0' && p[n] <= '9') || (p[n] >= 'a' && p[n] <= 'f')))
+		n++;
+	if (n == 3 || n >= len)
+		return false;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return true;
+}
+
+static bool vllm_unsupported(const struct hw_gpu *g)
 {
 	double cc = 0;
+	char gfx[16];
 
-	return strcmp(g->vendor, "nvidia") == 0 && g->compute_capability[0] &&
-	       rf_parse_double(g->compute_capability, strlen(g->compute_capability), 0, 100, &cc) ==
-		       0 &&
-	       cc < 7.0;
+	if (strcmp(g->vendor, "nvidia") == 0)
+		return g->compute_capability[0] &&
+		       rf_parse_double(g->compute_capability, strlen(g->compute_capability), 0, 100,
+				       &cc) == 0 &&
+		       cc < 7.0;
+	if (strcmp(g->vendor, "amd") == 0 && gfx_target(g->architecture, gfx, sizeof(gfx))) {
+		for (int i = 0; vllm_rocm_targets[i]; i++)
+			if (strcmp(gfx, vllm_rocm_targets[i]) == 0)
+				return false;
+		return true;
+	}
+	return false;
 }
 
 bool plan_machine_vllm_unable(const struct hw_snapshot *hw, char *why, size_t len)
 {
 	for (int i = 0; i < hw->n_gpus; i++) {
 		const struct hw_gpu *g = &hw->gpus[i];
-		if (plan_machine_gpu_used(g) && vllm_too_old(g)) {
+		char gfx[16];
+		if (!plan_machine_gpu_used(g) || !vllm_unsupported(g))
+			continue;
+		if (strcmp(g->vendor, "amd") == 0 && gfx_target(g->architecture, gfx, sizeof(gfx)))
+			rf_format(why, len,
+				  "vLLM's ROCm build runs on gfx90a, gfx942, gfx950, gfx1100/1101, "
+				  "gfx1150/1151 and gfx1200/1201 GPUs (its ROCm installation "
+				  "requirements); %s is %s",
+				  g->name, gfx);
+		else
 			rf_format(
 				why, len,
 				"vLLM needs NVIDIA GPUs of compute capability 7.0 or newer (its GPU "
 				"installation requirements); %s is %s",
 				g->name, g->compute_capability);
-			return true;
-		}
+		return true;
 	}
 	return false;
 }
@@ -227,7 +268,7 @@ int plan_machine_vllm_gpus(const struct hw_snapshot *hw, struct vllm_gpu *g, int
 		return 0;
 	/* vLLM takes every GPU it sees: one it cannot run on stops it. */
 	for (int i = 0; i < hw->n_gpus; i++)
-		if (plan_machine_gpu_used(&hw->gpus[i]) && vllm_too_old(&hw->gpus[i]))
+		if (plan_machine_gpu_used(&hw->gpus[i]) && vllm_unsupported(&hw->gpus[i]))
 			return 0;
 	for (int i = 0; i < hw->n_gpus && n < max; i++) {
 		const struct hw_gpu *hg = &hw->gpus[i];

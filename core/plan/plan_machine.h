@@ -59,11 +59,12 @@ void plan_machine_speed(const struct plan_machine_source *m, struct speed_input 
 			struct plan_machine_notes *notes);
 
 /* Fills g with the GPUs vLLM can use (CUDA or ROCm; at most max); returns their number: 0
- * where one of them is an NVIDIA GPU before compute capability 7.0, which vLLM cannot run on. */
+ * where one of them is a GPU vLLM cannot run on (NVIDIA before compute capability 7.0, an AMD
+ * gfx target its ROCm build does not list). */
 int plan_machine_vllm_gpus(const struct hw_snapshot *hw, struct vllm_gpu *g /* OUT */, int max);
 
 /* True where something known stops vLLM on hw's GPUs (an NVIDIA GPU before compute capability
- * 7.0), with the reason in why (len bytes). */
+ * 7.0, an AMD gfx target vLLM's ROCm build does not list), with the reason in why (len bytes). */
 bool plan_machine_vllm_unable(const struct hw_snapshot *hw, char *why /* OUT */, size_t len);
 
 /* Fills pm with the machine as the planner takes it: devices and budgets, the speed model's

@@ -177,6 +177,26 @@ START_TEST(vllm_needs_compute_capability_seven)
 	hw.n_gpus = 1;
 	snprintf(hw.gpus[0].compute_capability, sizeof(hw.gpus[0].compute_capability), "6.2");
 	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 0);
+	/* ROCm: the gfx targets vLLM's ROCm build lists, however the architecture names them. */
+	hw_snapshot_init(&hw);
+	snprintf(hw.backend, sizeof(hw.backend), "%s", "rocm");
+	gpu(&hw, "amd", "AMD Instinct MI300X", 192 * gib, 192 * gib, false);
+	snprintf(hw.gpus[0].architecture, sizeof(hw.gpus[0].architecture), "CDNA 3 (gfx942)");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 1);
+	snprintf(hw.gpus[0].architecture, sizeof(hw.gpus[0].architecture), "gfx1100");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 1);
+	snprintf(hw.gpus[0].architecture, sizeof(hw.gpus[0].architecture), "CDNA 3");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 1);
+	snprintf(hw.gpus[0].architecture, sizeof(hw.gpus[0].architecture), "RDNA 2 (gfx1030)");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 0);
+	{
+		char why[PLAN_NOTE_LEN];
+		ck_assert(plan_machine_vllm_unable(&hw, why, sizeof(why)));
+		ck_assert_ptr_nonnull(strstr(why, "is gfx1030"));
+	}
+	/* gfx110 is not gfx1100: the whole target is compared. */
+	snprintf(hw.gpus[0].architecture, sizeof(hw.gpus[0].architecture), "gfx110");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 0);
 }
 END_TEST
 
