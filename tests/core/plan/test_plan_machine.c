@@ -170,6 +170,9 @@ START_TEST(vllm_needs_compute_capability_seven)
 	gpu(&hw, "nvidia", "Tesla V100", 16 * gib, 16 * gib, false);
 	snprintf(hw.gpus[0].compute_capability, sizeof(hw.gpus[0].compute_capability), "7.0");
 	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 1);
+	/* Blackwell's two-digit major (a B200 is 10.0) is newer, not older. */
+	snprintf(hw.gpus[0].compute_capability, sizeof(hw.gpus[0].compute_capability), "10.0");
+	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 1);
 	gpu(&hw, "nvidia", "Tesla P100", 16 * gib, 16 * gib, false);
 	ck_assert_int_eq(plan_machine_vllm_gpus(&hw, g, 4), 2);
 	snprintf(hw.gpus[1].compute_capability, sizeof(hw.gpus[1].compute_capability), "6.0");
