@@ -32,40 +32,30 @@ bool plan_machine_gpu_used(const struct hw_gpu *g)
 	return strcmp(g->vendor, "intel") != 0 && g->memory_total_bytes > 0;
 }
 
-/* The budget of unified GPU g when the machine's RAM is not known: its working set, by its
- * profile's rule or macOS's default, taking the GPU's memory as the RAM (noted). */
-static int64_t unified_without_ram(const struct hw_gpu *g, const struct device_table *devices,
-				   struct plan_machine_notes *notes)
+/* The budget of unified GPU g on a machine with ram_total bytes of RAM (ram_avail available;
+ * ram_total <= 0: not known, the GPU's memory taken as the RAM, noted): its profile's
+ * working-set rule (a Jetson's: what Linux sees less what the OS holds), else macOS's. A Mac
+ * whose RAM is known keeps macOS's rule itself, which its profile restates to four places.
+ * What other processes already use comes out of it. */
+static int64_t unified_budget(const struct hw_gpu *g, const struct device_table *devices,
+			      int64_t ram_total, int64_t ram_avail,
+			      struct plan_machine_notes *notes)
 {
 	const struct device_profile *p = NULL;
-	int64_t ws = -1;
+	bool known = ram_total > 0;
+	int64_t ram = known ? ram_total : g->memory_total_bytes, ws = -1;
 
-	if (devices && device_resolve_mem(devices, g->name, -1, &p) == 0 && p)
-		ws = device_gpu_working_set_bytes(p, g->memory_total_bytes);
-	if (ws <= 0)
-		ws = rf_budget_unified(g->memory_total_bytes, -1);
-	note(notes, "%s: unified memory; %.1f GiB of its %.0f GiB taken as the GPU's working set",
-	     g->name, (double)ws / (double)RF_GIB, (double)g->memory_total_bytes / (double)RF_GIB);
-	return ws;
-}
-
-/* The budget of unified GPU g on a machine with ram_total bytes of RAM (ram_avail available):
- * macOS's rule on a Mac (which the Apple profiles restate to four places); elsewhere the
- * profile's working-set rule (a Jetson's: what Linux sees less what the OS holds), else
- * macOS's as the default; what other processes already use comes out of it. */
-static int64_t unified_with_ram(const struct hw_gpu *g, const struct device_table *devices,
-				int64_t ram_total, int64_t ram_avail)
-{
-	const struct device_profile *p = NULL;
-	int64_t ws = -1;
-
-	if (devices && strcmp(g->vendor, "apple") != 0 &&
+	if (devices && (!known || strcmp(g->vendor, "apple") != 0) &&
 	    device_resolve_mem(devices, g->name, -1, &p) == 0 && p)
-		ws = device_gpu_working_set_bytes(p, ram_total);
+		ws = device_gpu_working_set_bytes(p, ram);
 	if (ws <= 0)
-		return rf_budget_unified(ram_total, ram_avail);
-	if (ram_avail >= 0 && ram_avail < ram_total && ram_avail < ws)
+		ws = rf_budget_unified(ram, known ? ram_avail : -1);
+	else if (known && ram_avail >= 0 && ram_avail < ram_total && ram_avail < ws)
 		ws = ram_avail;
+	if (!known)
+		note(notes,
+		     "%s: unified memory; %.1f GiB of its %.0f GiB taken as the GPU's working set",
+		     g->name, (double)ws / (double)RF_GIB, (double)ram / (double)RF_GIB);
 	return ws;
 }
 
@@ -90,9 +80,7 @@ int plan_machine_devices(const struct hw_snapshot *hw, const struct device_table
 		/* Unified memory has one budget however the machine was described: the GPU's
 		 * working-set share of the RAM. */
 		if (g->unified_memory)
-			d->budget_bytes =
-				ram_total > 0 ? unified_with_ram(g, devices, ram_total, ram_avail) :
-						unified_without_ram(g, devices, notes);
+			d->budget_bytes = unified_budget(g, devices, ram_total, ram_avail, notes);
 		else
 			d->budget_bytes = rf_budget_device(d->free_bytes, g->memory_total_bytes);
 		/* A unified GPU never has more than its working set (the probe's total). */
@@ -236,28 +224,35 @@ static bool vllm_unsupported(const struct hw_gpu *g)
 	return false;
 }
 
+/* The first GPU of hw that vLLM uses and cannot run on, or NULL. */
+static const struct hw_gpu *vllm_blocker(const struct hw_snapshot *hw)
+{
+	for (int i = 0; i < hw->n_gpus; i++)
+		if (plan_machine_gpu_used(&hw->gpus[i]) && vllm_unsupported(&hw->gpus[i]))
+			return &hw->gpus[i];
+	return NULL;
+}
+
 bool plan_machine_vllm_unable(const struct hw_snapshot *hw, char *why, size_t len)
 {
-	for (int i = 0; i < hw->n_gpus; i++) {
-		const struct hw_gpu *g = &hw->gpus[i];
-		char gfx[16];
-		if (!plan_machine_gpu_used(g) || !vllm_unsupported(g))
-			continue;
-		if (strcmp(g->vendor, "amd") == 0 && gfx_target(g->architecture, gfx, sizeof(gfx)))
-			rf_format(why, len,
-				  "vLLM's ROCm build runs on gfx90a, gfx942, gfx950, gfx1100/1101, "
-				  "gfx1150/1151 and gfx1200/1201 GPUs (its ROCm installation "
-				  "requirements); %s is %s",
-				  g->name, gfx);
-		else
-			rf_format(
-				why, len,
-				"vLLM needs NVIDIA GPUs of compute capability 7.0 or newer (its GPU "
-				"installation requirements); %s is %s",
-				g->name, g->compute_capability);
-		return true;
-	}
-	return false;
+	const struct hw_gpu *g = vllm_blocker(hw);
+	char gfx[16];
+
+	if (!g)
+		return false;
+	if (strcmp(g->vendor, "amd") == 0 && gfx_target(g->architecture, gfx, sizeof(gfx)))
+		rf_format(
+			why, len,
+			"vLLM's ROCm build runs on gfx90a, gfx942, gfx950, gfx1100/1101, "
+			"gfx1150/1151 and gfx1200/1201 GPUs (its ROCm installation requirements); "
+			"%s is %s",
+			g->name, gfx);
+	else
+		rf_format(why, len,
+			  "vLLM needs NVIDIA GPUs of compute capability 7.0 or newer (its GPU "
+			  "installation requirements); %s is %s",
+			  g->name, g->compute_capability);
+	return true;
 }
 
 int plan_machine_vllm_gpus(const struct hw_snapshot *hw, struct vllm_gpu *g, int max)
@@ -267,9 +262,8 @@ int plan_machine_vllm_gpus(const struct hw_snapshot *hw, struct vllm_gpu *g, int
 	if (strcmp(hw->backend, "cuda") != 0 && strcmp(hw->backend, "rocm") != 0)
 		return 0;
 	/* vLLM takes every GPU it sees: one it cannot run on stops it. */
-	for (int i = 0; i < hw->n_gpus; i++)
-		if (plan_machine_gpu_used(&hw->gpus[i]) && vllm_unsupported(&hw->gpus[i]))
-			return 0;
+	if (vllm_blocker(hw))
+		return 0;
 	for (int i = 0; i < hw->n_gpus && n < max; i++) {
 		const struct hw_gpu *hg = &hw->gpus[i];
 		if (!plan_machine_gpu_used(hg))

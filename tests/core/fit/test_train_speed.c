@@ -54,13 +54,10 @@ static double tps(const struct train_model *m, const struct train_settings *s,
 	return sp.tokens_per_s;
 }
 
-/* A mixture of experts through the Hugging Face block: it loops over the experts a micro-batch
- * reaches and PEFT dispatches each one's adapted projections, so LoRA on every linear layer of
- * Qwen3-30B-A3B pays (4 + 3 x 128) adapted modules a layer and pass, each PEFT_HOST_S
- * (160 us); adapting attention only, or Unsloth's fused path, does not. */
-START_TEST(experts_go_through_the_hugging_face_loop)
+/* 16-bit LoRA of rank 16 on one 2048-token row, checkpointing and flash attention, foreach
+ * AdamW: the setup the mechanism tests vary. */
+static struct train_settings lora_2k(void)
 {
-	struct train_model m = t_qwen3_30b_a3b(), dense = t_llama31_8b();
 	struct train_settings s = {.mode = TRAIN_LORA,
 				   .weight_bits = 16,
 				   .batch_size = 1,
@@ -69,6 +66,17 @@ START_TEST(experts_go_through_the_hugging_face_loop)
 				   .gradient_checkpointing = true,
 				   .optimizer = TRAIN_OPT_ADAMW,
 				   .flash_attention = true};
+	return s;
+}
+
+/* A mixture of experts through the Hugging Face block: it loops over the experts a micro-batch
+ * reaches and PEFT dispatches each one's adapted projections, so LoRA on every linear layer of
+ * Qwen3-30B-A3B pays (4 + 3 x 128) adapted modules a layer and pass, each PEFT_HOST_S
+ * (160 us); adapting attention only, or Unsloth's fused path, does not. */
+START_TEST(experts_go_through_the_hugging_face_loop)
+{
+	struct train_model m = t_qwen3_30b_a3b(), dense = t_llama31_8b();
+	struct train_settings s = lora_2k();
 	struct train_device h100 = {
 		.bf16_tflops = 989, .bandwidth_gbs = 3350, .device_class = TRAIN_CLASS_DATACENTER};
 	struct train_memory mem;
@@ -99,14 +107,7 @@ END_TEST
 START_TEST(each_mechanism_moves_the_speed_the_right_way)
 {
 	struct train_model m = t_llama31_8b();
-	struct train_settings s = {.mode = TRAIN_LORA,
-				   .weight_bits = 16,
-				   .batch_size = 1,
-				   .seq_len = 2048,
-				   .lora_rank = 16,
-				   .gradient_checkpointing = true,
-				   .optimizer = TRAIN_OPT_ADAMW,
-				   .flash_attention = true};
+	struct train_settings s = lora_2k();
 	struct train_device a6000 = {.bf16_tflops = 154.8,
 				     .bandwidth_gbs = 768,
 				     .device_class = TRAIN_CLASS_WORKSTATION};
