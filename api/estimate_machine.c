@@ -46,10 +46,13 @@ static void est_cpu_described(const struct api_env *env, struct est *e)
 			"replace the list given",
 			e->hw.cpu.model, p->id);
 	if (ci.cores > 0 && ci.cores_given > 0 && ci.cores_given != ci.cores)
-		est_assume(e, "cpu.physical_cores: %d, as %s, replace the %d given", ci.cores,
+		est_assume(e,
+			   "cpu.physical_cores: the %d given, where %s %d (a VM, a container's "
+			   "share or more sockets than one)",
+			   ci.cores_given,
 			   ci.cores_from_name ? "the model name states" : "the CPU table has",
-			   ci.cores_given);
-	if (ci.performance_cores > 0)
+			   ci.cores);
+	if (ci.performance_cores > 0 && e->hw.cpu.physical_cores == ci.cores)
 		est_assume(e,
 			   "cpu: %s is hybrid, %d performance and %d efficiency cores (CPU table); "
 			   "llama.cpp's default threads are the performance cores",

@@ -84,10 +84,13 @@ void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
 			d.cores = name_cores(s->cpu.model);
 			d.cores_from_name = d.cores > 0;
 		}
-		if (d.cores > 0)
+		/* Cores given are the host's: a VM, a container's share or a second socket has
+		 * other than the part's count, and a pasted scan counted them. */
+		if (d.cores > 0 && d.cores_given <= 0)
 			s->cpu.physical_cores = d.cores;
 		/* A hybrid part: llama.cpp's threads are its performance cores. */
-		if (d.performance_cores > 0 && d.performance_cores <= d.cores) {
+		if (d.performance_cores > 0 && d.performance_cores <= d.cores &&
+		    s->cpu.physical_cores == d.cores) {
 			s->cpu.performance_cores = d.performance_cores;
 			s->cpu.efficiency_cores = d.cores - d.performance_cores;
 		}

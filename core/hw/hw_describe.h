@@ -5,8 +5,10 @@
  * GPU (Apple Silicon, and other SoCs with a working-set rule) described by its RAM gets the
  * GPU working set the OS allows of that RAM, and the machine that RAM, however it is described:
  * by name alone, by name with memory_total_bytes, with the unified flag, or as a profile.
- * A CPU named in the CPU table (devices.json entries of kind cpu) runs the table's kernels on
- * the table's cores whatever the description lists, so that one CPU has one speed.
+ * A CPU named in the CPU table (devices.json entries of kind cpu) runs the table's kernels
+ * whatever the description lists, so that one CPU has one set of kernels; its cores are the
+ * description's where it gives them (a VM or a container has a share of the part), the
+ * table's where it does not.
  *
  * Pure: no I/O.
  */
@@ -33,15 +35,16 @@ struct hw_describe_cpu {
 	uint32_t isa_given;    /* the instruction sets as described (HW_ISA() bits; 0: none) */
 	bool isa_from_table;   /* the CPU now has the table's sets (filled or replaced) */
 	int cores_given;       /* physical cores as described (<= 0: none) */
-	int cores;             /* the count now from the table or the model name; 0: none */
+	int cores;             /* the part's count, from the table or the model name; 0: none */
 	bool cores_from_name;  /* that count is the model name's ("8-Core Processor") */
 	int performance_cores; /* of those, a hybrid part's performance cores; 0: none known */
 };
 
 /* Completes the CPU of s from t's CPU entries by its model name (device_resolve_cpu): a CPU
- * the table holds gets the table's instruction sets, and its core count from the table or
- * from the name ("16-Core"), in place of whatever s lists, as one CPU has one set of kernels
- * and cores. A measured memory bandwidth is s's own and kept; the table's theoretical one is
+ * the table holds gets the table's instruction sets in place of whatever s lists, as one CPU
+ * has one set of kernels, and, where s gives no physical cores, the core count of the table or
+ * of the name ("16-Core"). Cores s gives are kept: a VM, a container's share or a second
+ * socket differs from the part's count. A measured memory bandwidth is s's own and kept; the table's theoretical one is
  * info->profile->memory_bandwidth_gbs, for the caller to use where nothing measured it.
  * Running it again changes nothing. Writes what it did to info (may be NULL). */
 void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,

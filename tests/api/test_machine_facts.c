@@ -1,7 +1,8 @@
 /*
  * Two facts of a described machine, the same through every route: a CPU named in the CPU
- * table has the table's instruction sets and cores whatever the description lists (one CPU,
- * one speed), and a CPU it does not hold is said to be unknown; a Mac is one pool of unified
+ * table has the table's instruction sets whatever the description lists (one CPU, one set of
+ * kernels) and the cores the description gives (a VM has a share of the part), and a CPU the
+ * table does not hold is said to be unknown; a Mac is one pool of unified
  * memory whose GPU budget is macOS's working set however the Mac is described, and no route
  * places more than that working set on it (no "host" to spill to: it is the same memory).
  * The profiles are the repository's, loaded as the daemon loads them.
@@ -88,20 +89,21 @@ static cJSON *cpu_estimate(const char *model, const char *extra)
 	return a;
 }
 
-/* One CPU, one speed: a Zen 4 named with its core count and a Graviton3 (whose entry has its
- * cores) decode and prefill the same without an isa list, with a wrong one and with another
- * core count; what the table replaced does not make them slower than the table's CPU. */
+/* One CPU, one set of kernels: a Zen 4 named with its core count and a Graviton3 (whose entry
+ * has its cores) decode and prefill the same without an isa list, with a wrong one and with an
+ * empty one, given the part's cores or none; what the table replaced does not make them slower
+ * than the table's CPU. */
 START_TEST(a_table_cpu_has_one_speed_whatever_is_listed)
 {
 	static const struct {
 		const char *model, *variants[3];
 	} cpus[] = {
 		{"AMD Ryzen 9 7950X 16-Core Processor",
-		 {",\"isa\":[\"avx2\"]", ",\"isa\":[\"avx2\",\"fma\"],\"physical_cores\":4",
-		  ",\"physical_cores\":32"}},
+		 {",\"isa\":[\"avx2\"]", ",\"isa\":[\"avx2\",\"fma\"],\"physical_cores\":16",
+		  ",\"physical_cores\":16"}},
 		{"AWS Graviton3",
-		 {",\"isa\":[\"neon\"]", ",\"physical_cores\":8",
-		  ",\"isa\":[],\"physical_cores\":2"}},
+		 {",\"isa\":[\"neon\"]", ",\"physical_cores\":64",
+		  ",\"isa\":[],\"physical_cores\":64"}},
 	};
 	static const char *const keys[] = {"speed.decode_tokens_per_s",
 					   "speed.prefill_tokens_per_s", "memory.host_bytes"};
@@ -119,6 +121,28 @@ START_TEST(a_table_cpu_has_one_speed_whatever_is_listed)
 		}
 		cJSON_Delete(bare);
 	}
+}
+END_TEST
+
+/* The cores given are the host's: a 2-vCPU Graviton3 VM (EC2 c7g.large: 2 of the part's 64
+ * cores) prefills on 2 threads, far slower than the whole part, and the answer says that the
+ * count given was used where the table has another. Its kernels are still the table's. */
+START_TEST(the_cores_given_are_the_hosts)
+{
+	cJSON *part = cpu_estimate("AWS Graviton3", "");
+	cJSON *vm = cpu_estimate("AWS Graviton3", ",\"isa\":[\"neon\"],\"physical_cores\":2");
+
+	ck_assert(num(vm, "speed.prefill_tokens_per_s") > 0);
+	ck_assert_msg(num(vm, "speed.prefill_tokens_per_s") <
+			      0.1 * num(part, "speed.prefill_tokens_per_s"),
+		      "2 cores prefill %g, 64 cores %g", num(vm, "speed.prefill_tokens_per_s"),
+		      num(part, "speed.prefill_tokens_per_s"));
+	ck_assert_ptr_nonnull(assumption_with(vm, "cpu.physical_cores: the 2 given, where the "
+						  "CPU table has 64"));
+	ck_assert_ptr_nonnull(assumption_with(vm, "replace the list given"));
+	ck_assert_ptr_null(assumption_with(part, "cpu.physical_cores"));
+	cJSON_Delete(part);
+	cJSON_Delete(vm);
 }
 END_TEST
 
@@ -322,6 +346,7 @@ Suite *machine_facts_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_table_cpu_has_one_speed_whatever_is_listed);
 	tcase_add_test(tc, the_table_cpu_runs_the_table_kernels);
+	tcase_add_test(tc, the_cores_given_are_the_hosts);
 	tcase_add_test(tc, an_unknown_cpu_is_said_unknown);
 	tcase_add_test(tc, a_mac_has_one_budget_in_estimate_and_detect);
 	tcase_add_test(tc, config_stays_within_the_working_set);

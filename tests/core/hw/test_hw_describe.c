@@ -183,9 +183,10 @@ static struct hw_snapshot *cpu_host(const char *model, uint32_t isa, int cores)
 	return s;
 }
 
-/* A CPU the table holds has the table's instruction sets and cores whatever is listed, and
- * says what it replaced; doing it again changes nothing; an unknown CPU is said unknown and
- * kept as described. */
+/* A CPU the table holds has the table's instruction sets whatever is listed, and the table's
+ * cores where none are given (cores given are the host's: a VM's share), and says what it
+ * replaced; doing it again changes nothing; an unknown CPU is said unknown and kept as
+ * described. */
 START_TEST(a_table_cpu_has_the_table_facts)
 {
 	const uint32_t zen4 = HW_ISA(AVX) | HW_ISA(AVX2) | HW_ISA(FMA) | HW_ISA(F16C) |
@@ -193,7 +194,8 @@ START_TEST(a_table_cpu_has_the_table_facts)
 	struct hw_snapshot *s = cpu_host("AMD Ryzen 9 7950X 16-Core Processor", HW_ISA(AVX2), 4);
 	struct hw_snapshot *g = cpu_host("AWS Graviton3", 0, 8);
 	struct hw_snapshot *u = cpu_host("AMD EPYC 9999 Weird", HW_ISA(AVX2), 12);
-	struct hw_snapshot *n = cpu_host("Intel Xeon Sapphire Rapids 48-Core", 0, 8);
+	struct hw_snapshot *n = cpu_host("Intel Xeon Sapphire Rapids 48-Core", 0, 0);
+	struct hw_snapshot *bare = cpu_host("AMD Ryzen 9 7950X 16-Core Processor", 0, 0);
 	struct hw_describe_cpu d;
 
 	hw_describe_cpu(s, &devices, &d);
@@ -204,15 +206,22 @@ START_TEST(a_table_cpu_has_the_table_facts)
 	ck_assert_uint_eq(d.isa_given, HW_ISA(AVX2));
 	ck_assert_int_eq(d.cores_given, 4);
 	ck_assert_uint_eq(s->cpu.isa, zen4);
-	ck_assert_int_eq(s->cpu.physical_cores, 16);
+	ck_assert_int_eq(d.cores, 16);
+	ck_assert_int_eq(s->cpu.physical_cores, 4);
 	hw_describe_cpu(s, &devices, &d);
 	ck_assert_uint_eq(d.isa_given, zen4);
-	ck_assert_int_eq(d.cores_given, 16);
-	ck_assert_int_eq(s->cpu.physical_cores, 16);
+	ck_assert_int_eq(d.cores_given, 4);
+	ck_assert_int_eq(s->cpu.physical_cores, 4);
+
+	/* Named alone: the part's cores. */
+	hw_describe_cpu(bare, &devices, &d);
+	ck_assert_int_eq(bare->cpu.physical_cores, 16);
+	ck_assert_uint_eq(bare->cpu.isa, zen4);
 
 	hw_describe_cpu(g, &devices, &d);
 	ck_assert(!d.cores_from_name);
-	ck_assert_int_eq(g->cpu.physical_cores, 64);
+	ck_assert_int_eq(d.cores, 64);
+	ck_assert_int_eq(g->cpu.physical_cores, 8);
 	ck_assert(g->cpu.isa & HW_ISA(I8MM));
 
 	/* A family name with no part: the count the name states. */
@@ -227,6 +236,7 @@ START_TEST(a_table_cpu_has_the_table_facts)
 	ck_assert_uint_eq(u->cpu.isa, HW_ISA(AVX2));
 	ck_assert_int_eq(u->cpu.physical_cores, 12);
 	free(s);
+	free(bare);
 	free(g);
 	free(u);
 	free(n);
