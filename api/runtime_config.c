@@ -30,13 +30,16 @@
 #include "core/text.h"
 #include "core/err.h"
 #include "core/fit/estimate.h"
+#include "core/fit/speed.h"
 #include "core/hw/hw.h"
 #include "core/plan/plan_infer.h"
 #include "core/plan/plan_machine.h"
 #include "core/plan/plan_rope.h"
 #include "core/fit/quant.h"
 
-#define CFG_DEFAULT_THREADS 4
+/* Threads written when the physical cores are not known: the ones the speed is estimated at,
+ * so that the command runs what the attached estimate costs. */
+#define CFG_DEFAULT_THREADS SPEED_ASSUMED_HOST_THREADS
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 enum cfg_runtime {
@@ -261,8 +264,8 @@ static void cfg_llama_command(const struct cfg *c, const struct plan_choice *ch,
 	cfg_llama_model(c, ch, m);
 	cmd_add(m, " -ngl %lld -c %lld -t %d -b %lld -ub %lld", (long long)cfg_ngl(c, ch),
 		(long long)p->n_ctx, cfg_threads(c), (long long)p->n_batch, (long long)p->n_ubatch);
-	if (p->flash_attn)
-		cmd_add(m, " -fa on");
+	/* Said either way: llama.cpp's default, -fa auto, depends on the backend it finds. */
+	cmd_add(m, " -fa %s", p->flash_attn ? "on" : "off");
 	if (p->type_k != RF_GT_F16)
 		cmd_add(m, " -ctk %s -ctv %s", kv_name(p->type_k), kv_name(p->type_v));
 	if (p->n_cpu_moe > 0)
@@ -814,7 +817,8 @@ static void cfg_assumptions(struct cfg *c)
 
 	if (c->in->machine.threads <= 0 && !c->vllm)
 		cfg_note(c->assumptions,
-			 "n_threads: %d, as the number of physical cores is not known",
+			 "n_threads: %d, the threads the speed is estimated at, as the number of "
+			 "physical cores is not known; set -t to this host's physical cores",
 			 CFG_DEFAULT_THREADS);
 	if (!c->gguf && model_chat_id(c->art) && strcmp(model_chat_id(c->art), c->served) != 0)
 		cfg_note(c->assumptions,

@@ -620,9 +620,9 @@ static int search_llama(struct work *k, bool kv_q4)
 			if (hopeless(k, plan_quality_setup(k->q, &f16, native(k, &f16))))
 				continue;
 		}
-		/* Flash attention on GPUs (less memory, no slower); a quantized V cache needs
-		 * it everywhere. */
-		base.p.flash_attn = k->hw->n_dev > 0 || kv_q4;
+		/* Flash attention, as llama.cpp's default -fa auto turns it on for CUDA, Metal
+		 * and the CPU (less memory, no slower); a quantized V cache needs it. */
+		base.p.flash_attn = true;
 		if (cannot_fit(k, base.ftype))
 			continue;
 		if ((rc = load_format(k, &base)) != 0) {
@@ -634,8 +634,6 @@ static int search_llama(struct work *k, bool kv_q4)
 			int64_t full = 0;
 			double kld;
 			base.p.type_k = base.p.type_v = kv_q4 ? RF_GT_Q4_0 : kv_types[t];
-			if (base.p.type_v != RF_GT_F16)
-				base.p.flash_attn = true;
 			/* A quantized cache only buys context: not when the f16 one already has all
 			 * the use case takes with every layer on the GPUs. */
 			if (t == 1 && full_f16 >= k->ctx_cap)
@@ -1576,7 +1574,7 @@ int plan_infer(const struct plan_model *m, const struct plan_machine *hw,
 		memset(&s, 0, sizeof(s));
 		s.ftype = m->native_mxfp4 ? RF_FT_MXFP4_MOE : llama_formats[N_LLAMA_FORMATS - 1];
 		rf_infer_params_default(&s.p);
-		s.p.flash_attn = hw->n_dev > 0;
+		s.p.flash_attn = true;
 		if (load_format(&k, &s) == 0)
 			note_need(&k, &s);
 	}

@@ -181,7 +181,8 @@ START_TEST(general_on_a_3060_fits_and_the_command_says_so)
 	ck_assert_double_eq(num(j, "settings", "n_ctx"), 32768);
 	ck_assert_double_eq(num(j, "settings", "n_gpu_layers"), 33); /* 32 layers + output */
 	ck_assert_double_eq(num(j, "settings", "n_cpu_moe"), 0);
-	ck_assert_double_eq(num(j, "settings", "n_threads"), 4); /* the profile has no cores */
+	/* The profile has no cores: the threads the speed is estimated at, said so. */
+	ck_assert_double_eq(num(j, "settings", "n_threads"), 8);
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "settings", "tensor_split")), 0);
 	ck_assert(cJSON_IsTrue(get(j, "settings", "flash_attn")));
 	ck_assert(num(j, "metadata", "expected_tokens_per_sec") > 20);
@@ -193,9 +194,14 @@ START_TEST(general_on_a_3060_fits_and_the_command_says_so)
 	/* The chat release, from the catalog's GGUF repository holding Q8_0. */
 	assert_has(str(j, "command", NULL),
 		   "llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0");
-	assert_has(str(j, "command", NULL), " -ngl 33 -c 32768 -t 4 -b 2048 -ub 512 -fa on");
+	assert_has(str(j, "command", NULL), " -ngl 33 -c 32768 -t 8 -b 2048 -ub 512 -fa on");
 	snprintf(want, sizeof(want), "-c %.0f", num(j, "settings", "n_ctx"));
 	assert_has(str(j, "command", NULL), want);
+	{
+		char *t = cJSON_PrintUnformatted(get(j, "assumptions", NULL));
+		assert_has(t, "n_threads: 8, the threads the speed is estimated at");
+		free(t);
+	}
 	cJSON_Delete(j);
 }
 END_TEST
@@ -460,7 +466,9 @@ START_TEST(two_gpus_get_a_tensor_split)
 }
 END_TEST
 
-START_TEST(cpu_only_speed_takes_q4_k_m_and_no_flash_attention)
+/* On the CPU too, flash attention, as llama.cpp's default -fa auto runs it there: the command
+ * says it and the attached estimate costs it. */
+START_TEST(cpu_only_speed_takes_q4_k_m_and_flash_attention)
 {
 	const char *rq = "{\"model\":\"llama-3.2-3b\",\"use_case\":\"speed\",\"hardware\":{"
 			 "\"cpu\":{\"physical_cores\":12},\"memory\":{\"total_bytes\":"
@@ -474,8 +482,9 @@ START_TEST(cpu_only_speed_takes_q4_k_m_and_no_flash_attention)
 	ck_assert_str_eq(str(j, "metadata", "precision"), "Q4_K_M");
 	ck_assert_double_eq(num(j, "settings", "n_gpu_layers"), 0);
 	ck_assert_double_eq(num(j, "settings", "n_threads"), 12);
-	ck_assert(cJSON_IsFalse(get(j, "settings", "flash_attn")));
+	ck_assert(cJSON_IsTrue(get(j, "settings", "flash_attn")));
 	assert_has(str(j, "command", NULL), "-ngl 0 -c 8192 -t 12");
+	assert_has(str(j, "command", NULL), " -fa on");
 	cJSON_Delete(j);
 }
 END_TEST
@@ -1019,7 +1028,7 @@ Suite *runtime_config_suite(void)
 	tcase_add_test(tc, vllm_70b_on_one_h100);
 	tcase_add_test(tc, a_405b_on_a_1650_does_not_fit);
 	tcase_add_test(tc, two_gpus_get_a_tensor_split);
-	tcase_add_test(tc, cpu_only_speed_takes_q4_k_m_and_no_flash_attention);
+	tcase_add_test(tc, cpu_only_speed_takes_q4_k_m_and_flash_attention);
 	tcase_add_test(tc, a_fixed_context_is_not_halved);
 	tcase_add_test(tc, vllm_on_two_4090s);
 	tcase_add_test(tc, the_runtime_is_chosen_by_the_objective);
