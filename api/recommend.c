@@ -6,7 +6,7 @@
  *    serves the task is planned by the inference planner (core/plan/plan_infer.h) on the
  *    machine (this host, "hardware" or "hardware_profile"), resolved once, and ranked by
  *    plan_rank_inference (core/plan/plan_rank.h): instruction-tuned models first for chat,
- *    then score = quality + speed + headroom; each entry says its numbers in `why`.
+ *    then score = quality + speed + wait + headroom; each entry says its numbers in `why`.
  *  - The same for fine-tuning (mode lora, qlora or full): the fine-tuning planner, as
  *    /api/finetune/detect plans (api/recommend_finetune.c).
  *  - "Which hardware runs this model?" ("for": "hardware"): core/plan/plan_hardware.h's sweep
@@ -122,10 +122,14 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 	const struct rf_mem_estimate *e = &h->best.res.mem;
 	cJSON *o = cJSON_CreateObject(), *est;
 	const char *prec = rf_ftype_name(s->ftype) ? rf_ftype_name(s->ftype) : "unknown";
-	char why[REC_WHY_LEN];
+	char why[REC_WHY_LEN], wait[96] = "";
 
 	if (!o)
 		return NULL;
+	if (h->score.wait < 0)
+		rf_format(wait, sizeof(wait),
+			  " - wait %.1f (below interactive speed, %.0f tokens/s)", -h->score.wait,
+			  PLAN_INTERACTIVE_TPS);
 	cJSON_AddStringToObject(o, "model", h->shown);
 	cJSON_AddStringToObject(o, "catalog_id", h->m->id);
 	cJSON_AddStringToObject(o, "name", h->m->name[0] ? h->m->name : h->m->id);
@@ -160,12 +164,12 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 	cJSON_AddNumberToObject(o, "score", h->score.score);
 	rf_format(why, sizeof(why),
 		  "%s (%.2fB params) at %s, n_ctx %lld: quality %.1f (10 x log2(1 + %.2f) - 100 x "
-		  "KLD %.4f) + speed %.1f (%.1f decode tokens/s) + headroom %.1f (%.0f%% of the "
+		  "KLD %.4f) + speed %.1f (%.1f decode tokens/s)%s + headroom %.1f (%.0f%% of the "
 		  "memory used) = %.1f. %s",
 		  h->shown, h->m->params_b > 0 ? h->m->params_b : 1, prec, (long long)s->p.n_ctx,
 		  h->score.quality, h->m->params_b > 0 ? h->m->params_b : 1, h->best.kld,
-		  h->score.speed, h->best.res.decode_tps, h->score.headroom, e->utilization * 100,
-		  h->score.score, h->best.why);
+		  h->score.speed, h->best.res.decode_tps, wait, h->score.headroom,
+		  e->utilization * 100, h->score.score, h->best.why);
 	cJSON_AddStringToObject(o, "why", why);
 	return o;
 }
@@ -325,11 +329,13 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 		root, "scoring",
 		chat ? "instruction-tuned models first (chat), then score = quality (10 x log2(1 + "
 		       "params in billions) - 100 x the setup's KL divergence) + speed (10 x "
-		       "log10(1 + decode tokens/s)) + headroom (10 x (1 - utilization)); each "
+		       "log10(1 + decode tokens/s)) - wait (10 x log2(15 / decode tokens/s) below "
+		       "interactive speed, 15 tokens/s) + headroom (10 x (1 - utilization)); each "
 		       "model at the planner's best setup for general use; none below the speed "
 		       "floor; older families only when named (model)" :
 		       "score = quality (10 x log2(1 + params in billions) - 100 x the setup's KL "
-		       "divergence) + speed (10 x log10(1 + decode tokens/s)) + headroom (10 x (1 - "
+		       "divergence) + speed (10 x log10(1 + decode tokens/s)) - wait (10 x log2(15 / "
+		       "decode tokens/s) below interactive speed, 15 tokens/s) + headroom (10 x (1 - "
 		       "utilization)); each model at the planner's best setup for general use; "
 		       "none below the speed floor; older families only when named (model)");
 	arr = cJSON_AddArrayToObject(root, "recommendations");

@@ -2,9 +2,14 @@
  * The ranking scores /api/recommend orders its answers by, written once so that every door
  * (the route, the CLI, MCP) and its documentation agree:
  *
- *   models, inference:   score = quality + speed + headroom, where
+ *   models, inference:   score = quality + speed + wait + headroom, where
  *       quality  = 10 x log2(1 + params in billions) - 100 x the setup's KL divergence,
  *       speed    = 10 x log10(1 + decode tokens/s),
+ *       wait     = -10 x log2(PLAN_INTERACTIVE_TPS / decode tokens/s) below interactive
+ *                  speed (15 tokens/s, where a skimming reader starts to wait), else 0:
+ *                  each halving of the speed below it costs what a doubling of the
+ *                  parameters gains, so that a 14B the user waits on at 5 tokens/s does
+ *                  not rank above an 8B at 10,
  *       headroom = 10 x (1 - utilization), 0 at or above 1;
  *     instruction-tuned models first (for chat), then by score;
  *   models, fine-tuning: the same with quality = 10 x log2(1 + params in billions) and the
@@ -23,7 +28,7 @@
 #include <stddef.h>
 
 struct plan_rank_score {
-	double quality, speed, headroom, score;
+	double quality, speed, wait, headroom, score; /* wait <= 0; 0 for fine-tuning */
 };
 
 /* Writes the inference score of a model of params_b billion parameters (<= 0: taken as 1)
@@ -32,8 +37,8 @@ struct plan_rank_score {
 void plan_rank_inference(double params_b, double kld, double decode_tps, double utilization,
 			 struct plan_rank_score *out /* OUT */);
 
-/* Writes the fine-tuning score: as plan_rank_inference without the divergence, with the
- * training tokens/s as the speed. */
+/* Writes the fine-tuning score: as plan_rank_inference without the divergence and the wait,
+ * with the training tokens/s as the speed. */
 void plan_rank_finetune(double params_b, double tokens_per_s, double utilization,
 			struct plan_rank_score *out /* OUT */);
 

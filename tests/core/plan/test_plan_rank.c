@@ -41,11 +41,32 @@ START_TEST(scores_are_the_documented_formulas)
 	ck_assert_double_eq_tol(s.speed, 30.0, 1e-9);
 	ck_assert_double_eq_tol(s.headroom, 1.0, 1e-9);
 	ck_assert_double_eq_tol(s.score, 92.5, 1e-9);
+	/* Below interactive speed the user waits: 14B at 5 tokens/s (10 x log2(15) = 39.07;
+	 * 10 x log10(6) = 7.78; -10 x log2(15 / 5) = -15.85; 10 x 0.2 = 2) ranks below an 8B at
+	 * 10 (31.70; 10.41; -10 x log2(1.5) = -5.85; 2), which it beat by quality alone. */
+	plan_rank_inference(14, 0, 5, 0.8, &s);
+	ck_assert_double_eq_tol(s.wait, -15.8, 1e-9);
+	ck_assert_double_eq_tol(s.score, 39.1 + 7.8 - 15.8 + 2.0, 1e-9);
+	{
+		struct plan_rank_score eight;
+		plan_rank_inference(8, 0, 10, 0.8, &eight);
+		ck_assert_double_eq_tol(eight.wait, -5.8, 1e-9);
+		ck_assert(eight.score > s.score);
+	}
+	/* At or above 15 tokens/s nobody waits; an unknown speed counts for nothing. */
+	plan_rank_inference(14, 0, 15, 0.8, &s);
+	ck_assert_double_eq(s.wait, 0);
+	plan_rank_inference(14, 0, -1, 0.8, &s);
+	ck_assert_double_eq(s.wait, 0);
+	/* Fine-tuning has no wait. */
+	plan_rank_finetune(70, 1, 0.9, &s);
+	ck_assert_double_eq(s.wait, 0);
 	/* The terms shown add up to the score. */
 	for (double p = 0.5; p < 500; p *= 1.7) {
 		plan_rank_inference(p, p / 1000, 100 / p, p / 600, &s);
-		ck_assert_double_eq_tol(s.score,
-					round((s.quality + s.speed + s.headroom) * 10) / 10, 1e-9);
+		ck_assert_double_eq_tol(
+			s.score, round((s.quality + s.speed + s.wait + s.headroom) * 10) / 10,
+			1e-9);
 	}
 	/* $2.50 an hour for two devices at 25 tokens/s: $55.56 per million tokens. */
 	ck_assert_double_eq_tol(plan_rank_usd_per_million(2.5, 2, 25), 5e6 / 90000, 1e-9);
