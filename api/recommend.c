@@ -163,7 +163,7 @@ static cJSON *rec_plan_entry_json(const struct rec_plan_hit *h, bool gpus)
 	}
 	cJSON_AddNumberToObject(o, "score", h->score.score);
 	rf_format(why, sizeof(why),
-		  "%s (%.2fB params) at %s, n_ctx %lld: quality %.1f (10 x log2(1 + %.2f) - 100 x "
+		  "%s (%.2fB params) at %s, n_ctx %lld: quality %.1f (10 x log2(%.2f) - 100 x "
 		  "KLD %.4f) + speed %.1f (%.1f decode tokens/s)%s + headroom %.1f (%.0f%% of the "
 		  "memory used) = %.1f. %s",
 		  h->shown, h->m->params_b > 0 ? h->m->params_b : 1, prec, (long long)s->p.n_ctx,
@@ -327,13 +327,13 @@ static int rec_models_planned(const struct api_env *env, const struct rec_reques
 				n_hits ? hits[order[0].index].objective : ans->objective);
 	cJSON_AddStringToObject(
 		root, "scoring",
-		chat ? "instruction-tuned models first (chat), then score = quality (10 x log2(1 + "
+		chat ? "instruction-tuned models first (chat), then score = quality (10 x log2("
 		       "params in billions) - 100 x the setup's KL divergence) + speed (10 x "
 		       "log10(1 + decode tokens/s)) - wait (10 x log2(15 / decode tokens/s) below "
 		       "interactive speed, 15 tokens/s) + headroom (10 x (1 - utilization)); each "
 		       "model at the planner's best setup for general use; none below the speed "
 		       "floor; older families only when named (model)" :
-		       "score = quality (10 x log2(1 + params in billions) - 100 x the setup's KL "
+		       "score = quality (10 x log2(params in billions) - 100 x the setup's KL "
 		       "divergence) + speed (10 x log10(1 + decode tokens/s)) - wait (10 x log2(15 / "
 		       "decode tokens/s) below interactive speed, 15 tokens/s) + headroom (10 x (1 - "
 		       "utilization)); each model at the planner's best setup for general use; "

@@ -143,7 +143,7 @@ static cJSON *rec_ft_entry_json(const struct rec_ft_hit *h, cJSON *estimate)
 	rf_format(why, sizeof(why),
 		  "%s (%.2fB params), %s in %s at seq_len %lld, micro-batch %lld x %lld steps: "
 		  "quality "
-		  "%.1f (10 x log2(1 + %.2f)) + speed %.1f (%.1f training tokens/s) + headroom "
+		  "%.1f (10 x log2(%.2f)) + speed %.1f (%.1f training tokens/s) + headroom "
 		  "%.1f (%.0f%% of the memory used) = %.1f.",
 		  h->m->id, params, plan_ft_method_name(s->mode), rec_ft_precision(s),
 		  (long long)s->seq_len, (long long)s->batch_size, (long long)s->grad_accum,
@@ -176,7 +176,7 @@ static int rec_ft_render(const struct api_env *env, const struct rec_request *rq
 		"each model at the fine-tuning planner's best setup for the task "
 		"and method (as /api/finetune/detect plans it); preferred ones first (runs on "
 		"the GPUs alone of current dense models), then by score = quality (10 "
-		"x log2(1 + params in billions)) + speed (10 x log10(1 + training "
+		"x log2(params in billions)) + speed (10 x log10(1 + training "
 		"tokens/s)) + headroom (10 x (1 - utilization))");
 	arr = cJSON_AddArrayToObject(root, "recommendations");
 	for (int i = 0; i < n && i < limit && rc == 0; i++) {

@@ -21,7 +21,7 @@ static void rank_terms(double params_b, double quality_less, double tps, double 
 {
 	double params = params_b > 0 ? params_b : 1;
 
-	out->quality = rank_round1(10 * log2(1 + params) - quality_less);
+	out->quality = rank_round1(10 * log2(params) - quality_less);
 	out->speed = rank_round1(tps > 0 ? 10 * log10(1 + tps) : 0);
 	out->wait = rank_round1(wait);
 	out->headroom =

@@ -3,7 +3,9 @@
  * (the route, the CLI, MCP) and its documentation agree:
  *
  *   models, inference:   score = quality + speed + wait + headroom, where
- *       quality  = 10 x log2(1 + params in billions) - 100 x the setup's KL divergence,
+ *       quality  = 10 x log2(params in billions) - 100 x the setup's KL divergence: each
+ *                  doubling of the parameters is worth 10 at every size (with 1 + params
+ *                  a 135M model was within 10 of a 1B one, and outranked it on speed),
  *       speed    = 10 x log10(1 + decode tokens/s),
  *       wait     = -10 x log2(PLAN_INTERACTIVE_TPS / decode tokens/s) below interactive
  *                  speed (15 tokens/s, where a skimming reader starts to wait), else 0:
@@ -12,7 +14,7 @@
  *                  not rank above an 8B at 10,
  *       headroom = 10 x (1 - utilization), 0 at or above 1;
  *     instruction-tuned models first (for chat), then by score;
- *   models, fine-tuning: the same with quality = 10 x log2(1 + params in billions) and the
+ *   models, fine-tuning: the same with quality = 10 x log2(params in billions) and the
  *     training tokens/s as speed; runs on the GPUs alone (no offload to RAM) of current dense
  *     families first;
  *   hardware: usd_per_million_tokens = usd_per_hour x count / (tokens/s x 3600) x 1e6; priced
@@ -31,7 +33,8 @@ struct plan_rank_score {
 	double quality, speed, wait, headroom, score; /* wait <= 0; 0 for fine-tuning */
 };
 
-/* Writes the inference score of a model of params_b billion parameters (<= 0: taken as 1)
+/* Writes the inference score of a model of params_b billion parameters (<= 0: taken as 1, a
+ * quality of 0)
  * at a setup of divergence kld (< 0 unknown: 0), decode_tps tokens/s (<= 0: 0) and
  * utilization of its memory budget (< 0 or >= 1: no headroom). */
 void plan_rank_inference(double params_b, double kld, double decode_tps, double utilization,

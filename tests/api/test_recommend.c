@@ -198,7 +198,7 @@ START_TEST(rtx_4090_inference_ranks_models_that_fit)
 	ck_assert_str_eq(str(e, "precision"), "Q8_0");
 	ck_assert_double_eq(num(e, "settings", "n_ctx"), 32768);
 	/* The score is the documented sum. */
-	expect = 10 * log2(1 + 8.03) - 100 * num(e, "estimate", "kl_divergence") +
+	expect = 10 * log2(8.03) - 100 * num(e, "estimate", "kl_divergence") +
 		 10 * log10(1 + num(e, "estimate", "decode_tokens_per_s")) +
 		 10 * (1 - num(e, "estimate", "utilization"));
 	ck_assert_msg(fabs(num(e, "score", NULL) - expect) < 0.3, "score %.2f, want %.2f",

@@ -22,31 +22,39 @@ START_TEST(scores_are_the_documented_formulas)
 	struct plan_rank_score s;
 
 	/* 8B at a divergence of 0.01, 50 tokens/s, half the memory:
-	 * 10 x log2(9) = 31.70, less 1 = 30.7; 10 x log10(51) = 17.08; 10 x 0.5 = 5. */
+	 * 10 x log2(8) = 30, less 1 = 29; 10 x log10(51) = 17.08; 10 x 0.5 = 5. */
 	plan_rank_inference(8, 0.01, 50, 0.5, &s);
-	ck_assert_double_eq_tol(s.quality, 30.7, 1e-9);
+	ck_assert_double_eq_tol(s.quality, 29.0, 1e-9);
 	ck_assert_double_eq_tol(s.speed, 17.1, 1e-9);
 	ck_assert_double_eq_tol(s.headroom, 5.0, 1e-9);
-	ck_assert_double_eq_tol(s.score, 52.8, 1e-9);
-	/* Unknowns count for nothing: params taken as 1B (10 x log2(2) = 10), no divergence,
+	ck_assert_double_eq_tol(s.score, 51.1, 1e-9);
+	/* Unknowns count for nothing: params taken as 1B (10 x log2(1) = 0), no divergence,
 	 * no speed, no headroom at or above the whole budget. */
 	plan_rank_inference(0, -1, -1, 1.2, &s);
-	ck_assert_double_eq_tol(s.quality, 10.0, 1e-9);
+	ck_assert_double_eq_tol(s.quality, 0.0, 1e-9);
 	ck_assert_double_eq_tol(s.speed, 0.0, 1e-9);
 	ck_assert_double_eq_tol(s.headroom, 0.0, 1e-9);
-	ck_assert_double_eq_tol(s.score, 10.0, 1e-9);
-	/* Fine-tuning: 70B (10 x log2(71) = 61.50), 999 tokens/s (30), 90% used (1). */
+	ck_assert_double_eq_tol(s.score, 0.0, 1e-9);
+	/* Each doubling of the parameters is worth 10 at every size: a 135M model is 30 below
+	 * a 1.08B one (with log2(1 + params) it was within 10). */
+	{
+		struct plan_rank_score tiny, one;
+		plan_rank_inference(0.135, 0, 60, 0.1, &tiny);
+		plan_rank_inference(1.08, 0, 60, 0.1, &one);
+		ck_assert_double_eq_tol(one.quality - tiny.quality, 30.0, 0.11);
+	}
+	/* Fine-tuning: 70B (10 x log2(70) = 61.29), 999 tokens/s (30), 90% used (1). */
 	plan_rank_finetune(70, 999, 0.9, &s);
-	ck_assert_double_eq_tol(s.quality, 61.5, 1e-9);
+	ck_assert_double_eq_tol(s.quality, 61.3, 1e-9);
 	ck_assert_double_eq_tol(s.speed, 30.0, 1e-9);
 	ck_assert_double_eq_tol(s.headroom, 1.0, 1e-9);
-	ck_assert_double_eq_tol(s.score, 92.5, 1e-9);
-	/* Below interactive speed the user waits: 14B at 5 tokens/s (10 x log2(15) = 39.07;
+	ck_assert_double_eq_tol(s.score, 92.3, 1e-9);
+	/* Below interactive speed the user waits: 14B at 5 tokens/s (10 x log2(14) = 38.07;
 	 * 10 x log10(6) = 7.78; -10 x log2(15 / 5) = -15.85; 10 x 0.2 = 2) ranks below an 8B at
-	 * 10 (31.70; 10.41; -10 x log2(1.5) = -5.85; 2), which it beat by quality alone. */
+	 * 10 (30; 10.41; -10 x log2(1.5) = -5.85; 2), which it beat by quality alone. */
 	plan_rank_inference(14, 0, 5, 0.8, &s);
 	ck_assert_double_eq_tol(s.wait, -15.8, 1e-9);
-	ck_assert_double_eq_tol(s.score, 39.1 + 7.8 - 15.8 + 2.0, 1e-9);
+	ck_assert_double_eq_tol(s.score, 38.1 + 7.8 - 15.8 + 2.0, 1e-9);
 	{
 		struct plan_rank_score eight;
 		plan_rank_inference(8, 0, 10, 0.8, &eight);
