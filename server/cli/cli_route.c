@@ -510,6 +510,23 @@ static int question_parse(const struct cli_question *q, int argc, char **argv,
 /* Builds the request body: the given one, or {} when flags alone ask the question, with the
  * flags' fields set over it. A body with nothing to override is passed through untouched.
  * Returns 0, or the exit status after a message. */
+/* Whether the request describes the machine it asks about (hardware or hardware_profile),
+ * so that this host's figures are not used. */
+static bool body_describes_machine(const struct rf_cli_env *ce)
+{
+	cJSON *body = ce->body ? cJSON_ParseWithLength(ce->body, ce->body_len) : NULL;
+	bool described = false;
+
+	if (cJSON_IsObject(body))
+		described =
+			(cJSON_GetObjectItemCaseSensitive(body, "hardware") &&
+			 !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "hardware"))) ||
+			(cJSON_GetObjectItemCaseSensitive(body, "hardware_profile") &&
+			 !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "hardware_profile")));
+	cJSON_Delete(body);
+	return described;
+}
+
 static int question_body(const struct cli_question *q, const struct question_args *a,
 			 struct rf_cli_env *ce)
 {
@@ -637,8 +654,9 @@ int rf_cli_question(int argc, char **argv)
 	opts.root = root;
 	if ((rc = rf_cli_env_open(&ce, profiles, &opts)) != 0)
 		return rc;
-	/* This machine (not a recorded root): the daemon's measurement of it, or one now. */
-	if (!root && !a.no_host_bench)
+	/* This machine (not a recorded root): the daemon's measurement of it, or one now; not
+	 * for a question about a machine the request describes, which does not use it. */
+	if (!root && !a.no_host_bench && !body_describes_machine(&ce))
 		rf_cli_host_bench(&ce.snap->hw, a.db);
 	ce.req.path = q->path;
 	q->handler(&ce.env, &ce.req, &reply);

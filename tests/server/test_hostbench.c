@@ -307,7 +307,8 @@ END_TEST
 
 /* One binary on one machine gives one answer: `rigfit estimate` measures the host once into
  * the store (saying so on stderr), reads it back the next time, and the daemon started on that
- * store answers the same request with the same figures and basis. */
+ * store answers the same request with the same figures and basis. A question about a machine
+ * the request describes (--gpu, a hardware profile) measures nothing and stores nothing. */
 START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
 {
 	struct t_daemon d;
@@ -324,6 +325,29 @@ START_TEST(the_cli_and_the_daemon_answer_from_one_measurement)
 
 	ck_assert_int_eq(t_write_file(req, body, strlen(body)), 0);
 	unsetenv("RIGFIT_NO_HOST_BENCH");
+	{
+		const char *gpu[] = {t_bin(), "estimate", "llama-3.2-1b", "--gpu",  "RTX 4090",
+				     "--db",  db,         "--profiles",   profiles, NULL};
+		const char *prof[] = {t_bin(),
+				      "estimate",
+				      "llama-3.2-1b",
+				      "--hardware-profile",
+				      "rtx-4090",
+				      "--db",
+				      db,
+				      "--profiles",
+				      profiles,
+				      NULL};
+		ck_assert_msg(t_run(gpu, &out, &err, 60000) == 0, "%s", err);
+		ck_assert_msg(strstr(err, "measuring") == NULL, "%s", err);
+		free(out);
+		free(err);
+		ck_assert_msg(t_run(prof, &out, &err, 60000) == 0, "%s", err);
+		ck_assert_msg(strstr(err, "measuring") == NULL, "%s", err);
+		free(out);
+		free(err);
+	}
+	/* This host's question measures it, as nothing was stored above. */
 	ck_assert_msg(t_run(argv, &out, &err, 60000) == 0, "%s", err);
 	ck_assert_msg(strstr(err, "measuring this host once") != NULL, "%s", err);
 	cli = cJSON_Parse(out);
