@@ -60,6 +60,7 @@ static const struct field fields[] = {
 	{"fp32_tflops", F_NUM, OFF(fp32_tflops), 0, 1e6, false},
 	{"bf16_tflops", F_NUM, OFF(bf16_tflops), 0, 1e6, false},
 	{"sustained_gemm_tflops", F_NUM, OFF(sustained_gemm_tflops), 0, 1e6, false},
+	{"decode_bandwidth_share", F_NUM, OFF(decode_bandwidth_share), 0, 1, false},
 	{"architecture", F_STR, OFF(architecture), SZ(architecture), 0, false},
 	{"compute_capability", F_CC, OFF(compute_capability), SZ(compute_capability), 0, false},
 	{"gpu_cores", F_INT, OFF(gpu_cores), 0, 100000, false},
@@ -544,6 +545,7 @@ cJSON *api_device_to_cjson(const struct device_profile *p)
 	     add_num(o, "fp32_tflops", p->fp32_tflops) &&
 	     add_num(o, "bf16_tflops", p->bf16_tflops) &&
 	     add_num(o, "sustained_gemm_tflops", p->sustained_gemm_tflops) &&
+	     add_num(o, "decode_bandwidth_share", p->decode_bandwidth_share) &&
 	     cJSON_AddStringToObject(o, "architecture", p->architecture) &&
 	     cJSON_AddStringToObject(o, "compute_capability", p->compute_capability) &&
 	     add_num(o, "usd_per_hour", p->usd_per_hour) &&

@@ -177,6 +177,7 @@ void device_profile_init(struct device_profile *p)
 	p->fp32_tflops = -1;
 	p->bf16_tflops = -1;
 	p->sustained_gemm_tflops = -1;
+	p->decode_bandwidth_share = -1;
 	p->usd_per_hour = -1;
 }
 

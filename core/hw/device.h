@@ -82,6 +82,11 @@ struct device_profile {
 	 * limit holds the clocks far below the boost the peaks are quoted at (a 70 W T4: 24 of
 	 * 65 TFLOPS); < 0 not known, the card holds its clocks. device_held_tflops uses it. */
 	double sustained_gemm_tflops;
+	/* An SoC's GPU behind a memory controller it shares with the CPU (a Jetson's): the share
+	 * of its theoretical bandwidth it decodes at, against what a discrete card reaches of
+	 * its own under the same kernels; < 0: as a discrete card. The speed model reads the
+	 * bandwidth at this share. */
+	double decode_bandwidth_share;
 	char architecture[DEVICE_SHORT_LEN];
 	char compute_capability[DEVICE_CC_LEN]; /* NVIDIA "8.9"; empty otherwise */
 	int gpu_cores;                          /* Apple GPU cores; 0 unknown */

@@ -126,6 +126,16 @@ static void machine_speed_device(const struct hw_gpu *g, const struct device_tab
 	if (basis && strcmp(basis, "assumed") == 0)
 		note(notes, "speed: %s has no known bandwidth; %.0f GB/s assumed", g->name,
 		     sd->bandwidth_gbs);
+	/* An SoC's GPU sharing its memory controller with the CPU pulls less of the peak than
+	 * a discrete card does of its own (the profile's measured share). */
+	if (prof && prof->decode_bandwidth_share > 0 && sd->bandwidth_gbs > 0) {
+		note(notes,
+		     "speed: %s's GPU decodes at %.0f%% of the share of its %.1f GB/s a discrete "
+		     "card reaches of its own (its memory controller is shared with the CPU; "
+		     "devices.json entry %s)",
+		     g->name, 100 * prof->decode_bandwidth_share, sd->bandwidth_gbs, prof->id);
+		sd->bandwidth_gbs *= prof->decode_bandwidth_share;
+	}
 	sd->compute_tflops = prof ? device_compute_tflops(prof, &kind) : g->fp16_tflops;
 	sd->compute = kind == DEVICE_COMPUTE_TENSOR ? SPEED_COMPUTE_TENSOR :
 		      kind == DEVICE_COMPUTE_UNKNOWN && !prof && g->fp16_tflops > 0 ?

@@ -413,6 +413,7 @@ START_TEST(held_rate_under_a_power_limit)
 
 	ck_assert_int_eq(device_resolve(shipped_table(), "Tesla T4", &p), 0);
 	ck_assert_double_eq(p->sustained_gemm_tflops, 24);
+	ck_assert_double_lt(p->decode_bandwidth_share, 0); /* a discrete card: none */
 	ck_assert_double_eq_tol(device_held_tflops(p, p->bf16_tflops), 24 / 0.9, 1e-9);
 	ck_assert_double_eq_tol(device_held_tflops(p, p->fp16_tflops), 24 / 0.9, 1e-9);
 	/* A lower figure than the held one is kept (a peak given for another precision). */
@@ -480,6 +481,10 @@ START_TEST(json_errors_name_the_file_entry_and_field)
 		 RF_E_INVALID_VALUE,
 		 "devices.json: entry 1 (x-1): sustained_gemm_tflops needs fp16_tflops, at least as "
 		 "large"},
+		{DOC(ENTRY_HEAD "\"decode_bandwidth_share\":0," ENTRY_TAIL), RF_E_INVALID_VALUE,
+		 "devices.json: entry 1 (x-1): decode_bandwidth_share must be a positive number"},
+		{DOC(ENTRY_HEAD "\"decode_bandwidth_share\":1.2," ENTRY_TAIL), RF_E_INVALID_VALUE,
+		 "devices.json: entry 1 (x-1): decode_bandwidth_share must be at most 1"},
 		{DOC(ENTRY_HEAD "\"compute_capability\":\"8\"," ENTRY_TAIL), RF_E_INVALID_VALUE,
 		 "devices.json: entry 1 (x-1): compute_capability must look like \"8.9\""},
 		{DOC(ENTRY_HEAD "\"isa\":[\"avx2\",\"avx1024\"]," ENTRY_TAIL), RF_E_INVALID_VALUE,

@@ -129,6 +129,40 @@ START_TEST(a_jetsons_budget_is_its_profiles_share_of_the_ram)
 }
 END_TEST
 
+/* An SoC's GPU that shares its memory controller with the CPU decodes at its profile's share
+ * of the bandwidth, and a note says so; without a share, the bandwidth as it is. */
+START_TEST(a_jetsons_gpu_decodes_at_its_profiles_bandwidth_share)
+{
+	struct hw_snapshot hw;
+	struct device_table t = {0};
+	struct device_profile p;
+	struct plan_machine_source m = {.hw = &hw, .devices = &t};
+	struct speed_input in;
+	struct plan_machine_notes notes = {.n = 0};
+	bool said = false;
+
+	one_profile_table(&t, &p);
+	p.memory_bandwidth_gbs = 200;
+	p.decode_bandwidth_share = 0.5;
+	hw_snapshot_init(&hw);
+	snprintf(hw.backend, sizeof(hw.backend), "%s", "cuda");
+	gpu(&hw, "nvidia", "SoC X1", 32 * RF_GIB, 32 * RF_GIB, true);
+	plan_machine_speed(&m, &in, &notes);
+	ck_assert_int_eq(in.n_devices, 1);
+	ck_assert_double_eq_tol(in.devices[0].bandwidth_gbs, 100, 1e-9);
+	for (int i = 0; i < notes.n; i++)
+		said |= strstr(notes.line[i], "decodes at 50% of the share of its 200.0 GB/s") !=
+			NULL;
+	ck_assert(said);
+	p.decode_bandwidth_share = -1;
+	notes.n = 0;
+	plan_machine_speed(&m, &in, &notes);
+	ck_assert_double_eq_tol(in.devices[0].bandwidth_gbs, 200, 1e-9);
+	for (int i = 0; i < notes.n; i++)
+		ck_assert_ptr_null(strstr(notes.line[i], "decodes at"));
+}
+END_TEST
+
 /* In a container the cgroup's limit bounds the host's budget and a note says so; a limit at or
  * above the RAM says nothing. */
 START_TEST(a_containers_limit_is_said_to_bound_the_plan)
@@ -282,6 +316,7 @@ Suite *plan_machine_suite(void)
 
 	tcase_add_test(tc, unified_memory_has_one_budget_for_every_planner);
 	tcase_add_test(tc, a_jetsons_budget_is_its_profiles_share_of_the_ram);
+	tcase_add_test(tc, a_jetsons_gpu_decodes_at_its_profiles_bandwidth_share);
 	tcase_add_test(tc, a_containers_limit_is_said_to_bound_the_plan);
 	tcase_add_test(tc, vllm_needs_compute_capability_seven);
 	tcase_add_test(tc, discrete_gpus_budget_their_free_memory_and_igpus_are_left_out);
