@@ -4,8 +4,9 @@
  * GGUF file of the real shape (profiles/models.json; random finite weights), has llama.cpp's
  * CPU build load it under a few settings (tests/llama/oracle.mjs), prints llama.cpp's buffers
  * beside rigfit's and writes the rows, with the llama.cpp build, to
- * tests/llama/cpu_memory_calibration.csv. It exits 1 when a row's model + KV + compute + output
- * is more than 3% off.
+ * tests/llama/cpu_memory_calibration.csv, in place of this host's CPU variant's rows (other
+ * variants' rows, from other hosts, are kept). It exits 1 when a row's model + KV + compute +
+ * output is more than 3% off.
  *
  *   build/calibrate_cpu [SRC_DIR] [TMP_DIR]
  *   build/calibrate_cpu SRC_DIR TMP_DIR --speed     (make bench-cpu: rigfit's CPU speed
@@ -99,18 +100,104 @@ static const char *str_or(const cJSON *v, const char *dflt)
 
 /* Opens src/tests/llama/name for writing with its header line; returns it (path in path), or
  * NULL with a message. */
+/* The rows of a CSV file written before this run (its text after the header; malloc'd), kept
+ * by close_csv where this run wrote no row of their CPU variant. */
+static char *csv_before;
+
 static FILE *open_csv(const char *src, const char *name, const char *header, char *path,
 		      size_t pathlen)
 {
 	FILE *f;
+	char *old;
 
 	snprintf(path, pathlen, "%s/tests/llama/%s", src, name);
+	old = slurp(path);
+	free(csv_before);
+	csv_before = old && strchr(old, '\n') ? strdup(strchr(old, '\n') + 1) : NULL;
+	free(old);
 	f = fopen(path, "w");
 	if (!f)
 		fprintf(stderr, "calibrate-cpu: cannot write %s\n", path);
 	else
 		fprintf(f, "%s\n", header);
 	return f;
+}
+
+/* Field col (from 0) of a row of len bytes; its length in *flen (0 when the row has fewer). */
+static const char *row_field(const char *row, size_t len, int col, size_t *flen)
+{
+	size_t start = 0, i;
+
+	for (i = 0; i < len && col > 0; i++)
+		if (row[i] == ',' && --col == 0)
+			start = i + 1;
+	if (col > 0) {
+		*flen = 0;
+		return row;
+	}
+	for (i = start; i < len && row[i] != ','; i++)
+		;
+	*flen = i - start;
+	return row + start;
+}
+
+/* The column of the CPU variant in the file's header line (text up to the first newline);
+ * -1 when it has none. */
+static int variant_column(const char *text)
+{
+	const char *end = strchr(text, '\n');
+	size_t len = end ? (size_t)(end - text) : strlen(text), flen;
+
+	for (int col = 0; col < 64; col++) {
+		const char *f = row_field(text, len, col, &flen);
+		if (flen == strlen("cpu_variant") && strncmp(f, "cpu_variant", flen) == 0)
+			return col;
+		if (flen == 0)
+			break;
+	}
+	return -1;
+}
+
+/* Closes f and, with keep_others, adds back the rows of other CPU variants it held before: a
+ * memory run on one host replaces its own variant's rows and keeps the other hosts' (an AVX2
+ * host's haswell rows beside an AMX host's sapphirerapids ones). Speed rows are compared with
+ * the haswell row of their own run, so a speed run replaces the file whole. */
+static void close_csv(FILE *f, const char *path, bool keep_others)
+{
+	char *now;
+	const char *row, *next;
+	int col;
+
+	fclose(f);
+	now = keep_others ? slurp(path) : NULL;
+	col = now ? variant_column(now) : -1;
+	f = col >= 0 && csv_before ? fopen(path, "a") : NULL;
+	for (row = csv_before; f && row && *row; row = next) {
+		size_t len, vlen, nlen;
+		const char *v, *line, *lnext, *nv;
+		bool written = false;
+
+		next = strchr(row, '\n');
+		len = next ? (size_t)(next - row) : strlen(row);
+		next = next ? next + 1 : row + len;
+		if (len == 0)
+			continue;
+		v = row_field(row, len, col, &vlen);
+		for (line = strchr(now, '\n'); line && *line && !written; line = lnext) {
+			line++;
+			lnext = strchr(line, '\n');
+			nlen = lnext ? (size_t)(lnext - line) : strlen(line);
+			nv = row_field(line, nlen, col, &nlen);
+			written = nlen == vlen && vlen > 0 && strncmp(nv, v, vlen) == 0;
+		}
+		if (!written)
+			fprintf(f, "%.*s\n", (int)len, row);
+	}
+	if (f)
+		fclose(f);
+	free(now);
+	free(csv_before);
+	csv_before = NULL;
 }
 
 /* Writes the jobs of file under settings set[0..n) (with a bench object when given) to
@@ -443,7 +530,7 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 			       SPEED_REPS, host.threads);
 	}
 	if (csv)
-		fclose(csv);
+		close_csv(csv, csv_path, false);
 	print_load("after");
 	(void)repack;
 	return rc;
@@ -573,7 +660,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	fclose(csv);
+	close_csv(csv, csv_path, true);
 	snprintf(jobs_path, sizeof(jobs_path), "%s/jobs.json", dir);
 	unlink(jobs_path);
 	snprintf(jobs_path, sizeof(jobs_path), "%s/oracle.out", dir);
