@@ -205,10 +205,11 @@ $(B)/accuracy: $(ACCURACY_OBJ)
 
 # rigfit's host memory against the real llama.cpp (node-llama-cpp's CPU build, installed by
 # make deps) on full-size shapes of catalog models; writes tests/llama/cpu_memory_calibration.csv.
-CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/fit/cpu/gguf_synth.c tests/core/fit/cpu/oracle.c
-$(B)/calibrate_cpu: $(REL_OBJ) $(REL_CORE) $(CALIBRATE_CPU_SRC)
+CALIBRATE_CPU_SRC := tests/llama/calibrate_cpu.c tests/core/fit/cpu/gguf_synth.c tests/core/fit/cpu/oracle.c \
+                     tests/csv.c tests/test_util.c
+$(B)/calibrate_cpu: $(REL_OBJ) $(REL_CORE) $(CALIBRATE_CPU_SRC) $(B)/gen/suites.h
 	$(CC) $(BASEFLAGS) $(CFLAGS_REL) $(PKG_CFLAGS) -o $@ $(CALIBRATE_CPU_SRC) $(REL_OBJ) \
-	  $(REL_CORE) $(PKG_LIBS)
+	  $(REL_CORE) $(PKG_LIBS) $(CHECK_LIBS)
 calibrate-cpu: deps $(B)/calibrate_cpu
 	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp}
 # rigfit's CPU decode and prefill beside llama.cpp's, measured on this host (6 loads).

@@ -44,8 +44,9 @@ struct hw_describe_cpu {
  * the table holds gets the table's instruction sets in place of whatever s lists, as one CPU
  * has one set of kernels, and, where s gives no physical cores, the core count of the table or
  * of the name ("16-Core"). Cores s gives are kept: a VM, a container's share or a second
- * socket differs from the part's count. A measured memory bandwidth is s's own and kept; the table's theoretical one is
- * info->profile->memory_bandwidth_gbs, for the caller to use where nothing measured it.
+ * socket differs from the part's count. A measured memory bandwidth is s's own and kept; the
+ * table's theoretical one is info->profile->memory_bandwidth_gbs, for the caller to use where
+ * nothing measured it.
  * Running it again changes nothing. Writes what it did to info (may be NULL). */
 void hw_describe_cpu(struct hw_snapshot *s, const struct device_table *t,
 		     struct hw_describe_cpu *info /* OUT, may be NULL */);

@@ -33,6 +33,7 @@
 #include "server/hostbench.h"
 #include "tests/core/fit/cpu/gguf_synth.h"
 #include "tests/core/fit/cpu/oracle.h"
+#include "tests/csv.h"
 
 #define MIB (1024.0 * 1024.0)
 #define TOLERANCE 0.03
@@ -100,21 +101,18 @@ static const char *str_or(const cJSON *v, const char *dflt)
 
 /* Opens src/tests/llama/name for writing with its header line; returns it (path in path), or
  * NULL with a message. */
-/* The rows of a CSV file written before this run (its text after the header; malloc'd), kept
- * by close_csv where this run wrote no row of their CPU variant. */
-static char *csv_before;
+/* The file as it was before this run (tests/csv.h), kept by close_csv for the rows of CPU
+ * variants this run wrote none of. */
+static struct t_csv *csv_before;
 
 static FILE *open_csv(const char *src, const char *name, const char *header, char *path,
 		      size_t pathlen)
 {
 	FILE *f;
-	char *old;
 
 	snprintf(path, pathlen, "%s/tests/llama/%s", src, name);
-	old = slurp(path);
-	free(csv_before);
-	csv_before = old && strchr(old, '\n') ? strdup(strchr(old, '\n') + 1) : NULL;
-	free(old);
+	t_csv_free(csv_before);
+	csv_before = t_csv_read(path);
 	f = fopen(path, "w");
 	if (!f)
 		fprintf(stderr, "calibrate-cpu: cannot write %s\n", path);
@@ -123,39 +121,30 @@ static FILE *open_csv(const char *src, const char *name, const char *header, cha
 	return f;
 }
 
-/* Field col (from 0) of a row of len bytes; its length in *flen (0 when the row has fewer). */
-static const char *row_field(const char *row, size_t len, int col, size_t *flen)
+/* Writes one CSV field, quoted where it holds a comma, a quote or a newline (RFC 4180). */
+static void csv_field(FILE *f, const char *v, bool last)
 {
-	size_t start = 0, i;
-
-	for (i = 0; i < len && col > 0; i++)
-		if (row[i] == ',' && --col == 0)
-			start = i + 1;
-	if (col > 0) {
-		*flen = 0;
-		return row;
+	if (strpbrk(v, ",\"\n")) {
+		fputc('"', f);
+		for (; *v; v++) {
+			if (*v == '"')
+				fputc('"', f);
+			fputc(*v, f);
+		}
+		fputc('"', f);
+	} else {
+		fputs(v, f);
 	}
-	for (i = start; i < len && row[i] != ','; i++)
-		;
-	*flen = i - start;
-	return row + start;
+	fputc(last ? '\n' : ',', f);
 }
 
-/* The column of the CPU variant in the file's header line (text up to the first newline);
- * -1 when it has none. */
-static int variant_column(const char *text)
+/* Whether table t has a row whose cpu_variant is v. */
+static bool has_variant(const struct t_csv *t, const char *v)
 {
-	const char *end = strchr(text, '\n');
-	size_t len = end ? (size_t)(end - text) : strlen(text), flen;
-
-	for (int col = 0; col < 64; col++) {
-		const char *f = row_field(text, len, col, &flen);
-		if (flen == strlen("cpu_variant") && strncmp(f, "cpu_variant", flen) == 0)
-			return col;
-		if (flen == 0)
-			break;
-	}
-	return -1;
+	for (int r = 0; t && r < t->n_rows; r++)
+		if (strcmp(t_csv_get(t, r, "cpu_variant"), v) == 0)
+			return true;
+	return false;
 }
 
 /* Closes f and, with keep_others, adds back the rows of other CPU variants it held before: a
@@ -164,39 +153,23 @@ static int variant_column(const char *text)
  * the haswell row of their own run, so a speed run replaces the file whole. */
 static void close_csv(FILE *f, const char *path, bool keep_others)
 {
-	char *now;
-	const char *row, *next;
-	int col;
+	struct t_csv *now;
 
 	fclose(f);
-	now = keep_others ? slurp(path) : NULL;
-	col = now ? variant_column(now) : -1;
-	f = col >= 0 && csv_before ? fopen(path, "a") : NULL;
-	for (row = csv_before; f && row && *row; row = next) {
-		size_t len, vlen, nlen;
-		const char *v, *line, *lnext, *nv;
-		bool written = false;
-
-		next = strchr(row, '\n');
-		len = next ? (size_t)(next - row) : strlen(row);
-		next = next ? next + 1 : row + len;
-		if (len == 0)
+	now = keep_others && csv_before ? t_csv_read(path) : NULL;
+	f = now && t_csv_col(now, "cpu_variant") >= 0 && now->n_cols == csv_before->n_cols ?
+		    fopen(path, "a") :
+		    NULL;
+	for (int r = 0; f && r < csv_before->n_rows; r++) {
+		if (has_variant(now, t_csv_get(csv_before, r, "cpu_variant")))
 			continue;
-		v = row_field(row, len, col, &vlen);
-		for (line = strchr(now, '\n'); line && *line && !written; line = lnext) {
-			line++;
-			lnext = strchr(line, '\n');
-			nlen = lnext ? (size_t)(lnext - line) : strlen(line);
-			nv = row_field(line, nlen, col, &nlen);
-			written = nlen == vlen && vlen > 0 && strncmp(nv, v, vlen) == 0;
-		}
-		if (!written)
-			fprintf(f, "%.*s\n", (int)len, row);
+		for (int c = 0; c < csv_before->n_cols; c++)
+			csv_field(f, csv_before->rows[r][c], c == csv_before->n_cols - 1);
 	}
 	if (f)
 		fclose(f);
-	free(now);
-	free(csv_before);
+	t_csv_free(now);
+	t_csv_free(csv_before);
 	csv_before = NULL;
 }
 

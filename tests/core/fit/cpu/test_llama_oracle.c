@@ -7,8 +7,8 @@
  * the product's path: gguf_parse, gguf_to_arch, rf_weights_from_tensors,
  * rf_estimate_inference, with the repack class of this host's CPU from /proc/cpuinfo.
  *
- *  - weights per buffer (CPU_Mapped, CPU, CPU_REPACK with AMX) and the KV cache: to the byte, as far as
- *    llama.cpp's log shows them (MiB with two decimals: within 0.005 MiB);
+ *  - weights per buffer (CPU_Mapped, CPU, CPU_REPACK with AMX) and the KV cache: to the byte,
+ *    as far as llama.cpp's log shows them (MiB with two decimals: within 0.005 MiB);
  *  - KV cells of the full and the windowed caches: exactly;
  *  - compute and output buffers: within 2% or 4 MiB, whichever is larger.
  *
