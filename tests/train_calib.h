@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/fit/train_speed.h"
+
 struct train_calib_result {
 	const char *model, *method, *framework;
 	double measured_gib, estimate_gib, error, tolerance;
@@ -40,7 +42,8 @@ int train_calib_contexts(const char *data_dir, struct train_context_result *out,
 /* One published training speed (tokens/s of all GPUs) against the estimate. */
 struct train_speed_result {
 	const char *model, *method, *gpu;
-	double measured, estimate, error; /* error = estimate / measured - 1 */
+	enum train_device_class device_class; /* the device profile's */
+	double measured, estimate, error;     /* error = estimate / measured - 1 */
 };
 
 /* Estimates every training_memory.csv row that states tokens/s (torchtune's table), with the

@@ -57,7 +57,7 @@ double train_utilisation(enum train_device_class c, enum train_provider p);
 
 /* PEFT's host time an adapted module and pass (Python and autograd dispatch), fitted with the
  * rest on our H200 runs (see train_speed.c). */
-#define TRAIN_PEFT_HOST_S 160e-6
+#define TRAIN_PEFT_HOST_S 100e-6
 
 /* The experts of one MoE layer that a micro-batch of tokens reaches, each token routed to
  * n_experts_per_tok of n_experts at random: E x (1 - (1 - k/E)^tokens); 1 for a dense model.

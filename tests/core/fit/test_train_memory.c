@@ -1036,9 +1036,12 @@ END_TEST
  * A row marked outside the band (eager LoRA at 12k tokens, whose total_bytes is 1% below the
  * tensors: see its notes) is held to 0.65-1.4x, so that a change that breaks it further is
  * seen.
- * - tokens/s (train_speed.c with the H200's profile) within 20% median error and 30% on every
- *   row, LoRA on q and v as much faster than on every projection as measured, and 24k tokens
- *   as much slower than 2k. */
+ * - tokens/s (train_speed.c with the H200's profile, the data-centre class) within 10% median
+ *   error and 15% at the 90th percentile, LoRA on q and v as much faster than on every
+ *   projection as measured, and 24k tokens as much slower than 2k. Every row is held within
+ *   45%: one row, Llama 3.2 3B full at 2048 tokens with checkpointing, ran 1.58x slower than
+ *   without it where one more forward explains 1.2-1.35x on every other model and length (two
+ *   timed steps), and comes out 40% fast. */
 START_TEST(reproduces_measured_gpu_peaks)
 {
 	char *path = t_path(t_src_dir(), "tests/fixtures/training/gpu_peaks.csv");
@@ -1098,8 +1101,8 @@ START_TEST(reproduces_measured_gpu_peaks)
 		printf("%*s %6.0f tokens/s, rigfit %6.0f (%+.0f%%)\n", 12, "", tok, sp.tokens_per_s,
 		       (sp.tokens_per_s / tok - 1) * 100);
 		errs[n_speed] = fabs(sp.tokens_per_s / tok - 1);
-		ck_assert_msg(errs[n_speed] < 0.3, "row %d: %.0f tokens/s, rigfit %.0f", r + 2, tok,
-			      sp.tokens_per_s);
+		ck_assert_msg(errs[n_speed] < 0.45, "row %d: %.0f tokens/s, rigfit %.0f", r + 2,
+			      tok, sp.tokens_per_s);
 		n_speed++;
 		if (strcmp(t_csv_get(t, r, "model"), "llama-3.1-8b") == 0 && is_lora &&
 		    seq == 2048 && batch == 1 && ckpt && s.flash_attention)
@@ -1119,9 +1122,12 @@ START_TEST(reproduces_measured_gpu_peaks)
 	}
 	ck_assert(lora > 0 && full > 0 && on > 0 && off > 0 && ooms > 0 && long_seq > 0);
 	qsort(errs, (size_t)n_speed, sizeof(errs[0]), cmp_double);
-	printf("measured on a GPU: tokens/s median |error| %.1f%% over %d rows\n",
-	       errs[n_speed / 2] * 100, n_speed);
-	ck_assert_msg(errs[n_speed / 2] < 0.20, "median %.1f%%", errs[n_speed / 2] * 100);
+	printf("measured on a GPU: tokens/s median |error| %.1f%%, 90th percentile %.1f%% over %d "
+	       "rows\n",
+	       errs[n_speed / 2] * 100, errs[n_speed * 9 / 10] * 100, n_speed);
+	ck_assert_msg(errs[n_speed / 2] < 0.10, "median %.1f%%", errs[n_speed / 2] * 100);
+	ck_assert_msg(errs[n_speed * 9 / 10] < 0.15, "90th percentile %.1f%%",
+		      errs[n_speed * 9 / 10] * 100);
 	/* LoRA on q and v only runs 1.65x as fast as on every projection: PEFT's per-projection
 	 * work, not the FLOPs (4% apart), makes the difference. */
 	ck_assert(qv[0].measured > 0 && qv[1].measured > 0);

@@ -22,24 +22,49 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Published runs, each device class on its own (the issue: no class bought with another's
+ * error): the data-centre class (torchtune's 8x A100) and the consumer class (RTX 4090) within
+ * 10% median error. The workstation class has two rows, the RTX A6000's, which no one share of
+ * its peak reconciles with this FLOP count: full at -5%, LoRA 22% slow (see tests/train_calib.c);
+ * each is held within 25%. Every row within 40%. The data-centre class's measured runs (our
+ * H200's) are checked in train_memory's reproduces_measured_gpu_peaks. */
 START_TEST(reproduces_published_training_speeds)
 {
 	struct train_speed_result res[16];
-	double errs[16];
 	char err[256];
 	int n = train_calib_speeds(t_data_dir(), t_src_dir(), res, 16, err, sizeof(err));
+	const struct {
+		enum train_device_class c;
+		const char *name;
+		double median, each;
+	} classes[] = {{TRAIN_CLASS_DATACENTER, "data-centre", 0.10, 0.40},
+		       {TRAIN_CLASS_CONSUMER, "consumer", 0.10, 0.40},
+		       {TRAIN_CLASS_WORKSTATION, "workstation", 0.25, 0.25}};
 
 	ck_assert_msg(n >= 8, "%s", err);
-	for (int i = 0; i < n; i++) {
-		printf("%-15s %-6s %-18s %7.0f tok/s, estimate %7.0f  %+5.1f%%\n", res[i].model,
-		       res[i].method, res[i].gpu, res[i].measured, res[i].estimate,
-		       res[i].error * 100);
-		errs[i] = fabs(res[i].error);
-		ck_assert_msg(errs[i] < 0.4, "%s %s %s", res[i].model, res[i].method, res[i].gpu);
+	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++) {
+		double errs[16];
+		int m = 0;
+
+		for (int i = 0; i < n; i++) {
+			if (res[i].device_class != classes[k].c)
+				continue;
+			printf("%-15s %-6s %-18s %7.0f tok/s, estimate %7.0f  %+5.1f%%\n",
+			       res[i].model, res[i].method, res[i].gpu, res[i].measured,
+			       res[i].estimate, res[i].error * 100);
+			errs[m] = fabs(res[i].error);
+			ck_assert_msg(errs[m] < classes[k].each, "%s %s %s", res[i].model,
+				      res[i].method, res[i].gpu);
+			m++;
+		}
+		ck_assert_msg(m >= 2, "%s: %d rows", classes[k].name, m);
+		qsort(errs, (size_t)m, sizeof(errs[0]), cmp_double);
+		double median = m % 2 ? errs[m / 2] : (errs[m / 2 - 1] + errs[m / 2]) / 2;
+		printf("training speed, %s class: median |error| %.1f%% over %d rows\n",
+		       classes[k].name, median * 100, m);
+		ck_assert_msg(median <= classes[k].median, "%s: median %.1f%%", classes[k].name,
+			      median * 100);
 	}
-	qsort(errs, (size_t)n, sizeof(errs[0]), cmp_double);
-	printf("training speed: median |error| %.1f%% over %d rows\n", errs[n / 2] * 100, n);
-	ck_assert_msg(errs[n / 2] < 0.20, "median %.1f%%", errs[n / 2] * 100);
 }
 END_TEST
 
@@ -71,8 +96,8 @@ static struct train_settings lora_2k(void)
 
 /* A mixture of experts through the Hugging Face block: it loops over the experts a micro-batch
  * reaches and PEFT dispatches each one's adapted projections, so LoRA on every linear layer of
- * Qwen3-30B-A3B pays (4 + 3 x 128) adapted modules a layer and pass, each PEFT_HOST_S
- * (160 us); adapting attention only, or Unsloth's fused path, does not. */
+ * Qwen3-30B-A3B pays (4 + 3 x 128) adapted modules a layer and pass, each TRAIN_PEFT_HOST_S
+ * (100 us); adapting attention only, or Unsloth's fused path, does not. */
 START_TEST(experts_go_through_the_hugging_face_loop)
 {
 	struct train_model m = t_qwen3_30b_a3b(), dense = t_llama31_8b();
@@ -92,7 +117,7 @@ START_TEST(experts_go_through_the_hugging_face_loop)
 	ck_assert_double_eq_tol(train_experts_hit(&m, 16), 82.4225, 1e-3);
 	ck_assert_int_eq(train_memory_estimate(&m, &s, &mem), 0);
 	ck_assert_int_eq(train_speed_estimate(&m, &s, &mem, &h100, &sp), 0);
-	ck_assert_double_ge(sp.memory_s, (4 + 3 * hit) * 48 * 3 * 160e-6);
+	ck_assert_double_ge(sp.memory_s, (4 + 3 * hit) * 48 * 3 * TRAIN_PEFT_HOST_S);
 	all = sp.tokens_per_s;
 	s.lora_targets = TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V | TRAIN_LORA_O;
 	attention = tps(&m, &s, &h100);
