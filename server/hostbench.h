@@ -17,11 +17,12 @@
 
 #include "core/hw/hw.h"
 
-/* The way this build measures: 3, method 2 and each quant class's kernel (hw.h enum hw_kernel,
- * migration 0007); 2, vector reads with the median pass and the fastest of several kernel
+/* The way this build measures: 4, the bandwidth read over four times the largest cache
+ * (rf_hostbench_buffer_bytes; it was 128 MiB on two threads, which a server's L3 can hold);
+ * 3, method 2 and each quant class's kernel (hw.h enum hw_kernel, migration 0007); 2, vector reads with the median pass and the fastest of several kernel
  * rounds (1: 64-bit reads, the mean over the slowest thread). A figure stored by an older
  * method is measured again (migration 0006). */
-#define RF_HOSTBENCH_METHOD 3
+#define RF_HOSTBENCH_METHOD 4
 
 struct rf_hostbench {
 	int threads;                  /* threads the bandwidth was read with */
@@ -41,6 +42,12 @@ struct rf_hostbench {
  * (clamped to 300..2500). Returns 0 and *out, or a negative rf_err (out of memory, a thread
  * that could not start). */
 int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out /* OUT */);
+
+/* The bytes the bandwidth is read over with `threads` threads: HB_CACHE_TIMES (4) times the
+ * largest cache (cache_bytes; <= 0 unknown), at least 512 MiB and at most 4 GiB, at most a
+ * quarter of room_bytes (what the process may still take; <= 0 unknown), and never below
+ * 16 MiB a thread. */
+int64_t rf_hostbench_buffer_bytes(int64_t cache_bytes, int64_t room_bytes, int threads);
 
 /* The figures of h as the snapshot and the store keep them, measured at now_ms (Unix ms). */
 void rf_hostbench_to_hw(const struct rf_hostbench *h, int64_t now_ms,

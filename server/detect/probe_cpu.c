@@ -346,3 +346,23 @@ void rf_probe_cpu(const struct rf_detect_opts *o, struct hw_snapshot *s)
 	if (s->cpu.logical_cores >= 0 && s->cpu.numa_nodes == HW_UNKNOWN)
 		hw_warn(s, "cpu: NUMA node count unknown (no %s)", SYS_NODE);
 }
+
+int64_t rf_probe_largest_cache(const struct rf_detect_opts *o)
+{
+	int64_t largest = HW_UNKNOWN;
+
+	/* cpu0's cache entries: L1d, L1i, L2, L3 (a few parts have more); the kernel numbers them
+	 * from 0 without gaps. */
+	for (int i = 0; i < 16; i++) {
+		char path[128], *buf = NULL;
+		size_t len = 0;
+		int64_t bytes;
+		snprintf(path, sizeof(path), SYS_CPU "/cpu0/cache/index%d/size", i);
+		if (rf_read_under_root(o->root, path, SYS_FILE_CAP, &buf, &len) < 0)
+			break;
+		if (hw_parse_cache_size(buf, len, &bytes) == 0 && bytes > largest)
+			largest = bytes;
+		free(buf);
+	}
+	return largest;
+}

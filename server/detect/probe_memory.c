@@ -294,3 +294,17 @@ void rf_probe_memory(const struct rf_detect_opts *o, struct hw_snapshot *s)
 	}
 	probe_cgroups(o, s);
 }
+
+int64_t rf_probe_memory_room(const struct rf_detect_opts *o)
+{
+	struct hw_snapshot *s = malloc(sizeof(*s));
+	int64_t room;
+
+	if (!s)
+		return HW_UNKNOWN;
+	hw_snapshot_init(s);
+	rf_probe_memory(o, s);
+	room = s->memory.available_bytes;
+	free(s);
+	return room;
+}

@@ -25,6 +25,16 @@ void rf_probe_memory(const struct rf_detect_opts *o, struct hw_snapshot *s);
  * earlier probe already filled the CPU. */
 void rf_probe_cpu(const struct rf_detect_opts *o, struct hw_snapshot *s);
 
+/* For the host measurement (server/hostbench.c), which must read more memory than any cache
+ * holds and no more than the process may take:
+ * - the largest of cpu0's caches in sysfs, in bytes (the last level: L3, or L2 where there is
+ *   none), HW_UNKNOWN when none can be read (probe_cpu.c);
+ * - the memory this process can still take: MemAvailable, capped by the room under its
+ *   cgroup's limit, as rf_probe_memory fills available_bytes; HW_UNKNOWN when unknown
+ *   (probe_memory.c). */
+int64_t rf_probe_largest_cache(const struct rf_detect_opts *o);
+int64_t rf_probe_memory_room(const struct rf_detect_opts *o);
+
 /* NVIDIA Jetson / Tegra: device tree and nv_tegra_release; one unified-memory GPU
  * (probe_jetson.c). */
 void rf_probe_jetson(const struct rf_detect_opts *o, struct hw_snapshot *s);

@@ -16,6 +16,7 @@
 
 #include "core/hw/hw.h"
 #include "server/embedded.h"
+#include "server/detect/probes.h"
 #include "server/hostbench.h"
 #include "server/store/store.h"
 #include "server/store/store_hostbench.h"
@@ -36,6 +37,44 @@ START_TEST(measures_bandwidth_and_kernels)
 	/* Bounds are clamped, never trusted. */
 	ck_assert_int_eq(rf_hostbench_run(-5, 1, &h), 0);
 	ck_assert_int_eq(h.threads, 1);
+}
+END_TEST
+
+/* The bandwidth is read over more memory than any cache holds and no more than the process may
+ * take. A 2-vCPU share of a server with a 480 MiB L3 read 34-43 GB/s over the 128 MiB the
+ * measurement once took, and 17.5 GB/s, its memory's, over 512 MiB and more: the caches sizes
+ * come from sysfs (a recorded root here), the room from the same probe the scan runs. */
+START_TEST(bandwidth_is_read_past_the_caches)
+{
+	char *root = t_mkdtemp();
+	const struct rf_detect_opts at = {.root = root};
+	const struct rf_detect_opts container = {
+		.root = "tests/fixtures/machines/container-docker-cgroup2-4g-2cpu"};
+	struct hw_snapshot *s;
+	const int64_t mib = INT64_C(1) << 20;
+
+	ck_assert_int_eq(rf_probe_largest_cache(&at), HW_UNKNOWN);
+	t_put(root, "sys/devices/system/cpu/cpu0/cache/index0/size", "48K\n");
+	t_put(root, "sys/devices/system/cpu/cpu0/cache/index1/size", "32K\n");
+	t_put(root, "sys/devices/system/cpu/cpu0/cache/index2/size", "2048K\n");
+	t_put(root, "sys/devices/system/cpu/cpu0/cache/index3/size", "491520K\n");
+	ck_assert_int_eq(rf_probe_largest_cache(&at), 480 * mib);
+	/* The scan's own figure for what a process may still take (here a 4 GiB cgroup). */
+	s = t_scan(container.root);
+	ck_assert(s->memory.available_bytes > 0);
+	ck_assert_int_eq(rf_probe_memory_room(&container), s->memory.available_bytes);
+	free(s);
+
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(480 * mib, HW_UNKNOWN, 2), 1920 * mib);
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(32 * mib, 64 * 1024 * mib, 2), 512 * mib);
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(HW_UNKNOWN, HW_UNKNOWN, 2), 512 * mib);
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(1152 * mib, HW_UNKNOWN, 192), 4096 * mib);
+	/* A 1 GiB container takes a quarter of its room; many threads keep 16 MiB each. */
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(480 * mib, 1024 * mib, 2), 256 * mib);
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(480 * mib, 1024 * mib, 64), 1024 * mib);
+	ck_assert_int_eq(rf_hostbench_buffer_bytes(480 * mib, HW_UNKNOWN, 0), 1920 * mib);
+	t_rmtree(root);
+	free(root);
 }
 END_TEST
 
@@ -577,6 +616,7 @@ Suite *hostbench_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, measures_bandwidth_and_kernels);
+	tcase_add_test(tc, bandwidth_is_read_past_the_caches);
 	tcase_add_test(tc, bench_host_prints_the_figures);
 	tcase_add_test(tc, the_daemon_measures_this_host_once);
 	tcase_add_test(tc, bench_host_save_replaces_the_stored_figures);

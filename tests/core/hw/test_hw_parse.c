@@ -136,6 +136,32 @@ START_TEST(meminfo_rejects_garbage_and_overflow)
 }
 END_TEST
 
+/* sysfs writes a cache's size in KiB ("491520K" is a 480 MiB L3); M and G are read too, and
+ * nothing else is a size. */
+START_TEST(cache_sizes_as_sysfs_writes_them)
+{
+	int64_t b = -5;
+	const char *bad[] = {"", "K", "48X", "48KK", "-1K", "48 K", "99999999999999999999K"};
+
+	ck_assert_int_eq(hw_parse_cache_size("48K\n", 4, &b), 0);
+	ck_assert_int_eq(b, 48 * 1024);
+	ck_assert_int_eq(hw_parse_cache_size("491520K", 7, &b), 0);
+	ck_assert_int_eq(b, INT64_C(480) << 20);
+	ck_assert_int_eq(hw_parse_cache_size("32M \n", 5, &b), 0);
+	ck_assert_int_eq(b, INT64_C(32) << 20);
+	ck_assert_int_eq(hw_parse_cache_size("1G", 2, &b), 0);
+	ck_assert_int_eq(b, INT64_C(1) << 30);
+	ck_assert_int_eq(hw_parse_cache_size("4096", 4, &b), 0);
+	ck_assert_int_eq(b, 4096);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b = -5;
+		ck_assert_msg(hw_parse_cache_size(bad[i], strlen(bad[i]), &b) == RF_E_PARSE, "%s",
+			      bad[i]);
+		ck_assert_int_eq(b, -5);
+	}
+}
+END_TEST
+
 Suite *hw_parse_suite(void)
 {
 	Suite *s = suite_create("hw_parse");
@@ -149,6 +175,7 @@ Suite *hw_parse_suite(void)
 	tcase_add_test(tc, meminfo_real_machines);
 	tcase_add_test(tc, meminfo_before_memavailable_sums_free_buffers_cached);
 	tcase_add_test(tc, meminfo_rejects_garbage_and_overflow);
+	tcase_add_test(tc, cache_sizes_as_sysfs_writes_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
