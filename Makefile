@@ -212,7 +212,8 @@ $(B)/calibrate_cpu: $(REL_OBJ) $(REL_CORE) $(CALIBRATE_CPU_SRC) $(B)/gen/suites.
 	  $(REL_CORE) $(PKG_LIBS) $(CHECK_LIBS)
 calibrate-cpu: deps $(B)/calibrate_cpu
 	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp}
-# rigfit's CPU decode and prefill beside llama.cpp's, measured on this host (6 loads).
+# rigfit's CPU decode and prefill beside llama.cpp's, measured on this host; its rows go to
+# $TMPDIR/cpu_speed_by_class.csv (RIGFIT_BENCH_CPU_RECORD=1: over the suite's reference rows).
 bench-cpu: deps $(B)/calibrate_cpu
 	./$(B)/calibrate_cpu $(CURDIR) $${TMPDIR:-/tmp} --speed
 

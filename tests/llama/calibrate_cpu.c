@@ -99,18 +99,18 @@ static const char *str_or(const cJSON *v, const char *dflt)
 	return cJSON_IsString(v) ? v->valuestring : dflt;
 }
 
-/* Opens src/tests/llama/name for writing with its header line; returns it (path in path), or
- * NULL with a message. */
 /* The file as it was before this run (tests/csv.h), kept by close_csv for the rows of CPU
  * variants this run wrote none of. */
 static struct t_csv *csv_before;
 
-static FILE *open_csv(const char *src, const char *name, const char *header, char *path,
+/* Opens folder/name for writing with its header line; returns it (path in path), or NULL with
+ * a message. */
+static FILE *open_csv(const char *folder, const char *name, const char *header, char *path,
 		      size_t pathlen)
 {
 	FILE *f;
 
-	snprintf(path, pathlen, "%s/tests/llama/%s", src, name);
+	snprintf(path, pathlen, "%s/%s", folder, name);
 	t_csv_free(csv_before);
 	csv_before = t_csv_read(path);
 	f = fopen(path, "w");
@@ -449,10 +449,12 @@ static int bench_class(const struct model_catalog *cat, const char *src, const c
 
 /* make bench-cpu: every class this host runs (RIGFIT_BENCH_CLASSES: a comma-separated list of
  * the variants to run, for a shorter run), each with its own median errors. The rows go to
- * tests/llama/cpu_speed_by_class.csv (cpu_speed_calibration.csv, which the kernel efficiencies
- * were fitted on, is the AVX2 host's and stays as it is). */
-static int bench_speed(const struct model_catalog *cat, const char *src, const char *dir,
-		       bool inputs_only)
+ * TMP_DIR/cpu_speed_by_class.csv; with RIGFIT_BENCH_CPU_RECORD=1 to
+ * tests/llama/cpu_speed_by_class.csv, the reference rows the speed_cpu suite checks, which a
+ * run on another host would otherwise replace (cpu_speed_calibration.csv, which the kernel
+ * efficiencies were fitted on, is the AVX2 host's and stays as it is). */
+static int bench_speed(const struct model_catalog *cat, const char *src, const char *tmp,
+		       const char *dir, bool inputs_only)
 {
 	enum {
 		N_ROWS = N(speed_ids) * N(speed_quants)
@@ -460,15 +462,21 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 	const char *only = getenv("RIGFIT_BENCH_CLASSES");
 	uint32_t bits = oracle_host_bits();
 	struct speed_host host = {0};
-	char csv_path[4200];
+	char csv_path[4200], folder[4200];
 	FILE *csv = NULL;
 	int repack, rc = 0;
+	bool record;
 
 	print_load("before");
 	if (bench_host(&host, &repack) < 0)
 		return 2;
+	/* The suite's reference rows are one host's (tests/core/fit/cpu/test_speed_cpu.c): a run
+	 * on another host writes beside the temporary files unless asked to replace them. */
+	record = getenv("RIGFIT_BENCH_CPU_RECORD") &&
+		 strcmp(getenv("RIGFIT_BENCH_CPU_RECORD"), "1") == 0;
+	snprintf(folder, sizeof(folder), "%s%s", record ? src : tmp, record ? "/tests/llama" : "");
 	if (!inputs_only &&
-	    !(csv = open_csv(src, "cpu_speed_by_class.csv",
+	    !(csv = open_csv(folder, "cpu_speed_by_class.csv",
 			     "model,quant,ftype,threads,bandwidth_gbs,int8_gops_per_thread,"
 			     "f32_gflops_per_thread,cpu_isa,weight_bytes,elements,n_layers,"
 			     "repacked_share,mix,tg_llama,pp_llama,reps,load1,llama_cpp,cpu_variant",
@@ -502,8 +510,14 @@ static int bench_speed(const struct model_catalog *cat, const char *src, const c
 			       sc->variant, 100 * median(err_tg, n), 100 * median(err_pp, n), n,
 			       SPEED_REPS, host.threads);
 	}
-	if (csv)
+	if (csv) {
 		close_csv(csv, csv_path, false);
+		printf("rows: %s%s\n", csv_path,
+		       record ?
+			       "" :
+			       " (RIGFIT_BENCH_CPU_RECORD=1 writes them to tests/llama/, the reference the "
+			       "speed_cpu suite checks)");
+	}
 	print_load("after");
 	(void)repack;
 	return rc;
@@ -537,7 +551,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 3 &&
 	    (strcmp(argv[3], "--speed") == 0 || strcmp(argv[3], "--speed-inputs") == 0)) {
-		int rc = bench_speed(cat, src, dir, strcmp(argv[3], "--speed-inputs") == 0);
+		int rc = bench_speed(cat, src, tmp, dir, strcmp(argv[3], "--speed-inputs") == 0);
 		snprintf(jobs_path, sizeof(jobs_path), "%s/jobs.json", dir);
 		unlink(jobs_path);
 		snprintf(jobs_path, sizeof(jobs_path), "%s/oracle.out", dir);
@@ -546,7 +560,8 @@ int main(int argc, char **argv)
 		model_catalog_free(cat);
 		return rc;
 	}
-	csv = open_csv(src, "cpu_memory_calibration.csv",
+	snprintf(path, sizeof(path), "%s/tests/llama", src);
+	csv = open_csv(path, "cpu_memory_calibration.csv",
 		       "model,quant,n_ctx,n_ubatch,flash_attn,kv_type,use_mmap,llama_cpp,"
 		       "cpu_variant,model_mib,kv_mib,compute_mib,output_mib,total_mib,"
 		       "rigfit_total_mib,error_pct",
