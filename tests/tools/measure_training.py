@@ -40,6 +40,15 @@ seconds, so that a run on a lent GPU ends with every finished row written. --dev
 --layers 2 --vocab 1024 runs the same code on a CPU in seconds, to check it before a GPU run (no memory
 columns then).
 
+With --least-memory it also finds, for each case that ran, the least memory PyTorch's allocator
+runs it in (least_gib): it runs the case again under torch.cuda.set_per_process_memory_fraction
+caps, bisecting between the allocated and the reserved peaks to within --least-step-gib. The
+allocator frees its cached blocks and retries before it gives up, so this is what a card
+smaller than the reserved peak needs: least_gib plus non_torch_gib is what rigfit's
+memory.total_bytes (what fits) stands for, where peak_gib plus non_torch_gib is what a card
+with room to spare shows held (memory.reserved_bytes). Each case then costs about log2((peak -
+allocated) / step) runs more.
+
 With --record-allocator it also records the CUDA caching allocator's own trace and replays it
 with caching_allocator.py (replayed_reserved_gib): set against peak_gib, that checks the
 replay which trace_step.py's CPU traces rely on.
@@ -90,7 +99,8 @@ CONFIGS = {
 FIELDS = ["model", "n_layers", "hidden", "intermediate", "n_heads", "n_kv_heads", "head_dim",
           "vocab", "tied", "params", "trainable_params", "method", "bits", "precision", "optimizer", "batch_size", "seq_len",
           "grad_checkpointing", "attention", "lora_rank", "lora_targets", "lora_dropout",
-          "peak_gib", "allocated_gib", "non_torch_gib", "replayed_reserved_gib", "tokens_per_s",
+          "peak_gib", "allocated_gib", "least_gib", "non_torch_gib", "replayed_reserved_gib",
+          "tokens_per_s",
           "tokens_per_s_steps", "framework", "gpu", "torch", "transformers", "peft", "status",
           "notes"]
 
@@ -119,6 +129,12 @@ def open_rows(path, fields):
     """Opens the CSV at path for appending rows (writing the header to a new file); yields
     the file and its csv.DictWriter."""
     new = not os.path.exists(path)
+    if not new:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), None)
+        if header and header != fields:
+            sys.exit("measure_training: %s has other columns than this version writes; "
+                     "write to a new file" % path)
     with open(path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         if new:
@@ -154,6 +170,11 @@ def parse_args():
     p.add_argument("--lora-targets", default="all-linear",
                    help="all-linear or a comma-free list such as q_proj+v_proj")
     p.add_argument("--steps", type=int, default=4, help="optimizer steps; the first is untimed")
+    p.add_argument("--least-memory", action="store_true",
+                   help="also bisect the least memory each case runs in (least_gib) under "
+                        "torch.cuda.set_per_process_memory_fraction caps")
+    p.add_argument("--least-step-gib", type=float, default=0.25,
+                   help="the bisection's resolution (default 0.25 GiB)")
     p.add_argument("--record-allocator", action="store_true",
                    help="record the CUDA allocator's trace (slower) and replay it with "
                         "caching_allocator.py: replayed_reserved_gib, to check the replay "
@@ -330,10 +351,43 @@ def build_model(torch, transformers, peft, args, case, row):
     return model, config
 
 
-def run_case(torch, transformers, peft, args, case):
+def least_fitting(lo, hi, fits, step):
+    """The least cap in (lo, hi] at which fits(cap) holds, to within step: fits(hi) is taken
+    as true (the case ran there) and fits as monotonic (more memory never makes a run fail).
+    Returns hi when hi - lo <= step. Pure, so that it can be checked without a GPU."""
+    if not (step > 0) or hi < lo:
+        raise ValueError("least_fitting: need lo <= hi and step > 0")
+    while hi - lo > step:
+        mid = (lo + hi) / 2.0
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def least_memory(torch, transformers, peft, args, case, row):
+    """The least memory, in GiB, PyTorch's allocator ran case in (least_fitting between its
+    allocated and reserved peaks in row), or None when the bisection cannot be set up."""
+    total = torch.cuda.get_device_properties(0).total_memory
+    lo, hi = row["allocated_gib"] * GIB, row["peak_gib"] * GIB
+    if not (0 < lo <= hi <= total):
+        return None
+    quick = argparse.Namespace(**vars(args))
+    quick.steps = min(args.steps, 3)  # the second step reserves the loss's block anew
+    quick.record_allocator = False
+
+    def fits(cap):
+        return run_case(torch, transformers, peft, quick, case, cap_bytes=cap)["status"] == "ok"
+
+    return round(least_fitting(lo, hi, fits, args.least_step_gib * GIB) / GIB, 3)
+
+
+def run_case(torch, transformers, peft, args, case, cap_bytes=None):
     """Returns the measured row (a dict of FIELDS) of one case: a dict of model, method,
     seq_len, ckpt and attention, with optional batch_size, lora_targets and lora_rank that
-    stand in for the options of the same names."""
+    stand in for the options of the same names. With cap_bytes, PyTorch's allocator may hold
+    no more than that many bytes of the device (set_per_process_memory_fraction)."""
     args = argparse.Namespace(**vars(args))
     for key in CASE_KEYS:
         if key in case:
@@ -358,6 +412,9 @@ def run_case(torch, transformers, peft, args, case):
         if cuda:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
+            if cap_bytes:
+                total = torch.cuda.get_device_properties(0).total_memory
+                torch.cuda.set_per_process_memory_fraction(min(1.0, cap_bytes / total), 0)
             if args.record_allocator:
                 # No stacks: the replay needs only sizes and addresses, and stacks slow the run.
                 torch.cuda.memory._record_memory_history(max_entries=20000000, context=None,
@@ -429,6 +486,8 @@ def run_case(torch, transformers, peft, args, case):
         gc.collect()
         if cuda:
             torch.cuda.empty_cache()
+            if cap_bytes:
+                torch.cuda.set_per_process_memory_fraction(1.0, 0)
     return row
 
 
@@ -463,6 +522,8 @@ def main():
                       % (len(cases) - number, len(cases)), flush=True)
                 break
             row = run_case(torch, transformers, peft, args, case)
+            if args.least_memory and row["status"] == "ok" and args.device == "cuda":
+                row["least_gib"] = least_memory(torch, transformers, peft, args, case, row)
             w.writerow(row)
             f.flush()
             if cal and row["status"] == "ok" and args.device == "cuda":
@@ -470,8 +531,8 @@ def main():
                 cal[0].flush()
             print("%.0fs" % (time.monotonic() - began), row["model"], row["method"],
                   row["batch_size"], row["seq_len"], row["grad_checkpointing"],
-                  row["attention"], row["status"], row.get("peak_gib"), row.get("tokens_per_s"),
-                  flush=True)
+                  row["attention"], row["status"], row.get("peak_gib"), row.get("least_gib"),
+                  row.get("tokens_per_s"), flush=True)
 
 
 if __name__ == "__main__":
