@@ -184,7 +184,7 @@ int64_t rf_hostbench_buffer_bytes(int64_t cache_bytes, int64_t room_bytes, int t
 	return want > floor ? want : floor;
 }
 
-static int hb_bandwidth(int threads, double ms, double *gbs)
+static int hb_bandwidth(int threads, double ms, double *gbs, int64_t *buffer_bytes)
 {
 	const struct rf_detect_opts here = {.root = "/"};
 	size_t slice = (size_t)(rf_hostbench_buffer_bytes(rf_probe_largest_cache(&here),
@@ -197,6 +197,7 @@ static int hb_bandwidth(int threads, double ms, double *gbs)
 	uint64_t (*pass)(const uint64_t *, size_t) = hb_pass_for_cpu();
 
 	slice &= ~(size_t)4095; /* every slice page-aligned for the vector loads */
+	*buffer_bytes = (int64_t)(slice * (size_t)threads);
 	if (r)
 		buf = aligned_alloc(4096, slice * (size_t)threads);
 	if (!r || !buf) {
@@ -649,7 +650,7 @@ int rf_hostbench_run(int threads, int budget_ms, struct rf_hostbench *out)
 	/* Half of the budget for the bandwidth (memory is what decode waits on), a tenth for
 	 * each of the int8 and f32 anchors and the rest for the quant classes, each with its
 	 * best instructions and with AVX2's; faulting the buffer in comes on top. */
-	rc = hb_bandwidth(threads, budget_ms * 0.5, &gbs);
+	rc = hb_bandwidth(threads, budget_ms * 0.5, &gbs, &h.bandwidth_bytes);
 	if (rc < 0)
 		return rc;
 	h.threads = threads;

@@ -19,14 +19,16 @@
 
 /* The way this build measures: 4, the bandwidth read over four times the largest cache
  * (rf_hostbench_buffer_bytes; it was 128 MiB on two threads, which a server's L3 can hold);
- * 3, method 2 and each quant class's kernel (hw.h enum hw_kernel, migration 0007); 2, vector reads with the median pass and the fastest of several kernel
- * rounds (1: 64-bit reads, the mean over the slowest thread). A figure stored by an older
- * method is measured again (migration 0006). */
+ * 3, method 2 and each quant class's kernel (hw.h enum hw_kernel, migration 0007); 2, vector
+ * reads with the median pass and the fastest of several kernel rounds (1: 64-bit reads, the
+ * mean over the slowest thread). A figure stored by an older method is measured again
+ * (migration 0006). */
 #define RF_HOSTBENCH_METHOD 4
 
 struct rf_hostbench {
 	int threads;                  /* threads the bandwidth was read with */
 	double memory_bandwidth_gbs;  /* read bandwidth, GB/s (1e9 bytes) */
+	int64_t bandwidth_bytes;      /* the buffer it was read over (rf_hostbench_buffer_bytes) */
 	double int8_gops_per_thread;  /* int8 multiply-adds x 2, per second, one thread */
 	double f32_gflops_per_thread; /* f32 FMA x 2, per second, one thread */
 	const char *kernel_isa;       /* "avx2", "sse2", "neon", "scalar" (static) */

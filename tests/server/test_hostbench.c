@@ -27,10 +27,20 @@
 START_TEST(measures_bandwidth_and_kernels)
 {
 	struct rf_hostbench h;
+	const struct rf_detect_opts here = {.root = "/"};
+	int64_t want;
 
 	ck_assert_int_eq(rf_hostbench_run(2, 300, &h), 0);
 	ck_assert_int_eq(h.threads, 2);
 	ck_assert(h.memory_bandwidth_gbs > 0);
+	/* Read over this host's sizing rule (pages aside; the room may move a little between the
+	 * run and this probe, where it binds). */
+	want = rf_hostbench_buffer_bytes(rf_probe_largest_cache(&here), rf_probe_memory_room(&here),
+					 2);
+	ck_assert_msg(h.bandwidth_bytes > want * 9 / 10 && h.bandwidth_bytes <= want * 11 / 10,
+		      "read over %lld bytes, the rule gives %lld", (long long)h.bandwidth_bytes,
+		      (long long)want);
+	ck_assert(h.bandwidth_bytes >= INT64_C(32) << 20);
 	ck_assert(h.int8_gops_per_thread > 0);
 	ck_assert(h.f32_gflops_per_thread > 0);
 	ck_assert_ptr_nonnull(h.kernel_isa);
